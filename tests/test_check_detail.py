@@ -155,9 +155,9 @@ def test_the_generated_check_reads_as_the_comparison(ledger: type[Episode]) -> N
     import sys
 
     source = inspect.getsource(sys.modules[ledger.__module__])
-    assert "    return rt.expect(ep.t_accounts['A1'].balance, '==', 15)\n" in source
+    assert "        return rt.expect(self.t_accounts['A1'].balance, '==', 15)\n" in source
     # the second comparison of an `and` names its text by position; the texts are data
-    assert "and rt.expect(ep.t_accounts['A2'].balance, '==', 3, part=1)" in \
+    assert "and rt.expect(self.t_accounts['A2'].balance, '==', 3, part=1)" in \
         " ".join(source.split()).replace("( ", "(").replace(" )", ")")  # as the printer wraps it
     checks = {c.name: c.test for c in ledger.TASKS["top_up"].checks}
     assert isinstance(checks["a1"], CheckTest)
@@ -168,12 +168,13 @@ def test_the_generated_check_reads_as_the_comparison(ledger: type[Episode]) -> N
     # a check's function takes what its condition reads: the final state, the initial one
     assert [checks[name].takes for name in ("a1", "some_money", "same_outcome")] == [
         ("ep",), ("ep",), ("ep", "init")]
-    assert "def _check_top_up__a1(ep: Ledger) -> rt.Verdict | bool:" in source
-    assert "    return ep.solution_verdict(init, 'top_up')\n" in source
+    # a method of the world: the final episode is its `self`
+    assert "    def _check_top_up__a1(self) -> rt.Verdict | bool:" in source
+    assert "        return self.solution_verdict(init, 'top_up')\n" in source
     # an `or` is compiled as it always was
-    some_money = source[source.index("def _check_top_up__some_money(ep: Ledger) -> bool:  "
+    some_money = source[source.index("    def _check_top_up__some_money(self) -> bool:  "
                                      "# ledger.world:33\n"):]
-    assert "\n    return bool(\n" in some_money.split("\n\n\n")[0]
+    assert "\n        return bool(\n" in some_money.split("\n\n")[0]
 
 
 def test_verdict_helpers() -> None:

@@ -98,16 +98,18 @@ def test_every_example_worlds_tasks_are_what_the_compiler_says(
             for check, node in zip(spec.checks, task.node.checks, strict=True):
                 function = check.test.function if isinstance(check.test, CheckTest) \
                     else check.test
-                # it takes the final state, and the replies exactly where it reads them
+                # it takes the final state (its `self`), and the replies exactly where it
+                # reads them
                 takes = check.test.takes if isinstance(check.test, CheckTest) \
                     else PARAMETERS
-                assert tuple(inspect.signature(function).parameters) == takes
+                assert tuple(inspect.signature(function).parameters) == ("self", *takes[1:])
                 assert takes[0] == "ep"
                 assert ("replies" in takes) == (node.name.name in task.answer_checks), \
                     (package, name, node.name.name)
                 answers += "replies" in takes
-                # the module's own function, anchored at the check's line
-                assert getattr(module, function.__name__) is function
+                # the world's own method, anchored at the check's line
+                assert vars(cls)[function.__name__] is function
+                assert not hasattr(module, function.__name__)
                 assert function.__name__.startswith("_check_")
                 assert function.__code__.co_firstlineno > 0
                 assert f"{node.span.line}" in _anchor(module, function.__name__)
@@ -117,14 +119,14 @@ def test_every_example_worlds_tasks_are_what_the_compiler_says(
 
 
 def _anchor(module: Any, function: str) -> str:
-    """The anchor comment of ``function``'s ``def``: at the end of its line, or alone on the
-    line above where the signature fits only without it."""
+    """The anchor comment of method ``function``'s ``def``: at the end of its line, or alone
+    on the line above where the signature fits only without it."""
     lines = Path(module.__file__).read_text(encoding="utf-8").splitlines()
-    at = next(i for i, line in enumerate(lines) if line.startswith(f"def {function}("))
+    at = next(i for i, line in enumerate(lines) if line.startswith(f"    def {function}("))
     if "  # " in lines[at]:
         return lines[at].rsplit("  # ", 1)[-1]
-    assert lines[at - 1].startswith("# "), lines[at - 1]
-    return lines[at - 1][2:]
+    assert lines[at - 1].startswith("    # "), lines[at - 1]
+    return lines[at - 1][6:]
 
 
 def test_importing_a_world_reads_no_task_file(tmp_path: Path) -> None:
@@ -146,21 +148,26 @@ def test_importing_a_world_reads_no_task_file(tmp_path: Path) -> None:
     assert out.stdout.split("\n")[:2] == ["imported TaskRegistry", "missing True"]
 
 
-def test_the_registry_names_only_check_functions(tmp_path: Path) -> None:
-    """A task file that names any other function of the module (a tool method's module
-    function, a class) is refused with what to do, and the same file naming the check's
-    own function is read."""
+def test_the_registry_names_only_check_methods(tmp_path: Path) -> None:
+    """A task file that names anything of the world but a check's method (a class of the
+    module, a tool method, the invariant check, a check's name without its task) is refused
+    with what to do, and the same file naming the check's own method is read."""
     folder = tmp_path / "online_shop"
     shutil.copytree(GENERATED / "online_shop", folder,
                     ignore=shutil.ignore_patterns("__pycache__"))
     tasks = json.loads((folder / "tasks.json").read_text(encoding="utf-8"))
     good = tasks[0]["checks"][0]["test"]
-    tasks[0]["checks"][0]["test"] = "OnlineShop"
-    (folder / "tasks.json").write_text(json.dumps(tasks), encoding="utf-8")
-    world = load_package(folder, name="_ws_test_registry_bad").World
-    assert isinstance(world.TASKS, TaskRegistry)
-    with pytest.raises(LookupError, match=r"no check function 'OnlineShop' \(rebuild"):
-        world.TASKS[tasks[0]["name"]]
+    assert good.startswith("_check_cancel_and_reorder__")
+    for index, other in enumerate(("OnlineShop", "tool_cancel_order", "_check_invariants",
+                                   good.replace("__", "_"))):
+        tasks[0]["checks"][0]["test"] = other
+        (folder / "tasks.json").write_text(json.dumps(tasks), encoding="utf-8")
+        world = load_package(folder, name=f"_ws_test_registry_bad{index}").World
+        assert isinstance(world.TASKS, TaskRegistry)
+        assert hasattr(sys.modules[world.__module__], other) or hasattr(world, other) or \
+            other == good.replace("__", "_")  # each is there to be named but the last
+        with pytest.raises(LookupError, match=rf"no check method '{other}' \(rebuild"):
+            world.TASKS[tasks[0]["name"]]
     tasks[0]["checks"][0]["test"] = good
     (folder / "tasks.json").write_text(json.dumps(tasks), encoding="utf-8")
     fixed = load_package(folder, name="_ws_test_registry_good").World

@@ -27,6 +27,7 @@ from worldspec.compiler.codegen.invariants import local_invariant, pair_invarian
 from worldspec.compiler.codegen.names import (
     CONTRACT_IMPORTS,
     OPTIONAL_IMPORTS,
+    PACKAGE_TEXT,
     TASK_REGISTRY,
     UNION_CLASS,
     const_name,
@@ -77,6 +78,8 @@ from worldspec.runtime.tasks import CHECK_PREFIX, PARAMETERS
 __all__ = ["GeneratedPackage", "generate_world", "GENERATOR_VERSION"]
 
 GENERATOR_VERSION = "0.1.0"
+#: the file of a generated package that holds the world's policy
+_POLICY_FILE = "policy.md"
 _INDENT = "    "
 #: the longest line the generator aims at (a longer literal stays whole)
 _LINE = 99
@@ -473,7 +476,9 @@ class WorldGenerator:
                     out.append(ExprStmt(rt("check_refs", Attr(episode, f"t_{target.name}"),
                                            Attr(Attr(episode, "state"), py_name(s.name)),
                                            Const(s.name))))
-        # deleted rows must not be referenced
+        # deleted rows must not be referenced: checked after a call that deleted a row (the
+        # flag is set by every deletion), table by table
+        deleted: list[Stmt] = []
         for s in self.world.state.values():
             if s.kind != "table" or not s.entity:
                 continue
@@ -486,10 +491,11 @@ class WorldGenerator:
                                                   Const(py_name(f.name)))))
                 elif other.kind == "value" and _entity_in(other.type) == s.entity:
                     users.append(TupleOf((Const(None), Const(py_name(other.name)))))
-            if users:  # only a call that deleted a row (the flag is set by every deletion)
-                check = ExprStmt(rt("check_deleted", episode, Attr(episode, f"t_{s.name}"),
-                                    TupleOf(tuple(users))))
-                out.append(If(Attr(episode, "deleted_rows"), [check]))
+            if users:
+                deleted.append(ExprStmt(rt("check_deleted", episode,
+                                           Attr(episode, f"t_{s.name}"), TupleOf(tuple(users)))))
+        if deleted:
+            out.append(If(Attr(episode, "deleted_rows"), deleted))
         return out
 
     # -------------------------------------------------------------- tools
@@ -542,11 +548,13 @@ class WorldGenerator:
 
     # -------------------------------------------------------------- tasks
     def check_fn(self, task: str, check: n.Check) -> str:
-        """``_check_<task>__<check>(ep, init, replies)``: the check's condition, returning a
-        verdict where it can say what it compared (the spec text of what it compares goes to
-        the task's JSON, see :meth:`task_entry`). The function takes the final episode and,
-        only where the condition reads them, the initial one and the agent's replies."""
-        env = Env(ep="ep", init="init", task=task)
+        """The world's method ``_check_<task>__<check>(self, init, replies)``: the check's
+        condition on the final episode (``self``), returning a verdict where it can say what
+        it compared (the spec text of what it compares goes to the task's JSON, see
+        :meth:`task_entry`). It takes the initial episode and the agent's replies only where
+        the condition reads them; the registry calls it as ``test(episode, initial,
+        replies)`` would be called, with what it takes."""
+        env = Env(ep="self", init="init", task=task)
         texts: list[str] = []
         explained = explained_condition(self.x, check.condition, env, texts)
         self._explains[task, check.name.name] = texts
@@ -556,14 +564,16 @@ class WorldGenerator:
         else:
             returns, value = "rt.Verdict | bool", explained
         read = names_read(value)
-        takes = [name for name in PARAMETERS if name == env.ep or read is None or name in read]
+        given = {"ep": env.ep, "init": env.init, "replies": env.replies}
+        takes = [name for name in PARAMETERS
+                 if name == "ep" or read is None or given[name] in read]
         self._takes[task, check.name.name] = takes
-        annotations = {env.ep: self.class_name, env.init: self.class_name,
-                       env.replies: "tuple[str, ...]"}
+        parameters = {"ep": "self", "init": f"{env.init}: Self",
+                      "replies": f"{env.replies}: tuple[str, ...]"}
         fn = FunctionDef(_check_fn_name(task, check.name.name),
-                         [f"{name}: {annotations[name]}" for name in takes], returns,
+                         [parameters[name] for name in takes], returns,
                          [Return(value)], anchor=anchor_of(check))
-        return "\n".join(print_block([fn], 0))
+        return "\n".join(print_block([fn], 1))
 
     def task_entry(self, name: str) -> dict[str, Any]:
         """A task as the JSON data of the package's ``tasks.json`` (read back by
@@ -663,11 +673,32 @@ class WorldGenerator:
         """The module's ``from worldspec.runtime.X import ...`` lines: the contract's names
         (``names.CONTRACT_IMPORTS``), with those for unions and tasks where the world has
         them, in the order of their modules."""
-        needed = {"union": bool(self.world.unions), "tasks": bool(self.world.tasks)}
-        lines = [*CONTRACT_IMPORTS, *(line for need, line in OPTIONAL_IMPORTS.items()
-                                      if needed[need])]
+        needed = {"union": bool(self.world.unions), "tasks": bool(self.world.tasks),
+                  "policy": self._policy_file()}
+        optional: dict[str, list[str]] = {}  # one line per module: tasks and policy share one
+        for need, (module, names) in OPTIONAL_IMPORTS.items():
+            if needed[need]:
+                optional.setdefault(module, []).extend(names)
+        lines = [*CONTRACT_IMPORTS, *((module, tuple(sorted(names, key=str.lower)))
+                                      for module, names in optional.items())]
         return [f"from {module} import {', '.join(names)}"
                 for module, names in sorted(lines, key=lambda line: line[0])]
+
+    def _policy_file(self) -> bool:
+        """Whether the world's policy is a file of its package, ``policy.md`` (read on first
+        use, as tau2-bench keeps its own beside its code): every policy but one holding a
+        ``\\r`` (the runtime reads the file's line ends as ``\\n``), which stays a literal."""
+        return bool(self.world.policy) and "\r" not in self.world.policy
+
+    def policy_declaration(self) -> str:
+        """``POLICY``'s declaration in the class body: the file of the package that holds it,
+        or its literal (see :meth:`_policy_file`); ``""`` without a policy."""
+        if self._policy_file():
+            self.data_files[_POLICY_FILE] = self.world.policy
+            return f"POLICY = {PACKAGE_TEXT}(__name__, {json.dumps(_POLICY_FILE)})"
+        if self.world.policy:
+            return f"POLICY: ClassVar[str] = {text_literal(self.world.policy, _INDENT)}"
+        return ""
 
     def render(self) -> str:
         w = self.world
@@ -684,8 +715,9 @@ class WorldGenerator:
             after_tools.append(self.on_load_method(w.load_node))
         if w.config.results == "custom" and w.results_node is not None:
             after_tools += self.result_methods(w.results_node)
-        check_fns = [self.check_fn(task, c) for task, info in w.tasks.items()
-                     for c in info.node.checks]
+        # the tasks' checks, methods of the world after its tools
+        after_tools += [self.check_fn(task, c) for task, info in w.tasks.items()
+                        for c in info.node.checks]
         exports = [self.class_name, *[self.tables.class_name(x) for x in w.enums],
                    *[self.tables.class_name(x) for x in w.records],
                    *[self.tables.class_name(x) for x in w.unions]]
@@ -742,7 +774,7 @@ class WorldGenerator:
             unknown_tool=repr(w.config.unknown_tool) if w.config.unknown_tool else "",
             reward=repr(w.config.reward) if w.config.reward != DEFAULT_REWARD else "",
             dynamic=w.config.arguments == "dynamic",
-            policy=text_literal(w.policy, _INDENT) if w.policy else "",
+            policy=self.policy_declaration(),
             private=repr(tuple(s.name for s in w.state.values() if s.node.private)) if any(
                 s.node.private for s in w.state.values()) else "",
             table_entries=self.table_entries(),
@@ -755,7 +787,6 @@ class WorldGenerator:
             methods=methods,
             registry_constants=registry.constants,
             registry=registry.statement,
-            check_fns=check_fns,
             task_registry=TASK_REGISTRY if w.tasks else "",
             imports=self.contract_imports(),
         )

@@ -16,7 +16,7 @@ __all__ = ["py_name", "snake_case", "enum_member", "file_label", "const_name", "
            "member_constant", "union_object",
            "CLASS_RESERVED",
            "GENERATED_NAMES", "RUNTIME_NAMES", "CONTRACT_IMPORTS", "OPTIONAL_IMPORTS",
-           "UNION_CLASS", "TASK_REGISTRY"]
+           "UNION_CLASS", "TASK_REGISTRY", "PACKAGE_TEXT"]
 
 def _imported(module: ModuleType, *names: str) -> tuple[str, tuple[str, ...]]:
     """An import line of the generated module: ``names`` from the runtime's ``module``, each
@@ -42,10 +42,14 @@ CONTRACT_IMPORTS: tuple[tuple[str, tuple[str, ...]], ...] = (
 #: the class declaring a union, and the function declaring a world's task registry
 UNION_CLASS = contract.TaggedUnion.__name__
 TASK_REGISTRY = tasks.task_registry.__name__
-#: what a world with unions imports (``union``) and one with tasks (``tasks``)
+#: the class declaring a text file of the package (the policy) a class attribute
+PACKAGE_TEXT = tasks.PackageText.__name__
+#: what a world with unions imports (``union``), one with tasks (``tasks``) and one with its
+#: policy in its package (``policy``)
 OPTIONAL_IMPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "union": _imported(contract, UNION_CLASS),
     "tasks": _imported(tasks, TASK_REGISTRY),
+    "policy": _imported(tasks, PACKAGE_TEXT),
 }
 
 #: What ``codegen_templates/world.py.jinja`` imports and defines at module level, the
@@ -54,7 +58,7 @@ OPTIONAL_IMPORTS: dict[str, tuple[str, tuple[str, ...]]] = {
 #: compares this with the names the generated modules really use.
 GENERATED_NAMES = frozenset({
     # imports and module-level names of the template
-    "annotations", "dt", "enum", "Mapping", "Any", "ClassVar", "TypeAlias", "rt", "v",
+    "annotations", "dt", "enum", "Mapping", "Any", "ClassVar", "Self", "TypeAlias", "rt", "v",
     # the modules of the tool registry's argument types and schemas
     "arg", "js", "sh",
     # the names tool methods, invokers and check functions bind around spec code

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "AirlineRebookingDesk", "Airport", "Booking", "BookingDetails", "BookingStatus", "Cabin",
@@ -282,13 +282,8 @@ class AirlineRebookingDesk(Episode):
     CLOCK: ClassVar[str] = "2025-06-02T08:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Rebook passengers from cancelled or delayed flights only onto flights of the same route '
-        'with a\n'
-        'free seat in their cabin; a seat holds one passenger. Issue vouchers only for long '
-        'delays or\n'
-        'cancellations, one of each kind per disrupted segment.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "airports": "Airport", "passengers": "Passenger", "flights": "Flight", "seats": "Seat",
         "bookings": "Booking", "segments": "Segment", "vouchers": "Voucher",
@@ -462,27 +457,21 @@ class AirlineRebookingDesk(Episode):
                     (None, 'desk_airport'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_passengers, (
                     (self.t_bookings, 'lead_passenger'), (self.t_segments, 'passenger'),
                     (self.t_vouchers, 'passenger'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_flights, ((self.t_seats, 'flight'), (self.t_segments, 'flight'))
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_seats, ((self.t_segments, 'seat'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_bookings, ((self.t_segments, 'booking'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_segments,
                 ((self.t_segments, 'rebooked_to'), (self.t_vouchers, 'segment')),
             )
-        pass
 
     def fn_cabin_rank(self, c: Cabin) -> int:  # airline_rebooking_desk.world:155
         'economy 0, premium 1, business 2.'
@@ -1104,647 +1093,548 @@ class AirlineRebookingDesk(Episode):
         self.set_field(voucher, 'status', _E13_VoucherStatus_void)
         return voucher  # airline_rebooking_desk.world:552
 
+    # airline_rebooking_desk.world:1212
+    def _check_rebook_anna_to_oslo__rebooked(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_segments['SEG0001'].status, '==', _E13_SegmentStatus_rebooked)
+            and any(
+                _s15.passenger == 'PAX001' and _s15.flight == 'F102'
+                and _s15.status == _E13_SegmentStatus_active and _s15.cabin == _E5_Cabin_economy
+                for _s15 in rt.each(self, self.t_segments)
+            )
+        )
+
+    def _check_rebook_anna_to_oslo__window_seat(self) -> bool:  # airline_rebooking_desk.world:1213
+        return any(
+            _s16.passenger == 'PAX001' and _s16.flight == 'F102'
+            and _s16.status == _E13_SegmentStatus_active and _s16.seat == 'F102-12A'
+            for _s16 in rt.each(self, self.t_segments)
+        )
+
+    def _check_rebook_anna_to_oslo__voucher(self) -> bool:  # airline_rebooking_desk.world:1214
+        return any(
+            _v17.segment == 'SEG0001' and _v17.kind == _E11_VoucherKind_meal
+            and _v17.status == _E13_VoucherStatus_issued and _v17.amount == 25.0
+            for _v17 in rt.each(self, self.t_vouchers)
+        )
+
+    # tasks.world:664
+    def _check_cancel_sk503_and_move_mette__cancelled(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_flights['F105'].status, '==', _E12_FlightStatus_cancelled)
+
+    def _check_cancel_sk503_and_move_mette__moved(self) -> rt.Verdict | bool:  # tasks.world:665
+        return (
+            rt.expect(self.t_segments['SEG0004'].status, '==', _E13_SegmentStatus_rebooked)
+            and any(
+                _s18.passenger == 'PAX003' and _s18.flight == 'F104'
+                and _s18.status == _E13_SegmentStatus_active and _s18.cabin == _E5_Cabin_business
+                and _s18.seat == 'F104-1A'
+                for _s18 in rt.each(self, self.t_segments)
+            )
+        )
+
+    # tasks.world:1335
+    def _check_erik_window_seat_and_meal__window_seat(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_segments['SEG0003'].seat, '==', 'F104-14A') and rt.expect(
+            self.t_segments['SEG0003'].status, '==', _E13_SegmentStatus_active, part=1
+        )
+
+    def _check_erik_window_seat_and_meal__meal_voucher(self) -> bool:  # tasks.world:1336
+        return any(
+            _v19.segment == 'SEG0003' and _v19.passenger == 'PAX004'
+            and _v19.kind == _E11_VoucherKind_meal and _v19.status == _E13_VoucherStatus_issued
+            and _v19.amount == 25.0
+            for _v19 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_19b1b128b4__new_voucher(self) -> bool:  # tasks.world:2002
+        return any(
+            _r20.segment == 'SEG0001' and _r20.passenger == 'PAX001'
+            and _r20.kind == _E11_VoucherKind_meal and _r20.amount == 25.0
+            and _r20.expires_on == rt.parse_date('2025-07-02')
+            and _r20.status == _E13_VoucherStatus_redeemed
+            for _r20 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_41d2c5fa8d__new_voucher(self) -> bool:  # tasks.world:2666
+        return any(
+            _r21.segment == 'SEG0001' and _r21.passenger == 'PAX001'
+            and _r21.kind == _E11_VoucherKind_hotel and _r21.amount == 150.0
+            and _r21.expires_on == rt.parse_date('2025-07-02')
+            and _r21.status == _E13_VoucherStatus_void
+            for _r21 in rt.each(self, self.t_vouchers)
+        )
+
+    # tasks.world:3330
+    def _check_mined_f27b0b061f__passenger_pax003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX003'].email, '==', 'L@U.dn') and rt.expect(
+            self.t_passengers['PAX003'].phone, '==', '+417649590', part=1
+        )
+
+    # tasks.world:3331
+    def _check_mined_f27b0b061f__passenger_pax005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX005'].email, '==', 'XS9@3j.jvy') and rt.expect(
+            self.t_passengers['PAX005'].phone, '==', '+417649590', part=1
+        )
+
+    def _check_mined_45b83be151__new_voucher(self) -> bool:  # tasks.world:3995
+        return any(
+            _r22.segment == 'SEG0001' and _r22.passenger == 'PAX001'
+            and _r22.kind == _E11_VoucherKind_meal and _r22.amount == 25.0
+            and _r22.expires_on == rt.parse_date('2025-07-02')
+            and _r22.status == _E13_VoucherStatus_issued
+            for _r22 in rt.each(self, self.t_vouchers)
+        )
+
+    # tasks.world:4658
+    def _check_mined_459ee8bbc0__voucher_v0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['V0001'].status, '==', _E13_VoucherStatus_redeemed)
+
+    # tasks.world:5321
+    def _check_mined_4f9ecbe290__voucher_v0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['V0002'].status, '==', _E13_VoucherStatus_void)
+
+    # tasks.world:5984
+    def _check_mined_8c1ee4c009__voucher_v0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['V0001'].status, '==', _E13_VoucherStatus_void)
+
+    # tasks.world:6647
+    def _check_mined_697d37f21a__flight_f105_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_flights['F105'].delay_minutes, '==', 521)
+
+    # tasks.world:7310
+    def _check_mined_8d62fe2a30__flight_f106_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_flights['F106'].status, '==', _E12_FlightStatus_delayed)
+            and rt.expect(self.t_flights['F106'].delay_minutes, '==', 150, part=1)
+        )
+
+    # tasks.world:7973
+    def _check_mined_e4ad654507__flight_f102_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_flights['F102'].status, '==', _E12_FlightStatus_delayed)
+            and rt.expect(self.t_flights['F102'].delay_minutes, '==', 149, part=1)
+        )
+
+    # tasks.world:8636
+    def _check_mined_1c67b0766f__passenger_pax002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX002'].email, '==', '2@d.gh') and rt.expect(
+            self.t_passengers['PAX002'].phone, '==', '+3794026542', part=1
+        )
+
+    # tasks.world:9299
+    def _check_mined_974e7f9024__passenger_pax003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX003'].phone, '==', '+956032166')
+
+    # tasks.world:9962
+    def _check_mined_a2dbf15aa0__passenger_pax002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX002'].email, '==', 'lp@Z.ggkm')
+
+    # tasks.world:10625
+    def _check_mined_ff132bc2c1__flight_f105_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_flights['F105'].status, '==', _E12_FlightStatus_cancelled)
+            and rt.expect(self.t_flights['F105'].delay_minutes, '==', 0, part=1)
+        )
+
+    # tasks.world:11288
+    def _check_mined_29a5a330ff__passenger_pax003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX003'].phone, '==', '+417099826')
+
+    # tasks.world:11289
+    def _check_mined_29a5a330ff__flight_f103_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_flights['F103'].status, '==', _E12_FlightStatus_cancelled)
+
+    def _check_mined_29a5a330ff__new_voucher(self) -> bool:  # tasks.world:11290
+        return any(
+            _r23.segment == 'SEG0004' and _r23.passenger == 'PAX003'
+            and _r23.kind == _E11_VoucherKind_hotel and _r23.amount == 150.0
+            and _r23.expires_on == rt.parse_date('2025-07-02')
+            and _r23.status == _E13_VoucherStatus_void
+            for _r23 in rt.each(self, self.t_vouchers)
+        )
+
+    # tasks.world:11958
+    def _check_mined_bb51d255ba__passenger_pax003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX003'].email, '==', 'eN2@p.qzt') and rt.expect(
+            self.t_passengers['PAX003'].phone, '==', '+8119956532', part=1
+        )
+
+    # tasks.world:11959
+    def _check_mined_bb51d255ba__flight_f103_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_flights['F103'].status, '==', _E12_FlightStatus_cancelled)
+
+    # tasks.world:11960
+    def _check_mined_bb51d255ba__voucher_v0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['V0002'].status, '==', _E13_VoucherStatus_void)
+
+    def _check_mined_bb51d255ba__new_voucher(self) -> bool:  # tasks.world:11961
+        return any(
+            _r24.segment == 'SEG0004' and _r24.passenger == 'PAX003'
+            and _r24.kind == _E11_VoucherKind_meal and _r24.amount == 25.0
+            and _r24.expires_on == rt.parse_date('2025-07-02')
+            and _r24.status == _E13_VoucherStatus_issued
+            for _r24 in rt.each(self, self.t_vouchers)
+        )
+
+    # tasks.world:12629
+    def _check_mined_8582602a6a__passenger_pax003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX003'].email, '==', 'B@T.gc')
+
+    # tasks.world:12630
+    def _check_mined_8582602a6a__passenger_pax004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX004'].email, '==', 'KqoO@G+pm.ad') and rt.expect(
+            self.t_passengers['PAX004'].phone, '==', '+4790556677', part=1
+        )
+
+    # tasks.world:12631
+    def _check_mined_8582602a6a__flight_f102_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_flights['F102'].status, '==', _E12_FlightStatus_delayed)
+            and rt.expect(self.t_flights['F102'].delay_minutes, '==', 120, part=1)
+        )
+
+    def _check_mined_8582602a6a__new_voucher(self) -> bool:  # tasks.world:12632
+        return any(
+            _r25.segment == 'SEG0003' and _r25.passenger == 'PAX004'
+            and _r25.kind == _E11_VoucherKind_meal and _r25.amount == 25.0
+            and _r25.expires_on == rt.parse_date('2025-07-02')
+            and _r25.status == _E13_VoucherStatus_issued
+            for _r25 in rt.each(self, self.t_vouchers)
+        )
+
+    # tasks.world:13300
+    def _check_mined_9a1a0ce30d__passenger_pax001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX001'].phone, '==', '+0557798237')
+
+    # tasks.world:13301
+    def _check_mined_9a1a0ce30d__flight_f102_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_flights['F102'].status, '==', _E12_FlightStatus_cancelled)
+
+    # tasks.world:13302
+    def _check_mined_9a1a0ce30d__voucher_v0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['V0001'].status, '==', _E13_VoucherStatus_void)
+
+    # tasks.world:13970
+    def _check_mined_9ed7858e67__passenger_pax001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX001'].phone, '==', '+7523691959')
+
+    # tasks.world:13971
+    def _check_mined_9ed7858e67__passenger_pax002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX002'].phone, '==', '+4790556677')
+
+    # tasks.world:13972
+    def _check_mined_9ed7858e67__flight_f105_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_flights['F105'].status, '==', _E12_FlightStatus_cancelled)
+            and rt.expect(self.t_flights['F105'].delay_minutes, '==', 0, part=1)
+        )
+
+    # tasks.world:13973
+    def _check_mined_9ed7858e67__voucher_v0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['V0002'].status, '==', _E13_VoucherStatus_void)
+
+    # tasks.world:14641
+    def _check_mined_f3f0afd8cc__flight_f103_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_flights['F103'].status, '==', _E12_FlightStatus_delayed)
+            and rt.expect(self.t_flights['F103'].delay_minutes, '==', 149, part=1)
+        )
+
+    # tasks.world:14642
+    def _check_mined_f3f0afd8cc__voucher_v0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['V0001'].status, '==', _E13_VoucherStatus_void)
+
+    def _check_mined_f3f0afd8cc__new_voucher(self) -> bool:  # tasks.world:14643
+        return any(
+            _r26.segment == 'SEG0001' and _r26.passenger == 'PAX001'
+            and _r26.kind == _E11_VoucherKind_hotel and _r26.amount == 150.0
+            and _r26.expires_on == rt.parse_date('2025-07-02')
+            and _r26.status == _E13_VoucherStatus_issued
+            for _r26 in rt.each(self, self.t_vouchers)
+        )
+
+    # tasks.world:15310
+    def _check_mined_36a56a8ae2__flight_f106_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_flights['F106'].status, '==', _E12_FlightStatus_delayed)
+            and rt.expect(self.t_flights['F106'].delay_minutes, '==', 1200, part=1)
+        )
+
+    # tasks.world:15311
+    def _check_mined_36a56a8ae2__voucher_v0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['V0002'].status, '==', _E13_VoucherStatus_redeemed)
+
+    def _check_mined_36a56a8ae2__new_voucher(self) -> bool:  # tasks.world:15312
+        return any(
+            _r27.segment == 'SEG0001' and _r27.passenger == 'PAX001'
+            and _r27.kind == _E11_VoucherKind_hotel and _r27.amount == 150.0
+            and _r27.expires_on == rt.parse_date('2025-07-02')
+            and _r27.status == _E13_VoucherStatus_void
+            for _r27 in rt.each(self, self.t_vouchers)
+        )
+
+    # tasks.world:15979
+    def _check_mined_7745b454a4__passenger_pax002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX002'].phone, '==', '+4520112233')
+
+    # tasks.world:15980
+    def _check_mined_7745b454a4__flight_f102_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_flights['F102'].status, '==', _E12_FlightStatus_cancelled)
+
+    # tasks.world:15981
+    def _check_mined_7745b454a4__voucher_v0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['V0001'].status, '==', _E13_VoucherStatus_void)
+
+    def _check_mined_7745b454a4__new_voucher(self) -> bool:  # tasks.world:15982
+        return any(
+            _r28.segment == 'SEG0002' and _r28.passenger == 'PAX002'
+            and _r28.kind == _E11_VoucherKind_meal and _r28.amount == 25.0
+            and _r28.expires_on == rt.parse_date('2025-07-02')
+            and _r28.status == _E13_VoucherStatus_issued
+            for _r28 in rt.each(self, self.t_vouchers)
+        )
+
+    # tasks.world:16649
+    def _check_mined_59b37a79ae__flight_f103_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_flights['F103'].status, '==', _E12_FlightStatus_delayed)
+            and rt.expect(self.t_flights['F103'].delay_minutes, '==', 25, part=1)
+        )
+
+    # tasks.world:16650
+    def _check_mined_59b37a79ae__voucher_v0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['V0001'].status, '==', _E13_VoucherStatus_redeemed)
+
+    def _check_mined_59b37a79ae__new_voucher(self) -> bool:  # tasks.world:16651
+        return any(
+            _r29.segment == 'SEG0001' and _r29.passenger == 'PAX001'
+            and _r29.kind == _E11_VoucherKind_meal and _r29.amount == 25.0
+            and _r29.expires_on == rt.parse_date('2025-07-02')
+            and _r29.status == _E13_VoucherStatus_redeemed
+            for _r29 in rt.each(self, self.t_vouchers)
+        )
+
+    # tasks.world:17318
+    def _check_mined_0b4ef35cbc__passenger_pax002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX002'].phone, '==', '+4520112233')
+
+    # tasks.world:17319
+    def _check_mined_0b4ef35cbc__flight_f105_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_flights['F105'].status, '==', _E12_FlightStatus_cancelled)
+            and rt.expect(self.t_flights['F105'].delay_minutes, '==', 0, part=1)
+        )
+
+    # tasks.world:17320
+    def _check_mined_0b4ef35cbc__voucher_v0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['V0001'].status, '==', _E13_VoucherStatus_void)
+
+    # tasks.world:17988
+    def _check_mined_fa0babbdab__flight_f102_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_flights['F102'].status, '==', _E12_FlightStatus_cancelled)
+
+    # tasks.world:17989
+    def _check_mined_fa0babbdab__voucher_v0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['V0001'].status, '==', _E13_VoucherStatus_redeemed)
+
+    # tasks.world:17990
+    def _check_mined_fa0babbdab__voucher_v0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['V0002'].status, '==', _E13_VoucherStatus_redeemed)
+
+    def _check_mined_fa0babbdab__new_voucher(self) -> bool:  # tasks.world:17991
+        return any(
+            _r30.segment == 'SEG0004' and _r30.passenger == 'PAX003'
+            and _r30.kind == _E11_VoucherKind_hotel and _r30.amount == 150.0
+            and _r30.expires_on == rt.parse_date('2025-07-02')
+            and _r30.status == _E13_VoucherStatus_issued
+            for _r30 in rt.each(self, self.t_vouchers)
+        )
+
+    # tasks.world:18658
+    def _check_mined_0848b750ed__flight_f102_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_flights['F102'].status, '==', _E12_FlightStatus_delayed)
+            and rt.expect(self.t_flights['F102'].delay_minutes, '==', 121, part=1)
+        )
+
+    # tasks.world:18659
+    def _check_mined_0848b750ed__segment_seg0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_segments['SEG0007'].seat, '==', 'F100-14A')
+
+    # tasks.world:19325
+    def _check_mined_2f44614da5__flight_f102_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_flights['F102'].status, '==', _E12_FlightStatus_cancelled)
+
+    # tasks.world:19326
+    def _check_mined_2f44614da5__voucher_v0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['V0002'].status, '==', _E13_VoucherStatus_redeemed)
+
+    def _check_mined_2f44614da5__new_voucher(self) -> bool:  # tasks.world:19327
+        return any(
+            _r31.segment == 'SEG0004' and _r31.passenger == 'PAX003'
+            and _r31.kind == _E11_VoucherKind_hotel and _r31.amount == 150.0
+            and _r31.expires_on == rt.parse_date('2025-07-02')
+            and _r31.status == _E13_VoucherStatus_issued
+            for _r31 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_2f44614da5__new_voucher_1(self) -> bool:  # tasks.world:19328
+        return any(
+            _r32.segment == 'SEG0007' and _r32.passenger == 'PAX004'
+            and _r32.kind == _E11_VoucherKind_hotel and _r32.amount == 150.0
+            and _r32.expires_on == rt.parse_date('2025-07-02')
+            and _r32.status == _E13_VoucherStatus_issued
+            for _r32 in rt.each(self, self.t_vouchers)
+        )
+
+    # tasks.world:19995
+    def _check_mined_7540062490__flight_f102_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_flights['F102'].status, '==', _E12_FlightStatus_delayed)
+            and rt.expect(self.t_flights['F102'].delay_minutes, '==', 980, part=1)
+        )
+
+    def _check_mined_7540062490__new_voucher(self) -> bool:  # tasks.world:19996
+        return any(
+            _r33.segment == 'SEG0007' and _r33.passenger == 'PAX004'
+            and _r33.kind == _E11_VoucherKind_hotel and _r33.amount == 150.0
+            and _r33.expires_on == rt.parse_date('2025-07-02')
+            and _r33.status == _E13_VoucherStatus_redeemed
+            for _r33 in rt.each(self, self.t_vouchers)
+        )
+
+    # tasks.world:20662
+    def _check_mined_9718911237__passenger_pax003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX003'].phone, '==', '+4790556677')
+
+    # tasks.world:20663
+    def _check_mined_9718911237__passenger_pax004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX004'].phone, '==', '+4520223344')
+
+    # tasks.world:20664
+    def _check_mined_9718911237__voucher_v0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['V0002'].status, '==', _E13_VoucherStatus_redeemed)
+
+    # tasks.world:21334
+    def _check_mined_ff60b849e4__flight_f103_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_flights['F103'].status, '==', _E12_FlightStatus_cancelled)
+
+    # tasks.world:21335
+    def _check_mined_ff60b849e4__voucher_v0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['V0001'].status, '==', _E13_VoucherStatus_void)
+
+    # tasks.world:21336
+    def _check_mined_ff60b849e4__voucher_v0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['V0002'].status, '==', _E13_VoucherStatus_redeemed)
+
+    # tasks.world:22005
+    def _check_mined_3d3e3ac6d4__passenger_pax002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX002'].email, '==', 'uvEg@q.yw') and rt.expect(
+            self.t_passengers['PAX002'].phone, '==', '+36143645', part=1
+        )
+
+    # tasks.world:22006
+    def _check_mined_3d3e3ac6d4__passenger_pax004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX004'].phone, '==', '+36143645')
+
+    # tasks.world:22007
+    def _check_mined_3d3e3ac6d4__passenger_pax005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX005'].email, '==', 'p@Eu.f.vqss')
+
+    # tasks.world:22008
+    def _check_mined_3d3e3ac6d4__flight_f104_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_flights['F104'].status, '==', _E12_FlightStatus_cancelled)
+            and rt.expect(self.t_flights['F104'].delay_minutes, '==', 0, part=1)
+        )
+
+    # tasks.world:22679
+    def _check_mined_81f8da540c__passenger_pax001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX001'].email, '==', '2@Rm+.dil') and rt.expect(
+            self.t_passengers['PAX001'].phone, '==', '+0548062', part=1
+        )
+
+    # tasks.world:22680
+    def _check_mined_81f8da540c__voucher_v0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['V0002'].status, '==', _E13_VoucherStatus_void)
+
+    def _check_mined_81f8da540c__new_voucher(self) -> bool:  # tasks.world:22681
+        return any(
+            _r34.segment == 'SEG0004' and _r34.passenger == 'PAX003'
+            and _r34.kind == _E11_VoucherKind_meal and _r34.amount == 25.0
+            and _r34.expires_on == rt.parse_date('2025-07-02')
+            and _r34.status == _E13_VoucherStatus_issued
+            for _r34 in rt.each(self, self.t_vouchers)
+        )
+
+    # tasks.world:23352
+    def _check_mined_28102ffdf2__flight_f103_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_flights['F103'].status, '==', _E12_FlightStatus_delayed)
+            and rt.expect(self.t_flights['F103'].delay_minutes, '==', 1345, part=1)
+        )
+
+    # tasks.world:23353
+    def _check_mined_28102ffdf2__flight_f105_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_flights['F105'].status, '==', _E12_FlightStatus_cancelled)
+            and rt.expect(self.t_flights['F105'].delay_minutes, '==', 0, part=1)
+        )
+
+    # tasks.world:23354
+    def _check_mined_28102ffdf2__voucher_v0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['V0001'].status, '==', _E13_VoucherStatus_void)
+
+    # tasks.world:24023
+    def _check_mined_073c78e5de__passenger_pax004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX004'].email, '==', 'bB@JxXu.et') and rt.expect(
+            self.t_passengers['PAX004'].phone, '==', '+4520112233', part=1
+        )
+
+    # tasks.world:24024
+    def _check_mined_073c78e5de__flight_f103_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_flights['F103'].status, '==', _E12_FlightStatus_delayed)
+            and rt.expect(self.t_flights['F103'].delay_minutes, '==', 412, part=1)
+        )
+
+    # tasks.world:24025
+    def _check_mined_073c78e5de__flight_f106_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_flights['F106'].status, '==', _E12_FlightStatus_delayed)
+            and rt.expect(self.t_flights['F106'].delay_minutes, '==', 180, part=1)
+        )
+
+    # tasks.world:24695
+    def _check_mined_0ee8fc24fd__passenger_pax005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX005'].email, '==', 'SzV@E-.tbs') and rt.expect(
+            self.t_passengers['PAX005'].phone, '==', '+5159478927', part=1
+        )
+
+    # tasks.world:24696
+    def _check_mined_0ee8fc24fd__flight_f105_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_flights['F105'].status, '==', _E12_FlightStatus_cancelled)
+            and rt.expect(self.t_flights['F105'].delay_minutes, '==', 0, part=1)
+        )
+
+    # tasks.world:25365
+    def _check_mined_ba9e27d0b8__passenger_pax003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_passengers['PAX003'].email, '==', 'm@VdR-.ah') and rt.expect(
+            self.t_passengers['PAX003'].phone, '==', '+4520112233', part=1
+        )
+
+    # tasks.world:25366
+    def _check_mined_ba9e27d0b8__flight_f104_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_flights['F104'].status, '==', _E12_FlightStatus_cancelled)
+            and rt.expect(self.t_flights['F104'].delay_minutes, '==', 0, part=1)
+        )
+
+    # tasks.world:25367
+    def _check_mined_ba9e27d0b8__flight_f106_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_flights['F106'].status, '==', _E12_FlightStatus_cancelled)
+
 
 AirlineRebookingDesk.TOOLS = tools(AirlineRebookingDesk)
-
-
-# airline_rebooking_desk.world:1212
-def _check_rebook_anna_to_oslo__rebooked(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_segments['SEG0001'].status, '==', _E13_SegmentStatus_rebooked) and any(
-        _s15.passenger == 'PAX001' and _s15.flight == 'F102'
-        and _s15.status == _E13_SegmentStatus_active and _s15.cabin == _E5_Cabin_economy
-        for _s15 in rt.each(ep, ep.t_segments)
-    )
-
-
-# airline_rebooking_desk.world:1213
-def _check_rebook_anna_to_oslo__window_seat(ep: AirlineRebookingDesk) -> bool:
-    return any(
-        _s16.passenger == 'PAX001' and _s16.flight == 'F102'
-        and _s16.status == _E13_SegmentStatus_active and _s16.seat == 'F102-12A'
-        for _s16 in rt.each(ep, ep.t_segments)
-    )
-
-
-# airline_rebooking_desk.world:1214
-def _check_rebook_anna_to_oslo__voucher(ep: AirlineRebookingDesk) -> bool:
-    return any(
-        _v17.segment == 'SEG0001' and _v17.kind == _E11_VoucherKind_meal
-        and _v17.status == _E13_VoucherStatus_issued and _v17.amount == 25.0
-        for _v17 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-# tasks.world:664
-def _check_cancel_sk503_and_move_mette__cancelled(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F105'].status, '==', _E12_FlightStatus_cancelled)
-
-
-# tasks.world:665
-def _check_cancel_sk503_and_move_mette__moved(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_segments['SEG0004'].status, '==', _E13_SegmentStatus_rebooked) and any(
-        _s18.passenger == 'PAX003' and _s18.flight == 'F104'
-        and _s18.status == _E13_SegmentStatus_active and _s18.cabin == _E5_Cabin_business
-        and _s18.seat == 'F104-1A'
-        for _s18 in rt.each(ep, ep.t_segments)
-    )
-
-
-# tasks.world:1335
-def _check_erik_window_seat_and_meal__window_seat(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_segments['SEG0003'].seat, '==', 'F104-14A') and rt.expect(
-        ep.t_segments['SEG0003'].status, '==', _E13_SegmentStatus_active, part=1
-    )
-
-
-# tasks.world:1336
-def _check_erik_window_seat_and_meal__meal_voucher(ep: AirlineRebookingDesk) -> bool:
-    return any(
-        _v19.segment == 'SEG0003' and _v19.passenger == 'PAX004'
-        and _v19.kind == _E11_VoucherKind_meal and _v19.status == _E13_VoucherStatus_issued
-        and _v19.amount == 25.0
-        for _v19 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_19b1b128b4__new_voucher(ep: AirlineRebookingDesk) -> bool:  # tasks.world:2002
-    return any(
-        _r20.segment == 'SEG0001' and _r20.passenger == 'PAX001'
-        and _r20.kind == _E11_VoucherKind_meal and _r20.amount == 25.0
-        and _r20.expires_on == rt.parse_date('2025-07-02')
-        and _r20.status == _E13_VoucherStatus_redeemed
-        for _r20 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_41d2c5fa8d__new_voucher(ep: AirlineRebookingDesk) -> bool:  # tasks.world:2666
-    return any(
-        _r21.segment == 'SEG0001' and _r21.passenger == 'PAX001'
-        and _r21.kind == _E11_VoucherKind_hotel and _r21.amount == 150.0
-        and _r21.expires_on == rt.parse_date('2025-07-02')
-        and _r21.status == _E13_VoucherStatus_void
-        for _r21 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_f27b0b061f__passenger_pax003_changed(  # tasks.world:3330
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX003'].email, '==', 'L@U.dn') and rt.expect(
-        ep.t_passengers['PAX003'].phone, '==', '+417649590', part=1
-    )
-
-
-def _check_mined_f27b0b061f__passenger_pax005_changed(  # tasks.world:3331
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX005'].email, '==', 'XS9@3j.jvy') and rt.expect(
-        ep.t_passengers['PAX005'].phone, '==', '+417649590', part=1
-    )
-
-
-def _check_mined_45b83be151__new_voucher(ep: AirlineRebookingDesk) -> bool:  # tasks.world:3995
-    return any(
-        _r22.segment == 'SEG0001' and _r22.passenger == 'PAX001'
-        and _r22.kind == _E11_VoucherKind_meal and _r22.amount == 25.0
-        and _r22.expires_on == rt.parse_date('2025-07-02')
-        and _r22.status == _E13_VoucherStatus_issued
-        for _r22 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-# tasks.world:4658
-def _check_mined_459ee8bbc0__voucher_v0001_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['V0001'].status, '==', _E13_VoucherStatus_redeemed)
-
-
-# tasks.world:5321
-def _check_mined_4f9ecbe290__voucher_v0002_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['V0002'].status, '==', _E13_VoucherStatus_void)
-
-
-# tasks.world:5984
-def _check_mined_8c1ee4c009__voucher_v0001_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['V0001'].status, '==', _E13_VoucherStatus_void)
-
-
-# tasks.world:6647
-def _check_mined_697d37f21a__flight_f105_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F105'].delay_minutes, '==', 521)
-
-
-# tasks.world:7310
-def _check_mined_8d62fe2a30__flight_f106_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F106'].status, '==', _E12_FlightStatus_delayed) and rt.expect(
-        ep.t_flights['F106'].delay_minutes, '==', 150, part=1
-    )
-
-
-# tasks.world:7973
-def _check_mined_e4ad654507__flight_f102_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F102'].status, '==', _E12_FlightStatus_delayed) and rt.expect(
-        ep.t_flights['F102'].delay_minutes, '==', 149, part=1
-    )
-
-
-def _check_mined_1c67b0766f__passenger_pax002_changed(  # tasks.world:8636
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX002'].email, '==', '2@d.gh') and rt.expect(
-        ep.t_passengers['PAX002'].phone, '==', '+3794026542', part=1
-    )
-
-
-def _check_mined_974e7f9024__passenger_pax003_changed(  # tasks.world:9299
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX003'].phone, '==', '+956032166')
-
-
-def _check_mined_a2dbf15aa0__passenger_pax002_changed(  # tasks.world:9962
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX002'].email, '==', 'lp@Z.ggkm')
-
-
-# tasks.world:10625
-def _check_mined_ff132bc2c1__flight_f105_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F105'].status, '==', _E12_FlightStatus_cancelled) and rt.expect(
-        ep.t_flights['F105'].delay_minutes, '==', 0, part=1
-    )
-
-
-def _check_mined_29a5a330ff__passenger_pax003_changed(  # tasks.world:11288
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX003'].phone, '==', '+417099826')
-
-
-# tasks.world:11289
-def _check_mined_29a5a330ff__flight_f103_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F103'].status, '==', _E12_FlightStatus_cancelled)
-
-
-def _check_mined_29a5a330ff__new_voucher(ep: AirlineRebookingDesk) -> bool:  # tasks.world:11290
-    return any(
-        _r23.segment == 'SEG0004' and _r23.passenger == 'PAX003'
-        and _r23.kind == _E11_VoucherKind_hotel and _r23.amount == 150.0
-        and _r23.expires_on == rt.parse_date('2025-07-02')
-        and _r23.status == _E13_VoucherStatus_void
-        for _r23 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_bb51d255ba__passenger_pax003_changed(  # tasks.world:11958
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX003'].email, '==', 'eN2@p.qzt') and rt.expect(
-        ep.t_passengers['PAX003'].phone, '==', '+8119956532', part=1
-    )
-
-
-# tasks.world:11959
-def _check_mined_bb51d255ba__flight_f103_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F103'].status, '==', _E12_FlightStatus_cancelled)
-
-
-# tasks.world:11960
-def _check_mined_bb51d255ba__voucher_v0002_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['V0002'].status, '==', _E13_VoucherStatus_void)
-
-
-def _check_mined_bb51d255ba__new_voucher(ep: AirlineRebookingDesk) -> bool:  # tasks.world:11961
-    return any(
-        _r24.segment == 'SEG0004' and _r24.passenger == 'PAX003'
-        and _r24.kind == _E11_VoucherKind_meal and _r24.amount == 25.0
-        and _r24.expires_on == rt.parse_date('2025-07-02')
-        and _r24.status == _E13_VoucherStatus_issued
-        for _r24 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_8582602a6a__passenger_pax003_changed(  # tasks.world:12629
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX003'].email, '==', 'B@T.gc')
-
-
-def _check_mined_8582602a6a__passenger_pax004_changed(  # tasks.world:12630
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX004'].email, '==', 'KqoO@G+pm.ad') and rt.expect(
-        ep.t_passengers['PAX004'].phone, '==', '+4790556677', part=1
-    )
-
-
-# tasks.world:12631
-def _check_mined_8582602a6a__flight_f102_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F102'].status, '==', _E12_FlightStatus_delayed) and rt.expect(
-        ep.t_flights['F102'].delay_minutes, '==', 120, part=1
-    )
-
-
-def _check_mined_8582602a6a__new_voucher(ep: AirlineRebookingDesk) -> bool:  # tasks.world:12632
-    return any(
-        _r25.segment == 'SEG0003' and _r25.passenger == 'PAX004'
-        and _r25.kind == _E11_VoucherKind_meal and _r25.amount == 25.0
-        and _r25.expires_on == rt.parse_date('2025-07-02')
-        and _r25.status == _E13_VoucherStatus_issued
-        for _r25 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_9a1a0ce30d__passenger_pax001_changed(  # tasks.world:13300
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX001'].phone, '==', '+0557798237')
-
-
-# tasks.world:13301
-def _check_mined_9a1a0ce30d__flight_f102_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F102'].status, '==', _E12_FlightStatus_cancelled)
-
-
-# tasks.world:13302
-def _check_mined_9a1a0ce30d__voucher_v0001_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['V0001'].status, '==', _E13_VoucherStatus_void)
-
-
-def _check_mined_9ed7858e67__passenger_pax001_changed(  # tasks.world:13970
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX001'].phone, '==', '+7523691959')
-
-
-def _check_mined_9ed7858e67__passenger_pax002_changed(  # tasks.world:13971
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX002'].phone, '==', '+4790556677')
-
-
-# tasks.world:13972
-def _check_mined_9ed7858e67__flight_f105_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F105'].status, '==', _E12_FlightStatus_cancelled) and rt.expect(
-        ep.t_flights['F105'].delay_minutes, '==', 0, part=1
-    )
-
-
-# tasks.world:13973
-def _check_mined_9ed7858e67__voucher_v0002_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['V0002'].status, '==', _E13_VoucherStatus_void)
-
-
-# tasks.world:14641
-def _check_mined_f3f0afd8cc__flight_f103_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F103'].status, '==', _E12_FlightStatus_delayed) and rt.expect(
-        ep.t_flights['F103'].delay_minutes, '==', 149, part=1
-    )
-
-
-# tasks.world:14642
-def _check_mined_f3f0afd8cc__voucher_v0001_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['V0001'].status, '==', _E13_VoucherStatus_void)
-
-
-def _check_mined_f3f0afd8cc__new_voucher(ep: AirlineRebookingDesk) -> bool:  # tasks.world:14643
-    return any(
-        _r26.segment == 'SEG0001' and _r26.passenger == 'PAX001'
-        and _r26.kind == _E11_VoucherKind_hotel and _r26.amount == 150.0
-        and _r26.expires_on == rt.parse_date('2025-07-02')
-        and _r26.status == _E13_VoucherStatus_issued
-        for _r26 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-# tasks.world:15310
-def _check_mined_36a56a8ae2__flight_f106_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F106'].status, '==', _E12_FlightStatus_delayed) and rt.expect(
-        ep.t_flights['F106'].delay_minutes, '==', 1200, part=1
-    )
-
-
-# tasks.world:15311
-def _check_mined_36a56a8ae2__voucher_v0002_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['V0002'].status, '==', _E13_VoucherStatus_redeemed)
-
-
-def _check_mined_36a56a8ae2__new_voucher(ep: AirlineRebookingDesk) -> bool:  # tasks.world:15312
-    return any(
-        _r27.segment == 'SEG0001' and _r27.passenger == 'PAX001'
-        and _r27.kind == _E11_VoucherKind_hotel and _r27.amount == 150.0
-        and _r27.expires_on == rt.parse_date('2025-07-02')
-        and _r27.status == _E13_VoucherStatus_void
-        for _r27 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_7745b454a4__passenger_pax002_changed(  # tasks.world:15979
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX002'].phone, '==', '+4520112233')
-
-
-# tasks.world:15980
-def _check_mined_7745b454a4__flight_f102_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F102'].status, '==', _E12_FlightStatus_cancelled)
-
-
-# tasks.world:15981
-def _check_mined_7745b454a4__voucher_v0001_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['V0001'].status, '==', _E13_VoucherStatus_void)
-
-
-def _check_mined_7745b454a4__new_voucher(ep: AirlineRebookingDesk) -> bool:  # tasks.world:15982
-    return any(
-        _r28.segment == 'SEG0002' and _r28.passenger == 'PAX002'
-        and _r28.kind == _E11_VoucherKind_meal and _r28.amount == 25.0
-        and _r28.expires_on == rt.parse_date('2025-07-02')
-        and _r28.status == _E13_VoucherStatus_issued
-        for _r28 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-# tasks.world:16649
-def _check_mined_59b37a79ae__flight_f103_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F103'].status, '==', _E12_FlightStatus_delayed) and rt.expect(
-        ep.t_flights['F103'].delay_minutes, '==', 25, part=1
-    )
-
-
-# tasks.world:16650
-def _check_mined_59b37a79ae__voucher_v0001_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['V0001'].status, '==', _E13_VoucherStatus_redeemed)
-
-
-def _check_mined_59b37a79ae__new_voucher(ep: AirlineRebookingDesk) -> bool:  # tasks.world:16651
-    return any(
-        _r29.segment == 'SEG0001' and _r29.passenger == 'PAX001'
-        and _r29.kind == _E11_VoucherKind_meal and _r29.amount == 25.0
-        and _r29.expires_on == rt.parse_date('2025-07-02')
-        and _r29.status == _E13_VoucherStatus_redeemed
-        for _r29 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_0b4ef35cbc__passenger_pax002_changed(  # tasks.world:17318
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX002'].phone, '==', '+4520112233')
-
-
-# tasks.world:17319
-def _check_mined_0b4ef35cbc__flight_f105_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F105'].status, '==', _E12_FlightStatus_cancelled) and rt.expect(
-        ep.t_flights['F105'].delay_minutes, '==', 0, part=1
-    )
-
-
-# tasks.world:17320
-def _check_mined_0b4ef35cbc__voucher_v0001_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['V0001'].status, '==', _E13_VoucherStatus_void)
-
-
-# tasks.world:17988
-def _check_mined_fa0babbdab__flight_f102_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F102'].status, '==', _E12_FlightStatus_cancelled)
-
-
-# tasks.world:17989
-def _check_mined_fa0babbdab__voucher_v0001_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['V0001'].status, '==', _E13_VoucherStatus_redeemed)
-
-
-# tasks.world:17990
-def _check_mined_fa0babbdab__voucher_v0002_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['V0002'].status, '==', _E13_VoucherStatus_redeemed)
-
-
-def _check_mined_fa0babbdab__new_voucher(ep: AirlineRebookingDesk) -> bool:  # tasks.world:17991
-    return any(
-        _r30.segment == 'SEG0004' and _r30.passenger == 'PAX003'
-        and _r30.kind == _E11_VoucherKind_hotel and _r30.amount == 150.0
-        and _r30.expires_on == rt.parse_date('2025-07-02')
-        and _r30.status == _E13_VoucherStatus_issued
-        for _r30 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-# tasks.world:18658
-def _check_mined_0848b750ed__flight_f102_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F102'].status, '==', _E12_FlightStatus_delayed) and rt.expect(
-        ep.t_flights['F102'].delay_minutes, '==', 121, part=1
-    )
-
-
-def _check_mined_0848b750ed__segment_seg0007_changed(  # tasks.world:18659
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_segments['SEG0007'].seat, '==', 'F100-14A')
-
-
-# tasks.world:19325
-def _check_mined_2f44614da5__flight_f102_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F102'].status, '==', _E12_FlightStatus_cancelled)
-
-
-# tasks.world:19326
-def _check_mined_2f44614da5__voucher_v0002_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['V0002'].status, '==', _E13_VoucherStatus_redeemed)
-
-
-def _check_mined_2f44614da5__new_voucher(ep: AirlineRebookingDesk) -> bool:  # tasks.world:19327
-    return any(
-        _r31.segment == 'SEG0004' and _r31.passenger == 'PAX003'
-        and _r31.kind == _E11_VoucherKind_hotel and _r31.amount == 150.0
-        and _r31.expires_on == rt.parse_date('2025-07-02')
-        and _r31.status == _E13_VoucherStatus_issued
-        for _r31 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_2f44614da5__new_voucher_1(ep: AirlineRebookingDesk) -> bool:  # tasks.world:19328
-    return any(
-        _r32.segment == 'SEG0007' and _r32.passenger == 'PAX004'
-        and _r32.kind == _E11_VoucherKind_hotel and _r32.amount == 150.0
-        and _r32.expires_on == rt.parse_date('2025-07-02')
-        and _r32.status == _E13_VoucherStatus_issued
-        for _r32 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-# tasks.world:19995
-def _check_mined_7540062490__flight_f102_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F102'].status, '==', _E12_FlightStatus_delayed) and rt.expect(
-        ep.t_flights['F102'].delay_minutes, '==', 980, part=1
-    )
-
-
-def _check_mined_7540062490__new_voucher(ep: AirlineRebookingDesk) -> bool:  # tasks.world:19996
-    return any(
-        _r33.segment == 'SEG0007' and _r33.passenger == 'PAX004'
-        and _r33.kind == _E11_VoucherKind_hotel and _r33.amount == 150.0
-        and _r33.expires_on == rt.parse_date('2025-07-02')
-        and _r33.status == _E13_VoucherStatus_redeemed
-        for _r33 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_9718911237__passenger_pax003_changed(  # tasks.world:20662
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX003'].phone, '==', '+4790556677')
-
-
-def _check_mined_9718911237__passenger_pax004_changed(  # tasks.world:20663
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX004'].phone, '==', '+4520223344')
-
-
-# tasks.world:20664
-def _check_mined_9718911237__voucher_v0002_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['V0002'].status, '==', _E13_VoucherStatus_redeemed)
-
-
-# tasks.world:21334
-def _check_mined_ff60b849e4__flight_f103_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F103'].status, '==', _E12_FlightStatus_cancelled)
-
-
-# tasks.world:21335
-def _check_mined_ff60b849e4__voucher_v0001_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['V0001'].status, '==', _E13_VoucherStatus_void)
-
-
-# tasks.world:21336
-def _check_mined_ff60b849e4__voucher_v0002_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['V0002'].status, '==', _E13_VoucherStatus_redeemed)
-
-
-def _check_mined_3d3e3ac6d4__passenger_pax002_changed(  # tasks.world:22005
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX002'].email, '==', 'uvEg@q.yw') and rt.expect(
-        ep.t_passengers['PAX002'].phone, '==', '+36143645', part=1
-    )
-
-
-def _check_mined_3d3e3ac6d4__passenger_pax004_changed(  # tasks.world:22006
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX004'].phone, '==', '+36143645')
-
-
-def _check_mined_3d3e3ac6d4__passenger_pax005_changed(  # tasks.world:22007
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX005'].email, '==', 'p@Eu.f.vqss')
-
-
-# tasks.world:22008
-def _check_mined_3d3e3ac6d4__flight_f104_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F104'].status, '==', _E12_FlightStatus_cancelled) and rt.expect(
-        ep.t_flights['F104'].delay_minutes, '==', 0, part=1
-    )
-
-
-def _check_mined_81f8da540c__passenger_pax001_changed(  # tasks.world:22679
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX001'].email, '==', '2@Rm+.dil') and rt.expect(
-        ep.t_passengers['PAX001'].phone, '==', '+0548062', part=1
-    )
-
-
-# tasks.world:22680
-def _check_mined_81f8da540c__voucher_v0002_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['V0002'].status, '==', _E13_VoucherStatus_void)
-
-
-def _check_mined_81f8da540c__new_voucher(ep: AirlineRebookingDesk) -> bool:  # tasks.world:22681
-    return any(
-        _r34.segment == 'SEG0004' and _r34.passenger == 'PAX003'
-        and _r34.kind == _E11_VoucherKind_meal and _r34.amount == 25.0
-        and _r34.expires_on == rt.parse_date('2025-07-02')
-        and _r34.status == _E13_VoucherStatus_issued
-        for _r34 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-# tasks.world:23352
-def _check_mined_28102ffdf2__flight_f103_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F103'].status, '==', _E12_FlightStatus_delayed) and rt.expect(
-        ep.t_flights['F103'].delay_minutes, '==', 1345, part=1
-    )
-
-
-# tasks.world:23353
-def _check_mined_28102ffdf2__flight_f105_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F105'].status, '==', _E12_FlightStatus_cancelled) and rt.expect(
-        ep.t_flights['F105'].delay_minutes, '==', 0, part=1
-    )
-
-
-# tasks.world:23354
-def _check_mined_28102ffdf2__voucher_v0001_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['V0001'].status, '==', _E13_VoucherStatus_void)
-
-
-def _check_mined_073c78e5de__passenger_pax004_changed(  # tasks.world:24023
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX004'].email, '==', 'bB@JxXu.et') and rt.expect(
-        ep.t_passengers['PAX004'].phone, '==', '+4520112233', part=1
-    )
-
-
-# tasks.world:24024
-def _check_mined_073c78e5de__flight_f103_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F103'].status, '==', _E12_FlightStatus_delayed) and rt.expect(
-        ep.t_flights['F103'].delay_minutes, '==', 412, part=1
-    )
-
-
-# tasks.world:24025
-def _check_mined_073c78e5de__flight_f106_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F106'].status, '==', _E12_FlightStatus_delayed) and rt.expect(
-        ep.t_flights['F106'].delay_minutes, '==', 180, part=1
-    )
-
-
-def _check_mined_0ee8fc24fd__passenger_pax005_changed(  # tasks.world:24695
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX005'].email, '==', 'SzV@E-.tbs') and rt.expect(
-        ep.t_passengers['PAX005'].phone, '==', '+5159478927', part=1
-    )
-
-
-# tasks.world:24696
-def _check_mined_0ee8fc24fd__flight_f105_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F105'].status, '==', _E12_FlightStatus_cancelled) and rt.expect(
-        ep.t_flights['F105'].delay_minutes, '==', 0, part=1
-    )
-
-
-def _check_mined_ba9e27d0b8__passenger_pax003_changed(  # tasks.world:25365
-    ep: AirlineRebookingDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_passengers['PAX003'].email, '==', 'm@VdR-.ah') and rt.expect(
-        ep.t_passengers['PAX003'].phone, '==', '+4520112233', part=1
-    )
-
-
-# tasks.world:25366
-def _check_mined_ba9e27d0b8__flight_f104_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F104'].status, '==', _E12_FlightStatus_cancelled) and rt.expect(
-        ep.t_flights['F104'].delay_minutes, '==', 0, part=1
-    )
-
-
-# tasks.world:25367
-def _check_mined_ba9e27d0b8__flight_f106_changed(ep: AirlineRebookingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_flights['F106'].status, '==', _E12_FlightStatus_cancelled)
-
-
-AirlineRebookingDesk.TASKS = task_registry(__name__, "tasks.json")

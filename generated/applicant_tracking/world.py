@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "ApplicantTracking", "Application", "ApplicationInfo", "Candidate", "Interview",
@@ -298,13 +298,8 @@ class ApplicantTracking(Episode):
     CLOCK: ClassVar[str] = "2025-03-03T09:00:00"
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act as the signed-in staff member. Find candidates, applications, interviews and offers '
-        'with\n'
-        'the tools and use the ids they show; never guess them. Record feedback and rejection '
-        'reasons\n'
-        'in the words you are given.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "staff": "Staff", "openings": "Opening", "candidates": "Candidate",
         "applications": "Application", "interviews": "Interview", "offers": "Offer",
@@ -494,16 +489,12 @@ class ApplicantTracking(Episode):
                     (None, 'current_user'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_openings, ((self.t_applications, 'opening'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_candidates, ((self.t_applications, 'candidate'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_applications,
                 ((self.t_interviews, 'application'), (self.t_offers, 'application')),
             )
-        pass
 
     def fn_me(self) -> Staff:  # applicant_tracking.world:156
         'The signed-in staff member; fails when no one is signed in.'
@@ -1294,1224 +1285,1149 @@ class ApplicantTracking(Episode):
             )
         return offer  # applicant_tracking.world:705
 
+    def _check_julia_accepts__accepted(self) -> rt.Verdict | bool:  # applicant_tracking.world:1076
+        return (
+            rt.expect(self.t_offers['OF002'].status, '==', _E11_OfferStatus_accepted)
+            and rt.expect(
+                self.t_offers['OF002'].responded_on, '==', rt.parse_date('2025-03-03'), part=1
+            )
+        )
+
+    def _check_julia_accepts__hired(self) -> rt.Verdict | bool:  # applicant_tracking.world:1077
+        return rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_hired)
+
+    def _check_julia_accepts__filled(self) -> rt.Verdict | bool:  # applicant_tracking.world:1078
+        return rt.expect(self.t_openings['OP01'].status, '==', _E13_OpeningStatus_filled)
+
+    # applicant_tracking.world:1079
+    def _check_julia_accepts__others_rejected(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
+            )
+        )
+
+    # applicant_tracking.world:1454
+    def _check_record_onsite_feedback__completed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_completed)
+            and rt.expect(self.t_interviews['IV003'].rating, '==', 4, part=1)
+            and rt.expect(
+                self.t_interviews['IV003'].recommendation, '==', _E14_Recommendation_hire, part=2
+            )
+        )
+
+    # applicant_tracking.world:1455
+    def _check_record_onsite_feedback__text(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_interviews['IV003'].feedback, '==',
+            'Strong debugging skills, clear communicator.',
+        )
+
+    def _check_kofi_accepts_backend_offer__offer_accepted(self) -> bool:  # tasks.world:372
+        return any(
+            _f11.application == 'AP003' and _f11.salary == 80000.0
+            and _f11.start_date == rt.parse_date('2025-04-14')
+            and _f11.status == _E11_OfferStatus_accepted
+            and _f11.responded_on == rt.parse_date('2025-03-03')
+            for _f11 in rt.each(self, self.t_offers)
+        )
+
+    def _check_kofi_accepts_backend_offer__hired(self) -> rt.Verdict | bool:  # tasks.world:373
+        return rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_hired)
+
+    def _check_kofi_accepts_backend_offer__filled(self) -> rt.Verdict | bool:  # tasks.world:374
+        return (
+            rt.expect(self.t_openings['OP01'].status, '==', _E13_OpeningStatus_filled)
+            and rt.expect(self.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn, part=1)
+            and rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_rejected, part=2)
+        )
+
+    def _check_mateo_to_interview__at_interview(self) -> rt.Verdict | bool:  # tasks.world:754
+        return rt.expect(self.t_applications['AP005'].stage, '==', _E5_Stage_interview)
+
+    def _check_mateo_to_interview__onsite_scheduled(self) -> bool:  # tasks.world:755
+        return any(
+            _v12.application == 'AP005' and _v12.interviewer == 'S03'
+            and _v12.kind == _E13_InterviewKind_onsite
+            and _v12.starts_at == rt.parse_datetime('2025-03-05T10:00:00') and _v12.minutes == 60
+            and _v12.status == _E15_InterviewStatus_scheduled
+            for _v12 in rt.each(self, self.t_interviews)
+        )
+
+    def _check_mined_d3cd26f9fd__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:1133
+        return rt.expect(self.state.current_user, '==', 'S05')
+
+    # tasks.world:1134
+    def _check_mined_d3cd26f9fd__opening_op04_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP04'].status, '==', _E13_OpeningStatus_closed)
+
+    def _check_mined_e0b1d81658__new_application(self) -> bool:  # tasks.world:1510
+        return any(
+            _r13.opening == 'OP02' and _r13.candidate == 'CD006'
+            and _r13.stage == _E5_Stage_applied and _r13.recruiter == 'S01'
+            and _r13.applied_on == rt.parse_date('2025-03-03') and _r13.rejection_reason is None
+            for _r13 in rt.each(self, self.t_applications)
+        )
+
+    # tasks.world:1885
+    def _check_mined_02999961b3__application_ap004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_applications['AP004'].stage, '==', _E5_Stage_offer)
+
+    def _check_mined_02999961b3__new_offer(self) -> bool:  # tasks.world:1886
+        return any(
+            _r14.application == 'AP004' and _r14.salary == 67500.0
+            and _r14.start_date == rt.parse_date('2025-03-31')
+            and _r14.status == _E11_OfferStatus_extended
+            and _r14.extended_on == rt.parse_date('2025-03-03')
+            and _r14.expires_on == rt.parse_date('2025-03-10') and _r14.responded_on is None
+            and _r14.made_by == 'S01'
+            for _r14 in rt.each(self, self.t_offers)
+        )
+
+    # tasks.world:2260
+    def _check_mined_62f796f51e__opening_op01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP01'].status, '==', _E13_OpeningStatus_filled)
+
+    # tasks.world:2261
+    def _check_mined_62f796f51e__application_ap002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_hired)
+
+    # tasks.world:2262
+    def _check_mined_62f796f51e__application_ap003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
+            )
+        )
+
+    # tasks.world:2263
+    def _check_mined_62f796f51e__interview_iv003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:2264
+    def _check_mined_62f796f51e__interview_iv005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:2265
+    def _check_mined_62f796f51e__offer_of002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_offers['OF002'].status, '==', _E11_OfferStatus_accepted)
+            and rt.expect(
+                self.t_offers['OF002'].responded_on, '==', rt.parse_date('2025-03-03'), part=1
+            )
+        )
+
+    # tasks.world:2639
+    def _check_mined_b527820031__application_ap002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP002'].rejection_reason, '==', '2025-02-03T10:00:00', part=1
+            )
+        )
+
+    # tasks.world:2640
+    def _check_mined_b527820031__offer_of002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
+
+    # tasks.world:3014
+    def _check_mined_d4443c7be8__application_ap004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP004'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP004'].rejection_reason, '==', 'Ben Carter', part=1
+            )
+        )
+
+    # tasks.world:3388
+    def _check_mined_1829aecd58__opening_op01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP01'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:3389
+    def _check_mined_1829aecd58__application_ap002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP002'].rejection_reason, '==', 'recruiter', part=1)
+        )
+
+    # tasks.world:3390
+    def _check_mined_1829aecd58__application_ap003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP003'].rejection_reason, '==', 'recruiter', part=1)
+        )
+
+    # tasks.world:3391
+    def _check_mined_1829aecd58__interview_iv003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:3392
+    def _check_mined_1829aecd58__interview_iv005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:3393
+    def _check_mined_1829aecd58__offer_of002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
+
+    # tasks.world:3767
+    def _check_mined_32ce3db49e__opening_op04_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP04'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:4142
+    def _check_mined_543757c81f__opening_op02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:4143
+    def _check_mined_543757c81f__application_ap004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP004'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP004'].rejection_reason, '==', '😀', part=1)
+        )
+
+    # tasks.world:4144
+    def _check_mined_543757c81f__application_ap005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP005'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP005'].rejection_reason, '==', '😀', part=1)
+        )
+
+    def _check_mined_7a285f6085__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:4518
+        return rt.expect(self.state.current_user, '==', 'S05')
+
+    # tasks.world:4893
+    def _check_mined_6676fc1a45__opening_op02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:4894
+    def _check_mined_6676fc1a45__opening_op04_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP04'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:4895
+    def _check_mined_6676fc1a45__application_ap004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP004'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP004'].rejection_reason, '==', 'OP02', part=1)
+        )
+
+    # tasks.world:4896
+    def _check_mined_6676fc1a45__application_ap005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP005'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP005'].rejection_reason, '==', 'OP02', part=1)
+        )
+
+    def _check_mined_6676fc1a45__new_application(self) -> bool:  # tasks.world:4897
+        return any(
+            _r15.opening == 'OP02' and _r15.candidate == 'CD006'
+            and _r15.stage == _E5_Stage_rejected and _r15.recruiter == 'S01'
+            and _r15.applied_on == rt.parse_date('2025-03-03') and _r15.rejection_reason == 'OP02'
+            for _r15 in rt.each(self, self.t_applications)
+        )
+
+    # tasks.world:4898
+    def _check_mined_6676fc1a45__interview_iv003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_completed)
+            and rt.expect(self.t_interviews['IV003'].rating, '==', 4, part=1)
+            and rt.expect(
+                self.t_interviews['IV003'].recommendation, '==', _E14_Recommendation_hire, part=2
+            )
+            and rt.expect(self.t_interviews['IV003'].feedback, '==', 'OP02', part=3)
+        )
+
+    def _check_mined_4a35fd1379__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:5278
+        return rt.expect(self.state.current_user, '==', 'S03')
+
+    # tasks.world:5279
+    def _check_mined_4a35fd1379__opening_op01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP01'].status, '==', _E13_OpeningStatus_filled)
+
+    # tasks.world:5280
+    def _check_mined_4a35fd1379__opening_op02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:5281
+    def _check_mined_4a35fd1379__opening_op04_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP04'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:5282
+    def _check_mined_4a35fd1379__application_ap002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_hired)
+
+    # tasks.world:5283
+    def _check_mined_4a35fd1379__application_ap003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
+            )
+        )
+
+    # tasks.world:5284
+    def _check_mined_4a35fd1379__application_ap004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP004'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP004'].rejection_reason, '==', 'no_hire', part=1)
+        )
+
+    # tasks.world:5285
+    def _check_mined_4a35fd1379__application_ap005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP005'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP005'].rejection_reason, '==', 'no_hire', part=1)
+        )
+
+    # tasks.world:5286
+    def _check_mined_4a35fd1379__interview_iv003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:5287
+    def _check_mined_4a35fd1379__interview_iv005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:5288
+    def _check_mined_4a35fd1379__offer_of002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_offers['OF002'].status, '==', _E11_OfferStatus_accepted)
+            and rt.expect(
+                self.t_offers['OF002'].responded_on, '==', rt.parse_date('2025-03-03'), part=1
+            )
+        )
+
+    def _check_mined_4bab9a5130__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:5667
+        return rt.expect(self.state.current_user, '==', 'S05')
+
+    # tasks.world:5668
+    def _check_mined_4bab9a5130__opening_op01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP01'].status, '==', _E13_OpeningStatus_filled)
+
+    # tasks.world:5669
+    def _check_mined_4bab9a5130__opening_op02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:5670
+    def _check_mined_4bab9a5130__application_ap002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_hired)
+
+    # tasks.world:5671
+    def _check_mined_4bab9a5130__application_ap003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
+            )
+        )
+
+    # tasks.world:5672
+    def _check_mined_4bab9a5130__application_ap004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP004'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP004'].rejection_reason, '==', 'withdrawn', part=1)
+        )
+
+    # tasks.world:5673
+    def _check_mined_4bab9a5130__application_ap005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP005'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP005'].rejection_reason, '==', 'withdrawn', part=1)
+        )
+
+    # tasks.world:5674
+    def _check_mined_4bab9a5130__interview_iv003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:5675
+    def _check_mined_4bab9a5130__interview_iv005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:5676
+    def _check_mined_4bab9a5130__offer_of002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_offers['OF002'].status, '==', _E11_OfferStatus_accepted)
+            and rt.expect(
+                self.t_offers['OF002'].responded_on, '==', rt.parse_date('2025-03-03'), part=1
+            )
+        )
+
+    def _check_mined_d63ae51fd3__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:6055
+        return rt.expect(self.state.current_user, '==', 'S02')
+
+    # tasks.world:6056
+    def _check_mined_d63ae51fd3__opening_op01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP01'].status, '==', _E13_OpeningStatus_filled)
+
+    # tasks.world:6057
+    def _check_mined_d63ae51fd3__opening_op02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:6058
+    def _check_mined_d63ae51fd3__application_ap002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_hired)
+
+    # tasks.world:6059
+    def _check_mined_d63ae51fd3__application_ap003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
+            )
+        )
+
+    # tasks.world:6060
+    def _check_mined_d63ae51fd3__application_ap004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP004'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP004'].rejection_reason, '==', '2025-02-20T09:00:00', part=1
+            )
+        )
+
+    # tasks.world:6061
+    def _check_mined_d63ae51fd3__application_ap005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP005'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP005'].rejection_reason, '==', '2025-02-20T09:00:00', part=1
+            )
+        )
+
+    # tasks.world:6062
+    def _check_mined_d63ae51fd3__interview_iv003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:6063
+    def _check_mined_d63ae51fd3__interview_iv005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:6064
+    def _check_mined_d63ae51fd3__offer_of002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_offers['OF002'].status, '==', _E11_OfferStatus_accepted)
+            and rt.expect(
+                self.t_offers['OF002'].responded_on, '==', rt.parse_date('2025-03-03'), part=1
+            )
+        )
+
+    # tasks.world:6443
+    def _check_mined_f7f55a0796__opening_op02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:6444
+    def _check_mined_f7f55a0796__application_ap004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP004'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP004'].rejection_reason, '==', 'no_hire', part=1)
+        )
+
+    # tasks.world:6445
+    def _check_mined_f7f55a0796__application_ap005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP005'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP005'].rejection_reason, '==', 'no_hire', part=1)
+        )
+
+    # tasks.world:6446
+    def _check_mined_f7f55a0796__interview_iv003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_completed)
+            and rt.expect(self.t_interviews['IV003'].rating, '==', 4, part=1)
+            and rt.expect(
+                self.t_interviews['IV003'].recommendation, '==', _E14_Recommendation_strong_hire,
+                part=2,
+            )
+            and rt.expect(self.t_interviews['IV003'].feedback, '==', 'careers_site', part=3)
+        )
+
+    def _check_mined_b7940f77e7__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:6823
+        return rt.expect(self.state.current_user, '==', 'S03')
+
+    # tasks.world:6824
+    def _check_mined_b7940f77e7__opening_op01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP01'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:6825
+    def _check_mined_b7940f77e7__opening_op02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:6826
+    def _check_mined_b7940f77e7__application_ap002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP002'].rejection_reason, '==', 'Julia Roth', part=1
+            )
+        )
+
+    # tasks.world:6827
+    def _check_mined_b7940f77e7__application_ap003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP003'].rejection_reason, '==', 'Julia Roth', part=1
+            )
+        )
+
+    # tasks.world:6828
+    def _check_mined_b7940f77e7__application_ap004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP004'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP004'].rejection_reason, '==', '2025-02-01', part=1
+            )
+        )
+
+    # tasks.world:6829
+    def _check_mined_b7940f77e7__application_ap005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP005'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP005'].rejection_reason, '==', '2025-02-01', part=1
+            )
+        )
+
+    def _check_mined_b7940f77e7__new_application(self) -> bool:  # tasks.world:6830
+        return any(
+            _r16.opening == 'OP01' and _r16.candidate == 'CD005'
+            and _r16.stage == _E5_Stage_rejected and _r16.recruiter == 'S01'
+            and _r16.applied_on == rt.parse_date('2025-03-03')
+            and _r16.rejection_reason == 'Julia Roth'
+            for _r16 in rt.each(self, self.t_applications)
+        )
+
+    # tasks.world:6831
+    def _check_mined_b7940f77e7__interview_iv003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:6832
+    def _check_mined_b7940f77e7__interview_iv005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:6833
+    def _check_mined_b7940f77e7__offer_of002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
+
+    # tasks.world:7211
+    def _check_mined_4b449ee881__opening_op01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP01'].status, '==', _E13_OpeningStatus_filled)
+
+    # tasks.world:7212
+    def _check_mined_4b449ee881__opening_op02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:7213
+    def _check_mined_4b449ee881__application_ap002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_hired)
+
+    # tasks.world:7214
+    def _check_mined_4b449ee881__application_ap003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
+            )
+        )
+
+    # tasks.world:7215
+    def _check_mined_4b449ee881__application_ap004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP004'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP004'].rejection_reason, '==', '2025-04-01', part=1
+            )
+        )
+
+    # tasks.world:7216
+    def _check_mined_4b449ee881__application_ap005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP005'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP005'].rejection_reason, '==', 'OF002', part=1)
+        )
+
+    # tasks.world:7217
+    def _check_mined_4b449ee881__interview_iv003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:7218
+    def _check_mined_4b449ee881__interview_iv005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:7219
+    def _check_mined_4b449ee881__offer_of002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_offers['OF002'].status, '==', _E11_OfferStatus_accepted)
+            and rt.expect(
+                self.t_offers['OF002'].responded_on, '==', rt.parse_date('2025-03-03'), part=1
+            )
+        )
+
+    def _check_mined_9b7137e262__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:7596
+        return rt.expect(self.state.current_user, '==', 'S05')
+
+    # tasks.world:7597
+    def _check_mined_9b7137e262__opening_op01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP01'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:7598
+    def _check_mined_9b7137e262__opening_op04_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP04'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:7599
+    def _check_mined_9b7137e262__application_ap002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP002'].rejection_reason, '==', 'Engineering', part=1
+            )
+        )
+
+    # tasks.world:7600
+    def _check_mined_9b7137e262__application_ap003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP003'].rejection_reason, '==', 'recruiter', part=1)
+        )
+
+    # tasks.world:7601
+    def _check_mined_9b7137e262__interview_iv003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:7602
+    def _check_mined_9b7137e262__interview_iv005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:7603
+    def _check_mined_9b7137e262__offer_of002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
+
+    def _check_mined_f7ae1dbef1__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:7981
+        return rt.expect(self.state.current_user, '==', 'S03')
+
+    # tasks.world:7982
+    def _check_mined_f7ae1dbef1__opening_op01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP01'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:7983
+    def _check_mined_f7ae1dbef1__application_ap002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP002'].rejection_reason, '==', '#', part=1)
+        )
+
+    # tasks.world:7984
+    def _check_mined_f7ae1dbef1__application_ap003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP003'].rejection_reason, '==', '2025-01-30', part=1
+            )
+        )
+
+    # tasks.world:7985
+    def _check_mined_f7ae1dbef1__interview_iv003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:7986
+    def _check_mined_f7ae1dbef1__interview_iv005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:7987
+    def _check_mined_f7ae1dbef1__offer_of002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
+
+    # tasks.world:8365
+    def _check_mined_e153526d62__opening_op01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP01'].status, '==', _E13_OpeningStatus_filled)
+
+    # tasks.world:8366
+    def _check_mined_e153526d62__application_ap002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_hired)
+
+    # tasks.world:8367
+    def _check_mined_e153526d62__application_ap003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
+            )
+        )
+
+    # tasks.world:8368
+    def _check_mined_e153526d62__application_ap005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_applications['AP005'].stage, '==', _E5_Stage_screen)
+
+    # tasks.world:8369
+    def _check_mined_e153526d62__interview_iv003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:8370
+    def _check_mined_e153526d62__interview_iv005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:8371
+    def _check_mined_e153526d62__offer_of002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_offers['OF002'].status, '==', _E11_OfferStatus_accepted)
+            and rt.expect(
+                self.t_offers['OF002'].responded_on, '==', rt.parse_date('2025-03-03'), part=1
+            )
+        )
+
+    def _check_mined_1a1ea42014__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:8747
+        return rt.expect(self.state.current_user, '==', 'S02')
+
+    # tasks.world:8748
+    def _check_mined_1a1ea42014__opening_op01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP01'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:8749
+    def _check_mined_1a1ea42014__opening_op04_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP04'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:8750
+    def _check_mined_1a1ea42014__application_ap002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP002'].rejection_reason, '==', 'no_hire', part=1)
+        )
+
+    # tasks.world:8751
+    def _check_mined_1a1ea42014__application_ap003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP003'].rejection_reason, '==', 'no_hire', part=1)
+        )
+
+    # tasks.world:8752
+    def _check_mined_1a1ea42014__interview_iv003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:8753
+    def _check_mined_1a1ea42014__interview_iv005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:8754
+    def _check_mined_1a1ea42014__offer_of002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
+
+    # tasks.world:9131
+    def _check_mined_f0cdce0d22__application_ap004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP004'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP004'].rejection_reason, '==', '+4915100000006', part=1
+            )
+        )
+
+    # tasks.world:9132
+    def _check_mined_f0cdce0d22__interview_iv003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_completed)
+            and rt.expect(self.t_interviews['IV003'].rating, '==', 1, part=1)
+            and rt.expect(
+                self.t_interviews['IV003'].recommendation, '==', _E14_Recommendation_strong_hire,
+                part=2,
+            )
+            and rt.expect(self.t_interviews['IV003'].feedback, '==', 'CD004', part=3)
+        )
+
+    def _check_mined_5b7a82c3d1__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:9508
+        return rt.expect(self.state.current_user, '==', 'S03')
+
+    # tasks.world:9509
+    def _check_mined_5b7a82c3d1__opening_op04_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP04'].status, '==', _E13_OpeningStatus_closed)
+
+    def _check_mined_7a40130a29__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:9886
+        return rt.expect(self.state.current_user, '==', 'S05')
+
+    # tasks.world:9887
+    def _check_mined_7a40130a29__opening_op01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP01'].status, '==', _E13_OpeningStatus_filled)
+
+    # tasks.world:9888
+    def _check_mined_7a40130a29__application_ap002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_hired)
+
+    # tasks.world:9889
+    def _check_mined_7a40130a29__application_ap003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
+            )
+        )
+
+    # tasks.world:9890
+    def _check_mined_7a40130a29__interview_iv003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:9891
+    def _check_mined_7a40130a29__interview_iv005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:9892
+    def _check_mined_7a40130a29__offer_of002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_offers['OF002'].status, '==', _E11_OfferStatus_accepted)
+            and rt.expect(
+                self.t_offers['OF002'].responded_on, '==', rt.parse_date('2025-03-03'), part=1
+            )
+        )
+
+    # tasks.world:10268
+    def _check_mined_e893eceb94__opening_op01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP01'].status, '==', _E13_OpeningStatus_filled)
+
+    # tasks.world:10269
+    def _check_mined_e893eceb94__opening_op02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:10270
+    def _check_mined_e893eceb94__application_ap002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_hired)
+
+    # tasks.world:10271
+    def _check_mined_e893eceb94__application_ap003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
+            )
+        )
+
+    # tasks.world:10272
+    def _check_mined_e893eceb94__application_ap004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP004'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP004'].rejection_reason, '==', 'Ana Silva', part=1)
+        )
+
+    # tasks.world:10273
+    def _check_mined_e893eceb94__application_ap005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP005'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP005'].rejection_reason, '==', 'Ana Silva', part=1)
+        )
+
+    # tasks.world:10274
+    def _check_mined_e893eceb94__interview_iv003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:10275
+    def _check_mined_e893eceb94__interview_iv005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:10276
+    def _check_mined_e893eceb94__offer_of002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_offers['OF002'].status, '==', _E11_OfferStatus_accepted)
+            and rt.expect(
+                self.t_offers['OF002'].responded_on, '==', rt.parse_date('2025-03-03'), part=1
+            )
+        )
+
+    # tasks.world:10653
+    def _check_mined_a24b3ffc42__opening_op01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP01'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:10654
+    def _check_mined_a24b3ffc42__application_ap002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP002'].rejection_reason, '==', 'Sales Lead', part=1
+            )
+        )
+
+    # tasks.world:10655
+    def _check_mined_a24b3ffc42__application_ap003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP003'].rejection_reason, '==', 'Sales Lead', part=1
+            )
+        )
+
+    # tasks.world:10656
+    def _check_mined_a24b3ffc42__application_ap005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP005'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP005'].rejection_reason, '==', 'SF', part=1)
+        )
+
+    # tasks.world:10657
+    def _check_mined_a24b3ffc42__interview_iv003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:10658
+    def _check_mined_a24b3ffc42__interview_iv005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:10659
+    def _check_mined_a24b3ffc42__offer_of002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
+
+    def _check_mined_aa994031e9__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:11035
+        return rt.expect(self.state.current_user, '==', 'S02')
+
+    # tasks.world:11036
+    def _check_mined_aa994031e9__application_ap005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_applications['AP005'].stage, '==', _E5_Stage_screen)
+
+    def _check_mined_1564601ba1__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:11413
+        return rt.expect(self.state.current_user, '==', 'S03')
+
+    # tasks.world:11414
+    def _check_mined_1564601ba1__application_ap005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP005'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP005'].rejection_reason, '==', '2025-01-25', part=1
+            )
+        )
+
+    def _check_mined_23db627bd2__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:11790
+        return rt.expect(self.state.current_user, '==', 'S05')
+
+    # tasks.world:11791
+    def _check_mined_23db627bd2__application_ap002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP002'].rejection_reason, '==', 'recruiter', part=1)
+        )
+
+    # tasks.world:11792
+    def _check_mined_23db627bd2__offer_of002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
+
+    def _check_mined_1bd9126952__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:12172
+        return rt.expect(self.state.current_user, '==', 'S03')
+
+    # tasks.world:12173
+    def _check_mined_1bd9126952__opening_op01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP01'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:12174
+    def _check_mined_1bd9126952__application_ap002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP002'].rejection_reason, '==', '2025-02-01', part=1
+            )
+        )
+
+    # tasks.world:12175
+    def _check_mined_1bd9126952__application_ap003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP003'].rejection_reason, '==', '2025-02-01', part=1
+            )
+        )
+
+    # tasks.world:12177
+    def _check_mined_1bd9126952__interview_iv003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:12178
+    def _check_mined_1bd9126952__interview_iv005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:12179
+    def _check_mined_1bd9126952__offer_of002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
+
+    def _check_mined_9935b43315__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:12560
+        return rt.expect(self.state.current_user, '==', 'S03')
+
+    # tasks.world:12561
+    def _check_mined_9935b43315__opening_op02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:12562
+    def _check_mined_9935b43315__application_ap004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP004'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP004'].rejection_reason, '==', 'interviewer', part=1
+            )
+        )
+
+    # tasks.world:12563
+    def _check_mined_9935b43315__application_ap005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP005'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP005'].rejection_reason, '==', 'interviewer', part=1
+            )
+        )
+
+    def _check_mined_1a54645da9__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:12942
+        return rt.expect(self.state.current_user, '==', 'S05')
+
+    # tasks.world:12943
+    def _check_mined_1a54645da9__opening_op01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP01'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:12944
+    def _check_mined_1a54645da9__application_ap002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP002'].rejection_reason, '==', ' ', part=1)
+        )
+
+    # tasks.world:12945
+    def _check_mined_1a54645da9__application_ap003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP003'].rejection_reason, '==', ' ', part=1)
+        )
+
+    # tasks.world:12946
+    def _check_mined_1a54645da9__interview_iv003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:12947
+    def _check_mined_1a54645da9__interview_iv005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:12948
+    def _check_mined_1a54645da9__offer_of002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
+
+    def _check_mined_19f811dc1a__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:13328
+        return rt.expect(self.state.current_user, '==', 'S03')
+
+    # tasks.world:13329
+    def _check_mined_19f811dc1a__opening_op01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP01'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:13330
+    def _check_mined_19f811dc1a__opening_op02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:13331
+    def _check_mined_19f811dc1a__application_ap002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP002'].rejection_reason, '==', 'hired', part=1)
+        )
+
+    # tasks.world:13332
+    def _check_mined_19f811dc1a__application_ap003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP003'].rejection_reason, '==', 'hired', part=1)
+        )
+
+    # tasks.world:13333
+    def _check_mined_19f811dc1a__application_ap004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP004'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP004'].rejection_reason, '==', 'YXeH6', part=1)
+        )
+
+    # tasks.world:13334
+    def _check_mined_19f811dc1a__application_ap005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP005'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(self.t_applications['AP005'].rejection_reason, '==', 'YXeH6', part=1)
+        )
+
+    # tasks.world:13335
+    def _check_mined_19f811dc1a__interview_iv003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:13336
+    def _check_mined_19f811dc1a__interview_iv005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:13337
+    def _check_mined_19f811dc1a__offer_of002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
+
+    # tasks.world:13716
+    def _check_mined_9f3efc0fa9__application_ap003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP003'].rejection_reason, '==', '2025-02-12', part=1
+            )
+        )
+
+    # tasks.world:13717
+    def _check_mined_9f3efc0fa9__application_ap005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_applications['AP005'].stage, '==', _E5_Stage_screen)
+
+    # tasks.world:13718
+    def _check_mined_9f3efc0fa9__interview_iv003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:13719
+    def _check_mined_9f3efc0fa9__interview_iv005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:14097
+    def _check_mined_86d42c73ee__opening_op02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:14098
+    def _check_mined_86d42c73ee__application_ap004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP004'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP004'].rejection_reason, '==', '2025-02-10', part=1
+            )
+        )
+
+    # tasks.world:14099
+    def _check_mined_86d42c73ee__application_ap005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP005'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP005'].rejection_reason, '==', '2025-02-10', part=1
+            )
+        )
+
+    def _check_mined_62cb47e548__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:14477
+        return rt.expect(self.state.current_user, '==', 'S05')
+
+    # tasks.world:14478
+    def _check_mined_62cb47e548__opening_op01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_openings['OP01'].status, '==', _E13_OpeningStatus_closed)
+
+    # tasks.world:14479
+    def _check_mined_62cb47e548__application_ap002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP002'].rejection_reason, '==', '2025-02-26T11:00:00', part=1
+            )
+        )
+
+    # tasks.world:14480
+    def _check_mined_62cb47e548__application_ap003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
+            and rt.expect(
+                self.t_applications['AP003'].rejection_reason, '==', '2025-02-26T11:00:00', part=1
+            )
+        )
+
+    # tasks.world:14481
+    def _check_mined_62cb47e548__interview_iv003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:14482
+    def _check_mined_62cb47e548__interview_iv005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
+
+    # tasks.world:14483
+    def _check_mined_62cb47e548__offer_of002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
+
 
 ApplicantTracking.TOOLS = tools(ApplicantTracking)
-
-
-# applicant_tracking.world:1076
-def _check_julia_accepts__accepted(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_offers['OF002'].status, '==', _E11_OfferStatus_accepted) and rt.expect(
-        ep.t_offers['OF002'].responded_on, '==', rt.parse_date('2025-03-03'), part=1
-    )
-
-
-# applicant_tracking.world:1077
-def _check_julia_accepts__hired(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP002'].stage, '==', _E5_Stage_hired)
-
-
-# applicant_tracking.world:1078
-def _check_julia_accepts__filled(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP01'].status, '==', _E13_OpeningStatus_filled)
-
-
-# applicant_tracking.world:1079
-def _check_julia_accepts__others_rejected(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP003'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
-    )
-
-
-# applicant_tracking.world:1454
-def _check_record_onsite_feedback__completed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_completed)
-        and rt.expect(ep.t_interviews['IV003'].rating, '==', 4, part=1)
-        and rt.expect(
-            ep.t_interviews['IV003'].recommendation, '==', _E14_Recommendation_hire, part=2
-        )
-    )
-
-
-# applicant_tracking.world:1455
-def _check_record_onsite_feedback__text(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_interviews['IV003'].feedback, '==', 'Strong debugging skills, clear communicator.'
-    )
-
-
-# tasks.world:372
-def _check_kofi_accepts_backend_offer__offer_accepted(ep: ApplicantTracking) -> bool:
-    return any(
-        _f11.application == 'AP003' and _f11.salary == 80000.0
-        and _f11.start_date == rt.parse_date('2025-04-14')
-        and _f11.status == _E11_OfferStatus_accepted
-        and _f11.responded_on == rt.parse_date('2025-03-03')
-        for _f11 in rt.each(ep, ep.t_offers)
-    )
-
-
-# tasks.world:373
-def _check_kofi_accepts_backend_offer__hired(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP003'].stage, '==', _E5_Stage_hired)
-
-
-# tasks.world:374
-def _check_kofi_accepts_backend_offer__filled(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_openings['OP01'].status, '==', _E13_OpeningStatus_filled)
-        and rt.expect(ep.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn, part=1)
-        and rt.expect(ep.t_applications['AP002'].stage, '==', _E5_Stage_rejected, part=2)
-    )
-
-
-# tasks.world:754
-def _check_mateo_to_interview__at_interview(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP005'].stage, '==', _E5_Stage_interview)
-
-
-def _check_mateo_to_interview__onsite_scheduled(ep: ApplicantTracking) -> bool:  # tasks.world:755
-    return any(
-        _v12.application == 'AP005' and _v12.interviewer == 'S03'
-        and _v12.kind == _E13_InterviewKind_onsite
-        and _v12.starts_at == rt.parse_datetime('2025-03-05T10:00:00') and _v12.minutes == 60
-        and _v12.status == _E15_InterviewStatus_scheduled
-        for _v12 in rt.each(ep, ep.t_interviews)
-    )
-
-
-# tasks.world:1133
-def _check_mined_d3cd26f9fd__current_user_set(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'S05')
-
-
-# tasks.world:1134
-def _check_mined_d3cd26f9fd__opening_op04_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP04'].status, '==', _E13_OpeningStatus_closed)
-
-
-def _check_mined_e0b1d81658__new_application(ep: ApplicantTracking) -> bool:  # tasks.world:1510
-    return any(
-        _r13.opening == 'OP02' and _r13.candidate == 'CD006' and _r13.stage == _E5_Stage_applied
-        and _r13.recruiter == 'S01' and _r13.applied_on == rt.parse_date('2025-03-03')
-        and _r13.rejection_reason is None
-        for _r13 in rt.each(ep, ep.t_applications)
-    )
-
-
-# tasks.world:1885
-def _check_mined_02999961b3__application_ap004_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP004'].stage, '==', _E5_Stage_offer)
-
-
-def _check_mined_02999961b3__new_offer(ep: ApplicantTracking) -> bool:  # tasks.world:1886
-    return any(
-        _r14.application == 'AP004' and _r14.salary == 67500.0
-        and _r14.start_date == rt.parse_date('2025-03-31')
-        and _r14.status == _E11_OfferStatus_extended
-        and _r14.extended_on == rt.parse_date('2025-03-03')
-        and _r14.expires_on == rt.parse_date('2025-03-10') and _r14.responded_on is None
-        and _r14.made_by == 'S01'
-        for _r14 in rt.each(ep, ep.t_offers)
-    )
-
-
-# tasks.world:2260
-def _check_mined_62f796f51e__opening_op01_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP01'].status, '==', _E13_OpeningStatus_filled)
-
-
-# tasks.world:2261
-def _check_mined_62f796f51e__application_ap002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP002'].stage, '==', _E5_Stage_hired)
-
-
-# tasks.world:2262
-def _check_mined_62f796f51e__application_ap003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP003'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
-    )
-
-
-# tasks.world:2263
-def _check_mined_62f796f51e__interview_iv003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:2264
-def _check_mined_62f796f51e__interview_iv005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:2265
-def _check_mined_62f796f51e__offer_of002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_offers['OF002'].status, '==', _E11_OfferStatus_accepted) and rt.expect(
-        ep.t_offers['OF002'].responded_on, '==', rt.parse_date('2025-03-03'), part=1
-    )
-
-
-# tasks.world:2639
-def _check_mined_b527820031__application_ap002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP002'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP002'].rejection_reason, '==', '2025-02-03T10:00:00', part=1
-    )
-
-
-# tasks.world:2640
-def _check_mined_b527820031__offer_of002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
-
-
-# tasks.world:3014
-def _check_mined_d4443c7be8__application_ap004_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP004'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP004'].rejection_reason, '==', 'Ben Carter', part=1
-    )
-
-
-# tasks.world:3388
-def _check_mined_1829aecd58__opening_op01_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP01'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:3389
-def _check_mined_1829aecd58__application_ap002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP002'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP002'].rejection_reason, '==', 'recruiter', part=1
-    )
-
-
-# tasks.world:3390
-def _check_mined_1829aecd58__application_ap003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP003'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP003'].rejection_reason, '==', 'recruiter', part=1
-    )
-
-
-# tasks.world:3391
-def _check_mined_1829aecd58__interview_iv003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:3392
-def _check_mined_1829aecd58__interview_iv005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:3393
-def _check_mined_1829aecd58__offer_of002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
-
-
-# tasks.world:3767
-def _check_mined_32ce3db49e__opening_op04_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP04'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:4142
-def _check_mined_543757c81f__opening_op02_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:4143
-def _check_mined_543757c81f__application_ap004_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP004'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP004'].rejection_reason, '==', '😀', part=1
-    )
-
-
-# tasks.world:4144
-def _check_mined_543757c81f__application_ap005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP005'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP005'].rejection_reason, '==', '😀', part=1
-    )
-
-
-# tasks.world:4518
-def _check_mined_7a285f6085__current_user_set(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'S05')
-
-
-# tasks.world:4893
-def _check_mined_6676fc1a45__opening_op02_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:4894
-def _check_mined_6676fc1a45__opening_op04_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP04'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:4895
-def _check_mined_6676fc1a45__application_ap004_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP004'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP004'].rejection_reason, '==', 'OP02', part=1
-    )
-
-
-# tasks.world:4896
-def _check_mined_6676fc1a45__application_ap005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP005'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP005'].rejection_reason, '==', 'OP02', part=1
-    )
-
-
-def _check_mined_6676fc1a45__new_application(ep: ApplicantTracking) -> bool:  # tasks.world:4897
-    return any(
-        _r15.opening == 'OP02' and _r15.candidate == 'CD006' and _r15.stage == _E5_Stage_rejected
-        and _r15.recruiter == 'S01' and _r15.applied_on == rt.parse_date('2025-03-03')
-        and _r15.rejection_reason == 'OP02'
-        for _r15 in rt.each(ep, ep.t_applications)
-    )
-
-
-# tasks.world:4898
-def _check_mined_6676fc1a45__interview_iv003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_completed)
-        and rt.expect(ep.t_interviews['IV003'].rating, '==', 4, part=1)
-        and rt.expect(
-            ep.t_interviews['IV003'].recommendation, '==', _E14_Recommendation_hire, part=2
-        )
-        and rt.expect(ep.t_interviews['IV003'].feedback, '==', 'OP02', part=3)
-    )
-
-
-# tasks.world:5278
-def _check_mined_4a35fd1379__current_user_set(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'S03')
-
-
-# tasks.world:5279
-def _check_mined_4a35fd1379__opening_op01_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP01'].status, '==', _E13_OpeningStatus_filled)
-
-
-# tasks.world:5280
-def _check_mined_4a35fd1379__opening_op02_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:5281
-def _check_mined_4a35fd1379__opening_op04_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP04'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:5282
-def _check_mined_4a35fd1379__application_ap002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP002'].stage, '==', _E5_Stage_hired)
-
-
-# tasks.world:5283
-def _check_mined_4a35fd1379__application_ap003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP003'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
-    )
-
-
-# tasks.world:5284
-def _check_mined_4a35fd1379__application_ap004_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP004'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP004'].rejection_reason, '==', 'no_hire', part=1
-    )
-
-
-# tasks.world:5285
-def _check_mined_4a35fd1379__application_ap005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP005'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP005'].rejection_reason, '==', 'no_hire', part=1
-    )
-
-
-# tasks.world:5286
-def _check_mined_4a35fd1379__interview_iv003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:5287
-def _check_mined_4a35fd1379__interview_iv005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:5288
-def _check_mined_4a35fd1379__offer_of002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_offers['OF002'].status, '==', _E11_OfferStatus_accepted) and rt.expect(
-        ep.t_offers['OF002'].responded_on, '==', rt.parse_date('2025-03-03'), part=1
-    )
-
-
-# tasks.world:5667
-def _check_mined_4bab9a5130__current_user_set(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'S05')
-
-
-# tasks.world:5668
-def _check_mined_4bab9a5130__opening_op01_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP01'].status, '==', _E13_OpeningStatus_filled)
-
-
-# tasks.world:5669
-def _check_mined_4bab9a5130__opening_op02_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:5670
-def _check_mined_4bab9a5130__application_ap002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP002'].stage, '==', _E5_Stage_hired)
-
-
-# tasks.world:5671
-def _check_mined_4bab9a5130__application_ap003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP003'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
-    )
-
-
-# tasks.world:5672
-def _check_mined_4bab9a5130__application_ap004_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP004'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP004'].rejection_reason, '==', 'withdrawn', part=1
-    )
-
-
-# tasks.world:5673
-def _check_mined_4bab9a5130__application_ap005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP005'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP005'].rejection_reason, '==', 'withdrawn', part=1
-    )
-
-
-# tasks.world:5674
-def _check_mined_4bab9a5130__interview_iv003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:5675
-def _check_mined_4bab9a5130__interview_iv005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:5676
-def _check_mined_4bab9a5130__offer_of002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_offers['OF002'].status, '==', _E11_OfferStatus_accepted) and rt.expect(
-        ep.t_offers['OF002'].responded_on, '==', rt.parse_date('2025-03-03'), part=1
-    )
-
-
-# tasks.world:6055
-def _check_mined_d63ae51fd3__current_user_set(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'S02')
-
-
-# tasks.world:6056
-def _check_mined_d63ae51fd3__opening_op01_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP01'].status, '==', _E13_OpeningStatus_filled)
-
-
-# tasks.world:6057
-def _check_mined_d63ae51fd3__opening_op02_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:6058
-def _check_mined_d63ae51fd3__application_ap002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP002'].stage, '==', _E5_Stage_hired)
-
-
-# tasks.world:6059
-def _check_mined_d63ae51fd3__application_ap003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP003'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
-    )
-
-
-# tasks.world:6060
-def _check_mined_d63ae51fd3__application_ap004_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP004'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP004'].rejection_reason, '==', '2025-02-20T09:00:00', part=1
-    )
-
-
-# tasks.world:6061
-def _check_mined_d63ae51fd3__application_ap005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP005'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP005'].rejection_reason, '==', '2025-02-20T09:00:00', part=1
-    )
-
-
-# tasks.world:6062
-def _check_mined_d63ae51fd3__interview_iv003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:6063
-def _check_mined_d63ae51fd3__interview_iv005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:6064
-def _check_mined_d63ae51fd3__offer_of002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_offers['OF002'].status, '==', _E11_OfferStatus_accepted) and rt.expect(
-        ep.t_offers['OF002'].responded_on, '==', rt.parse_date('2025-03-03'), part=1
-    )
-
-
-# tasks.world:6443
-def _check_mined_f7f55a0796__opening_op02_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:6444
-def _check_mined_f7f55a0796__application_ap004_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP004'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP004'].rejection_reason, '==', 'no_hire', part=1
-    )
-
-
-# tasks.world:6445
-def _check_mined_f7f55a0796__application_ap005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP005'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP005'].rejection_reason, '==', 'no_hire', part=1
-    )
-
-
-# tasks.world:6446
-def _check_mined_f7f55a0796__interview_iv003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_completed)
-        and rt.expect(ep.t_interviews['IV003'].rating, '==', 4, part=1)
-        and rt.expect(
-            ep.t_interviews['IV003'].recommendation, '==', _E14_Recommendation_strong_hire, part=2
-        )
-        and rt.expect(ep.t_interviews['IV003'].feedback, '==', 'careers_site', part=3)
-    )
-
-
-# tasks.world:6823
-def _check_mined_b7940f77e7__current_user_set(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'S03')
-
-
-# tasks.world:6824
-def _check_mined_b7940f77e7__opening_op01_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP01'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:6825
-def _check_mined_b7940f77e7__opening_op02_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:6826
-def _check_mined_b7940f77e7__application_ap002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP002'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP002'].rejection_reason, '==', 'Julia Roth', part=1
-    )
-
-
-# tasks.world:6827
-def _check_mined_b7940f77e7__application_ap003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP003'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP003'].rejection_reason, '==', 'Julia Roth', part=1
-    )
-
-
-# tasks.world:6828
-def _check_mined_b7940f77e7__application_ap004_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP004'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP004'].rejection_reason, '==', '2025-02-01', part=1
-    )
-
-
-# tasks.world:6829
-def _check_mined_b7940f77e7__application_ap005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP005'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP005'].rejection_reason, '==', '2025-02-01', part=1
-    )
-
-
-def _check_mined_b7940f77e7__new_application(ep: ApplicantTracking) -> bool:  # tasks.world:6830
-    return any(
-        _r16.opening == 'OP01' and _r16.candidate == 'CD005' and _r16.stage == _E5_Stage_rejected
-        and _r16.recruiter == 'S01' and _r16.applied_on == rt.parse_date('2025-03-03')
-        and _r16.rejection_reason == 'Julia Roth'
-        for _r16 in rt.each(ep, ep.t_applications)
-    )
-
-
-# tasks.world:6831
-def _check_mined_b7940f77e7__interview_iv003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:6832
-def _check_mined_b7940f77e7__interview_iv005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:6833
-def _check_mined_b7940f77e7__offer_of002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
-
-
-# tasks.world:7211
-def _check_mined_4b449ee881__opening_op01_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP01'].status, '==', _E13_OpeningStatus_filled)
-
-
-# tasks.world:7212
-def _check_mined_4b449ee881__opening_op02_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:7213
-def _check_mined_4b449ee881__application_ap002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP002'].stage, '==', _E5_Stage_hired)
-
-
-# tasks.world:7214
-def _check_mined_4b449ee881__application_ap003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP003'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
-    )
-
-
-# tasks.world:7215
-def _check_mined_4b449ee881__application_ap004_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP004'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP004'].rejection_reason, '==', '2025-04-01', part=1
-    )
-
-
-# tasks.world:7216
-def _check_mined_4b449ee881__application_ap005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP005'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP005'].rejection_reason, '==', 'OF002', part=1
-    )
-
-
-# tasks.world:7217
-def _check_mined_4b449ee881__interview_iv003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:7218
-def _check_mined_4b449ee881__interview_iv005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:7219
-def _check_mined_4b449ee881__offer_of002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_offers['OF002'].status, '==', _E11_OfferStatus_accepted) and rt.expect(
-        ep.t_offers['OF002'].responded_on, '==', rt.parse_date('2025-03-03'), part=1
-    )
-
-
-# tasks.world:7596
-def _check_mined_9b7137e262__current_user_set(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'S05')
-
-
-# tasks.world:7597
-def _check_mined_9b7137e262__opening_op01_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP01'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:7598
-def _check_mined_9b7137e262__opening_op04_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP04'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:7599
-def _check_mined_9b7137e262__application_ap002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP002'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP002'].rejection_reason, '==', 'Engineering', part=1
-    )
-
-
-# tasks.world:7600
-def _check_mined_9b7137e262__application_ap003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP003'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP003'].rejection_reason, '==', 'recruiter', part=1
-    )
-
-
-# tasks.world:7601
-def _check_mined_9b7137e262__interview_iv003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:7602
-def _check_mined_9b7137e262__interview_iv005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:7603
-def _check_mined_9b7137e262__offer_of002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
-
-
-# tasks.world:7981
-def _check_mined_f7ae1dbef1__current_user_set(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'S03')
-
-
-# tasks.world:7982
-def _check_mined_f7ae1dbef1__opening_op01_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP01'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:7983
-def _check_mined_f7ae1dbef1__application_ap002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP002'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP002'].rejection_reason, '==', '#', part=1
-    )
-
-
-# tasks.world:7984
-def _check_mined_f7ae1dbef1__application_ap003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP003'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP003'].rejection_reason, '==', '2025-01-30', part=1
-    )
-
-
-# tasks.world:7985
-def _check_mined_f7ae1dbef1__interview_iv003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:7986
-def _check_mined_f7ae1dbef1__interview_iv005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:7987
-def _check_mined_f7ae1dbef1__offer_of002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
-
-
-# tasks.world:8365
-def _check_mined_e153526d62__opening_op01_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP01'].status, '==', _E13_OpeningStatus_filled)
-
-
-# tasks.world:8366
-def _check_mined_e153526d62__application_ap002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP002'].stage, '==', _E5_Stage_hired)
-
-
-# tasks.world:8367
-def _check_mined_e153526d62__application_ap003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP003'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
-    )
-
-
-# tasks.world:8368
-def _check_mined_e153526d62__application_ap005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP005'].stage, '==', _E5_Stage_screen)
-
-
-# tasks.world:8369
-def _check_mined_e153526d62__interview_iv003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:8370
-def _check_mined_e153526d62__interview_iv005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:8371
-def _check_mined_e153526d62__offer_of002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_offers['OF002'].status, '==', _E11_OfferStatus_accepted) and rt.expect(
-        ep.t_offers['OF002'].responded_on, '==', rt.parse_date('2025-03-03'), part=1
-    )
-
-
-# tasks.world:8747
-def _check_mined_1a1ea42014__current_user_set(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'S02')
-
-
-# tasks.world:8748
-def _check_mined_1a1ea42014__opening_op01_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP01'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:8749
-def _check_mined_1a1ea42014__opening_op04_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP04'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:8750
-def _check_mined_1a1ea42014__application_ap002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP002'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP002'].rejection_reason, '==', 'no_hire', part=1
-    )
-
-
-# tasks.world:8751
-def _check_mined_1a1ea42014__application_ap003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP003'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP003'].rejection_reason, '==', 'no_hire', part=1
-    )
-
-
-# tasks.world:8752
-def _check_mined_1a1ea42014__interview_iv003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:8753
-def _check_mined_1a1ea42014__interview_iv005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:8754
-def _check_mined_1a1ea42014__offer_of002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
-
-
-# tasks.world:9131
-def _check_mined_f0cdce0d22__application_ap004_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP004'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP004'].rejection_reason, '==', '+4915100000006', part=1
-    )
-
-
-# tasks.world:9132
-def _check_mined_f0cdce0d22__interview_iv003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_completed)
-        and rt.expect(ep.t_interviews['IV003'].rating, '==', 1, part=1)
-        and rt.expect(
-            ep.t_interviews['IV003'].recommendation, '==', _E14_Recommendation_strong_hire, part=2
-        )
-        and rt.expect(ep.t_interviews['IV003'].feedback, '==', 'CD004', part=3)
-    )
-
-
-# tasks.world:9508
-def _check_mined_5b7a82c3d1__current_user_set(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'S03')
-
-
-# tasks.world:9509
-def _check_mined_5b7a82c3d1__opening_op04_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP04'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:9886
-def _check_mined_7a40130a29__current_user_set(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'S05')
-
-
-# tasks.world:9887
-def _check_mined_7a40130a29__opening_op01_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP01'].status, '==', _E13_OpeningStatus_filled)
-
-
-# tasks.world:9888
-def _check_mined_7a40130a29__application_ap002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP002'].stage, '==', _E5_Stage_hired)
-
-
-# tasks.world:9889
-def _check_mined_7a40130a29__application_ap003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP003'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
-    )
-
-
-# tasks.world:9890
-def _check_mined_7a40130a29__interview_iv003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:9891
-def _check_mined_7a40130a29__interview_iv005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:9892
-def _check_mined_7a40130a29__offer_of002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_offers['OF002'].status, '==', _E11_OfferStatus_accepted) and rt.expect(
-        ep.t_offers['OF002'].responded_on, '==', rt.parse_date('2025-03-03'), part=1
-    )
-
-
-# tasks.world:10268
-def _check_mined_e893eceb94__opening_op01_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP01'].status, '==', _E13_OpeningStatus_filled)
-
-
-# tasks.world:10269
-def _check_mined_e893eceb94__opening_op02_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:10270
-def _check_mined_e893eceb94__application_ap002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP002'].stage, '==', _E5_Stage_hired)
-
-
-# tasks.world:10271
-def _check_mined_e893eceb94__application_ap003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP003'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
-    )
-
-
-# tasks.world:10272
-def _check_mined_e893eceb94__application_ap004_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP004'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP004'].rejection_reason, '==', 'Ana Silva', part=1
-    )
-
-
-# tasks.world:10273
-def _check_mined_e893eceb94__application_ap005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP005'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP005'].rejection_reason, '==', 'Ana Silva', part=1
-    )
-
-
-# tasks.world:10274
-def _check_mined_e893eceb94__interview_iv003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:10275
-def _check_mined_e893eceb94__interview_iv005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:10276
-def _check_mined_e893eceb94__offer_of002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_offers['OF002'].status, '==', _E11_OfferStatus_accepted) and rt.expect(
-        ep.t_offers['OF002'].responded_on, '==', rt.parse_date('2025-03-03'), part=1
-    )
-
-
-# tasks.world:10653
-def _check_mined_a24b3ffc42__opening_op01_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP01'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:10654
-def _check_mined_a24b3ffc42__application_ap002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP002'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP002'].rejection_reason, '==', 'Sales Lead', part=1
-    )
-
-
-# tasks.world:10655
-def _check_mined_a24b3ffc42__application_ap003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP003'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP003'].rejection_reason, '==', 'Sales Lead', part=1
-    )
-
-
-# tasks.world:10656
-def _check_mined_a24b3ffc42__application_ap005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP005'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP005'].rejection_reason, '==', 'SF', part=1
-    )
-
-
-# tasks.world:10657
-def _check_mined_a24b3ffc42__interview_iv003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:10658
-def _check_mined_a24b3ffc42__interview_iv005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:10659
-def _check_mined_a24b3ffc42__offer_of002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
-
-
-# tasks.world:11035
-def _check_mined_aa994031e9__current_user_set(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'S02')
-
-
-# tasks.world:11036
-def _check_mined_aa994031e9__application_ap005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP005'].stage, '==', _E5_Stage_screen)
-
-
-# tasks.world:11413
-def _check_mined_1564601ba1__current_user_set(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'S03')
-
-
-# tasks.world:11414
-def _check_mined_1564601ba1__application_ap005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP005'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP005'].rejection_reason, '==', '2025-01-25', part=1
-    )
-
-
-# tasks.world:11790
-def _check_mined_23db627bd2__current_user_set(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'S05')
-
-
-# tasks.world:11791
-def _check_mined_23db627bd2__application_ap002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP002'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP002'].rejection_reason, '==', 'recruiter', part=1
-    )
-
-
-# tasks.world:11792
-def _check_mined_23db627bd2__offer_of002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
-
-
-# tasks.world:12172
-def _check_mined_1bd9126952__current_user_set(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'S03')
-
-
-# tasks.world:12173
-def _check_mined_1bd9126952__opening_op01_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP01'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:12174
-def _check_mined_1bd9126952__application_ap002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP002'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP002'].rejection_reason, '==', '2025-02-01', part=1
-    )
-
-
-# tasks.world:12175
-def _check_mined_1bd9126952__application_ap003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP003'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP003'].rejection_reason, '==', '2025-02-01', part=1
-    )
-
-
-# tasks.world:12177
-def _check_mined_1bd9126952__interview_iv003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:12178
-def _check_mined_1bd9126952__interview_iv005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:12179
-def _check_mined_1bd9126952__offer_of002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
-
-
-# tasks.world:12560
-def _check_mined_9935b43315__current_user_set(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'S03')
-
-
-# tasks.world:12561
-def _check_mined_9935b43315__opening_op02_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:12562
-def _check_mined_9935b43315__application_ap004_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP004'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP004'].rejection_reason, '==', 'interviewer', part=1
-    )
-
-
-# tasks.world:12563
-def _check_mined_9935b43315__application_ap005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP005'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP005'].rejection_reason, '==', 'interviewer', part=1
-    )
-
-
-# tasks.world:12942
-def _check_mined_1a54645da9__current_user_set(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'S05')
-
-
-# tasks.world:12943
-def _check_mined_1a54645da9__opening_op01_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP01'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:12944
-def _check_mined_1a54645da9__application_ap002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP002'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP002'].rejection_reason, '==', ' ', part=1
-    )
-
-
-# tasks.world:12945
-def _check_mined_1a54645da9__application_ap003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP003'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP003'].rejection_reason, '==', ' ', part=1
-    )
-
-
-# tasks.world:12946
-def _check_mined_1a54645da9__interview_iv003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:12947
-def _check_mined_1a54645da9__interview_iv005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:12948
-def _check_mined_1a54645da9__offer_of002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
-
-
-# tasks.world:13328
-def _check_mined_19f811dc1a__current_user_set(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'S03')
-
-
-# tasks.world:13329
-def _check_mined_19f811dc1a__opening_op01_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP01'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:13330
-def _check_mined_19f811dc1a__opening_op02_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:13331
-def _check_mined_19f811dc1a__application_ap002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP002'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP002'].rejection_reason, '==', 'hired', part=1
-    )
-
-
-# tasks.world:13332
-def _check_mined_19f811dc1a__application_ap003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP003'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP003'].rejection_reason, '==', 'hired', part=1
-    )
-
-
-# tasks.world:13333
-def _check_mined_19f811dc1a__application_ap004_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP004'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP004'].rejection_reason, '==', 'YXeH6', part=1
-    )
-
-
-# tasks.world:13334
-def _check_mined_19f811dc1a__application_ap005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP005'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP005'].rejection_reason, '==', 'YXeH6', part=1
-    )
-
-
-# tasks.world:13335
-def _check_mined_19f811dc1a__interview_iv003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:13336
-def _check_mined_19f811dc1a__interview_iv005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:13337
-def _check_mined_19f811dc1a__offer_of002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
-
-
-# tasks.world:13716
-def _check_mined_9f3efc0fa9__application_ap003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP003'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP003'].rejection_reason, '==', '2025-02-12', part=1
-    )
-
-
-# tasks.world:13717
-def _check_mined_9f3efc0fa9__application_ap005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP005'].stage, '==', _E5_Stage_screen)
-
-
-# tasks.world:13718
-def _check_mined_9f3efc0fa9__interview_iv003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:13719
-def _check_mined_9f3efc0fa9__interview_iv005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:14097
-def _check_mined_86d42c73ee__opening_op02_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP02'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:14098
-def _check_mined_86d42c73ee__application_ap004_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP004'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP004'].rejection_reason, '==', '2025-02-10', part=1
-    )
-
-
-# tasks.world:14099
-def _check_mined_86d42c73ee__application_ap005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP005'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP005'].rejection_reason, '==', '2025-02-10', part=1
-    )
-
-
-# tasks.world:14477
-def _check_mined_62cb47e548__current_user_set(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'S05')
-
-
-# tasks.world:14478
-def _check_mined_62cb47e548__opening_op01_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_openings['OP01'].status, '==', _E13_OpeningStatus_closed)
-
-
-# tasks.world:14479
-def _check_mined_62cb47e548__application_ap002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP002'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP002'].rejection_reason, '==', '2025-02-26T11:00:00', part=1
-    )
-
-
-# tasks.world:14480
-def _check_mined_62cb47e548__application_ap003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['AP003'].stage, '==', _E5_Stage_rejected) and rt.expect(
-        ep.t_applications['AP003'].rejection_reason, '==', '2025-02-26T11:00:00', part=1
-    )
-
-
-# tasks.world:14481
-def _check_mined_62cb47e548__interview_iv003_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV003'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:14482
-def _check_mined_62cb47e548__interview_iv005_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_interviews['IV005'].status, '==', _E15_InterviewStatus_cancelled)
-
-
-# tasks.world:14483
-def _check_mined_62cb47e548__offer_of002_changed(ep: ApplicantTracking) -> rt.Verdict | bool:
-    return rt.expect(ep.t_offers['OF002'].status, '==', _E11_OfferStatus_withdrawn)
-
-
-ApplicantTracking.TASKS = task_registry(__name__, "tasks.json")

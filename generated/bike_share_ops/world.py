@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "BalanceTransaction", "Bike", "BikeCondition", "BikeInfo", "BikeKind", "BikeShareOps",
@@ -374,13 +374,8 @@ class BikeShareOps(Episode):
     CLOCK: ClassVar[str] = "2025-06-05T08:30:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act for members only once they are identified (by email, phone or name). Use the '
-        'station,\n'
-        'dock, bike and ride ids the tools show; never guess them. Tell a member the fare when a '
-        'ride\n'
-        'ends.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "operators": "Operator", "stations": "Station", "docks": "Dock", "bikes": "Bike",
         "members": "Member", "rides": "Ride", "reports": "DamageReport",
@@ -585,28 +580,23 @@ class BikeShareOps(Episode):
                     (None, 'current_operator'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_stations, (
                     (self.t_docks, 'station'), (self.t_rides, 'start_station'),
                     (self.t_rides, 'end_station'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_bikes,
                 ((self.t_docks, 'bike'), (self.t_rides, 'bike'), (self.t_reports, 'bike')),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_members, (
                     (self.t_rides, 'member'), (self.t_reports, 'reported_by'),
                     (self.t_transactions, 'member'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_rides, ((self.t_transactions, 'ride'),))
-        pass
 
     def fn_me(self) -> Operator:  # bike_share_ops.world:195
         'The signed-in operator; fails when nobody is signed in.'
@@ -1331,1203 +1321,1026 @@ class BikeShareOps(Episode):
             found = rt.each(self, found) + (t.id_,)  # bike_share_ops.world:825
         return found  # bike_share_ops.world:827
 
+    def _check_ben_takes_electric__riding(self) -> bool:  # bike_share_ops.world:1246
+        return any(
+            _r5.member == 'M0002' and _r5.bike == 'BK0002' and _r5.status == _E10_RideStatus_active
+            for _r5 in rt.each(self, self.t_rides)
+        )
+
+    # bike_share_ops.world:1247
+    def _check_ben_takes_electric__undocked(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_docks['ST001-02'].bike, 'is', None)
+
+    def _check_ben_takes_electric__in_ride(self) -> rt.Verdict | bool:  # bike_share_ops.world:1248
+        return rt.expect(self.t_bikes['BK0002'].status, '==', _E10_BikeStatus_in_ride)
+
+    # bike_share_ops.world:1675
+    def _check_mechanic_closes_lock_report__signed_in(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_operator, '==', 'OP02')
+
+    # bike_share_ops.world:1676
+    def _check_mechanic_closes_lock_report__resolved(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_reports['DR0004'].status, '==', _E12_ReportStatus_resolved)
+
+    # bike_share_ops.world:1677
+    def _check_mechanic_closes_lock_report__good(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bikes['BK0004'].condition, '==', _E13_BikeCondition_good)
+
+    def _check_dan_day_pass_and_ride__day_pass(self) -> rt.Verdict | bool:  # tasks.world:422
+        return rt.expect(self.t_members['M0004'].pass_kind, '==', _E8_PassKind_day) and rt.expect(
+            self.t_members['M0004'].pass_expires, '==', rt.parse_date('2025-06-06'), part=1
+        )
+
+    def _check_dan_day_pass_and_ride__balance(self) -> rt.Verdict | bool:  # tasks.world:423
+        return rt.expect(self.t_members['M0004'].balance, '==', 16.0)
+
+    def _check_dan_day_pass_and_ride__riding(self) -> bool:  # tasks.world:424
+        return any(
+            _r6.member == 'M0004' and _r6.bike == 'BK0003' and _r6.status == _E10_RideStatus_active
+            for _r6 in rt.each(self, self.t_rides)
+        )
+
+    # tasks.world:856
+    def _check_cara_ends_ride_reports_brakes__ride_ended(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rides['R00006'].status, '==', _E10_RideStatus_completed)
+            and rt.expect(self.t_rides['R00006'].end_station, '==', 'ST002', part=1)
+        )
+
+    def _check_cara_ends_ride_reports_brakes__docked(self) -> rt.Verdict | bool:  # tasks.world:857
+        return rt.expect(self.t_bikes['BK0005'].status, '==', _E10_BikeStatus_docked) and any(
+            _d7.station == 'ST002' and _d7.bike == 'BK0005' for _d7 in rt.each(self, self.t_docks)
+        )
+
+    # tasks.world:858
+    def _check_cara_ends_ride_reports_brakes__reported(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bikes['BK0005'].condition, '==', _E13_BikeCondition_broken)
+            and any(
+                _r8.bike == 'BK0005' and _r8.issue == _E10_DamageKind_brakes
+                and _r8.status == _E12_ReportStatus_open_
+                for _r8 in rt.each(self, self.t_reports)
+            )
+        )
+
+    # tasks.world:1286
+    def _check_mined_d8669ccacb__bike_bk0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bikes['BK0005'].battery, '==', 48) and rt.expect(
+            self.t_bikes['BK0005'].total_rides, '==', 31, part=1
+        )
+
+    # tasks.world:1287
+    def _check_mined_d8669ccacb__member_m0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0003'].balance, '==', 0.0)
+
+    # tasks.world:1288
+    def _check_mined_d8669ccacb__ride_r00006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rides['R00006'].end_station, '==', 'ST002')
+            and rt.expect(self.t_rides['R00006'].status, '==', _E10_RideStatus_completed, part=1)
+            and rt.expect(self.t_rides['R00006'].fare, '==', 7.0, part=2)
+        )
+
+    def _check_mined_d8669ccacb__new_ride(self) -> bool:  # tasks.world:1289
+        return any(
+            _r9.member == 'M0001' and _r9.bike == 'BK0005' and _r9.start_station == 'ST002'
+            and _r9.end_station is None and _r9.ended_at is None
+            and _r9.status == _E10_RideStatus_active and _r9.fare == 0.0
+            for _r9 in rt.each(self, self.t_rides)
+        )
+
+    def _check_mined_d8669ccacb__new_balancetransaction(self) -> bool:  # tasks.world:1290
+        return any(
+            _r10.member == 'M0003' and _r10.kind == _E6_TxKind_ride_fare and _r10.amount == -0.5
+            and _r10.ride == 'R00006' and _r10.operator == 'OP01'
+            for _r10 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:1718
+    def _check_mined_301667b296__dock_st001_01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_docks['ST001-01'].bike, 'is', None)
+
+    # tasks.world:1719
+    def _check_mined_301667b296__dock_st003_03_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_docks['ST003-03'].bike, '==', 'BK0001')
+
+    # tasks.world:1720
+    def _check_mined_301667b296__bike_bk0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bikes['BK0001'].condition, '==', _E13_BikeCondition_broken)
+
+    # tasks.world:1721
+    def _check_mined_301667b296__member_m0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0002'].pass_kind, '==', _E8_PassKind_monthly)
+            and rt.expect(
+                self.t_members['M0002'].pass_expires, '==', rt.parse_date('2025-07-05'), part=1
+            )
+            and rt.expect(self.t_members['M0002'].balance, '==', 5.0, part=2)
+        )
+
+    def _check_mined_301667b296__new_damagereport(self) -> bool:  # tasks.world:1722
+        return any(
+            _r11.bike == 'BK0001' and _r11.reported_by == 'M0002' and _r11.logged_by == 'OP01'
+            and _r11.issue == _E10_DamageKind_flat_tyre and _r11.description == 'monthly'
+            and _r11.status == _E12_ReportStatus_open_ and _r11.resolved_at is None
+            for _r11 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_301667b296__new_balancetransaction(self) -> bool:  # tasks.world:1723
+        return any(
+            _r12.member == 'M0002' and _r12.kind == _E6_TxKind_pass_purchase
+            and _r12.amount == -15.0 and _r12.ride is None and _r12.operator == 'OP01'
+            for _r12 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:2151
+    def _check_mined_f509f1a161__bike_bk0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bikes['BK0006'].condition, '==', _E13_BikeCondition_broken)
+
+    # tasks.world:2152
+    def _check_mined_f509f1a161__member_m0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0004'].balance, '==', 214.84)
+
+    def _check_mined_f509f1a161__new_damagereport(self) -> bool:  # tasks.world:2153
+        return any(
+            _r13.bike == 'BK0006' and _r13.reported_by == 'M0004' and _r13.logged_by == 'OP01'
+            and _r13.issue == _E10_DamageKind_lock and _r13.description == 'open'
+            and _r13.status == _E12_ReportStatus_open_ and _r13.resolved_at is None
+            for _r13 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_f509f1a161__new_balancetransaction(self) -> bool:  # tasks.world:2154
+        return any(
+            _r14.member == 'M0004' and _r14.kind == _E6_TxKind_top_up and _r14.amount == 200.0
+            and _r14.ride is None and _r14.operator == 'OP01'
+            for _r14 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_f509f1a161__new_balancetransaction_1(self) -> bool:  # tasks.world:2155
+        return any(
+            _r15.member == 'M0004' and _r15.kind == _E6_TxKind_top_up and _r15.amount == 10.84
+            and _r15.ride is None and _r15.operator == 'OP01'
+            for _r15 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_f509f1a161__new_balancetransaction_2(self) -> bool:  # tasks.world:2156
+        return any(
+            _r16.member == 'M0004' and _r16.kind == _E6_TxKind_top_up and _r16.amount == 3.0
+            and _r16.ride is None and _r16.operator == 'OP01'
+            for _r16 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:2584
+    def _check_mined_d34a061f2e__dock_st001_01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_docks['ST001-01'].bike, 'is', None)
+
+    # tasks.world:2585
+    def _check_mined_d34a061f2e__dock_st003_02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_docks['ST003-02'].bike, '==', 'BK0001')
+
+    # tasks.world:3011
+    def _check_mined_daed09bc43__dock_st001_01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_docks['ST001-01'].bike, 'is', None)
+
+    # tasks.world:3012
+    def _check_mined_daed09bc43__dock_st003_03_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_docks['ST003-03'].bike, '==', 'BK0001')
+
+    # tasks.world:3438
+    def _check_mined_84ddbada4f__bike_bk0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bikes['BK0006'].condition, '==', _E13_BikeCondition_broken)
+
+    # tasks.world:3439
+    def _check_mined_84ddbada4f__member_m0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0002'].pass_kind, '==', _E8_PassKind_monthly)
+            and rt.expect(
+                self.t_members['M0002'].pass_expires, '==', rt.parse_date('2025-07-05'), part=1
+            )
+            and rt.expect(self.t_members['M0002'].balance, '==', 5.0, part=2)
+        )
+
+    def _check_mined_84ddbada4f__new_damagereport(self) -> bool:  # tasks.world:3440
+        return any(
+            _r17.bike == 'BK0006' and _r17.reported_by is None and _r17.logged_by == 'OP01'
+            and _r17.issue == _E10_DamageKind_battery and _r17.description == 'M0002'
+            and _r17.status == _E12_ReportStatus_open_ and _r17.resolved_at is None
+            for _r17 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_84ddbada4f__new_balancetransaction(self) -> bool:  # tasks.world:3441
+        return any(
+            _r18.member == 'M0002' and _r18.kind == _E6_TxKind_pass_purchase
+            and _r18.amount == -15.0 and _r18.ride is None and _r18.operator == 'OP01'
+            for _r18 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:3867
+    def _check_mined_a175912b72__bike_bk0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bikes['BK0006'].condition, '==', _E13_BikeCondition_broken)
+
+    # tasks.world:3868
+    def _check_mined_a175912b72__member_m0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0001'].pass_kind, '==', _E8_PassKind_day)
+            and rt.expect(
+                self.t_members['M0001'].pass_expires, '==', rt.parse_date('2025-06-06'), part=1
+            )
+            and rt.expect(self.t_members['M0001'].balance, '==', 7.5, part=2)
+        )
+
+    def _check_mined_a175912b72__new_damagereport(self) -> bool:  # tasks.world:3869
+        return any(
+            _r19.bike == 'BK0006' and _r19.reported_by == 'M0002' and _r19.logged_by == 'OP01'
+            and _r19.issue == _E10_DamageKind_battery and _r19.description == 'day'
+            and _r19.status == _E12_ReportStatus_open_ and _r19.resolved_at is None
+            for _r19 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_a175912b72__new_balancetransaction(self) -> bool:  # tasks.world:3870
+        return any(
+            _r20.member == 'M0001' and _r20.kind == _E6_TxKind_pass_purchase
+            and _r20.amount == -5.0 and _r20.ride is None and _r20.operator == 'OP01'
+            for _r20 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:4296
+    def _check_mined_00c2027bea__bike_bk0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bikes['BK0002'].condition, '==', _E13_BikeCondition_broken)
+
+    # tasks.world:4297
+    def _check_mined_00c2027bea__member_m0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0001'].balance, '==', 13.5)
+
+    def _check_mined_00c2027bea__new_damagereport(self) -> bool:  # tasks.world:4298
+        return any(
+            _r21.bike == 'BK0002' and _r21.reported_by == 'M0001' and _r21.logged_by == 'OP01'
+            and _r21.issue == _E10_DamageKind_flat_tyre and _r21.description == 'R00001'
+            and _r21.status == _E12_ReportStatus_open_ and _r21.resolved_at is None
+            for _r21 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_00c2027bea__new_balancetransaction(self) -> bool:  # tasks.world:4299
+        return any(
+            _r22.member == 'M0001' and _r22.kind == _E6_TxKind_top_up and _r22.amount == 1.0
+            and _r22.ride is None and _r22.operator == 'OP01'
+            for _r22 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:4724
+    def _check_mined_60f8ccca8f__bike_bk0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bikes['BK0001'].condition, '==', _E13_BikeCondition_broken)
+
+    # tasks.world:4725
+    def _check_mined_60f8ccca8f__member_m0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0001'].balance, '==', 212.5)
+
+    def _check_mined_60f8ccca8f__new_damagereport(self) -> bool:  # tasks.world:4726
+        return any(
+            _r23.bike == 'BK0001' and _r23.reported_by == 'M0001' and _r23.logged_by == 'OP01'
+            and _r23.issue == _E10_DamageKind_flat_tyre and _r23.description == 'flat_tyre'
+            and _r23.status == _E12_ReportStatus_open_ and _r23.resolved_at is None
+            for _r23 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_60f8ccca8f__new_balancetransaction(self) -> bool:  # tasks.world:4727
+        return any(
+            _r24.member == 'M0001' and _r24.kind == _E6_TxKind_top_up and _r24.amount == 200.0
+            and _r24.ride is None and _r24.operator == 'OP01'
+            for _r24 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:5152
+    def _check_mined_74cddf56c6__bike_bk0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bikes['BK0003'].condition, '==', _E13_BikeCondition_broken)
+
+    # tasks.world:5153
+    def _check_mined_74cddf56c6__member_m0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0003'].balance, '==', 3.5)
+
+    def _check_mined_74cddf56c6__new_damagereport(self) -> bool:  # tasks.world:5154
+        return any(
+            _r25.bike == 'BK0003' and _r25.reported_by == 'M0003' and _r25.logged_by == 'OP01'
+            and _r25.issue == _E10_DamageKind_flat_tyre and _r25.description == 'IyvNL'
+            and _r25.status == _E12_ReportStatus_open_ and _r25.resolved_at is None
+            for _r25 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_74cddf56c6__new_balancetransaction(self) -> bool:  # tasks.world:5155
+        return any(
+            _r26.member == 'M0003' and _r26.kind == _E6_TxKind_top_up and _r26.amount == 3.0
+            and _r26.ride is None and _r26.operator == 'OP01'
+            for _r26 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:5580
+    def _check_mined_aa085184cf__member_m0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0004'].balance, '==', 168.61)
+
+    def _check_mined_aa085184cf__new_balancetransaction(self) -> bool:  # tasks.world:5581
+        return any(
+            _r27.member == 'M0004' and _r27.kind == _E6_TxKind_top_up and _r27.amount == 30.0
+            and _r27.ride is None and _r27.operator == 'OP01'
+            for _r27 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_aa085184cf__new_balancetransaction_1(self) -> bool:  # tasks.world:5582
+        return any(
+            _r28.member == 'M0004' and _r28.kind == _E6_TxKind_top_up and _r28.amount == 137.61
+            and _r28.ride is None and _r28.operator == 'OP01'
+            for _r28 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:6008
+    def _check_mined_fc89d75d58__member_m0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0002'].balance, '==', 22.0)
+
+    def _check_mined_fc89d75d58__new_balancetransaction(self) -> bool:  # tasks.world:6009
+        return any(
+            _r29.member == 'M0002' and _r29.kind == _E6_TxKind_top_up and _r29.amount == 1.0
+            and _r29.ride is None and _r29.operator == 'OP01'
+            for _r29 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_fc89d75d58__new_balancetransaction_1(self) -> bool:  # tasks.world:6010
+        return any(
+            _r30.member == 'M0002' and _r30.kind == _E6_TxKind_top_up and _r30.amount == 1.0
+            and _r30.ride is None and _r30.operator == 'OP01'
+            for _r30 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:6436
+    def _check_mined_6b5226f062__member_m0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0002'].pass_kind, '==', _E8_PassKind_day)
+            and rt.expect(
+                self.t_members['M0002'].pass_expires, '==', rt.parse_date('2025-06-06'), part=1
+            )
+            and rt.expect(self.t_members['M0002'].balance, '==', 15.0, part=2)
+        )
+
+    def _check_mined_6b5226f062__new_balancetransaction(self) -> bool:  # tasks.world:6437
+        return any(
+            _r31.member == 'M0002' and _r31.kind == _E6_TxKind_pass_purchase
+            and _r31.amount == -5.0 and _r31.ride is None and _r31.operator == 'OP01'
+            for _r31 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:6861
+    def _check_mined_372d0ed327__bike_bk0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bikes['BK0001'].condition, '==', _E13_BikeCondition_broken)
+
+    def _check_mined_372d0ed327__new_damagereport(self) -> bool:  # tasks.world:6862
+        return any(
+            _r32.bike == 'BK0001' and _r32.reported_by == 'M0005' and _r32.logged_by == 'OP01'
+            and _r32.issue == _E10_DamageKind_brakes and _r32.description == 'Wcv@VWYn GrsrWt2.w3'
+            and _r32.status == _E12_ReportStatus_open_ and _r32.resolved_at is None
+            for _r32 in rt.each(self, self.t_reports)
+        )
+
+    # tasks.world:7286
+    def _check_mined_bf3069ea9d__bike_bk0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bikes['BK0002'].condition, '==', _E13_BikeCondition_broken)
+
+    def _check_mined_bf3069ea9d__new_damagereport(self) -> bool:  # tasks.world:7287
+        return any(
+            _r33.bike == 'BK0002' and _r33.reported_by == 'M0003' and _r33.logged_by == 'OP01'
+            and _r33.issue == _E10_DamageKind_chain and _r33.description == '2025-04-30'
+            and _r33.status == _E12_ReportStatus_open_ and _r33.resolved_at is None
+            for _r33 in rt.each(self, self.t_reports)
+        )
+
+    # tasks.world:7711
+    def _check_mined_e4c288ec80__bike_bk0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bikes['BK0003'].condition, '==', _E13_BikeCondition_broken)
+
+    def _check_mined_e4c288ec80__new_damagereport(self) -> bool:  # tasks.world:7712
+        return any(
+            _r34.bike == 'BK0003' and _r34.reported_by == 'M0001' and _r34.logged_by == 'OP01'
+            and _r34.issue == _E10_DamageKind_brakes and _r34.description == 'é'
+            and _r34.status == _E12_ReportStatus_open_ and _r34.resolved_at is None
+            for _r34 in rt.each(self, self.t_reports)
+        )
+
+    # tasks.world:8136
+    def _check_mined_0694bda232__current_operator_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_operator, '==', 'OP03')
+
+    # tasks.world:8560
+    def _check_mined_0bda30c8c7__member_m0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0003'].pass_kind, '==', _E8_PassKind_day)
+            and rt.expect(
+                self.t_members['M0003'].pass_expires, '==', rt.parse_date('2025-06-06'), part=1
+            )
+            and rt.expect(self.t_members['M0003'].balance, '==', 185.93, part=2)
+        )
+
+    def _check_mined_0bda30c8c7__new_balancetransaction(self) -> bool:  # tasks.world:8561
+        return any(
+            _r35.member == 'M0003' and _r35.kind == _E6_TxKind_top_up and _r35.amount == 190.43
+            and _r35.ride is None and _r35.operator == 'OP01'
+            for _r35 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_0bda30c8c7__new_balancetransaction_1(self) -> bool:  # tasks.world:8562
+        return any(
+            _r36.member == 'M0003' and _r36.kind == _E6_TxKind_pass_purchase
+            and _r36.amount == -5.0 and _r36.ride is None and _r36.operator == 'OP01'
+            for _r36 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:8986
+    def _check_mined_2231a4fe6e__member_m0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0002'].balance, '==', 82.3)
+
+    def _check_mined_2231a4fe6e__new_balancetransaction(self) -> bool:  # tasks.world:8987
+        return any(
+            _r37.member == 'M0002' and _r37.kind == _E6_TxKind_top_up and _r37.amount == 62.3
+            and _r37.ride is None and _r37.operator == 'OP01'
+            for _r37 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:9411
+    def _check_mined_46b969e8d5__member_m0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0001'].pass_kind, '==', _E8_PassKind_monthly)
+            and rt.expect(
+                self.t_members['M0001'].pass_expires, '==', rt.parse_date('2025-07-05'), part=1
+            )
+            and rt.expect(self.t_members['M0001'].balance, '==', 197.5, part=2)
+        )
+
+    def _check_mined_46b969e8d5__new_balancetransaction(self) -> bool:  # tasks.world:9412
+        return any(
+            _r38.member == 'M0001' and _r38.kind == _E6_TxKind_top_up and _r38.amount == 200.0
+            and _r38.ride is None and _r38.operator == 'OP01'
+            for _r38 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_46b969e8d5__new_balancetransaction_1(self) -> bool:  # tasks.world:9413
+        return any(
+            _r39.member == 'M0001' and _r39.kind == _E6_TxKind_pass_purchase
+            and _r39.amount == -15.0 and _r39.ride is None and _r39.operator == 'OP01'
+            for _r39 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:9837
+    def _check_mined_a534297a65__member_m0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0004'].balance, '==', 201.0)
+
+    def _check_mined_a534297a65__new_balancetransaction(self) -> bool:  # tasks.world:9838
+        return any(
+            _r40.member == 'M0004' and _r40.kind == _E6_TxKind_top_up and _r40.amount == 200.0
+            and _r40.ride is None and _r40.operator == 'OP01'
+            for _r40 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:10260
+    def _check_mined_92a294634e__member_m0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0001'].pass_kind, '==', _E8_PassKind_day)
+            and rt.expect(
+                self.t_members['M0001'].pass_expires, '==', rt.parse_date('2025-06-06'), part=1
+            )
+            and rt.expect(self.t_members['M0001'].balance, '==', 7.5, part=2)
+        )
+
+    def _check_mined_92a294634e__new_balancetransaction(self) -> bool:  # tasks.world:10261
+        return any(
+            _r41.member == 'M0001' and _r41.kind == _E6_TxKind_pass_purchase
+            and _r41.amount == -5.0 and _r41.ride is None and _r41.operator == 'OP01'
+            for _r41 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:10682
+    def _check_mined_5c8e66460e__member_m0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0003'].balance, '==', 1.5)
+
+    def _check_mined_5c8e66460e__new_balancetransaction(self) -> bool:  # tasks.world:10683
+        return any(
+            _r42.member == 'M0003' and _r42.kind == _E6_TxKind_top_up and _r42.amount == 1.0
+            and _r42.ride is None and _r42.operator == 'OP01'
+            for _r42 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:11104
+    def _check_mined_634c99c469__member_m0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0001'].balance, '==', 27.5)
+
+    def _check_mined_634c99c469__new_balancetransaction(self) -> bool:  # tasks.world:11105
+        return any(
+            _r43.member == 'M0001' and _r43.kind == _E6_TxKind_top_up and _r43.amount == 15.0
+            and _r43.ride is None and _r43.operator == 'OP01'
+            for _r43 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:11526
+    def _check_mined_ff805f1655__dock_st002_02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_docks['ST002-02'].bike, 'is', None)
+
+    # tasks.world:11527
+    def _check_mined_ff805f1655__dock_st002_03_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_docks['ST002-03'].bike, '==', 'BK0005')
+
+    # tasks.world:11528
+    def _check_mined_ff805f1655__dock_st003_03_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_docks['ST003-03'].bike, '==', 'BK0004')
+
+    # tasks.world:11529
+    def _check_mined_ff805f1655__bike_bk0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bikes['BK0005'].battery, '==', 46)
+            and rt.expect(self.t_bikes['BK0005'].status, '==', _E10_BikeStatus_docked, part=1)
+            and rt.expect(self.t_bikes['BK0005'].total_rides, '==', 31, part=2)
+        )
+
+    # tasks.world:11530
+    def _check_mined_ff805f1655__member_m0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0002'].balance, '==', 197.84)
+
+    # tasks.world:11531
+    def _check_mined_ff805f1655__member_m0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0003'].balance, '==', 0.0)
+
+    # tasks.world:11532
+    def _check_mined_ff805f1655__ride_r00006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rides['R00006'].end_station, '==', 'ST002')
+            and rt.expect(self.t_rides['R00006'].status, '==', _E10_RideStatus_completed, part=1)
+            and rt.expect(self.t_rides['R00006'].fare, '==', 8.0, part=2)
+        )
+
+    def _check_mined_ff805f1655__new_balancetransaction(self) -> bool:  # tasks.world:11533
+        return any(
+            _r44.member == 'M0002' and _r44.kind == _E6_TxKind_top_up and _r44.amount == 155.84
+            and _r44.ride is None and _r44.operator == 'OP01'
+            for _r44 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_ff805f1655__new_balancetransaction_1(self) -> bool:  # tasks.world:11534
+        return any(
+            _r45.member == 'M0003' and _r45.kind == _E6_TxKind_ride_fare and _r45.amount == -0.5
+            and _r45.ride == 'R00006' and _r45.operator == 'OP01'
+            for _r45 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_ff805f1655__new_balancetransaction_2(self) -> bool:  # tasks.world:11535
+        return any(
+            _r46.member == 'M0002' and _r46.kind == _E6_TxKind_top_up and _r46.amount == 22.0
+            and _r46.ride is None and _r46.operator == 'OP01'
+            for _r46 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:11968
+    def _check_mined_c32fbd0d53__dock_st001_03_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_docks['ST001-03'].bike, '==', 'BK0005')
+
+    # tasks.world:11969
+    def _check_mined_c32fbd0d53__bike_bk0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bikes['BK0005'].battery, '==', 47)
+            and rt.expect(self.t_bikes['BK0005'].status, '==', _E10_BikeStatus_docked, part=1)
+            and rt.expect(self.t_bikes['BK0005'].total_rides, '==', 31, part=2)
+        )
+
+    # tasks.world:11970
+    def _check_mined_c32fbd0d53__member_m0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0002'].pass_kind, '==', _E8_PassKind_monthly)
+            and rt.expect(
+                self.t_members['M0002'].pass_expires, '==', rt.parse_date('2025-07-05'), part=1
+            )
+            and rt.expect(self.t_members['M0002'].balance, '==', 0.0, part=2)
+        )
+
+    # tasks.world:11971
+    def _check_mined_c32fbd0d53__member_m0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0003'].balance, '==', 68.9)
+
+    # tasks.world:11972
+    def _check_mined_c32fbd0d53__ride_r00006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rides['R00006'].end_station, '==', 'ST001')
+            and rt.expect(self.t_rides['R00006'].status, '==', _E10_RideStatus_completed, part=1)
+            and rt.expect(self.t_rides['R00006'].fare, '==', 7.75, part=2)
+        )
+
+    def _check_mined_c32fbd0d53__new_balancetransaction(self) -> bool:  # tasks.world:11973
+        return any(
+            _r47.member == 'M0002' and _r47.kind == _E6_TxKind_pass_purchase
+            and _r47.amount == -5.0 and _r47.ride is None and _r47.operator == 'OP01'
+            for _r47 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_c32fbd0d53__new_balancetransaction_1(self) -> bool:  # tasks.world:11974
+        return any(
+            _r48.member == 'M0002' and _r48.kind == _E6_TxKind_pass_purchase
+            and _r48.amount == -15.0 and _r48.ride is None and _r48.operator == 'OP01'
+            for _r48 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_c32fbd0d53__new_balancetransaction_2(self) -> bool:  # tasks.world:11975
+        return any(
+            _r49.member == 'M0003' and _r49.kind == _E6_TxKind_ride_fare and _r49.amount == -0.5
+            and _r49.ride == 'R00006' and _r49.operator == 'OP01'
+            for _r49 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_c32fbd0d53__new_balancetransaction_3(self) -> bool:  # tasks.world:11976
+        return any(
+            _r50.member == 'M0003' and _r50.kind == _E6_TxKind_top_up and _r50.amount == 68.9
+            and _r50.ride is None and _r50.operator == 'OP01'
+            for _r50 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:12408
+    def _check_mined_3e9b084873__dock_st001_03_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_docks['ST001-03'].bike, '==', 'BK0005')
+
+    # tasks.world:12409
+    def _check_mined_3e9b084873__bike_bk0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bikes['BK0005'].battery, '==', 48)
+            and rt.expect(
+                self.t_bikes['BK0005'].condition, '==', _E13_BikeCondition_broken, part=1
+            )
+            and rt.expect(self.t_bikes['BK0005'].status, '==', _E10_BikeStatus_docked, part=2)
+            and rt.expect(self.t_bikes['BK0005'].total_rides, '==', 31, part=3)
+        )
+
+    # tasks.world:12410
+    def _check_mined_3e9b084873__member_m0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0002'].pass_kind, '==', _E8_PassKind_monthly)
+            and rt.expect(
+                self.t_members['M0002'].pass_expires, '==', rt.parse_date('2025-07-05'), part=1
+            )
+            and rt.expect(self.t_members['M0002'].balance, '==', 5.0, part=2)
+        )
+
+    # tasks.world:12411
+    def _check_mined_3e9b084873__member_m0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0003'].balance, '==', 0.0)
+
+    # tasks.world:12412
+    def _check_mined_3e9b084873__ride_r00006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rides['R00006'].end_station, '==', 'ST001')
+            and rt.expect(self.t_rides['R00006'].status, '==', _E10_RideStatus_completed, part=1)
+            and rt.expect(self.t_rides['R00006'].fare, '==', 7.0, part=2)
+        )
+
+    def _check_mined_3e9b084873__new_damagereport(self) -> bool:  # tasks.world:12413
+        return any(
+            _r51.bike == 'BK0005' and _r51.reported_by == 'M0005' and _r51.logged_by == 'OP01'
+            and _r51.issue == _E10_DamageKind_brakes and _r51.description == 'resolved'
+            and _r51.status == _E12_ReportStatus_open_ and _r51.resolved_at is None
+            for _r51 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_3e9b084873__new_balancetransaction(self) -> bool:  # tasks.world:12414
+        return any(
+            _r52.member == 'M0003' and _r52.kind == _E6_TxKind_ride_fare and _r52.amount == -0.5
+            and _r52.ride == 'R00006' and _r52.operator == 'OP01'
+            for _r52 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_3e9b084873__new_balancetransaction_1(self) -> bool:  # tasks.world:12415
+        return any(
+            _r53.member == 'M0002' and _r53.kind == _E6_TxKind_pass_purchase
+            and _r53.amount == -15.0 and _r53.ride is None and _r53.operator == 'OP01'
+            for _r53 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:12845
+    def _check_mined_b899402ae8__current_operator_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_operator, '==', 'OP03')
+
+    # tasks.world:12846
+    def _check_mined_b899402ae8__dock_st002_01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_docks['ST002-01'].bike, 'is', None)
+
+    # tasks.world:12847
+    def _check_mined_b899402ae8__bike_bk0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bikes['BK0002'].condition, '==', _E13_BikeCondition_broken)
+
+    # tasks.world:12848
+    def _check_mined_b899402ae8__bike_bk0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bikes['BK0003'].status, '==', _E10_BikeStatus_in_ride)
+
+    # tasks.world:12849
+    def _check_mined_b899402ae8__member_m0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0002'].pass_kind, '==', _E8_PassKind_monthly)
+            and rt.expect(
+                self.t_members['M0002'].pass_expires, '==', rt.parse_date('2025-07-05'), part=1
+            )
+            and rt.expect(self.t_members['M0002'].balance, '==', 5.0, part=2)
+        )
+
+    def _check_mined_b899402ae8__new_ride(self) -> bool:  # tasks.world:12850
+        return any(
+            _r54.member == 'M0002' and _r54.bike == 'BK0003' and _r54.start_station == 'ST002'
+            and _r54.end_station is None and _r54.ended_at is None
+            and _r54.status == _E10_RideStatus_active and _r54.fare == 0.0
+            for _r54 in rt.each(self, self.t_rides)
+        )
+
+    def _check_mined_b899402ae8__new_damagereport(self) -> bool:  # tasks.world:12851
+        return any(
+            _r55.bike == 'BK0002' and _r55.reported_by == 'M0002' and _r55.logged_by == 'OP03'
+            and _r55.issue == _E10_DamageKind_other and _r55.description == 'ST001-02'
+            and _r55.status == _E12_ReportStatus_open_ and _r55.resolved_at is None
+            for _r55 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_b899402ae8__new_balancetransaction(self) -> bool:  # tasks.world:12852
+        return any(
+            _r56.member == 'M0002' and _r56.kind == _E6_TxKind_pass_purchase
+            and _r56.amount == -15.0 and _r56.ride is None and _r56.operator == 'OP03'
+            for _r56 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:13282
+    def _check_mined_de6ce2d5d5__dock_st002_01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_docks['ST002-01'].bike, 'is', None)
+
+    # tasks.world:13283
+    def _check_mined_de6ce2d5d5__dock_st003_03_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_docks['ST003-03'].bike, '==', 'BK0003')
+
+    # tasks.world:13284
+    def _check_mined_de6ce2d5d5__bike_bk0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bikes['BK0003'].condition, '==', _E13_BikeCondition_broken)
+
+    # tasks.world:13285
+    def _check_mined_de6ce2d5d5__member_m0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0002'].balance, '==', 28.0)
+
+    def _check_mined_de6ce2d5d5__new_damagereport(self) -> bool:  # tasks.world:13286
+        return any(
+            _r57.bike == 'BK0003' and _r57.reported_by == 'M0005' and _r57.logged_by == 'OP01'
+            and _r57.issue == _E10_DamageKind_battery and _r57.description == '{}'
+            and _r57.status == _E12_ReportStatus_open_ and _r57.resolved_at is None
+            for _r57 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_de6ce2d5d5__new_balancetransaction(self) -> bool:  # tasks.world:13287
+        return any(
+            _r58.member == 'M0002' and _r58.kind == _E6_TxKind_top_up and _r58.amount == 5.0
+            and _r58.ride is None and _r58.operator == 'OP01'
+            for _r58 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_de6ce2d5d5__new_balancetransaction_1(self) -> bool:  # tasks.world:13288
+        return any(
+            _r59.member == 'M0002' and _r59.kind == _E6_TxKind_top_up and _r59.amount == 3.0
+            and _r59.ride is None and _r59.operator == 'OP01'
+            for _r59 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:13721
+    def _check_mined_8ca2b440fe__dock_st001_01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_docks['ST001-01'].bike, 'is', None)
+
+    # tasks.world:13722
+    def _check_mined_8ca2b440fe__dock_st002_03_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_docks['ST002-03'].bike, '==', 'BK0001')
+
+    # tasks.world:13723
+    def _check_mined_8ca2b440fe__bike_bk0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bikes['BK0003'].condition, '==', _E13_BikeCondition_broken)
+
+    # tasks.world:13724
+    def _check_mined_8ca2b440fe__member_m0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0002'].balance, '==', 220.0)
+
+    def _check_mined_8ca2b440fe__new_damagereport(self) -> bool:  # tasks.world:13725
+        return any(
+            _r60.bike == 'BK0003' and _r60.reported_by == 'M0002' and _r60.logged_by == 'OP01'
+            and _r60.issue == _E10_DamageKind_flat_tyre
+            and _r60.description == 'dan.olsen@mail.example'
+            and _r60.status == _E12_ReportStatus_open_ and _r60.resolved_at is None
+            for _r60 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_8ca2b440fe__new_balancetransaction(self) -> bool:  # tasks.world:13726
+        return any(
+            _r61.member == 'M0002' and _r61.kind == _E6_TxKind_top_up and _r61.amount == 200.0
+            and _r61.ride is None and _r61.operator == 'OP01'
+            for _r61 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:14158
+    def _check_mined_2f34053681__dock_st002_01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_docks['ST002-01'].bike, 'is', None)
+
+    # tasks.world:14159
+    def _check_mined_2f34053681__bike_bk0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bikes['BK0003'].status, '==', _E10_BikeStatus_in_ride)
+
+    # tasks.world:14160
+    def _check_mined_2f34053681__bike_bk0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bikes['BK0006'].condition, '==', _E13_BikeCondition_broken)
+
+    # tasks.world:14161
+    def _check_mined_2f34053681__member_m0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0004'].pass_kind, '==', _E8_PassKind_monthly)
+            and rt.expect(
+                self.t_members['M0004'].pass_expires, '==', rt.parse_date('2025-07-05'), part=1
+            )
+            and rt.expect(self.t_members['M0004'].balance, '==', 186.0, part=2)
+        )
+
+    def _check_mined_2f34053681__new_ride(self) -> bool:  # tasks.world:14162
+        return any(
+            _r62.member == 'M0001' and _r62.bike == 'BK0003' and _r62.start_station == 'ST002'
+            and _r62.end_station is None and _r62.ended_at is None
+            and _r62.status == _E10_RideStatus_active and _r62.fare == 0.0
+            for _r62 in rt.each(self, self.t_rides)
+        )
+
+    def _check_mined_2f34053681__new_damagereport(self) -> bool:  # tasks.world:14163
+        return any(
+            _r63.bike == 'BK0006' and _r63.reported_by == 'M0001' and _r63.logged_by == 'OP01'
+            and _r63.issue == _E10_DamageKind_lock and _r63.description == '2025-06-05T08:30:00'
+            and _r63.status == _E12_ReportStatus_open_ and _r63.resolved_at is None
+            for _r63 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_2f34053681__new_balancetransaction(self) -> bool:  # tasks.world:14164
+        return any(
+            _r64.member == 'M0004' and _r64.kind == _E6_TxKind_top_up and _r64.amount == 200.0
+            and _r64.ride is None and _r64.operator == 'OP01'
+            for _r64 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_2f34053681__new_balancetransaction_1(self) -> bool:  # tasks.world:14165
+        return any(
+            _r65.member == 'M0004' and _r65.kind == _E6_TxKind_pass_purchase
+            and _r65.amount == -15.0 and _r65.ride is None and _r65.operator == 'OP01'
+            for _r65 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:14598
+    def _check_mined_9f3a6ecd76__current_operator_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_operator, '==', 'OP02')
+
+    # tasks.world:14599
+    def _check_mined_9f3a6ecd76__bike_bk0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bikes['BK0003'].condition, '==', _E13_BikeCondition_broken)
+            and rt.expect(
+                self.t_bikes['BK0003'].last_service, '==', rt.parse_date('2025-06-05'), part=1
+            )
+        )
+
+    def _check_mined_9f3a6ecd76__new_damagereport(self) -> bool:  # tasks.world:14600
+        return any(
+            _r66.bike == 'BK0003' and _r66.reported_by is None and _r66.logged_by == 'OP01'
+            and _r66.issue == _E10_DamageKind_other and _r66.description == 'support'
+            and _r66.status == _E12_ReportStatus_resolved
+            for _r66 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_9f3a6ecd76__new_damagereport_1(self) -> bool:  # tasks.world:14601
+        return any(
+            _r67.bike == 'BK0003' and _r67.reported_by == 'M0002' and _r67.logged_by == 'OP02'
+            and _r67.issue == _E10_DamageKind_lock and _r67.description == 'top_up'
+            and _r67.status == _E12_ReportStatus_open_ and _r67.resolved_at is None
+            for _r67 in rt.each(self, self.t_reports)
+        )
+
+    # tasks.world:15035
+    def _check_mined_8d6c057f64__dock_st002_04_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_docks['ST002-04'].bike, '==', 'BK0008')
+
+    # tasks.world:15036
+    def _check_mined_8d6c057f64__dock_st004_01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_docks['ST004-01'].bike, 'is', None)
+
+    # tasks.world:15037
+    def _check_mined_8d6c057f64__member_m0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0003'].pass_kind, '==', _E8_PassKind_day)
+            and rt.expect(
+                self.t_members['M0003'].pass_expires, '==', rt.parse_date('2025-06-06'), part=1
+            )
+            and rt.expect(self.t_members['M0003'].balance, '==', 195.5, part=2)
+        )
+
+    def _check_mined_8d6c057f64__new_balancetransaction(self) -> bool:  # tasks.world:15038
+        return any(
+            _r68.member == 'M0003' and _r68.kind == _E6_TxKind_top_up and _r68.amount == 200.0
+            and _r68.ride is None and _r68.operator == 'OP01'
+            for _r68 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_8d6c057f64__new_balancetransaction_1(self) -> bool:  # tasks.world:15039
+        return any(
+            _r69.member == 'M0003' and _r69.kind == _E6_TxKind_pass_purchase
+            and _r69.amount == -5.0 and _r69.ride is None and _r69.operator == 'OP01'
+            for _r69 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:15470
+    def _check_mined_d8f56674d7__current_operator_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_operator, '==', 'OP02')
+
+    # tasks.world:15471
+    def _check_mined_d8f56674d7__bike_bk0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bikes['BK0001'].condition, '==', _E13_BikeCondition_broken)
+
+    # tasks.world:15472
+    def _check_mined_d8f56674d7__bike_bk0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bikes['BK0004'].condition, '==', _E13_BikeCondition_good)
+            and rt.expect(
+                self.t_bikes['BK0004'].last_service, '==', rt.parse_date('2025-06-05'), part=1
+            )
+        )
+
+    # tasks.world:15473
+    def _check_mined_d8f56674d7__damagereport_dr0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_reports['DR0004'].status, '==', _E12_ReportStatus_resolved)
+
+    def _check_mined_d8f56674d7__new_damagereport(self) -> bool:  # tasks.world:15474
+        return any(
+            _r70.bike == 'BK0001' and _r70.reported_by == 'M0003' and _r70.logged_by == 'OP02'
+            and _r70.issue == _E10_DamageKind_battery and _r70.description == 'BK0006'
+            and _r70.status == _E12_ReportStatus_open_ and _r70.resolved_at is None
+            for _r70 in rt.each(self, self.t_reports)
+        )
+
+    # tasks.world:15906
+    def _check_mined_ef242d9a51__current_operator_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_operator, '==', 'OP03')
+
+    # tasks.world:15907
+    def _check_mined_ef242d9a51__bike_bk0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bikes['BK0006'].condition, '==', _E13_BikeCondition_broken)
+
+    # tasks.world:15908
+    def _check_mined_ef242d9a51__member_m0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0004'].balance, '==', 201.0)
+
+    def _check_mined_ef242d9a51__new_damagereport(self) -> bool:  # tasks.world:15909
+        return any(
+            _r71.bike == 'BK0006' and _r71.reported_by == 'M0004' and _r71.logged_by == 'OP03'
+            and _r71.issue == _E10_DamageKind_flat_tyre
+            and _r71.description == 'nadia.klein@bikes.example'
+            and _r71.status == _E12_ReportStatus_open_ and _r71.resolved_at is None
+            for _r71 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_ef242d9a51__new_balancetransaction(self) -> bool:  # tasks.world:15910
+        return any(
+            _r72.member == 'M0004' and _r72.kind == _E6_TxKind_top_up and _r72.amount == 200.0
+            and _r72.ride is None and _r72.operator == 'OP03'
+            for _r72 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:16342
+    def _check_mined_572966f29a__current_operator_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_operator, '==', 'OP02')
+
+    # tasks.world:16343
+    def _check_mined_572966f29a__bike_bk0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bikes['BK0006'].condition, '==', _E13_BikeCondition_broken)
+
+    # tasks.world:16344
+    def _check_mined_572966f29a__member_m0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0001'].pass_kind, '==', _E8_PassKind_monthly)
+            and rt.expect(
+                self.t_members['M0001'].pass_expires, '==', rt.parse_date('2025-07-05'), part=1
+            )
+            and rt.expect(self.t_members['M0001'].balance, '==', 97.2, part=2)
+        )
+
+    def _check_mined_572966f29a__new_damagereport(self) -> bool:  # tasks.world:16345
+        return any(
+            _r73.bike == 'BK0006' and _r73.reported_by == 'M0001' and _r73.logged_by == 'OP01'
+            and _r73.issue == _E10_DamageKind_brakes and _r73.description == '2025-06-20'
+            and _r73.status == _E12_ReportStatus_open_ and _r73.resolved_at is None
+            for _r73 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_572966f29a__new_balancetransaction(self) -> bool:  # tasks.world:16346
+        return any(
+            _r74.member == 'M0001' and _r74.kind == _E6_TxKind_top_up and _r74.amount == 99.7
+            and _r74.ride is None and _r74.operator == 'OP01'
+            for _r74 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_572966f29a__new_balancetransaction_1(self) -> bool:  # tasks.world:16347
+        return any(
+            _r75.member == 'M0001' and _r75.kind == _E6_TxKind_pass_purchase
+            and _r75.amount == -15.0 and _r75.ride is None and _r75.operator == 'OP02'
+            for _r75 in rt.each(self, self.t_transactions)
+        )
+
 
 BikeShareOps.TOOLS = tools(BikeShareOps)
-
-
-def _check_ben_takes_electric__riding(ep: BikeShareOps) -> bool:  # bike_share_ops.world:1246
-    return any(
-        _r5.member == 'M0002' and _r5.bike == 'BK0002' and _r5.status == _E10_RideStatus_active
-        for _r5 in rt.each(ep, ep.t_rides)
-    )
-
-
-# bike_share_ops.world:1247
-def _check_ben_takes_electric__undocked(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_docks['ST001-02'].bike, 'is', None)
-
-
-# bike_share_ops.world:1248
-def _check_ben_takes_electric__in_ride(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0002'].status, '==', _E10_BikeStatus_in_ride)
-
-
-# bike_share_ops.world:1675
-def _check_mechanic_closes_lock_report__signed_in(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_operator, '==', 'OP02')
-
-
-# bike_share_ops.world:1676
-def _check_mechanic_closes_lock_report__resolved(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reports['DR0004'].status, '==', _E12_ReportStatus_resolved)
-
-
-# bike_share_ops.world:1677
-def _check_mechanic_closes_lock_report__good(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0004'].condition, '==', _E13_BikeCondition_good)
-
-
-# tasks.world:422
-def _check_dan_day_pass_and_ride__day_pass(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0004'].pass_kind, '==', _E8_PassKind_day) and rt.expect(
-        ep.t_members['M0004'].pass_expires, '==', rt.parse_date('2025-06-06'), part=1
-    )
-
-
-# tasks.world:423
-def _check_dan_day_pass_and_ride__balance(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0004'].balance, '==', 16.0)
-
-
-def _check_dan_day_pass_and_ride__riding(ep: BikeShareOps) -> bool:  # tasks.world:424
-    return any(
-        _r6.member == 'M0004' and _r6.bike == 'BK0003' and _r6.status == _E10_RideStatus_active
-        for _r6 in rt.each(ep, ep.t_rides)
-    )
-
-
-# tasks.world:856
-def _check_cara_ends_ride_reports_brakes__ride_ended(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rides['R00006'].status, '==', _E10_RideStatus_completed) and rt.expect(
-        ep.t_rides['R00006'].end_station, '==', 'ST002', part=1
-    )
-
-
-# tasks.world:857
-def _check_cara_ends_ride_reports_brakes__docked(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0005'].status, '==', _E10_BikeStatus_docked) and any(
-        _d7.station == 'ST002' and _d7.bike == 'BK0005' for _d7 in rt.each(ep, ep.t_docks)
-    )
-
-
-# tasks.world:858
-def _check_cara_ends_ride_reports_brakes__reported(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0005'].condition, '==', _E13_BikeCondition_broken) and any(
-        _r8.bike == 'BK0005' and _r8.issue == _E10_DamageKind_brakes
-        and _r8.status == _E12_ReportStatus_open_
-        for _r8 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:1286
-def _check_mined_d8669ccacb__bike_bk0005_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0005'].battery, '==', 48) and rt.expect(
-        ep.t_bikes['BK0005'].total_rides, '==', 31, part=1
-    )
-
-
-# tasks.world:1287
-def _check_mined_d8669ccacb__member_m0003_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0003'].balance, '==', 0.0)
-
-
-# tasks.world:1288
-def _check_mined_d8669ccacb__ride_r00006_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rides['R00006'].end_station, '==', 'ST002')
-        and rt.expect(ep.t_rides['R00006'].status, '==', _E10_RideStatus_completed, part=1)
-        and rt.expect(ep.t_rides['R00006'].fare, '==', 7.0, part=2)
-    )
-
-
-def _check_mined_d8669ccacb__new_ride(ep: BikeShareOps) -> bool:  # tasks.world:1289
-    return any(
-        _r9.member == 'M0001' and _r9.bike == 'BK0005' and _r9.start_station == 'ST002'
-        and _r9.end_station is None and _r9.ended_at is None
-        and _r9.status == _E10_RideStatus_active and _r9.fare == 0.0
-        for _r9 in rt.each(ep, ep.t_rides)
-    )
-
-
-def _check_mined_d8669ccacb__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:1290
-    return any(
-        _r10.member == 'M0003' and _r10.kind == _E6_TxKind_ride_fare and _r10.amount == -0.5
-        and _r10.ride == 'R00006' and _r10.operator == 'OP01'
-        for _r10 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:1718
-def _check_mined_301667b296__dock_st001_01_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_docks['ST001-01'].bike, 'is', None)
-
-
-# tasks.world:1719
-def _check_mined_301667b296__dock_st003_03_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_docks['ST003-03'].bike, '==', 'BK0001')
-
-
-# tasks.world:1720
-def _check_mined_301667b296__bike_bk0001_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0001'].condition, '==', _E13_BikeCondition_broken)
-
-
-# tasks.world:1721
-def _check_mined_301667b296__member_m0002_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0002'].pass_kind, '==', _E8_PassKind_monthly)
-        and rt.expect(
-            ep.t_members['M0002'].pass_expires, '==', rt.parse_date('2025-07-05'), part=1
-        )
-        and rt.expect(ep.t_members['M0002'].balance, '==', 5.0, part=2)
-    )
-
-
-def _check_mined_301667b296__new_damagereport(ep: BikeShareOps) -> bool:  # tasks.world:1722
-    return any(
-        _r11.bike == 'BK0001' and _r11.reported_by == 'M0002' and _r11.logged_by == 'OP01'
-        and _r11.issue == _E10_DamageKind_flat_tyre and _r11.description == 'monthly'
-        and _r11.status == _E12_ReportStatus_open_ and _r11.resolved_at is None
-        for _r11 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_301667b296__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:1723
-    return any(
-        _r12.member == 'M0002' and _r12.kind == _E6_TxKind_pass_purchase and _r12.amount == -15.0
-        and _r12.ride is None and _r12.operator == 'OP01'
-        for _r12 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:2151
-def _check_mined_f509f1a161__bike_bk0006_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0006'].condition, '==', _E13_BikeCondition_broken)
-
-
-# tasks.world:2152
-def _check_mined_f509f1a161__member_m0004_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0004'].balance, '==', 214.84)
-
-
-def _check_mined_f509f1a161__new_damagereport(ep: BikeShareOps) -> bool:  # tasks.world:2153
-    return any(
-        _r13.bike == 'BK0006' and _r13.reported_by == 'M0004' and _r13.logged_by == 'OP01'
-        and _r13.issue == _E10_DamageKind_lock and _r13.description == 'open'
-        and _r13.status == _E12_ReportStatus_open_ and _r13.resolved_at is None
-        for _r13 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_f509f1a161__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:2154
-    return any(
-        _r14.member == 'M0004' and _r14.kind == _E6_TxKind_top_up and _r14.amount == 200.0
-        and _r14.ride is None and _r14.operator == 'OP01'
-        for _r14 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:2155
-def _check_mined_f509f1a161__new_balancetransaction_1(ep: BikeShareOps) -> bool:
-    return any(
-        _r15.member == 'M0004' and _r15.kind == _E6_TxKind_top_up and _r15.amount == 10.84
-        and _r15.ride is None and _r15.operator == 'OP01'
-        for _r15 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:2156
-def _check_mined_f509f1a161__new_balancetransaction_2(ep: BikeShareOps) -> bool:
-    return any(
-        _r16.member == 'M0004' and _r16.kind == _E6_TxKind_top_up and _r16.amount == 3.0
-        and _r16.ride is None and _r16.operator == 'OP01'
-        for _r16 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:2584
-def _check_mined_d34a061f2e__dock_st001_01_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_docks['ST001-01'].bike, 'is', None)
-
-
-# tasks.world:2585
-def _check_mined_d34a061f2e__dock_st003_02_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_docks['ST003-02'].bike, '==', 'BK0001')
-
-
-# tasks.world:3011
-def _check_mined_daed09bc43__dock_st001_01_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_docks['ST001-01'].bike, 'is', None)
-
-
-# tasks.world:3012
-def _check_mined_daed09bc43__dock_st003_03_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_docks['ST003-03'].bike, '==', 'BK0001')
-
-
-# tasks.world:3438
-def _check_mined_84ddbada4f__bike_bk0006_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0006'].condition, '==', _E13_BikeCondition_broken)
-
-
-# tasks.world:3439
-def _check_mined_84ddbada4f__member_m0002_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0002'].pass_kind, '==', _E8_PassKind_monthly)
-        and rt.expect(
-            ep.t_members['M0002'].pass_expires, '==', rt.parse_date('2025-07-05'), part=1
-        )
-        and rt.expect(ep.t_members['M0002'].balance, '==', 5.0, part=2)
-    )
-
-
-def _check_mined_84ddbada4f__new_damagereport(ep: BikeShareOps) -> bool:  # tasks.world:3440
-    return any(
-        _r17.bike == 'BK0006' and _r17.reported_by is None and _r17.logged_by == 'OP01'
-        and _r17.issue == _E10_DamageKind_battery and _r17.description == 'M0002'
-        and _r17.status == _E12_ReportStatus_open_ and _r17.resolved_at is None
-        for _r17 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_84ddbada4f__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:3441
-    return any(
-        _r18.member == 'M0002' and _r18.kind == _E6_TxKind_pass_purchase and _r18.amount == -15.0
-        and _r18.ride is None and _r18.operator == 'OP01'
-        for _r18 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:3867
-def _check_mined_a175912b72__bike_bk0006_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0006'].condition, '==', _E13_BikeCondition_broken)
-
-
-# tasks.world:3868
-def _check_mined_a175912b72__member_m0001_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0001'].pass_kind, '==', _E8_PassKind_day)
-        and rt.expect(
-            ep.t_members['M0001'].pass_expires, '==', rt.parse_date('2025-06-06'), part=1
-        )
-        and rt.expect(ep.t_members['M0001'].balance, '==', 7.5, part=2)
-    )
-
-
-def _check_mined_a175912b72__new_damagereport(ep: BikeShareOps) -> bool:  # tasks.world:3869
-    return any(
-        _r19.bike == 'BK0006' and _r19.reported_by == 'M0002' and _r19.logged_by == 'OP01'
-        and _r19.issue == _E10_DamageKind_battery and _r19.description == 'day'
-        and _r19.status == _E12_ReportStatus_open_ and _r19.resolved_at is None
-        for _r19 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_a175912b72__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:3870
-    return any(
-        _r20.member == 'M0001' and _r20.kind == _E6_TxKind_pass_purchase and _r20.amount == -5.0
-        and _r20.ride is None and _r20.operator == 'OP01'
-        for _r20 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:4296
-def _check_mined_00c2027bea__bike_bk0002_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0002'].condition, '==', _E13_BikeCondition_broken)
-
-
-# tasks.world:4297
-def _check_mined_00c2027bea__member_m0001_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0001'].balance, '==', 13.5)
-
-
-def _check_mined_00c2027bea__new_damagereport(ep: BikeShareOps) -> bool:  # tasks.world:4298
-    return any(
-        _r21.bike == 'BK0002' and _r21.reported_by == 'M0001' and _r21.logged_by == 'OP01'
-        and _r21.issue == _E10_DamageKind_flat_tyre and _r21.description == 'R00001'
-        and _r21.status == _E12_ReportStatus_open_ and _r21.resolved_at is None
-        for _r21 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_00c2027bea__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:4299
-    return any(
-        _r22.member == 'M0001' and _r22.kind == _E6_TxKind_top_up and _r22.amount == 1.0
-        and _r22.ride is None and _r22.operator == 'OP01'
-        for _r22 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:4724
-def _check_mined_60f8ccca8f__bike_bk0001_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0001'].condition, '==', _E13_BikeCondition_broken)
-
-
-# tasks.world:4725
-def _check_mined_60f8ccca8f__member_m0001_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0001'].balance, '==', 212.5)
-
-
-def _check_mined_60f8ccca8f__new_damagereport(ep: BikeShareOps) -> bool:  # tasks.world:4726
-    return any(
-        _r23.bike == 'BK0001' and _r23.reported_by == 'M0001' and _r23.logged_by == 'OP01'
-        and _r23.issue == _E10_DamageKind_flat_tyre and _r23.description == 'flat_tyre'
-        and _r23.status == _E12_ReportStatus_open_ and _r23.resolved_at is None
-        for _r23 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_60f8ccca8f__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:4727
-    return any(
-        _r24.member == 'M0001' and _r24.kind == _E6_TxKind_top_up and _r24.amount == 200.0
-        and _r24.ride is None and _r24.operator == 'OP01'
-        for _r24 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:5152
-def _check_mined_74cddf56c6__bike_bk0003_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0003'].condition, '==', _E13_BikeCondition_broken)
-
-
-# tasks.world:5153
-def _check_mined_74cddf56c6__member_m0003_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0003'].balance, '==', 3.5)
-
-
-def _check_mined_74cddf56c6__new_damagereport(ep: BikeShareOps) -> bool:  # tasks.world:5154
-    return any(
-        _r25.bike == 'BK0003' and _r25.reported_by == 'M0003' and _r25.logged_by == 'OP01'
-        and _r25.issue == _E10_DamageKind_flat_tyre and _r25.description == 'IyvNL'
-        and _r25.status == _E12_ReportStatus_open_ and _r25.resolved_at is None
-        for _r25 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_74cddf56c6__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:5155
-    return any(
-        _r26.member == 'M0003' and _r26.kind == _E6_TxKind_top_up and _r26.amount == 3.0
-        and _r26.ride is None and _r26.operator == 'OP01'
-        for _r26 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:5580
-def _check_mined_aa085184cf__member_m0004_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0004'].balance, '==', 168.61)
-
-
-def _check_mined_aa085184cf__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:5581
-    return any(
-        _r27.member == 'M0004' and _r27.kind == _E6_TxKind_top_up and _r27.amount == 30.0
-        and _r27.ride is None and _r27.operator == 'OP01'
-        for _r27 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:5582
-def _check_mined_aa085184cf__new_balancetransaction_1(ep: BikeShareOps) -> bool:
-    return any(
-        _r28.member == 'M0004' and _r28.kind == _E6_TxKind_top_up and _r28.amount == 137.61
-        and _r28.ride is None and _r28.operator == 'OP01'
-        for _r28 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:6008
-def _check_mined_fc89d75d58__member_m0002_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0002'].balance, '==', 22.0)
-
-
-def _check_mined_fc89d75d58__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:6009
-    return any(
-        _r29.member == 'M0002' and _r29.kind == _E6_TxKind_top_up and _r29.amount == 1.0
-        and _r29.ride is None and _r29.operator == 'OP01'
-        for _r29 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:6010
-def _check_mined_fc89d75d58__new_balancetransaction_1(ep: BikeShareOps) -> bool:
-    return any(
-        _r30.member == 'M0002' and _r30.kind == _E6_TxKind_top_up and _r30.amount == 1.0
-        and _r30.ride is None and _r30.operator == 'OP01'
-        for _r30 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:6436
-def _check_mined_6b5226f062__member_m0002_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0002'].pass_kind, '==', _E8_PassKind_day)
-        and rt.expect(
-            ep.t_members['M0002'].pass_expires, '==', rt.parse_date('2025-06-06'), part=1
-        )
-        and rt.expect(ep.t_members['M0002'].balance, '==', 15.0, part=2)
-    )
-
-
-def _check_mined_6b5226f062__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:6437
-    return any(
-        _r31.member == 'M0002' and _r31.kind == _E6_TxKind_pass_purchase and _r31.amount == -5.0
-        and _r31.ride is None and _r31.operator == 'OP01'
-        for _r31 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:6861
-def _check_mined_372d0ed327__bike_bk0001_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0001'].condition, '==', _E13_BikeCondition_broken)
-
-
-def _check_mined_372d0ed327__new_damagereport(ep: BikeShareOps) -> bool:  # tasks.world:6862
-    return any(
-        _r32.bike == 'BK0001' and _r32.reported_by == 'M0005' and _r32.logged_by == 'OP01'
-        and _r32.issue == _E10_DamageKind_brakes and _r32.description == 'Wcv@VWYn GrsrWt2.w3'
-        and _r32.status == _E12_ReportStatus_open_ and _r32.resolved_at is None
-        for _r32 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:7286
-def _check_mined_bf3069ea9d__bike_bk0002_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0002'].condition, '==', _E13_BikeCondition_broken)
-
-
-def _check_mined_bf3069ea9d__new_damagereport(ep: BikeShareOps) -> bool:  # tasks.world:7287
-    return any(
-        _r33.bike == 'BK0002' and _r33.reported_by == 'M0003' and _r33.logged_by == 'OP01'
-        and _r33.issue == _E10_DamageKind_chain and _r33.description == '2025-04-30'
-        and _r33.status == _E12_ReportStatus_open_ and _r33.resolved_at is None
-        for _r33 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:7711
-def _check_mined_e4c288ec80__bike_bk0003_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0003'].condition, '==', _E13_BikeCondition_broken)
-
-
-def _check_mined_e4c288ec80__new_damagereport(ep: BikeShareOps) -> bool:  # tasks.world:7712
-    return any(
-        _r34.bike == 'BK0003' and _r34.reported_by == 'M0001' and _r34.logged_by == 'OP01'
-        and _r34.issue == _E10_DamageKind_brakes and _r34.description == 'é'
-        and _r34.status == _E12_ReportStatus_open_ and _r34.resolved_at is None
-        for _r34 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:8136
-def _check_mined_0694bda232__current_operator_set(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_operator, '==', 'OP03')
-
-
-# tasks.world:8560
-def _check_mined_0bda30c8c7__member_m0003_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0003'].pass_kind, '==', _E8_PassKind_day)
-        and rt.expect(
-            ep.t_members['M0003'].pass_expires, '==', rt.parse_date('2025-06-06'), part=1
-        )
-        and rt.expect(ep.t_members['M0003'].balance, '==', 185.93, part=2)
-    )
-
-
-def _check_mined_0bda30c8c7__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:8561
-    return any(
-        _r35.member == 'M0003' and _r35.kind == _E6_TxKind_top_up and _r35.amount == 190.43
-        and _r35.ride is None and _r35.operator == 'OP01'
-        for _r35 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:8562
-def _check_mined_0bda30c8c7__new_balancetransaction_1(ep: BikeShareOps) -> bool:
-    return any(
-        _r36.member == 'M0003' and _r36.kind == _E6_TxKind_pass_purchase and _r36.amount == -5.0
-        and _r36.ride is None and _r36.operator == 'OP01'
-        for _r36 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:8986
-def _check_mined_2231a4fe6e__member_m0002_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0002'].balance, '==', 82.3)
-
-
-def _check_mined_2231a4fe6e__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:8987
-    return any(
-        _r37.member == 'M0002' and _r37.kind == _E6_TxKind_top_up and _r37.amount == 62.3
-        and _r37.ride is None and _r37.operator == 'OP01'
-        for _r37 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:9411
-def _check_mined_46b969e8d5__member_m0001_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0001'].pass_kind, '==', _E8_PassKind_monthly)
-        and rt.expect(
-            ep.t_members['M0001'].pass_expires, '==', rt.parse_date('2025-07-05'), part=1
-        )
-        and rt.expect(ep.t_members['M0001'].balance, '==', 197.5, part=2)
-    )
-
-
-def _check_mined_46b969e8d5__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:9412
-    return any(
-        _r38.member == 'M0001' and _r38.kind == _E6_TxKind_top_up and _r38.amount == 200.0
-        and _r38.ride is None and _r38.operator == 'OP01'
-        for _r38 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:9413
-def _check_mined_46b969e8d5__new_balancetransaction_1(ep: BikeShareOps) -> bool:
-    return any(
-        _r39.member == 'M0001' and _r39.kind == _E6_TxKind_pass_purchase and _r39.amount == -15.0
-        and _r39.ride is None and _r39.operator == 'OP01'
-        for _r39 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:9837
-def _check_mined_a534297a65__member_m0004_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0004'].balance, '==', 201.0)
-
-
-def _check_mined_a534297a65__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:9838
-    return any(
-        _r40.member == 'M0004' and _r40.kind == _E6_TxKind_top_up and _r40.amount == 200.0
-        and _r40.ride is None and _r40.operator == 'OP01'
-        for _r40 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:10260
-def _check_mined_92a294634e__member_m0001_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0001'].pass_kind, '==', _E8_PassKind_day)
-        and rt.expect(
-            ep.t_members['M0001'].pass_expires, '==', rt.parse_date('2025-06-06'), part=1
-        )
-        and rt.expect(ep.t_members['M0001'].balance, '==', 7.5, part=2)
-    )
-
-
-def _check_mined_92a294634e__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:10261
-    return any(
-        _r41.member == 'M0001' and _r41.kind == _E6_TxKind_pass_purchase and _r41.amount == -5.0
-        and _r41.ride is None and _r41.operator == 'OP01'
-        for _r41 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:10682
-def _check_mined_5c8e66460e__member_m0003_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0003'].balance, '==', 1.5)
-
-
-def _check_mined_5c8e66460e__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:10683
-    return any(
-        _r42.member == 'M0003' and _r42.kind == _E6_TxKind_top_up and _r42.amount == 1.0
-        and _r42.ride is None and _r42.operator == 'OP01'
-        for _r42 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:11104
-def _check_mined_634c99c469__member_m0001_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0001'].balance, '==', 27.5)
-
-
-def _check_mined_634c99c469__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:11105
-    return any(
-        _r43.member == 'M0001' and _r43.kind == _E6_TxKind_top_up and _r43.amount == 15.0
-        and _r43.ride is None and _r43.operator == 'OP01'
-        for _r43 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:11526
-def _check_mined_ff805f1655__dock_st002_02_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_docks['ST002-02'].bike, 'is', None)
-
-
-# tasks.world:11527
-def _check_mined_ff805f1655__dock_st002_03_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_docks['ST002-03'].bike, '==', 'BK0005')
-
-
-# tasks.world:11528
-def _check_mined_ff805f1655__dock_st003_03_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_docks['ST003-03'].bike, '==', 'BK0004')
-
-
-# tasks.world:11529
-def _check_mined_ff805f1655__bike_bk0005_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bikes['BK0005'].battery, '==', 46)
-        and rt.expect(ep.t_bikes['BK0005'].status, '==', _E10_BikeStatus_docked, part=1)
-        and rt.expect(ep.t_bikes['BK0005'].total_rides, '==', 31, part=2)
-    )
-
-
-# tasks.world:11530
-def _check_mined_ff805f1655__member_m0002_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0002'].balance, '==', 197.84)
-
-
-# tasks.world:11531
-def _check_mined_ff805f1655__member_m0003_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0003'].balance, '==', 0.0)
-
-
-# tasks.world:11532
-def _check_mined_ff805f1655__ride_r00006_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rides['R00006'].end_station, '==', 'ST002')
-        and rt.expect(ep.t_rides['R00006'].status, '==', _E10_RideStatus_completed, part=1)
-        and rt.expect(ep.t_rides['R00006'].fare, '==', 8.0, part=2)
-    )
-
-
-def _check_mined_ff805f1655__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:11533
-    return any(
-        _r44.member == 'M0002' and _r44.kind == _E6_TxKind_top_up and _r44.amount == 155.84
-        and _r44.ride is None and _r44.operator == 'OP01'
-        for _r44 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:11534
-def _check_mined_ff805f1655__new_balancetransaction_1(ep: BikeShareOps) -> bool:
-    return any(
-        _r45.member == 'M0003' and _r45.kind == _E6_TxKind_ride_fare and _r45.amount == -0.5
-        and _r45.ride == 'R00006' and _r45.operator == 'OP01'
-        for _r45 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:11535
-def _check_mined_ff805f1655__new_balancetransaction_2(ep: BikeShareOps) -> bool:
-    return any(
-        _r46.member == 'M0002' and _r46.kind == _E6_TxKind_top_up and _r46.amount == 22.0
-        and _r46.ride is None and _r46.operator == 'OP01'
-        for _r46 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:11968
-def _check_mined_c32fbd0d53__dock_st001_03_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_docks['ST001-03'].bike, '==', 'BK0005')
-
-
-# tasks.world:11969
-def _check_mined_c32fbd0d53__bike_bk0005_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bikes['BK0005'].battery, '==', 47)
-        and rt.expect(ep.t_bikes['BK0005'].status, '==', _E10_BikeStatus_docked, part=1)
-        and rt.expect(ep.t_bikes['BK0005'].total_rides, '==', 31, part=2)
-    )
-
-
-# tasks.world:11970
-def _check_mined_c32fbd0d53__member_m0002_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0002'].pass_kind, '==', _E8_PassKind_monthly)
-        and rt.expect(
-            ep.t_members['M0002'].pass_expires, '==', rt.parse_date('2025-07-05'), part=1
-        )
-        and rt.expect(ep.t_members['M0002'].balance, '==', 0.0, part=2)
-    )
-
-
-# tasks.world:11971
-def _check_mined_c32fbd0d53__member_m0003_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0003'].balance, '==', 68.9)
-
-
-# tasks.world:11972
-def _check_mined_c32fbd0d53__ride_r00006_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rides['R00006'].end_station, '==', 'ST001')
-        and rt.expect(ep.t_rides['R00006'].status, '==', _E10_RideStatus_completed, part=1)
-        and rt.expect(ep.t_rides['R00006'].fare, '==', 7.75, part=2)
-    )
-
-
-def _check_mined_c32fbd0d53__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:11973
-    return any(
-        _r47.member == 'M0002' and _r47.kind == _E6_TxKind_pass_purchase and _r47.amount == -5.0
-        and _r47.ride is None and _r47.operator == 'OP01'
-        for _r47 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:11974
-def _check_mined_c32fbd0d53__new_balancetransaction_1(ep: BikeShareOps) -> bool:
-    return any(
-        _r48.member == 'M0002' and _r48.kind == _E6_TxKind_pass_purchase and _r48.amount == -15.0
-        and _r48.ride is None and _r48.operator == 'OP01'
-        for _r48 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:11975
-def _check_mined_c32fbd0d53__new_balancetransaction_2(ep: BikeShareOps) -> bool:
-    return any(
-        _r49.member == 'M0003' and _r49.kind == _E6_TxKind_ride_fare and _r49.amount == -0.5
-        and _r49.ride == 'R00006' and _r49.operator == 'OP01'
-        for _r49 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:11976
-def _check_mined_c32fbd0d53__new_balancetransaction_3(ep: BikeShareOps) -> bool:
-    return any(
-        _r50.member == 'M0003' and _r50.kind == _E6_TxKind_top_up and _r50.amount == 68.9
-        and _r50.ride is None and _r50.operator == 'OP01'
-        for _r50 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:12408
-def _check_mined_3e9b084873__dock_st001_03_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_docks['ST001-03'].bike, '==', 'BK0005')
-
-
-# tasks.world:12409
-def _check_mined_3e9b084873__bike_bk0005_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bikes['BK0005'].battery, '==', 48)
-        and rt.expect(ep.t_bikes['BK0005'].condition, '==', _E13_BikeCondition_broken, part=1)
-        and rt.expect(ep.t_bikes['BK0005'].status, '==', _E10_BikeStatus_docked, part=2)
-        and rt.expect(ep.t_bikes['BK0005'].total_rides, '==', 31, part=3)
-    )
-
-
-# tasks.world:12410
-def _check_mined_3e9b084873__member_m0002_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0002'].pass_kind, '==', _E8_PassKind_monthly)
-        and rt.expect(
-            ep.t_members['M0002'].pass_expires, '==', rt.parse_date('2025-07-05'), part=1
-        )
-        and rt.expect(ep.t_members['M0002'].balance, '==', 5.0, part=2)
-    )
-
-
-# tasks.world:12411
-def _check_mined_3e9b084873__member_m0003_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0003'].balance, '==', 0.0)
-
-
-# tasks.world:12412
-def _check_mined_3e9b084873__ride_r00006_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rides['R00006'].end_station, '==', 'ST001')
-        and rt.expect(ep.t_rides['R00006'].status, '==', _E10_RideStatus_completed, part=1)
-        and rt.expect(ep.t_rides['R00006'].fare, '==', 7.0, part=2)
-    )
-
-
-def _check_mined_3e9b084873__new_damagereport(ep: BikeShareOps) -> bool:  # tasks.world:12413
-    return any(
-        _r51.bike == 'BK0005' and _r51.reported_by == 'M0005' and _r51.logged_by == 'OP01'
-        and _r51.issue == _E10_DamageKind_brakes and _r51.description == 'resolved'
-        and _r51.status == _E12_ReportStatus_open_ and _r51.resolved_at is None
-        for _r51 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_3e9b084873__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:12414
-    return any(
-        _r52.member == 'M0003' and _r52.kind == _E6_TxKind_ride_fare and _r52.amount == -0.5
-        and _r52.ride == 'R00006' and _r52.operator == 'OP01'
-        for _r52 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:12415
-def _check_mined_3e9b084873__new_balancetransaction_1(ep: BikeShareOps) -> bool:
-    return any(
-        _r53.member == 'M0002' and _r53.kind == _E6_TxKind_pass_purchase and _r53.amount == -15.0
-        and _r53.ride is None and _r53.operator == 'OP01'
-        for _r53 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:12845
-def _check_mined_b899402ae8__current_operator_set(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_operator, '==', 'OP03')
-
-
-# tasks.world:12846
-def _check_mined_b899402ae8__dock_st002_01_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_docks['ST002-01'].bike, 'is', None)
-
-
-# tasks.world:12847
-def _check_mined_b899402ae8__bike_bk0002_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0002'].condition, '==', _E13_BikeCondition_broken)
-
-
-# tasks.world:12848
-def _check_mined_b899402ae8__bike_bk0003_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0003'].status, '==', _E10_BikeStatus_in_ride)
-
-
-# tasks.world:12849
-def _check_mined_b899402ae8__member_m0002_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0002'].pass_kind, '==', _E8_PassKind_monthly)
-        and rt.expect(
-            ep.t_members['M0002'].pass_expires, '==', rt.parse_date('2025-07-05'), part=1
-        )
-        and rt.expect(ep.t_members['M0002'].balance, '==', 5.0, part=2)
-    )
-
-
-def _check_mined_b899402ae8__new_ride(ep: BikeShareOps) -> bool:  # tasks.world:12850
-    return any(
-        _r54.member == 'M0002' and _r54.bike == 'BK0003' and _r54.start_station == 'ST002'
-        and _r54.end_station is None and _r54.ended_at is None
-        and _r54.status == _E10_RideStatus_active and _r54.fare == 0.0
-        for _r54 in rt.each(ep, ep.t_rides)
-    )
-
-
-def _check_mined_b899402ae8__new_damagereport(ep: BikeShareOps) -> bool:  # tasks.world:12851
-    return any(
-        _r55.bike == 'BK0002' and _r55.reported_by == 'M0002' and _r55.logged_by == 'OP03'
-        and _r55.issue == _E10_DamageKind_other and _r55.description == 'ST001-02'
-        and _r55.status == _E12_ReportStatus_open_ and _r55.resolved_at is None
-        for _r55 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_b899402ae8__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:12852
-    return any(
-        _r56.member == 'M0002' and _r56.kind == _E6_TxKind_pass_purchase and _r56.amount == -15.0
-        and _r56.ride is None and _r56.operator == 'OP03'
-        for _r56 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:13282
-def _check_mined_de6ce2d5d5__dock_st002_01_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_docks['ST002-01'].bike, 'is', None)
-
-
-# tasks.world:13283
-def _check_mined_de6ce2d5d5__dock_st003_03_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_docks['ST003-03'].bike, '==', 'BK0003')
-
-
-# tasks.world:13284
-def _check_mined_de6ce2d5d5__bike_bk0003_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0003'].condition, '==', _E13_BikeCondition_broken)
-
-
-# tasks.world:13285
-def _check_mined_de6ce2d5d5__member_m0002_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0002'].balance, '==', 28.0)
-
-
-def _check_mined_de6ce2d5d5__new_damagereport(ep: BikeShareOps) -> bool:  # tasks.world:13286
-    return any(
-        _r57.bike == 'BK0003' and _r57.reported_by == 'M0005' and _r57.logged_by == 'OP01'
-        and _r57.issue == _E10_DamageKind_battery and _r57.description == '{}'
-        and _r57.status == _E12_ReportStatus_open_ and _r57.resolved_at is None
-        for _r57 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_de6ce2d5d5__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:13287
-    return any(
-        _r58.member == 'M0002' and _r58.kind == _E6_TxKind_top_up and _r58.amount == 5.0
-        and _r58.ride is None and _r58.operator == 'OP01'
-        for _r58 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:13288
-def _check_mined_de6ce2d5d5__new_balancetransaction_1(ep: BikeShareOps) -> bool:
-    return any(
-        _r59.member == 'M0002' and _r59.kind == _E6_TxKind_top_up and _r59.amount == 3.0
-        and _r59.ride is None and _r59.operator == 'OP01'
-        for _r59 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:13721
-def _check_mined_8ca2b440fe__dock_st001_01_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_docks['ST001-01'].bike, 'is', None)
-
-
-# tasks.world:13722
-def _check_mined_8ca2b440fe__dock_st002_03_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_docks['ST002-03'].bike, '==', 'BK0001')
-
-
-# tasks.world:13723
-def _check_mined_8ca2b440fe__bike_bk0003_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0003'].condition, '==', _E13_BikeCondition_broken)
-
-
-# tasks.world:13724
-def _check_mined_8ca2b440fe__member_m0002_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0002'].balance, '==', 220.0)
-
-
-def _check_mined_8ca2b440fe__new_damagereport(ep: BikeShareOps) -> bool:  # tasks.world:13725
-    return any(
-        _r60.bike == 'BK0003' and _r60.reported_by == 'M0002' and _r60.logged_by == 'OP01'
-        and _r60.issue == _E10_DamageKind_flat_tyre
-        and _r60.description == 'dan.olsen@mail.example' and _r60.status == _E12_ReportStatus_open_
-        and _r60.resolved_at is None
-        for _r60 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_8ca2b440fe__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:13726
-    return any(
-        _r61.member == 'M0002' and _r61.kind == _E6_TxKind_top_up and _r61.amount == 200.0
-        and _r61.ride is None and _r61.operator == 'OP01'
-        for _r61 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:14158
-def _check_mined_2f34053681__dock_st002_01_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_docks['ST002-01'].bike, 'is', None)
-
-
-# tasks.world:14159
-def _check_mined_2f34053681__bike_bk0003_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0003'].status, '==', _E10_BikeStatus_in_ride)
-
-
-# tasks.world:14160
-def _check_mined_2f34053681__bike_bk0006_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0006'].condition, '==', _E13_BikeCondition_broken)
-
-
-# tasks.world:14161
-def _check_mined_2f34053681__member_m0004_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0004'].pass_kind, '==', _E8_PassKind_monthly)
-        and rt.expect(
-            ep.t_members['M0004'].pass_expires, '==', rt.parse_date('2025-07-05'), part=1
-        )
-        and rt.expect(ep.t_members['M0004'].balance, '==', 186.0, part=2)
-    )
-
-
-def _check_mined_2f34053681__new_ride(ep: BikeShareOps) -> bool:  # tasks.world:14162
-    return any(
-        _r62.member == 'M0001' and _r62.bike == 'BK0003' and _r62.start_station == 'ST002'
-        and _r62.end_station is None and _r62.ended_at is None
-        and _r62.status == _E10_RideStatus_active and _r62.fare == 0.0
-        for _r62 in rt.each(ep, ep.t_rides)
-    )
-
-
-def _check_mined_2f34053681__new_damagereport(ep: BikeShareOps) -> bool:  # tasks.world:14163
-    return any(
-        _r63.bike == 'BK0006' and _r63.reported_by == 'M0001' and _r63.logged_by == 'OP01'
-        and _r63.issue == _E10_DamageKind_lock and _r63.description == '2025-06-05T08:30:00'
-        and _r63.status == _E12_ReportStatus_open_ and _r63.resolved_at is None
-        for _r63 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_2f34053681__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:14164
-    return any(
-        _r64.member == 'M0004' and _r64.kind == _E6_TxKind_top_up and _r64.amount == 200.0
-        and _r64.ride is None and _r64.operator == 'OP01'
-        for _r64 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:14165
-def _check_mined_2f34053681__new_balancetransaction_1(ep: BikeShareOps) -> bool:
-    return any(
-        _r65.member == 'M0004' and _r65.kind == _E6_TxKind_pass_purchase and _r65.amount == -15.0
-        and _r65.ride is None and _r65.operator == 'OP01'
-        for _r65 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:14598
-def _check_mined_9f3a6ecd76__current_operator_set(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_operator, '==', 'OP02')
-
-
-# tasks.world:14599
-def _check_mined_9f3a6ecd76__bike_bk0003_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bikes['BK0003'].condition, '==', _E13_BikeCondition_broken)
-        and rt.expect(ep.t_bikes['BK0003'].last_service, '==', rt.parse_date('2025-06-05'), part=1)
-    )
-
-
-def _check_mined_9f3a6ecd76__new_damagereport(ep: BikeShareOps) -> bool:  # tasks.world:14600
-    return any(
-        _r66.bike == 'BK0003' and _r66.reported_by is None and _r66.logged_by == 'OP01'
-        and _r66.issue == _E10_DamageKind_other and _r66.description == 'support'
-        and _r66.status == _E12_ReportStatus_resolved
-        for _r66 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_9f3a6ecd76__new_damagereport_1(ep: BikeShareOps) -> bool:  # tasks.world:14601
-    return any(
-        _r67.bike == 'BK0003' and _r67.reported_by == 'M0002' and _r67.logged_by == 'OP02'
-        and _r67.issue == _E10_DamageKind_lock and _r67.description == 'top_up'
-        and _r67.status == _E12_ReportStatus_open_ and _r67.resolved_at is None
-        for _r67 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:15035
-def _check_mined_8d6c057f64__dock_st002_04_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_docks['ST002-04'].bike, '==', 'BK0008')
-
-
-# tasks.world:15036
-def _check_mined_8d6c057f64__dock_st004_01_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_docks['ST004-01'].bike, 'is', None)
-
-
-# tasks.world:15037
-def _check_mined_8d6c057f64__member_m0003_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0003'].pass_kind, '==', _E8_PassKind_day)
-        and rt.expect(
-            ep.t_members['M0003'].pass_expires, '==', rt.parse_date('2025-06-06'), part=1
-        )
-        and rt.expect(ep.t_members['M0003'].balance, '==', 195.5, part=2)
-    )
-
-
-def _check_mined_8d6c057f64__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:15038
-    return any(
-        _r68.member == 'M0003' and _r68.kind == _E6_TxKind_top_up and _r68.amount == 200.0
-        and _r68.ride is None and _r68.operator == 'OP01'
-        for _r68 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:15039
-def _check_mined_8d6c057f64__new_balancetransaction_1(ep: BikeShareOps) -> bool:
-    return any(
-        _r69.member == 'M0003' and _r69.kind == _E6_TxKind_pass_purchase and _r69.amount == -5.0
-        and _r69.ride is None and _r69.operator == 'OP01'
-        for _r69 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:15470
-def _check_mined_d8f56674d7__current_operator_set(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_operator, '==', 'OP02')
-
-
-# tasks.world:15471
-def _check_mined_d8f56674d7__bike_bk0001_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0001'].condition, '==', _E13_BikeCondition_broken)
-
-
-# tasks.world:15472
-def _check_mined_d8f56674d7__bike_bk0004_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0004'].condition, '==', _E13_BikeCondition_good) and rt.expect(
-        ep.t_bikes['BK0004'].last_service, '==', rt.parse_date('2025-06-05'), part=1
-    )
-
-
-# tasks.world:15473
-def _check_mined_d8f56674d7__damagereport_dr0004_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reports['DR0004'].status, '==', _E12_ReportStatus_resolved)
-
-
-def _check_mined_d8f56674d7__new_damagereport(ep: BikeShareOps) -> bool:  # tasks.world:15474
-    return any(
-        _r70.bike == 'BK0001' and _r70.reported_by == 'M0003' and _r70.logged_by == 'OP02'
-        and _r70.issue == _E10_DamageKind_battery and _r70.description == 'BK0006'
-        and _r70.status == _E12_ReportStatus_open_ and _r70.resolved_at is None
-        for _r70 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:15906
-def _check_mined_ef242d9a51__current_operator_set(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_operator, '==', 'OP03')
-
-
-# tasks.world:15907
-def _check_mined_ef242d9a51__bike_bk0006_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0006'].condition, '==', _E13_BikeCondition_broken)
-
-
-# tasks.world:15908
-def _check_mined_ef242d9a51__member_m0004_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0004'].balance, '==', 201.0)
-
-
-def _check_mined_ef242d9a51__new_damagereport(ep: BikeShareOps) -> bool:  # tasks.world:15909
-    return any(
-        _r71.bike == 'BK0006' and _r71.reported_by == 'M0004' and _r71.logged_by == 'OP03'
-        and _r71.issue == _E10_DamageKind_flat_tyre
-        and _r71.description == 'nadia.klein@bikes.example'
-        and _r71.status == _E12_ReportStatus_open_ and _r71.resolved_at is None
-        for _r71 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_ef242d9a51__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:15910
-    return any(
-        _r72.member == 'M0004' and _r72.kind == _E6_TxKind_top_up and _r72.amount == 200.0
-        and _r72.ride is None and _r72.operator == 'OP03'
-        for _r72 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:16342
-def _check_mined_572966f29a__current_operator_set(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_operator, '==', 'OP02')
-
-
-# tasks.world:16343
-def _check_mined_572966f29a__bike_bk0006_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bikes['BK0006'].condition, '==', _E13_BikeCondition_broken)
-
-
-# tasks.world:16344
-def _check_mined_572966f29a__member_m0001_changed(ep: BikeShareOps) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0001'].pass_kind, '==', _E8_PassKind_monthly)
-        and rt.expect(
-            ep.t_members['M0001'].pass_expires, '==', rt.parse_date('2025-07-05'), part=1
-        )
-        and rt.expect(ep.t_members['M0001'].balance, '==', 97.2, part=2)
-    )
-
-
-def _check_mined_572966f29a__new_damagereport(ep: BikeShareOps) -> bool:  # tasks.world:16345
-    return any(
-        _r73.bike == 'BK0006' and _r73.reported_by == 'M0001' and _r73.logged_by == 'OP01'
-        and _r73.issue == _E10_DamageKind_brakes and _r73.description == '2025-06-20'
-        and _r73.status == _E12_ReportStatus_open_ and _r73.resolved_at is None
-        for _r73 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_572966f29a__new_balancetransaction(ep: BikeShareOps) -> bool:  # tasks.world:16346
-    return any(
-        _r74.member == 'M0001' and _r74.kind == _E6_TxKind_top_up and _r74.amount == 99.7
-        and _r74.ride is None and _r74.operator == 'OP01'
-        for _r74 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:16347
-def _check_mined_572966f29a__new_balancetransaction_1(ep: BikeShareOps) -> bool:
-    return any(
-        _r75.member == 'M0001' and _r75.kind == _E6_TxKind_pass_purchase and _r75.amount == -15.0
-        and _r75.ride is None and _r75.operator == 'OP02'
-        for _r75 in rt.each(ep, ep.t_transactions)
-    )
-
-
-BikeShareOps.TASKS = task_registry(__name__, "tasks.json")

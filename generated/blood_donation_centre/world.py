@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -358,6 +358,7 @@ class BloodDonationCentre(Episode):
     CLOCK: ClassVar[str] = "2025-03-10T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 7
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "staff": "Staff", "donors": "Donor", "sites": "Site", "sessions": "Session",
         "appointments": "Appointment", "units": "BloodUnit", "hospitals": "Hospital",
@@ -558,23 +559,16 @@ class BloodDonationCentre(Episode):
             rt.check_deleted(
                 self, self.t_staff, ((self.t_appointments, 'booked_by'), (None, 'current_staff'))
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_donors, ((self.t_appointments, 'donor'), (self.t_units, 'donor'))
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_sites, ((self.t_staff, 'site'), (self.t_sessions, 'site'))
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_sessions, ((self.t_appointments, 'session'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_appointments, ((self.t_units, 'appointment'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_hospitals, ((self.t_requests, 'hospital'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_requests, ((self.t_units, 'request'),))
-        pass
 
     def fn_actor(self) -> Staff:  # blood_donation_centre.world:175
         'The signed-in staff member; fails when nobody is signed in.'
@@ -1286,611 +1280,504 @@ class BloodDonationCentre(Episode):
             ]),
         )
 
+    # blood_donation_centre.world:1124
+    def _check_ship_a_plus_to_bri__reserved_unit(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_units['U00003'].request, '==', 'R0001') and rt.expect(
+            self.t_units['U00003'].status, '==', _E10_UnitStatus_shipped, part=1
+        )
+
+    # blood_donation_centre.world:1125
+    def _check_ship_a_plus_to_bri__shipped(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['R0001'].status, '==', _E13_RequestStatus_shipped)
+            and rt.expect(self.t_requests['R0001'].shipped_at, 'is not', None, part=1)
+        )
+
+    def _check_grace_moves_to_university__signed_in(self) -> rt.Verdict | bool:  # tasks.world:442
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    # tasks.world:443
+    def _check_grace_moves_to_university__old_cancelled(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['AP0007'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    def _check_grace_moves_to_university__new_booking(self) -> bool:  # tasks.world:444
+        return any(
+            _a26.donor == 'D0003' and _a26.session == 'SES006'
+            and _a26.status == _E17_AppointmentStatus_booked and _a26.booked_by == 'ST02'
+            for _a26 in rt.each(self, self.t_appointments)
+        )
+
+    # tasks.world:897
+    def _check_move_grace_to_university_session__old_cancelled(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['AP0007'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    def _check_move_grace_to_university_session__new_booked(self) -> bool:  # tasks.world:898
+        return any(
+            _a27.donor == 'D0003' and _a27.session == 'SES006'
+            and _a27.status == _E17_AppointmentStatus_booked
+            for _a27 in rt.each(self, self.t_appointments)
+        )
+
+    def _check_mined_5e64e00a45__new_donor(self) -> bool:  # tasks.world:1344
+        return any(
+            _r28.name == 'R0002' and _r28.email == 'ruh@nhs.example'
+            and _r28.phone == '+441170000002' and _r28.birth_date == rt.parse_date('1990-04-02')
+            and _r28.blood_type == _E9_BloodType_ab_neg and _r28.last_donation is None
+            and _r28.status == _E11_DonorStatus_eligible
+            and _r28.registered_on == rt.parse_date('2025-03-10')
+            for _r28 in rt.each(self, self.t_donors)
+        )
+
+    # tasks.world:1787
+    def _check_mined_e83602b0a4__bloodunit_u00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_units['U00002'].status, '==', _E10_UnitStatus_shipped)
+
+    # tasks.world:1788
+    def _check_mined_e83602b0a4__hospitalrequest_r0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['R0002'].status, '==', _E13_RequestStatus_shipped)
+
+    def _check_mined_143eaee34e__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:2230
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    # tasks.world:2673
+    def _check_mined_72fb21ee13__donor_d0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_donors['D0001'].last_donation, '==', rt.parse_date('2025-03-10'))
+
+    # tasks.world:2674
+    def _check_mined_72fb21ee13__appointment_ap0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['AP0006'].status, '==', _E17_AppointmentStatus_attended
+        )
+
+    def _check_mined_72fb21ee13__new_bloodunit(self) -> bool:  # tasks.world:2675
+        return any(
+            _r29.donor == 'D0001' and _r29.appointment == 'AP0006'
+            and _r29.blood_type == _E9_BloodType_o_neg and _r29.volume_ml == 200
+            and _r29.collected_on == rt.parse_date('2025-03-10')
+            and _r29.expires_on == rt.parse_date('2025-04-21')
+            and _r29.test_status == _E10_TestStatus_pending
+            and _r29.status == _E10_UnitStatus_in_stock and _r29.request is None
+            for _r29 in rt.each(self, self.t_units)
+        )
+
+    # tasks.world:3114
+    def _check_mined_ec8e489396__appointment_ap0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['AP0007'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    def _check_mined_86b36f27b7__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:3553
+        return rt.expect(self.state.current_staff, '==', 'ST03')
+
+    def _check_mined_86b36f27b7__new_appointment(self) -> bool:  # tasks.world:3554
+        return any(
+            _r30.donor == 'D0006' and _r30.session == 'SES008'
+            and _r30.status == _E17_AppointmentStatus_booked and _r30.booked_by == 'ST03'
+            for _r30 in rt.each(self, self.t_appointments)
+        )
+
+    # tasks.world:3555
+    def _check_mined_86b36f27b7__bloodunit_u00005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_units['U00005'].test_status, '==', _E10_TestStatus_passed)
+
+    def _check_mined_5446e2ad2a__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:4003
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    def _check_mined_5446e2ad2a__new_donor(self) -> bool:  # tasks.world:4004
+        return any(
+            _r31.name == '0k' and _r31.email == 'mEC3@605.vi' and _r31.phone == '+46596471'
+            and _r31.birth_date == rt.parse_date('2001-01-30')
+            and _r31.blood_type == _E9_BloodType_a_pos and _r31.last_donation is None
+            and _r31.status == _E11_DonorStatus_eligible
+            and _r31.registered_on == rt.parse_date('2025-03-10')
+            for _r31 in rt.each(self, self.t_donors)
+        )
+
+    # tasks.world:4005
+    def _check_mined_5446e2ad2a__appointment_ap0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['AP0007'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    # tasks.world:4006
+    def _check_mined_5446e2ad2a__bloodunit_u00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_units['U00002'].status, '==', _E10_UnitStatus_shipped)
+
+    # tasks.world:4007
+    def _check_mined_5446e2ad2a__hospitalrequest_r0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['R0002'].status, '==', _E13_RequestStatus_shipped)
+
+    def _check_mined_3ae325d8c0__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:4454
+        return rt.expect(self.state.current_staff, '==', 'ST03')
+
+    # tasks.world:4455
+    def _check_mined_3ae325d8c0__bloodunit_u00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_units['U00002'].status, '==', _E10_UnitStatus_shipped)
+
+    # tasks.world:4456
+    def _check_mined_3ae325d8c0__bloodunit_u00005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_units['U00005'].test_status, '==', _E10_TestStatus_passed)
+
+    # tasks.world:4457
+    def _check_mined_3ae325d8c0__hospitalrequest_r0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['R0002'].status, '==', _E13_RequestStatus_shipped)
+
+    def _check_mined_ff4b660cfe__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:4903
+        return rt.expect(self.state.current_staff, '==', 'ST03')
+
+    def _check_mined_ff4b660cfe__new_donor(self) -> bool:  # tasks.world:4904
+        return any(
+            _r32.name == 'D0006' and _r32.email == 'chen.wu@bloodcentre.example'
+            and _r32.phone == '+933920111' and _r32.birth_date == rt.parse_date('1995-11-11')
+            and _r32.blood_type == _E9_BloodType_ab_pos and _r32.last_donation is None
+            and _r32.status == _E11_DonorStatus_eligible
+            and _r32.registered_on == rt.parse_date('2025-03-10')
+            for _r32 in rt.each(self, self.t_donors)
+        )
+
+    # tasks.world:4905
+    def _check_mined_ff4b660cfe__bloodunit_u00005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_units['U00005'].test_status, '==', _E10_TestStatus_failed)
+            and rt.expect(self.t_units['U00005'].status, '==', _E10_UnitStatus_discarded, part=1)
+        )
+
+    def _check_mined_3888e98d86__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:5350
+        return rt.expect(self.state.current_staff, '==', 'ST03')
+
+    # tasks.world:5351
+    def _check_mined_3888e98d86__bloodunit_u00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_units['U00002'].status, '==', _E10_UnitStatus_shipped)
+
+    # tasks.world:5352
+    def _check_mined_3888e98d86__hospitalrequest_r0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['R0002'].status, '==', _E13_RequestStatus_shipped)
+
+    def _check_mined_033087f7e4__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:5799
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    def _check_mined_033087f7e4__new_donor(self) -> bool:  # tasks.world:5800
+        return any(
+            _r33.name == 'lab_technician' and _r33.email == 'Cs@Av#.ljlpp'
+            and _r33.phone == '+6581465099' and _r33.birth_date == rt.parse_date('2001-01-30')
+            and _r33.blood_type == _E9_BloodType_b_neg and _r33.last_donation is None
+            and _r33.status == _E11_DonorStatus_eligible
+            and _r33.registered_on == rt.parse_date('2025-03-10')
+            for _r33 in rt.each(self, self.t_donors)
+        )
+
+    # tasks.world:5801
+    def _check_mined_033087f7e4__appointment_ap0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['AP0006'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    def _check_mined_72594c8dee__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:6247
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    # tasks.world:6248
+    def _check_mined_72594c8dee__appointment_ap0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['AP0006'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    # tasks.world:6249
+    def _check_mined_72594c8dee__appointment_ap0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['AP0007'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    # tasks.world:6250
+    def _check_mined_72594c8dee__bloodunit_u00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_units['U00002'].status, '==', _E10_UnitStatus_shipped)
+
+    # tasks.world:6251
+    def _check_mined_72594c8dee__hospitalrequest_r0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['R0002'].status, '==', _E13_RequestStatus_shipped)
+
+    # tasks.world:6696
+    def _check_mined_beb20bd73a__appointment_ap0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['AP0007'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    def _check_mined_beb20bd73a__new_appointment(self) -> bool:  # tasks.world:6697
+        return any(
+            _r34.donor == 'D0003' and _r34.session == 'SES005'
+            and _r34.status == _E17_AppointmentStatus_booked and _r34.booked_by == 'ST01'
+            for _r34 in rt.each(self, self.t_appointments)
+        )
+
+    def _check_mined_3de2f9e3d0__new_donor(self) -> bool:  # tasks.world:7142
+        return any(
+            _r35.name == 'xxx' and _r35.email == '2#q-@lV#.ala' and _r35.phone == '+8329124635'
+            and _r35.birth_date == rt.parse_date('1985-09-17')
+            and _r35.blood_type == _E9_BloodType_a_pos
+            and _r35.last_donation == rt.parse_date('2025-03-10')
+            and _r35.status == _E11_DonorStatus_eligible
+            and _r35.registered_on == rt.parse_date('2025-03-10')
+            for _r35 in rt.each(self, self.t_donors)
+        )
+
+    # tasks.world:7143
+    def _check_mined_3de2f9e3d0__appointment_ap0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['AP0006'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    def _check_mined_3de2f9e3d0__new_appointment(self) -> bool:  # tasks.world:7144
+        return any(
+            _r36.donor == 'D0007' and _r36.session == 'SES004'
+            and _r36.status == _E17_AppointmentStatus_attended and _r36.booked_by == 'ST01'
+            for _r36 in rt.each(self, self.t_appointments)
+        )
+
+    def _check_mined_3de2f9e3d0__new_bloodunit(self) -> bool:  # tasks.world:7145
+        return any(
+            _r37.donor == 'D0007' and _r37.appointment == 'AP0010'
+            and _r37.blood_type == _E9_BloodType_a_pos and _r37.volume_ml == 200
+            and _r37.collected_on == rt.parse_date('2025-03-10')
+            and _r37.expires_on == rt.parse_date('2025-04-21')
+            and _r37.test_status == _E10_TestStatus_pending
+            and _r37.status == _E10_UnitStatus_in_stock and _r37.request is None
+            for _r37 in rt.each(self, self.t_units)
+        )
+
+    def _check_mined_9ea12f55a5__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:7590
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    # tasks.world:7591
+    def _check_mined_9ea12f55a5__bloodunit_u00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_units['U00002'].status, '==', _E10_UnitStatus_shipped)
+
+    # tasks.world:7592
+    def _check_mined_9ea12f55a5__hospitalrequest_r0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['R0002'].status, '==', _E13_RequestStatus_shipped)
+
+    def _check_mined_a2b6d0c403__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:8036
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    # tasks.world:8037
+    def _check_mined_a2b6d0c403__appointment_ap0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['AP0006'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    def _check_mined_a2b6d0c403__new_appointment(self) -> bool:  # tasks.world:8038
+        return any(
+            _r38.donor == 'D0001' and _r38.session == 'SES004'
+            and _r38.status == _E17_AppointmentStatus_booked and _r38.booked_by == 'ST02'
+            for _r38 in rt.each(self, self.t_appointments)
+        )
+
+    def _check_mined_3a2e154d95__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:8482
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    # tasks.world:8483
+    def _check_mined_3a2e154d95__donor_d0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_donors['D0001'].last_donation, '==', rt.parse_date('2025-03-10'))
+
+    def _check_mined_3a2e154d95__new_donor(self) -> bool:  # tasks.world:8484
+        return any(
+            _r39.name == 'CEN' and _r39.email == 'wZ@5l#.noleo' and _r39.phone == '+447700900001'
+            and _r39.birth_date == rt.parse_date('1990-04-02')
+            and _r39.blood_type == _E9_BloodType_o_pos and _r39.last_donation is None
+            and _r39.status == _E11_DonorStatus_eligible
+            and _r39.registered_on == rt.parse_date('2025-03-10')
+            for _r39 in rt.each(self, self.t_donors)
+        )
+
+    # tasks.world:8485
+    def _check_mined_3a2e154d95__appointment_ap0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['AP0006'].status, '==', _E17_AppointmentStatus_attended
+        )
+
+    def _check_mined_3a2e154d95__new_bloodunit(self) -> bool:  # tasks.world:8486
+        return any(
+            _r40.donor == 'D0001' and _r40.appointment == 'AP0006'
+            and _r40.blood_type == _E9_BloodType_o_neg and _r40.volume_ml == 200
+            and _r40.collected_on == rt.parse_date('2025-03-10')
+            and _r40.expires_on == rt.parse_date('2025-04-21')
+            and _r40.test_status == _E10_TestStatus_pending
+            and _r40.status == _E10_UnitStatus_in_stock and _r40.request is None
+            for _r40 in rt.each(self, self.t_units)
+        )
+
+    def _check_mined_0031919dc3__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:8931
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    # tasks.world:8932
+    def _check_mined_0031919dc3__donor_d0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_donors['D0001'].last_donation, '==', rt.parse_date('2025-03-10'))
+
+    # tasks.world:8933
+    def _check_mined_0031919dc3__appointment_ap0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['AP0006'].status, '==', _E17_AppointmentStatus_attended
+        )
+
+    def _check_mined_0031919dc3__new_bloodunit(self) -> bool:  # tasks.world:8934
+        return any(
+            _r41.donor == 'D0001' and _r41.appointment == 'AP0006'
+            and _r41.blood_type == _E9_BloodType_o_neg and _r41.volume_ml == 200
+            and _r41.collected_on == rt.parse_date('2025-03-10')
+            and _r41.expires_on == rt.parse_date('2025-04-21')
+            and _r41.test_status == _E10_TestStatus_pending
+            and _r41.status == _E10_UnitStatus_in_stock and _r41.request is None
+            for _r41 in rt.each(self, self.t_units)
+        )
+
+    def _check_mined_e67b31afd9__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:9380
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    # tasks.world:9381
+    def _check_mined_e67b31afd9__appointment_ap0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['AP0006'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    def _check_mined_dd503518f8__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:9826
+        return rt.expect(self.state.current_staff, '==', 'ST03')
+
+    def _check_mined_dd503518f8__new_donor(self) -> bool:  # tasks.world:9827
+        return any(
+            _r42.name == 'K4' and _r42.email == 'southmead@nhs.example'
+            and _r42.phone == '+447700900006' and _r42.birth_date == rt.parse_date('2001-01-30')
+            and _r42.blood_type == _E9_BloodType_a_pos and _r42.last_donation is None
+            and _r42.status == _E11_DonorStatus_eligible
+            and _r42.registered_on == rt.parse_date('2025-03-10')
+            for _r42 in rt.each(self, self.t_donors)
+        )
+
+    def _check_mined_dd503518f8__new_donor_1(self) -> bool:  # tasks.world:9828
+        return any(
+            _r43.name == 'A+' and _r43.email == 'ruh@nhs.example' and _r43.phone == '+447700900006'
+            and _r43.birth_date == rt.parse_date('2001-01-30')
+            and _r43.blood_type == _E9_BloodType_b_pos and _r43.last_donation is None
+            and _r43.status == _E11_DonorStatus_eligible
+            and _r43.registered_on == rt.parse_date('2025-03-10')
+            for _r43 in rt.each(self, self.t_donors)
+        )
+
+    # tasks.world:10274
+    def _check_mined_48858a7154__appointment_ap0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['AP0007'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    def _check_mined_93a0f43e36__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:10720
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    def _check_mined_93a0f43e36__new_donor(self) -> bool:  # tasks.world:10721
+        return any(
+            _r44.name == 'reserved' and _r44.email == 'dora.lind@bloodcentre.example'
+            and _r44.phone == '+951548478' and _r44.birth_date == rt.parse_date('1995-11-11')
+            and _r44.blood_type == _E9_BloodType_o_pos and _r44.last_donation is None
+            and _r44.status == _E11_DonorStatus_eligible
+            and _r44.registered_on == rt.parse_date('2025-03-10')
+            for _r44 in rt.each(self, self.t_donors)
+        )
+
+    def _check_mined_93a0f43e36__new_donor_1(self) -> bool:  # tasks.world:10722
+        return any(
+            _r45.name == 'shipped' and _r45.email == 'aRW@s.gzvaf' and _r45.phone == '+6479882'
+            and _r45.birth_date == rt.parse_date('1985-09-17')
+            and _r45.blood_type == _E9_BloodType_a_pos and _r45.last_donation is None
+            and _r45.status == _E11_DonorStatus_eligible
+            and _r45.registered_on == rt.parse_date('2025-03-10')
+            for _r45 in rt.each(self, self.t_donors)
+        )
+
+    def _check_mined_20edb181a0__new_donor(self) -> bool:  # tasks.world:11170
+        return any(
+            _r46.name == 'ST01' and _r46.email == 'K@a.hpej' and _r46.phone == '+441170000002'
+            and _r46.birth_date == rt.parse_date('1969-03-03')
+            and _r46.blood_type == _E9_BloodType_ab_pos and _r46.last_donation is None
+            and _r46.status == _E11_DonorStatus_eligible
+            and _r46.registered_on == rt.parse_date('2025-03-10')
+            for _r46 in rt.each(self, self.t_donors)
+        )
+
+    # tasks.world:11171
+    def _check_mined_20edb181a0__appointment_ap0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['AP0007'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    # tasks.world:11617
+    def _check_mined_e4588b946e__appointment_ap0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['AP0007'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    # tasks.world:11618
+    def _check_mined_e4588b946e__bloodunit_u00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_units['U00002'].status, '==', _E10_UnitStatus_shipped)
+
+    # tasks.world:11619
+    def _check_mined_e4588b946e__hospitalrequest_r0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['R0002'].status, '==', _E13_RequestStatus_shipped)
+
+    def _check_mined_6ca749446e__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:12065
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    # tasks.world:12066
+    def _check_mined_6ca749446e__donor_d0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_donors['D0001'].last_donation, '==', rt.parse_date('2025-03-10'))
+
+    # tasks.world:12067
+    def _check_mined_6ca749446e__appointment_ap0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['AP0006'].status, '==', _E17_AppointmentStatus_attended
+        )
+
+    def _check_mined_6ca749446e__new_bloodunit(self) -> bool:  # tasks.world:12068
+        return any(
+            _r47.donor == 'D0001' and _r47.appointment == 'AP0006'
+            and _r47.blood_type == _E9_BloodType_o_neg and _r47.volume_ml == 200
+            and _r47.collected_on == rt.parse_date('2025-03-10')
+            and _r47.expires_on == rt.parse_date('2025-04-21')
+            and _r47.test_status == _E10_TestStatus_pending
+            and _r47.status == _E10_UnitStatus_in_stock and _r47.request is None
+            for _r47 in rt.each(self, self.t_units)
+        )
+
+    def _check_mined_f91f40e2bc__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:12514
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    def _check_mined_f91f40e2bc__new_donor(self) -> bool:  # tasks.world:12515
+        return any(
+            _r48.name == 'A-' and _r48.email == 'ben.hart@bloodcentre.example'
+            and _r48.phone == '+447700900006' and _r48.birth_date == rt.parse_date('2001-01-30')
+            and _r48.blood_type == _E9_BloodType_a_neg and _r48.last_donation is None
+            and _r48.status == _E11_DonorStatus_eligible
+            and _r48.registered_on == rt.parse_date('2025-03-10')
+            for _r48 in rt.each(self, self.t_donors)
+        )
+
+    def _check_mined_517c451fa8__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:12961
+        return rt.expect(self.state.current_staff, '==', 'ST03')
+
+    def _check_mined_d818a417b5__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:13408
+        return rt.expect(self.state.current_staff, '==', 'ST03')
+
+    # tasks.world:13854
+    def _check_mined_e30a4462d0__appointment_ap0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['AP0006'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    def _check_mined_e30a4462d0__new_appointment(self) -> bool:  # tasks.world:13855
+        return any(
+            _r49.donor == 'D0001' and _r49.session == 'SES004'
+            and _r49.status == _E17_AppointmentStatus_booked and _r49.booked_by == 'ST01'
+            for _r49 in rt.each(self, self.t_appointments)
+        )
+
 
 BloodDonationCentre.TOOLS = tools(BloodDonationCentre)
-
-
-# blood_donation_centre.world:1124
-def _check_ship_a_plus_to_bri__reserved_unit(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['U00003'].request, '==', 'R0001') and rt.expect(
-        ep.t_units['U00003'].status, '==', _E10_UnitStatus_shipped, part=1
-    )
-
-
-# blood_donation_centre.world:1125
-def _check_ship_a_plus_to_bri__shipped(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['R0001'].status, '==', _E13_RequestStatus_shipped)
-        and rt.expect(ep.t_requests['R0001'].shipped_at, 'is not', None, part=1)
-    )
-
-
-# tasks.world:442
-def _check_grace_moves_to_university__signed_in(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-# tasks.world:443
-def _check_grace_moves_to_university__old_cancelled(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['AP0007'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-# tasks.world:444
-def _check_grace_moves_to_university__new_booking(ep: BloodDonationCentre) -> bool:
-    return any(
-        _a26.donor == 'D0003' and _a26.session == 'SES006'
-        and _a26.status == _E17_AppointmentStatus_booked and _a26.booked_by == 'ST02'
-        for _a26 in rt.each(ep, ep.t_appointments)
-    )
-
-
-def _check_move_grace_to_university_session__old_cancelled(  # tasks.world:897
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['AP0007'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-# tasks.world:898
-def _check_move_grace_to_university_session__new_booked(ep: BloodDonationCentre) -> bool:
-    return any(
-        _a27.donor == 'D0003' and _a27.session == 'SES006'
-        and _a27.status == _E17_AppointmentStatus_booked
-        for _a27 in rt.each(ep, ep.t_appointments)
-    )
-
-
-def _check_mined_5e64e00a45__new_donor(ep: BloodDonationCentre) -> bool:  # tasks.world:1344
-    return any(
-        _r28.name == 'R0002' and _r28.email == 'ruh@nhs.example' and _r28.phone == '+441170000002'
-        and _r28.birth_date == rt.parse_date('1990-04-02')
-        and _r28.blood_type == _E9_BloodType_ab_neg and _r28.last_donation is None
-        and _r28.status == _E11_DonorStatus_eligible
-        and _r28.registered_on == rt.parse_date('2025-03-10')
-        for _r28 in rt.each(ep, ep.t_donors)
-    )
-
-
-def _check_mined_e83602b0a4__bloodunit_u00002_changed(  # tasks.world:1787
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['U00002'].status, '==', _E10_UnitStatus_shipped)
-
-
-def _check_mined_e83602b0a4__hospitalrequest_r0002_changed(  # tasks.world:1788
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['R0002'].status, '==', _E13_RequestStatus_shipped)
-
-
-# tasks.world:2230
-def _check_mined_143eaee34e__current_staff_set(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-# tasks.world:2673
-def _check_mined_72fb21ee13__donor_d0001_changed(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_donors['D0001'].last_donation, '==', rt.parse_date('2025-03-10'))
-
-
-def _check_mined_72fb21ee13__appointment_ap0006_changed(  # tasks.world:2674
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['AP0006'].status, '==', _E17_AppointmentStatus_attended)
-
-
-def _check_mined_72fb21ee13__new_bloodunit(ep: BloodDonationCentre) -> bool:  # tasks.world:2675
-    return any(
-        _r29.donor == 'D0001' and _r29.appointment == 'AP0006'
-        and _r29.blood_type == _E9_BloodType_o_neg and _r29.volume_ml == 200
-        and _r29.collected_on == rt.parse_date('2025-03-10')
-        and _r29.expires_on == rt.parse_date('2025-04-21')
-        and _r29.test_status == _E10_TestStatus_pending and _r29.status == _E10_UnitStatus_in_stock
-        and _r29.request is None
-        for _r29 in rt.each(ep, ep.t_units)
-    )
-
-
-def _check_mined_ec8e489396__appointment_ap0007_changed(  # tasks.world:3114
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['AP0007'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-# tasks.world:3553
-def _check_mined_86b36f27b7__current_staff_set(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST03')
-
-
-def _check_mined_86b36f27b7__new_appointment(ep: BloodDonationCentre) -> bool:  # tasks.world:3554
-    return any(
-        _r30.donor == 'D0006' and _r30.session == 'SES008'
-        and _r30.status == _E17_AppointmentStatus_booked and _r30.booked_by == 'ST03'
-        for _r30 in rt.each(ep, ep.t_appointments)
-    )
-
-
-def _check_mined_86b36f27b7__bloodunit_u00005_changed(  # tasks.world:3555
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['U00005'].test_status, '==', _E10_TestStatus_passed)
-
-
-# tasks.world:4003
-def _check_mined_5446e2ad2a__current_staff_set(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-def _check_mined_5446e2ad2a__new_donor(ep: BloodDonationCentre) -> bool:  # tasks.world:4004
-    return any(
-        _r31.name == '0k' and _r31.email == 'mEC3@605.vi' and _r31.phone == '+46596471'
-        and _r31.birth_date == rt.parse_date('2001-01-30')
-        and _r31.blood_type == _E9_BloodType_a_pos and _r31.last_donation is None
-        and _r31.status == _E11_DonorStatus_eligible
-        and _r31.registered_on == rt.parse_date('2025-03-10')
-        for _r31 in rt.each(ep, ep.t_donors)
-    )
-
-
-def _check_mined_5446e2ad2a__appointment_ap0007_changed(  # tasks.world:4005
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['AP0007'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-def _check_mined_5446e2ad2a__bloodunit_u00002_changed(  # tasks.world:4006
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['U00002'].status, '==', _E10_UnitStatus_shipped)
-
-
-def _check_mined_5446e2ad2a__hospitalrequest_r0002_changed(  # tasks.world:4007
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['R0002'].status, '==', _E13_RequestStatus_shipped)
-
-
-# tasks.world:4454
-def _check_mined_3ae325d8c0__current_staff_set(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST03')
-
-
-def _check_mined_3ae325d8c0__bloodunit_u00002_changed(  # tasks.world:4455
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['U00002'].status, '==', _E10_UnitStatus_shipped)
-
-
-def _check_mined_3ae325d8c0__bloodunit_u00005_changed(  # tasks.world:4456
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['U00005'].test_status, '==', _E10_TestStatus_passed)
-
-
-def _check_mined_3ae325d8c0__hospitalrequest_r0002_changed(  # tasks.world:4457
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['R0002'].status, '==', _E13_RequestStatus_shipped)
-
-
-# tasks.world:4903
-def _check_mined_ff4b660cfe__current_staff_set(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST03')
-
-
-def _check_mined_ff4b660cfe__new_donor(ep: BloodDonationCentre) -> bool:  # tasks.world:4904
-    return any(
-        _r32.name == 'D0006' and _r32.email == 'chen.wu@bloodcentre.example'
-        and _r32.phone == '+933920111' and _r32.birth_date == rt.parse_date('1995-11-11')
-        and _r32.blood_type == _E9_BloodType_ab_pos and _r32.last_donation is None
-        and _r32.status == _E11_DonorStatus_eligible
-        and _r32.registered_on == rt.parse_date('2025-03-10')
-        for _r32 in rt.each(ep, ep.t_donors)
-    )
-
-
-def _check_mined_ff4b660cfe__bloodunit_u00005_changed(  # tasks.world:4905
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['U00005'].test_status, '==', _E10_TestStatus_failed) and rt.expect(
-        ep.t_units['U00005'].status, '==', _E10_UnitStatus_discarded, part=1
-    )
-
-
-# tasks.world:5350
-def _check_mined_3888e98d86__current_staff_set(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST03')
-
-
-def _check_mined_3888e98d86__bloodunit_u00002_changed(  # tasks.world:5351
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['U00002'].status, '==', _E10_UnitStatus_shipped)
-
-
-def _check_mined_3888e98d86__hospitalrequest_r0002_changed(  # tasks.world:5352
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['R0002'].status, '==', _E13_RequestStatus_shipped)
-
-
-# tasks.world:5799
-def _check_mined_033087f7e4__current_staff_set(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-def _check_mined_033087f7e4__new_donor(ep: BloodDonationCentre) -> bool:  # tasks.world:5800
-    return any(
-        _r33.name == 'lab_technician' and _r33.email == 'Cs@Av#.ljlpp'
-        and _r33.phone == '+6581465099' and _r33.birth_date == rt.parse_date('2001-01-30')
-        and _r33.blood_type == _E9_BloodType_b_neg and _r33.last_donation is None
-        and _r33.status == _E11_DonorStatus_eligible
-        and _r33.registered_on == rt.parse_date('2025-03-10')
-        for _r33 in rt.each(ep, ep.t_donors)
-    )
-
-
-def _check_mined_033087f7e4__appointment_ap0006_changed(  # tasks.world:5801
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['AP0006'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-# tasks.world:6247
-def _check_mined_72594c8dee__current_staff_set(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-def _check_mined_72594c8dee__appointment_ap0006_changed(  # tasks.world:6248
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['AP0006'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-def _check_mined_72594c8dee__appointment_ap0007_changed(  # tasks.world:6249
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['AP0007'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-def _check_mined_72594c8dee__bloodunit_u00002_changed(  # tasks.world:6250
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['U00002'].status, '==', _E10_UnitStatus_shipped)
-
-
-def _check_mined_72594c8dee__hospitalrequest_r0002_changed(  # tasks.world:6251
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['R0002'].status, '==', _E13_RequestStatus_shipped)
-
-
-def _check_mined_beb20bd73a__appointment_ap0007_changed(  # tasks.world:6696
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['AP0007'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-def _check_mined_beb20bd73a__new_appointment(ep: BloodDonationCentre) -> bool:  # tasks.world:6697
-    return any(
-        _r34.donor == 'D0003' and _r34.session == 'SES005'
-        and _r34.status == _E17_AppointmentStatus_booked and _r34.booked_by == 'ST01'
-        for _r34 in rt.each(ep, ep.t_appointments)
-    )
-
-
-def _check_mined_3de2f9e3d0__new_donor(ep: BloodDonationCentre) -> bool:  # tasks.world:7142
-    return any(
-        _r35.name == 'xxx' and _r35.email == '2#q-@lV#.ala' and _r35.phone == '+8329124635'
-        and _r35.birth_date == rt.parse_date('1985-09-17')
-        and _r35.blood_type == _E9_BloodType_a_pos
-        and _r35.last_donation == rt.parse_date('2025-03-10')
-        and _r35.status == _E11_DonorStatus_eligible
-        and _r35.registered_on == rt.parse_date('2025-03-10')
-        for _r35 in rt.each(ep, ep.t_donors)
-    )
-
-
-def _check_mined_3de2f9e3d0__appointment_ap0006_changed(  # tasks.world:7143
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['AP0006'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-def _check_mined_3de2f9e3d0__new_appointment(ep: BloodDonationCentre) -> bool:  # tasks.world:7144
-    return any(
-        _r36.donor == 'D0007' and _r36.session == 'SES004'
-        and _r36.status == _E17_AppointmentStatus_attended and _r36.booked_by == 'ST01'
-        for _r36 in rt.each(ep, ep.t_appointments)
-    )
-
-
-def _check_mined_3de2f9e3d0__new_bloodunit(ep: BloodDonationCentre) -> bool:  # tasks.world:7145
-    return any(
-        _r37.donor == 'D0007' and _r37.appointment == 'AP0010'
-        and _r37.blood_type == _E9_BloodType_a_pos and _r37.volume_ml == 200
-        and _r37.collected_on == rt.parse_date('2025-03-10')
-        and _r37.expires_on == rt.parse_date('2025-04-21')
-        and _r37.test_status == _E10_TestStatus_pending and _r37.status == _E10_UnitStatus_in_stock
-        and _r37.request is None
-        for _r37 in rt.each(ep, ep.t_units)
-    )
-
-
-# tasks.world:7590
-def _check_mined_9ea12f55a5__current_staff_set(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-def _check_mined_9ea12f55a5__bloodunit_u00002_changed(  # tasks.world:7591
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['U00002'].status, '==', _E10_UnitStatus_shipped)
-
-
-def _check_mined_9ea12f55a5__hospitalrequest_r0002_changed(  # tasks.world:7592
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['R0002'].status, '==', _E13_RequestStatus_shipped)
-
-
-# tasks.world:8036
-def _check_mined_a2b6d0c403__current_staff_set(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-def _check_mined_a2b6d0c403__appointment_ap0006_changed(  # tasks.world:8037
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['AP0006'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-def _check_mined_a2b6d0c403__new_appointment(ep: BloodDonationCentre) -> bool:  # tasks.world:8038
-    return any(
-        _r38.donor == 'D0001' and _r38.session == 'SES004'
-        and _r38.status == _E17_AppointmentStatus_booked and _r38.booked_by == 'ST02'
-        for _r38 in rt.each(ep, ep.t_appointments)
-    )
-
-
-# tasks.world:8482
-def _check_mined_3a2e154d95__current_staff_set(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-# tasks.world:8483
-def _check_mined_3a2e154d95__donor_d0001_changed(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_donors['D0001'].last_donation, '==', rt.parse_date('2025-03-10'))
-
-
-def _check_mined_3a2e154d95__new_donor(ep: BloodDonationCentre) -> bool:  # tasks.world:8484
-    return any(
-        _r39.name == 'CEN' and _r39.email == 'wZ@5l#.noleo' and _r39.phone == '+447700900001'
-        and _r39.birth_date == rt.parse_date('1990-04-02')
-        and _r39.blood_type == _E9_BloodType_o_pos and _r39.last_donation is None
-        and _r39.status == _E11_DonorStatus_eligible
-        and _r39.registered_on == rt.parse_date('2025-03-10')
-        for _r39 in rt.each(ep, ep.t_donors)
-    )
-
-
-def _check_mined_3a2e154d95__appointment_ap0006_changed(  # tasks.world:8485
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['AP0006'].status, '==', _E17_AppointmentStatus_attended)
-
-
-def _check_mined_3a2e154d95__new_bloodunit(ep: BloodDonationCentre) -> bool:  # tasks.world:8486
-    return any(
-        _r40.donor == 'D0001' and _r40.appointment == 'AP0006'
-        and _r40.blood_type == _E9_BloodType_o_neg and _r40.volume_ml == 200
-        and _r40.collected_on == rt.parse_date('2025-03-10')
-        and _r40.expires_on == rt.parse_date('2025-04-21')
-        and _r40.test_status == _E10_TestStatus_pending and _r40.status == _E10_UnitStatus_in_stock
-        and _r40.request is None
-        for _r40 in rt.each(ep, ep.t_units)
-    )
-
-
-# tasks.world:8931
-def _check_mined_0031919dc3__current_staff_set(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-# tasks.world:8932
-def _check_mined_0031919dc3__donor_d0001_changed(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_donors['D0001'].last_donation, '==', rt.parse_date('2025-03-10'))
-
-
-def _check_mined_0031919dc3__appointment_ap0006_changed(  # tasks.world:8933
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['AP0006'].status, '==', _E17_AppointmentStatus_attended)
-
-
-def _check_mined_0031919dc3__new_bloodunit(ep: BloodDonationCentre) -> bool:  # tasks.world:8934
-    return any(
-        _r41.donor == 'D0001' and _r41.appointment == 'AP0006'
-        and _r41.blood_type == _E9_BloodType_o_neg and _r41.volume_ml == 200
-        and _r41.collected_on == rt.parse_date('2025-03-10')
-        and _r41.expires_on == rt.parse_date('2025-04-21')
-        and _r41.test_status == _E10_TestStatus_pending and _r41.status == _E10_UnitStatus_in_stock
-        and _r41.request is None
-        for _r41 in rt.each(ep, ep.t_units)
-    )
-
-
-# tasks.world:9380
-def _check_mined_e67b31afd9__current_staff_set(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-def _check_mined_e67b31afd9__appointment_ap0006_changed(  # tasks.world:9381
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['AP0006'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-# tasks.world:9826
-def _check_mined_dd503518f8__current_staff_set(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST03')
-
-
-def _check_mined_dd503518f8__new_donor(ep: BloodDonationCentre) -> bool:  # tasks.world:9827
-    return any(
-        _r42.name == 'K4' and _r42.email == 'southmead@nhs.example'
-        and _r42.phone == '+447700900006' and _r42.birth_date == rt.parse_date('2001-01-30')
-        and _r42.blood_type == _E9_BloodType_a_pos and _r42.last_donation is None
-        and _r42.status == _E11_DonorStatus_eligible
-        and _r42.registered_on == rt.parse_date('2025-03-10')
-        for _r42 in rt.each(ep, ep.t_donors)
-    )
-
-
-def _check_mined_dd503518f8__new_donor_1(ep: BloodDonationCentre) -> bool:  # tasks.world:9828
-    return any(
-        _r43.name == 'A+' and _r43.email == 'ruh@nhs.example' and _r43.phone == '+447700900006'
-        and _r43.birth_date == rt.parse_date('2001-01-30')
-        and _r43.blood_type == _E9_BloodType_b_pos and _r43.last_donation is None
-        and _r43.status == _E11_DonorStatus_eligible
-        and _r43.registered_on == rt.parse_date('2025-03-10')
-        for _r43 in rt.each(ep, ep.t_donors)
-    )
-
-
-def _check_mined_48858a7154__appointment_ap0007_changed(  # tasks.world:10274
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['AP0007'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-# tasks.world:10720
-def _check_mined_93a0f43e36__current_staff_set(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-def _check_mined_93a0f43e36__new_donor(ep: BloodDonationCentre) -> bool:  # tasks.world:10721
-    return any(
-        _r44.name == 'reserved' and _r44.email == 'dora.lind@bloodcentre.example'
-        and _r44.phone == '+951548478' and _r44.birth_date == rt.parse_date('1995-11-11')
-        and _r44.blood_type == _E9_BloodType_o_pos and _r44.last_donation is None
-        and _r44.status == _E11_DonorStatus_eligible
-        and _r44.registered_on == rt.parse_date('2025-03-10')
-        for _r44 in rt.each(ep, ep.t_donors)
-    )
-
-
-def _check_mined_93a0f43e36__new_donor_1(ep: BloodDonationCentre) -> bool:  # tasks.world:10722
-    return any(
-        _r45.name == 'shipped' and _r45.email == 'aRW@s.gzvaf' and _r45.phone == '+6479882'
-        and _r45.birth_date == rt.parse_date('1985-09-17')
-        and _r45.blood_type == _E9_BloodType_a_pos and _r45.last_donation is None
-        and _r45.status == _E11_DonorStatus_eligible
-        and _r45.registered_on == rt.parse_date('2025-03-10')
-        for _r45 in rt.each(ep, ep.t_donors)
-    )
-
-
-def _check_mined_20edb181a0__new_donor(ep: BloodDonationCentre) -> bool:  # tasks.world:11170
-    return any(
-        _r46.name == 'ST01' and _r46.email == 'K@a.hpej' and _r46.phone == '+441170000002'
-        and _r46.birth_date == rt.parse_date('1969-03-03')
-        and _r46.blood_type == _E9_BloodType_ab_pos and _r46.last_donation is None
-        and _r46.status == _E11_DonorStatus_eligible
-        and _r46.registered_on == rt.parse_date('2025-03-10')
-        for _r46 in rt.each(ep, ep.t_donors)
-    )
-
-
-def _check_mined_20edb181a0__appointment_ap0007_changed(  # tasks.world:11171
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['AP0007'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-def _check_mined_e4588b946e__appointment_ap0007_changed(  # tasks.world:11617
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['AP0007'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-def _check_mined_e4588b946e__bloodunit_u00002_changed(  # tasks.world:11618
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['U00002'].status, '==', _E10_UnitStatus_shipped)
-
-
-def _check_mined_e4588b946e__hospitalrequest_r0002_changed(  # tasks.world:11619
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['R0002'].status, '==', _E13_RequestStatus_shipped)
-
-
-# tasks.world:12065
-def _check_mined_6ca749446e__current_staff_set(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-# tasks.world:12066
-def _check_mined_6ca749446e__donor_d0001_changed(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_donors['D0001'].last_donation, '==', rt.parse_date('2025-03-10'))
-
-
-def _check_mined_6ca749446e__appointment_ap0006_changed(  # tasks.world:12067
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['AP0006'].status, '==', _E17_AppointmentStatus_attended)
-
-
-def _check_mined_6ca749446e__new_bloodunit(ep: BloodDonationCentre) -> bool:  # tasks.world:12068
-    return any(
-        _r47.donor == 'D0001' and _r47.appointment == 'AP0006'
-        and _r47.blood_type == _E9_BloodType_o_neg and _r47.volume_ml == 200
-        and _r47.collected_on == rt.parse_date('2025-03-10')
-        and _r47.expires_on == rt.parse_date('2025-04-21')
-        and _r47.test_status == _E10_TestStatus_pending and _r47.status == _E10_UnitStatus_in_stock
-        and _r47.request is None
-        for _r47 in rt.each(ep, ep.t_units)
-    )
-
-
-# tasks.world:12514
-def _check_mined_f91f40e2bc__current_staff_set(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-def _check_mined_f91f40e2bc__new_donor(ep: BloodDonationCentre) -> bool:  # tasks.world:12515
-    return any(
-        _r48.name == 'A-' and _r48.email == 'ben.hart@bloodcentre.example'
-        and _r48.phone == '+447700900006' and _r48.birth_date == rt.parse_date('2001-01-30')
-        and _r48.blood_type == _E9_BloodType_a_neg and _r48.last_donation is None
-        and _r48.status == _E11_DonorStatus_eligible
-        and _r48.registered_on == rt.parse_date('2025-03-10')
-        for _r48 in rt.each(ep, ep.t_donors)
-    )
-
-
-# tasks.world:12961
-def _check_mined_517c451fa8__current_staff_set(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST03')
-
-
-# tasks.world:13408
-def _check_mined_d818a417b5__current_staff_set(ep: BloodDonationCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST03')
-
-
-def _check_mined_e30a4462d0__appointment_ap0006_changed(  # tasks.world:13854
-    ep: BloodDonationCentre
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['AP0006'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-def _check_mined_e30a4462d0__new_appointment(ep: BloodDonationCentre) -> bool:  # tasks.world:13855
-    return any(
-        _r49.donor == 'D0001' and _r49.session == 'SES004'
-        and _r49.status == _E17_AppointmentStatus_booked and _r49.booked_by == 'ST01'
-        for _r49 in rt.each(ep, ep.t_appointments)
-    )
-
-
-BloodDonationCentre.TASKS = task_registry(__name__, "tasks.json")

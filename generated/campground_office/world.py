@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -287,6 +287,7 @@ class CampgroundOffice(Episode):
     CLOCK: ClassVar[str] = "2025-08-14T14:30:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 7
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "rangers": "Ranger", "sites": "Site", "campers": "Camper", "reservations": "Reservation",
         "equipment": "Equipment", "rentals": "Rental", "charges": "Charge",
@@ -445,18 +446,13 @@ class CampgroundOffice(Episode):
             rt.check_deleted(
                 self, self.t_rangers, ((self.t_charges, 'charged_by'), (None, 'current_ranger'))
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_sites, ((self.t_reservations, 'site'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_campers, ((self.t_reservations, 'camper'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_reservations,
                 ((self.t_rentals, 'reservation'), (self.t_charges, 'reservation')),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_equipment, ((self.t_rentals, 'equipment'),))
-        pass
 
     def fn_actor(self) -> Ranger:  # campground_office.world:156
         'The signed-in ranger; fails when nobody is signed in.'
@@ -1155,878 +1151,836 @@ class CampgroundOffice(Episode):
             and (camper_id is None or self.t_reservations[_c19.reservation].camper == camper_id.id_)
         ])
 
+    # campground_office.world:981
+    def _check_late_checkout_maya__checked_out(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_reservations['RS0001'].status, '==', _E17_ReservationStatus_checked_out
+            )
+            and rt.expect(self.t_reservations['RS0001'].checked_out_at, 'is not', None, part=1)
+        )
+
+    def _check_late_checkout_maya__late_fee(self) -> bool:  # campground_office.world:982
+        return any(
+            _c20.reservation == 'RS0001' and _c20.kind == _E10_ChargeKind_late_checkout
+            and _c20.amount == 40.0
+            for _c20 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:338
+    def _check_olivia_trades_rv_site_for_cabin__rv_cancelled(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_cancelled)
+            and not any(_c21.reservation == 'RS0003' for _c21 in rt.each(self, self.t_charges))
+        )
+
+    def _check_olivia_trades_rv_site_for_cabin__cabin_reserved(self) -> bool:  # tasks.world:339
+        return any(
+            _r22.camper == 'CP003' and self.t_sites[_r22.site].kind == _E8_SiteKind_cabin
+            and _r22.arrival == rt.parse_date('2025-08-20')
+            and _r22.departure == rt.parse_date('2025-08-24') and _r22.party_size == 4
+            and _r22.status == _E17_ReservationStatus_booked
+            for _r22 in rt.each(self, self.t_reservations)
+        )
+
+    # tasks.world:685
+    def _check_olivia_moves_rv_stay_and_adds_tent__rv_moved(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_reservations['RS0003'].arrival, '==', rt.parse_date('2025-08-21'))
+            and rt.expect(
+                self.t_reservations['RS0003'].departure, '==', rt.parse_date('2025-08-26'), part=1
+            )
+            and rt.expect(self.t_reservations['RS0003'].total, '==', 325.0, part=2)
+            and rt.expect(
+                self.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_booked, part=3
+            )
+        )
+
+    def _check_olivia_moves_rv_stay_and_adds_tent__tent_reserved(self) -> bool:  # tasks.world:686
+        return any(
+            _r23.camper == 'CP003' and _r23.site == 'T01'
+            and _r23.arrival == rt.parse_date('2025-08-21')
+            and _r23.departure == rt.parse_date('2025-08-23') and _r23.party_size == 3
+            and _r23.status == _E17_ReservationStatus_booked and _r23.total == 50.0
+            for _r23 in rt.each(self, self.t_reservations)
+        )
+
+    # tasks.world:1029
+    def _check_mined_2c675c5d4f__rental_rn0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['RN0004'].returned_on, '==', rt.parse_date('2025-08-14'))
+            and rt.expect(
+                self.t_rentals['RN0004'].status, '==', _E12_RentalStatus_returned, part=1
+            )
+            and rt.expect(self.t_rentals['RN0004'].fee, '==', 60.0, part=2)
+        )
+
+    def _check_mined_2c675c5d4f__new_charge(self) -> bool:  # tasks.world:1030
+        return any(
+            _r24.reservation == 'RS0004' and _r24.kind == _E10_ChargeKind_equipment
+            and _r24.amount == 60.0 and _r24.note == 'Paddle board rental'
+            and _r24.charged_by == 'RG01'
+            for _r24 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:1371
+    def _check_mined_657dd20136__reservation_rs0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_checked_out
+        )
+
+    # tasks.world:1712
+    def _check_mined_8884130770__rental_rn0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['RN0001'].returned_on, '==', rt.parse_date('2025-08-14'))
+            and rt.expect(
+                self.t_rentals['RN0001'].status, '==', _E12_RentalStatus_returned, part=1
+            )
+            and rt.expect(self.t_rentals['RN0001'].fee, '==', 70.0, part=2)
+        )
+
+    def _check_mined_8884130770__new_charge(self) -> bool:  # tasks.world:1713
+        return any(
+            _r25.reservation == 'RS0004' and _r25.kind == _E10_ChargeKind_equipment
+            and _r25.amount == 70.0 and _r25.note == 'Kayak rental' and _r25.charged_by == 'RG01'
+            for _r25 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:2054
+    def _check_mined_a1c5fea4c1__reservation_rs0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0001'].status, '==', _E17_ReservationStatus_checked_out
+        )
+
+    def _check_mined_a1c5fea4c1__new_charge(self) -> bool:  # tasks.world:2055
+        return any(
+            _r26.reservation == 'RS0001' and _r26.kind == _E10_ChargeKind_late_checkout
+            and _r26.amount == 40.0 and _r26.note == 'Left 4 started hour(s) after 11:00'
+            and _r26.charged_by == 'RG01'
+            for _r26 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:2395
+    def _check_mined_679ea0e639__reservation_rs0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_cancelled
+        )
+
+    def _check_mined_679ea0e639__new_charge(self) -> bool:  # tasks.world:2396
+        return any(
+            _r27.reservation == 'RS0005' and _r27.kind == _E10_ChargeKind_cancellation
+            and _r27.amount == 15.0 and _r27.note == 'Cancelled less than 2 days before arrival'
+            and _r27.charged_by == 'RG01'
+            for _r27 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:2736
+    def _check_mined_9a66081844__reservation_rs0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_cancelled
+        )
+
+    # tasks.world:3076
+    def _check_mined_c90ef5fc45__reservation_rs0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_cancelled
+        )
+
+    def _check_mined_c90ef5fc45__new_charge(self) -> bool:  # tasks.world:3077
+        return any(
+            _r28.reservation == 'RS0002' and _r28.kind == _E10_ChargeKind_cancellation
+            and _r28.amount == 15.0 and _r28.note == 'Cancelled less than 2 days before arrival'
+            and _r28.charged_by == 'RG01'
+            for _r28 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_350ea1b7ef__current_ranger_set(self) -> rt.Verdict | bool:  # tasks.world:3417
+        return rt.expect(self.state.current_ranger, '==', 'RG02')
+
+    def _check_mined_5bdc42d2db__current_ranger_set(self) -> rt.Verdict | bool:  # tasks.world:3757
+        return rt.expect(self.state.current_ranger, '==', 'RG03')
+
+    # tasks.world:3758
+    def _check_mined_5bdc42d2db__reservation_rs0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_checked_out
+        )
+
+    # tasks.world:3759
+    def _check_mined_5bdc42d2db__rental_rn0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['RN0004'].returned_on, '==', rt.parse_date('2025-08-14'))
+            and rt.expect(
+                self.t_rentals['RN0004'].status, '==', _E12_RentalStatus_returned, part=1
+            )
+            and rt.expect(self.t_rentals['RN0004'].fee, '==', 60.0, part=2)
+        )
+
+    def _check_mined_5bdc42d2db__new_charge(self) -> bool:  # tasks.world:3760
+        return any(
+            _r29.reservation == 'RS0004' and _r29.kind == _E10_ChargeKind_equipment
+            and _r29.amount == 60.0 and _r29.note == 'Paddle board rental'
+            and _r29.charged_by == 'RG01'
+            for _r29 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_4979512c32__current_ranger_set(self) -> rt.Verdict | bool:  # tasks.world:4105
+        return rt.expect(self.state.current_ranger, '==', 'RG03')
+
+    # tasks.world:4106
+    def _check_mined_4979512c32__reservation_rs0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_checked_in
+        )
+
+    # tasks.world:4107
+    def _check_mined_4979512c32__rental_rn0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['RN0004'].returned_on, '==', rt.parse_date('2025-08-14'))
+            and rt.expect(
+                self.t_rentals['RN0004'].status, '==', _E12_RentalStatus_returned, part=1
+            )
+            and rt.expect(self.t_rentals['RN0004'].fee, '==', 60.0, part=2)
+        )
+
+    def _check_mined_4979512c32__new_charge(self) -> bool:  # tasks.world:4108
+        return any(
+            _r30.reservation == 'RS0008' and _r30.kind == _E10_ChargeKind_late_checkout
+            and _r30.amount == 80.0 and _r30.note == 'desk' and _r30.charged_by == 'RG01'
+            for _r30 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_4979512c32__new_charge_1(self) -> bool:  # tasks.world:4109
+        return any(
+            _r31.reservation == 'RS0004' and _r31.kind == _E10_ChargeKind_equipment
+            and _r31.amount == 60.0 and _r31.note == 'Paddle board rental'
+            and _r31.charged_by == 'RG01'
+            for _r31 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_5bbb8c7fba__current_ranger_set(self) -> rt.Verdict | bool:  # tasks.world:4454
+        return rt.expect(self.state.current_ranger, '==', 'RG02')
+
+    # tasks.world:4455
+    def _check_mined_5bbb8c7fba__reservation_rs0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_cancelled
+        )
+
+    def _check_mined_5bbb8c7fba__new_rental(self) -> bool:  # tasks.world:4456
+        return any(
+            _r32.reservation == 'RS0004' and _r32.equipment == 'EQ-004' and _r32.quantity == 8
+            and _r32.rented_on == rt.parse_date('2025-08-14')
+            and _r32.due_back == rt.parse_date('2025-08-16')
+            and _r32.returned_on == rt.parse_date('2025-08-14')
+            and _r32.status == _E12_RentalStatus_returned and _r32.fee == 32.0
+            for _r32 in rt.each(self, self.t_rentals)
+        )
+
+    def _check_mined_5bbb8c7fba__new_charge(self) -> bool:  # tasks.world:4457
+        return any(
+            _r33.reservation == 'RS0005' and _r33.kind == _E10_ChargeKind_cancellation
+            and _r33.amount == 15.0 and _r33.note == 'Cancelled less than 2 days before arrival'
+            and _r33.charged_by == 'RG01'
+            for _r33 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_5bbb8c7fba__new_charge_1(self) -> bool:  # tasks.world:4458
+        return any(
+            _r34.reservation == 'RS0004' and _r34.kind == _E10_ChargeKind_equipment
+            and _r34.amount == 32.0 and _r34.note == 'Lantern rental' and _r34.charged_by == 'RG02'
+            for _r34 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_c94724b208__current_ranger_set(self) -> rt.Verdict | bool:  # tasks.world:4803
+        return rt.expect(self.state.current_ranger, '==', 'RG02')
+
+    # tasks.world:4804
+    def _check_mined_c94724b208__reservation_rs0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_cancelled
+        )
+
+    def _check_mined_c94724b208__new_reservation(self) -> bool:  # tasks.world:4805
+        return any(
+            _r35.camper == 'CP002' and _r35.site == 'R01'
+            and _r35.arrival == rt.parse_date('2025-08-14')
+            and _r35.departure == rt.parse_date('2025-08-17') and _r35.party_size == 4
+            and _r35.status == _E17_ReservationStatus_booked and _r35.total == 165.0
+            and _r35.checked_in_at is None and _r35.checked_out_at is None
+            for _r35 in rt.each(self, self.t_reservations)
+        )
+
+    # tasks.world:4806
+    def _check_mined_c94724b208__rental_rn0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['RN0004'].returned_on, '==', rt.parse_date('2025-08-14'))
+            and rt.expect(
+                self.t_rentals['RN0004'].status, '==', _E12_RentalStatus_returned, part=1
+            )
+            and rt.expect(self.t_rentals['RN0004'].fee, '==', 60.0, part=2)
+        )
+
+    def _check_mined_c94724b208__new_charge(self) -> bool:  # tasks.world:4807
+        return any(
+            _r36.reservation == 'RS0002' and _r36.kind == _E10_ChargeKind_cancellation
+            and _r36.amount == 15.0 and _r36.note == 'Cancelled less than 2 days before arrival'
+            and _r36.charged_by == 'RG01'
+            for _r36 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_c94724b208__new_charge_1(self) -> bool:  # tasks.world:4808
+        return any(
+            _r37.reservation == 'RS0004' and _r37.kind == _E10_ChargeKind_equipment
+            and _r37.amount == 60.0 and _r37.note == 'Paddle board rental'
+            and _r37.charged_by == 'RG02'
+            for _r37 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_af3de988e3__current_ranger_set(self) -> rt.Verdict | bool:  # tasks.world:5153
+        return rt.expect(self.state.current_ranger, '==', 'RG03')
+
+    # tasks.world:5154
+    def _check_mined_af3de988e3__reservation_rs0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_checked_in
+        )
+
+    def _check_mined_af3de988e3__new_rental(self) -> bool:  # tasks.world:5155
+        return any(
+            _r38.reservation == 'RS0002' and _r38.equipment == 'EQ-001' and _r38.quantity == 2
+            and _r38.rented_on == rt.parse_date('2025-08-14')
+            and _r38.due_back == rt.parse_date('2025-08-14') and _r38.returned_on is None
+            and _r38.status == _E12_RentalStatus_out and _r38.fee == 0.0
+            for _r38 in rt.each(self, self.t_rentals)
+        )
+
+    def _check_mined_302014bda2__current_ranger_set(self) -> rt.Verdict | bool:  # tasks.world:5499
+        return rt.expect(self.state.current_ranger, '==', 'RG02')
+
+    # tasks.world:5500
+    def _check_mined_302014bda2__reservation_rs0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_checked_in
+        )
+
+    # tasks.world:5501
+    def _check_mined_302014bda2__reservation_rs0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_reservations['RS0003'].arrival, '==', rt.parse_date('2025-08-14'))
+            and rt.expect(
+                self.t_reservations['RS0003'].departure, '==', rt.parse_date('2025-08-17'), part=1
+            )
+            and rt.expect(self.t_reservations['RS0003'].total, '==', 195.0, part=2)
+        )
+
+    # tasks.world:5502
+    def _check_mined_302014bda2__reservation_rs0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_cancelled
+        )
+
+    def _check_mined_302014bda2__new_charge(self) -> bool:  # tasks.world:5503
+        return any(
+            _r39.reservation == 'RS0005' and _r39.kind == _E10_ChargeKind_cancellation
+            and _r39.amount == 15.0 and _r39.note == 'Cancelled less than 2 days before arrival'
+            and _r39.charged_by == 'RG02'
+            for _r39 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_a1349b68a2__current_ranger_set(self) -> rt.Verdict | bool:  # tasks.world:5847
+        return rt.expect(self.state.current_ranger, '==', 'RG02')
+
+    # tasks.world:5848
+    def _check_mined_a1349b68a2__reservation_rs0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_checked_in
+        )
+
+    # tasks.world:5849
+    def _check_mined_a1349b68a2__rental_rn0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['RN0001'].returned_on, '==', rt.parse_date('2025-08-14'))
+            and rt.expect(
+                self.t_rentals['RN0001'].status, '==', _E12_RentalStatus_returned, part=1
+            )
+            and rt.expect(self.t_rentals['RN0001'].fee, '==', 70.0, part=2)
+        )
+
+    def _check_mined_a1349b68a2__new_charge(self) -> bool:  # tasks.world:5850
+        return any(
+            _r40.reservation == 'RS0004' and _r40.kind == _E10_ChargeKind_equipment
+            and _r40.amount == 70.0 and _r40.note == 'Kayak rental' and _r40.charged_by == 'RG02'
+            for _r40 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:6194
+    def _check_mined_bc10f713fb__reservation_rs0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_cancelled
+        )
+
+    # tasks.world:6195
+    def _check_mined_bc10f713fb__rental_rn0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['RN0004'].returned_on, '==', rt.parse_date('2025-08-14'))
+            and rt.expect(
+                self.t_rentals['RN0004'].status, '==', _E12_RentalStatus_returned, part=1
+            )
+            and rt.expect(self.t_rentals['RN0004'].fee, '==', 60.0, part=2)
+        )
+
+    def _check_mined_bc10f713fb__new_rental(self) -> bool:  # tasks.world:6196
+        return any(
+            _r41.reservation == 'RS0004' and _r41.equipment == 'EQ-003' and _r41.quantity == 1
+            and _r41.rented_on == rt.parse_date('2025-08-14')
+            and _r41.due_back == rt.parse_date('2025-08-16') and _r41.returned_on is None
+            and _r41.status == _E12_RentalStatus_out and _r41.fee == 0.0
+            for _r41 in rt.each(self, self.t_rentals)
+        )
+
+    def _check_mined_bc10f713fb__new_charge(self) -> bool:  # tasks.world:6197
+        return any(
+            _r42.reservation == 'RS0004' and _r42.kind == _E10_ChargeKind_equipment
+            and _r42.amount == 60.0 and _r42.note == 'Paddle board rental'
+            and _r42.charged_by == 'RG01'
+            for _r42 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_bc10f713fb__new_charge_1(self) -> bool:  # tasks.world:6198
+        return any(
+            _r43.reservation == 'RS0002' and _r43.kind == _E10_ChargeKind_cancellation
+            and _r43.amount == 15.0 and _r43.note == 'Cancelled less than 2 days before arrival'
+            and _r43.charged_by == 'RG01'
+            for _r43 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:6542
+    def _check_mined_29a1cae690__reservation_rs0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_cancelled
+        )
+
+    def _check_mined_29a1cae690__new_charge(self) -> bool:  # tasks.world:6543
+        return any(
+            _r44.reservation == 'RS0008' and _r44.kind == _E10_ChargeKind_late_checkout
+            and _r44.amount == 110.0 and _r44.note == 'K' and _r44.charged_by == 'RG01'
+            for _r44 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_29a1cae690__new_charge_1(self) -> bool:  # tasks.world:6544
+        return any(
+            _r45.reservation == 'RS0002' and _r45.kind == _E10_ChargeKind_cancellation
+            and _r45.amount == 15.0 and _r45.note == 'Cancelled less than 2 days before arrival'
+            and _r45.charged_by == 'RG01'
+            for _r45 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:6888
+    def _check_mined_5e925900d8__reservation_rs0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_cancelled
+        )
+
+    # tasks.world:6889
+    def _check_mined_5e925900d8__reservation_rs0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_reservations['RS0005'].arrival, '==', rt.parse_date('2025-08-14'))
+            and rt.expect(
+                self.t_reservations['RS0005'].departure, '==', rt.parse_date('2025-08-16'), part=1
+            )
+        )
+
+    def _check_mined_5e925900d8__new_charge(self) -> bool:  # tasks.world:6890
+        return any(
+            _r46.reservation == 'RS0002' and _r46.kind == _E10_ChargeKind_cancellation
+            and _r46.amount == 15.0 and _r46.note == 'Cancelled less than 2 days before arrival'
+            and _r46.charged_by == 'RG01'
+            for _r46 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:7234
+    def _check_mined_ed76fa12a5__reservation_rs0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_checked_in
+        )
+
+    def _check_mined_ed76fa12a5__new_reservation(self) -> bool:  # tasks.world:7235
+        return any(
+            _r47.camper == 'CP001' and _r47.site == 'C01'
+            and _r47.arrival == rt.parse_date('2025-08-16')
+            and _r47.departure == rt.parse_date('2025-08-24') and _r47.party_size == 2
+            and _r47.status == _E17_ReservationStatus_booked and _r47.total == 760.0
+            and _r47.checked_in_at is None and _r47.checked_out_at is None
+            for _r47 in rt.each(self, self.t_reservations)
+        )
+
+    # tasks.world:7236
+    def _check_mined_ed76fa12a5__rental_rn0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['RN0004'].returned_on, '==', rt.parse_date('2025-08-14'))
+            and rt.expect(
+                self.t_rentals['RN0004'].status, '==', _E12_RentalStatus_returned, part=1
+            )
+            and rt.expect(self.t_rentals['RN0004'].fee, '==', 60.0, part=2)
+        )
+
+    def _check_mined_ed76fa12a5__new_charge(self) -> bool:  # tasks.world:7237
+        return any(
+            _r48.reservation == 'RS0004' and _r48.kind == _E10_ChargeKind_equipment
+            and _r48.amount == 60.0 and _r48.note == 'Paddle board rental'
+            and _r48.charged_by == 'RG01'
+            for _r48 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_3d8eea5de5__current_ranger_set(self) -> rt.Verdict | bool:  # tasks.world:7580
+        return rt.expect(self.state.current_ranger, '==', 'RG03')
+
+    # tasks.world:7581
+    def _check_mined_3d8eea5de5__reservation_rs0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_checked_out
+        )
+
+    def _check_mined_ba05901b99__current_ranger_set(self) -> rt.Verdict | bool:  # tasks.world:7924
+        return rt.expect(self.state.current_ranger, '==', 'RG03')
+
+    # tasks.world:7925
+    def _check_mined_ba05901b99__reservation_rs0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_cancelled
+        )
+
+    def _check_mined_ba05901b99__new_charge(self) -> bool:  # tasks.world:7926
+        return any(
+            _r49.reservation == 'RS0002' and _r49.kind == _E10_ChargeKind_cancellation
+            and _r49.amount == 15.0 and _r49.note == 'Cancelled less than 2 days before arrival'
+            and _r49.charged_by == 'RG03'
+            for _r49 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:8270
+    def _check_mined_4ea7a8e955__reservation_rs0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_reservations['RS0003'].arrival, '==', rt.parse_date('2025-08-14'))
+            and rt.expect(
+                self.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_cancelled,
+                part=1,
+            )
+            and rt.expect(self.t_reservations['RS0003'].total, '==', 650.0, part=2)
+        )
+
+    # tasks.world:8271
+    def _check_mined_4ea7a8e955__rental_rn0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['RN0001'].returned_on, '==', rt.parse_date('2025-08-14'))
+            and rt.expect(
+                self.t_rentals['RN0001'].status, '==', _E12_RentalStatus_returned, part=1
+            )
+            and rt.expect(self.t_rentals['RN0001'].fee, '==', 70.0, part=2)
+        )
+
+    def _check_mined_4ea7a8e955__new_charge(self) -> bool:  # tasks.world:8272
+        return any(
+            _r50.reservation == 'RS0004' and _r50.kind == _E10_ChargeKind_equipment
+            and _r50.amount == 70.0 and _r50.note == 'Kayak rental' and _r50.charged_by == 'RG01'
+            for _r50 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_4ea7a8e955__new_charge_1(self) -> bool:  # tasks.world:8273
+        return any(
+            _r51.reservation == 'RS0003' and _r51.kind == _E10_ChargeKind_cancellation
+            and _r51.amount == 15.0 and _r51.note == 'Cancelled less than 2 days before arrival'
+            and _r51.charged_by == 'RG01'
+            for _r51 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_5eb2a46c59__current_ranger_set(self) -> rt.Verdict | bool:  # tasks.world:8616
+        return rt.expect(self.state.current_ranger, '==', 'RG03')
+
+    # tasks.world:8617
+    def _check_mined_5eb2a46c59__rental_rn0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['RN0001'].returned_on, '==', rt.parse_date('2025-08-14'))
+            and rt.expect(
+                self.t_rentals['RN0001'].status, '==', _E12_RentalStatus_returned, part=1
+            )
+            and rt.expect(self.t_rentals['RN0001'].fee, '==', 70.0, part=2)
+        )
+
+    def _check_mined_5eb2a46c59__new_charge(self) -> bool:  # tasks.world:8618
+        return any(
+            _r52.reservation == 'RS0004' and _r52.kind == _E10_ChargeKind_equipment
+            and _r52.amount == 70.0 and _r52.note == 'Kayak rental' and _r52.charged_by == 'RG03'
+            for _r52 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_7f297d4c8e__current_ranger_set(self) -> rt.Verdict | bool:  # tasks.world:8961
+        return rt.expect(self.state.current_ranger, '==', 'RG03')
+
+    # tasks.world:8962
+    def _check_mined_7f297d4c8e__rental_rn0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['RN0004'].returned_on, '==', rt.parse_date('2025-08-14'))
+            and rt.expect(
+                self.t_rentals['RN0004'].status, '==', _E12_RentalStatus_returned, part=1
+            )
+            and rt.expect(self.t_rentals['RN0004'].fee, '==', 60.0, part=2)
+        )
+
+    def _check_mined_7f297d4c8e__new_charge(self) -> bool:  # tasks.world:8963
+        return any(
+            _r53.reservation == 'RS0004' and _r53.kind == _E10_ChargeKind_equipment
+            and _r53.amount == 60.0 and _r53.note == 'Paddle board rental'
+            and _r53.charged_by == 'RG03'
+            for _r53 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_9f4c7db4f9__current_ranger_set(self) -> rt.Verdict | bool:  # tasks.world:9306
+        return rt.expect(self.state.current_ranger, '==', 'RG03')
+
+    # tasks.world:9307
+    def _check_mined_9f4c7db4f9__rental_rn0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['RN0001'].returned_on, '==', rt.parse_date('2025-08-14'))
+            and rt.expect(
+                self.t_rentals['RN0001'].status, '==', _E12_RentalStatus_returned, part=1
+            )
+            and rt.expect(self.t_rentals['RN0001'].fee, '==', 70.0, part=2)
+        )
+
+    def _check_mined_9f4c7db4f9__new_charge(self) -> bool:  # tasks.world:9308
+        return any(
+            _r54.reservation == 'RS0004' and _r54.kind == _E10_ChargeKind_equipment
+            and _r54.amount == 70.0 and _r54.note == 'Kayak rental' and _r54.charged_by == 'RG01'
+            for _r54 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_fd1cd7a3e6__current_ranger_set(self) -> rt.Verdict | bool:  # tasks.world:9651
+        return rt.expect(self.state.current_ranger, '==', 'RG02')
+
+    # tasks.world:9652
+    def _check_mined_fd1cd7a3e6__reservation_rs0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_checked_out
+        )
+
+    # tasks.world:9995
+    def _check_mined_4020f512d6__rental_rn0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['RN0001'].returned_on, '==', rt.parse_date('2025-08-14'))
+            and rt.expect(
+                self.t_rentals['RN0001'].status, '==', _E12_RentalStatus_returned, part=1
+            )
+            and rt.expect(self.t_rentals['RN0001'].fee, '==', 70.0, part=2)
+        )
+
+    def _check_mined_4020f512d6__new_charge(self) -> bool:  # tasks.world:9996
+        return any(
+            _r55.reservation == 'RS0004' and _r55.kind == _E10_ChargeKind_equipment
+            and _r55.amount == 70.0 and _r55.note == 'Kayak rental' and _r55.charged_by == 'RG01'
+            for _r55 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_4020f512d6__new_charge_1(self) -> bool:  # tasks.world:9997
+        return any(
+            _r56.reservation == 'RS0008' and _r56.kind == _E10_ChargeKind_late_checkout
+            and _r56.amount == 20.0 and _r56.note == '2025-08-14T14:30:00'
+            and _r56.charged_by == 'RG01'
+            for _r56 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:10339
+    def _check_mined_b257721c9e__reservation_rs0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_cancelled
+        )
+
+    # tasks.world:10340
+    def _check_mined_b257721c9e__rental_rn0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['RN0004'].returned_on, '==', rt.parse_date('2025-08-14'))
+            and rt.expect(
+                self.t_rentals['RN0004'].status, '==', _E12_RentalStatus_returned, part=1
+            )
+            and rt.expect(self.t_rentals['RN0004'].fee, '==', 60.0, part=2)
+        )
+
+    def _check_mined_b257721c9e__new_charge(self) -> bool:  # tasks.world:10341
+        return any(
+            _r57.reservation == 'RS0004' and _r57.kind == _E10_ChargeKind_equipment
+            and _r57.amount == 60.0 and _r57.note == 'Paddle board rental'
+            and _r57.charged_by == 'RG01'
+            for _r57 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:10683
+    def _check_mined_69ca7699d7__current_ranger_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_ranger, '==', 'RG02')
+
+    # tasks.world:10684
+    def _check_mined_69ca7699d7__reservation_rs0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_checked_in
+        )
+
+    # tasks.world:11029
+    def _check_mined_b99941cb74__reservation_rs0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0001'].status, '==', _E17_ReservationStatus_checked_out
+        )
+
+    # tasks.world:11030
+    def _check_mined_b99941cb74__rental_rn0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['RN0004'].returned_on, '==', rt.parse_date('2025-08-14'))
+            and rt.expect(
+                self.t_rentals['RN0004'].status, '==', _E12_RentalStatus_returned, part=1
+            )
+            and rt.expect(self.t_rentals['RN0004'].fee, '==', 60.0, part=2)
+        )
+
+    def _check_mined_b99941cb74__new_charge(self) -> bool:  # tasks.world:11031
+        return any(
+            _r58.reservation == 'RS0004' and _r58.kind == _E10_ChargeKind_equipment
+            and _r58.amount == 60.0 and _r58.note == 'Paddle board rental'
+            and _r58.charged_by == 'RG01'
+            for _r58 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_b99941cb74__new_charge_1(self) -> bool:  # tasks.world:11032
+        return any(
+            _r59.reservation == 'RS0001' and _r59.kind == _E10_ChargeKind_late_checkout
+            and _r59.amount == 40.0 and _r59.note == 'Left 4 started hour(s) after 11:00'
+            and _r59.charged_by == 'RG01'
+            for _r59 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:11377
+    def _check_mined_d1444fd7b4__current_ranger_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_ranger, '==', 'RG03')
+
+    # tasks.world:11378
+    def _check_mined_d1444fd7b4__reservation_rs0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_cancelled
+        )
+
+    def _check_mined_d1444fd7b4__new_charge(self) -> bool:  # tasks.world:11379
+        return any(
+            _r60.reservation == 'RS0002' and _r60.kind == _E10_ChargeKind_cancellation
+            and _r60.amount == 15.0 and _r60.note == 'Cancelled less than 2 days before arrival'
+            and _r60.charged_by == 'RG03'
+            for _r60 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:11724
+    def _check_mined_4c17917ca3__reservation_rs0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_cancelled
+        )
+
+    # tasks.world:11725
+    def _check_mined_4c17917ca3__rental_rn0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['RN0004'].returned_on, '==', rt.parse_date('2025-08-14'))
+            and rt.expect(
+                self.t_rentals['RN0004'].status, '==', _E12_RentalStatus_returned, part=1
+            )
+            and rt.expect(self.t_rentals['RN0004'].fee, '==', 60.0, part=2)
+        )
+
+    def _check_mined_4c17917ca3__new_charge(self) -> bool:  # tasks.world:11726
+        return any(
+            _r61.reservation == 'RS0002' and _r61.kind == _E10_ChargeKind_cancellation
+            and _r61.amount == 15.0 and _r61.note == 'Cancelled less than 2 days before arrival'
+            and _r61.charged_by == 'RG01'
+            for _r61 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_4c17917ca3__new_charge_1(self) -> bool:  # tasks.world:11727
+        return any(
+            _r62.reservation == 'RS0004' and _r62.kind == _E10_ChargeKind_equipment
+            and _r62.amount == 60.0 and _r62.note == 'Paddle board rental'
+            and _r62.charged_by == 'RG01'
+            for _r62 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:12072
+    def _check_mined_9309ebfc87__current_ranger_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_ranger, '==', 'RG03')
+
+    def _check_mined_9309ebfc87__new_charge(self) -> bool:  # tasks.world:12073
+        return any(
+            _r63.reservation == 'RS0008' and _r63.kind == _E10_ChargeKind_late_checkout
+            and _r63.amount == 20.0 and _r63.note == 'a\nb' and _r63.charged_by == 'RG01'
+            for _r63 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:12418
+    def _check_mined_bfa8e07243__reservation_rs0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_cancelled
+        )
+
+    # tasks.world:12419
+    def _check_mined_bfa8e07243__rental_rn0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['RN0001'].returned_on, '==', rt.parse_date('2025-08-14'))
+            and rt.expect(
+                self.t_rentals['RN0001'].status, '==', _E12_RentalStatus_returned, part=1
+            )
+            and rt.expect(self.t_rentals['RN0001'].fee, '==', 70.0, part=2)
+        )
+
+    def _check_mined_bfa8e07243__new_charge(self) -> bool:  # tasks.world:12420
+        return any(
+            _r64.reservation == 'RS0004' and _r64.kind == _E10_ChargeKind_equipment
+            and _r64.amount == 70.0 and _r64.note == 'Kayak rental' and _r64.charged_by == 'RG01'
+            for _r64 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:12765
+    def _check_mined_c855190005__reservation_rs0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_cancelled
+        )
+
+    # tasks.world:12766
+    def _check_mined_c855190005__rental_rn0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['RN0004'].returned_on, '==', rt.parse_date('2025-08-14'))
+            and rt.expect(
+                self.t_rentals['RN0004'].status, '==', _E12_RentalStatus_returned, part=1
+            )
+            and rt.expect(self.t_rentals['RN0004'].fee, '==', 60.0, part=2)
+        )
+
+    def _check_mined_c855190005__new_charge(self) -> bool:  # tasks.world:12767
+        return any(
+            _r65.reservation == 'RS0005' and _r65.kind == _E10_ChargeKind_cancellation
+            and _r65.amount == 15.0 and _r65.note == 'Cancelled less than 2 days before arrival'
+            and _r65.charged_by == 'RG01'
+            for _r65 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_c855190005__new_charge_1(self) -> bool:  # tasks.world:12768
+        return any(
+            _r66.reservation == 'RS0004' and _r66.kind == _E10_ChargeKind_equipment
+            and _r66.amount == 60.0 and _r66.note == 'Paddle board rental'
+            and _r66.charged_by == 'RG01'
+            for _r66 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:13113
+    def _check_mined_96030d471e__current_ranger_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_ranger, '==', 'RG03')
+
+    # tasks.world:13114
+    def _check_mined_96030d471e__reservation_rs0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_checked_in
+        )
+
 
 CampgroundOffice.TOOLS = tools(CampgroundOffice)
-
-
-# campground_office.world:981
-def _check_late_checkout_maya__checked_out(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_reservations['RS0001'].status, '==', _E17_ReservationStatus_checked_out)
-        and rt.expect(ep.t_reservations['RS0001'].checked_out_at, 'is not', None, part=1)
-    )
-
-
-# campground_office.world:982
-def _check_late_checkout_maya__late_fee(ep: CampgroundOffice) -> bool:
-    return any(
-        _c20.reservation == 'RS0001' and _c20.kind == _E10_ChargeKind_late_checkout
-        and _c20.amount == 40.0
-        for _c20 in rt.each(ep, ep.t_charges)
-    )
-
-
-def _check_olivia_trades_rv_site_for_cabin__rv_cancelled(  # tasks.world:338
-    ep: CampgroundOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_cancelled)
-        and not any(_c21.reservation == 'RS0003' for _c21 in rt.each(ep, ep.t_charges))
-    )
-
-
-# tasks.world:339
-def _check_olivia_trades_rv_site_for_cabin__cabin_reserved(ep: CampgroundOffice) -> bool:
-    return any(
-        _r22.camper == 'CP003' and ep.t_sites[_r22.site].kind == _E8_SiteKind_cabin
-        and _r22.arrival == rt.parse_date('2025-08-20')
-        and _r22.departure == rt.parse_date('2025-08-24') and _r22.party_size == 4
-        and _r22.status == _E17_ReservationStatus_booked
-        for _r22 in rt.each(ep, ep.t_reservations)
-    )
-
-
-# tasks.world:685
-def _check_olivia_moves_rv_stay_and_adds_tent__rv_moved(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_reservations['RS0003'].arrival, '==', rt.parse_date('2025-08-21'))
-        and rt.expect(
-            ep.t_reservations['RS0003'].departure, '==', rt.parse_date('2025-08-26'), part=1
-        )
-        and rt.expect(ep.t_reservations['RS0003'].total, '==', 325.0, part=2)
-        and rt.expect(
-            ep.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_booked, part=3
-        )
-    )
-
-
-# tasks.world:686
-def _check_olivia_moves_rv_stay_and_adds_tent__tent_reserved(ep: CampgroundOffice) -> bool:
-    return any(
-        _r23.camper == 'CP003' and _r23.site == 'T01'
-        and _r23.arrival == rt.parse_date('2025-08-21')
-        and _r23.departure == rt.parse_date('2025-08-23') and _r23.party_size == 3
-        and _r23.status == _E17_ReservationStatus_booked and _r23.total == 50.0
-        for _r23 in rt.each(ep, ep.t_reservations)
-    )
-
-
-# tasks.world:1029
-def _check_mined_2c675c5d4f__rental_rn0004_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['RN0004'].returned_on, '==', rt.parse_date('2025-08-14'))
-        and rt.expect(ep.t_rentals['RN0004'].status, '==', _E12_RentalStatus_returned, part=1)
-        and rt.expect(ep.t_rentals['RN0004'].fee, '==', 60.0, part=2)
-    )
-
-
-def _check_mined_2c675c5d4f__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:1030
-    return any(
-        _r24.reservation == 'RS0004' and _r24.kind == _E10_ChargeKind_equipment
-        and _r24.amount == 60.0 and _r24.note == 'Paddle board rental'
-        and _r24.charged_by == 'RG01'
-        for _r24 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:1371
-def _check_mined_657dd20136__reservation_rs0002_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_checked_out)
-
-
-# tasks.world:1712
-def _check_mined_8884130770__rental_rn0001_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['RN0001'].returned_on, '==', rt.parse_date('2025-08-14'))
-        and rt.expect(ep.t_rentals['RN0001'].status, '==', _E12_RentalStatus_returned, part=1)
-        and rt.expect(ep.t_rentals['RN0001'].fee, '==', 70.0, part=2)
-    )
-
-
-def _check_mined_8884130770__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:1713
-    return any(
-        _r25.reservation == 'RS0004' and _r25.kind == _E10_ChargeKind_equipment
-        and _r25.amount == 70.0 and _r25.note == 'Kayak rental' and _r25.charged_by == 'RG01'
-        for _r25 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:2054
-def _check_mined_a1c5fea4c1__reservation_rs0001_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0001'].status, '==', _E17_ReservationStatus_checked_out)
-
-
-def _check_mined_a1c5fea4c1__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:2055
-    return any(
-        _r26.reservation == 'RS0001' and _r26.kind == _E10_ChargeKind_late_checkout
-        and _r26.amount == 40.0 and _r26.note == 'Left 4 started hour(s) after 11:00'
-        and _r26.charged_by == 'RG01'
-        for _r26 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:2395
-def _check_mined_679ea0e639__reservation_rs0005_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_cancelled)
-
-
-def _check_mined_679ea0e639__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:2396
-    return any(
-        _r27.reservation == 'RS0005' and _r27.kind == _E10_ChargeKind_cancellation
-        and _r27.amount == 15.0 and _r27.note == 'Cancelled less than 2 days before arrival'
-        and _r27.charged_by == 'RG01'
-        for _r27 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:2736
-def _check_mined_9a66081844__reservation_rs0003_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_cancelled)
-
-
-# tasks.world:3076
-def _check_mined_c90ef5fc45__reservation_rs0002_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_cancelled)
-
-
-def _check_mined_c90ef5fc45__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:3077
-    return any(
-        _r28.reservation == 'RS0002' and _r28.kind == _E10_ChargeKind_cancellation
-        and _r28.amount == 15.0 and _r28.note == 'Cancelled less than 2 days before arrival'
-        and _r28.charged_by == 'RG01'
-        for _r28 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:3417
-def _check_mined_350ea1b7ef__current_ranger_set(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_ranger, '==', 'RG02')
-
-
-# tasks.world:3757
-def _check_mined_5bdc42d2db__current_ranger_set(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_ranger, '==', 'RG03')
-
-
-# tasks.world:3758
-def _check_mined_5bdc42d2db__reservation_rs0002_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_checked_out)
-
-
-# tasks.world:3759
-def _check_mined_5bdc42d2db__rental_rn0004_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['RN0004'].returned_on, '==', rt.parse_date('2025-08-14'))
-        and rt.expect(ep.t_rentals['RN0004'].status, '==', _E12_RentalStatus_returned, part=1)
-        and rt.expect(ep.t_rentals['RN0004'].fee, '==', 60.0, part=2)
-    )
-
-
-def _check_mined_5bdc42d2db__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:3760
-    return any(
-        _r29.reservation == 'RS0004' and _r29.kind == _E10_ChargeKind_equipment
-        and _r29.amount == 60.0 and _r29.note == 'Paddle board rental'
-        and _r29.charged_by == 'RG01'
-        for _r29 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:4105
-def _check_mined_4979512c32__current_ranger_set(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_ranger, '==', 'RG03')
-
-
-# tasks.world:4106
-def _check_mined_4979512c32__reservation_rs0002_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_checked_in)
-
-
-# tasks.world:4107
-def _check_mined_4979512c32__rental_rn0004_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['RN0004'].returned_on, '==', rt.parse_date('2025-08-14'))
-        and rt.expect(ep.t_rentals['RN0004'].status, '==', _E12_RentalStatus_returned, part=1)
-        and rt.expect(ep.t_rentals['RN0004'].fee, '==', 60.0, part=2)
-    )
-
-
-def _check_mined_4979512c32__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:4108
-    return any(
-        _r30.reservation == 'RS0008' and _r30.kind == _E10_ChargeKind_late_checkout
-        and _r30.amount == 80.0 and _r30.note == 'desk' and _r30.charged_by == 'RG01'
-        for _r30 in rt.each(ep, ep.t_charges)
-    )
-
-
-def _check_mined_4979512c32__new_charge_1(ep: CampgroundOffice) -> bool:  # tasks.world:4109
-    return any(
-        _r31.reservation == 'RS0004' and _r31.kind == _E10_ChargeKind_equipment
-        and _r31.amount == 60.0 and _r31.note == 'Paddle board rental'
-        and _r31.charged_by == 'RG01'
-        for _r31 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:4454
-def _check_mined_5bbb8c7fba__current_ranger_set(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_ranger, '==', 'RG02')
-
-
-# tasks.world:4455
-def _check_mined_5bbb8c7fba__reservation_rs0005_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_cancelled)
-
-
-def _check_mined_5bbb8c7fba__new_rental(ep: CampgroundOffice) -> bool:  # tasks.world:4456
-    return any(
-        _r32.reservation == 'RS0004' and _r32.equipment == 'EQ-004' and _r32.quantity == 8
-        and _r32.rented_on == rt.parse_date('2025-08-14')
-        and _r32.due_back == rt.parse_date('2025-08-16')
-        and _r32.returned_on == rt.parse_date('2025-08-14')
-        and _r32.status == _E12_RentalStatus_returned and _r32.fee == 32.0
-        for _r32 in rt.each(ep, ep.t_rentals)
-    )
-
-
-def _check_mined_5bbb8c7fba__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:4457
-    return any(
-        _r33.reservation == 'RS0005' and _r33.kind == _E10_ChargeKind_cancellation
-        and _r33.amount == 15.0 and _r33.note == 'Cancelled less than 2 days before arrival'
-        and _r33.charged_by == 'RG01'
-        for _r33 in rt.each(ep, ep.t_charges)
-    )
-
-
-def _check_mined_5bbb8c7fba__new_charge_1(ep: CampgroundOffice) -> bool:  # tasks.world:4458
-    return any(
-        _r34.reservation == 'RS0004' and _r34.kind == _E10_ChargeKind_equipment
-        and _r34.amount == 32.0 and _r34.note == 'Lantern rental' and _r34.charged_by == 'RG02'
-        for _r34 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:4803
-def _check_mined_c94724b208__current_ranger_set(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_ranger, '==', 'RG02')
-
-
-# tasks.world:4804
-def _check_mined_c94724b208__reservation_rs0002_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_cancelled)
-
-
-def _check_mined_c94724b208__new_reservation(ep: CampgroundOffice) -> bool:  # tasks.world:4805
-    return any(
-        _r35.camper == 'CP002' and _r35.site == 'R01'
-        and _r35.arrival == rt.parse_date('2025-08-14')
-        and _r35.departure == rt.parse_date('2025-08-17') and _r35.party_size == 4
-        and _r35.status == _E17_ReservationStatus_booked and _r35.total == 165.0
-        and _r35.checked_in_at is None and _r35.checked_out_at is None
-        for _r35 in rt.each(ep, ep.t_reservations)
-    )
-
-
-# tasks.world:4806
-def _check_mined_c94724b208__rental_rn0004_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['RN0004'].returned_on, '==', rt.parse_date('2025-08-14'))
-        and rt.expect(ep.t_rentals['RN0004'].status, '==', _E12_RentalStatus_returned, part=1)
-        and rt.expect(ep.t_rentals['RN0004'].fee, '==', 60.0, part=2)
-    )
-
-
-def _check_mined_c94724b208__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:4807
-    return any(
-        _r36.reservation == 'RS0002' and _r36.kind == _E10_ChargeKind_cancellation
-        and _r36.amount == 15.0 and _r36.note == 'Cancelled less than 2 days before arrival'
-        and _r36.charged_by == 'RG01'
-        for _r36 in rt.each(ep, ep.t_charges)
-    )
-
-
-def _check_mined_c94724b208__new_charge_1(ep: CampgroundOffice) -> bool:  # tasks.world:4808
-    return any(
-        _r37.reservation == 'RS0004' and _r37.kind == _E10_ChargeKind_equipment
-        and _r37.amount == 60.0 and _r37.note == 'Paddle board rental'
-        and _r37.charged_by == 'RG02'
-        for _r37 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:5153
-def _check_mined_af3de988e3__current_ranger_set(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_ranger, '==', 'RG03')
-
-
-# tasks.world:5154
-def _check_mined_af3de988e3__reservation_rs0002_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_checked_in)
-
-
-def _check_mined_af3de988e3__new_rental(ep: CampgroundOffice) -> bool:  # tasks.world:5155
-    return any(
-        _r38.reservation == 'RS0002' and _r38.equipment == 'EQ-001' and _r38.quantity == 2
-        and _r38.rented_on == rt.parse_date('2025-08-14')
-        and _r38.due_back == rt.parse_date('2025-08-14') and _r38.returned_on is None
-        and _r38.status == _E12_RentalStatus_out and _r38.fee == 0.0
-        for _r38 in rt.each(ep, ep.t_rentals)
-    )
-
-
-# tasks.world:5499
-def _check_mined_302014bda2__current_ranger_set(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_ranger, '==', 'RG02')
-
-
-# tasks.world:5500
-def _check_mined_302014bda2__reservation_rs0002_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_checked_in)
-
-
-# tasks.world:5501
-def _check_mined_302014bda2__reservation_rs0003_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_reservations['RS0003'].arrival, '==', rt.parse_date('2025-08-14'))
-        and rt.expect(
-            ep.t_reservations['RS0003'].departure, '==', rt.parse_date('2025-08-17'), part=1
-        )
-        and rt.expect(ep.t_reservations['RS0003'].total, '==', 195.0, part=2)
-    )
-
-
-# tasks.world:5502
-def _check_mined_302014bda2__reservation_rs0005_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_cancelled)
-
-
-def _check_mined_302014bda2__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:5503
-    return any(
-        _r39.reservation == 'RS0005' and _r39.kind == _E10_ChargeKind_cancellation
-        and _r39.amount == 15.0 and _r39.note == 'Cancelled less than 2 days before arrival'
-        and _r39.charged_by == 'RG02'
-        for _r39 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:5847
-def _check_mined_a1349b68a2__current_ranger_set(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_ranger, '==', 'RG02')
-
-
-# tasks.world:5848
-def _check_mined_a1349b68a2__reservation_rs0002_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_checked_in)
-
-
-# tasks.world:5849
-def _check_mined_a1349b68a2__rental_rn0001_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['RN0001'].returned_on, '==', rt.parse_date('2025-08-14'))
-        and rt.expect(ep.t_rentals['RN0001'].status, '==', _E12_RentalStatus_returned, part=1)
-        and rt.expect(ep.t_rentals['RN0001'].fee, '==', 70.0, part=2)
-    )
-
-
-def _check_mined_a1349b68a2__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:5850
-    return any(
-        _r40.reservation == 'RS0004' and _r40.kind == _E10_ChargeKind_equipment
-        and _r40.amount == 70.0 and _r40.note == 'Kayak rental' and _r40.charged_by == 'RG02'
-        for _r40 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:6194
-def _check_mined_bc10f713fb__reservation_rs0002_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_cancelled)
-
-
-# tasks.world:6195
-def _check_mined_bc10f713fb__rental_rn0004_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['RN0004'].returned_on, '==', rt.parse_date('2025-08-14'))
-        and rt.expect(ep.t_rentals['RN0004'].status, '==', _E12_RentalStatus_returned, part=1)
-        and rt.expect(ep.t_rentals['RN0004'].fee, '==', 60.0, part=2)
-    )
-
-
-def _check_mined_bc10f713fb__new_rental(ep: CampgroundOffice) -> bool:  # tasks.world:6196
-    return any(
-        _r41.reservation == 'RS0004' and _r41.equipment == 'EQ-003' and _r41.quantity == 1
-        and _r41.rented_on == rt.parse_date('2025-08-14')
-        and _r41.due_back == rt.parse_date('2025-08-16') and _r41.returned_on is None
-        and _r41.status == _E12_RentalStatus_out and _r41.fee == 0.0
-        for _r41 in rt.each(ep, ep.t_rentals)
-    )
-
-
-def _check_mined_bc10f713fb__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:6197
-    return any(
-        _r42.reservation == 'RS0004' and _r42.kind == _E10_ChargeKind_equipment
-        and _r42.amount == 60.0 and _r42.note == 'Paddle board rental'
-        and _r42.charged_by == 'RG01'
-        for _r42 in rt.each(ep, ep.t_charges)
-    )
-
-
-def _check_mined_bc10f713fb__new_charge_1(ep: CampgroundOffice) -> bool:  # tasks.world:6198
-    return any(
-        _r43.reservation == 'RS0002' and _r43.kind == _E10_ChargeKind_cancellation
-        and _r43.amount == 15.0 and _r43.note == 'Cancelled less than 2 days before arrival'
-        and _r43.charged_by == 'RG01'
-        for _r43 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:6542
-def _check_mined_29a1cae690__reservation_rs0002_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_cancelled)
-
-
-def _check_mined_29a1cae690__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:6543
-    return any(
-        _r44.reservation == 'RS0008' and _r44.kind == _E10_ChargeKind_late_checkout
-        and _r44.amount == 110.0 and _r44.note == 'K' and _r44.charged_by == 'RG01'
-        for _r44 in rt.each(ep, ep.t_charges)
-    )
-
-
-def _check_mined_29a1cae690__new_charge_1(ep: CampgroundOffice) -> bool:  # tasks.world:6544
-    return any(
-        _r45.reservation == 'RS0002' and _r45.kind == _E10_ChargeKind_cancellation
-        and _r45.amount == 15.0 and _r45.note == 'Cancelled less than 2 days before arrival'
-        and _r45.charged_by == 'RG01'
-        for _r45 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:6888
-def _check_mined_5e925900d8__reservation_rs0002_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_cancelled)
-
-
-# tasks.world:6889
-def _check_mined_5e925900d8__reservation_rs0005_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_reservations['RS0005'].arrival, '==', rt.parse_date('2025-08-14'))
-        and rt.expect(
-            ep.t_reservations['RS0005'].departure, '==', rt.parse_date('2025-08-16'), part=1
-        )
-    )
-
-
-def _check_mined_5e925900d8__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:6890
-    return any(
-        _r46.reservation == 'RS0002' and _r46.kind == _E10_ChargeKind_cancellation
-        and _r46.amount == 15.0 and _r46.note == 'Cancelled less than 2 days before arrival'
-        and _r46.charged_by == 'RG01'
-        for _r46 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:7234
-def _check_mined_ed76fa12a5__reservation_rs0002_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_checked_in)
-
-
-def _check_mined_ed76fa12a5__new_reservation(ep: CampgroundOffice) -> bool:  # tasks.world:7235
-    return any(
-        _r47.camper == 'CP001' and _r47.site == 'C01'
-        and _r47.arrival == rt.parse_date('2025-08-16')
-        and _r47.departure == rt.parse_date('2025-08-24') and _r47.party_size == 2
-        and _r47.status == _E17_ReservationStatus_booked and _r47.total == 760.0
-        and _r47.checked_in_at is None and _r47.checked_out_at is None
-        for _r47 in rt.each(ep, ep.t_reservations)
-    )
-
-
-# tasks.world:7236
-def _check_mined_ed76fa12a5__rental_rn0004_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['RN0004'].returned_on, '==', rt.parse_date('2025-08-14'))
-        and rt.expect(ep.t_rentals['RN0004'].status, '==', _E12_RentalStatus_returned, part=1)
-        and rt.expect(ep.t_rentals['RN0004'].fee, '==', 60.0, part=2)
-    )
-
-
-def _check_mined_ed76fa12a5__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:7237
-    return any(
-        _r48.reservation == 'RS0004' and _r48.kind == _E10_ChargeKind_equipment
-        and _r48.amount == 60.0 and _r48.note == 'Paddle board rental'
-        and _r48.charged_by == 'RG01'
-        for _r48 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:7580
-def _check_mined_3d8eea5de5__current_ranger_set(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_ranger, '==', 'RG03')
-
-
-# tasks.world:7581
-def _check_mined_3d8eea5de5__reservation_rs0002_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_checked_out)
-
-
-# tasks.world:7924
-def _check_mined_ba05901b99__current_ranger_set(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_ranger, '==', 'RG03')
-
-
-# tasks.world:7925
-def _check_mined_ba05901b99__reservation_rs0002_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_cancelled)
-
-
-def _check_mined_ba05901b99__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:7926
-    return any(
-        _r49.reservation == 'RS0002' and _r49.kind == _E10_ChargeKind_cancellation
-        and _r49.amount == 15.0 and _r49.note == 'Cancelled less than 2 days before arrival'
-        and _r49.charged_by == 'RG03'
-        for _r49 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:8270
-def _check_mined_4ea7a8e955__reservation_rs0003_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_reservations['RS0003'].arrival, '==', rt.parse_date('2025-08-14'))
-        and rt.expect(
-            ep.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_cancelled, part=1
-        )
-        and rt.expect(ep.t_reservations['RS0003'].total, '==', 650.0, part=2)
-    )
-
-
-# tasks.world:8271
-def _check_mined_4ea7a8e955__rental_rn0001_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['RN0001'].returned_on, '==', rt.parse_date('2025-08-14'))
-        and rt.expect(ep.t_rentals['RN0001'].status, '==', _E12_RentalStatus_returned, part=1)
-        and rt.expect(ep.t_rentals['RN0001'].fee, '==', 70.0, part=2)
-    )
-
-
-def _check_mined_4ea7a8e955__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:8272
-    return any(
-        _r50.reservation == 'RS0004' and _r50.kind == _E10_ChargeKind_equipment
-        and _r50.amount == 70.0 and _r50.note == 'Kayak rental' and _r50.charged_by == 'RG01'
-        for _r50 in rt.each(ep, ep.t_charges)
-    )
-
-
-def _check_mined_4ea7a8e955__new_charge_1(ep: CampgroundOffice) -> bool:  # tasks.world:8273
-    return any(
-        _r51.reservation == 'RS0003' and _r51.kind == _E10_ChargeKind_cancellation
-        and _r51.amount == 15.0 and _r51.note == 'Cancelled less than 2 days before arrival'
-        and _r51.charged_by == 'RG01'
-        for _r51 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:8616
-def _check_mined_5eb2a46c59__current_ranger_set(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_ranger, '==', 'RG03')
-
-
-# tasks.world:8617
-def _check_mined_5eb2a46c59__rental_rn0001_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['RN0001'].returned_on, '==', rt.parse_date('2025-08-14'))
-        and rt.expect(ep.t_rentals['RN0001'].status, '==', _E12_RentalStatus_returned, part=1)
-        and rt.expect(ep.t_rentals['RN0001'].fee, '==', 70.0, part=2)
-    )
-
-
-def _check_mined_5eb2a46c59__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:8618
-    return any(
-        _r52.reservation == 'RS0004' and _r52.kind == _E10_ChargeKind_equipment
-        and _r52.amount == 70.0 and _r52.note == 'Kayak rental' and _r52.charged_by == 'RG03'
-        for _r52 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:8961
-def _check_mined_7f297d4c8e__current_ranger_set(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_ranger, '==', 'RG03')
-
-
-# tasks.world:8962
-def _check_mined_7f297d4c8e__rental_rn0004_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['RN0004'].returned_on, '==', rt.parse_date('2025-08-14'))
-        and rt.expect(ep.t_rentals['RN0004'].status, '==', _E12_RentalStatus_returned, part=1)
-        and rt.expect(ep.t_rentals['RN0004'].fee, '==', 60.0, part=2)
-    )
-
-
-def _check_mined_7f297d4c8e__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:8963
-    return any(
-        _r53.reservation == 'RS0004' and _r53.kind == _E10_ChargeKind_equipment
-        and _r53.amount == 60.0 and _r53.note == 'Paddle board rental'
-        and _r53.charged_by == 'RG03'
-        for _r53 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:9306
-def _check_mined_9f4c7db4f9__current_ranger_set(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_ranger, '==', 'RG03')
-
-
-# tasks.world:9307
-def _check_mined_9f4c7db4f9__rental_rn0001_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['RN0001'].returned_on, '==', rt.parse_date('2025-08-14'))
-        and rt.expect(ep.t_rentals['RN0001'].status, '==', _E12_RentalStatus_returned, part=1)
-        and rt.expect(ep.t_rentals['RN0001'].fee, '==', 70.0, part=2)
-    )
-
-
-def _check_mined_9f4c7db4f9__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:9308
-    return any(
-        _r54.reservation == 'RS0004' and _r54.kind == _E10_ChargeKind_equipment
-        and _r54.amount == 70.0 and _r54.note == 'Kayak rental' and _r54.charged_by == 'RG01'
-        for _r54 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:9651
-def _check_mined_fd1cd7a3e6__current_ranger_set(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_ranger, '==', 'RG02')
-
-
-# tasks.world:9652
-def _check_mined_fd1cd7a3e6__reservation_rs0002_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_checked_out)
-
-
-# tasks.world:9995
-def _check_mined_4020f512d6__rental_rn0001_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['RN0001'].returned_on, '==', rt.parse_date('2025-08-14'))
-        and rt.expect(ep.t_rentals['RN0001'].status, '==', _E12_RentalStatus_returned, part=1)
-        and rt.expect(ep.t_rentals['RN0001'].fee, '==', 70.0, part=2)
-    )
-
-
-def _check_mined_4020f512d6__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:9996
-    return any(
-        _r55.reservation == 'RS0004' and _r55.kind == _E10_ChargeKind_equipment
-        and _r55.amount == 70.0 and _r55.note == 'Kayak rental' and _r55.charged_by == 'RG01'
-        for _r55 in rt.each(ep, ep.t_charges)
-    )
-
-
-def _check_mined_4020f512d6__new_charge_1(ep: CampgroundOffice) -> bool:  # tasks.world:9997
-    return any(
-        _r56.reservation == 'RS0008' and _r56.kind == _E10_ChargeKind_late_checkout
-        and _r56.amount == 20.0 and _r56.note == '2025-08-14T14:30:00'
-        and _r56.charged_by == 'RG01'
-        for _r56 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:10339
-def _check_mined_b257721c9e__reservation_rs0003_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_cancelled)
-
-
-# tasks.world:10340
-def _check_mined_b257721c9e__rental_rn0004_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['RN0004'].returned_on, '==', rt.parse_date('2025-08-14'))
-        and rt.expect(ep.t_rentals['RN0004'].status, '==', _E12_RentalStatus_returned, part=1)
-        and rt.expect(ep.t_rentals['RN0004'].fee, '==', 60.0, part=2)
-    )
-
-
-def _check_mined_b257721c9e__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:10341
-    return any(
-        _r57.reservation == 'RS0004' and _r57.kind == _E10_ChargeKind_equipment
-        and _r57.amount == 60.0 and _r57.note == 'Paddle board rental'
-        and _r57.charged_by == 'RG01'
-        for _r57 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:10683
-def _check_mined_69ca7699d7__current_ranger_set(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_ranger, '==', 'RG02')
-
-
-# tasks.world:10684
-def _check_mined_69ca7699d7__reservation_rs0002_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_checked_in)
-
-
-# tasks.world:11029
-def _check_mined_b99941cb74__reservation_rs0001_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0001'].status, '==', _E17_ReservationStatus_checked_out)
-
-
-# tasks.world:11030
-def _check_mined_b99941cb74__rental_rn0004_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['RN0004'].returned_on, '==', rt.parse_date('2025-08-14'))
-        and rt.expect(ep.t_rentals['RN0004'].status, '==', _E12_RentalStatus_returned, part=1)
-        and rt.expect(ep.t_rentals['RN0004'].fee, '==', 60.0, part=2)
-    )
-
-
-def _check_mined_b99941cb74__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:11031
-    return any(
-        _r58.reservation == 'RS0004' and _r58.kind == _E10_ChargeKind_equipment
-        and _r58.amount == 60.0 and _r58.note == 'Paddle board rental'
-        and _r58.charged_by == 'RG01'
-        for _r58 in rt.each(ep, ep.t_charges)
-    )
-
-
-def _check_mined_b99941cb74__new_charge_1(ep: CampgroundOffice) -> bool:  # tasks.world:11032
-    return any(
-        _r59.reservation == 'RS0001' and _r59.kind == _E10_ChargeKind_late_checkout
-        and _r59.amount == 40.0 and _r59.note == 'Left 4 started hour(s) after 11:00'
-        and _r59.charged_by == 'RG01'
-        for _r59 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:11377
-def _check_mined_d1444fd7b4__current_ranger_set(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_ranger, '==', 'RG03')
-
-
-# tasks.world:11378
-def _check_mined_d1444fd7b4__reservation_rs0002_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_cancelled)
-
-
-def _check_mined_d1444fd7b4__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:11379
-    return any(
-        _r60.reservation == 'RS0002' and _r60.kind == _E10_ChargeKind_cancellation
-        and _r60.amount == 15.0 and _r60.note == 'Cancelled less than 2 days before arrival'
-        and _r60.charged_by == 'RG03'
-        for _r60 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:11724
-def _check_mined_4c17917ca3__reservation_rs0002_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_cancelled)
-
-
-# tasks.world:11725
-def _check_mined_4c17917ca3__rental_rn0004_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['RN0004'].returned_on, '==', rt.parse_date('2025-08-14'))
-        and rt.expect(ep.t_rentals['RN0004'].status, '==', _E12_RentalStatus_returned, part=1)
-        and rt.expect(ep.t_rentals['RN0004'].fee, '==', 60.0, part=2)
-    )
-
-
-def _check_mined_4c17917ca3__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:11726
-    return any(
-        _r61.reservation == 'RS0002' and _r61.kind == _E10_ChargeKind_cancellation
-        and _r61.amount == 15.0 and _r61.note == 'Cancelled less than 2 days before arrival'
-        and _r61.charged_by == 'RG01'
-        for _r61 in rt.each(ep, ep.t_charges)
-    )
-
-
-def _check_mined_4c17917ca3__new_charge_1(ep: CampgroundOffice) -> bool:  # tasks.world:11727
-    return any(
-        _r62.reservation == 'RS0004' and _r62.kind == _E10_ChargeKind_equipment
-        and _r62.amount == 60.0 and _r62.note == 'Paddle board rental'
-        and _r62.charged_by == 'RG01'
-        for _r62 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:12072
-def _check_mined_9309ebfc87__current_ranger_set(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_ranger, '==', 'RG03')
-
-
-def _check_mined_9309ebfc87__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:12073
-    return any(
-        _r63.reservation == 'RS0008' and _r63.kind == _E10_ChargeKind_late_checkout
-        and _r63.amount == 20.0 and _r63.note == 'a\nb' and _r63.charged_by == 'RG01'
-        for _r63 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:12418
-def _check_mined_bfa8e07243__reservation_rs0003_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_cancelled)
-
-
-# tasks.world:12419
-def _check_mined_bfa8e07243__rental_rn0001_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['RN0001'].returned_on, '==', rt.parse_date('2025-08-14'))
-        and rt.expect(ep.t_rentals['RN0001'].status, '==', _E12_RentalStatus_returned, part=1)
-        and rt.expect(ep.t_rentals['RN0001'].fee, '==', 70.0, part=2)
-    )
-
-
-def _check_mined_bfa8e07243__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:12420
-    return any(
-        _r64.reservation == 'RS0004' and _r64.kind == _E10_ChargeKind_equipment
-        and _r64.amount == 70.0 and _r64.note == 'Kayak rental' and _r64.charged_by == 'RG01'
-        for _r64 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:12765
-def _check_mined_c855190005__reservation_rs0005_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_cancelled)
-
-
-# tasks.world:12766
-def _check_mined_c855190005__rental_rn0004_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['RN0004'].returned_on, '==', rt.parse_date('2025-08-14'))
-        and rt.expect(ep.t_rentals['RN0004'].status, '==', _E12_RentalStatus_returned, part=1)
-        and rt.expect(ep.t_rentals['RN0004'].fee, '==', 60.0, part=2)
-    )
-
-
-def _check_mined_c855190005__new_charge(ep: CampgroundOffice) -> bool:  # tasks.world:12767
-    return any(
-        _r65.reservation == 'RS0005' and _r65.kind == _E10_ChargeKind_cancellation
-        and _r65.amount == 15.0 and _r65.note == 'Cancelled less than 2 days before arrival'
-        and _r65.charged_by == 'RG01'
-        for _r65 in rt.each(ep, ep.t_charges)
-    )
-
-
-def _check_mined_c855190005__new_charge_1(ep: CampgroundOffice) -> bool:  # tasks.world:12768
-    return any(
-        _r66.reservation == 'RS0004' and _r66.kind == _E10_ChargeKind_equipment
-        and _r66.amount == 60.0 and _r66.note == 'Paddle board rental'
-        and _r66.charged_by == 'RG01'
-        for _r66 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:13113
-def _check_mined_96030d471e__current_ranger_set(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_ranger, '==', 'RG03')
-
-
-# tasks.world:13114
-def _check_mined_96030d471e__reservation_rs0002_changed(ep: CampgroundOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0002'].status, '==', _E17_ReservationStatus_checked_in)
-
-
-CampgroundOffice.TASKS = task_registry(__name__, "tasks.json")

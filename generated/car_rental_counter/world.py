@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Branch", "Car", "CarCategory", "CarOffer", "CarRentalCounter", "Customer", "CustomerRentals",
@@ -181,10 +181,8 @@ class CarRentalCounter(Episode):
     CLOCK: ClassVar[str] = "2026-07-10T10:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Reserve, hand over and take back cars only for the customer in front of you, for the '
-        'dates and branch they ask for; tell them the price before you reserve.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "branches": "Branch", "cars": "Car", "customers": "Customer", "rentals": "Rental",
     }
@@ -307,11 +305,8 @@ class CarRentalCounter(Episode):
                     (self.t_rentals, 'return_branch'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_cars, ((self.t_rentals, 'car'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_customers, ((self.t_rentals, 'customer'),))
-        pass
 
     # car_rental_counter.world:113
     def fn_days_between(self, start: dt.date, finish: dt.date) -> int:
@@ -697,953 +692,836 @@ class CarRentalCounter(Episode):
         self.set_field(car, 'in_service', in_service)  # car_rental_counter.world:352
         return car  # car_rental_counter.world:353
 
+    # car_rental_counter.world:500
+    def _check_pickup_and_late_return__laura_has_car(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
+            and rt.expect(self.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
+            and rt.expect(self.t_cars['2222-BCD'].branch, 'is', None, part=2)
+        )
+
+    # car_rental_counter.world:501
+    def _check_pickup_and_late_return__clio_back(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['5555-EFG'].branch, '==', 'BCN') and rt.expect(
+            self.t_cars['5555-EFG'].mileage_km, '==', 27950, part=1
+        )
+
+    # car_rental_counter.world:502
+    def _check_pickup_and_late_return__charged(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
+            and rt.expect(self.t_rentals['R0002'].extra_days_charge_cents, '==', 11200, part=1)
+            and rt.expect(self.t_rentals['R0002'].one_way_fee_cents, '==', 7500, part=2)
+            and rt.expect(self.t_rentals['R0002'].total_cents, '==', 31000, part=3)
+        )
+
+    # car_rental_counter.world:503
+    def _check_pickup_and_late_return__told_total(self, replies: tuple[str, ...]) -> bool:
+        return '310' in rt.read(self, self.built(rt.replace(
+            rt.read(self, replies[-1] if replies else ''), ',', ''
+        )))
+
+    def _check_new_customer_reservation__registered(self) -> bool:  # car_rental_counter.world:655
+        return any(
+            _c14.name == 'Tom Weber' and _c14.licence_number == 'WEB44321'
+            and _c14.licence_expires == rt.parse_date('2031-02-28')
+            for _c14 in rt.each(self, self.t_customers)
+        )
+
+    def _check_new_customer_reservation__reserved(self) -> bool:  # car_rental_counter.world:656
+        return any(
+            self.t_customers[_r15.customer].name == 'Tom Weber' and _r15.car == '6666-FGH'
+            and _r15.status == _E12_RentalStatus_reserved
+            and _r15.pickup_date == rt.parse_date('2026-07-15')
+            and _r15.return_date == rt.parse_date('2026-07-18') and _r15.base_charge_cents == 15000
+            for _r15 in rt.each(self, self.t_rentals)
+        )
+
+    # car_rental_counter.world:808
+    def _check_swap_suv_for_compact__suv_cancelled(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
+
+    # car_rental_counter.world:809
+    def _check_swap_suv_for_compact__compact_reserved(self) -> bool:
+        return any(
+            _r16.customer == 'CU003' and _r16.car == '6666-FGH'
+            and _r16.status == _E12_RentalStatus_reserved
+            and _r16.pickup_date == rt.parse_date('2026-07-20')
+            and _r16.return_date == rt.parse_date('2026-07-22') and _r16.base_charge_cents == 10000
+            for _r16 in rt.each(self, self.t_rentals)
+        )
+
+    def _check_rav4_to_workshop__cancelled(self) -> rt.Verdict | bool:  # tasks.world:148
+        return rt.expect(self.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
+
+    def _check_rav4_to_workshop__in_workshop(self) -> bool:  # tasks.world:149
+        return not self.t_cars['3333-CDE'].in_service
+
+    def _check_rav4_to_workshop__rebooked(self) -> bool:  # tasks.world:150
+        return any(
+            _r17.customer == 'CU003' and _r17.car == '6666-FGH'
+            and _r17.status == _E12_RentalStatus_reserved and _r17.pickup_branch == 'BCN'
+            and _r17.pickup_date == rt.parse_date('2026-07-20')
+            and _r17.return_date == rt.parse_date('2026-07-22') and _r17.base_charge_cents == 10000
+            for _r17 in rt.each(self, self.t_rentals)
+        )
+
+    # tasks.world:303
+    def _check_laura_downgrades_at_pickup__old_cancelled(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
+
+    def _check_laura_downgrades_at_pickup__ibiza_picked_up(self) -> bool:  # tasks.world:304
+        return any(
+            _r18.customer == 'CU001' and _r18.car == '1111-ABC'
+            and _r18.status == _E12_RentalStatus_picked_up
+            and _r18.pickup_date == rt.parse_date('2026-07-10')
+            and _r18.return_date == rt.parse_date('2026-07-14') and _r18.base_charge_cents == 15600
+            and _r18.start_mileage_km == 42000
+            for _r18 in rt.each(self, self.t_rentals)
+        )
+
+    def _check_laura_downgrades_at_pickup__car_out(self) -> rt.Verdict | bool:  # tasks.world:305
+        return rt.expect(self.t_cars['1111-ABC'].branch, 'is', None)
+
+    def _check_walk_in_drives_off_today__registered(self) -> bool:  # tasks.world:459
+        return any(
+            _c19.name == 'Sofia Marin' and _c19.licence_number == 'MAR77001'
+            and _c19.licence_expires == rt.parse_date('2029-09-30')
+            and _c19.email == 'sofia.marin@example.com'
+            for _c19 in rt.each(self, self.t_customers)
+        )
+
+    def _check_walk_in_drives_off_today__picked_up(self) -> bool:  # tasks.world:460
+        return any(
+            self.t_customers[_r20.customer].licence_number == 'MAR77001' and _r20.car == '1111-ABC'
+            and _r20.status == _E12_RentalStatus_picked_up
+            and _r20.pickup_date == rt.parse_date('2026-07-10')
+            and _r20.return_date == rt.parse_date('2026-07-13') and _r20.base_charge_cents == 11700
+            and _r20.start_mileage_km == 42000
+            for _r20 in rt.each(self, self.t_rentals)
+        )
+
+    def _check_walk_in_drives_off_today__car_out(self) -> rt.Verdict | bool:  # tasks.world:461
+        return rt.expect(self.t_cars['1111-ABC'].branch, 'is', None)
+
+    # tasks.world:614
+    def _check_laura_picks_up_and_books_van__golf_handed_over(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
+            and rt.expect(self.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
+            and rt.expect(self.t_cars['2222-BCD'].branch, 'is', None, part=2)
+        )
+
+    def _check_laura_picks_up_and_books_van__van_in_service(self) -> bool:  # tasks.world:615
+        return bool(self.t_cars['4444-DEF'].in_service)
+
+    def _check_laura_picks_up_and_books_van__van_reserved(self) -> bool:  # tasks.world:616
+        return any(
+            _r21.customer == 'CU001' and _r21.car == '4444-DEF'
+            and _r21.status == _E12_RentalStatus_reserved and _r21.pickup_branch == 'VLC'
+            and _r21.pickup_date == rt.parse_date('2026-08-01')
+            and _r21.return_date == rt.parse_date('2026-08-03') and _r21.base_charge_cents == 19800
+            for _r21 in rt.each(self, self.t_rentals)
+        )
+
+    # tasks.world:772
+    def _check_aisha_returns_and_rents_again__clio_returned(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
+            and rt.expect(self.t_rentals['R0002'].return_branch, '==', 'MAD', part=1)
+            and rt.expect(self.t_rentals['R0002'].end_mileage_km, '==', 27800, part=2)
+            and rt.expect(self.t_rentals['R0002'].extra_days_charge_cents, '==', 11200, part=3)
+            and rt.expect(self.t_rentals['R0002'].one_way_fee_cents, '==', 0, part=4)
+            and rt.expect(self.t_rentals['R0002'].total_cents, '==', 23500, part=5)
+        )
+
+    # tasks.world:773
+    def _check_aisha_returns_and_rents_again__clio_parked(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['5555-EFG'].branch, '==', 'MAD') and rt.expect(
+            self.t_cars['5555-EFG'].mileage_km, '==', 27800, part=1
+        )
+
+    def _check_aisha_returns_and_rents_again__new_car_out(self) -> bool:  # tasks.world:774
+        return any(
+            _r22.customer == 'CU003' and _r22.car == '1111-ABC'
+            and _r22.status == _E12_RentalStatus_picked_up
+            and _r22.pickup_date == rt.parse_date('2026-07-10')
+            and _r22.return_date == rt.parse_date('2026-07-12') and _r22.base_charge_cents == 7800
+            for _r22 in rt.each(self, self.t_rentals)
+        )
+
+    # tasks.world:931
+    def _check_clio_breaks_down_van_instead__clio_returned(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
+            and rt.expect(self.t_rentals['R0002'].return_branch, '==', 'VLC', part=1)
+            and rt.expect(self.t_rentals['R0002'].total_cents, '==', 31000, part=2)
+            and rt.expect(self.t_cars['5555-EFG'].branch, '==', 'VLC', part=3)
+            and rt.expect(self.t_cars['5555-EFG'].mileage_km, '==', 28100, part=4)
+        )
+
+    def _check_clio_breaks_down_van_instead__clio_in_workshop(self) -> bool:  # tasks.world:932
+        return not self.t_cars['5555-EFG'].in_service
+
+    # tasks.world:933
+    def _check_clio_breaks_down_van_instead__van_out_with_aisha(self) -> rt.Verdict | bool:
+        return (
+            self.t_cars['4444-DEF'].in_service
+            and rt.expect(self.t_cars['4444-DEF'].branch, 'is', None)
+            and any(
+                _r23.customer == 'CU003' and _r23.car == '4444-DEF'
+                and _r23.status == _E12_RentalStatus_picked_up
+                and _r23.pickup_date == rt.parse_date('2026-07-10')
+                and _r23.return_date == rt.parse_date('2026-07-12')
+                and _r23.base_charge_cents == 19800 and _r23.start_mileage_km == 60500
+                for _r23 in rt.each(self, self.t_rentals)
+            )
+        )
+
+    # tasks.world:934
+    def _check_clio_breaks_down_van_instead__told_total(self, replies: tuple[str, ...]) -> bool:
+        return '310' in rt.read(self, self.built(rt.replace(
+            rt.read(self, replies[-1] if replies else ''), ',', ''
+        )))
+
+    # tasks.world:1089
+    def _check_mined_e8ed54f9aa__car_k_6666_fgh_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['6666-FGH'].branch, 'is', None)
+
+    def _check_mined_e8ed54f9aa__new_rental(self) -> bool:  # tasks.world:1090
+        return any(
+            _r24.customer == 'CU002' and _r24.car == '6666-FGH' and _r24.pickup_branch == 'BCN'
+            and _r24.pickup_date == rt.parse_date('2026-07-10')
+            and _r24.return_date == rt.parse_date('2026-07-12')
+            and _r24.status == _E12_RentalStatus_picked_up and _r24.start_mileage_km == 12000
+            and _r24.end_mileage_km is None and _r24.returned_on is None
+            and _r24.return_branch is None and _r24.base_charge_cents == 10000
+            and _r24.extra_days_charge_cents == 0 and _r24.one_way_fee_cents == 0
+            and _r24.total_cents == 0
+            for _r24 in rt.each(self, self.t_rentals)
+        )
+
+    # tasks.world:1242
+    def _check_mined_9fd52d46e2__rental_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_returned)
+            and rt.expect(self.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
+            and rt.expect(self.t_rentals['R0001'].end_mileage_km, '==', 31500, part=2)
+            and rt.expect(
+                self.t_rentals['R0001'].returned_on, '==', rt.parse_date('2026-07-10'), part=3
+            )
+            and rt.expect(self.t_rentals['R0001'].return_branch, '==', 'MAD', part=4)
+            and rt.expect(self.t_rentals['R0001'].total_cents, '==', 20800, part=5)
+        )
+
+    # tasks.world:1394
+    def _check_mined_989f2aa035__car_k_5555_efg_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['5555-EFG'].mileage_km, '==', 1063163) and rt.expect(
+            self.t_cars['5555-EFG'].branch, '==', 'MAD', part=1
+        )
+
+    # tasks.world:1395
+    def _check_mined_989f2aa035__rental_r0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
+            and rt.expect(self.t_rentals['R0002'].end_mileage_km, '==', 1063163, part=1)
+            and rt.expect(
+                self.t_rentals['R0002'].returned_on, '==', rt.parse_date('2026-07-10'), part=2
+            )
+            and rt.expect(self.t_rentals['R0002'].return_branch, '==', 'MAD', part=3)
+            and rt.expect(self.t_rentals['R0002'].extra_days_charge_cents, '==', 11200, part=4)
+            and rt.expect(self.t_rentals['R0002'].total_cents, '==', 23500, part=5)
+        )
+
+    # tasks.world:1546
+    def _check_mined_373b9f9670__car_k_2222_bcd_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['2222-BCD'].branch, 'is', None)
+
+    # tasks.world:1547
+    def _check_mined_373b9f9670__rental_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
+            and rt.expect(self.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
+        )
+
+    # tasks.world:1698
+    def _check_mined_1f8dfbec0b__rental_r0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
+
+    # tasks.world:1849
+    def _check_mined_2a8635cf73__rental_r0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
+
+    def _check_mined_804af9d31b__new_customer(self) -> bool:  # tasks.world:2000
+        return any(
+            _r25.name == 'Renault Clio' and _r25.licence_number == '2ROGUB'
+            and _r25.licence_expires == rt.parse_date('2030-05-01')
+            and _r25.email == 'B2dC@-DSD.yo'
+            for _r25 in rt.each(self, self.t_customers)
+        )
+
+    def _check_mined_804af9d31b__new_customer_1(self) -> bool:  # tasks.world:2001
+        return any(
+            _r26.name == '\\' and _r26.licence_number == '9LF9QCE'
+            and _r26.licence_expires == rt.parse_date('2030-05-01')
+            and _r26.email == 'B2dC@-DSD.yo'
+            for _r26 in rt.each(self, self.t_customers)
+        )
+
+    # tasks.world:2152
+    def _check_mined_8f8ab9ea29__car_k_6666_fgh_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['6666-FGH'].in_service, '==', False)
+
+    def _check_mined_f1232e3889__new_customer(self) -> bool:  # tasks.world:2302
+        return any(
+            _r27.name == 'economy' and _r27.licence_number == 'QNCK1Z6X'
+            and _r27.licence_expires == rt.parse_date('2026-07-20') and _r27.email == 'd@7OW.qfrf'
+            for _r27 in rt.each(self, self.t_customers)
+        )
+
+    # tasks.world:2451
+    def _check_mined_7052370c3c__car_k_2222_bcd_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['2222-BCD'].in_service, '==', False)
+
+    def _check_mined_7052370c3c__new_customer(self) -> bool:  # tasks.world:2452
+        return any(
+            _r28.name == 'Seat Ibiza' and _r28.licence_number == '9K6FZ0'
+            and _r28.licence_expires == rt.parse_date('2028-11-30')
+            and _r28.email == 'peter.novak@example.com'
+            for _r28 in rt.each(self, self.t_customers)
+        )
+
+    # tasks.world:2453
+    def _check_mined_7052370c3c__rental_r0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
+
+    # tasks.world:2454
+    def _check_mined_7052370c3c__rental_r0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
+
+    # tasks.world:2611
+    def _check_mined_50ba83c938__car_k_3333_cde_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['3333-CDE'].in_service, '==', False)
+
+    def _check_mined_50ba83c938__new_customer(self) -> bool:  # tasks.world:2612
+        return any(
+            _r29.name == 'Barcelona' and _r29.licence_number == '71DVK9'
+            and _r29.licence_expires == rt.parse_date('2026-07-20') and _r29.email == 'M3@5l#.q'
+            for _r29 in rt.each(self, self.t_customers)
+        )
+
+    # tasks.world:2613
+    def _check_mined_50ba83c938__rental_r0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
+
+    # tasks.world:2614
+    def _check_mined_50ba83c938__rental_r0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
+
+    # tasks.world:2771
+    def _check_mined_79728406e0__car_k_2222_bcd_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['2222-BCD'].mileage_km, '==', 505988) and rt.expect(
+            self.t_cars['2222-BCD'].in_service, '==', False, part=1
+        )
+
+    # tasks.world:2772
+    def _check_mined_79728406e0__rental_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_returned)
+            and rt.expect(self.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
+            and rt.expect(self.t_rentals['R0001'].end_mileage_km, '==', 505988, part=2)
+            and rt.expect(
+                self.t_rentals['R0001'].returned_on, '==', rt.parse_date('2026-07-10'), part=3
+            )
+            and rt.expect(self.t_rentals['R0001'].return_branch, '==', 'MAD', part=4)
+            and rt.expect(self.t_rentals['R0001'].total_cents, '==', 20800, part=5)
+        )
+
+    # tasks.world:2773
+    def _check_mined_79728406e0__rental_r0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
+
+    # tasks.world:2929
+    def _check_mined_5b1d1f4dd4__car_k_2222_bcd_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['2222-BCD'].branch, 'is', None)
+
+    # tasks.world:2930
+    def _check_mined_5b1d1f4dd4__car_k_5555_efg_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['5555-EFG'].mileage_km, '==', 1364280) and rt.expect(
+            self.t_cars['5555-EFG'].branch, '==', 'MAD', part=1
+        )
+
+    def _check_mined_5b1d1f4dd4__new_customer(self) -> bool:  # tasks.world:2931
+        return any(
+            _r30.name == 'Renault Clio' and _r30.licence_number == 'X78TMWJ'
+            and _r30.licence_expires == rt.parse_date('2028-11-30')
+            and _r30.email == 'laura.gomez@example.com'
+            for _r30 in rt.each(self, self.t_customers)
+        )
+
+    # tasks.world:2932
+    def _check_mined_5b1d1f4dd4__rental_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
+            and rt.expect(self.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
+        )
+
+    # tasks.world:2933
+    def _check_mined_5b1d1f4dd4__rental_r0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
+            and rt.expect(self.t_rentals['R0002'].end_mileage_km, '==', 1364280, part=1)
+            and rt.expect(
+                self.t_rentals['R0002'].returned_on, '==', rt.parse_date('2026-07-10'), part=2
+            )
+            and rt.expect(self.t_rentals['R0002'].return_branch, '==', 'MAD', part=3)
+            and rt.expect(self.t_rentals['R0002'].extra_days_charge_cents, '==', 11200, part=4)
+            and rt.expect(self.t_rentals['R0002'].total_cents, '==', 23500, part=5)
+        )
+
+    # tasks.world:3088
+    def _check_mined_bf72ae7c46__car_k_2222_bcd_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['2222-BCD'].branch, 'is', None)
+
+    # tasks.world:3089
+    def _check_mined_bf72ae7c46__car_k_6666_fgh_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['6666-FGH'].in_service, '==', False)
+
+    # tasks.world:3090
+    def _check_mined_bf72ae7c46__rental_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
+            and rt.expect(self.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
+        )
+
+    # tasks.world:3091
+    def _check_mined_bf72ae7c46__rental_r0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
+
+    # tasks.world:3246
+    def _check_mined_5d0b2de3be__car_k_2222_bcd_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['2222-BCD'].branch, 'is', None)
+
+    # tasks.world:3247
+    def _check_mined_5d0b2de3be__car_k_5555_efg_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['5555-EFG'].mileage_km, '==', 9330698) and rt.expect(
+            self.t_cars['5555-EFG'].branch, '==', 'BCN', part=1
+        )
+
+    def _check_mined_5d0b2de3be__new_customer(self) -> bool:  # tasks.world:3248
+        return any(
+            _r31.name == 'R0002' and _r31.licence_number == 'V1KSCH'
+            and _r31.licence_expires == rt.parse_date('2026-07-14')
+            and _r31.email == 'laura.gomez@example.com'
+            for _r31 in rt.each(self, self.t_customers)
+        )
+
+    # tasks.world:3249
+    def _check_mined_5d0b2de3be__rental_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
+            and rt.expect(self.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
+        )
+
+    # tasks.world:3250
+    def _check_mined_5d0b2de3be__rental_r0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
+            and rt.expect(self.t_rentals['R0002'].end_mileage_km, '==', 9330698, part=1)
+            and rt.expect(
+                self.t_rentals['R0002'].returned_on, '==', rt.parse_date('2026-07-10'), part=2
+            )
+            and rt.expect(self.t_rentals['R0002'].return_branch, '==', 'BCN', part=3)
+            and rt.expect(self.t_rentals['R0002'].extra_days_charge_cents, '==', 11200, part=4)
+            and rt.expect(self.t_rentals['R0002'].one_way_fee_cents, '==', 7500, part=5)
+            and rt.expect(self.t_rentals['R0002'].total_cents, '==', 31000, part=6)
+        )
+
+    # tasks.world:3405
+    def _check_mined_40ebdddc64__car_k_4444_def_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['4444-DEF'].in_service, '==', True)
+
+    # tasks.world:3406
+    def _check_mined_40ebdddc64__car_k_5555_efg_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_cars['5555-EFG'].mileage_km, '==', 2538397)
+            and rt.expect(self.t_cars['5555-EFG'].branch, '==', 'VLC', part=1)
+            and rt.expect(self.t_cars['5555-EFG'].in_service, '==', False, part=2)
+        )
+
+    # tasks.world:3407
+    def _check_mined_40ebdddc64__rental_r0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
+            and rt.expect(self.t_rentals['R0002'].end_mileage_km, '==', 2538397, part=1)
+            and rt.expect(
+                self.t_rentals['R0002'].returned_on, '==', rt.parse_date('2026-07-10'), part=2
+            )
+            and rt.expect(self.t_rentals['R0002'].return_branch, '==', 'VLC', part=3)
+            and rt.expect(self.t_rentals['R0002'].extra_days_charge_cents, '==', 11200, part=4)
+            and rt.expect(self.t_rentals['R0002'].one_way_fee_cents, '==', 7500, part=5)
+            and rt.expect(self.t_rentals['R0002'].total_cents, '==', 31000, part=6)
+        )
+
+    # tasks.world:3562
+    def _check_mined_a32dad023d__car_k_2222_bcd_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['2222-BCD'].branch, 'is', None)
+
+    def _check_mined_a32dad023d__new_customer(self) -> bool:  # tasks.world:3563
+        return any(
+            _r32.name == 'compact' and _r32.licence_number == 'JCLHOW'
+            and _r32.licence_expires == rt.parse_date('2026-07-14') and _r32.email == 'kett@A1.y'
+            for _r32 in rt.each(self, self.t_customers)
+        )
+
+    # tasks.world:3564
+    def _check_mined_a32dad023d__rental_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
+            and rt.expect(self.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
+        )
+
+    # tasks.world:3565
+    def _check_mined_a32dad023d__rental_r0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
+
+    # tasks.world:3720
+    def _check_mined_ec25ad5939__car_k_2222_bcd_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['2222-BCD'].mileage_km, '==', 7551409) and rt.expect(
+            self.t_cars['2222-BCD'].branch, '==', 'VLC', part=1
+        )
+
+    def _check_mined_ec25ad5939__new_customer(self) -> bool:  # tasks.world:3721
+        return any(
+            _r33.name == 'picked_up' and _r33.licence_number == 'IZKF2Y'
+            and _r33.licence_expires == rt.parse_date('2026-07-14')
+            and _r33.email == 'peter.novak@example.com'
+            for _r33 in rt.each(self, self.t_customers)
+        )
+
+    # tasks.world:3722
+    def _check_mined_ec25ad5939__rental_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_returned)
+            and rt.expect(self.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
+            and rt.expect(self.t_rentals['R0001'].end_mileage_km, '==', 7551409, part=2)
+            and rt.expect(
+                self.t_rentals['R0001'].returned_on, '==', rt.parse_date('2026-07-10'), part=3
+            )
+            and rt.expect(self.t_rentals['R0001'].return_branch, '==', 'VLC', part=4)
+            and rt.expect(self.t_rentals['R0001'].one_way_fee_cents, '==', 7500, part=5)
+            and rt.expect(self.t_rentals['R0001'].total_cents, '==', 28300, part=6)
+        )
+
+    # tasks.world:3876
+    def _check_mined_4f489d4c7c__car_k_2222_bcd_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['2222-BCD'].branch, 'is', None)
+
+    # tasks.world:3877
+    def _check_mined_4f489d4c7c__car_k_6666_fgh_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['6666-FGH'].in_service, '==', False)
+
+    def _check_mined_4f489d4c7c__new_customer(self) -> bool:  # tasks.world:3878
+        return any(
+            _r34.name == '6666-FGH' and _r34.licence_number == 'WMZHXVHO'
+            and _r34.licence_expires == rt.parse_date('2026-07-14') and _r34.email == 'pswa@iIj.n'
+            for _r34 in rt.each(self, self.t_customers)
+        )
+
+    def _check_mined_4f489d4c7c__new_customer_1(self) -> bool:  # tasks.world:3879
+        return any(
+            _r35.name == '2026-07-08' and _r35.licence_number == '85ES5TZZ'
+            and _r35.licence_expires == rt.parse_date('2026-07-14') and _r35.email == 'pswa@iIj.n'
+            for _r35 in rt.each(self, self.t_customers)
+        )
+
+    # tasks.world:3880
+    def _check_mined_4f489d4c7c__rental_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
+            and rt.expect(self.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
+        )
+
+    # tasks.world:4034
+    def _check_mined_f2df4f8c67__rental_r0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
+
+    def _check_mined_f2df4f8c67__new_rental(self) -> bool:  # tasks.world:4035
+        return any(
+            _r36.customer == 'CU001' and _r36.car == '2222-BCD' and _r36.pickup_branch == 'MAD'
+            and _r36.pickup_date == rt.parse_date('2026-07-10')
+            and _r36.return_date == rt.parse_date('2026-07-20')
+            and _r36.status == _E12_RentalStatus_reserved and _r36.start_mileage_km is None
+            and _r36.end_mileage_km is None and _r36.returned_on is None
+            and _r36.return_branch is None and _r36.base_charge_cents == 52000
+            and _r36.extra_days_charge_cents == 0 and _r36.one_way_fee_cents == 0
+            and _r36.total_cents == 0
+            for _r36 in rt.each(self, self.t_rentals)
+        )
+
+    # tasks.world:4189
+    def _check_mined_991c4e42f0__car_k_2222_bcd_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['2222-BCD'].in_service, '==', False)
+
+    def _check_mined_991c4e42f0__new_customer(self) -> bool:  # tasks.world:4190
+        return any(
+            _r37.name == '2026-07-14' and _r37.licence_number == 'L6DPTB'
+            and _r37.licence_expires == rt.parse_date('2026-07-14') and _r37.email == 'd#@QWP.e'
+            for _r37 in rt.each(self, self.t_customers)
+        )
+
+    def _check_mined_991c4e42f0__new_customer_1(self) -> bool:  # tasks.world:4191
+        return any(
+            _r38.name == 'VW Golf' and _r38.licence_number == '7JIC7NZYR'
+            and _r38.licence_expires == rt.parse_date('2026-07-14') and _r38.email == 'd#@QWP.e'
+            for _r38 in rt.each(self, self.t_customers)
+        )
+
+    # tasks.world:4192
+    def _check_mined_991c4e42f0__rental_r0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
+
+    # tasks.world:4346
+    def _check_mined_c2ed20d544__car_k_6666_fgh_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['6666-FGH'].in_service, '==', False)
+
+    def _check_mined_c2ed20d544__new_customer(self) -> bool:  # tasks.world:4347
+        return any(
+            _r39.name == 'Renault Clio' and _r39.licence_number == '4DP52X6D'
+            and _r39.licence_expires == rt.parse_date('2026-07-12')
+            and _r39.email == 'aisha.bello@example.com'
+            for _r39 in rt.each(self, self.t_customers)
+        )
+
+    def _check_mined_c2ed20d544__new_customer_1(self) -> bool:  # tasks.world:4348
+        return any(
+            _r40.name == '6666-FGH' and _r40.licence_number == 'W18D6GGK'
+            and _r40.licence_expires == rt.parse_date('2026-07-14') and _r40.email == 'q@sRJ.wnu'
+            for _r40 in rt.each(self, self.t_customers)
+        )
+
+    # tasks.world:4349
+    def _check_mined_c2ed20d544__rental_r0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
+
+    def _check_mined_d1326a1ba4__new_customer(self) -> bool:  # tasks.world:4503
+        return any(
+            _r41.name == 'Rs' and _r41.licence_number == 'D2J5XG'
+            and _r41.licence_expires == rt.parse_date('2026-07-20') and _r41.email == 'Xm@5.wxfd'
+            for _r41 in rt.each(self, self.t_customers)
+        )
+
+    # tasks.world:4504
+    def _check_mined_d1326a1ba4__rental_r0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
+
+    def _check_mined_d1326a1ba4__new_rental(self) -> bool:  # tasks.world:4505
+        return any(
+            _r42.customer == 'CU003' and _r42.car == '3333-CDE' and _r42.pickup_branch == 'BCN'
+            and _r42.pickup_date == rt.parse_date('2026-07-20')
+            and _r42.return_date == rt.parse_date('2026-07-22')
+            and _r42.status == _E12_RentalStatus_reserved and _r42.start_mileage_km is None
+            and _r42.end_mileage_km is None and _r42.returned_on is None
+            and _r42.return_branch is None and _r42.base_charge_cents == 17000
+            and _r42.extra_days_charge_cents == 0 and _r42.one_way_fee_cents == 0
+            and _r42.total_cents == 0
+            for _r42 in rt.each(self, self.t_rentals)
+        )
+
+    # tasks.world:4658
+    def _check_mined_cdf3da8e06__car_k_2222_bcd_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['2222-BCD'].branch, 'is', None)
+
+    # tasks.world:4659
+    def _check_mined_cdf3da8e06__car_k_6666_fgh_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['6666-FGH'].in_service, '==', False)
+
+    def _check_mined_cdf3da8e06__new_customer(self) -> bool:  # tasks.world:4660
+        return any(
+            _r43.name == 'compact' and _r43.licence_number == '5DBPUFKV'
+            and _r43.licence_expires == rt.parse_date('2026-07-12')
+            and _r43.email == 'aisha.bello@example.com'
+            for _r43 in rt.each(self, self.t_customers)
+        )
+
+    # tasks.world:4661
+    def _check_mined_cdf3da8e06__rental_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
+            and rt.expect(self.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
+        )
+
+    # tasks.world:4814
+    def _check_mined_27bc0afa5d__car_k_2222_bcd_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['2222-BCD'].branch, 'is', None)
+
+    # tasks.world:4815
+    def _check_mined_27bc0afa5d__car_k_4444_def_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['4444-DEF'].in_service, '==', True)
+
+    def _check_mined_27bc0afa5d__new_customer(self) -> bool:  # tasks.world:4816
+        return any(
+            _r44.name == '2026-07-10' and _r44.licence_number == 'T0NFG6TZ'
+            and _r44.licence_expires == rt.parse_date('2026-07-12') and _r44.email == '2@gSh.uzii'
+            for _r44 in rt.each(self, self.t_customers)
+        )
+
+    # tasks.world:4817
+    def _check_mined_27bc0afa5d__rental_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
+            and rt.expect(self.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
+        )
+
+    # tasks.world:4970
+    def _check_mined_b06e5826f3__car_k_3333_cde_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['3333-CDE'].in_service, '==', False)
+
+    def _check_mined_b06e5826f3__new_customer(self) -> bool:  # tasks.world:4971
+        return any(
+            _r45.name == 'a' and _r45.licence_number == 'PR1X9R8'
+            and _r45.licence_expires == rt.parse_date('2026-07-14')
+            and _r45.email == 'SYFY@p+.wygq'
+            for _r45 in rt.each(self, self.t_customers)
+        )
+
+    # tasks.world:4972
+    def _check_mined_b06e5826f3__rental_r0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
+
+    # tasks.world:5125
+    def _check_mined_d9ccc69f3a__rental_r0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
+
+    # tasks.world:5126
+    def _check_mined_d9ccc69f3a__rental_r0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
+
+    # tasks.world:5280
+    def _check_mined_6d89063f72__car_k_2222_bcd_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['2222-BCD'].branch, 'is', None)
+
+    # tasks.world:5281
+    def _check_mined_6d89063f72__car_k_6666_fgh_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['6666-FGH'].in_service, '==', False)
+
+    # tasks.world:5282
+    def _check_mined_6d89063f72__rental_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
+            and rt.expect(self.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
+        )
+
+    # tasks.world:5436
+    def _check_mined_85a9a6e671__car_k_3333_cde_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['3333-CDE'].in_service, '==', False)
+
+    # tasks.world:5437
+    def _check_mined_85a9a6e671__car_k_6666_fgh_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['6666-FGH'].in_service, '==', False)
+
+    # tasks.world:5438
+    def _check_mined_85a9a6e671__rental_r0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
+
+    # tasks.world:5594
+    def _check_mined_d327a3e272__rental_r0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
+
+    # tasks.world:5750
+    def _check_mined_8bef2f106b__car_k_5555_efg_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_cars['5555-EFG'].mileage_km, '==', 4292243)
+            and rt.expect(self.t_cars['5555-EFG'].branch, '==', 'MAD', part=1)
+            and rt.expect(self.t_cars['5555-EFG'].in_service, '==', False, part=2)
+        )
+
+    # tasks.world:5751
+    def _check_mined_8bef2f106b__rental_r0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
+            and rt.expect(self.t_rentals['R0002'].end_mileage_km, '==', 4292243, part=1)
+            and rt.expect(
+                self.t_rentals['R0002'].returned_on, '==', rt.parse_date('2026-07-10'), part=2
+            )
+            and rt.expect(self.t_rentals['R0002'].return_branch, '==', 'MAD', part=3)
+            and rt.expect(self.t_rentals['R0002'].extra_days_charge_cents, '==', 11200, part=4)
+            and rt.expect(self.t_rentals['R0002'].total_cents, '==', 23500, part=5)
+        )
+
+    def _check_mined_27daf80596__new_customer(self) -> bool:  # tasks.world:5906
+        return any(
+            _r46.name == '2026-07-22' and _r46.licence_number == 'EMBIVYH'
+            and _r46.licence_expires == rt.parse_date('2026-07-12') and _r46.email == 'he@wR.odcg'
+            for _r46 in rt.each(self, self.t_customers)
+        )
+
+    # tasks.world:5907
+    def _check_mined_27daf80596__rental_r0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
+
+    # tasks.world:6062
+    def _check_mined_059257d93f__car_k_1111_abc_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['1111-ABC'].in_service, '==', False)
+
+    # tasks.world:6063
+    def _check_mined_059257d93f__car_k_5555_efg_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['5555-EFG'].mileage_km, '==', 42000) and rt.expect(
+            self.t_cars['5555-EFG'].branch, '==', 'MAD', part=1
+        )
+
+    # tasks.world:6064
+    def _check_mined_059257d93f__rental_r0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
+            and rt.expect(self.t_rentals['R0002'].end_mileage_km, '==', 42000, part=1)
+            and rt.expect(
+                self.t_rentals['R0002'].returned_on, '==', rt.parse_date('2026-07-10'), part=2
+            )
+            and rt.expect(self.t_rentals['R0002'].return_branch, '==', 'MAD', part=3)
+            and rt.expect(self.t_rentals['R0002'].extra_days_charge_cents, '==', 11200, part=4)
+            and rt.expect(self.t_rentals['R0002'].total_cents, '==', 23500, part=5)
+        )
+
+    # tasks.world:6219
+    def _check_mined_d75e18984a__car_k_4444_def_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['4444-DEF'].in_service, '==', True)
+
+    # tasks.world:6220
+    def _check_mined_d75e18984a__car_k_5555_efg_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['5555-EFG'].mileage_km, '==', 60500) and rt.expect(
+            self.t_cars['5555-EFG'].branch, '==', 'VLC', part=1
+        )
+
+    # tasks.world:6221
+    def _check_mined_d75e18984a__rental_r0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
+            and rt.expect(self.t_rentals['R0002'].end_mileage_km, '==', 60500, part=1)
+            and rt.expect(
+                self.t_rentals['R0002'].returned_on, '==', rt.parse_date('2026-07-10'), part=2
+            )
+            and rt.expect(self.t_rentals['R0002'].return_branch, '==', 'VLC', part=3)
+            and rt.expect(self.t_rentals['R0002'].extra_days_charge_cents, '==', 11200, part=4)
+            and rt.expect(self.t_rentals['R0002'].one_way_fee_cents, '==', 7500, part=5)
+            and rt.expect(self.t_rentals['R0002'].total_cents, '==', 31000, part=6)
+        )
+
+    # tasks.world:6376
+    def _check_mined_af8423cdf1__car_k_3333_cde_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['3333-CDE'].in_service, '==', False)
+
+    # tasks.world:6377
+    def _check_mined_af8423cdf1__rental_r0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
+
+    # tasks.world:6532
+    def _check_mined_f5089b13e7__car_k_2222_bcd_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cars['2222-BCD'].in_service, '==', False)
+
+    # tasks.world:6533
+    def _check_mined_f5089b13e7__rental_r0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
+
 
 CarRentalCounter.TOOLS = tools(CarRentalCounter)
-
-
-# car_rental_counter.world:500
-def _check_pickup_and_late_return__laura_has_car(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
-        and rt.expect(ep.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
-        and rt.expect(ep.t_cars['2222-BCD'].branch, 'is', None, part=2)
-    )
-
-
-# car_rental_counter.world:501
-def _check_pickup_and_late_return__clio_back(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['5555-EFG'].branch, '==', 'BCN') and rt.expect(
-        ep.t_cars['5555-EFG'].mileage_km, '==', 27950, part=1
-    )
-
-
-# car_rental_counter.world:502
-def _check_pickup_and_late_return__charged(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
-        and rt.expect(ep.t_rentals['R0002'].extra_days_charge_cents, '==', 11200, part=1)
-        and rt.expect(ep.t_rentals['R0002'].one_way_fee_cents, '==', 7500, part=2)
-        and rt.expect(ep.t_rentals['R0002'].total_cents, '==', 31000, part=3)
-    )
-
-
-def _check_pickup_and_late_return__told_total(  # car_rental_counter.world:503
-    ep: CarRentalCounter, replies: tuple[str, ...]
-) -> bool:
-    return '310' in rt.read(ep, ep.built(rt.replace(
-        rt.read(ep, replies[-1] if replies else ''), ',', ''
-    )))
-
-
-# car_rental_counter.world:655
-def _check_new_customer_reservation__registered(ep: CarRentalCounter) -> bool:
-    return any(
-        _c14.name == 'Tom Weber' and _c14.licence_number == 'WEB44321'
-        and _c14.licence_expires == rt.parse_date('2031-02-28')
-        for _c14 in rt.each(ep, ep.t_customers)
-    )
-
-
-# car_rental_counter.world:656
-def _check_new_customer_reservation__reserved(ep: CarRentalCounter) -> bool:
-    return any(
-        ep.t_customers[_r15.customer].name == 'Tom Weber' and _r15.car == '6666-FGH'
-        and _r15.status == _E12_RentalStatus_reserved
-        and _r15.pickup_date == rt.parse_date('2026-07-15')
-        and _r15.return_date == rt.parse_date('2026-07-18') and _r15.base_charge_cents == 15000
-        for _r15 in rt.each(ep, ep.t_rentals)
-    )
-
-
-# car_rental_counter.world:808
-def _check_swap_suv_for_compact__suv_cancelled(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
-
-
-# car_rental_counter.world:809
-def _check_swap_suv_for_compact__compact_reserved(ep: CarRentalCounter) -> bool:
-    return any(
-        _r16.customer == 'CU003' and _r16.car == '6666-FGH'
-        and _r16.status == _E12_RentalStatus_reserved
-        and _r16.pickup_date == rt.parse_date('2026-07-20')
-        and _r16.return_date == rt.parse_date('2026-07-22') and _r16.base_charge_cents == 10000
-        for _r16 in rt.each(ep, ep.t_rentals)
-    )
-
-
-# tasks.world:148
-def _check_rav4_to_workshop__cancelled(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
-
-
-def _check_rav4_to_workshop__in_workshop(ep: CarRentalCounter) -> bool:  # tasks.world:149
-    return not ep.t_cars['3333-CDE'].in_service
-
-
-def _check_rav4_to_workshop__rebooked(ep: CarRentalCounter) -> bool:  # tasks.world:150
-    return any(
-        _r17.customer == 'CU003' and _r17.car == '6666-FGH'
-        and _r17.status == _E12_RentalStatus_reserved and _r17.pickup_branch == 'BCN'
-        and _r17.pickup_date == rt.parse_date('2026-07-20')
-        and _r17.return_date == rt.parse_date('2026-07-22') and _r17.base_charge_cents == 10000
-        for _r17 in rt.each(ep, ep.t_rentals)
-    )
-
-
-# tasks.world:303
-def _check_laura_downgrades_at_pickup__old_cancelled(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
-
-
-# tasks.world:304
-def _check_laura_downgrades_at_pickup__ibiza_picked_up(ep: CarRentalCounter) -> bool:
-    return any(
-        _r18.customer == 'CU001' and _r18.car == '1111-ABC'
-        and _r18.status == _E12_RentalStatus_picked_up
-        and _r18.pickup_date == rt.parse_date('2026-07-10')
-        and _r18.return_date == rt.parse_date('2026-07-14') and _r18.base_charge_cents == 15600
-        and _r18.start_mileage_km == 42000
-        for _r18 in rt.each(ep, ep.t_rentals)
-    )
-
-
-# tasks.world:305
-def _check_laura_downgrades_at_pickup__car_out(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['1111-ABC'].branch, 'is', None)
-
-
-def _check_walk_in_drives_off_today__registered(ep: CarRentalCounter) -> bool:  # tasks.world:459
-    return any(
-        _c19.name == 'Sofia Marin' and _c19.licence_number == 'MAR77001'
-        and _c19.licence_expires == rt.parse_date('2029-09-30')
-        and _c19.email == 'sofia.marin@example.com'
-        for _c19 in rt.each(ep, ep.t_customers)
-    )
-
-
-def _check_walk_in_drives_off_today__picked_up(ep: CarRentalCounter) -> bool:  # tasks.world:460
-    return any(
-        ep.t_customers[_r20.customer].licence_number == 'MAR77001' and _r20.car == '1111-ABC'
-        and _r20.status == _E12_RentalStatus_picked_up
-        and _r20.pickup_date == rt.parse_date('2026-07-10')
-        and _r20.return_date == rt.parse_date('2026-07-13') and _r20.base_charge_cents == 11700
-        and _r20.start_mileage_km == 42000
-        for _r20 in rt.each(ep, ep.t_rentals)
-    )
-
-
-# tasks.world:461
-def _check_walk_in_drives_off_today__car_out(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['1111-ABC'].branch, 'is', None)
-
-
-def _check_laura_picks_up_and_books_van__golf_handed_over(  # tasks.world:614
-    ep: CarRentalCounter
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
-        and rt.expect(ep.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
-        and rt.expect(ep.t_cars['2222-BCD'].branch, 'is', None, part=2)
-    )
-
-
-# tasks.world:615
-def _check_laura_picks_up_and_books_van__van_in_service(ep: CarRentalCounter) -> bool:
-    return bool(ep.t_cars['4444-DEF'].in_service)
-
-
-# tasks.world:616
-def _check_laura_picks_up_and_books_van__van_reserved(ep: CarRentalCounter) -> bool:
-    return any(
-        _r21.customer == 'CU001' and _r21.car == '4444-DEF'
-        and _r21.status == _E12_RentalStatus_reserved and _r21.pickup_branch == 'VLC'
-        and _r21.pickup_date == rt.parse_date('2026-08-01')
-        and _r21.return_date == rt.parse_date('2026-08-03') and _r21.base_charge_cents == 19800
-        for _r21 in rt.each(ep, ep.t_rentals)
-    )
-
-
-# tasks.world:772
-def _check_aisha_returns_and_rents_again__clio_returned(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
-        and rt.expect(ep.t_rentals['R0002'].return_branch, '==', 'MAD', part=1)
-        and rt.expect(ep.t_rentals['R0002'].end_mileage_km, '==', 27800, part=2)
-        and rt.expect(ep.t_rentals['R0002'].extra_days_charge_cents, '==', 11200, part=3)
-        and rt.expect(ep.t_rentals['R0002'].one_way_fee_cents, '==', 0, part=4)
-        and rt.expect(ep.t_rentals['R0002'].total_cents, '==', 23500, part=5)
-    )
-
-
-# tasks.world:773
-def _check_aisha_returns_and_rents_again__clio_parked(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['5555-EFG'].branch, '==', 'MAD') and rt.expect(
-        ep.t_cars['5555-EFG'].mileage_km, '==', 27800, part=1
-    )
-
-
-# tasks.world:774
-def _check_aisha_returns_and_rents_again__new_car_out(ep: CarRentalCounter) -> bool:
-    return any(
-        _r22.customer == 'CU003' and _r22.car == '1111-ABC'
-        and _r22.status == _E12_RentalStatus_picked_up
-        and _r22.pickup_date == rt.parse_date('2026-07-10')
-        and _r22.return_date == rt.parse_date('2026-07-12') and _r22.base_charge_cents == 7800
-        for _r22 in rt.each(ep, ep.t_rentals)
-    )
-
-
-# tasks.world:931
-def _check_clio_breaks_down_van_instead__clio_returned(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
-        and rt.expect(ep.t_rentals['R0002'].return_branch, '==', 'VLC', part=1)
-        and rt.expect(ep.t_rentals['R0002'].total_cents, '==', 31000, part=2)
-        and rt.expect(ep.t_cars['5555-EFG'].branch, '==', 'VLC', part=3)
-        and rt.expect(ep.t_cars['5555-EFG'].mileage_km, '==', 28100, part=4)
-    )
-
-
-# tasks.world:932
-def _check_clio_breaks_down_van_instead__clio_in_workshop(ep: CarRentalCounter) -> bool:
-    return not ep.t_cars['5555-EFG'].in_service
-
-
-def _check_clio_breaks_down_van_instead__van_out_with_aisha(  # tasks.world:933
-    ep: CarRentalCounter
-) -> rt.Verdict | bool:
-    return (
-        ep.t_cars['4444-DEF'].in_service and rt.expect(ep.t_cars['4444-DEF'].branch, 'is', None)
-        and any(
-            _r23.customer == 'CU003' and _r23.car == '4444-DEF'
-            and _r23.status == _E12_RentalStatus_picked_up
-            and _r23.pickup_date == rt.parse_date('2026-07-10')
-            and _r23.return_date == rt.parse_date('2026-07-12') and _r23.base_charge_cents == 19800
-            and _r23.start_mileage_km == 60500
-            for _r23 in rt.each(ep, ep.t_rentals)
-        )
-    )
-
-
-def _check_clio_breaks_down_van_instead__told_total(  # tasks.world:934
-    ep: CarRentalCounter, replies: tuple[str, ...]
-) -> bool:
-    return '310' in rt.read(ep, ep.built(rt.replace(
-        rt.read(ep, replies[-1] if replies else ''), ',', ''
-    )))
-
-
-# tasks.world:1089
-def _check_mined_e8ed54f9aa__car_k_6666_fgh_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['6666-FGH'].branch, 'is', None)
-
-
-def _check_mined_e8ed54f9aa__new_rental(ep: CarRentalCounter) -> bool:  # tasks.world:1090
-    return any(
-        _r24.customer == 'CU002' and _r24.car == '6666-FGH' and _r24.pickup_branch == 'BCN'
-        and _r24.pickup_date == rt.parse_date('2026-07-10')
-        and _r24.return_date == rt.parse_date('2026-07-12')
-        and _r24.status == _E12_RentalStatus_picked_up and _r24.start_mileage_km == 12000
-        and _r24.end_mileage_km is None and _r24.returned_on is None and _r24.return_branch is None
-        and _r24.base_charge_cents == 10000 and _r24.extra_days_charge_cents == 0
-        and _r24.one_way_fee_cents == 0 and _r24.total_cents == 0
-        for _r24 in rt.each(ep, ep.t_rentals)
-    )
-
-
-# tasks.world:1242
-def _check_mined_9fd52d46e2__rental_r0001_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_returned)
-        and rt.expect(ep.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
-        and rt.expect(ep.t_rentals['R0001'].end_mileage_km, '==', 31500, part=2)
-        and rt.expect(ep.t_rentals['R0001'].returned_on, '==', rt.parse_date('2026-07-10'), part=3)
-        and rt.expect(ep.t_rentals['R0001'].return_branch, '==', 'MAD', part=4)
-        and rt.expect(ep.t_rentals['R0001'].total_cents, '==', 20800, part=5)
-    )
-
-
-# tasks.world:1394
-def _check_mined_989f2aa035__car_k_5555_efg_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['5555-EFG'].mileage_km, '==', 1063163) and rt.expect(
-        ep.t_cars['5555-EFG'].branch, '==', 'MAD', part=1
-    )
-
-
-# tasks.world:1395
-def _check_mined_989f2aa035__rental_r0002_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
-        and rt.expect(ep.t_rentals['R0002'].end_mileage_km, '==', 1063163, part=1)
-        and rt.expect(ep.t_rentals['R0002'].returned_on, '==', rt.parse_date('2026-07-10'), part=2)
-        and rt.expect(ep.t_rentals['R0002'].return_branch, '==', 'MAD', part=3)
-        and rt.expect(ep.t_rentals['R0002'].extra_days_charge_cents, '==', 11200, part=4)
-        and rt.expect(ep.t_rentals['R0002'].total_cents, '==', 23500, part=5)
-    )
-
-
-# tasks.world:1546
-def _check_mined_373b9f9670__car_k_2222_bcd_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['2222-BCD'].branch, 'is', None)
-
-
-# tasks.world:1547
-def _check_mined_373b9f9670__rental_r0001_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
-        and rt.expect(ep.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
-    )
-
-
-# tasks.world:1698
-def _check_mined_1f8dfbec0b__rental_r0001_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
-
-
-# tasks.world:1849
-def _check_mined_2a8635cf73__rental_r0003_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
-
-
-def _check_mined_804af9d31b__new_customer(ep: CarRentalCounter) -> bool:  # tasks.world:2000
-    return any(
-        _r25.name == 'Renault Clio' and _r25.licence_number == '2ROGUB'
-        and _r25.licence_expires == rt.parse_date('2030-05-01') and _r25.email == 'B2dC@-DSD.yo'
-        for _r25 in rt.each(ep, ep.t_customers)
-    )
-
-
-def _check_mined_804af9d31b__new_customer_1(ep: CarRentalCounter) -> bool:  # tasks.world:2001
-    return any(
-        _r26.name == '\\' and _r26.licence_number == '9LF9QCE'
-        and _r26.licence_expires == rt.parse_date('2030-05-01') and _r26.email == 'B2dC@-DSD.yo'
-        for _r26 in rt.each(ep, ep.t_customers)
-    )
-
-
-# tasks.world:2152
-def _check_mined_8f8ab9ea29__car_k_6666_fgh_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['6666-FGH'].in_service, '==', False)
-
-
-def _check_mined_f1232e3889__new_customer(ep: CarRentalCounter) -> bool:  # tasks.world:2302
-    return any(
-        _r27.name == 'economy' and _r27.licence_number == 'QNCK1Z6X'
-        and _r27.licence_expires == rt.parse_date('2026-07-20') and _r27.email == 'd@7OW.qfrf'
-        for _r27 in rt.each(ep, ep.t_customers)
-    )
-
-
-# tasks.world:2451
-def _check_mined_7052370c3c__car_k_2222_bcd_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['2222-BCD'].in_service, '==', False)
-
-
-def _check_mined_7052370c3c__new_customer(ep: CarRentalCounter) -> bool:  # tasks.world:2452
-    return any(
-        _r28.name == 'Seat Ibiza' and _r28.licence_number == '9K6FZ0'
-        and _r28.licence_expires == rt.parse_date('2028-11-30')
-        and _r28.email == 'peter.novak@example.com'
-        for _r28 in rt.each(ep, ep.t_customers)
-    )
-
-
-# tasks.world:2453
-def _check_mined_7052370c3c__rental_r0001_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
-
-
-# tasks.world:2454
-def _check_mined_7052370c3c__rental_r0003_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
-
-
-# tasks.world:2611
-def _check_mined_50ba83c938__car_k_3333_cde_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['3333-CDE'].in_service, '==', False)
-
-
-def _check_mined_50ba83c938__new_customer(ep: CarRentalCounter) -> bool:  # tasks.world:2612
-    return any(
-        _r29.name == 'Barcelona' and _r29.licence_number == '71DVK9'
-        and _r29.licence_expires == rt.parse_date('2026-07-20') and _r29.email == 'M3@5l#.q'
-        for _r29 in rt.each(ep, ep.t_customers)
-    )
-
-
-# tasks.world:2613
-def _check_mined_50ba83c938__rental_r0001_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
-
-
-# tasks.world:2614
-def _check_mined_50ba83c938__rental_r0003_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
-
-
-# tasks.world:2771
-def _check_mined_79728406e0__car_k_2222_bcd_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['2222-BCD'].mileage_km, '==', 505988) and rt.expect(
-        ep.t_cars['2222-BCD'].in_service, '==', False, part=1
-    )
-
-
-# tasks.world:2772
-def _check_mined_79728406e0__rental_r0001_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_returned)
-        and rt.expect(ep.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
-        and rt.expect(ep.t_rentals['R0001'].end_mileage_km, '==', 505988, part=2)
-        and rt.expect(ep.t_rentals['R0001'].returned_on, '==', rt.parse_date('2026-07-10'), part=3)
-        and rt.expect(ep.t_rentals['R0001'].return_branch, '==', 'MAD', part=4)
-        and rt.expect(ep.t_rentals['R0001'].total_cents, '==', 20800, part=5)
-    )
-
-
-# tasks.world:2773
-def _check_mined_79728406e0__rental_r0003_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
-
-
-# tasks.world:2929
-def _check_mined_5b1d1f4dd4__car_k_2222_bcd_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['2222-BCD'].branch, 'is', None)
-
-
-# tasks.world:2930
-def _check_mined_5b1d1f4dd4__car_k_5555_efg_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['5555-EFG'].mileage_km, '==', 1364280) and rt.expect(
-        ep.t_cars['5555-EFG'].branch, '==', 'MAD', part=1
-    )
-
-
-def _check_mined_5b1d1f4dd4__new_customer(ep: CarRentalCounter) -> bool:  # tasks.world:2931
-    return any(
-        _r30.name == 'Renault Clio' and _r30.licence_number == 'X78TMWJ'
-        and _r30.licence_expires == rt.parse_date('2028-11-30')
-        and _r30.email == 'laura.gomez@example.com'
-        for _r30 in rt.each(ep, ep.t_customers)
-    )
-
-
-# tasks.world:2932
-def _check_mined_5b1d1f4dd4__rental_r0001_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
-        and rt.expect(ep.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
-    )
-
-
-# tasks.world:2933
-def _check_mined_5b1d1f4dd4__rental_r0002_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
-        and rt.expect(ep.t_rentals['R0002'].end_mileage_km, '==', 1364280, part=1)
-        and rt.expect(ep.t_rentals['R0002'].returned_on, '==', rt.parse_date('2026-07-10'), part=2)
-        and rt.expect(ep.t_rentals['R0002'].return_branch, '==', 'MAD', part=3)
-        and rt.expect(ep.t_rentals['R0002'].extra_days_charge_cents, '==', 11200, part=4)
-        and rt.expect(ep.t_rentals['R0002'].total_cents, '==', 23500, part=5)
-    )
-
-
-# tasks.world:3088
-def _check_mined_bf72ae7c46__car_k_2222_bcd_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['2222-BCD'].branch, 'is', None)
-
-
-# tasks.world:3089
-def _check_mined_bf72ae7c46__car_k_6666_fgh_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['6666-FGH'].in_service, '==', False)
-
-
-# tasks.world:3090
-def _check_mined_bf72ae7c46__rental_r0001_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
-        and rt.expect(ep.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
-    )
-
-
-# tasks.world:3091
-def _check_mined_bf72ae7c46__rental_r0003_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
-
-
-# tasks.world:3246
-def _check_mined_5d0b2de3be__car_k_2222_bcd_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['2222-BCD'].branch, 'is', None)
-
-
-# tasks.world:3247
-def _check_mined_5d0b2de3be__car_k_5555_efg_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['5555-EFG'].mileage_km, '==', 9330698) and rt.expect(
-        ep.t_cars['5555-EFG'].branch, '==', 'BCN', part=1
-    )
-
-
-def _check_mined_5d0b2de3be__new_customer(ep: CarRentalCounter) -> bool:  # tasks.world:3248
-    return any(
-        _r31.name == 'R0002' and _r31.licence_number == 'V1KSCH'
-        and _r31.licence_expires == rt.parse_date('2026-07-14')
-        and _r31.email == 'laura.gomez@example.com'
-        for _r31 in rt.each(ep, ep.t_customers)
-    )
-
-
-# tasks.world:3249
-def _check_mined_5d0b2de3be__rental_r0001_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
-        and rt.expect(ep.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
-    )
-
-
-# tasks.world:3250
-def _check_mined_5d0b2de3be__rental_r0002_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
-        and rt.expect(ep.t_rentals['R0002'].end_mileage_km, '==', 9330698, part=1)
-        and rt.expect(ep.t_rentals['R0002'].returned_on, '==', rt.parse_date('2026-07-10'), part=2)
-        and rt.expect(ep.t_rentals['R0002'].return_branch, '==', 'BCN', part=3)
-        and rt.expect(ep.t_rentals['R0002'].extra_days_charge_cents, '==', 11200, part=4)
-        and rt.expect(ep.t_rentals['R0002'].one_way_fee_cents, '==', 7500, part=5)
-        and rt.expect(ep.t_rentals['R0002'].total_cents, '==', 31000, part=6)
-    )
-
-
-# tasks.world:3405
-def _check_mined_40ebdddc64__car_k_4444_def_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['4444-DEF'].in_service, '==', True)
-
-
-# tasks.world:3406
-def _check_mined_40ebdddc64__car_k_5555_efg_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_cars['5555-EFG'].mileage_km, '==', 2538397)
-        and rt.expect(ep.t_cars['5555-EFG'].branch, '==', 'VLC', part=1)
-        and rt.expect(ep.t_cars['5555-EFG'].in_service, '==', False, part=2)
-    )
-
-
-# tasks.world:3407
-def _check_mined_40ebdddc64__rental_r0002_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
-        and rt.expect(ep.t_rentals['R0002'].end_mileage_km, '==', 2538397, part=1)
-        and rt.expect(ep.t_rentals['R0002'].returned_on, '==', rt.parse_date('2026-07-10'), part=2)
-        and rt.expect(ep.t_rentals['R0002'].return_branch, '==', 'VLC', part=3)
-        and rt.expect(ep.t_rentals['R0002'].extra_days_charge_cents, '==', 11200, part=4)
-        and rt.expect(ep.t_rentals['R0002'].one_way_fee_cents, '==', 7500, part=5)
-        and rt.expect(ep.t_rentals['R0002'].total_cents, '==', 31000, part=6)
-    )
-
-
-# tasks.world:3562
-def _check_mined_a32dad023d__car_k_2222_bcd_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['2222-BCD'].branch, 'is', None)
-
-
-def _check_mined_a32dad023d__new_customer(ep: CarRentalCounter) -> bool:  # tasks.world:3563
-    return any(
-        _r32.name == 'compact' and _r32.licence_number == 'JCLHOW'
-        and _r32.licence_expires == rt.parse_date('2026-07-14') and _r32.email == 'kett@A1.y'
-        for _r32 in rt.each(ep, ep.t_customers)
-    )
-
-
-# tasks.world:3564
-def _check_mined_a32dad023d__rental_r0001_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
-        and rt.expect(ep.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
-    )
-
-
-# tasks.world:3565
-def _check_mined_a32dad023d__rental_r0003_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
-
-
-# tasks.world:3720
-def _check_mined_ec25ad5939__car_k_2222_bcd_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['2222-BCD'].mileage_km, '==', 7551409) and rt.expect(
-        ep.t_cars['2222-BCD'].branch, '==', 'VLC', part=1
-    )
-
-
-def _check_mined_ec25ad5939__new_customer(ep: CarRentalCounter) -> bool:  # tasks.world:3721
-    return any(
-        _r33.name == 'picked_up' and _r33.licence_number == 'IZKF2Y'
-        and _r33.licence_expires == rt.parse_date('2026-07-14')
-        and _r33.email == 'peter.novak@example.com'
-        for _r33 in rt.each(ep, ep.t_customers)
-    )
-
-
-# tasks.world:3722
-def _check_mined_ec25ad5939__rental_r0001_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_returned)
-        and rt.expect(ep.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
-        and rt.expect(ep.t_rentals['R0001'].end_mileage_km, '==', 7551409, part=2)
-        and rt.expect(ep.t_rentals['R0001'].returned_on, '==', rt.parse_date('2026-07-10'), part=3)
-        and rt.expect(ep.t_rentals['R0001'].return_branch, '==', 'VLC', part=4)
-        and rt.expect(ep.t_rentals['R0001'].one_way_fee_cents, '==', 7500, part=5)
-        and rt.expect(ep.t_rentals['R0001'].total_cents, '==', 28300, part=6)
-    )
-
-
-# tasks.world:3876
-def _check_mined_4f489d4c7c__car_k_2222_bcd_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['2222-BCD'].branch, 'is', None)
-
-
-# tasks.world:3877
-def _check_mined_4f489d4c7c__car_k_6666_fgh_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['6666-FGH'].in_service, '==', False)
-
-
-def _check_mined_4f489d4c7c__new_customer(ep: CarRentalCounter) -> bool:  # tasks.world:3878
-    return any(
-        _r34.name == '6666-FGH' and _r34.licence_number == 'WMZHXVHO'
-        and _r34.licence_expires == rt.parse_date('2026-07-14') and _r34.email == 'pswa@iIj.n'
-        for _r34 in rt.each(ep, ep.t_customers)
-    )
-
-
-def _check_mined_4f489d4c7c__new_customer_1(ep: CarRentalCounter) -> bool:  # tasks.world:3879
-    return any(
-        _r35.name == '2026-07-08' and _r35.licence_number == '85ES5TZZ'
-        and _r35.licence_expires == rt.parse_date('2026-07-14') and _r35.email == 'pswa@iIj.n'
-        for _r35 in rt.each(ep, ep.t_customers)
-    )
-
-
-# tasks.world:3880
-def _check_mined_4f489d4c7c__rental_r0001_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
-        and rt.expect(ep.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
-    )
-
-
-# tasks.world:4034
-def _check_mined_f2df4f8c67__rental_r0001_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
-
-
-def _check_mined_f2df4f8c67__new_rental(ep: CarRentalCounter) -> bool:  # tasks.world:4035
-    return any(
-        _r36.customer == 'CU001' and _r36.car == '2222-BCD' and _r36.pickup_branch == 'MAD'
-        and _r36.pickup_date == rt.parse_date('2026-07-10')
-        and _r36.return_date == rt.parse_date('2026-07-20')
-        and _r36.status == _E12_RentalStatus_reserved and _r36.start_mileage_km is None
-        and _r36.end_mileage_km is None and _r36.returned_on is None and _r36.return_branch is None
-        and _r36.base_charge_cents == 52000 and _r36.extra_days_charge_cents == 0
-        and _r36.one_way_fee_cents == 0 and _r36.total_cents == 0
-        for _r36 in rt.each(ep, ep.t_rentals)
-    )
-
-
-# tasks.world:4189
-def _check_mined_991c4e42f0__car_k_2222_bcd_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['2222-BCD'].in_service, '==', False)
-
-
-def _check_mined_991c4e42f0__new_customer(ep: CarRentalCounter) -> bool:  # tasks.world:4190
-    return any(
-        _r37.name == '2026-07-14' and _r37.licence_number == 'L6DPTB'
-        and _r37.licence_expires == rt.parse_date('2026-07-14') and _r37.email == 'd#@QWP.e'
-        for _r37 in rt.each(ep, ep.t_customers)
-    )
-
-
-def _check_mined_991c4e42f0__new_customer_1(ep: CarRentalCounter) -> bool:  # tasks.world:4191
-    return any(
-        _r38.name == 'VW Golf' and _r38.licence_number == '7JIC7NZYR'
-        and _r38.licence_expires == rt.parse_date('2026-07-14') and _r38.email == 'd#@QWP.e'
-        for _r38 in rt.each(ep, ep.t_customers)
-    )
-
-
-# tasks.world:4192
-def _check_mined_991c4e42f0__rental_r0001_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
-
-
-# tasks.world:4346
-def _check_mined_c2ed20d544__car_k_6666_fgh_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['6666-FGH'].in_service, '==', False)
-
-
-def _check_mined_c2ed20d544__new_customer(ep: CarRentalCounter) -> bool:  # tasks.world:4347
-    return any(
-        _r39.name == 'Renault Clio' and _r39.licence_number == '4DP52X6D'
-        and _r39.licence_expires == rt.parse_date('2026-07-12')
-        and _r39.email == 'aisha.bello@example.com'
-        for _r39 in rt.each(ep, ep.t_customers)
-    )
-
-
-def _check_mined_c2ed20d544__new_customer_1(ep: CarRentalCounter) -> bool:  # tasks.world:4348
-    return any(
-        _r40.name == '6666-FGH' and _r40.licence_number == 'W18D6GGK'
-        and _r40.licence_expires == rt.parse_date('2026-07-14') and _r40.email == 'q@sRJ.wnu'
-        for _r40 in rt.each(ep, ep.t_customers)
-    )
-
-
-# tasks.world:4349
-def _check_mined_c2ed20d544__rental_r0001_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
-
-
-def _check_mined_d1326a1ba4__new_customer(ep: CarRentalCounter) -> bool:  # tasks.world:4503
-    return any(
-        _r41.name == 'Rs' and _r41.licence_number == 'D2J5XG'
-        and _r41.licence_expires == rt.parse_date('2026-07-20') and _r41.email == 'Xm@5.wxfd'
-        for _r41 in rt.each(ep, ep.t_customers)
-    )
-
-
-# tasks.world:4504
-def _check_mined_d1326a1ba4__rental_r0003_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
-
-
-def _check_mined_d1326a1ba4__new_rental(ep: CarRentalCounter) -> bool:  # tasks.world:4505
-    return any(
-        _r42.customer == 'CU003' and _r42.car == '3333-CDE' and _r42.pickup_branch == 'BCN'
-        and _r42.pickup_date == rt.parse_date('2026-07-20')
-        and _r42.return_date == rt.parse_date('2026-07-22')
-        and _r42.status == _E12_RentalStatus_reserved and _r42.start_mileage_km is None
-        and _r42.end_mileage_km is None and _r42.returned_on is None and _r42.return_branch is None
-        and _r42.base_charge_cents == 17000 and _r42.extra_days_charge_cents == 0
-        and _r42.one_way_fee_cents == 0 and _r42.total_cents == 0
-        for _r42 in rt.each(ep, ep.t_rentals)
-    )
-
-
-# tasks.world:4658
-def _check_mined_cdf3da8e06__car_k_2222_bcd_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['2222-BCD'].branch, 'is', None)
-
-
-# tasks.world:4659
-def _check_mined_cdf3da8e06__car_k_6666_fgh_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['6666-FGH'].in_service, '==', False)
-
-
-def _check_mined_cdf3da8e06__new_customer(ep: CarRentalCounter) -> bool:  # tasks.world:4660
-    return any(
-        _r43.name == 'compact' and _r43.licence_number == '5DBPUFKV'
-        and _r43.licence_expires == rt.parse_date('2026-07-12')
-        and _r43.email == 'aisha.bello@example.com'
-        for _r43 in rt.each(ep, ep.t_customers)
-    )
-
-
-# tasks.world:4661
-def _check_mined_cdf3da8e06__rental_r0001_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
-        and rt.expect(ep.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
-    )
-
-
-# tasks.world:4814
-def _check_mined_27bc0afa5d__car_k_2222_bcd_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['2222-BCD'].branch, 'is', None)
-
-
-# tasks.world:4815
-def _check_mined_27bc0afa5d__car_k_4444_def_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['4444-DEF'].in_service, '==', True)
-
-
-def _check_mined_27bc0afa5d__new_customer(ep: CarRentalCounter) -> bool:  # tasks.world:4816
-    return any(
-        _r44.name == '2026-07-10' and _r44.licence_number == 'T0NFG6TZ'
-        and _r44.licence_expires == rt.parse_date('2026-07-12') and _r44.email == '2@gSh.uzii'
-        for _r44 in rt.each(ep, ep.t_customers)
-    )
-
-
-# tasks.world:4817
-def _check_mined_27bc0afa5d__rental_r0001_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
-        and rt.expect(ep.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
-    )
-
-
-# tasks.world:4970
-def _check_mined_b06e5826f3__car_k_3333_cde_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['3333-CDE'].in_service, '==', False)
-
-
-def _check_mined_b06e5826f3__new_customer(ep: CarRentalCounter) -> bool:  # tasks.world:4971
-    return any(
-        _r45.name == 'a' and _r45.licence_number == 'PR1X9R8'
-        and _r45.licence_expires == rt.parse_date('2026-07-14') and _r45.email == 'SYFY@p+.wygq'
-        for _r45 in rt.each(ep, ep.t_customers)
-    )
-
-
-# tasks.world:4972
-def _check_mined_b06e5826f3__rental_r0003_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
-
-
-# tasks.world:5125
-def _check_mined_d9ccc69f3a__rental_r0001_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
-
-
-# tasks.world:5126
-def _check_mined_d9ccc69f3a__rental_r0003_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
-
-
-# tasks.world:5280
-def _check_mined_6d89063f72__car_k_2222_bcd_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['2222-BCD'].branch, 'is', None)
-
-
-# tasks.world:5281
-def _check_mined_6d89063f72__car_k_6666_fgh_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['6666-FGH'].in_service, '==', False)
-
-
-# tasks.world:5282
-def _check_mined_6d89063f72__rental_r0001_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_picked_up)
-        and rt.expect(ep.t_rentals['R0001'].start_mileage_km, '==', 31500, part=1)
-    )
-
-
-# tasks.world:5436
-def _check_mined_85a9a6e671__car_k_3333_cde_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['3333-CDE'].in_service, '==', False)
-
-
-# tasks.world:5437
-def _check_mined_85a9a6e671__car_k_6666_fgh_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['6666-FGH'].in_service, '==', False)
-
-
-# tasks.world:5438
-def _check_mined_85a9a6e671__rental_r0003_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
-
-
-# tasks.world:5594
-def _check_mined_d327a3e272__rental_r0001_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
-
-
-# tasks.world:5750
-def _check_mined_8bef2f106b__car_k_5555_efg_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_cars['5555-EFG'].mileage_km, '==', 4292243)
-        and rt.expect(ep.t_cars['5555-EFG'].branch, '==', 'MAD', part=1)
-        and rt.expect(ep.t_cars['5555-EFG'].in_service, '==', False, part=2)
-    )
-
-
-# tasks.world:5751
-def _check_mined_8bef2f106b__rental_r0002_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
-        and rt.expect(ep.t_rentals['R0002'].end_mileage_km, '==', 4292243, part=1)
-        and rt.expect(ep.t_rentals['R0002'].returned_on, '==', rt.parse_date('2026-07-10'), part=2)
-        and rt.expect(ep.t_rentals['R0002'].return_branch, '==', 'MAD', part=3)
-        and rt.expect(ep.t_rentals['R0002'].extra_days_charge_cents, '==', 11200, part=4)
-        and rt.expect(ep.t_rentals['R0002'].total_cents, '==', 23500, part=5)
-    )
-
-
-def _check_mined_27daf80596__new_customer(ep: CarRentalCounter) -> bool:  # tasks.world:5906
-    return any(
-        _r46.name == '2026-07-22' and _r46.licence_number == 'EMBIVYH'
-        and _r46.licence_expires == rt.parse_date('2026-07-12') and _r46.email == 'he@wR.odcg'
-        for _r46 in rt.each(ep, ep.t_customers)
-    )
-
-
-# tasks.world:5907
-def _check_mined_27daf80596__rental_r0001_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
-
-
-# tasks.world:6062
-def _check_mined_059257d93f__car_k_1111_abc_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['1111-ABC'].in_service, '==', False)
-
-
-# tasks.world:6063
-def _check_mined_059257d93f__car_k_5555_efg_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['5555-EFG'].mileage_km, '==', 42000) and rt.expect(
-        ep.t_cars['5555-EFG'].branch, '==', 'MAD', part=1
-    )
-
-
-# tasks.world:6064
-def _check_mined_059257d93f__rental_r0002_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
-        and rt.expect(ep.t_rentals['R0002'].end_mileage_km, '==', 42000, part=1)
-        and rt.expect(ep.t_rentals['R0002'].returned_on, '==', rt.parse_date('2026-07-10'), part=2)
-        and rt.expect(ep.t_rentals['R0002'].return_branch, '==', 'MAD', part=3)
-        and rt.expect(ep.t_rentals['R0002'].extra_days_charge_cents, '==', 11200, part=4)
-        and rt.expect(ep.t_rentals['R0002'].total_cents, '==', 23500, part=5)
-    )
-
-
-# tasks.world:6219
-def _check_mined_d75e18984a__car_k_4444_def_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['4444-DEF'].in_service, '==', True)
-
-
-# tasks.world:6220
-def _check_mined_d75e18984a__car_k_5555_efg_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['5555-EFG'].mileage_km, '==', 60500) and rt.expect(
-        ep.t_cars['5555-EFG'].branch, '==', 'VLC', part=1
-    )
-
-
-# tasks.world:6221
-def _check_mined_d75e18984a__rental_r0002_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_rentals['R0002'].status, '==', _E12_RentalStatus_returned)
-        and rt.expect(ep.t_rentals['R0002'].end_mileage_km, '==', 60500, part=1)
-        and rt.expect(ep.t_rentals['R0002'].returned_on, '==', rt.parse_date('2026-07-10'), part=2)
-        and rt.expect(ep.t_rentals['R0002'].return_branch, '==', 'VLC', part=3)
-        and rt.expect(ep.t_rentals['R0002'].extra_days_charge_cents, '==', 11200, part=4)
-        and rt.expect(ep.t_rentals['R0002'].one_way_fee_cents, '==', 7500, part=5)
-        and rt.expect(ep.t_rentals['R0002'].total_cents, '==', 31000, part=6)
-    )
-
-
-# tasks.world:6376
-def _check_mined_af8423cdf1__car_k_3333_cde_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['3333-CDE'].in_service, '==', False)
-
-
-# tasks.world:6377
-def _check_mined_af8423cdf1__rental_r0003_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0003'].status, '==', _E12_RentalStatus_cancelled)
-
-
-# tasks.world:6532
-def _check_mined_f5089b13e7__car_k_2222_bcd_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cars['2222-BCD'].in_service, '==', False)
-
-
-# tasks.world:6533
-def _check_mined_f5089b13e7__rental_r0001_changed(ep: CarRentalCounter) -> rt.Verdict | bool:
-    return rt.expect(ep.t_rentals['R0001'].status, '==', _E12_RentalStatus_cancelled)
-
-
-CarRentalCounter.TASKS = task_registry(__name__, "tasks.json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "AccountStatus", "AddOn", "AddOnKind", "Bill", "BillInfo", "BillStatus", "CarrierCare",
@@ -288,11 +288,8 @@ class CarrierCare(Episode):
     CLOCK: ClassVar[str] = "2025-08-20T10:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Verify the caller before porting a number in. A suspended line takes no plan changes, a '
-        'number\n'
-        'belongs to one line, and one-time credits stay within their limits.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "customers": "Customer", "plans": "Plan", "addons": "AddOn", "lines": "Line",
         "devices": "Device", "bills": "Bill", "credits": "Credit",
@@ -435,17 +432,12 @@ class CarrierCare(Episode):
                     (self.t_credits, 'customer'), (None, 'verified_customer'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_plans, ((self.t_addons, 'excluded_plans'), (self.t_lines, 'plan'))
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_addons, ((self.t_lines, 'addons'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_lines, ((self.t_devices, 'line'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_bills, ((self.t_credits, 'bill'),))
-        pass
 
     def fn_due_on(self, b: Bill) -> float:  # carrier_care.world:150
         'What is still due on a bill.'
@@ -1027,586 +1019,505 @@ class CarrierCare(Episode):
             self.set_field(bill, 'status', _E10_BillStatus_paid)  # carrier_care.world:494
         return credit  # carrier_care.world:496
 
+    def _check_roaming_and_goodwill__roaming_added(self) -> bool:  # carrier_care.world:837
+        return any(
+            _a23.code == 'AO-ROAM'
+            for _a23 in rt.rows(self.t_addons, rt.each(self, self.t_lines['LN002'].addons))
+        )
+
+    def _check_roaming_and_goodwill__credited(self) -> rt.Verdict | bool:  # carrier_care.world:838
+        return rt.expect(self.t_bills['BL0002'].credits_, '==', 20.0) and any(
+            _c24.bill == 'BL0002' and _c24.amount == 10.0
+            and _c24.reason == _E12_CreditReason_goodwill
+            for _c24 in rt.each(self, self.t_credits)
+        )
+
+    def _check_tomas_found_phone_adds_data__restored(self) -> rt.Verdict | bool:  # tasks.world:342
+        return rt.expect(self.t_lines['LN005'].status, '==', _E10_LineStatus_active) and rt.expect(
+            self.t_lines['LN005'].suspension_reason, 'is', None, part=1
+        )
+
+    def _check_tomas_found_phone_adds_data__data_pack(self) -> bool:  # tasks.world:343
+        return any(
+            _a25.code == 'AO-DATA5'
+            for _a25 in rt.rows(self.t_addons, rt.each(self, self.t_lines['LN005'].addons))
+        )
+
+    def _check_priya_billing_error_and_pay__credited(self) -> bool:  # tasks.world:693
+        return any(
+            _c26.bill == 'BL0004' and _c26.customer == 'CU003' and _c26.amount == 9.0
+            and _c26.reason == _E12_CreditReason_billing_error
+            for _c26 in rt.each(self, self.t_credits)
+        )
+
+    def _check_priya_billing_error_and_pay__paid_off(self) -> rt.Verdict | bool:  # tasks.world:694
+        return (
+            rt.expect(self.t_bills['BL0004'].status, '==', _E10_BillStatus_paid)
+            and rt.expect(self.t_bills['BL0004'].credits_, '==', 29.0, part=1)
+            and rt.expect(self.t_bills['BL0004'].paid, '==', 77.46, part=2)
+        )
+
+    # tasks.world:1041
+    def _check_mined_4e49c60d42__verified_customer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.verified_customer, 'is', None)
+
+    def _check_mined_4e49c60d42__line_ln002_changed(self) -> rt.Verdict | bool:  # tasks.world:1042
+        return (
+            rt.expect(self.t_lines['LN002'].status, '==', _E10_LineStatus_suspended)
+            and rt.expect(
+                self.t_lines['LN002'].suspension_reason, '==', _E16_SuspensionReason_non_payment,
+                part=1,
+            )
+        )
+
+    def _check_mined_9bb8590095__line_ln001_changed(self) -> rt.Verdict | bool:  # tasks.world:1390
+        return (
+            rt.expect(self.t_lines['LN001'].plan, '==', 'UNL-01')
+            and rt.expect(self.t_lines['LN001'].status, '==', _E10_LineStatus_suspended, part=1)
+            and rt.expect(
+                self.t_lines['LN001'].suspension_reason, '==', _E16_SuspensionReason_lost_device,
+                part=2,
+            )
+        )
+
+    # tasks.world:1391
+    def _check_mined_9bb8590095__bill_bl0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['BL0004'].credits_, '==', 20.01)
+
+    def _check_mined_9bb8590095__new_credit(self) -> bool:  # tasks.world:1392
+        return any(
+            _r27.customer == 'CU003' and _r27.bill == 'BL0004' and _r27.amount == 0.01
+            and _r27.reason == _E12_CreditReason_goodwill and _r27.note == 'LN001'
+            for _r27 in rt.each(self, self.t_credits)
+        )
+
+    # tasks.world:1739
+    def _check_mined_3a36fb3468__bill_bl0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['BL0004'].credits_, '==', 20.01) and rt.expect(
+            self.t_bills['BL0004'].paid, '==', 62.46, part=1
+        )
+
+    def _check_mined_3a36fb3468__new_credit(self) -> bool:  # tasks.world:1740
+        return any(
+            _r28.customer == 'CU003' and _r28.bill == 'BL0004' and _r28.amount == 0.01
+            and _r28.reason == _E12_CreditReason_goodwill and _r28.note == 'Streaming bundle'
+            for _r28 in rt.each(self, self.t_credits)
+        )
+
+    def _check_mined_31a82e9115__line_ln001_changed(self) -> rt.Verdict | bool:  # tasks.world:2086
+        return rt.expect(self.t_lines['LN001'].addons, '==', ('AO-INS', 'AO-ROAM'))
+
+    def _check_mined_31a82e9115__line_ln002_changed(self) -> rt.Verdict | bool:  # tasks.world:2087
+        return rt.expect(self.t_lines['LN002'].addons, '==', ('AO-ROAM',))
+
+    # tasks.world:2433
+    def _check_mined_f0502c7485__bill_bl0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['BL0002'].credits_, '==', 10.01)
+
+    def _check_mined_f0502c7485__new_credit(self) -> bool:  # tasks.world:2434
+        return any(
+            _r29.customer == 'CU001' and _r29.bill == 'BL0002' and _r29.amount == 0.01
+            and _r29.reason == _E12_CreditReason_billing_error and _r29.note == 'CR004'
+            for _r29 in rt.each(self, self.t_credits)
+        )
+
+    # tasks.world:2779
+    def _check_mined_94e0004dd9__bill_bl0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['BL0004'].paid, '==', 50.01)
+
+    def _check_mined_5c0d796244__line_ln004_changed(self) -> rt.Verdict | bool:  # tasks.world:3124
+        return (
+            rt.expect(self.t_lines['LN004'].status, '==', _E10_LineStatus_suspended)
+            and rt.expect(self.t_lines['LN004'].addons, '==', (), part=1)
+            and rt.expect(
+                self.t_lines['LN004'].suspension_reason, '==', _E16_SuspensionReason_non_payment,
+                part=2,
+            )
+        )
+
+    def _check_mined_d7ce98dd16__line_ln001_changed(self) -> rt.Verdict | bool:  # tasks.world:3470
+        return (
+            rt.expect(self.t_lines['LN001'].status, '==', _E10_LineStatus_suspended)
+            and rt.expect(self.t_lines['LN001'].addons, '==', (), part=1)
+            and rt.expect(
+                self.t_lines['LN001'].suspension_reason, '==', _E16_SuspensionReason_non_payment,
+                part=2,
+            )
+        )
+
+    def _check_mined_1ae7a80b24__line_ln004_changed(self) -> rt.Verdict | bool:  # tasks.world:3815
+        return rt.expect(self.t_lines['LN004'].addons, '==', ('AO-TV', 'AO-INS'))
+
+    def _check_mined_22acc0c229__line_ln005_changed(self) -> rt.Verdict | bool:  # tasks.world:4159
+        return rt.expect(self.t_lines['LN005'].status, '==', _E10_LineStatus_active) and rt.expect(
+            self.t_lines['LN005'].suspension_reason, 'is', None, part=1
+        )
+
+    def _check_mined_57f6f766ea__line_ln004_changed(self) -> rt.Verdict | bool:  # tasks.world:4503
+        return rt.expect(self.t_lines['LN004'].plan, '==', 'BASIC-01') and rt.expect(
+            self.t_lines['LN004'].addons, '==', (), part=1
+        )
+
+    def _check_mined_7f3e01d45a__line_ln004_changed(self) -> rt.Verdict | bool:  # tasks.world:4847
+        return rt.expect(self.t_lines['LN004'].addons, '==', ())
+
+    def _check_mined_b20cc9ae45__line_ln002_changed(self) -> rt.Verdict | bool:  # tasks.world:5191
+        return rt.expect(self.t_lines['LN002'].plan, '==', 'UNL-01')
+
+    def _check_mined_be62d975fd__line_ln001_changed(self) -> rt.Verdict | bool:  # tasks.world:5535
+        return rt.expect(self.t_lines['LN001'].plan, '==', 'UNL-01')
+
+    def _check_mined_f0f0ea4af5__line_ln004_changed(self) -> rt.Verdict | bool:  # tasks.world:5880
+        return rt.expect(self.t_lines['LN004'].plan, '==', 'PLUS-02')
+
+    def _check_mined_68d56c4bcb__line_ln002_changed(self) -> rt.Verdict | bool:  # tasks.world:6225
+        return (
+            rt.expect(self.t_lines['LN002'].status, '==', _E10_LineStatus_suspended)
+            and rt.expect(
+                self.t_lines['LN002'].suspension_reason, '==',
+                _E16_SuspensionReason_customer_request, part=1,
+            )
+        )
+
+    # tasks.world:6569
+    def _check_mined_c7c12491b9__verified_customer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.verified_customer, 'is', None)
+
+    # tasks.world:6913
+    def _check_mined_f26568d37b__verified_customer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.verified_customer, 'is', None)
+
+    def _check_mined_f26568d37b__line_ln005_changed(self) -> rt.Verdict | bool:  # tasks.world:6914
+        return (
+            rt.expect(self.t_lines['LN005'].status, '==', _E10_LineStatus_active)
+            and rt.expect(self.t_lines['LN005'].addons, '==', ('AO-ROAM',), part=1)
+            and rt.expect(self.t_lines['LN005'].suspension_reason, 'is', None, part=2)
+        )
+
+    # tasks.world:6915
+    def _check_mined_f26568d37b__bill_bl0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['BL0004'].credits_, '==', 20.01)
+
+    def _check_mined_f26568d37b__new_credit(self) -> bool:  # tasks.world:6916
+        return any(
+            _r30.customer == 'CU003' and _r30.bill == 'BL0004' and _r30.amount == 0.01
+            and _r30.reason == _E12_CreditReason_promotion and _r30.note == '2024-06-05'
+            for _r30 in rt.each(self, self.t_credits)
+        )
+
+    # tasks.world:7267
+    def _check_mined_e3a3a6a730__verified_customer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.verified_customer, 'is', None)
+
+    def _check_mined_e3a3a6a730__line_ln004_changed(self) -> rt.Verdict | bool:  # tasks.world:7268
+        return rt.expect(self.t_lines['LN004'].addons, '==', ('AO-TV', 'AO-INS'))
+
+    # tasks.world:7269
+    def _check_mined_e3a3a6a730__bill_bl0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['BL0002'].credits_, '==', 10.01)
+
+    def _check_mined_e3a3a6a730__new_credit(self) -> bool:  # tasks.world:7270
+        return any(
+            _r31.customer == 'CU001' and _r31.bill == 'BL0002' and _r31.amount == 0.01
+            and _r31.reason == _E12_CreditReason_goodwill and _r31.note == '4'
+            for _r31 in rt.each(self, self.t_credits)
+        )
+
+    # tasks.world:7620
+    def _check_mined_8766a33369__verified_customer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.verified_customer, 'is', None)
+
+    def _check_mined_8766a33369__line_ln001_changed(self) -> rt.Verdict | bool:  # tasks.world:7621
+        return (
+            rt.expect(self.t_lines['LN001'].status, '==', _E10_LineStatus_suspended)
+            and rt.expect(self.t_lines['LN001'].addons, '==', ('AO-INS', 'AO-TV'), part=1)
+            and rt.expect(
+                self.t_lines['LN001'].suspension_reason, '==', _E16_SuspensionReason_non_payment,
+                part=2,
+            )
+        )
+
+    # tasks.world:7622
+    def _check_mined_8766a33369__bill_bl0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['BL0003'].credits_, '==', 0.01)
+
+    def _check_mined_8766a33369__new_credit(self) -> bool:  # tasks.world:7623
+        return any(
+            _r32.customer == 'CU002' and _r32.bill == 'BL0003' and _r32.amount == 0.01
+            and _r32.reason == _E12_CreditReason_goodwill and _r32.note == 'skyline_mobile'
+            for _r32 in rt.each(self, self.t_credits)
+        )
+
+    # tasks.world:7973
+    def _check_mined_1c66bc997c__verified_customer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.verified_customer, 'is', None)
+
+    # tasks.world:8322
+    def _check_mined_b0e8b2f1ef__bill_bl0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['BL0002'].credits_, '==', 13.0) and rt.expect(
+            self.t_bills['BL0002'].paid, '==', 0.5, part=1
+        )
+
+    def _check_mined_b0e8b2f1ef__new_credit(self) -> bool:  # tasks.world:8323
+        return any(
+            _r33.customer == 'CU001' and _r33.bill == 'BL0002' and _r33.amount == 3.0
+            and _r33.reason == _E12_CreditReason_billing_error and _r33.note == '351234567890003'
+            for _r33 in rt.each(self, self.t_credits)
+        )
+
+    def _check_mined_b634fa7930__line_ln001_changed(self) -> rt.Verdict | bool:  # tasks.world:8672
+        return rt.expect(self.t_lines['LN001'].addons, '==', ('AO-INS', 'AO-ROAM'))
+
+    def _check_mined_b634fa7930__line_ln002_changed(self) -> rt.Verdict | bool:  # tasks.world:8673
+        return rt.expect(self.t_lines['LN002'].addons, '==', ('AO-ROAM',))
+
+    # tasks.world:8674
+    def _check_mined_b634fa7930__bill_bl0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['BL0003'].credits_, '==', 15.01)
+
+    def _check_mined_b634fa7930__new_credit(self) -> bool:  # tasks.world:8675
+        return any(
+            _r34.customer == 'CU002' and _r34.bill == 'BL0003' and _r34.amount == 15.0
+            and _r34.reason == _E12_CreditReason_billing_error and _r34.note == 'PLUS-02'
+            for _r34 in rt.each(self, self.t_credits)
+        )
+
+    def _check_mined_b634fa7930__new_credit_1(self) -> bool:  # tasks.world:8676
+        return any(
+            _r35.customer == 'CU002' and _r35.bill == 'BL0003' and _r35.amount == 0.01
+            and _r35.reason == _E12_CreditReason_goodwill and _r35.note == 'DV001'
+            for _r35 in rt.each(self, self.t_credits)
+        )
+
+    # tasks.world:9026
+    def _check_mined_4cfb9b5866__verified_customer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.verified_customer, 'is', None)
+
+    def _check_mined_4cfb9b5866__line_ln001_changed(self) -> rt.Verdict | bool:  # tasks.world:9027
+        return rt.expect(self.t_lines['LN001'].addons, '==', ('AO-INS', 'AO-ROAM'))
+
+    def _check_mined_4cfb9b5866__line_ln002_changed(self) -> rt.Verdict | bool:  # tasks.world:9028
+        return (
+            rt.expect(self.t_lines['LN002'].status, '==', _E10_LineStatus_suspended)
+            and rt.expect(
+                self.t_lines['LN002'].suspension_reason, '==',
+                _E16_SuspensionReason_customer_request, part=1,
+            )
+        )
+
+    # tasks.world:9029
+    def _check_mined_4cfb9b5866__bill_bl0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['BL0003'].paid, '==', 0.01)
+
+    # tasks.world:9378
+    def _check_mined_78ffa9a0f7__verified_customer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.verified_customer, 'is', None)
+
+    # tasks.world:9379
+    def _check_mined_78ffa9a0f7__bill_bl0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['BL0003'].paid, '==', 0.01)
+
+    # tasks.world:9728
+    def _check_mined_acebdfe5f3__verified_customer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.verified_customer, 'is', None)
+
+    def _check_mined_acebdfe5f3__new_line(self) -> bool:  # tasks.world:9729
+        return any(
+            _r36.customer == 'CU001' and _r36.number == '+15551230006' and _r36.plan == 'PLUS-02'
+            and _r36.status == _E10_LineStatus_suspended and _r36.addons == ()
+            and _r36.data_used_gb == 0.0
+            and _r36.suspension_reason == _E16_SuspensionReason_lost_device
+            and _r36.ported_from == 'northtel' and _r36.activated_on == rt.parse_date('2025-08-20')
+            for _r36 in rt.each(self, self.t_lines)
+        )
+
+    # tasks.world:9730
+    def _check_mined_acebdfe5f3__bill_bl0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['BL0002'].paid, '==', 7.0)
+
+    # tasks.world:10079
+    def _check_mined_7df19dbb93__verified_customer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.verified_customer, 'is', None)
+
+    # tasks.world:10080
+    def _check_mined_7df19dbb93__line_ln001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_lines['LN001'].status, '==', _E10_LineStatus_suspended)
+            and rt.expect(
+                self.t_lines['LN001'].suspension_reason, '==', _E16_SuspensionReason_non_payment,
+                part=1,
+            )
+        )
+
+    # tasks.world:10081
+    def _check_mined_7df19dbb93__bill_bl0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['BL0002'].credits_, '==', 10.02)
+
+    def _check_mined_7df19dbb93__new_credit(self) -> bool:  # tasks.world:10082
+        return any(
+            _r37.customer == 'CU001' and _r37.bill == 'BL0002' and _r37.amount == 0.01
+            and _r37.reason == _E12_CreditReason_goodwill
+            and _r37.note == 'priya.shah@mail.example'
+            for _r37 in rt.each(self, self.t_credits)
+        )
+
+    def _check_mined_7df19dbb93__new_credit_1(self) -> bool:  # tasks.world:10083
+        return any(
+            _r38.customer == 'CU001' and _r38.bill == 'BL0002' and _r38.amount == 0.01
+            and _r38.reason == _E12_CreditReason_billing_error
+            and _r38.note == 'tomas.vega@mail.example'
+            for _r38 in rt.each(self, self.t_credits)
+        )
+
+    # tasks.world:10432
+    def _check_mined_e3f87031b7__line_ln002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lines['LN002'].addons, '==', ('AO-ROAM',))
+
+    def _check_mined_e3f87031b7__new_line(self) -> bool:  # tasks.world:10433
+        return any(
+            _r39.customer == 'CU001' and _r39.number == '+14762453789' and _r39.plan == 'UNL-01'
+            and _r39.status == _E10_LineStatus_active and _r39.addons == ()
+            and _r39.data_used_gb == 0.0 and _r39.suspension_reason is None
+            and _r39.ported_from == 'northtel' and _r39.activated_on == rt.parse_date('2025-08-20')
+            for _r39 in rt.each(self, self.t_lines)
+        )
+
+    # tasks.world:10434
+    def _check_mined_e3f87031b7__bill_bl0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['BL0002'].credits_, '==', 17.0)
+
+    def _check_mined_e3f87031b7__new_credit(self) -> bool:  # tasks.world:10435
+        return any(
+            _r40.customer == 'CU001' and _r40.bill == 'BL0002' and _r40.amount == 7.0
+            and _r40.reason == _E12_CreditReason_billing_error and _r40.note == '2025-08-20'
+            for _r40 in rt.each(self, self.t_credits)
+        )
+
+    # tasks.world:10783
+    def _check_mined_1785307434__verified_customer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.verified_customer, 'is', None)
+
+    # tasks.world:10784
+    def _check_mined_1785307434__line_ln001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lines['LN001'].addons, '==', ('AO-INS', 'AO-DATA5', 'AO-TV'))
+
+    # tasks.world:10785
+    def _check_mined_1785307434__line_ln002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_lines['LN002'].status, '==', _E10_LineStatus_suspended)
+            and rt.expect(
+                self.t_lines['LN002'].suspension_reason, '==', _E16_SuspensionReason_non_payment,
+                part=1,
+            )
+        )
+
+    # tasks.world:11137
+    def _check_mined_fd32724cf5__line_ln002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lines['LN002'].addons, '==', ('AO-ROAM',))
+
+    # tasks.world:11138
+    def _check_mined_fd32724cf5__bill_bl0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['BL0004'].paid, '==', 50.01)
+
+    # tasks.world:11490
+    def _check_mined_1364eec5ff__verified_customer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.verified_customer, 'is', None)
+
+    # tasks.world:11491
+    def _check_mined_1364eec5ff__line_ln005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lines['LN005'].status, '==', _E10_LineStatus_active) and rt.expect(
+            self.t_lines['LN005'].suspension_reason, 'is', None, part=1
+        )
+
+    # tasks.world:11492
+    def _check_mined_1364eec5ff__bill_bl0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['BL0004'].credits_, '==', 23.0)
+
+    def _check_mined_1364eec5ff__new_credit(self) -> bool:  # tasks.world:11493
+        return any(
+            _r41.customer == 'CU003' and _r41.bill == 'BL0004' and _r41.amount == 3.0
+            and _r41.reason == _E12_CreditReason_billing_error and _r41.note == 'paid'
+            for _r41 in rt.each(self, self.t_credits)
+        )
+
+    # tasks.world:11845
+    def _check_mined_5f42a6bb75__verified_customer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.verified_customer, 'is', None)
+
+    # tasks.world:11846
+    def _check_mined_5f42a6bb75__line_ln004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_lines['LN004'].status, '==', _E10_LineStatus_suspended)
+            and rt.expect(
+                self.t_lines['LN004'].suspension_reason, '==', _E16_SuspensionReason_lost_device,
+                part=1,
+            )
+        )
+
+    # tasks.world:11847
+    def _check_mined_5f42a6bb75__bill_bl0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['BL0002'].paid, '==', 29.01)
+
+    # tasks.world:12200
+    def _check_mined_de367e0c22__line_ln001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_lines['LN001'].status, '==', _E10_LineStatus_suspended)
+            and rt.expect(self.t_lines['LN001'].addons, '==', (), part=1)
+            and rt.expect(
+                self.t_lines['LN001'].suspension_reason, '==', _E16_SuspensionReason_lost_device,
+                part=2,
+            )
+        )
+
+    # tasks.world:12201
+    def _check_mined_de367e0c22__bill_bl0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['BL0004'].paid, '==', 50.01)
+
+    # tasks.world:12552
+    def _check_mined_39a0b0bb81__line_ln002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_lines['LN002'].status, '==', _E10_LineStatus_suspended)
+            and rt.expect(
+                self.t_lines['LN002'].suspension_reason, '==', _E16_SuspensionReason_lost_device,
+                part=1,
+            )
+        )
+
+    # tasks.world:12553
+    def _check_mined_39a0b0bb81__bill_bl0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['BL0004'].credits_, '==', 20.01) and rt.expect(
+            self.t_bills['BL0004'].paid, '==', 83.68, part=1
+        )
+
+    def _check_mined_39a0b0bb81__new_credit(self) -> bool:  # tasks.world:12554
+        return any(
+            _r42.customer == 'CU003' and _r42.bill == 'BL0004' and _r42.amount == 0.01
+            and _r42.reason == _E12_CreditReason_goodwill and _r42.note == 'CU003'
+            for _r42 in rt.each(self, self.t_credits)
+        )
+
+    # tasks.world:12905
+    def _check_mined_7adb7eb9f2__verified_customer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.verified_customer, 'is', None)
+
+    # tasks.world:12906
+    def _check_mined_7adb7eb9f2__bill_bl0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['BL0004'].credits_, '==', 20.01)
+
+    def _check_mined_7adb7eb9f2__new_credit(self) -> bool:  # tasks.world:12907
+        return any(
+            _r43.customer == 'CU003' and _r43.bill == 'BL0004' and _r43.amount == 0.01
+            and _r43.reason == _E12_CreditReason_service_outage and _r43.note == 'suspended'
+            for _r43 in rt.each(self, self.t_credits)
+        )
+
+    # tasks.world:13258
+    def _check_mined_8c27812ba2__verified_customer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.verified_customer, 'is', None)
+
+    # tasks.world:13259
+    def _check_mined_8c27812ba2__bill_bl0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['BL0002'].paid, '==', 0.02)
+
 
 CarrierCare.TOOLS = tools(CarrierCare)
-
-
-def _check_roaming_and_goodwill__roaming_added(ep: CarrierCare) -> bool:  # carrier_care.world:837
-    return any(
-        _a23.code == 'AO-ROAM'
-        for _a23 in rt.rows(ep.t_addons, rt.each(ep, ep.t_lines['LN002'].addons))
-    )
-
-
-# carrier_care.world:838
-def _check_roaming_and_goodwill__credited(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['BL0002'].credits_, '==', 20.0) and any(
-        _c24.bill == 'BL0002' and _c24.amount == 10.0 and _c24.reason == _E12_CreditReason_goodwill
-        for _c24 in rt.each(ep, ep.t_credits)
-    )
-
-
-# tasks.world:342
-def _check_tomas_found_phone_adds_data__restored(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN005'].status, '==', _E10_LineStatus_active) and rt.expect(
-        ep.t_lines['LN005'].suspension_reason, 'is', None, part=1
-    )
-
-
-def _check_tomas_found_phone_adds_data__data_pack(ep: CarrierCare) -> bool:  # tasks.world:343
-    return any(
-        _a25.code == 'AO-DATA5'
-        for _a25 in rt.rows(ep.t_addons, rt.each(ep, ep.t_lines['LN005'].addons))
-    )
-
-
-def _check_priya_billing_error_and_pay__credited(ep: CarrierCare) -> bool:  # tasks.world:693
-    return any(
-        _c26.bill == 'BL0004' and _c26.customer == 'CU003' and _c26.amount == 9.0
-        and _c26.reason == _E12_CreditReason_billing_error
-        for _c26 in rt.each(ep, ep.t_credits)
-    )
-
-
-# tasks.world:694
-def _check_priya_billing_error_and_pay__paid_off(ep: CarrierCare) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bills['BL0004'].status, '==', _E10_BillStatus_paid)
-        and rt.expect(ep.t_bills['BL0004'].credits_, '==', 29.0, part=1)
-        and rt.expect(ep.t_bills['BL0004'].paid, '==', 77.46, part=2)
-    )
-
-
-# tasks.world:1041
-def _check_mined_4e49c60d42__verified_customer_set(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.state.verified_customer, 'is', None)
-
-
-# tasks.world:1042
-def _check_mined_4e49c60d42__line_ln002_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN002'].status, '==', _E10_LineStatus_suspended) and rt.expect(
-        ep.t_lines['LN002'].suspension_reason, '==', _E16_SuspensionReason_non_payment, part=1
-    )
-
-
-# tasks.world:1390
-def _check_mined_9bb8590095__line_ln001_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_lines['LN001'].plan, '==', 'UNL-01')
-        and rt.expect(ep.t_lines['LN001'].status, '==', _E10_LineStatus_suspended, part=1)
-        and rt.expect(
-            ep.t_lines['LN001'].suspension_reason, '==', _E16_SuspensionReason_lost_device, part=2
-        )
-    )
-
-
-# tasks.world:1391
-def _check_mined_9bb8590095__bill_bl0004_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['BL0004'].credits_, '==', 20.01)
-
-
-def _check_mined_9bb8590095__new_credit(ep: CarrierCare) -> bool:  # tasks.world:1392
-    return any(
-        _r27.customer == 'CU003' and _r27.bill == 'BL0004' and _r27.amount == 0.01
-        and _r27.reason == _E12_CreditReason_goodwill and _r27.note == 'LN001'
-        for _r27 in rt.each(ep, ep.t_credits)
-    )
-
-
-# tasks.world:1739
-def _check_mined_3a36fb3468__bill_bl0004_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['BL0004'].credits_, '==', 20.01) and rt.expect(
-        ep.t_bills['BL0004'].paid, '==', 62.46, part=1
-    )
-
-
-def _check_mined_3a36fb3468__new_credit(ep: CarrierCare) -> bool:  # tasks.world:1740
-    return any(
-        _r28.customer == 'CU003' and _r28.bill == 'BL0004' and _r28.amount == 0.01
-        and _r28.reason == _E12_CreditReason_goodwill and _r28.note == 'Streaming bundle'
-        for _r28 in rt.each(ep, ep.t_credits)
-    )
-
-
-# tasks.world:2086
-def _check_mined_31a82e9115__line_ln001_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN001'].addons, '==', ('AO-INS', 'AO-ROAM'))
-
-
-# tasks.world:2087
-def _check_mined_31a82e9115__line_ln002_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN002'].addons, '==', ('AO-ROAM',))
-
-
-# tasks.world:2433
-def _check_mined_f0502c7485__bill_bl0002_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['BL0002'].credits_, '==', 10.01)
-
-
-def _check_mined_f0502c7485__new_credit(ep: CarrierCare) -> bool:  # tasks.world:2434
-    return any(
-        _r29.customer == 'CU001' and _r29.bill == 'BL0002' and _r29.amount == 0.01
-        and _r29.reason == _E12_CreditReason_billing_error and _r29.note == 'CR004'
-        for _r29 in rt.each(ep, ep.t_credits)
-    )
-
-
-# tasks.world:2779
-def _check_mined_94e0004dd9__bill_bl0004_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['BL0004'].paid, '==', 50.01)
-
-
-# tasks.world:3124
-def _check_mined_5c0d796244__line_ln004_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_lines['LN004'].status, '==', _E10_LineStatus_suspended)
-        and rt.expect(ep.t_lines['LN004'].addons, '==', (), part=1)
-        and rt.expect(
-            ep.t_lines['LN004'].suspension_reason, '==', _E16_SuspensionReason_non_payment, part=2
-        )
-    )
-
-
-# tasks.world:3470
-def _check_mined_d7ce98dd16__line_ln001_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_lines['LN001'].status, '==', _E10_LineStatus_suspended)
-        and rt.expect(ep.t_lines['LN001'].addons, '==', (), part=1)
-        and rt.expect(
-            ep.t_lines['LN001'].suspension_reason, '==', _E16_SuspensionReason_non_payment, part=2
-        )
-    )
-
-
-# tasks.world:3815
-def _check_mined_1ae7a80b24__line_ln004_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN004'].addons, '==', ('AO-TV', 'AO-INS'))
-
-
-# tasks.world:4159
-def _check_mined_22acc0c229__line_ln005_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN005'].status, '==', _E10_LineStatus_active) and rt.expect(
-        ep.t_lines['LN005'].suspension_reason, 'is', None, part=1
-    )
-
-
-# tasks.world:4503
-def _check_mined_57f6f766ea__line_ln004_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN004'].plan, '==', 'BASIC-01') and rt.expect(
-        ep.t_lines['LN004'].addons, '==', (), part=1
-    )
-
-
-# tasks.world:4847
-def _check_mined_7f3e01d45a__line_ln004_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN004'].addons, '==', ())
-
-
-# tasks.world:5191
-def _check_mined_b20cc9ae45__line_ln002_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN002'].plan, '==', 'UNL-01')
-
-
-# tasks.world:5535
-def _check_mined_be62d975fd__line_ln001_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN001'].plan, '==', 'UNL-01')
-
-
-# tasks.world:5880
-def _check_mined_f0f0ea4af5__line_ln004_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN004'].plan, '==', 'PLUS-02')
-
-
-# tasks.world:6225
-def _check_mined_68d56c4bcb__line_ln002_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN002'].status, '==', _E10_LineStatus_suspended) and rt.expect(
-        ep.t_lines['LN002'].suspension_reason, '==', _E16_SuspensionReason_customer_request, part=1
-    )
-
-
-# tasks.world:6569
-def _check_mined_c7c12491b9__verified_customer_set(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.state.verified_customer, 'is', None)
-
-
-# tasks.world:6913
-def _check_mined_f26568d37b__verified_customer_set(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.state.verified_customer, 'is', None)
-
-
-# tasks.world:6914
-def _check_mined_f26568d37b__line_ln005_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_lines['LN005'].status, '==', _E10_LineStatus_active)
-        and rt.expect(ep.t_lines['LN005'].addons, '==', ('AO-ROAM',), part=1)
-        and rt.expect(ep.t_lines['LN005'].suspension_reason, 'is', None, part=2)
-    )
-
-
-# tasks.world:6915
-def _check_mined_f26568d37b__bill_bl0004_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['BL0004'].credits_, '==', 20.01)
-
-
-def _check_mined_f26568d37b__new_credit(ep: CarrierCare) -> bool:  # tasks.world:6916
-    return any(
-        _r30.customer == 'CU003' and _r30.bill == 'BL0004' and _r30.amount == 0.01
-        and _r30.reason == _E12_CreditReason_promotion and _r30.note == '2024-06-05'
-        for _r30 in rt.each(ep, ep.t_credits)
-    )
-
-
-# tasks.world:7267
-def _check_mined_e3a3a6a730__verified_customer_set(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.state.verified_customer, 'is', None)
-
-
-# tasks.world:7268
-def _check_mined_e3a3a6a730__line_ln004_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN004'].addons, '==', ('AO-TV', 'AO-INS'))
-
-
-# tasks.world:7269
-def _check_mined_e3a3a6a730__bill_bl0002_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['BL0002'].credits_, '==', 10.01)
-
-
-def _check_mined_e3a3a6a730__new_credit(ep: CarrierCare) -> bool:  # tasks.world:7270
-    return any(
-        _r31.customer == 'CU001' and _r31.bill == 'BL0002' and _r31.amount == 0.01
-        and _r31.reason == _E12_CreditReason_goodwill and _r31.note == '4'
-        for _r31 in rt.each(ep, ep.t_credits)
-    )
-
-
-# tasks.world:7620
-def _check_mined_8766a33369__verified_customer_set(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.state.verified_customer, 'is', None)
-
-
-# tasks.world:7621
-def _check_mined_8766a33369__line_ln001_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_lines['LN001'].status, '==', _E10_LineStatus_suspended)
-        and rt.expect(ep.t_lines['LN001'].addons, '==', ('AO-INS', 'AO-TV'), part=1)
-        and rt.expect(
-            ep.t_lines['LN001'].suspension_reason, '==', _E16_SuspensionReason_non_payment, part=2
-        )
-    )
-
-
-# tasks.world:7622
-def _check_mined_8766a33369__bill_bl0003_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['BL0003'].credits_, '==', 0.01)
-
-
-def _check_mined_8766a33369__new_credit(ep: CarrierCare) -> bool:  # tasks.world:7623
-    return any(
-        _r32.customer == 'CU002' and _r32.bill == 'BL0003' and _r32.amount == 0.01
-        and _r32.reason == _E12_CreditReason_goodwill and _r32.note == 'skyline_mobile'
-        for _r32 in rt.each(ep, ep.t_credits)
-    )
-
-
-# tasks.world:7973
-def _check_mined_1c66bc997c__verified_customer_set(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.state.verified_customer, 'is', None)
-
-
-# tasks.world:8322
-def _check_mined_b0e8b2f1ef__bill_bl0002_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['BL0002'].credits_, '==', 13.0) and rt.expect(
-        ep.t_bills['BL0002'].paid, '==', 0.5, part=1
-    )
-
-
-def _check_mined_b0e8b2f1ef__new_credit(ep: CarrierCare) -> bool:  # tasks.world:8323
-    return any(
-        _r33.customer == 'CU001' and _r33.bill == 'BL0002' and _r33.amount == 3.0
-        and _r33.reason == _E12_CreditReason_billing_error and _r33.note == '351234567890003'
-        for _r33 in rt.each(ep, ep.t_credits)
-    )
-
-
-# tasks.world:8672
-def _check_mined_b634fa7930__line_ln001_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN001'].addons, '==', ('AO-INS', 'AO-ROAM'))
-
-
-# tasks.world:8673
-def _check_mined_b634fa7930__line_ln002_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN002'].addons, '==', ('AO-ROAM',))
-
-
-# tasks.world:8674
-def _check_mined_b634fa7930__bill_bl0003_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['BL0003'].credits_, '==', 15.01)
-
-
-def _check_mined_b634fa7930__new_credit(ep: CarrierCare) -> bool:  # tasks.world:8675
-    return any(
-        _r34.customer == 'CU002' and _r34.bill == 'BL0003' and _r34.amount == 15.0
-        and _r34.reason == _E12_CreditReason_billing_error and _r34.note == 'PLUS-02'
-        for _r34 in rt.each(ep, ep.t_credits)
-    )
-
-
-def _check_mined_b634fa7930__new_credit_1(ep: CarrierCare) -> bool:  # tasks.world:8676
-    return any(
-        _r35.customer == 'CU002' and _r35.bill == 'BL0003' and _r35.amount == 0.01
-        and _r35.reason == _E12_CreditReason_goodwill and _r35.note == 'DV001'
-        for _r35 in rt.each(ep, ep.t_credits)
-    )
-
-
-# tasks.world:9026
-def _check_mined_4cfb9b5866__verified_customer_set(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.state.verified_customer, 'is', None)
-
-
-# tasks.world:9027
-def _check_mined_4cfb9b5866__line_ln001_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN001'].addons, '==', ('AO-INS', 'AO-ROAM'))
-
-
-# tasks.world:9028
-def _check_mined_4cfb9b5866__line_ln002_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN002'].status, '==', _E10_LineStatus_suspended) and rt.expect(
-        ep.t_lines['LN002'].suspension_reason, '==', _E16_SuspensionReason_customer_request, part=1
-    )
-
-
-# tasks.world:9029
-def _check_mined_4cfb9b5866__bill_bl0003_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['BL0003'].paid, '==', 0.01)
-
-
-# tasks.world:9378
-def _check_mined_78ffa9a0f7__verified_customer_set(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.state.verified_customer, 'is', None)
-
-
-# tasks.world:9379
-def _check_mined_78ffa9a0f7__bill_bl0003_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['BL0003'].paid, '==', 0.01)
-
-
-# tasks.world:9728
-def _check_mined_acebdfe5f3__verified_customer_set(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.state.verified_customer, 'is', None)
-
-
-def _check_mined_acebdfe5f3__new_line(ep: CarrierCare) -> bool:  # tasks.world:9729
-    return any(
-        _r36.customer == 'CU001' and _r36.number == '+15551230006' and _r36.plan == 'PLUS-02'
-        and _r36.status == _E10_LineStatus_suspended and _r36.addons == ()
-        and _r36.data_used_gb == 0.0
-        and _r36.suspension_reason == _E16_SuspensionReason_lost_device
-        and _r36.ported_from == 'northtel' and _r36.activated_on == rt.parse_date('2025-08-20')
-        for _r36 in rt.each(ep, ep.t_lines)
-    )
-
-
-# tasks.world:9730
-def _check_mined_acebdfe5f3__bill_bl0002_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['BL0002'].paid, '==', 7.0)
-
-
-# tasks.world:10079
-def _check_mined_7df19dbb93__verified_customer_set(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.state.verified_customer, 'is', None)
-
-
-# tasks.world:10080
-def _check_mined_7df19dbb93__line_ln001_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN001'].status, '==', _E10_LineStatus_suspended) and rt.expect(
-        ep.t_lines['LN001'].suspension_reason, '==', _E16_SuspensionReason_non_payment, part=1
-    )
-
-
-# tasks.world:10081
-def _check_mined_7df19dbb93__bill_bl0002_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['BL0002'].credits_, '==', 10.02)
-
-
-def _check_mined_7df19dbb93__new_credit(ep: CarrierCare) -> bool:  # tasks.world:10082
-    return any(
-        _r37.customer == 'CU001' and _r37.bill == 'BL0002' and _r37.amount == 0.01
-        and _r37.reason == _E12_CreditReason_goodwill and _r37.note == 'priya.shah@mail.example'
-        for _r37 in rt.each(ep, ep.t_credits)
-    )
-
-
-def _check_mined_7df19dbb93__new_credit_1(ep: CarrierCare) -> bool:  # tasks.world:10083
-    return any(
-        _r38.customer == 'CU001' and _r38.bill == 'BL0002' and _r38.amount == 0.01
-        and _r38.reason == _E12_CreditReason_billing_error
-        and _r38.note == 'tomas.vega@mail.example'
-        for _r38 in rt.each(ep, ep.t_credits)
-    )
-
-
-# tasks.world:10432
-def _check_mined_e3f87031b7__line_ln002_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN002'].addons, '==', ('AO-ROAM',))
-
-
-def _check_mined_e3f87031b7__new_line(ep: CarrierCare) -> bool:  # tasks.world:10433
-    return any(
-        _r39.customer == 'CU001' and _r39.number == '+14762453789' and _r39.plan == 'UNL-01'
-        and _r39.status == _E10_LineStatus_active and _r39.addons == ()
-        and _r39.data_used_gb == 0.0 and _r39.suspension_reason is None
-        and _r39.ported_from == 'northtel' and _r39.activated_on == rt.parse_date('2025-08-20')
-        for _r39 in rt.each(ep, ep.t_lines)
-    )
-
-
-# tasks.world:10434
-def _check_mined_e3f87031b7__bill_bl0002_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['BL0002'].credits_, '==', 17.0)
-
-
-def _check_mined_e3f87031b7__new_credit(ep: CarrierCare) -> bool:  # tasks.world:10435
-    return any(
-        _r40.customer == 'CU001' and _r40.bill == 'BL0002' and _r40.amount == 7.0
-        and _r40.reason == _E12_CreditReason_billing_error and _r40.note == '2025-08-20'
-        for _r40 in rt.each(ep, ep.t_credits)
-    )
-
-
-# tasks.world:10783
-def _check_mined_1785307434__verified_customer_set(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.state.verified_customer, 'is', None)
-
-
-# tasks.world:10784
-def _check_mined_1785307434__line_ln001_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN001'].addons, '==', ('AO-INS', 'AO-DATA5', 'AO-TV'))
-
-
-# tasks.world:10785
-def _check_mined_1785307434__line_ln002_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN002'].status, '==', _E10_LineStatus_suspended) and rt.expect(
-        ep.t_lines['LN002'].suspension_reason, '==', _E16_SuspensionReason_non_payment, part=1
-    )
-
-
-# tasks.world:11137
-def _check_mined_fd32724cf5__line_ln002_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN002'].addons, '==', ('AO-ROAM',))
-
-
-# tasks.world:11138
-def _check_mined_fd32724cf5__bill_bl0004_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['BL0004'].paid, '==', 50.01)
-
-
-# tasks.world:11490
-def _check_mined_1364eec5ff__verified_customer_set(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.state.verified_customer, 'is', None)
-
-
-# tasks.world:11491
-def _check_mined_1364eec5ff__line_ln005_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN005'].status, '==', _E10_LineStatus_active) and rt.expect(
-        ep.t_lines['LN005'].suspension_reason, 'is', None, part=1
-    )
-
-
-# tasks.world:11492
-def _check_mined_1364eec5ff__bill_bl0004_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['BL0004'].credits_, '==', 23.0)
-
-
-def _check_mined_1364eec5ff__new_credit(ep: CarrierCare) -> bool:  # tasks.world:11493
-    return any(
-        _r41.customer == 'CU003' and _r41.bill == 'BL0004' and _r41.amount == 3.0
-        and _r41.reason == _E12_CreditReason_billing_error and _r41.note == 'paid'
-        for _r41 in rt.each(ep, ep.t_credits)
-    )
-
-
-# tasks.world:11845
-def _check_mined_5f42a6bb75__verified_customer_set(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.state.verified_customer, 'is', None)
-
-
-# tasks.world:11846
-def _check_mined_5f42a6bb75__line_ln004_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN004'].status, '==', _E10_LineStatus_suspended) and rt.expect(
-        ep.t_lines['LN004'].suspension_reason, '==', _E16_SuspensionReason_lost_device, part=1
-    )
-
-
-# tasks.world:11847
-def _check_mined_5f42a6bb75__bill_bl0002_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['BL0002'].paid, '==', 29.01)
-
-
-# tasks.world:12200
-def _check_mined_de367e0c22__line_ln001_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_lines['LN001'].status, '==', _E10_LineStatus_suspended)
-        and rt.expect(ep.t_lines['LN001'].addons, '==', (), part=1)
-        and rt.expect(
-            ep.t_lines['LN001'].suspension_reason, '==', _E16_SuspensionReason_lost_device, part=2
-        )
-    )
-
-
-# tasks.world:12201
-def _check_mined_de367e0c22__bill_bl0004_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['BL0004'].paid, '==', 50.01)
-
-
-# tasks.world:12552
-def _check_mined_39a0b0bb81__line_ln002_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['LN002'].status, '==', _E10_LineStatus_suspended) and rt.expect(
-        ep.t_lines['LN002'].suspension_reason, '==', _E16_SuspensionReason_lost_device, part=1
-    )
-
-
-# tasks.world:12553
-def _check_mined_39a0b0bb81__bill_bl0004_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['BL0004'].credits_, '==', 20.01) and rt.expect(
-        ep.t_bills['BL0004'].paid, '==', 83.68, part=1
-    )
-
-
-def _check_mined_39a0b0bb81__new_credit(ep: CarrierCare) -> bool:  # tasks.world:12554
-    return any(
-        _r42.customer == 'CU003' and _r42.bill == 'BL0004' and _r42.amount == 0.01
-        and _r42.reason == _E12_CreditReason_goodwill and _r42.note == 'CU003'
-        for _r42 in rt.each(ep, ep.t_credits)
-    )
-
-
-# tasks.world:12905
-def _check_mined_7adb7eb9f2__verified_customer_set(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.state.verified_customer, 'is', None)
-
-
-# tasks.world:12906
-def _check_mined_7adb7eb9f2__bill_bl0004_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['BL0004'].credits_, '==', 20.01)
-
-
-def _check_mined_7adb7eb9f2__new_credit(ep: CarrierCare) -> bool:  # tasks.world:12907
-    return any(
-        _r43.customer == 'CU003' and _r43.bill == 'BL0004' and _r43.amount == 0.01
-        and _r43.reason == _E12_CreditReason_service_outage and _r43.note == 'suspended'
-        for _r43 in rt.each(ep, ep.t_credits)
-    )
-
-
-# tasks.world:13258
-def _check_mined_8c27812ba2__verified_customer_set(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.state.verified_customer, 'is', None)
-
-
-# tasks.world:13259
-def _check_mined_8c27812ba2__bill_bl0002_changed(ep: CarrierCare) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['BL0002'].paid, '==', 0.02)
-
-
-CarrierCare.TASKS = task_registry(__name__, "tasks.json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "AgeRating", "Booking", "BookingStatus", "CinemaBoxOffice", "ConcessionCategory",
@@ -298,12 +298,8 @@ class CinemaBoxOffice(Episode):
     CLOCK: ClassVar[str] = "2024-11-15T12:00:00"
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 1
-    POLICY: ClassVar[str] = (
-        'Find the customer (by name or email) and their booking before changing anything. Check '
-        'the\n'
-        "film's age rating against the customer's age, and tell them the new total after any "
-        'change.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "films": "Film", "screens": "Screen", "screenings": "Screening", "customers": "Customer",
         "bookings": "Booking", "concessions": "ConcessionItem",
@@ -441,13 +437,9 @@ class CinemaBoxOffice(Episode):
             rt.check_refs(self.t_screenings, _row31.screening, 'Booking.screening')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_films, ((self.t_screenings, 'film'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_screens, ((self.t_screenings, 'screen'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_screenings, ((self.t_bookings, 'screening'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_customers, ((self.t_bookings, 'customer'),))
-        pass
 
     def fn_seat_ok(self, screen: Screen, label: str) -> bool:  # cinema_box_office.world:157
         'Whether a seat label names a seat of the screen, e.g. D7.'
@@ -1141,864 +1133,685 @@ class CinemaBoxOffice(Episode):
         )
         return item  # cinema_box_office.world:620
 
+    # cinema_box_office.world:926
+    def _check_exchange_starfall__exchanged(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00001'].status, '==', _E13_BookingStatus_exchanged)
+
+    def _check_exchange_starfall__moved(self) -> bool:  # cinema_box_office.world:927
+        return any(
+            _b9.screening == 'SC0005' and _b9.customer == 'C0001' and _b9.seats == ('H5', 'H6')
+            and _b9.status == _E13_BookingStatus_confirmed and _b9.total == 58.0
+            for _b9 in rt.each(self, self.t_bookings)
+        )
+
+    # cinema_box_office.world:1237
+    def _check_redeem_olivia_points__redeemed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00001'].points_redeemed, '==', 200) and rt.expect(
+            self.t_bookings['BK00001'].total, '==', 48.0, part=1
+        )
+
+    # cinema_box_office.world:1238
+    def _check_redeem_olivia_points__points_left(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0001'].points, '==', 220)
+
+    # tasks.world:307
+    def _check_noah_snacks_and_starfall__snacks_added(self) -> rt.Verdict | bool:
+        return (
+            any(
+                _l10.item == 'SNK-03' and _l10.quantity == 1
+                for _l10 in rt.each(self, self.t_bookings['BK00003'].concessions)
+            )
+            and any(
+                _l11.item == 'SNK-02' and _l11.quantity == 1
+                for _l11 in rt.each(self, self.t_bookings['BK00003'].concessions)
+            )
+            and rt.expect(self.t_bookings['BK00003'].total, '==', 20.0)
+        )
+
+    def _check_noah_snacks_and_starfall__stock_taken(self) -> rt.Verdict | bool:  # tasks.world:308
+        return rt.expect(self.t_concessions['SNK-03'].stock, '==', 39) and rt.expect(
+            self.t_concessions['SNK-02'].stock, '==', 199, part=1
+        )
+
+    def _check_noah_snacks_and_starfall__starfall_booked(self) -> bool:  # tasks.world:309
+        return any(
+            _b12.customer == 'C0004' and _b12.screening == 'SC0005' and _b12.seats == ('E7', 'E8')
+            and _b12.status == _E13_BookingStatus_confirmed and _b12.total == 28.0
+            for _b12 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_noah_joins_and_books_starfall__member(self) -> rt.Verdict | bool:  # tasks.world:626
+        return (
+            rt.expect(self.t_customers['C0004'].membership, '==', _E14_MembershipTier_silver)
+            and rt.expect(self.t_customers['C0004'].points, '==', 28, part=1)
+        )
+
+    def _check_noah_joins_and_books_starfall__booked(self) -> bool:  # tasks.world:627
+        return any(
+            _b13.customer == 'C0004' and _b13.screening == 'SC0005' and _b13.seats == ('E5', 'E6')
+            and _b13.status == _E13_BookingStatus_confirmed and _b13.ticket_total == 28.0
+            and _b13.total == 35.6 and any(
+                _l14.item == 'SNK-02' and _l14.quantity == 2
+                for _l14 in rt.each(self, _b13.concessions)
+            )
+            for _b13 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_noah_joins_and_books_starfall__stock(self) -> rt.Verdict | bool:  # tasks.world:628
+        return rt.expect(self.t_concessions['SNK-02'].stock, '==', 198)
+
+    # tasks.world:942
+    def _check_mined_d53de262a6__booking_bk00002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_bookings['BK00002'].concessions, '==',
+                (
+                    ConcessionLine(
+                        'SNK-01', v.check_range(1, 'ConcessionLine.quantity', 1, 20),
+                        v.check_range(7.5, 'ConcessionLine.unit_price', 0.0, None),
+                    ),
+                    ConcessionLine(
+                        'SNK-02', v.check_range(2, 'ConcessionLine.quantity', 1, 20),
+                        v.check_range(3.8, 'ConcessionLine.unit_price', 0.0, None),
+                    ),
+                    ConcessionLine(
+                        'SNK-03', v.check_range(2, 'ConcessionLine.quantity', 1, 20),
+                        v.check_range(6.2, 'ConcessionLine.unit_price', 0.0, None),
+                    ),
+                ),
+            )
+            and rt.expect(self.t_bookings['BK00002'].total, '==', 49.5, part=1)
+        )
+
+    # tasks.world:943
+    def _check_mined_d53de262a6__concessionitem_snk_03_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-03'].stock, '==', 38)
+
+    # tasks.world:1252
+    def _check_mined_05e34ca23a__screening_sc0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_screenings['SC0002'].status, '==', _E15_ScreeningStatus_cancelled)
+            and rt.expect(self.t_screenings['SC0002'].cancel_reason, '==', 'cancelled', part=1)
+        )
+
+    # tasks.world:1253
+    def _check_mined_05e34ca23a__customer_c0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0003'].points, '==', 223)
+
+    # tasks.world:1254
+    def _check_mined_05e34ca23a__booking_bk00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00002'].status, '==', _E13_BookingStatus_refunded)
+
+    # tasks.world:1255
+    def _check_mined_05e34ca23a__booking_bk00004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00004'].status, '==', _E13_BookingStatus_refunded)
+
+    # tasks.world:1256
+    def _check_mined_05e34ca23a__concessionitem_snk_01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-01'].stock, '==', 121)
+
+    # tasks.world:1257
+    def _check_mined_05e34ca23a__concessionitem_snk_02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-02'].stock, '==', 203)
+
+    # tasks.world:1566
+    def _check_mined_480a0bebc4__screening_sc0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_screenings['SC0004'].status, '==', _E15_ScreeningStatus_cancelled)
+            and rt.expect(self.t_screenings['SC0004'].cancel_reason, '==', 'drama', part=1)
+        )
+
+    # tasks.world:1875
+    def _check_mined_9dbc1f3a2a__screening_sc0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_screenings['SC0003'].status, '==', _E15_ScreeningStatus_cancelled)
+            and rt.expect(self.t_screenings['SC0003'].cancel_reason, '==', 'W24sg', part=1)
+        )
+
+    # tasks.world:1876
+    def _check_mined_9dbc1f3a2a__booking_bk00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00003'].status, '==', _E13_BookingStatus_refunded)
+
+    # tasks.world:2186
+    def _check_mined_0c8f1f2a26__customer_c0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0004'].membership, '==', _E14_MembershipTier_silver)
+
+    # tasks.world:2496
+    def _check_mined_b07178bd1e__customer_c0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0002'].membership, '==', _E14_MembershipTier_gold)
+
+    # tasks.world:2805
+    def _check_mined_078eae91d8__concessionitem_snk_03_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-03'].stock, '==', 994)
+
+    # tasks.world:3114
+    def _check_mined_2236904212__concessionitem_snk_04_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-04'].stock, '==', 1)
+
+    # tasks.world:3423
+    def _check_mined_6260c0f6a8__concessionitem_snk_06_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-06'].stock, '==', 125)
+
+    # tasks.world:3732
+    def _check_mined_f1b36f48e8__concessionitem_snk_01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-01'].stock, '==', 252)
+
+    # tasks.world:4041
+    def _check_mined_354f3d0c57__customer_c0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0001'].points, '==', 416)
+
+    # tasks.world:4042
+    def _check_mined_354f3d0c57__booking_bk00006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00006'].points_redeemed, '==', 4) and rt.expect(
+            self.t_bookings['BK00006'].total, '==', 15.8, part=1
+        )
+
+    # tasks.world:4348
+    def _check_mined_be8421b941__booking_bk00004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00004'].status, '==', _E13_BookingStatus_refunded)
+
+    # tasks.world:4349
+    def _check_mined_be8421b941__concessionitem_snk_02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-02'].stock, '==', 201)
+
+    # tasks.world:4655
+    def _check_mined_ead4b64214__customer_c0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0001'].points, '==', 348)
+
+    # tasks.world:4656
+    def _check_mined_ead4b64214__booking_bk00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00001'].status, '==', _E13_BookingStatus_refunded)
+
+    # tasks.world:4657
+    def _check_mined_ead4b64214__concessionitem_snk_05_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-05'].stock, '==', 62)
+
+    # tasks.world:4963
+    def _check_mined_43ce57613e__screening_sc0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_screenings['SC0003'].status, '==', _E15_ScreeningStatus_cancelled)
+            and rt.expect(self.t_screenings['SC0003'].cancel_reason, '==', 'drama', part=1)
+        )
+
+    # tasks.world:4964
+    def _check_mined_43ce57613e__customer_c0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0001'].points, '==', 348)
+
+    # tasks.world:4965
+    def _check_mined_43ce57613e__booking_bk00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00001'].status, '==', _E13_BookingStatus_refunded)
+
+    # tasks.world:4966
+    def _check_mined_43ce57613e__booking_bk00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00003'].status, '==', _E13_BookingStatus_refunded)
+
+    def _check_mined_43ce57613e__new_booking(self) -> bool:  # tasks.world:4967
+        return any(
+            _r15.customer == 'C0004' and _r15.screening == 'SC0005' and _r15.seats == ('A2',)
+            and _r15.concessions == () and _r15.ticket_total == 14.0 and _r15.points_redeemed == 0
+            and _r15.total == 14.0 and _r15.status == _E13_BookingStatus_confirmed
+            for _r15 in rt.each(self, self.t_bookings)
+        )
+
+    # tasks.world:4968
+    def _check_mined_43ce57613e__concessionitem_snk_05_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-05'].stock, '==', 120)
+
+    # tasks.world:5282
+    def _check_mined_fba3734ff8__screening_sc0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_screenings['SC0004'].status, '==', _E15_ScreeningStatus_cancelled)
+            and rt.expect(self.t_screenings['SC0004'].cancel_reason, '==', 'vip', part=1)
+        )
+
+    # tasks.world:5283
+    def _check_mined_fba3734ff8__customer_c0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0002'].membership, '==', _E14_MembershipTier_gold)
+
+    # tasks.world:5284
+    def _check_mined_fba3734ff8__booking_bk00004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00004'].status, '==', _E13_BookingStatus_refunded)
+
+    # tasks.world:5285
+    def _check_mined_fba3734ff8__concessionitem_snk_02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-02'].stock, '==', 201)
+
+    # tasks.world:5286
+    def _check_mined_fba3734ff8__concessionitem_snk_04_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-04'].stock, '==', 18)
+
+    # tasks.world:5600
+    def _check_mined_4f6e3878da__screening_sc0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_screenings['SC0005'].status, '==', _E15_ScreeningStatus_cancelled)
+            and rt.expect(self.t_screenings['SC0005'].cancel_reason, '==', 'Liam Jones', part=1)
+        )
+
+    # tasks.world:5601
+    def _check_mined_4f6e3878da__customer_c0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0002'].membership, '==', _E14_MembershipTier_gold)
+
+    # tasks.world:5602
+    def _check_mined_4f6e3878da__concessionitem_snk_04_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-04'].stock, '==', 340)
+
+    # tasks.world:5603
+    def _check_mined_4f6e3878da__concessionitem_snk_05_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-05'].stock, '==', 61)
+
+    # tasks.world:5917
+    def _check_mined_f415a9f027__screening_sc0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_screenings['SC0001'].status, '==', _E15_ScreeningStatus_cancelled)
+            and rt.expect(self.t_screenings['SC0001'].cancel_reason, '==', '2001-09-09', part=1)
+        )
+
+    # tasks.world:5918
+    def _check_mined_f415a9f027__customer_c0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0001'].points, '==', 348)
+
+    # tasks.world:5919
+    def _check_mined_f415a9f027__customer_c0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0004'].membership, '==', _E14_MembershipTier_gold)
+
+    # tasks.world:5920
+    def _check_mined_f415a9f027__booking_bk00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00001'].status, '==', _E13_BookingStatus_refunded)
+
+    # tasks.world:5921
+    def _check_mined_f415a9f027__concessionitem_snk_05_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-05'].stock, '==', 81)
+
+    def _check_mined_2c8d8374f2__new_booking(self) -> bool:  # tasks.world:6235
+        return any(
+            _r16.customer == 'C0002' and _r16.screening == 'SC0001'
+            and _r16.seats == ('A2', 'D5', 'F2') and _r16.concessions == ()
+            and _r16.ticket_total == 42.0 and _r16.points_redeemed == 0 and _r16.total == 42.0
+            and _r16.status == _E13_BookingStatus_confirmed
+            for _r16 in rt.each(self, self.t_bookings)
+        )
+
+    # tasks.world:6236
+    def _check_mined_2c8d8374f2__concessionitem_snk_03_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-03'].stock, '==', 705)
+
+    # tasks.world:6549
+    def _check_mined_e6970fbcf3__screening_sc0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_screenings['SC0002'].status, '==', _E15_ScreeningStatus_cancelled)
+            and rt.expect(self.t_screenings['SC0002'].cancel_reason, '==', '1990-06-12', part=1)
+        )
+
+    # tasks.world:6550
+    def _check_mined_e6970fbcf3__customer_c0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_customers['C0001'].membership, '==', _E14_MembershipTier_non_member)
+            and rt.expect(self.t_customers['C0001'].points, '==', 0, part=1)
+        )
+
+    # tasks.world:6551
+    def _check_mined_e6970fbcf3__customer_c0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0003'].points, '==', 223)
+
+    # tasks.world:6552
+    def _check_mined_e6970fbcf3__booking_bk00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00002'].status, '==', _E13_BookingStatus_refunded)
+
+    # tasks.world:6553
+    def _check_mined_e6970fbcf3__booking_bk00004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00004'].status, '==', _E13_BookingStatus_refunded)
+
+    # tasks.world:6554
+    def _check_mined_e6970fbcf3__concessionitem_snk_01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-01'].stock, '==', 121)
+
+    # tasks.world:6555
+    def _check_mined_e6970fbcf3__concessionitem_snk_02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-02'].stock, '==', 203)
+
+    # tasks.world:6556
+    def _check_mined_e6970fbcf3__concessionitem_snk_03_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-03'].stock, '==', 41)
+
+    # tasks.world:6870
+    def _check_mined_ea53accfcf__screening_sc0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_screenings['SC0002'].status, '==', _E15_ScreeningStatus_cancelled)
+            and rt.expect(self.t_screenings['SC0002'].cancel_reason, '==', 'SNK-05', part=1)
+        )
+
+    # tasks.world:6871
+    def _check_mined_ea53accfcf__customer_c0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_customers['C0003'].membership, '==', _E14_MembershipTier_non_member)
+            and rt.expect(self.t_customers['C0003'].points, '==', 0, part=1)
+        )
+
+    # tasks.world:6872
+    def _check_mined_ea53accfcf__booking_bk00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00002'].status, '==', _E13_BookingStatus_refunded)
+
+    # tasks.world:6873
+    def _check_mined_ea53accfcf__booking_bk00004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00004'].status, '==', _E13_BookingStatus_refunded)
+
+    # tasks.world:6874
+    def _check_mined_ea53accfcf__concessionitem_snk_01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-01'].stock, '==', 121)
+
+    # tasks.world:6875
+    def _check_mined_ea53accfcf__concessionitem_snk_02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-02'].stock, '==', 203)
+
+    # tasks.world:6876
+    def _check_mined_ea53accfcf__concessionitem_snk_05_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-05'].stock, '==', 309)
+
+    # tasks.world:7189
+    def _check_mined_186e5870a0__screening_sc0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_screenings['SC0005'].status, '==', _E15_ScreeningStatus_cancelled)
+            and rt.expect(self.t_screenings['SC0005'].cancel_reason, '==', 'action', part=1)
+        )
+
+    # tasks.world:7190
+    def _check_mined_186e5870a0__customer_c0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0001'].points, '==', 416)
+
+    # tasks.world:7191
+    def _check_mined_186e5870a0__booking_bk00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00001'].points_redeemed, '==', 4) and rt.expect(
+            self.t_bookings['BK00001'].total, '==', 57.8, part=1
+        )
+
+    # tasks.world:7504
+    def _check_mined_5f8be7ecae__customer_c0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0001'].points, '==', 419)
+
+    # tasks.world:7505
+    def _check_mined_5f8be7ecae__customer_c0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0002'].membership, '==', _E14_MembershipTier_silver)
+
+    # tasks.world:7506
+    def _check_mined_5f8be7ecae__booking_bk00006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00006'].points_redeemed, '==', 1) and rt.expect(
+            self.t_bookings['BK00006'].total, '==', 15.95, part=1
+        )
+
+    # tasks.world:7507
+    def _check_mined_5f8be7ecae__concessionitem_snk_04_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-04'].stock, '==', 148)
+
+    # tasks.world:7820
+    def _check_mined_edf5264a91__customer_c0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0002'].membership, '==', _E14_MembershipTier_silver)
+
+    # tasks.world:7821
+    def _check_mined_edf5264a91__booking_bk00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00003'].status, '==', _E13_BookingStatus_refunded)
+
+    # tasks.world:7822
+    def _check_mined_edf5264a91__concessionitem_snk_05_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-05'].stock, '==', 189)
+
+    # tasks.world:8135
+    def _check_mined_7a5e79cd05__screening_sc0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_screenings['SC0001'].status, '==', _E15_ScreeningStatus_cancelled)
+            and rt.expect(
+                self.t_screenings['SC0001'].cancel_reason, '==', '2024-11-10T19:00:00', part=1
+            )
+        )
+
+    # tasks.world:8136
+    def _check_mined_7a5e79cd05__customer_c0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0001'].points, '==', 348)
+
+    # tasks.world:8137
+    def _check_mined_7a5e79cd05__customer_c0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0003'].points, '==', 114)
+
+    # tasks.world:8138
+    def _check_mined_7a5e79cd05__booking_bk00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00001'].status, '==', _E13_BookingStatus_refunded)
+
+    # tasks.world:8139
+    def _check_mined_7a5e79cd05__booking_bk00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00002'].points_redeemed, '==', 136) and rt.expect(
+            self.t_bookings['BK00002'].total, '==', 35.3, part=1
+        )
+
+    # tasks.world:8140
+    def _check_mined_7a5e79cd05__concessionitem_snk_05_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-05'].stock, '==', 78)
+
+    # tasks.world:8452
+    def _check_mined_ff91809fe8__screening_sc0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_screenings['SC0003'].status, '==', _E15_ScreeningStatus_cancelled)
+            and rt.expect(self.t_screenings['SC0003'].cancel_reason, '==', 'J', part=1)
+        )
+
+    # tasks.world:8453
+    def _check_mined_ff91809fe8__booking_bk00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00003'].status, '==', _E13_BookingStatus_refunded)
+
+    # tasks.world:8454
+    def _check_mined_ff91809fe8__concessionitem_snk_01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-01'].stock, '==', 133)
+
+    # tasks.world:8455
+    def _check_mined_ff91809fe8__concessionitem_snk_05_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-05'].stock, '==', 260)
+
+    # tasks.world:8769
+    def _check_mined_81eb395a6f__customer_c0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0004'].membership, '==', _E14_MembershipTier_gold)
+
+    # tasks.world:8770
+    def _check_mined_81eb395a6f__concessionitem_snk_01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-01'].stock, '==', 121)
+
+    # tasks.world:8771
+    def _check_mined_81eb395a6f__concessionitem_snk_03_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-03'].stock, '==', 1397)
+
+    # tasks.world:9084
+    def _check_mined_a4912ab36c__customer_c0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_customers['C0003'].membership, '==', _E14_MembershipTier_non_member)
+            and rt.expect(self.t_customers['C0003'].points, '==', 0, part=1)
+        )
+
+    # tasks.world:9085
+    def _check_mined_a4912ab36c__concessionitem_snk_02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-02'].stock, '==', 596)
+
+    # tasks.world:9086
+    def _check_mined_a4912ab36c__concessionitem_snk_04_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-04'].stock, '==', 747)
+
+    # tasks.world:9399
+    def _check_mined_7977b0dbb3__screening_sc0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_screenings['SC0001'].status, '==', _E15_ScreeningStatus_cancelled)
+            and rt.expect(self.t_screenings['SC0001'].cancel_reason, '==', 'action', part=1)
+        )
+
+    # tasks.world:9400
+    def _check_mined_7977b0dbb3__screening_sc0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_screenings['SC0004'].status, '==', _E15_ScreeningStatus_cancelled)
+            and rt.expect(
+                self.t_screenings['SC0004'].cancel_reason, '==', 'olivia.park@mail.example', part=1
+            )
+        )
+
+    # tasks.world:9401
+    def _check_mined_7977b0dbb3__customer_c0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_customers['C0001'].membership, '==', _E14_MembershipTier_non_member)
+            and rt.expect(self.t_customers['C0001'].points, '==', 0, part=1)
+        )
+
+    # tasks.world:9402
+    def _check_mined_7977b0dbb3__booking_bk00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00001'].status, '==', _E13_BookingStatus_refunded)
+
+    # tasks.world:9403
+    def _check_mined_7977b0dbb3__concessionitem_snk_05_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-05'].stock, '==', 62)
+
+    # tasks.world:9716
+    def _check_mined_de6c17898d__screening_sc0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_screenings['SC0004'].status, '==', _E15_ScreeningStatus_cancelled)
+            and rt.expect(self.t_screenings['SC0004'].cancel_reason, '==', 'E9', part=1)
+        )
+
+    # tasks.world:9717
+    def _check_mined_de6c17898d__concessionitem_snk_01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-01'].stock, '==', 619)
+
+    # tasks.world:10032
+    def _check_mined_53a063086f__customer_c0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0001'].membership, '==', _E14_MembershipTier_silver)
+
+    # tasks.world:10033
+    def _check_mined_53a063086f__customer_c0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0003'].membership, '==', _E14_MembershipTier_gold)
+
+    # tasks.world:10034
+    def _check_mined_53a063086f__concessionitem_snk_06_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-06'].stock, '==', 145)
+
+    # tasks.world:10349
+    def _check_mined_baf71b7ee4__customer_c0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_customers['C0003'].membership, '==', _E14_MembershipTier_non_member)
+            and rt.expect(self.t_customers['C0003'].points, '==', 0, part=1)
+        )
+
+    # tasks.world:10350
+    def _check_mined_baf71b7ee4__customer_c0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0004'].membership, '==', _E14_MembershipTier_gold)
+
+    # tasks.world:10351
+    def _check_mined_baf71b7ee4__concessionitem_snk_04_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-04'].stock, '==', 692)
+
+    # tasks.world:10667
+    def _check_mined_26da429568__screening_sc0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_screenings['SC0001'].status, '==', _E15_ScreeningStatus_cancelled)
+            and rt.expect(self.t_screenings['SC0001'].cancel_reason, '==', 'C0003', part=1)
+        )
+
+    # tasks.world:10668
+    def _check_mined_26da429568__customer_c0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0001'].points, '==', 396)
+
+    # tasks.world:10669
+    def _check_mined_26da429568__booking_bk00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00001'].status, '==', _E13_BookingStatus_refunded)
+
+    def _check_mined_26da429568__new_booking(self) -> bool:  # tasks.world:10670
+        return any(
+            _r17.customer == 'C0001' and _r17.screening == 'SC0003' and _r17.seats == ('H6', 'H5')
+            and _r17.concessions == () and _r17.ticket_total == 24.0 and _r17.points_redeemed == 0
+            and _r17.total == 24.0 and _r17.status == _E13_BookingStatus_confirmed
+            for _r17 in rt.each(self, self.t_bookings)
+        )
+
+    # tasks.world:10671
+    def _check_mined_26da429568__concessionitem_snk_05_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-05'].stock, '==', 62)
+
+    # tasks.world:10985
+    def _check_mined_588fe680c9__customer_c0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_customers['C0001'].membership, '==', _E14_MembershipTier_silver)
+            and rt.expect(self.t_customers['C0001'].points, '==', 348, part=1)
+        )
+
+    # tasks.world:10986
+    def _check_mined_588fe680c9__booking_bk00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00001'].status, '==', _E13_BookingStatus_refunded)
+
+    # tasks.world:10987
+    def _check_mined_588fe680c9__concessionitem_snk_02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-02'].stock, '==', 258)
+
+    # tasks.world:10988
+    def _check_mined_588fe680c9__concessionitem_snk_04_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-04'].stock, '==', 206)
+
+    # tasks.world:10989
+    def _check_mined_588fe680c9__concessionitem_snk_05_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-05'].stock, '==', 62)
+
+    # tasks.world:11304
+    def _check_mined_0e388b4c81__screening_sc0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_screenings['SC0004'].status, '==', _E15_ScreeningStatus_cancelled)
+            and rt.expect(self.t_screenings['SC0004'].cancel_reason, '==', 'comedy', part=1)
+        )
+
+    # tasks.world:11305
+    def _check_mined_0e388b4c81__customer_c0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0002'].membership, '==', _E14_MembershipTier_silver)
+
+    # tasks.world:11619
+    def _check_mined_2bdc33b98d__screening_sc0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_screenings['SC0002'].status, '==', _E15_ScreeningStatus_cancelled)
+            and rt.expect(self.t_screenings['SC0002'].cancel_reason, '==', 'PG', part=1)
+        )
+
+    # tasks.world:11620
+    def _check_mined_2bdc33b98d__customer_c0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0001'].points, '==', 410)
+
+    # tasks.world:11621
+    def _check_mined_2bdc33b98d__customer_c0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0003'].points, '==', 223)
+
+    # tasks.world:11622
+    def _check_mined_2bdc33b98d__booking_bk00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00001'].points_redeemed, '==', 10) and rt.expect(
+            self.t_bookings['BK00001'].total, '==', 57.5, part=1
+        )
+
+    # tasks.world:11623
+    def _check_mined_2bdc33b98d__booking_bk00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00002'].status, '==', _E13_BookingStatus_refunded)
+
+    # tasks.world:11624
+    def _check_mined_2bdc33b98d__booking_bk00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00003'].status, '==', _E13_BookingStatus_refunded)
+
+    # tasks.world:11625
+    def _check_mined_2bdc33b98d__booking_bk00004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK00004'].status, '==', _E13_BookingStatus_refunded)
+
+    # tasks.world:11626
+    def _check_mined_2bdc33b98d__concessionitem_snk_01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-01'].stock, '==', 121)
+
+    # tasks.world:11627
+    def _check_mined_2bdc33b98d__concessionitem_snk_02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-02'].stock, '==', 203)
+
+    # tasks.world:11941
+    def _check_mined_2b84c8034e__screening_sc0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_screenings['SC0004'].status, '==', _E15_ScreeningStatus_cancelled)
+            and rt.expect(self.t_screenings['SC0004'].cancel_reason, '==', ' ', part=1)
+        )
+
+    # tasks.world:11942
+    def _check_mined_2b84c8034e__concessionitem_snk_01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_concessions['SNK-01'].stock, '==', 138)
+
 
 CinemaBoxOffice.TOOLS = tools(CinemaBoxOffice)
-
-
-# cinema_box_office.world:926
-def _check_exchange_starfall__exchanged(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00001'].status, '==', _E13_BookingStatus_exchanged)
-
-
-def _check_exchange_starfall__moved(ep: CinemaBoxOffice) -> bool:  # cinema_box_office.world:927
-    return any(
-        _b9.screening == 'SC0005' and _b9.customer == 'C0001' and _b9.seats == ('H5', 'H6')
-        and _b9.status == _E13_BookingStatus_confirmed and _b9.total == 58.0
-        for _b9 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# cinema_box_office.world:1237
-def _check_redeem_olivia_points__redeemed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00001'].points_redeemed, '==', 200) and rt.expect(
-        ep.t_bookings['BK00001'].total, '==', 48.0, part=1
-    )
-
-
-# cinema_box_office.world:1238
-def _check_redeem_olivia_points__points_left(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0001'].points, '==', 220)
-
-
-# tasks.world:307
-def _check_noah_snacks_and_starfall__snacks_added(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        any(
-            _l10.item == 'SNK-03' and _l10.quantity == 1
-            for _l10 in rt.each(ep, ep.t_bookings['BK00003'].concessions)
-        )
-        and any(
-            _l11.item == 'SNK-02' and _l11.quantity == 1
-            for _l11 in rt.each(ep, ep.t_bookings['BK00003'].concessions)
-        )
-        and rt.expect(ep.t_bookings['BK00003'].total, '==', 20.0)
-    )
-
-
-# tasks.world:308
-def _check_noah_snacks_and_starfall__stock_taken(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-03'].stock, '==', 39) and rt.expect(
-        ep.t_concessions['SNK-02'].stock, '==', 199, part=1
-    )
-
-
-# tasks.world:309
-def _check_noah_snacks_and_starfall__starfall_booked(ep: CinemaBoxOffice) -> bool:
-    return any(
-        _b12.customer == 'C0004' and _b12.screening == 'SC0005' and _b12.seats == ('E7', 'E8')
-        and _b12.status == _E13_BookingStatus_confirmed and _b12.total == 28.0
-        for _b12 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# tasks.world:626
-def _check_noah_joins_and_books_starfall__member(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_customers['C0004'].membership, '==', _E14_MembershipTier_silver)
-        and rt.expect(ep.t_customers['C0004'].points, '==', 28, part=1)
-    )
-
-
-def _check_noah_joins_and_books_starfall__booked(ep: CinemaBoxOffice) -> bool:  # tasks.world:627
-    return any(
-        _b13.customer == 'C0004' and _b13.screening == 'SC0005' and _b13.seats == ('E5', 'E6')
-        and _b13.status == _E13_BookingStatus_confirmed and _b13.ticket_total == 28.0
-        and _b13.total == 35.6 and any(
-            _l14.item == 'SNK-02' and _l14.quantity == 2 for _l14 in rt.each(ep, _b13.concessions)
-        )
-        for _b13 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# tasks.world:628
-def _check_noah_joins_and_books_starfall__stock(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-02'].stock, '==', 198)
-
-
-# tasks.world:942
-def _check_mined_d53de262a6__booking_bk00002_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_bookings['BK00002'].concessions, '==',
-            (
-                ConcessionLine(
-                    'SNK-01', v.check_range(1, 'ConcessionLine.quantity', 1, 20),
-                    v.check_range(7.5, 'ConcessionLine.unit_price', 0.0, None),
-                ),
-                ConcessionLine(
-                    'SNK-02', v.check_range(2, 'ConcessionLine.quantity', 1, 20),
-                    v.check_range(3.8, 'ConcessionLine.unit_price', 0.0, None),
-                ),
-                ConcessionLine(
-                    'SNK-03', v.check_range(2, 'ConcessionLine.quantity', 1, 20),
-                    v.check_range(6.2, 'ConcessionLine.unit_price', 0.0, None),
-                ),
-            ),
-        )
-        and rt.expect(ep.t_bookings['BK00002'].total, '==', 49.5, part=1)
-    )
-
-
-def _check_mined_d53de262a6__concessionitem_snk_03_changed(  # tasks.world:943
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-03'].stock, '==', 38)
-
-
-# tasks.world:1252
-def _check_mined_05e34ca23a__screening_sc0002_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_screenings['SC0002'].status, '==', _E15_ScreeningStatus_cancelled)
-        and rt.expect(ep.t_screenings['SC0002'].cancel_reason, '==', 'cancelled', part=1)
-    )
-
-
-# tasks.world:1253
-def _check_mined_05e34ca23a__customer_c0003_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0003'].points, '==', 223)
-
-
-# tasks.world:1254
-def _check_mined_05e34ca23a__booking_bk00002_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00002'].status, '==', _E13_BookingStatus_refunded)
-
-
-# tasks.world:1255
-def _check_mined_05e34ca23a__booking_bk00004_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00004'].status, '==', _E13_BookingStatus_refunded)
-
-
-def _check_mined_05e34ca23a__concessionitem_snk_01_changed(  # tasks.world:1256
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-01'].stock, '==', 121)
-
-
-def _check_mined_05e34ca23a__concessionitem_snk_02_changed(  # tasks.world:1257
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-02'].stock, '==', 203)
-
-
-# tasks.world:1566
-def _check_mined_480a0bebc4__screening_sc0004_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_screenings['SC0004'].status, '==', _E15_ScreeningStatus_cancelled)
-        and rt.expect(ep.t_screenings['SC0004'].cancel_reason, '==', 'drama', part=1)
-    )
-
-
-# tasks.world:1875
-def _check_mined_9dbc1f3a2a__screening_sc0003_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_screenings['SC0003'].status, '==', _E15_ScreeningStatus_cancelled)
-        and rt.expect(ep.t_screenings['SC0003'].cancel_reason, '==', 'W24sg', part=1)
-    )
-
-
-# tasks.world:1876
-def _check_mined_9dbc1f3a2a__booking_bk00003_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00003'].status, '==', _E13_BookingStatus_refunded)
-
-
-# tasks.world:2186
-def _check_mined_0c8f1f2a26__customer_c0004_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0004'].membership, '==', _E14_MembershipTier_silver)
-
-
-# tasks.world:2496
-def _check_mined_b07178bd1e__customer_c0002_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0002'].membership, '==', _E14_MembershipTier_gold)
-
-
-def _check_mined_078eae91d8__concessionitem_snk_03_changed(  # tasks.world:2805
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-03'].stock, '==', 994)
-
-
-def _check_mined_2236904212__concessionitem_snk_04_changed(  # tasks.world:3114
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-04'].stock, '==', 1)
-
-
-def _check_mined_6260c0f6a8__concessionitem_snk_06_changed(  # tasks.world:3423
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-06'].stock, '==', 125)
-
-
-def _check_mined_f1b36f48e8__concessionitem_snk_01_changed(  # tasks.world:3732
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-01'].stock, '==', 252)
-
-
-# tasks.world:4041
-def _check_mined_354f3d0c57__customer_c0001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0001'].points, '==', 416)
-
-
-# tasks.world:4042
-def _check_mined_354f3d0c57__booking_bk00006_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00006'].points_redeemed, '==', 4) and rt.expect(
-        ep.t_bookings['BK00006'].total, '==', 15.8, part=1
-    )
-
-
-# tasks.world:4348
-def _check_mined_be8421b941__booking_bk00004_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00004'].status, '==', _E13_BookingStatus_refunded)
-
-
-def _check_mined_be8421b941__concessionitem_snk_02_changed(  # tasks.world:4349
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-02'].stock, '==', 201)
-
-
-# tasks.world:4655
-def _check_mined_ead4b64214__customer_c0001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0001'].points, '==', 348)
-
-
-# tasks.world:4656
-def _check_mined_ead4b64214__booking_bk00001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00001'].status, '==', _E13_BookingStatus_refunded)
-
-
-def _check_mined_ead4b64214__concessionitem_snk_05_changed(  # tasks.world:4657
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-05'].stock, '==', 62)
-
-
-# tasks.world:4963
-def _check_mined_43ce57613e__screening_sc0003_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_screenings['SC0003'].status, '==', _E15_ScreeningStatus_cancelled)
-        and rt.expect(ep.t_screenings['SC0003'].cancel_reason, '==', 'drama', part=1)
-    )
-
-
-# tasks.world:4964
-def _check_mined_43ce57613e__customer_c0001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0001'].points, '==', 348)
-
-
-# tasks.world:4965
-def _check_mined_43ce57613e__booking_bk00001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00001'].status, '==', _E13_BookingStatus_refunded)
-
-
-# tasks.world:4966
-def _check_mined_43ce57613e__booking_bk00003_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00003'].status, '==', _E13_BookingStatus_refunded)
-
-
-def _check_mined_43ce57613e__new_booking(ep: CinemaBoxOffice) -> bool:  # tasks.world:4967
-    return any(
-        _r15.customer == 'C0004' and _r15.screening == 'SC0005' and _r15.seats == ('A2',)
-        and _r15.concessions == () and _r15.ticket_total == 14.0 and _r15.points_redeemed == 0
-        and _r15.total == 14.0 and _r15.status == _E13_BookingStatus_confirmed
-        for _r15 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_mined_43ce57613e__concessionitem_snk_05_changed(  # tasks.world:4968
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-05'].stock, '==', 120)
-
-
-# tasks.world:5282
-def _check_mined_fba3734ff8__screening_sc0004_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_screenings['SC0004'].status, '==', _E15_ScreeningStatus_cancelled)
-        and rt.expect(ep.t_screenings['SC0004'].cancel_reason, '==', 'vip', part=1)
-    )
-
-
-# tasks.world:5283
-def _check_mined_fba3734ff8__customer_c0002_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0002'].membership, '==', _E14_MembershipTier_gold)
-
-
-# tasks.world:5284
-def _check_mined_fba3734ff8__booking_bk00004_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00004'].status, '==', _E13_BookingStatus_refunded)
-
-
-def _check_mined_fba3734ff8__concessionitem_snk_02_changed(  # tasks.world:5285
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-02'].stock, '==', 201)
-
-
-def _check_mined_fba3734ff8__concessionitem_snk_04_changed(  # tasks.world:5286
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-04'].stock, '==', 18)
-
-
-# tasks.world:5600
-def _check_mined_4f6e3878da__screening_sc0005_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_screenings['SC0005'].status, '==', _E15_ScreeningStatus_cancelled)
-        and rt.expect(ep.t_screenings['SC0005'].cancel_reason, '==', 'Liam Jones', part=1)
-    )
-
-
-# tasks.world:5601
-def _check_mined_4f6e3878da__customer_c0002_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0002'].membership, '==', _E14_MembershipTier_gold)
-
-
-def _check_mined_4f6e3878da__concessionitem_snk_04_changed(  # tasks.world:5602
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-04'].stock, '==', 340)
-
-
-def _check_mined_4f6e3878da__concessionitem_snk_05_changed(  # tasks.world:5603
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-05'].stock, '==', 61)
-
-
-# tasks.world:5917
-def _check_mined_f415a9f027__screening_sc0001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_screenings['SC0001'].status, '==', _E15_ScreeningStatus_cancelled)
-        and rt.expect(ep.t_screenings['SC0001'].cancel_reason, '==', '2001-09-09', part=1)
-    )
-
-
-# tasks.world:5918
-def _check_mined_f415a9f027__customer_c0001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0001'].points, '==', 348)
-
-
-# tasks.world:5919
-def _check_mined_f415a9f027__customer_c0004_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0004'].membership, '==', _E14_MembershipTier_gold)
-
-
-# tasks.world:5920
-def _check_mined_f415a9f027__booking_bk00001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00001'].status, '==', _E13_BookingStatus_refunded)
-
-
-def _check_mined_f415a9f027__concessionitem_snk_05_changed(  # tasks.world:5921
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-05'].stock, '==', 81)
-
-
-def _check_mined_2c8d8374f2__new_booking(ep: CinemaBoxOffice) -> bool:  # tasks.world:6235
-    return any(
-        _r16.customer == 'C0002' and _r16.screening == 'SC0001'
-        and _r16.seats == ('A2', 'D5', 'F2') and _r16.concessions == ()
-        and _r16.ticket_total == 42.0 and _r16.points_redeemed == 0 and _r16.total == 42.0
-        and _r16.status == _E13_BookingStatus_confirmed
-        for _r16 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_mined_2c8d8374f2__concessionitem_snk_03_changed(  # tasks.world:6236
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-03'].stock, '==', 705)
-
-
-# tasks.world:6549
-def _check_mined_e6970fbcf3__screening_sc0002_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_screenings['SC0002'].status, '==', _E15_ScreeningStatus_cancelled)
-        and rt.expect(ep.t_screenings['SC0002'].cancel_reason, '==', '1990-06-12', part=1)
-    )
-
-
-# tasks.world:6550
-def _check_mined_e6970fbcf3__customer_c0001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_customers['C0001'].membership, '==', _E14_MembershipTier_non_member)
-        and rt.expect(ep.t_customers['C0001'].points, '==', 0, part=1)
-    )
-
-
-# tasks.world:6551
-def _check_mined_e6970fbcf3__customer_c0003_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0003'].points, '==', 223)
-
-
-# tasks.world:6552
-def _check_mined_e6970fbcf3__booking_bk00002_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00002'].status, '==', _E13_BookingStatus_refunded)
-
-
-# tasks.world:6553
-def _check_mined_e6970fbcf3__booking_bk00004_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00004'].status, '==', _E13_BookingStatus_refunded)
-
-
-def _check_mined_e6970fbcf3__concessionitem_snk_01_changed(  # tasks.world:6554
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-01'].stock, '==', 121)
-
-
-def _check_mined_e6970fbcf3__concessionitem_snk_02_changed(  # tasks.world:6555
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-02'].stock, '==', 203)
-
-
-def _check_mined_e6970fbcf3__concessionitem_snk_03_changed(  # tasks.world:6556
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-03'].stock, '==', 41)
-
-
-# tasks.world:6870
-def _check_mined_ea53accfcf__screening_sc0002_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_screenings['SC0002'].status, '==', _E15_ScreeningStatus_cancelled)
-        and rt.expect(ep.t_screenings['SC0002'].cancel_reason, '==', 'SNK-05', part=1)
-    )
-
-
-# tasks.world:6871
-def _check_mined_ea53accfcf__customer_c0003_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_customers['C0003'].membership, '==', _E14_MembershipTier_non_member)
-        and rt.expect(ep.t_customers['C0003'].points, '==', 0, part=1)
-    )
-
-
-# tasks.world:6872
-def _check_mined_ea53accfcf__booking_bk00002_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00002'].status, '==', _E13_BookingStatus_refunded)
-
-
-# tasks.world:6873
-def _check_mined_ea53accfcf__booking_bk00004_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00004'].status, '==', _E13_BookingStatus_refunded)
-
-
-def _check_mined_ea53accfcf__concessionitem_snk_01_changed(  # tasks.world:6874
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-01'].stock, '==', 121)
-
-
-def _check_mined_ea53accfcf__concessionitem_snk_02_changed(  # tasks.world:6875
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-02'].stock, '==', 203)
-
-
-def _check_mined_ea53accfcf__concessionitem_snk_05_changed(  # tasks.world:6876
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-05'].stock, '==', 309)
-
-
-# tasks.world:7189
-def _check_mined_186e5870a0__screening_sc0005_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_screenings['SC0005'].status, '==', _E15_ScreeningStatus_cancelled)
-        and rt.expect(ep.t_screenings['SC0005'].cancel_reason, '==', 'action', part=1)
-    )
-
-
-# tasks.world:7190
-def _check_mined_186e5870a0__customer_c0001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0001'].points, '==', 416)
-
-
-# tasks.world:7191
-def _check_mined_186e5870a0__booking_bk00001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00001'].points_redeemed, '==', 4) and rt.expect(
-        ep.t_bookings['BK00001'].total, '==', 57.8, part=1
-    )
-
-
-# tasks.world:7504
-def _check_mined_5f8be7ecae__customer_c0001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0001'].points, '==', 419)
-
-
-# tasks.world:7505
-def _check_mined_5f8be7ecae__customer_c0002_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0002'].membership, '==', _E14_MembershipTier_silver)
-
-
-# tasks.world:7506
-def _check_mined_5f8be7ecae__booking_bk00006_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00006'].points_redeemed, '==', 1) and rt.expect(
-        ep.t_bookings['BK00006'].total, '==', 15.95, part=1
-    )
-
-
-def _check_mined_5f8be7ecae__concessionitem_snk_04_changed(  # tasks.world:7507
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-04'].stock, '==', 148)
-
-
-# tasks.world:7820
-def _check_mined_edf5264a91__customer_c0002_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0002'].membership, '==', _E14_MembershipTier_silver)
-
-
-# tasks.world:7821
-def _check_mined_edf5264a91__booking_bk00003_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00003'].status, '==', _E13_BookingStatus_refunded)
-
-
-def _check_mined_edf5264a91__concessionitem_snk_05_changed(  # tasks.world:7822
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-05'].stock, '==', 189)
-
-
-# tasks.world:8135
-def _check_mined_7a5e79cd05__screening_sc0001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_screenings['SC0001'].status, '==', _E15_ScreeningStatus_cancelled)
-        and rt.expect(ep.t_screenings['SC0001'].cancel_reason, '==', '2024-11-10T19:00:00', part=1)
-    )
-
-
-# tasks.world:8136
-def _check_mined_7a5e79cd05__customer_c0001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0001'].points, '==', 348)
-
-
-# tasks.world:8137
-def _check_mined_7a5e79cd05__customer_c0003_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0003'].points, '==', 114)
-
-
-# tasks.world:8138
-def _check_mined_7a5e79cd05__booking_bk00001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00001'].status, '==', _E13_BookingStatus_refunded)
-
-
-# tasks.world:8139
-def _check_mined_7a5e79cd05__booking_bk00002_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00002'].points_redeemed, '==', 136) and rt.expect(
-        ep.t_bookings['BK00002'].total, '==', 35.3, part=1
-    )
-
-
-def _check_mined_7a5e79cd05__concessionitem_snk_05_changed(  # tasks.world:8140
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-05'].stock, '==', 78)
-
-
-# tasks.world:8452
-def _check_mined_ff91809fe8__screening_sc0003_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_screenings['SC0003'].status, '==', _E15_ScreeningStatus_cancelled)
-        and rt.expect(ep.t_screenings['SC0003'].cancel_reason, '==', 'J', part=1)
-    )
-
-
-# tasks.world:8453
-def _check_mined_ff91809fe8__booking_bk00003_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00003'].status, '==', _E13_BookingStatus_refunded)
-
-
-def _check_mined_ff91809fe8__concessionitem_snk_01_changed(  # tasks.world:8454
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-01'].stock, '==', 133)
-
-
-def _check_mined_ff91809fe8__concessionitem_snk_05_changed(  # tasks.world:8455
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-05'].stock, '==', 260)
-
-
-# tasks.world:8769
-def _check_mined_81eb395a6f__customer_c0004_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0004'].membership, '==', _E14_MembershipTier_gold)
-
-
-def _check_mined_81eb395a6f__concessionitem_snk_01_changed(  # tasks.world:8770
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-01'].stock, '==', 121)
-
-
-def _check_mined_81eb395a6f__concessionitem_snk_03_changed(  # tasks.world:8771
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-03'].stock, '==', 1397)
-
-
-# tasks.world:9084
-def _check_mined_a4912ab36c__customer_c0003_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_customers['C0003'].membership, '==', _E14_MembershipTier_non_member)
-        and rt.expect(ep.t_customers['C0003'].points, '==', 0, part=1)
-    )
-
-
-def _check_mined_a4912ab36c__concessionitem_snk_02_changed(  # tasks.world:9085
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-02'].stock, '==', 596)
-
-
-def _check_mined_a4912ab36c__concessionitem_snk_04_changed(  # tasks.world:9086
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-04'].stock, '==', 747)
-
-
-# tasks.world:9399
-def _check_mined_7977b0dbb3__screening_sc0001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_screenings['SC0001'].status, '==', _E15_ScreeningStatus_cancelled)
-        and rt.expect(ep.t_screenings['SC0001'].cancel_reason, '==', 'action', part=1)
-    )
-
-
-# tasks.world:9400
-def _check_mined_7977b0dbb3__screening_sc0004_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_screenings['SC0004'].status, '==', _E15_ScreeningStatus_cancelled)
-        and rt.expect(
-            ep.t_screenings['SC0004'].cancel_reason, '==', 'olivia.park@mail.example', part=1
-        )
-    )
-
-
-# tasks.world:9401
-def _check_mined_7977b0dbb3__customer_c0001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_customers['C0001'].membership, '==', _E14_MembershipTier_non_member)
-        and rt.expect(ep.t_customers['C0001'].points, '==', 0, part=1)
-    )
-
-
-# tasks.world:9402
-def _check_mined_7977b0dbb3__booking_bk00001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00001'].status, '==', _E13_BookingStatus_refunded)
-
-
-def _check_mined_7977b0dbb3__concessionitem_snk_05_changed(  # tasks.world:9403
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-05'].stock, '==', 62)
-
-
-# tasks.world:9716
-def _check_mined_de6c17898d__screening_sc0004_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_screenings['SC0004'].status, '==', _E15_ScreeningStatus_cancelled)
-        and rt.expect(ep.t_screenings['SC0004'].cancel_reason, '==', 'E9', part=1)
-    )
-
-
-def _check_mined_de6c17898d__concessionitem_snk_01_changed(  # tasks.world:9717
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-01'].stock, '==', 619)
-
-
-# tasks.world:10032
-def _check_mined_53a063086f__customer_c0001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0001'].membership, '==', _E14_MembershipTier_silver)
-
-
-# tasks.world:10033
-def _check_mined_53a063086f__customer_c0003_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0003'].membership, '==', _E14_MembershipTier_gold)
-
-
-def _check_mined_53a063086f__concessionitem_snk_06_changed(  # tasks.world:10034
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-06'].stock, '==', 145)
-
-
-# tasks.world:10349
-def _check_mined_baf71b7ee4__customer_c0003_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_customers['C0003'].membership, '==', _E14_MembershipTier_non_member)
-        and rt.expect(ep.t_customers['C0003'].points, '==', 0, part=1)
-    )
-
-
-# tasks.world:10350
-def _check_mined_baf71b7ee4__customer_c0004_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0004'].membership, '==', _E14_MembershipTier_gold)
-
-
-def _check_mined_baf71b7ee4__concessionitem_snk_04_changed(  # tasks.world:10351
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-04'].stock, '==', 692)
-
-
-# tasks.world:10667
-def _check_mined_26da429568__screening_sc0001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_screenings['SC0001'].status, '==', _E15_ScreeningStatus_cancelled)
-        and rt.expect(ep.t_screenings['SC0001'].cancel_reason, '==', 'C0003', part=1)
-    )
-
-
-# tasks.world:10668
-def _check_mined_26da429568__customer_c0001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0001'].points, '==', 396)
-
-
-# tasks.world:10669
-def _check_mined_26da429568__booking_bk00001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00001'].status, '==', _E13_BookingStatus_refunded)
-
-
-def _check_mined_26da429568__new_booking(ep: CinemaBoxOffice) -> bool:  # tasks.world:10670
-    return any(
-        _r17.customer == 'C0001' and _r17.screening == 'SC0003' and _r17.seats == ('H6', 'H5')
-        and _r17.concessions == () and _r17.ticket_total == 24.0 and _r17.points_redeemed == 0
-        and _r17.total == 24.0 and _r17.status == _E13_BookingStatus_confirmed
-        for _r17 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_mined_26da429568__concessionitem_snk_05_changed(  # tasks.world:10671
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-05'].stock, '==', 62)
-
-
-# tasks.world:10985
-def _check_mined_588fe680c9__customer_c0001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_customers['C0001'].membership, '==', _E14_MembershipTier_silver)
-        and rt.expect(ep.t_customers['C0001'].points, '==', 348, part=1)
-    )
-
-
-# tasks.world:10986
-def _check_mined_588fe680c9__booking_bk00001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00001'].status, '==', _E13_BookingStatus_refunded)
-
-
-def _check_mined_588fe680c9__concessionitem_snk_02_changed(  # tasks.world:10987
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-02'].stock, '==', 258)
-
-
-def _check_mined_588fe680c9__concessionitem_snk_04_changed(  # tasks.world:10988
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-04'].stock, '==', 206)
-
-
-def _check_mined_588fe680c9__concessionitem_snk_05_changed(  # tasks.world:10989
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-05'].stock, '==', 62)
-
-
-# tasks.world:11304
-def _check_mined_0e388b4c81__screening_sc0004_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_screenings['SC0004'].status, '==', _E15_ScreeningStatus_cancelled)
-        and rt.expect(ep.t_screenings['SC0004'].cancel_reason, '==', 'comedy', part=1)
-    )
-
-
-# tasks.world:11305
-def _check_mined_0e388b4c81__customer_c0002_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0002'].membership, '==', _E14_MembershipTier_silver)
-
-
-# tasks.world:11619
-def _check_mined_2bdc33b98d__screening_sc0002_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_screenings['SC0002'].status, '==', _E15_ScreeningStatus_cancelled)
-        and rt.expect(ep.t_screenings['SC0002'].cancel_reason, '==', 'PG', part=1)
-    )
-
-
-# tasks.world:11620
-def _check_mined_2bdc33b98d__customer_c0001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0001'].points, '==', 410)
-
-
-# tasks.world:11621
-def _check_mined_2bdc33b98d__customer_c0003_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0003'].points, '==', 223)
-
-
-# tasks.world:11622
-def _check_mined_2bdc33b98d__booking_bk00001_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00001'].points_redeemed, '==', 10) and rt.expect(
-        ep.t_bookings['BK00001'].total, '==', 57.5, part=1
-    )
-
-
-# tasks.world:11623
-def _check_mined_2bdc33b98d__booking_bk00002_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00002'].status, '==', _E13_BookingStatus_refunded)
-
-
-# tasks.world:11624
-def _check_mined_2bdc33b98d__booking_bk00003_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00003'].status, '==', _E13_BookingStatus_refunded)
-
-
-# tasks.world:11625
-def _check_mined_2bdc33b98d__booking_bk00004_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK00004'].status, '==', _E13_BookingStatus_refunded)
-
-
-def _check_mined_2bdc33b98d__concessionitem_snk_01_changed(  # tasks.world:11626
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-01'].stock, '==', 121)
-
-
-def _check_mined_2bdc33b98d__concessionitem_snk_02_changed(  # tasks.world:11627
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-02'].stock, '==', 203)
-
-
-# tasks.world:11941
-def _check_mined_2b84c8034e__screening_sc0004_changed(ep: CinemaBoxOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_screenings['SC0004'].status, '==', _E15_ScreeningStatus_cancelled)
-        and rt.expect(ep.t_screenings['SC0004'].cancel_reason, '==', ' ', part=1)
-    )
-
-
-def _check_mined_2b84c8034e__concessionitem_snk_01_changed(  # tasks.world:11942
-    ep: CinemaBoxOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_concessions['SNK-01'].stock, '==', 138)
-
-
-CinemaBoxOffice.TASKS = task_registry(__name__, "tasks.json")

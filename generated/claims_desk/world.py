@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Address", "Adjuster", "AdjusterInfo", "AdjusterRole", "Claim", "ClaimDocument", "ClaimStatus",
@@ -271,11 +271,8 @@ class ClaimsDesk(Episode):
     CLOCK: ClassVar[str] = "2024-06-20T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act as the signed-in adjuster. Approve a claim only once every requested document has '
-        'arrived,\n'
-        'never pay more than the coverage left after the deductible, and never pay a denied claim.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "policyholders": "Policyholder", "policies": "Policy", "adjusters": "Adjuster",
         "claims": "Claim", "documents": "ClaimDocument", "payouts": "Payout",
@@ -425,20 +422,16 @@ class ClaimsDesk(Episode):
         rt.check_refs(self.t_adjusters, self.state.current_adjuster, 'current_adjuster')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_policyholders, ((self.t_policies, 'holder'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_policies, ((self.t_claims, 'policy'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_adjusters, (
                     (self.t_claims, 'adjuster'), (self.t_documents, 'requested_by'),
                     (self.t_payouts, 'paid_by'), (None, 'current_adjuster'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_claims, ((self.t_documents, 'claim'), (self.t_payouts, 'claim'))
             )
-        pass
 
     def fn_paid_out(self, policy: Policy) -> float:  # claims_desk.world:148
         "The total of a policy's payouts, rounded to cents."
@@ -993,749 +986,704 @@ class ClaimsDesk(Episode):
             and (paid_on is None or _p11.paid_on == paid_on)
         ])
 
+    # claims_desk.world:867
+    def _check_approve_and_pay_storm_claim__approved(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_claims['CL00006'].status, '==', _E11_ClaimStatus_paid)
+            and rt.expect(self.t_claims['CL00006'].approved_amount, '==', 6000.0, part=1)
+        )
+
+    def _check_approve_and_pay_storm_claim__paid_out(self) -> bool:  # claims_desk.world:868
+        return any(
+            _p12.claim == 'CL00006' and _p12.amount == 6000.0
+            and _p12.method == _E12_PayoutMethod_bank_transfer
+            for _p12 in rt.each(self, self.t_payouts)
+        )
+
+    # tasks.world:354
+    def _check_estimate_in_approve_collision__estimate_received(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_documents['DOC0002'].status, '==', _E9_DocStatus_received)
+            and rt.expect(
+                self.t_documents['DOC0002'].received_on, '==', rt.parse_date('2024-06-20'), part=1
+            )
+        )
+
+    # tasks.world:355
+    def _check_estimate_in_approve_collision__approved(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_claims['CL00001'].approved_amount, '==', 2700.0) and rt.expect(
+            self.t_claims['CL00001'].status, '==', _E11_ClaimStatus_paid, part=1
+        )
+
+    def _check_estimate_in_approve_collision__paid_by_check(self) -> bool:  # tasks.world:356
+        return any(
+            _p13.claim == 'CL00001' and _p13.amount == 2700.0
+            and _p13.method == _E12_PayoutMethod_check
+            for _p13 in rt.each(self, self.t_payouts)
+        )
+
+    def _check_assign_er_claim_to_mei__assigned(self) -> rt.Verdict | bool:  # tasks.world:719
+        return (
+            rt.expect(self.t_claims['CL00003'].status, '==', _E11_ClaimStatus_under_review)
+            and rt.expect(self.t_claims['CL00003'].adjuster, '==', 'ADJ03', part=1)
+        )
+
+    def _check_assign_er_claim_to_mei__bill_requested(self) -> bool:  # tasks.world:720
+        return any(
+            _d14.claim == 'CL00003' and _d14.doc_type == _E7_DocType_medical_bill
+            and _d14.status == _E9_DocStatus_requested
+            for _d14 in rt.each(self, self.t_documents)
+        )
+
+    # tasks.world:1079
+    def _check_mined_a86526c166__policyholder_ph0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_policyholders['PH0001'].phone, '==', '220110308-') and rt.expect(
+            self.t_policyholders['PH0001'].payout_method, '==', _E12_PayoutMethod_check, part=1
+        )
+
+    def _check_mined_a86526c166__new_claimdocument(self) -> bool:  # tasks.world:1080
+        return any(
+            _r15.claim == 'CL00001' and _r15.doc_type == _E7_DocType_photos
+            and _r15.status == _E9_DocStatus_received
+            and _r15.requested_on == rt.parse_date('2024-06-20')
+            and _r15.received_on == rt.parse_date('2024-06-20') and _r15.requested_by == 'ADJ01'
+            and _r15.note == '220110308-'
+            for _r15 in rt.each(self, self.t_documents)
+        )
+
+    def _check_mined_a86526c166__new_claimdocument_1(self) -> bool:  # tasks.world:1081
+        return any(
+            _r16.claim == 'CL00001' and _r16.doc_type == _E7_DocType_medical_bill
+            and _r16.status == _E9_DocStatus_requested
+            and _r16.requested_on == rt.parse_date('2024-06-20') and _r16.received_on is None
+            and _r16.requested_by == 'ADJ01' and _r16.note == 'cancelled'
+            for _r16 in rt.each(self, self.t_documents)
+        )
+
+    # tasks.world:1441
+    def _check_mined_6dc2447518__claim_cl00006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_claims['CL00006'].status, '==', _E11_ClaimStatus_denied)
+            and rt.expect(self.t_claims['CL00006'].denial_reason, '==', 'CL00006', part=1)
+        )
+
+    def _check_mined_6dc2447518__new_claimdocument(self) -> bool:  # tasks.world:1442
+        return any(
+            _r17.claim == 'CL00006' and _r17.doc_type == _E7_DocType_medical_bill
+            and _r17.status == _E9_DocStatus_requested
+            and _r17.requested_on == rt.parse_date('2024-06-20') and _r17.received_on is None
+            and _r17.requested_by == 'ADJ01' and _r17.note == 'photos'
+            for _r17 in rt.each(self, self.t_documents)
+        )
+
+    def _check_mined_6dc2447518__new_claimdocument_1(self) -> bool:  # tasks.world:1443
+        return any(
+            _r18.claim == 'CL00006' and _r18.doc_type == _E7_DocType_proof_of_identity
+            and _r18.status == _E9_DocStatus_received
+            and _r18.requested_on == rt.parse_date('2024-06-20')
+            and _r18.received_on == rt.parse_date('2024-06-20') and _r18.requested_by == 'ADJ01'
+            and _r18.note == 'photos'
+            for _r18 in rt.each(self, self.t_documents)
+        )
+
+    # tasks.world:1802
+    def _check_mined_e8f5a2a1df__claimdocument_doc0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_documents['DOC0002'].status, '==', _E9_DocStatus_received)
+            and rt.expect(
+                self.t_documents['DOC0002'].received_on, '==', rt.parse_date('2024-06-20'), part=1
+            )
+        )
+
+    def _check_mined_bc45eb3369__new_claimdocument(self) -> bool:  # tasks.world:2159
+        return any(
+            _r19.claim == 'CL00006' and _r19.doc_type == _E7_DocType_medical_bill
+            and _r19.status == _E9_DocStatus_received
+            and _r19.requested_on == rt.parse_date('2024-06-20')
+            and _r19.received_on == rt.parse_date('2024-06-20') and _r19.requested_by == 'ADJ01'
+            and _r19.note == '+1 555 0504'
+            for _r19 in rt.each(self, self.t_documents)
+        )
+
+    # tasks.world:2517
+    def _check_mined_9cd677fffd__policyholder_ph0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_policyholders['PH0003'].email, '==', 'mei.tanaka@insure.example')
+
+    # tasks.world:2875
+    def _check_mined_8b4573b3aa__policyholder_ph0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_policyholders['PH0002'].email, '==', 'p+f@7.kvnn')
+            and rt.expect(self.t_policyholders['PH0002'].phone, '==', '1985-01-30', part=1)
+            and rt.expect(
+                self.t_policyholders['PH0002'].payout_method, '==',
+                _E12_PayoutMethod_bank_transfer, part=2,
+            )
+        )
+
+    # tasks.world:3233
+    def _check_mined_d6e75594dc__policyholder_ph0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_policyholders['PH0003'].phone, '==', '807-329')
+
+    # tasks.world:3234
+    def _check_mined_d6e75594dc__policyholder_ph0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_policyholders['PH0004'].email, '==', 'miX@nhRE.pu')
+            and rt.expect(self.t_policyholders['PH0004'].phone, '==', '807-329', part=1)
+            and rt.expect(
+                self.t_policyholders['PH0004'].payout_method, '==', _E12_PayoutMethod_check, part=2
+            )
+        )
+
+    def _check_mined_94f0d1dfff__new_claim(self) -> bool:  # tasks.world:3591
+        return any(
+            _r20.policy == 'POL-1002' and _r20.incident_date == rt.parse_date('2024-06-18')
+            and _r20.filed_on == rt.parse_date('2024-06-20') and _r20.description == '62704'
+            and _r20.claimed_amount == 1000.01 and _r20.status == _E11_ClaimStatus_filed
+            and _r20.adjuster is None and _r20.approved_amount is None
+            and _r20.denial_reason is None
+            for _r20 in rt.each(self, self.t_claims)
+        )
+
+    def _check_mined_bc414e4313__new_claimdocument(self) -> bool:  # tasks.world:3948
+        return any(
+            _r21.claim == 'CL00001' and _r21.doc_type == _E7_DocType_police_report
+            and _r21.status == _E9_DocStatus_requested
+            and _r21.requested_on == rt.parse_date('2024-06-20') and _r21.received_on is None
+            and _r21.requested_by == 'ADJ01' and _r21.note == ''
+            for _r21 in rt.each(self, self.t_documents)
+        )
+
+    # tasks.world:4305
+    def _check_mined_216ddf00e7__claim_cl00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_claims['CL00002'].status, '==', _E11_ClaimStatus_paid)
+
+    def _check_mined_216ddf00e7__new_payout(self) -> bool:  # tasks.world:4306
+        return any(
+            _r22.claim == 'CL00002' and _r22.amount == 9500.0
+            and _r22.method == _E12_PayoutMethod_check
+            and _r22.paid_on == rt.parse_date('2024-06-20') and _r22.paid_by == 'ADJ01'
+            and _r22.reference == 'TXN00000005'
+            for _r22 in rt.each(self, self.t_payouts)
+        )
+
+    # tasks.world:4663
+    def _check_mined_4c89c403af__claim_cl00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_claims['CL00001'].status, '==', _E11_ClaimStatus_denied)
+            and rt.expect(self.t_claims['CL00001'].denial_reason, '==', 'home', part=1)
+        )
+
+    # tasks.world:5020
+    def _check_mined_5d6678c7ba__claim_cl00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_claims['CL00001'].status, '==', _E11_ClaimStatus_denied)
+            and rt.expect(self.t_claims['CL00001'].denial_reason, '==', '2024-05-06', part=1)
+        )
+
+    # tasks.world:5021
+    def _check_mined_5d6678c7ba__claimdocument_doc0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_documents['DOC0002'].status, '==', _E9_DocStatus_received)
+            and rt.expect(
+                self.t_documents['DOC0002'].received_on, '==', rt.parse_date('2024-06-20'), part=1
+            )
+        )
+
+    # tasks.world:5379
+    def _check_mined_2fe3cce7d4__policyholder_ph0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_policyholders['PH0003'].email, '==', 'XCh6@m.ar') and rt.expect(
+            self.t_policyholders['PH0003'].phone, '==', '+2762301-', part=1
+        )
+
+    # tasks.world:5737
+    def _check_mined_4dc0f1cea9__policyholder_ph0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_policyholders['PH0002'].email, '==', '2@d.gh') and rt.expect(
+            self.t_policyholders['PH0002'].phone, '==', '+79402-65', part=1
+        )
+
+    # tasks.world:6093
+    def _check_mined_6469570d71__policyholder_ph0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_policyholders['PH0003'].phone, '==', '+603-216-6') and rt.expect(
+            self.t_policyholders['PH0003'].payout_method, '==', _E12_PayoutMethod_check, part=1
+        )
+
+    # tasks.world:6449
+    def _check_mined_d53b2c6263__policyholder_ph0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_policyholders['PH0003'].email, '==', 'tom.reyes@insure.example')
+            and rt.expect(self.t_policyholders['PH0003'].phone, '==', '2024-04-11', part=1)
+            and rt.expect(
+                self.t_policyholders['PH0003'].payout_method, '==', _E12_PayoutMethod_check, part=2
+            )
+        )
+
+    # tasks.world:6450
+    def _check_mined_d53b2c6263__claim_cl00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_claims['CL00001'].status, '==', _E11_ClaimStatus_approved)
+            and rt.expect(self.t_claims['CL00001'].approved_amount, '==', 1000.01, part=1)
+        )
+
+    # tasks.world:6451
+    def _check_mined_d53b2c6263__claim_cl00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_claims['CL00002'].status, '==', _E11_ClaimStatus_paid)
+
+    # tasks.world:6452
+    def _check_mined_d53b2c6263__claimdocument_doc0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_documents['DOC0002'].status, '==', _E9_DocStatus_received)
+            and rt.expect(
+                self.t_documents['DOC0002'].received_on, '==', rt.parse_date('2024-06-20'), part=1
+            )
+        )
+
+    def _check_mined_d53b2c6263__new_payout(self) -> bool:  # tasks.world:6453
+        return any(
+            _r23.claim == 'CL00002' and _r23.amount == 9500.0
+            and _r23.method == _E12_PayoutMethod_check
+            and _r23.paid_on == rt.parse_date('2024-06-20') and _r23.paid_by == 'ADJ01'
+            and _r23.reference == 'TXN00000005'
+            for _r23 in rt.each(self, self.t_payouts)
+        )
+
+    # tasks.world:6815
+    def _check_mined_c335453434__current_adjuster_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_adjuster, '==', 'ADJ02')
+
+    # tasks.world:6816
+    def _check_mined_c335453434__policyholder_ph0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_policyholders['PH0003'].email, '==', 'eN2@p.qzt')
+            and rt.expect(self.t_policyholders['PH0003'].phone, '==', '2024-04-02', part=1)
+            and rt.expect(
+                self.t_policyholders['PH0003'].payout_method, '==', _E12_PayoutMethod_check, part=2
+            )
+        )
+
+    # tasks.world:6817
+    def _check_mined_c335453434__claimdocument_doc0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_documents['DOC0002'].status, '==', _E9_DocStatus_received)
+            and rt.expect(
+                self.t_documents['DOC0002'].received_on, '==', rt.parse_date('2024-06-20'), part=1
+            )
+        )
+
+    # tasks.world:7179
+    def _check_mined_93765bc1d3__policyholder_ph0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_policyholders['PH0002'].email, '==', 'mei.tanaka@insure.example')
+            and rt.expect(self.t_policyholders['PH0002'].phone, '==', '2024-06-04', part=1)
+        )
+
+    # tasks.world:7180
+    def _check_mined_93765bc1d3__claim_cl00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_claims['CL00002'].status, '==', _E11_ClaimStatus_paid)
+
+    def _check_mined_93765bc1d3__new_payout(self) -> bool:  # tasks.world:7181
+        return any(
+            _r24.claim == 'CL00002' and _r24.amount == 9500.0
+            and _r24.method == _E12_PayoutMethod_check
+            and _r24.paid_on == rt.parse_date('2024-06-20') and _r24.paid_by == 'ADJ01'
+            and _r24.reference == 'TXN00000005'
+            for _r24 in rt.each(self, self.t_payouts)
+        )
+
+    # tasks.world:7542
+    def _check_mined_c1ac4b6319__policyholder_ph0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_policyholders['PH0001'].email, '==', 'vGh@e.jxgcx') and rt.expect(
+            self.t_policyholders['PH0001'].phone, '==', '2024-06-04', part=1
+        )
+
+    # tasks.world:7543
+    def _check_mined_c1ac4b6319__claim_cl00003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_claims['CL00003'].status, '==', _E11_ClaimStatus_paid)
+            and rt.expect(self.t_claims['CL00003'].adjuster, '==', 'ADJ01', part=1)
+            and rt.expect(self.t_claims['CL00003'].approved_amount, '==', 663.35, part=2)
+        )
+
+    def _check_mined_c1ac4b6319__new_payout(self) -> bool:  # tasks.world:7544
+        return any(
+            _r25.claim == 'CL00003' and _r25.amount == 663.35
+            and _r25.method == _E12_PayoutMethod_check
+            and _r25.paid_on == rt.parse_date('2024-06-20') and _r25.paid_by == 'ADJ01'
+            and _r25.reference == 'TXN00000005'
+            for _r25 in rt.each(self, self.t_payouts)
+        )
+
+    # tasks.world:7904
+    def _check_mined_c5de2e994d__policyholder_ph0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_policyholders['PH0002'].email, '==', 'bvZ@l9C.kx')
+
+    def _check_mined_c5de2e994d__new_claim(self) -> bool:  # tasks.world:7905
+        return any(
+            _r26.policy == 'POL-1002' and _r26.incident_date == rt.parse_date('2024-05-06')
+            and _r26.filed_on == rt.parse_date('2024-06-20') and _r26.description == 'supervisor'
+            and _r26.claimed_amount == 1000.01 and _r26.status == _E11_ClaimStatus_filed
+            and _r26.adjuster is None and _r26.approved_amount is None
+            and _r26.denial_reason is None
+            for _r26 in rt.each(self, self.t_claims)
+        )
+
+    # tasks.world:7906
+    def _check_mined_c5de2e994d__claimdocument_doc0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_documents['DOC0002'].status, '==', _E9_DocStatus_received)
+            and rt.expect(
+                self.t_documents['DOC0002'].received_on, '==', rt.parse_date('2024-06-20'), part=1
+            )
+        )
+
+    # tasks.world:8266
+    def _check_mined_2f490be5c8__policyholder_ph0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_policyholders['PH0001'].email, '==', '2@Rm+.dil')
+            and rt.expect(self.t_policyholders['PH0001'].phone, '==', '54-8-06', part=1)
+            and rt.expect(
+                self.t_policyholders['PH0001'].payout_method, '==', _E12_PayoutMethod_check, part=2
+            )
+        )
+
+    # tasks.world:8267
+    def _check_mined_2f490be5c8__claim_cl00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_claims['CL00001'].status, '==', _E11_ClaimStatus_approved)
+            and rt.expect(self.t_claims['CL00001'].approved_amount, '==', 821.51, part=1)
+        )
+
+    # tasks.world:8268
+    def _check_mined_2f490be5c8__claimdocument_doc0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_documents['DOC0002'].status, '==', _E9_DocStatus_received)
+            and rt.expect(
+                self.t_documents['DOC0002'].received_on, '==', rt.parse_date('2024-06-20'), part=1
+            )
+        )
+
+    # tasks.world:8628
+    def _check_mined_ee693c0103__policyholder_ph0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_policyholders['PH0001'].email, '==', 'mei.tanaka@insure.example')
+            and rt.expect(self.t_policyholders['PH0001'].phone, '==', '2024-04-10', part=1)
+        )
+
+    # tasks.world:8629
+    def _check_mined_ee693c0103__claim_cl00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_claims['CL00002'].status, '==', _E11_ClaimStatus_paid)
+
+    def _check_mined_ee693c0103__new_claimdocument(self) -> bool:  # tasks.world:8630
+        return any(
+            _r27.claim == 'CL00001' and _r27.doc_type == _E7_DocType_receipt
+            and _r27.status == _E9_DocStatus_requested
+            and _r27.requested_on == rt.parse_date('2024-06-20') and _r27.received_on is None
+            and _r27.requested_by == 'ADJ01' and _r27.note == 'null'
+            for _r27 in rt.each(self, self.t_documents)
+        )
+
+    def _check_mined_ee693c0103__new_payout(self) -> bool:  # tasks.world:8631
+        return any(
+            _r28.claim == 'CL00002' and _r28.amount == 9500.0
+            and _r28.method == _E12_PayoutMethod_bank_transfer
+            and _r28.paid_on == rt.parse_date('2024-06-20') and _r28.paid_by == 'ADJ01'
+            and _r28.reference == 'TXN00000005'
+            for _r28 in rt.each(self, self.t_payouts)
+        )
+
+    # tasks.world:8991
+    def _check_mined_62b83e27a2__current_adjuster_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_adjuster, '==', 'ADJ02')
+
+    # tasks.world:8992
+    def _check_mined_62b83e27a2__policyholder_ph0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_policyholders['PH0004'].payout_method, '==', _E12_PayoutMethod_check
+        )
+
+    # tasks.world:8993
+    def _check_mined_62b83e27a2__claim_cl00006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_claims['CL00006'].status, '==', _E11_ClaimStatus_paid)
+            and rt.expect(self.t_claims['CL00006'].approved_amount, '==', 0.01, part=1)
+        )
+
+    def _check_mined_62b83e27a2__new_payout(self) -> bool:  # tasks.world:8994
+        return any(
+            _r29.claim == 'CL00006' and _r29.amount == 0.01
+            and _r29.method == _E12_PayoutMethod_bank_transfer
+            and _r29.paid_on == rt.parse_date('2024-06-20') and _r29.paid_by == 'ADJ02'
+            and _r29.reference == 'TXN00000005'
+            for _r29 in rt.each(self, self.t_payouts)
+        )
+
+    # tasks.world:9354
+    def _check_mined_9dd1408e35__policyholder_ph0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_policyholders['PH0001'].email, '==', 'rdE2@a.ys') and rt.expect(
+            self.t_policyholders['PH0001'].phone, '==', '2019-04-02', part=1
+        )
+
+    # tasks.world:9355
+    def _check_mined_9dd1408e35__policyholder_ph0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_policyholders['PH0004'].email, '==', 'mei.tanaka@insure.example')
+            and rt.expect(
+                self.t_policyholders['PH0004'].payout_method, '==', _E12_PayoutMethod_check, part=1
+            )
+        )
+
+    # tasks.world:9356
+    def _check_mined_9dd1408e35__claim_cl00006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_claims['CL00006'].status, '==', _E11_ClaimStatus_denied)
+            and rt.expect(self.t_claims['CL00006'].denial_reason, '==', '62701', part=1)
+        )
+
+    # tasks.world:9717
+    def _check_mined_b5b2bcadc7__current_adjuster_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_adjuster, '==', 'ADJ02')
+
+    # tasks.world:9718
+    def _check_mined_b5b2bcadc7__policyholder_ph0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_policyholders['PH0004'].phone, '==', '2024-05-03') and rt.expect(
+            self.t_policyholders['PH0004'].payout_method, '==', _E12_PayoutMethod_check, part=1
+        )
+
+    # tasks.world:9719
+    def _check_mined_b5b2bcadc7__claim_cl00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_claims['CL00001'].status, '==', _E11_ClaimStatus_denied)
+            and rt.expect(self.t_claims['CL00001'].denial_reason, '==', 'receipt', part=1)
+        )
+
+    # tasks.world:10079
+    def _check_mined_20c3063a6f__policyholder_ph0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_policyholders['PH0004'].email, '==', 'b5@S1.jo') and rt.expect(
+            self.t_policyholders['PH0004'].phone, '==', '2024-02-17', part=1
+        )
+
+    # tasks.world:10080
+    def _check_mined_20c3063a6f__claim_cl00006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_claims['CL00006'].status, '==', _E11_ClaimStatus_paid)
+            and rt.expect(self.t_claims['CL00006'].approved_amount, '==', 10.0, part=1)
+        )
+
+    def _check_mined_20c3063a6f__new_payout(self) -> bool:  # tasks.world:10082
+        return any(
+            _r30.claim == 'CL00006' and _r30.amount == 10.0
+            and _r30.method == _E12_PayoutMethod_check
+            and _r30.paid_on == rt.parse_date('2024-06-20') and _r30.paid_by == 'ADJ01'
+            and _r30.reference == 'TXN00000005'
+            for _r30 in rt.each(self, self.t_payouts)
+        )
+
+    # tasks.world:10442
+    def _check_mined_6d98390e31__policyholder_ph0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_policyholders['PH0004'].email, '==', '0G@zV#.wth')
+            and rt.expect(self.t_policyholders['PH0004'].phone, '==', '2024-06-05', part=1)
+            and rt.expect(
+                self.t_policyholders['PH0004'].payout_method, '==', _E12_PayoutMethod_check, part=2
+            )
+        )
+
+    # tasks.world:10443
+    def _check_mined_6d98390e31__claimdocument_doc0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_documents['DOC0002'].status, '==', _E9_DocStatus_received)
+            and rt.expect(
+                self.t_documents['DOC0002'].received_on, '==', rt.parse_date('2024-06-20'), part=1
+            )
+        )
+
+    # tasks.world:10803
+    def _check_mined_2a34a53087__current_adjuster_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_adjuster, '==', 'ADJ03')
+
+    # tasks.world:10804
+    def _check_mined_2a34a53087__claimdocument_doc0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_documents['DOC0002'].status, '==', _E9_DocStatus_received)
+            and rt.expect(
+                self.t_documents['DOC0002'].received_on, '==', rt.parse_date('2024-06-20'), part=1
+            )
+        )
+
+    # tasks.world:11164
+    def _check_mined_cae7081628__policyholder_ph0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_policyholders['PH0003'].email, '==', 'E8A4@_k.xv')
+            and rt.expect(self.t_policyholders['PH0003'].phone, '==', '2024-06-03', part=1)
+            and rt.expect(
+                self.t_policyholders['PH0003'].payout_method, '==', _E12_PayoutMethod_check, part=2
+            )
+        )
+
+    # tasks.world:11165
+    def _check_mined_cae7081628__claim_cl00006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_claims['CL00006'].status, '==', _E11_ClaimStatus_paid)
+            and rt.expect(self.t_claims['CL00006'].approved_amount, '==', 602.0, part=1)
+        )
+
+    def _check_mined_cae7081628__new_payout(self) -> bool:  # tasks.world:11166
+        return any(
+            _r31.claim == 'CL00006' and _r31.amount == 602.0
+            and _r31.method == _E12_PayoutMethod_bank_transfer
+            and _r31.paid_on == rt.parse_date('2024-06-20') and _r31.paid_by == 'ADJ01'
+            and _r31.reference == 'TXN00000005'
+            for _r31 in rt.each(self, self.t_payouts)
+        )
+
+    # tasks.world:11528
+    def _check_mined_75b4a81ecc__policyholder_ph0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_policyholders['PH0004'].email, '==', 'Le3@A.qtle') and rt.expect(
+            self.t_policyholders['PH0004'].phone, '==', '2024-05-02', part=1
+        )
+
+    # tasks.world:11529
+    def _check_mined_75b4a81ecc__claim_cl00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_claims['CL00001'].status, '==', _E11_ClaimStatus_denied)
+            and rt.expect(self.t_claims['CL00001'].denial_reason, '==', 'PAY00003', part=1)
+        )
+
+    def _check_mined_75b4a81ecc__new_claimdocument(self) -> bool:  # tasks.world:11530
+        return any(
+            _r32.claim == 'CL00001' and _r32.doc_type == _E7_DocType_police_report
+            and _r32.status == _E9_DocStatus_requested
+            and _r32.requested_on == rt.parse_date('2024-06-20') and _r32.received_on is None
+            and _r32.requested_by == 'ADJ01' and _r32.note == '2024-06-01'
+            for _r32 in rt.each(self, self.t_documents)
+        )
+
+    # tasks.world:11892
+    def _check_mined_7ac6399a93__policyholder_ph0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_policyholders['PH0002'].email, '==', 'xny@mih.pvr')
+            and rt.expect(self.t_policyholders['PH0002'].phone, '==', '2024-04-01', part=1)
+            and rt.expect(
+                self.t_policyholders['PH0002'].payout_method, '==',
+                _E12_PayoutMethod_bank_transfer, part=2,
+            )
+        )
+
+    # tasks.world:11893
+    def _check_mined_7ac6399a93__claim_cl00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_claims['CL00002'].status, '==', _E11_ClaimStatus_paid)
+
+    # tasks.world:11894
+    def _check_mined_7ac6399a93__claim_cl00006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_claims['CL00006'].status, '==', _E11_ClaimStatus_approved)
+            and rt.expect(self.t_claims['CL00006'].approved_amount, '==', 1000.01, part=1)
+        )
+
+    def _check_mined_7ac6399a93__new_payout(self) -> bool:  # tasks.world:11895
+        return any(
+            _r33.claim == 'CL00002' and _r33.amount == 9500.0
+            and _r33.method == _E12_PayoutMethod_check
+            and _r33.paid_on == rt.parse_date('2024-06-20') and _r33.paid_by == 'ADJ01'
+            and _r33.reference == 'TXN00000005'
+            for _r33 in rt.each(self, self.t_payouts)
+        )
+
+    # tasks.world:12257
+    def _check_mined_04933c4f7b__current_adjuster_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_adjuster, '==', 'ADJ03')
+
+    def _check_mined_04933c4f7b__new_claim(self) -> bool:  # tasks.world:12258
+        return any(
+            _r34.policy == 'POL-1003' and _r34.incident_date == rt.parse_date('2024-03-24')
+            and _r34.filed_on == rt.parse_date('2024-06-20') and _r34.description == 'North'
+            and _r34.claimed_amount == 500.0 and _r34.status == _E11_ClaimStatus_filed
+            and _r34.adjuster is None and _r34.approved_amount is None
+            and _r34.denial_reason is None
+            for _r34 in rt.each(self, self.t_claims)
+        )
+
+    # tasks.world:12622
+    def _check_mined_30ad49e25f__current_adjuster_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_adjuster, '==', 'ADJ02')
+
+    # tasks.world:12623
+    def _check_mined_30ad49e25f__policyholder_ph0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_policyholders['PH0004'].email, '==', '2DE@4Ee.wwlt') and rt.expect(
+            self.t_policyholders['PH0004'].phone, '==', '2024-12-31', part=1
+        )
+
+    # tasks.world:12624
+    def _check_mined_30ad49e25f__claim_cl00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_claims['CL00001'].status, '==', _E11_ClaimStatus_denied)
+            and rt.expect(self.t_claims['CL00001'].denial_reason, '==', 'under_review', part=1)
+        )
+
+    # tasks.world:12987
+    def _check_mined_fc32825221__current_adjuster_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_adjuster, '==', 'ADJ02')
+
+    # tasks.world:12988
+    def _check_mined_fc32825221__policyholder_ph0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_policyholders['PH0002'].email, '==', 'tom.reyes@insure.example')
+            and rt.expect(
+                self.t_policyholders['PH0002'].payout_method, '==',
+                _E12_PayoutMethod_bank_transfer, part=1,
+            )
+        )
+
+    # tasks.world:12989
+    def _check_mined_fc32825221__claim_cl00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_claims['CL00001'].status, '==', _E11_ClaimStatus_denied)
+            and rt.expect(self.t_claims['CL00001'].denial_reason, '==', 'home', part=1)
+        )
+
+    # tasks.world:13352
+    def _check_mined_94a14a0312__policyholder_ph0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_policyholders['PH0003'].phone, '==', '2024-06-20') and rt.expect(
+            self.t_policyholders['PH0003'].payout_method, '==', _E12_PayoutMethod_check, part=1
+        )
+
+    def _check_mined_94a14a0312__new_claimdocument(self) -> bool:  # tasks.world:13353
+        return any(
+            _r35.claim == 'CL00001' and _r35.doc_type == _E7_DocType_medical_bill
+            and _r35.status == _E9_DocStatus_requested
+            and _r35.requested_on == rt.parse_date('2024-06-20') and _r35.received_on is None
+            and _r35.requested_by == 'ADJ01' and _r35.note == 'PAY00004'
+            for _r35 in rt.each(self, self.t_documents)
+        )
+
+    def _check_mined_94a14a0312__new_claimdocument_1(self) -> bool:  # tasks.world:13354
+        return any(
+            _r36.claim == 'CL00001' and _r36.doc_type == _E7_DocType_photos
+            and _r36.status == _E9_DocStatus_requested
+            and _r36.requested_on == rt.parse_date('2024-06-20') and _r36.received_on is None
+            and _r36.requested_by == 'ADJ01' and _r36.note == '2023-05-01'
+            for _r36 in rt.each(self, self.t_documents)
+        )
+
+    # tasks.world:13718
+    def _check_mined_7273365da6__current_adjuster_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_adjuster, '==', 'ADJ03')
+
+    # tasks.world:13719
+    def _check_mined_7273365da6__policyholder_ph0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_policyholders['PH0002'].email, '==', 'mei.tanaka@insure.example')
+            and rt.expect(self.t_policyholders['PH0002'].phone, '==', '9514528 ', part=1)
+            and rt.expect(
+                self.t_policyholders['PH0002'].payout_method, '==',
+                _E12_PayoutMethod_bank_transfer, part=2,
+            )
+        )
+
+    # tasks.world:13720
+    def _check_mined_7273365da6__policyholder_ph0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_policyholders['PH0003'].email, '==', 'B@U.xydb') and rt.expect(
+            self.t_policyholders['PH0003'].phone, '==', '1985-01-30', part=1
+        )
+
 
 ClaimsDesk.TOOLS = tools(ClaimsDesk)
-
-
-# claims_desk.world:867
-def _check_approve_and_pay_storm_claim__approved(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_claims['CL00006'].status, '==', _E11_ClaimStatus_paid) and rt.expect(
-        ep.t_claims['CL00006'].approved_amount, '==', 6000.0, part=1
-    )
-
-
-def _check_approve_and_pay_storm_claim__paid_out(ep: ClaimsDesk) -> bool:  # claims_desk.world:868
-    return any(
-        _p12.claim == 'CL00006' and _p12.amount == 6000.0
-        and _p12.method == _E12_PayoutMethod_bank_transfer
-        for _p12 in rt.each(ep, ep.t_payouts)
-    )
-
-
-# tasks.world:354
-def _check_estimate_in_approve_collision__estimate_received(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_documents['DOC0002'].status, '==', _E9_DocStatus_received) and rt.expect(
-        ep.t_documents['DOC0002'].received_on, '==', rt.parse_date('2024-06-20'), part=1
-    )
-
-
-# tasks.world:355
-def _check_estimate_in_approve_collision__approved(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_claims['CL00001'].approved_amount, '==', 2700.0) and rt.expect(
-        ep.t_claims['CL00001'].status, '==', _E11_ClaimStatus_paid, part=1
-    )
-
-
-def _check_estimate_in_approve_collision__paid_by_check(ep: ClaimsDesk) -> bool:  # tasks.world:356
-    return any(
-        _p13.claim == 'CL00001' and _p13.amount == 2700.0
-        and _p13.method == _E12_PayoutMethod_check
-        for _p13 in rt.each(ep, ep.t_payouts)
-    )
-
-
-# tasks.world:719
-def _check_assign_er_claim_to_mei__assigned(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_claims['CL00003'].status, '==', _E11_ClaimStatus_under_review)
-        and rt.expect(ep.t_claims['CL00003'].adjuster, '==', 'ADJ03', part=1)
-    )
-
-
-def _check_assign_er_claim_to_mei__bill_requested(ep: ClaimsDesk) -> bool:  # tasks.world:720
-    return any(
-        _d14.claim == 'CL00003' and _d14.doc_type == _E7_DocType_medical_bill
-        and _d14.status == _E9_DocStatus_requested
-        for _d14 in rt.each(ep, ep.t_documents)
-    )
-
-
-# tasks.world:1079
-def _check_mined_a86526c166__policyholder_ph0001_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_policyholders['PH0001'].phone, '==', '220110308-') and rt.expect(
-        ep.t_policyholders['PH0001'].payout_method, '==', _E12_PayoutMethod_check, part=1
-    )
-
-
-def _check_mined_a86526c166__new_claimdocument(ep: ClaimsDesk) -> bool:  # tasks.world:1080
-    return any(
-        _r15.claim == 'CL00001' and _r15.doc_type == _E7_DocType_photos
-        and _r15.status == _E9_DocStatus_received
-        and _r15.requested_on == rt.parse_date('2024-06-20')
-        and _r15.received_on == rt.parse_date('2024-06-20') and _r15.requested_by == 'ADJ01'
-        and _r15.note == '220110308-'
-        for _r15 in rt.each(ep, ep.t_documents)
-    )
-
-
-def _check_mined_a86526c166__new_claimdocument_1(ep: ClaimsDesk) -> bool:  # tasks.world:1081
-    return any(
-        _r16.claim == 'CL00001' and _r16.doc_type == _E7_DocType_medical_bill
-        and _r16.status == _E9_DocStatus_requested
-        and _r16.requested_on == rt.parse_date('2024-06-20') and _r16.received_on is None
-        and _r16.requested_by == 'ADJ01' and _r16.note == 'cancelled'
-        for _r16 in rt.each(ep, ep.t_documents)
-    )
-
-
-# tasks.world:1441
-def _check_mined_6dc2447518__claim_cl00006_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_claims['CL00006'].status, '==', _E11_ClaimStatus_denied) and rt.expect(
-        ep.t_claims['CL00006'].denial_reason, '==', 'CL00006', part=1
-    )
-
-
-def _check_mined_6dc2447518__new_claimdocument(ep: ClaimsDesk) -> bool:  # tasks.world:1442
-    return any(
-        _r17.claim == 'CL00006' and _r17.doc_type == _E7_DocType_medical_bill
-        and _r17.status == _E9_DocStatus_requested
-        and _r17.requested_on == rt.parse_date('2024-06-20') and _r17.received_on is None
-        and _r17.requested_by == 'ADJ01' and _r17.note == 'photos'
-        for _r17 in rt.each(ep, ep.t_documents)
-    )
-
-
-def _check_mined_6dc2447518__new_claimdocument_1(ep: ClaimsDesk) -> bool:  # tasks.world:1443
-    return any(
-        _r18.claim == 'CL00006' and _r18.doc_type == _E7_DocType_proof_of_identity
-        and _r18.status == _E9_DocStatus_received
-        and _r18.requested_on == rt.parse_date('2024-06-20')
-        and _r18.received_on == rt.parse_date('2024-06-20') and _r18.requested_by == 'ADJ01'
-        and _r18.note == 'photos'
-        for _r18 in rt.each(ep, ep.t_documents)
-    )
-
-
-# tasks.world:1802
-def _check_mined_e8f5a2a1df__claimdocument_doc0002_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_documents['DOC0002'].status, '==', _E9_DocStatus_received) and rt.expect(
-        ep.t_documents['DOC0002'].received_on, '==', rt.parse_date('2024-06-20'), part=1
-    )
-
-
-def _check_mined_bc45eb3369__new_claimdocument(ep: ClaimsDesk) -> bool:  # tasks.world:2159
-    return any(
-        _r19.claim == 'CL00006' and _r19.doc_type == _E7_DocType_medical_bill
-        and _r19.status == _E9_DocStatus_received
-        and _r19.requested_on == rt.parse_date('2024-06-20')
-        and _r19.received_on == rt.parse_date('2024-06-20') and _r19.requested_by == 'ADJ01'
-        and _r19.note == '+1 555 0504'
-        for _r19 in rt.each(ep, ep.t_documents)
-    )
-
-
-# tasks.world:2517
-def _check_mined_9cd677fffd__policyholder_ph0003_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_policyholders['PH0003'].email, '==', 'mei.tanaka@insure.example')
-
-
-# tasks.world:2875
-def _check_mined_8b4573b3aa__policyholder_ph0002_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_policyholders['PH0002'].email, '==', 'p+f@7.kvnn')
-        and rt.expect(ep.t_policyholders['PH0002'].phone, '==', '1985-01-30', part=1)
-        and rt.expect(
-            ep.t_policyholders['PH0002'].payout_method, '==', _E12_PayoutMethod_bank_transfer,
-            part=2,
-        )
-    )
-
-
-# tasks.world:3233
-def _check_mined_d6e75594dc__policyholder_ph0003_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_policyholders['PH0003'].phone, '==', '807-329')
-
-
-# tasks.world:3234
-def _check_mined_d6e75594dc__policyholder_ph0004_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_policyholders['PH0004'].email, '==', 'miX@nhRE.pu')
-        and rt.expect(ep.t_policyholders['PH0004'].phone, '==', '807-329', part=1)
-        and rt.expect(
-            ep.t_policyholders['PH0004'].payout_method, '==', _E12_PayoutMethod_check, part=2
-        )
-    )
-
-
-def _check_mined_94f0d1dfff__new_claim(ep: ClaimsDesk) -> bool:  # tasks.world:3591
-    return any(
-        _r20.policy == 'POL-1002' and _r20.incident_date == rt.parse_date('2024-06-18')
-        and _r20.filed_on == rt.parse_date('2024-06-20') and _r20.description == '62704'
-        and _r20.claimed_amount == 1000.01 and _r20.status == _E11_ClaimStatus_filed
-        and _r20.adjuster is None and _r20.approved_amount is None and _r20.denial_reason is None
-        for _r20 in rt.each(ep, ep.t_claims)
-    )
-
-
-def _check_mined_bc414e4313__new_claimdocument(ep: ClaimsDesk) -> bool:  # tasks.world:3948
-    return any(
-        _r21.claim == 'CL00001' and _r21.doc_type == _E7_DocType_police_report
-        and _r21.status == _E9_DocStatus_requested
-        and _r21.requested_on == rt.parse_date('2024-06-20') and _r21.received_on is None
-        and _r21.requested_by == 'ADJ01' and _r21.note == ''
-        for _r21 in rt.each(ep, ep.t_documents)
-    )
-
-
-# tasks.world:4305
-def _check_mined_216ddf00e7__claim_cl00002_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_claims['CL00002'].status, '==', _E11_ClaimStatus_paid)
-
-
-def _check_mined_216ddf00e7__new_payout(ep: ClaimsDesk) -> bool:  # tasks.world:4306
-    return any(
-        _r22.claim == 'CL00002' and _r22.amount == 9500.0
-        and _r22.method == _E12_PayoutMethod_check and _r22.paid_on == rt.parse_date('2024-06-20')
-        and _r22.paid_by == 'ADJ01' and _r22.reference == 'TXN00000005'
-        for _r22 in rt.each(ep, ep.t_payouts)
-    )
-
-
-# tasks.world:4663
-def _check_mined_4c89c403af__claim_cl00001_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_claims['CL00001'].status, '==', _E11_ClaimStatus_denied) and rt.expect(
-        ep.t_claims['CL00001'].denial_reason, '==', 'home', part=1
-    )
-
-
-# tasks.world:5020
-def _check_mined_5d6678c7ba__claim_cl00001_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_claims['CL00001'].status, '==', _E11_ClaimStatus_denied) and rt.expect(
-        ep.t_claims['CL00001'].denial_reason, '==', '2024-05-06', part=1
-    )
-
-
-# tasks.world:5021
-def _check_mined_5d6678c7ba__claimdocument_doc0002_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_documents['DOC0002'].status, '==', _E9_DocStatus_received) and rt.expect(
-        ep.t_documents['DOC0002'].received_on, '==', rt.parse_date('2024-06-20'), part=1
-    )
-
-
-# tasks.world:5379
-def _check_mined_2fe3cce7d4__policyholder_ph0003_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_policyholders['PH0003'].email, '==', 'XCh6@m.ar') and rt.expect(
-        ep.t_policyholders['PH0003'].phone, '==', '+2762301-', part=1
-    )
-
-
-# tasks.world:5737
-def _check_mined_4dc0f1cea9__policyholder_ph0002_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_policyholders['PH0002'].email, '==', '2@d.gh') and rt.expect(
-        ep.t_policyholders['PH0002'].phone, '==', '+79402-65', part=1
-    )
-
-
-# tasks.world:6093
-def _check_mined_6469570d71__policyholder_ph0003_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_policyholders['PH0003'].phone, '==', '+603-216-6') and rt.expect(
-        ep.t_policyholders['PH0003'].payout_method, '==', _E12_PayoutMethod_check, part=1
-    )
-
-
-# tasks.world:6449
-def _check_mined_d53b2c6263__policyholder_ph0003_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_policyholders['PH0003'].email, '==', 'tom.reyes@insure.example')
-        and rt.expect(ep.t_policyholders['PH0003'].phone, '==', '2024-04-11', part=1)
-        and rt.expect(
-            ep.t_policyholders['PH0003'].payout_method, '==', _E12_PayoutMethod_check, part=2
-        )
-    )
-
-
-# tasks.world:6450
-def _check_mined_d53b2c6263__claim_cl00001_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_claims['CL00001'].status, '==', _E11_ClaimStatus_approved) and rt.expect(
-        ep.t_claims['CL00001'].approved_amount, '==', 1000.01, part=1
-    )
-
-
-# tasks.world:6451
-def _check_mined_d53b2c6263__claim_cl00002_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_claims['CL00002'].status, '==', _E11_ClaimStatus_paid)
-
-
-# tasks.world:6452
-def _check_mined_d53b2c6263__claimdocument_doc0002_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_documents['DOC0002'].status, '==', _E9_DocStatus_received) and rt.expect(
-        ep.t_documents['DOC0002'].received_on, '==', rt.parse_date('2024-06-20'), part=1
-    )
-
-
-def _check_mined_d53b2c6263__new_payout(ep: ClaimsDesk) -> bool:  # tasks.world:6453
-    return any(
-        _r23.claim == 'CL00002' and _r23.amount == 9500.0
-        and _r23.method == _E12_PayoutMethod_check and _r23.paid_on == rt.parse_date('2024-06-20')
-        and _r23.paid_by == 'ADJ01' and _r23.reference == 'TXN00000005'
-        for _r23 in rt.each(ep, ep.t_payouts)
-    )
-
-
-# tasks.world:6815
-def _check_mined_c335453434__current_adjuster_set(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_adjuster, '==', 'ADJ02')
-
-
-# tasks.world:6816
-def _check_mined_c335453434__policyholder_ph0003_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_policyholders['PH0003'].email, '==', 'eN2@p.qzt')
-        and rt.expect(ep.t_policyholders['PH0003'].phone, '==', '2024-04-02', part=1)
-        and rt.expect(
-            ep.t_policyholders['PH0003'].payout_method, '==', _E12_PayoutMethod_check, part=2
-        )
-    )
-
-
-# tasks.world:6817
-def _check_mined_c335453434__claimdocument_doc0002_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_documents['DOC0002'].status, '==', _E9_DocStatus_received) and rt.expect(
-        ep.t_documents['DOC0002'].received_on, '==', rt.parse_date('2024-06-20'), part=1
-    )
-
-
-# tasks.world:7179
-def _check_mined_93765bc1d3__policyholder_ph0002_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_policyholders['PH0002'].email, '==', 'mei.tanaka@insure.example')
-        and rt.expect(ep.t_policyholders['PH0002'].phone, '==', '2024-06-04', part=1)
-    )
-
-
-# tasks.world:7180
-def _check_mined_93765bc1d3__claim_cl00002_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_claims['CL00002'].status, '==', _E11_ClaimStatus_paid)
-
-
-def _check_mined_93765bc1d3__new_payout(ep: ClaimsDesk) -> bool:  # tasks.world:7181
-    return any(
-        _r24.claim == 'CL00002' and _r24.amount == 9500.0
-        and _r24.method == _E12_PayoutMethod_check and _r24.paid_on == rt.parse_date('2024-06-20')
-        and _r24.paid_by == 'ADJ01' and _r24.reference == 'TXN00000005'
-        for _r24 in rt.each(ep, ep.t_payouts)
-    )
-
-
-# tasks.world:7542
-def _check_mined_c1ac4b6319__policyholder_ph0001_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_policyholders['PH0001'].email, '==', 'vGh@e.jxgcx') and rt.expect(
-        ep.t_policyholders['PH0001'].phone, '==', '2024-06-04', part=1
-    )
-
-
-# tasks.world:7543
-def _check_mined_c1ac4b6319__claim_cl00003_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_claims['CL00003'].status, '==', _E11_ClaimStatus_paid)
-        and rt.expect(ep.t_claims['CL00003'].adjuster, '==', 'ADJ01', part=1)
-        and rt.expect(ep.t_claims['CL00003'].approved_amount, '==', 663.35, part=2)
-    )
-
-
-def _check_mined_c1ac4b6319__new_payout(ep: ClaimsDesk) -> bool:  # tasks.world:7544
-    return any(
-        _r25.claim == 'CL00003' and _r25.amount == 663.35
-        and _r25.method == _E12_PayoutMethod_check and _r25.paid_on == rt.parse_date('2024-06-20')
-        and _r25.paid_by == 'ADJ01' and _r25.reference == 'TXN00000005'
-        for _r25 in rt.each(ep, ep.t_payouts)
-    )
-
-
-# tasks.world:7904
-def _check_mined_c5de2e994d__policyholder_ph0002_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_policyholders['PH0002'].email, '==', 'bvZ@l9C.kx')
-
-
-def _check_mined_c5de2e994d__new_claim(ep: ClaimsDesk) -> bool:  # tasks.world:7905
-    return any(
-        _r26.policy == 'POL-1002' and _r26.incident_date == rt.parse_date('2024-05-06')
-        and _r26.filed_on == rt.parse_date('2024-06-20') and _r26.description == 'supervisor'
-        and _r26.claimed_amount == 1000.01 and _r26.status == _E11_ClaimStatus_filed
-        and _r26.adjuster is None and _r26.approved_amount is None and _r26.denial_reason is None
-        for _r26 in rt.each(ep, ep.t_claims)
-    )
-
-
-# tasks.world:7906
-def _check_mined_c5de2e994d__claimdocument_doc0002_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_documents['DOC0002'].status, '==', _E9_DocStatus_received) and rt.expect(
-        ep.t_documents['DOC0002'].received_on, '==', rt.parse_date('2024-06-20'), part=1
-    )
-
-
-# tasks.world:8266
-def _check_mined_2f490be5c8__policyholder_ph0001_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_policyholders['PH0001'].email, '==', '2@Rm+.dil')
-        and rt.expect(ep.t_policyholders['PH0001'].phone, '==', '54-8-06', part=1)
-        and rt.expect(
-            ep.t_policyholders['PH0001'].payout_method, '==', _E12_PayoutMethod_check, part=2
-        )
-    )
-
-
-# tasks.world:8267
-def _check_mined_2f490be5c8__claim_cl00001_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_claims['CL00001'].status, '==', _E11_ClaimStatus_approved) and rt.expect(
-        ep.t_claims['CL00001'].approved_amount, '==', 821.51, part=1
-    )
-
-
-# tasks.world:8268
-def _check_mined_2f490be5c8__claimdocument_doc0002_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_documents['DOC0002'].status, '==', _E9_DocStatus_received) and rt.expect(
-        ep.t_documents['DOC0002'].received_on, '==', rt.parse_date('2024-06-20'), part=1
-    )
-
-
-# tasks.world:8628
-def _check_mined_ee693c0103__policyholder_ph0001_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_policyholders['PH0001'].email, '==', 'mei.tanaka@insure.example')
-        and rt.expect(ep.t_policyholders['PH0001'].phone, '==', '2024-04-10', part=1)
-    )
-
-
-# tasks.world:8629
-def _check_mined_ee693c0103__claim_cl00002_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_claims['CL00002'].status, '==', _E11_ClaimStatus_paid)
-
-
-def _check_mined_ee693c0103__new_claimdocument(ep: ClaimsDesk) -> bool:  # tasks.world:8630
-    return any(
-        _r27.claim == 'CL00001' and _r27.doc_type == _E7_DocType_receipt
-        and _r27.status == _E9_DocStatus_requested
-        and _r27.requested_on == rt.parse_date('2024-06-20') and _r27.received_on is None
-        and _r27.requested_by == 'ADJ01' and _r27.note == 'null'
-        for _r27 in rt.each(ep, ep.t_documents)
-    )
-
-
-def _check_mined_ee693c0103__new_payout(ep: ClaimsDesk) -> bool:  # tasks.world:8631
-    return any(
-        _r28.claim == 'CL00002' and _r28.amount == 9500.0
-        and _r28.method == _E12_PayoutMethod_bank_transfer
-        and _r28.paid_on == rt.parse_date('2024-06-20') and _r28.paid_by == 'ADJ01'
-        and _r28.reference == 'TXN00000005'
-        for _r28 in rt.each(ep, ep.t_payouts)
-    )
-
-
-# tasks.world:8991
-def _check_mined_62b83e27a2__current_adjuster_set(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_adjuster, '==', 'ADJ02')
-
-
-# tasks.world:8992
-def _check_mined_62b83e27a2__policyholder_ph0004_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_policyholders['PH0004'].payout_method, '==', _E12_PayoutMethod_check)
-
-
-# tasks.world:8993
-def _check_mined_62b83e27a2__claim_cl00006_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_claims['CL00006'].status, '==', _E11_ClaimStatus_paid) and rt.expect(
-        ep.t_claims['CL00006'].approved_amount, '==', 0.01, part=1
-    )
-
-
-def _check_mined_62b83e27a2__new_payout(ep: ClaimsDesk) -> bool:  # tasks.world:8994
-    return any(
-        _r29.claim == 'CL00006' and _r29.amount == 0.01
-        and _r29.method == _E12_PayoutMethod_bank_transfer
-        and _r29.paid_on == rt.parse_date('2024-06-20') and _r29.paid_by == 'ADJ02'
-        and _r29.reference == 'TXN00000005'
-        for _r29 in rt.each(ep, ep.t_payouts)
-    )
-
-
-# tasks.world:9354
-def _check_mined_9dd1408e35__policyholder_ph0001_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_policyholders['PH0001'].email, '==', 'rdE2@a.ys') and rt.expect(
-        ep.t_policyholders['PH0001'].phone, '==', '2019-04-02', part=1
-    )
-
-
-# tasks.world:9355
-def _check_mined_9dd1408e35__policyholder_ph0004_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_policyholders['PH0004'].email, '==', 'mei.tanaka@insure.example')
-        and rt.expect(
-            ep.t_policyholders['PH0004'].payout_method, '==', _E12_PayoutMethod_check, part=1
-        )
-    )
-
-
-# tasks.world:9356
-def _check_mined_9dd1408e35__claim_cl00006_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_claims['CL00006'].status, '==', _E11_ClaimStatus_denied) and rt.expect(
-        ep.t_claims['CL00006'].denial_reason, '==', '62701', part=1
-    )
-
-
-# tasks.world:9717
-def _check_mined_b5b2bcadc7__current_adjuster_set(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_adjuster, '==', 'ADJ02')
-
-
-# tasks.world:9718
-def _check_mined_b5b2bcadc7__policyholder_ph0004_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_policyholders['PH0004'].phone, '==', '2024-05-03') and rt.expect(
-        ep.t_policyholders['PH0004'].payout_method, '==', _E12_PayoutMethod_check, part=1
-    )
-
-
-# tasks.world:9719
-def _check_mined_b5b2bcadc7__claim_cl00001_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_claims['CL00001'].status, '==', _E11_ClaimStatus_denied) and rt.expect(
-        ep.t_claims['CL00001'].denial_reason, '==', 'receipt', part=1
-    )
-
-
-# tasks.world:10079
-def _check_mined_20c3063a6f__policyholder_ph0004_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_policyholders['PH0004'].email, '==', 'b5@S1.jo') and rt.expect(
-        ep.t_policyholders['PH0004'].phone, '==', '2024-02-17', part=1
-    )
-
-
-# tasks.world:10080
-def _check_mined_20c3063a6f__claim_cl00006_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_claims['CL00006'].status, '==', _E11_ClaimStatus_paid) and rt.expect(
-        ep.t_claims['CL00006'].approved_amount, '==', 10.0, part=1
-    )
-
-
-def _check_mined_20c3063a6f__new_payout(ep: ClaimsDesk) -> bool:  # tasks.world:10082
-    return any(
-        _r30.claim == 'CL00006' and _r30.amount == 10.0 and _r30.method == _E12_PayoutMethod_check
-        and _r30.paid_on == rt.parse_date('2024-06-20') and _r30.paid_by == 'ADJ01'
-        and _r30.reference == 'TXN00000005'
-        for _r30 in rt.each(ep, ep.t_payouts)
-    )
-
-
-# tasks.world:10442
-def _check_mined_6d98390e31__policyholder_ph0004_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_policyholders['PH0004'].email, '==', '0G@zV#.wth')
-        and rt.expect(ep.t_policyholders['PH0004'].phone, '==', '2024-06-05', part=1)
-        and rt.expect(
-            ep.t_policyholders['PH0004'].payout_method, '==', _E12_PayoutMethod_check, part=2
-        )
-    )
-
-
-# tasks.world:10443
-def _check_mined_6d98390e31__claimdocument_doc0002_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_documents['DOC0002'].status, '==', _E9_DocStatus_received) and rt.expect(
-        ep.t_documents['DOC0002'].received_on, '==', rt.parse_date('2024-06-20'), part=1
-    )
-
-
-# tasks.world:10803
-def _check_mined_2a34a53087__current_adjuster_set(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_adjuster, '==', 'ADJ03')
-
-
-# tasks.world:10804
-def _check_mined_2a34a53087__claimdocument_doc0002_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_documents['DOC0002'].status, '==', _E9_DocStatus_received) and rt.expect(
-        ep.t_documents['DOC0002'].received_on, '==', rt.parse_date('2024-06-20'), part=1
-    )
-
-
-# tasks.world:11164
-def _check_mined_cae7081628__policyholder_ph0003_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_policyholders['PH0003'].email, '==', 'E8A4@_k.xv')
-        and rt.expect(ep.t_policyholders['PH0003'].phone, '==', '2024-06-03', part=1)
-        and rt.expect(
-            ep.t_policyholders['PH0003'].payout_method, '==', _E12_PayoutMethod_check, part=2
-        )
-    )
-
-
-# tasks.world:11165
-def _check_mined_cae7081628__claim_cl00006_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_claims['CL00006'].status, '==', _E11_ClaimStatus_paid) and rt.expect(
-        ep.t_claims['CL00006'].approved_amount, '==', 602.0, part=1
-    )
-
-
-def _check_mined_cae7081628__new_payout(ep: ClaimsDesk) -> bool:  # tasks.world:11166
-    return any(
-        _r31.claim == 'CL00006' and _r31.amount == 602.0
-        and _r31.method == _E12_PayoutMethod_bank_transfer
-        and _r31.paid_on == rt.parse_date('2024-06-20') and _r31.paid_by == 'ADJ01'
-        and _r31.reference == 'TXN00000005'
-        for _r31 in rt.each(ep, ep.t_payouts)
-    )
-
-
-# tasks.world:11528
-def _check_mined_75b4a81ecc__policyholder_ph0004_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_policyholders['PH0004'].email, '==', 'Le3@A.qtle') and rt.expect(
-        ep.t_policyholders['PH0004'].phone, '==', '2024-05-02', part=1
-    )
-
-
-# tasks.world:11529
-def _check_mined_75b4a81ecc__claim_cl00001_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_claims['CL00001'].status, '==', _E11_ClaimStatus_denied) and rt.expect(
-        ep.t_claims['CL00001'].denial_reason, '==', 'PAY00003', part=1
-    )
-
-
-def _check_mined_75b4a81ecc__new_claimdocument(ep: ClaimsDesk) -> bool:  # tasks.world:11530
-    return any(
-        _r32.claim == 'CL00001' and _r32.doc_type == _E7_DocType_police_report
-        and _r32.status == _E9_DocStatus_requested
-        and _r32.requested_on == rt.parse_date('2024-06-20') and _r32.received_on is None
-        and _r32.requested_by == 'ADJ01' and _r32.note == '2024-06-01'
-        for _r32 in rt.each(ep, ep.t_documents)
-    )
-
-
-# tasks.world:11892
-def _check_mined_7ac6399a93__policyholder_ph0002_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_policyholders['PH0002'].email, '==', 'xny@mih.pvr')
-        and rt.expect(ep.t_policyholders['PH0002'].phone, '==', '2024-04-01', part=1)
-        and rt.expect(
-            ep.t_policyholders['PH0002'].payout_method, '==', _E12_PayoutMethod_bank_transfer,
-            part=2,
-        )
-    )
-
-
-# tasks.world:11893
-def _check_mined_7ac6399a93__claim_cl00002_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_claims['CL00002'].status, '==', _E11_ClaimStatus_paid)
-
-
-# tasks.world:11894
-def _check_mined_7ac6399a93__claim_cl00006_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_claims['CL00006'].status, '==', _E11_ClaimStatus_approved) and rt.expect(
-        ep.t_claims['CL00006'].approved_amount, '==', 1000.01, part=1
-    )
-
-
-def _check_mined_7ac6399a93__new_payout(ep: ClaimsDesk) -> bool:  # tasks.world:11895
-    return any(
-        _r33.claim == 'CL00002' and _r33.amount == 9500.0
-        and _r33.method == _E12_PayoutMethod_check and _r33.paid_on == rt.parse_date('2024-06-20')
-        and _r33.paid_by == 'ADJ01' and _r33.reference == 'TXN00000005'
-        for _r33 in rt.each(ep, ep.t_payouts)
-    )
-
-
-# tasks.world:12257
-def _check_mined_04933c4f7b__current_adjuster_set(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_adjuster, '==', 'ADJ03')
-
-
-def _check_mined_04933c4f7b__new_claim(ep: ClaimsDesk) -> bool:  # tasks.world:12258
-    return any(
-        _r34.policy == 'POL-1003' and _r34.incident_date == rt.parse_date('2024-03-24')
-        and _r34.filed_on == rt.parse_date('2024-06-20') and _r34.description == 'North'
-        and _r34.claimed_amount == 500.0 and _r34.status == _E11_ClaimStatus_filed
-        and _r34.adjuster is None and _r34.approved_amount is None and _r34.denial_reason is None
-        for _r34 in rt.each(ep, ep.t_claims)
-    )
-
-
-# tasks.world:12622
-def _check_mined_30ad49e25f__current_adjuster_set(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_adjuster, '==', 'ADJ02')
-
-
-# tasks.world:12623
-def _check_mined_30ad49e25f__policyholder_ph0004_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_policyholders['PH0004'].email, '==', '2DE@4Ee.wwlt') and rt.expect(
-        ep.t_policyholders['PH0004'].phone, '==', '2024-12-31', part=1
-    )
-
-
-# tasks.world:12624
-def _check_mined_30ad49e25f__claim_cl00001_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_claims['CL00001'].status, '==', _E11_ClaimStatus_denied) and rt.expect(
-        ep.t_claims['CL00001'].denial_reason, '==', 'under_review', part=1
-    )
-
-
-# tasks.world:12987
-def _check_mined_fc32825221__current_adjuster_set(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_adjuster, '==', 'ADJ02')
-
-
-# tasks.world:12988
-def _check_mined_fc32825221__policyholder_ph0002_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_policyholders['PH0002'].email, '==', 'tom.reyes@insure.example')
-        and rt.expect(
-            ep.t_policyholders['PH0002'].payout_method, '==', _E12_PayoutMethod_bank_transfer,
-            part=1,
-        )
-    )
-
-
-# tasks.world:12989
-def _check_mined_fc32825221__claim_cl00001_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_claims['CL00001'].status, '==', _E11_ClaimStatus_denied) and rt.expect(
-        ep.t_claims['CL00001'].denial_reason, '==', 'home', part=1
-    )
-
-
-# tasks.world:13352
-def _check_mined_94a14a0312__policyholder_ph0003_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_policyholders['PH0003'].phone, '==', '2024-06-20') and rt.expect(
-        ep.t_policyholders['PH0003'].payout_method, '==', _E12_PayoutMethod_check, part=1
-    )
-
-
-def _check_mined_94a14a0312__new_claimdocument(ep: ClaimsDesk) -> bool:  # tasks.world:13353
-    return any(
-        _r35.claim == 'CL00001' and _r35.doc_type == _E7_DocType_medical_bill
-        and _r35.status == _E9_DocStatus_requested
-        and _r35.requested_on == rt.parse_date('2024-06-20') and _r35.received_on is None
-        and _r35.requested_by == 'ADJ01' and _r35.note == 'PAY00004'
-        for _r35 in rt.each(ep, ep.t_documents)
-    )
-
-
-def _check_mined_94a14a0312__new_claimdocument_1(ep: ClaimsDesk) -> bool:  # tasks.world:13354
-    return any(
-        _r36.claim == 'CL00001' and _r36.doc_type == _E7_DocType_photos
-        and _r36.status == _E9_DocStatus_requested
-        and _r36.requested_on == rt.parse_date('2024-06-20') and _r36.received_on is None
-        and _r36.requested_by == 'ADJ01' and _r36.note == '2023-05-01'
-        for _r36 in rt.each(ep, ep.t_documents)
-    )
-
-
-# tasks.world:13718
-def _check_mined_7273365da6__current_adjuster_set(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_adjuster, '==', 'ADJ03')
-
-
-# tasks.world:13719
-def _check_mined_7273365da6__policyholder_ph0002_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_policyholders['PH0002'].email, '==', 'mei.tanaka@insure.example')
-        and rt.expect(ep.t_policyholders['PH0002'].phone, '==', '9514528 ', part=1)
-        and rt.expect(
-            ep.t_policyholders['PH0002'].payout_method, '==', _E12_PayoutMethod_bank_transfer,
-            part=2,
-        )
-    )
-
-
-# tasks.world:13720
-def _check_mined_7273365da6__policyholder_ph0003_changed(ep: ClaimsDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_policyholders['PH0003'].email, '==', 'B@U.xydb') and rt.expect(
-        ep.t_policyholders['PH0003'].phone, '==', '1985-01-30', part=1
-    )
-
-
-ClaimsDesk.TASKS = task_registry(__name__, "tasks.json")

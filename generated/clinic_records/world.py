@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "ClinicRecords", "Doctor", "Drug", "DrugClass", "Patient", "Prescription", "RxStatus",
@@ -173,10 +173,8 @@ class ClinicRecords(Episode):
     CLOCK: ClassVar[str] = "2026-03-10T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act only as the signed-in doctor. Never prescribe a drug a patient is allergic to, and '
-        'prescribe only from a visit the signed-in doctor held.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "doctors": "Doctor", "drugs": "Drug", "patients": "Patient", "visits": "Visit",
         "prescriptions": "Prescription",
@@ -268,16 +266,12 @@ class ClinicRecords(Episode):
             rt.check_deleted(
                 self, self.t_doctors, ((self.t_visits, 'doctor'), (None, 'current_doctor'))
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_drugs,
                 ((self.t_patients, 'allergies'), (self.t_prescriptions, 'drug')),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_patients, ((self.t_visits, 'patient'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_visits, ((self.t_prescriptions, 'visit'),))
-        pass
 
     def fn_has_active(self, patient: Patient, drug: Drug) -> bool:  # clinic_records.world:87
         'Whether the patient already has an active prescription of the drug.'
@@ -595,823 +589,697 @@ class ClinicRecords(Episode):
     def tool_get_prescription(self, prescription: Prescription) -> Prescription:
         return prescription  # clinic_records.world:314
 
+    # clinic_records.world:420
+    def _check_renew_and_add_painkiller__renewed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-18'))
+            and rt.expect(self.t_prescriptions['RX001'].renewals, '==', 1, part=1)
+            and rt.expect(self.t_prescriptions['RX001'].status, '==', _E8_RxStatus_active, part=2)
+        )
+
+    def _check_renew_and_add_painkiller__ibuprofen(self) -> bool:  # clinic_records.world:421
+        return any(
+            _p8.visit == 'V001' and _p8.drug == 'IBU01' and _p8.status == _E8_RxStatus_active
+            and _p8.dose == '400 mg three times daily' and _p8.start == rt.parse_date('2026-03-10')
+            and _p8.end == rt.parse_date('2026-03-15')
+            for _p8 in rt.each(self, self.t_prescriptions)
+        )
+
+    def _check_new_child_patient__registered(self) -> bool:  # clinic_records.world:534
+        return any(
+            _pt9.name == 'Liam Park' and _pt9.birth_date == rt.parse_date('2019-07-14')
+            and any(
+                _d10.code == 'IBU01'
+                for _d10 in rt.rows(self.t_drugs, rt.each(self, _pt9.allergies))
+            )
+            and len(_pt9.allergies) == 1
+            for _pt9 in rt.each(self, self.t_patients)
+        )
+
+    def _check_new_child_patient__visited(self) -> bool:  # clinic_records.world:535
+        return any(
+            self.t_patients[_v11.patient].name == 'Liam Park' and _v11.doctor == 'D002'
+            and _v11.diagnosis == 'acute otitis media'
+            for _v11 in rt.each(self, self.t_visits)
+        )
+
+    def _check_new_child_patient__prescribed(self) -> bool:  # clinic_records.world:536
+        return any(
+            self.t_patients[self.t_visits[_p12.visit].patient].name == 'Liam Park'
+            and _p12.drug == 'AMX01' and _p12.status == _E8_RxStatus_active
+            and _p12.end == rt.parse_date('2026-03-17')
+            for _p12 in rt.each(self, self.t_prescriptions)
+        )
+
+    # clinic_records.world:648
+    def _check_stop_and_record_allergy__stopped(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped)
+            and rt.expect(self.t_prescriptions['RX002'].stop_reason, '==', 'angioedema', part=1)
+            and rt.expect(
+                self.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'), part=2
+            )
+        )
+
+    def _check_stop_and_record_allergy__allergy(self) -> bool:  # clinic_records.world:649
+        return any(
+            _d13.code == 'LIS01'
+            for _d13 in rt.rows(self.t_drugs, rt.each(self, self.t_patients['P003'].allergies))
+        )
+
+    def _check_amoxicillin_rash__stopped(self) -> rt.Verdict | bool:  # tasks.world:107
+        return (
+            rt.expect(self.t_prescriptions['RX001'].status, '==', _E8_RxStatus_stopped)
+            and rt.expect(self.t_prescriptions['RX001'].stop_reason, '==', 'allergic rash', part=1)
+            and rt.expect(
+                self.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-10'), part=2
+            )
+        )
+
+    def _check_amoxicillin_rash__allergy_recorded(self) -> bool:  # tasks.world:108
+        return (
+            any(
+                _d14.code == 'AMX01'
+                for _d14 in rt.rows(self.t_drugs, rt.each(self, self.t_patients['P001'].allergies))
+            )
+            and any(
+                _d15.code == 'PEN01'
+                for _d15 in rt.rows(self.t_drugs, rt.each(self, self.t_patients['P001'].allergies))
+            )
+        )
+
+    def _check_amoxicillin_rash__visit_recorded(self) -> bool:  # tasks.world:109
+        return any(
+            _v16.patient == 'P001' and _v16.doctor == 'D001'
+            and _v16.diagnosis == 'allergic drug rash'
+            and _v16.at.date() == rt.parse_date('2026-03-10')
+            for _v16 in rt.each(self, self.t_visits)
+        )
+
+    def _check_strep_throat_with_painkiller__visit_recorded(self) -> bool:  # tasks.world:221
+        return any(
+            _v17.patient == 'P002' and _v17.doctor == 'D002'
+            and _v17.diagnosis == 'streptococcal pharyngitis'
+            and _v17.at.date() == rt.parse_date('2026-03-10')
+            for _v17 in rt.each(self, self.t_visits)
+        )
+
+    def _check_strep_throat_with_painkiller__antibiotic(self) -> bool:  # tasks.world:222
+        return any(
+            self.t_visits[_p18.visit].patient == 'P002'
+            and self.t_visits[_p18.visit].diagnosis == 'streptococcal pharyngitis'
+            and _p18.drug == 'AMX01' and _p18.status == _E8_RxStatus_active
+            and _p18.dose == '250 mg three times daily'
+            and _p18.start == rt.parse_date('2026-03-10')
+            and _p18.end == rt.parse_date('2026-03-20')
+            for _p18 in rt.each(self, self.t_prescriptions)
+        )
+
+    def _check_strep_throat_with_painkiller__painkiller(self) -> bool:  # tasks.world:223
+        return any(
+            self.t_visits[_p19.visit].patient == 'P002'
+            and self.t_visits[_p19.visit].diagnosis == 'streptococcal pharyngitis'
+            and _p19.drug == 'IBU01' and _p19.status == _E8_RxStatus_active
+            and _p19.dose == '200 mg as needed' and _p19.end == rt.parse_date('2026-03-15')
+            for _p19 in rt.each(self, self.t_prescriptions)
+        )
+
+    # tasks.world:224
+    def _check_strep_throat_with_painkiller__two_added(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(len(self.t_prescriptions), '==', len(init.t_prescriptions) + 2)
+
+    def _check_hypertension_follow_up__visit_recorded(self) -> bool:  # tasks.world:336
+        return any(
+            _v20.patient == 'P003' and _v20.doctor == 'D003'
+            and _v20.diagnosis == 'hypertension follow-up, well controlled'
+            and _v20.at.date() == rt.parse_date('2026-03-10')
+            for _v20 in rt.each(self, self.t_visits)
+        )
+
+    # tasks.world:337
+    def _check_hypertension_follow_up__one_visit_added(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(len(self.t_visits), '==', len(init.t_visits) + 1)
+
+    def _check_hypertension_follow_up__renewed(self) -> rt.Verdict | bool:  # tasks.world:338
+        return (
+            rt.expect(self.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-06-19'))
+            and rt.expect(self.t_prescriptions['RX002'].renewals, '==', 2, part=1)
+            and rt.expect(self.t_prescriptions['RX002'].status, '==', _E8_RxStatus_active, part=2)
+        )
+
+    def _check_new_hypertension_patient__registered(self) -> bool:  # tasks.world:449
+        return any(
+            _pt21.name == 'Omar Haddad' and _pt21.birth_date == rt.parse_date('1979-08-30')
+            and len(_pt21.allergies) == 1
+            and any(
+                _d22.code == 'AMX01'
+                for _d22 in rt.rows(self.t_drugs, rt.each(self, _pt21.allergies))
+            )
+            and _pt21.registered_on == rt.parse_date('2026-03-10')
+            for _pt21 in rt.each(self, self.t_patients)
+        )
+
+    def _check_new_hypertension_patient__visit_recorded(self) -> bool:  # tasks.world:450
+        return any(
+            self.t_patients[_v23.patient].name == 'Omar Haddad' and _v23.doctor == 'D003'
+            and _v23.diagnosis == 'newly diagnosed hypertension'
+            for _v23 in rt.each(self, self.t_visits)
+        )
+
+    def _check_new_hypertension_patient__lisinopril_started(self) -> bool:  # tasks.world:451
+        return any(
+            self.t_patients[self.t_visits[_p24.visit].patient].name == 'Omar Haddad'
+            and self.t_visits[_p24.visit].doctor == 'D003' and _p24.drug == 'LIS01'
+            and _p24.dose == '10 mg daily' and _p24.status == _E8_RxStatus_active
+            and _p24.start == rt.parse_date('2026-03-10')
+            and _p24.end == rt.parse_date('2026-06-08')
+            for _p24 in rt.each(self, self.t_prescriptions)
+        )
+
+    def _check_renew_and_register_daughter__renewed(self) -> rt.Verdict | bool:  # tasks.world:565
+        return (
+            rt.expect(self.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-14'))
+            and rt.expect(self.t_prescriptions['RX001'].renewals, '==', 1, part=1)
+            and rt.expect(self.t_prescriptions['RX001'].status, '==', _E8_RxStatus_active, part=2)
+        )
+
+    def _check_renew_and_register_daughter__lucia_registered(self) -> bool:  # tasks.world:566
+        return any(
+            _pt25.name == 'Lucia Lopez' and _pt25.birth_date == rt.parse_date('2012-08-03')
+            and _pt25.registered_on == rt.parse_date('2026-03-10')
+            for _pt25 in rt.each(self, self.t_patients)
+        )
+
+    def _check_renew_and_register_daughter__lucia_allergy(self) -> bool:  # tasks.world:567
+        return any(
+            _pt26.name == 'Lucia Lopez' and len(_pt26.allergies) == 1 and any(
+                _d27.code == 'PEN01'
+                for _d27 in rt.rows(self.t_drugs, rt.each(self, _pt26.allergies))
+            )
+            for _pt26 in rt.each(self, self.t_patients)
+        )
+
+    # tasks.world:682
+    def _check_painkiller_reaction_and_hay_fever__allergy_recorded(self) -> bool:
+        return any(
+            _d28.code == 'IBU01'
+            for _d28 in rt.rows(self.t_drugs, rt.each(self, self.t_patients['P002'].allergies))
+        )
+
+    # tasks.world:683
+    def _check_painkiller_reaction_and_hay_fever__only_that_allergy(self) -> rt.Verdict | bool:
+        return rt.expect(len(self.t_patients['P002'].allergies), '==', 1)
+
+    def _check_painkiller_reaction_and_hay_fever__visit_recorded(self) -> bool:  # tasks.world:684
+        return any(
+            _v29.patient == 'P002' and _v29.doctor == 'D002'
+            and _v29.diagnosis == 'seasonal allergic rhinitis'
+            and _v29.at.date() == rt.parse_date('2026-03-10')
+            for _v29 in rt.each(self, self.t_visits)
+        )
+
+    def _check_mined_31af0e1b75__new_prescription(self) -> bool:  # tasks.world:796
+        return any(
+            _r30.visit == 'V002' and _r30.drug == 'IBU01' and _r30.dose == 'symptoms resolved'
+            and _r30.start == rt.parse_date('2026-03-10')
+            and _r30.end == rt.parse_date('2026-03-10') and _r30.renewals == 0
+            and _r30.status == _E8_RxStatus_stopped and _r30.stop_reason == 'M'
+            for _r30 in rt.each(self, self.t_prescriptions)
+        )
+
+    def _check_mined_31af0e1b75__new_prescription_1(self) -> bool:  # tasks.world:797
+        return any(
+            _r31.visit == 'V002' and _r31.drug == 'LIS01' and _r31.dose == 'active'
+            and _r31.start == rt.parse_date('2026-03-10')
+            and _r31.end == rt.parse_date('2026-06-08') and _r31.renewals == 0
+            and _r31.status == _E8_RxStatus_active and _r31.stop_reason is None
+            for _r31 in rt.each(self, self.t_prescriptions)
+        )
+
+    def _check_mined_63f77f0831__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:911
+        return rt.expect(self.state.current_doctor, '==', 'D001')
+
+    def _check_mined_64a140b3b4__new_prescription(self) -> bool:  # tasks.world:1020
+        return any(
+            _r32.visit == 'V002' and _r32.drug == 'PEN01'
+            and _r32.dose == '8WoHmiXWnhREl_@Asie ys64KT2rum#OT_'
+            and _r32.start == rt.parse_date('2026-03-10')
+            and _r32.end == rt.parse_date('2026-03-15') and _r32.renewals == 1
+            and _r32.status == _E8_RxStatus_active and _r32.stop_reason is None
+            for _r32 in rt.each(self, self.t_prescriptions)
+        )
+
+    def _check_mined_455f1f58f0__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:1131
+        return rt.expect(self.state.current_doctor, '==', 'D001')
+
+    def _check_mined_455f1f58f0__new_visit(self) -> bool:  # tasks.world:1132
+        return any(
+            _r33.patient == 'P002' and _r33.doctor == 'D001' and _r33.diagnosis == 'D001'
+            for _r33 in rt.each(self, self.t_visits)
+        )
+
+    # tasks.world:1133
+    def _check_mined_455f1f58f0__prescription_rx001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-10'))
+            and rt.expect(self.t_prescriptions['RX001'].status, '==', _E8_RxStatus_stopped, part=1)
+            and rt.expect(self.t_prescriptions['RX001'].stop_reason, '==', '2025-01-05', part=2)
+        )
+
+    def _check_mined_a87b63a977__new_visit(self) -> bool:  # tasks.world:1247
+        return any(
+            _r34.patient == 'P002' and _r34.doctor == 'D002' and _r34.diagnosis == 'I'
+            for _r34 in rt.each(self, self.t_visits)
+        )
+
+    def _check_mined_a87b63a977__new_visit_1(self) -> bool:  # tasks.world:1248
+        return any(
+            _r35.patient == 'P002' and _r35.doctor == 'D002' and _r35.diagnosis == 'x'
+            for _r35 in rt.each(self, self.t_visits)
+        )
+
+    def _check_mined_1272e7669c__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:1358
+        return rt.expect(self.state.current_doctor, '==', 'D001')
+
+    def _check_mined_1272e7669c__new_visit(self) -> bool:  # tasks.world:1359
+        return any(
+            _r36.patient == 'P001' and _r36.doctor == 'D001'
+            and _r36.diagnosis == 'antihypertensive'
+            for _r36 in rt.each(self, self.t_visits)
+        )
+
+    # tasks.world:1360
+    def _check_mined_1272e7669c__prescription_rx001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-10'))
+            and rt.expect(self.t_prescriptions['RX001'].renewals, '==', 1, part=1)
+            and rt.expect(self.t_prescriptions['RX001'].status, '==', _E8_RxStatus_stopped, part=2)
+            and rt.expect(self.t_prescriptions['RX001'].stop_reason, '==', 'general', part=3)
+        )
+
+    def _check_mined_48795f3db9__new_visit(self) -> bool:  # tasks.world:1473
+        return any(
+            _r37.patient == 'P001' and _r37.doctor == 'D002' and _r37.diagnosis == 'stopped'
+            for _r37 in rt.each(self, self.t_visits)
+        )
+
+    def _check_mined_28c63c20bb__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:1582
+        return rt.expect(self.state.current_doctor, '==', 'D001')
+
+    def _check_mined_28c63c20bb__new_visit(self) -> bool:  # tasks.world:1583
+        return any(
+            _r38.patient == 'P003' and _r38.doctor == 'D001' and _r38.diagnosis == 'Dr. Ana Ruiz'
+            for _r38 in rt.each(self, self.t_visits)
+        )
+
+    # tasks.world:1584
+    def _check_mined_28c63c20bb__prescription_rx001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-10'))
+            and rt.expect(self.t_prescriptions['RX001'].status, '==', _E8_RxStatus_stopped, part=1)
+            and rt.expect(self.t_prescriptions['RX001'].stop_reason, '==', 'D003', part=2)
+        )
+
+    def _check_mined_2b95bc55bd__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:1697
+        return rt.expect(self.state.current_doctor, '==', 'D003')
+
+    def _check_mined_2b95bc55bd__new_visit(self) -> bool:  # tasks.world:1698
+        return any(
+            _r39.patient == 'P003' and _r39.doctor == 'D003' and _r39.diagnosis == 'cardiology'
+            for _r39 in rt.each(self, self.t_visits)
+        )
+
+    # tasks.world:1699
+    def _check_mined_2b95bc55bd__prescription_rx002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'))
+            and rt.expect(self.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped, part=1)
+            and rt.expect(self.t_prescriptions['RX002'].stop_reason, '==', 'analgesic', part=2)
+        )
+
+    def _check_mined_2b95bc55bd__new_prescription(self) -> bool:  # tasks.world:1700
+        return any(
+            _r40.visit == 'V003' and _r40.drug == 'LIS01' and _r40.dose == 'antibiotic'
+            and _r40.start == rt.parse_date('2026-03-10')
+            and _r40.end == rt.parse_date('2026-03-14') and _r40.renewals == 0
+            and _r40.status == _E8_RxStatus_active and _r40.stop_reason is None
+            for _r40 in rt.each(self, self.t_prescriptions)
+        )
+
+    def _check_mined_8cffc9e604__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:1813
+        return rt.expect(self.state.current_doctor, '==', 'D001')
+
+    def _check_mined_8cffc9e604__new_visit(self) -> bool:  # tasks.world:1814
+        return any(
+            _r41.patient == 'P001' and _r41.doctor == 'D002' and _r41.diagnosis == 'general'
+            for _r41 in rt.each(self, self.t_visits)
+        )
+
+    def _check_mined_8cffc9e604__new_prescription(self) -> bool:  # tasks.world:1815
+        return any(
+            _r42.visit == 'V004' and _r42.drug == 'LIS01' and _r42.dose == 'null'
+            and _r42.start == rt.parse_date('2026-03-10')
+            and _r42.end == rt.parse_date('2026-03-14') and _r42.renewals == 0
+            and _r42.status == _E8_RxStatus_active and _r42.stop_reason is None
+            for _r42 in rt.each(self, self.t_prescriptions)
+        )
+
+    def _check_mined_47febea0c8__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:1929
+        return rt.expect(self.state.current_doctor, '==', 'D001')
+
+    def _check_mined_47febea0c8__new_visit(self) -> bool:  # tasks.world:1930
+        return any(
+            _r43.patient == 'P001' and _r43.doctor == 'D001' and _r43.diagnosis == 'Dr. Ana Ruiz'
+            for _r43 in rt.each(self, self.t_visits)
+        )
+
+    # tasks.world:1931
+    def _check_mined_47febea0c8__prescription_rx001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-21'))
+            and rt.expect(self.t_prescriptions['RX001'].renewals, '==', 1, part=1)
+        )
+
+    def _check_mined_15602bff31__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:2044
+        return rt.expect(self.state.current_doctor, '==', 'D003')
+
+    def _check_mined_15602bff31__new_visit(self) -> bool:  # tasks.world:2045
+        return any(
+            _r44.patient == 'P003' and _r44.doctor == 'D001' and _r44.diagnosis == 'antihistamine'
+            for _r44 in rt.each(self, self.t_visits)
+        )
+
+    def _check_mined_2ae58d8be0__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:2159
+        return rt.expect(self.state.current_doctor, '==', 'D001')
+
+    def _check_mined_2ae58d8be0__new_visit(self) -> bool:  # tasks.world:2160
+        return any(
+            _r45.patient == 'P003' and _r45.doctor == 'D003' and _r45.diagnosis == '10 mg daily'
+            for _r45 in rt.each(self, self.t_visits)
+        )
+
+    # tasks.world:2161
+    def _check_mined_2ae58d8be0__prescription_rx002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-05-23'))
+            and rt.expect(self.t_prescriptions['RX002'].renewals, '==', 2, part=1)
+        )
+
+    def _check_mined_5d46e93772__new_visit(self) -> bool:  # tasks.world:2274
+        return any(
+            _r46.patient == 'P001' and _r46.doctor == 'D002' and _r46.diagnosis == 'AMX01'
+            for _r46 in rt.each(self, self.t_visits)
+        )
+
+    # tasks.world:2275
+    def _check_mined_5d46e93772__prescription_rx001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-10'))
+            and rt.expect(self.t_prescriptions['RX001'].status, '==', _E8_RxStatus_stopped, part=1)
+            and rt.expect(self.t_prescriptions['RX001'].stop_reason, '==', '😀', part=2)
+        )
+
+    def _check_mined_5d46e93772__new_prescription(self) -> bool:  # tasks.world:2276
+        return any(
+            _r47.visit == 'V002' and _r47.drug == 'LIS01' and _r47.dose == 'V004'
+            and _r47.start == rt.parse_date('2026-03-10')
+            and _r47.end == rt.parse_date('2026-03-14') and _r47.renewals == 0
+            and _r47.status == _E8_RxStatus_active and _r47.stop_reason is None
+            for _r47 in rt.each(self, self.t_prescriptions)
+        )
+
+    def _check_mined_4bcf3e53e7__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:2389
+        return rt.expect(self.state.current_doctor, '==', 'D001')
+
+    def _check_mined_4bcf3e53e7__new_visit(self) -> bool:  # tasks.world:2390
+        return any(
+            _r48.patient == 'P002' and _r48.doctor == 'D001' and _r48.diagnosis == 'Ag'
+            for _r48 in rt.each(self, self.t_visits)
+        )
+
+    def _check_mined_4bcf3e53e7__new_visit_1(self) -> bool:  # tasks.world:2391
+        return any(
+            _r49.patient == 'P002' and _r49.doctor == 'D001' and _r49.diagnosis == 'antihistamine'
+            for _r49 in rt.each(self, self.t_visits)
+        )
+
+    # tasks.world:2392
+    def _check_mined_4bcf3e53e7__prescription_rx002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'))
+            and rt.expect(self.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped, part=1)
+            and rt.expect(self.t_prescriptions['RX002'].stop_reason, '==', 'cardiology', part=2)
+        )
+
+    def _check_mined_5903b75def__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:2505
+        return rt.expect(self.state.current_doctor, '==', 'D003')
+
+    # tasks.world:2506
+    def _check_mined_5903b75def__prescription_rx002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'))
+            and rt.expect(self.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped, part=1)
+            and rt.expect(self.t_prescriptions['RX002'].stop_reason, '==', '2026-05-20', part=2)
+        )
+
+    def _check_mined_5903b75def__new_prescription(self) -> bool:  # tasks.world:2507
+        return any(
+            _r50.visit == 'V002' and _r50.drug == 'LIS01' and _r50.dose == 'RX002'
+            and _r50.start == rt.parse_date('2026-03-10')
+            and _r50.end == rt.parse_date('2026-03-24') and _r50.renewals == 0
+            and _r50.status == _E8_RxStatus_active and _r50.stop_reason is None
+            for _r50 in rt.each(self, self.t_prescriptions)
+        )
+
+    def _check_mined_9df3450043__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:2620
+        return rt.expect(self.state.current_doctor, '==', 'D002')
+
+    def _check_mined_f70a1ca314__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:2733
+        return rt.expect(self.state.current_doctor, '==', 'D001')
+
+    def _check_mined_f70a1ca314__new_visit(self) -> bool:  # tasks.world:2734
+        return any(
+            _r51.patient == 'P003' and _r51.doctor == 'D001' and _r51.diagnosis == 'Dr. Ana Ruiz'
+            for _r51 in rt.each(self, self.t_visits)
+        )
+
+    # tasks.world:2735
+    def _check_mined_f70a1ca314__prescription_rx001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-10'))
+            and rt.expect(self.t_prescriptions['RX001'].status, '==', _E8_RxStatus_stopped, part=1)
+            and rt.expect(self.t_prescriptions['RX001'].stop_reason, '==', 'D003', part=2)
+        )
+
+    def _check_mined_7e3c58891a__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:2848
+        return rt.expect(self.state.current_doctor, '==', 'D003')
+
+    def _check_mined_7e3c58891a__new_visit(self) -> bool:  # tasks.world:2849
+        return any(
+            _r52.patient == 'P003' and _r52.doctor == 'D003' and _r52.diagnosis == 'D003'
+            for _r52 in rt.each(self, self.t_visits)
+        )
+
+    # tasks.world:2850
+    def _check_mined_7e3c58891a__prescription_rx002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'))
+            and rt.expect(self.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped, part=1)
+            and rt.expect(self.t_prescriptions['RX002'].stop_reason, '==', 'xxx', part=2)
+        )
+
+    def _check_mined_81dc276d02__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:2962
+        return rt.expect(self.state.current_doctor, '==', 'D003')
+
+    def _check_mined_81dc276d02__new_visit(self) -> bool:  # tasks.world:2963
+        return any(
+            _r53.patient == 'P002' and _r53.doctor == 'D003' and _r53.diagnosis == 'antihistamine'
+            for _r53 in rt.each(self, self.t_visits)
+        )
+
+    # tasks.world:2964
+    def _check_mined_81dc276d02__prescription_rx002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'))
+            and rt.expect(self.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped, part=1)
+            and rt.expect(self.t_prescriptions['RX002'].stop_reason, '==', 'Dr. Chen Wei', part=2)
+        )
+
+    def _check_mined_8dfbfca883__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:3077
+        return rt.expect(self.state.current_doctor, '==', 'D002')
+
+    def _check_mined_8dfbfca883__new_visit(self) -> bool:  # tasks.world:3078
+        return any(
+            _r54.patient == 'P002' and _r54.doctor == 'D002' and _r54.diagnosis == 'P002'
+            for _r54 in rt.each(self, self.t_visits)
+        )
+
+    def _check_mined_b1c9d98101__new_visit(self) -> bool:  # tasks.world:3190
+        return any(
+            _r55.patient == 'P002' and _r55.doctor == 'D002' and _r55.diagnosis == 'analgesic'
+            for _r55 in rt.each(self, self.t_visits)
+        )
+
+    def _check_mined_b1c9d98101__new_prescription(self) -> bool:  # tasks.world:3191
+        return any(
+            _r56.visit == 'V002' and _r56.drug == 'PEN01' and _r56.dose == '8FWnF'
+            and _r56.start == rt.parse_date('2026-03-10')
+            and _r56.end == rt.parse_date('2026-03-21') and _r56.renewals == 1
+            and _r56.status == _E8_RxStatus_active and _r56.stop_reason is None
+            for _r56 in rt.each(self, self.t_prescriptions)
+        )
+
+    def _check_mined_c20be5be34__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:3303
+        return rt.expect(self.state.current_doctor, '==', 'D002')
+
+    # tasks.world:3304
+    def _check_mined_c20be5be34__prescription_rx002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'))
+            and rt.expect(self.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped, part=1)
+            and rt.expect(self.t_prescriptions['RX002'].stop_reason, '==', 'D002', part=2)
+        )
+
+    def _check_mined_ca1a42a5ae__new_visit(self) -> bool:  # tasks.world:3416
+        return any(
+            _r57.patient == 'P002' and _r57.doctor == 'D002' and _r57.diagnosis == 'antihistamine'
+            for _r57 in rt.each(self, self.t_visits)
+        )
+
+    # tasks.world:3417
+    def _check_mined_ca1a42a5ae__prescription_rx002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'))
+            and rt.expect(self.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped, part=1)
+            and rt.expect(self.t_prescriptions['RX002'].stop_reason, '==', 'P002', part=2)
+        )
+
+    def _check_mined_ca1a42a5ae__new_prescription(self) -> bool:  # tasks.world:3418
+        return any(
+            _r58.visit == 'V002' and _r58.drug == 'LIS01' and _r58.dose == 'cardiology'
+            and _r58.start == rt.parse_date('2026-03-10')
+            and _r58.end == rt.parse_date('2026-04-09') and _r58.renewals == 0
+            and _r58.status == _E8_RxStatus_active and _r58.stop_reason is None
+            for _r58 in rt.each(self, self.t_prescriptions)
+        )
+
+    def _check_mined_cb98d37594__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:3530
+        return rt.expect(self.state.current_doctor, '==', 'D003')
+
+    def _check_mined_cb98d37594__new_visit(self) -> bool:  # tasks.world:3531
+        return any(
+            _r59.patient == 'P003' and _r59.doctor == 'D003' and _r59.diagnosis == '2025-01-05'
+            for _r59 in rt.each(self, self.t_visits)
+        )
+
+    # tasks.world:3532
+    def _check_mined_cb98d37594__prescription_rx001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-10'))
+            and rt.expect(self.t_prescriptions['RX001'].status, '==', _E8_RxStatus_stopped, part=1)
+            and rt.expect(self.t_prescriptions['RX001'].stop_reason, '==', 'cardiology', part=2)
+        )
+
+    def _check_mined_75dc11b5e9__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:3644
+        return rt.expect(self.state.current_doctor, '==', 'D001')
+
+    def _check_mined_75dc11b5e9__new_visit(self) -> bool:  # tasks.world:3645
+        return any(
+            _r60.patient == 'P002' and _r60.doctor == 'D001' and _r60.diagnosis == 'V001'
+            for _r60 in rt.each(self, self.t_visits)
+        )
+
+    # tasks.world:3646
+    def _check_mined_75dc11b5e9__prescription_rx001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-10'))
+            and rt.expect(self.t_prescriptions['RX001'].status, '==', _E8_RxStatus_stopped, part=1)
+            and rt.expect(self.t_prescriptions['RX001'].stop_reason, '==', 'Tom Baker', part=2)
+        )
+
+    # tasks.world:3647
+    def _check_mined_75dc11b5e9__prescription_rx002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'))
+            and rt.expect(self.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped, part=1)
+            and rt.expect(self.t_prescriptions['RX002'].stop_reason, '==', 'Dr. Ana Ruiz', part=2)
+        )
+
+    def _check_mined_d19c6a114d__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:3760
+        return rt.expect(self.state.current_doctor, '==', 'D003')
+
+    def _check_mined_2917e43bf4__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:3872
+        return rt.expect(self.state.current_doctor, '==', 'D003')
+
+    # tasks.world:3873
+    def _check_mined_2917e43bf4__prescription_rx002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'))
+            and rt.expect(self.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped, part=1)
+            and rt.expect(self.t_prescriptions['RX002'].stop_reason, '==', 'pediatrics', part=2)
+        )
+
+    def _check_mined_e7abc40952__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:3988
+        return rt.expect(self.state.current_doctor, '==', 'D003')
+
+    def _check_mined_e3128b2509__new_visit(self) -> bool:  # tasks.world:4103
+        return any(
+            _r61.patient == 'P003' and _r61.doctor == 'D002' and _r61.diagnosis == 'stopped'
+            for _r61 in rt.each(self, self.t_visits)
+        )
+
+    # tasks.world:4104
+    def _check_mined_e3128b2509__prescription_rx002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'))
+            and rt.expect(self.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped, part=1)
+            and rt.expect(self.t_prescriptions['RX002'].stop_reason, '==', 'p.', part=2)
+        )
+
+    def _check_mined_109aaa34c8__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:4219
+        return rt.expect(self.state.current_doctor, '==', 'D002')
+
+    def _check_mined_109aaa34c8__new_visit(self) -> bool:  # tasks.world:4220
+        return any(
+            _r62.patient == 'P002' and _r62.doctor == 'D001' and _r62.diagnosis == 'Dr. Ana Ruiz'
+            for _r62 in rt.each(self, self.t_visits)
+        )
+
+    def _check_mined_904617a645__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:4335
+        return rt.expect(self.state.current_doctor, '==', 'D001')
+
+    def _check_mined_313df7ba3d__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:4449
+        return rt.expect(self.state.current_doctor, '==', 'D003')
+
+    def _check_mined_a533cf30d5__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:4563
+        return rt.expect(self.state.current_doctor, '==', 'D003')
+
+    def _check_mined_6b5fc2b012__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:4677
+        return rt.expect(self.state.current_doctor, '==', 'D001')
+
+    def _check_mined_6b5fc2b012__new_visit(self) -> bool:  # tasks.world:4678
+        return any(
+            _r63.patient == 'P003' and _r63.doctor == 'D001' and _r63.diagnosis == 'uPnBI'
+            for _r63 in rt.each(self, self.t_visits)
+        )
+
+    def _check_mined_831b7bdcff__current_doctor_set(self) -> rt.Verdict | bool:  # tasks.world:4789
+        return rt.expect(self.state.current_doctor, '==', 'D002')
+
+    def _check_mined_831b7bdcff__new_patient(self) -> bool:  # tasks.world:4790
+        return any(
+            _r64.name == 'D002' and _r64.birth_date == rt.parse_date('2026-03-10')
+            and _r64.registered_on == rt.parse_date('2026-03-10')
+            for _r64 in rt.each(self, self.t_patients)
+        )
+
+    # tasks.world:4791
+    def _check_mined_831b7bdcff__prescription_rx002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'))
+            and rt.expect(self.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped, part=1)
+            and rt.expect(self.t_prescriptions['RX002'].stop_reason, '==', 'D002', part=2)
+        )
+
 
 ClinicRecords.TOOLS = tools(ClinicRecords)
-
-
-# clinic_records.world:420
-def _check_renew_and_add_painkiller__renewed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-18'))
-        and rt.expect(ep.t_prescriptions['RX001'].renewals, '==', 1, part=1)
-        and rt.expect(ep.t_prescriptions['RX001'].status, '==', _E8_RxStatus_active, part=2)
-    )
-
-
-# clinic_records.world:421
-def _check_renew_and_add_painkiller__ibuprofen(ep: ClinicRecords) -> bool:
-    return any(
-        _p8.visit == 'V001' and _p8.drug == 'IBU01' and _p8.status == _E8_RxStatus_active
-        and _p8.dose == '400 mg three times daily' and _p8.start == rt.parse_date('2026-03-10')
-        and _p8.end == rt.parse_date('2026-03-15')
-        for _p8 in rt.each(ep, ep.t_prescriptions)
-    )
-
-
-def _check_new_child_patient__registered(ep: ClinicRecords) -> bool:  # clinic_records.world:534
-    return any(
-        _pt9.name == 'Liam Park' and _pt9.birth_date == rt.parse_date('2019-07-14')
-        and any(_d10.code == 'IBU01' for _d10 in rt.rows(ep.t_drugs, rt.each(ep, _pt9.allergies)))
-        and len(_pt9.allergies) == 1
-        for _pt9 in rt.each(ep, ep.t_patients)
-    )
-
-
-def _check_new_child_patient__visited(ep: ClinicRecords) -> bool:  # clinic_records.world:535
-    return any(
-        ep.t_patients[_v11.patient].name == 'Liam Park' and _v11.doctor == 'D002'
-        and _v11.diagnosis == 'acute otitis media'
-        for _v11 in rt.each(ep, ep.t_visits)
-    )
-
-
-def _check_new_child_patient__prescribed(ep: ClinicRecords) -> bool:  # clinic_records.world:536
-    return any(
-        ep.t_patients[ep.t_visits[_p12.visit].patient].name == 'Liam Park' and _p12.drug == 'AMX01'
-        and _p12.status == _E8_RxStatus_active and _p12.end == rt.parse_date('2026-03-17')
-        for _p12 in rt.each(ep, ep.t_prescriptions)
-    )
-
-
-# clinic_records.world:648
-def _check_stop_and_record_allergy__stopped(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped)
-        and rt.expect(ep.t_prescriptions['RX002'].stop_reason, '==', 'angioedema', part=1)
-        and rt.expect(ep.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'), part=2)
-    )
-
-
-def _check_stop_and_record_allergy__allergy(ep: ClinicRecords) -> bool:  # clinic_records.world:649
-    return any(
-        _d13.code == 'LIS01'
-        for _d13 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients['P003'].allergies))
-    )
-
-
-def _check_amoxicillin_rash__stopped(ep: ClinicRecords) -> rt.Verdict | bool:  # tasks.world:107
-    return (
-        rt.expect(ep.t_prescriptions['RX001'].status, '==', _E8_RxStatus_stopped)
-        and rt.expect(ep.t_prescriptions['RX001'].stop_reason, '==', 'allergic rash', part=1)
-        and rt.expect(ep.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-10'), part=2)
-    )
-
-
-def _check_amoxicillin_rash__allergy_recorded(ep: ClinicRecords) -> bool:  # tasks.world:108
-    return (
-        any(
-            _d14.code == 'AMX01'
-            for _d14 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients['P001'].allergies))
-        )
-        and any(
-            _d15.code == 'PEN01'
-            for _d15 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients['P001'].allergies))
-        )
-    )
-
-
-def _check_amoxicillin_rash__visit_recorded(ep: ClinicRecords) -> bool:  # tasks.world:109
-    return any(
-        _v16.patient == 'P001' and _v16.doctor == 'D001' and _v16.diagnosis == 'allergic drug rash'
-        and _v16.at.date() == rt.parse_date('2026-03-10')
-        for _v16 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:221
-def _check_strep_throat_with_painkiller__visit_recorded(ep: ClinicRecords) -> bool:
-    return any(
-        _v17.patient == 'P002' and _v17.doctor == 'D002'
-        and _v17.diagnosis == 'streptococcal pharyngitis'
-        and _v17.at.date() == rt.parse_date('2026-03-10')
-        for _v17 in rt.each(ep, ep.t_visits)
-    )
-
-
-def _check_strep_throat_with_painkiller__antibiotic(ep: ClinicRecords) -> bool:  # tasks.world:222
-    return any(
-        ep.t_visits[_p18.visit].patient == 'P002'
-        and ep.t_visits[_p18.visit].diagnosis == 'streptococcal pharyngitis'
-        and _p18.drug == 'AMX01' and _p18.status == _E8_RxStatus_active
-        and _p18.dose == '250 mg three times daily' and _p18.start == rt.parse_date('2026-03-10')
-        and _p18.end == rt.parse_date('2026-03-20')
-        for _p18 in rt.each(ep, ep.t_prescriptions)
-    )
-
-
-def _check_strep_throat_with_painkiller__painkiller(ep: ClinicRecords) -> bool:  # tasks.world:223
-    return any(
-        ep.t_visits[_p19.visit].patient == 'P002'
-        and ep.t_visits[_p19.visit].diagnosis == 'streptococcal pharyngitis'
-        and _p19.drug == 'IBU01' and _p19.status == _E8_RxStatus_active
-        and _p19.dose == '200 mg as needed' and _p19.end == rt.parse_date('2026-03-15')
-        for _p19 in rt.each(ep, ep.t_prescriptions)
-    )
-
-
-def _check_strep_throat_with_painkiller__two_added(  # tasks.world:224
-    ep: ClinicRecords, init: ClinicRecords
-) -> rt.Verdict | bool:
-    return rt.expect(len(ep.t_prescriptions), '==', len(init.t_prescriptions) + 2)
-
-
-def _check_hypertension_follow_up__visit_recorded(ep: ClinicRecords) -> bool:  # tasks.world:336
-    return any(
-        _v20.patient == 'P003' and _v20.doctor == 'D003'
-        and _v20.diagnosis == 'hypertension follow-up, well controlled'
-        and _v20.at.date() == rt.parse_date('2026-03-10')
-        for _v20 in rt.each(ep, ep.t_visits)
-    )
-
-
-def _check_hypertension_follow_up__one_visit_added(  # tasks.world:337
-    ep: ClinicRecords, init: ClinicRecords
-) -> rt.Verdict | bool:
-    return rt.expect(len(ep.t_visits), '==', len(init.t_visits) + 1)
-
-
-# tasks.world:338
-def _check_hypertension_follow_up__renewed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-06-19'))
-        and rt.expect(ep.t_prescriptions['RX002'].renewals, '==', 2, part=1)
-        and rt.expect(ep.t_prescriptions['RX002'].status, '==', _E8_RxStatus_active, part=2)
-    )
-
-
-def _check_new_hypertension_patient__registered(ep: ClinicRecords) -> bool:  # tasks.world:449
-    return any(
-        _pt21.name == 'Omar Haddad' and _pt21.birth_date == rt.parse_date('1979-08-30')
-        and len(_pt21.allergies) == 1
-        and any(_d22.code == 'AMX01' for _d22 in rt.rows(ep.t_drugs, rt.each(ep, _pt21.allergies)))
-        and _pt21.registered_on == rt.parse_date('2026-03-10')
-        for _pt21 in rt.each(ep, ep.t_patients)
-    )
-
-
-def _check_new_hypertension_patient__visit_recorded(ep: ClinicRecords) -> bool:  # tasks.world:450
-    return any(
-        ep.t_patients[_v23.patient].name == 'Omar Haddad' and _v23.doctor == 'D003'
-        and _v23.diagnosis == 'newly diagnosed hypertension'
-        for _v23 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:451
-def _check_new_hypertension_patient__lisinopril_started(ep: ClinicRecords) -> bool:
-    return any(
-        ep.t_patients[ep.t_visits[_p24.visit].patient].name == 'Omar Haddad'
-        and ep.t_visits[_p24.visit].doctor == 'D003' and _p24.drug == 'LIS01'
-        and _p24.dose == '10 mg daily' and _p24.status == _E8_RxStatus_active
-        and _p24.start == rt.parse_date('2026-03-10') and _p24.end == rt.parse_date('2026-06-08')
-        for _p24 in rt.each(ep, ep.t_prescriptions)
-    )
-
-
-# tasks.world:565
-def _check_renew_and_register_daughter__renewed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-14'))
-        and rt.expect(ep.t_prescriptions['RX001'].renewals, '==', 1, part=1)
-        and rt.expect(ep.t_prescriptions['RX001'].status, '==', _E8_RxStatus_active, part=2)
-    )
-
-
-# tasks.world:566
-def _check_renew_and_register_daughter__lucia_registered(ep: ClinicRecords) -> bool:
-    return any(
-        _pt25.name == 'Lucia Lopez' and _pt25.birth_date == rt.parse_date('2012-08-03')
-        and _pt25.registered_on == rt.parse_date('2026-03-10')
-        for _pt25 in rt.each(ep, ep.t_patients)
-    )
-
-
-# tasks.world:567
-def _check_renew_and_register_daughter__lucia_allergy(ep: ClinicRecords) -> bool:
-    return any(
-        _pt26.name == 'Lucia Lopez' and len(_pt26.allergies) == 1 and any(
-            _d27.code == 'PEN01' for _d27 in rt.rows(ep.t_drugs, rt.each(ep, _pt26.allergies))
-        )
-        for _pt26 in rt.each(ep, ep.t_patients)
-    )
-
-
-# tasks.world:682
-def _check_painkiller_reaction_and_hay_fever__allergy_recorded(ep: ClinicRecords) -> bool:
-    return any(
-        _d28.code == 'IBU01'
-        for _d28 in rt.rows(ep.t_drugs, rt.each(ep, ep.t_patients['P002'].allergies))
-    )
-
-
-def _check_painkiller_reaction_and_hay_fever__only_that_allergy(  # tasks.world:683
-    ep: ClinicRecords
-) -> rt.Verdict | bool:
-    return rt.expect(len(ep.t_patients['P002'].allergies), '==', 1)
-
-
-# tasks.world:684
-def _check_painkiller_reaction_and_hay_fever__visit_recorded(ep: ClinicRecords) -> bool:
-    return any(
-        _v29.patient == 'P002' and _v29.doctor == 'D002'
-        and _v29.diagnosis == 'seasonal allergic rhinitis'
-        and _v29.at.date() == rt.parse_date('2026-03-10')
-        for _v29 in rt.each(ep, ep.t_visits)
-    )
-
-
-def _check_mined_31af0e1b75__new_prescription(ep: ClinicRecords) -> bool:  # tasks.world:796
-    return any(
-        _r30.visit == 'V002' and _r30.drug == 'IBU01' and _r30.dose == 'symptoms resolved'
-        and _r30.start == rt.parse_date('2026-03-10') and _r30.end == rt.parse_date('2026-03-10')
-        and _r30.renewals == 0 and _r30.status == _E8_RxStatus_stopped and _r30.stop_reason == 'M'
-        for _r30 in rt.each(ep, ep.t_prescriptions)
-    )
-
-
-def _check_mined_31af0e1b75__new_prescription_1(ep: ClinicRecords) -> bool:  # tasks.world:797
-    return any(
-        _r31.visit == 'V002' and _r31.drug == 'LIS01' and _r31.dose == 'active'
-        and _r31.start == rt.parse_date('2026-03-10') and _r31.end == rt.parse_date('2026-06-08')
-        and _r31.renewals == 0 and _r31.status == _E8_RxStatus_active and _r31.stop_reason is None
-        for _r31 in rt.each(ep, ep.t_prescriptions)
-    )
-
-
-# tasks.world:911
-def _check_mined_63f77f0831__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D001')
-
-
-def _check_mined_64a140b3b4__new_prescription(ep: ClinicRecords) -> bool:  # tasks.world:1020
-    return any(
-        _r32.visit == 'V002' and _r32.drug == 'PEN01'
-        and _r32.dose == '8WoHmiXWnhREl_@Asie ys64KT2rum#OT_'
-        and _r32.start == rt.parse_date('2026-03-10') and _r32.end == rt.parse_date('2026-03-15')
-        and _r32.renewals == 1 and _r32.status == _E8_RxStatus_active and _r32.stop_reason is None
-        for _r32 in rt.each(ep, ep.t_prescriptions)
-    )
-
-
-# tasks.world:1131
-def _check_mined_455f1f58f0__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D001')
-
-
-def _check_mined_455f1f58f0__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:1132
-    return any(
-        _r33.patient == 'P002' and _r33.doctor == 'D001' and _r33.diagnosis == 'D001'
-        for _r33 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:1133
-def _check_mined_455f1f58f0__prescription_rx001_changed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-10'))
-        and rt.expect(ep.t_prescriptions['RX001'].status, '==', _E8_RxStatus_stopped, part=1)
-        and rt.expect(ep.t_prescriptions['RX001'].stop_reason, '==', '2025-01-05', part=2)
-    )
-
-
-def _check_mined_a87b63a977__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:1247
-    return any(
-        _r34.patient == 'P002' and _r34.doctor == 'D002' and _r34.diagnosis == 'I'
-        for _r34 in rt.each(ep, ep.t_visits)
-    )
-
-
-def _check_mined_a87b63a977__new_visit_1(ep: ClinicRecords) -> bool:  # tasks.world:1248
-    return any(
-        _r35.patient == 'P002' and _r35.doctor == 'D002' and _r35.diagnosis == 'x'
-        for _r35 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:1358
-def _check_mined_1272e7669c__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D001')
-
-
-def _check_mined_1272e7669c__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:1359
-    return any(
-        _r36.patient == 'P001' and _r36.doctor == 'D001' and _r36.diagnosis == 'antihypertensive'
-        for _r36 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:1360
-def _check_mined_1272e7669c__prescription_rx001_changed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-10'))
-        and rt.expect(ep.t_prescriptions['RX001'].renewals, '==', 1, part=1)
-        and rt.expect(ep.t_prescriptions['RX001'].status, '==', _E8_RxStatus_stopped, part=2)
-        and rt.expect(ep.t_prescriptions['RX001'].stop_reason, '==', 'general', part=3)
-    )
-
-
-def _check_mined_48795f3db9__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:1473
-    return any(
-        _r37.patient == 'P001' and _r37.doctor == 'D002' and _r37.diagnosis == 'stopped'
-        for _r37 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:1582
-def _check_mined_28c63c20bb__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D001')
-
-
-def _check_mined_28c63c20bb__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:1583
-    return any(
-        _r38.patient == 'P003' and _r38.doctor == 'D001' and _r38.diagnosis == 'Dr. Ana Ruiz'
-        for _r38 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:1584
-def _check_mined_28c63c20bb__prescription_rx001_changed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-10'))
-        and rt.expect(ep.t_prescriptions['RX001'].status, '==', _E8_RxStatus_stopped, part=1)
-        and rt.expect(ep.t_prescriptions['RX001'].stop_reason, '==', 'D003', part=2)
-    )
-
-
-# tasks.world:1697
-def _check_mined_2b95bc55bd__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D003')
-
-
-def _check_mined_2b95bc55bd__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:1698
-    return any(
-        _r39.patient == 'P003' and _r39.doctor == 'D003' and _r39.diagnosis == 'cardiology'
-        for _r39 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:1699
-def _check_mined_2b95bc55bd__prescription_rx002_changed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'))
-        and rt.expect(ep.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped, part=1)
-        and rt.expect(ep.t_prescriptions['RX002'].stop_reason, '==', 'analgesic', part=2)
-    )
-
-
-def _check_mined_2b95bc55bd__new_prescription(ep: ClinicRecords) -> bool:  # tasks.world:1700
-    return any(
-        _r40.visit == 'V003' and _r40.drug == 'LIS01' and _r40.dose == 'antibiotic'
-        and _r40.start == rt.parse_date('2026-03-10') and _r40.end == rt.parse_date('2026-03-14')
-        and _r40.renewals == 0 and _r40.status == _E8_RxStatus_active and _r40.stop_reason is None
-        for _r40 in rt.each(ep, ep.t_prescriptions)
-    )
-
-
-# tasks.world:1813
-def _check_mined_8cffc9e604__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D001')
-
-
-def _check_mined_8cffc9e604__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:1814
-    return any(
-        _r41.patient == 'P001' and _r41.doctor == 'D002' and _r41.diagnosis == 'general'
-        for _r41 in rt.each(ep, ep.t_visits)
-    )
-
-
-def _check_mined_8cffc9e604__new_prescription(ep: ClinicRecords) -> bool:  # tasks.world:1815
-    return any(
-        _r42.visit == 'V004' and _r42.drug == 'LIS01' and _r42.dose == 'null'
-        and _r42.start == rt.parse_date('2026-03-10') and _r42.end == rt.parse_date('2026-03-14')
-        and _r42.renewals == 0 and _r42.status == _E8_RxStatus_active and _r42.stop_reason is None
-        for _r42 in rt.each(ep, ep.t_prescriptions)
-    )
-
-
-# tasks.world:1929
-def _check_mined_47febea0c8__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D001')
-
-
-def _check_mined_47febea0c8__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:1930
-    return any(
-        _r43.patient == 'P001' and _r43.doctor == 'D001' and _r43.diagnosis == 'Dr. Ana Ruiz'
-        for _r43 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:1931
-def _check_mined_47febea0c8__prescription_rx001_changed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-21'))
-        and rt.expect(ep.t_prescriptions['RX001'].renewals, '==', 1, part=1)
-    )
-
-
-# tasks.world:2044
-def _check_mined_15602bff31__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D003')
-
-
-def _check_mined_15602bff31__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:2045
-    return any(
-        _r44.patient == 'P003' and _r44.doctor == 'D001' and _r44.diagnosis == 'antihistamine'
-        for _r44 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:2159
-def _check_mined_2ae58d8be0__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D001')
-
-
-def _check_mined_2ae58d8be0__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:2160
-    return any(
-        _r45.patient == 'P003' and _r45.doctor == 'D003' and _r45.diagnosis == '10 mg daily'
-        for _r45 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:2161
-def _check_mined_2ae58d8be0__prescription_rx002_changed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-05-23'))
-        and rt.expect(ep.t_prescriptions['RX002'].renewals, '==', 2, part=1)
-    )
-
-
-def _check_mined_5d46e93772__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:2274
-    return any(
-        _r46.patient == 'P001' and _r46.doctor == 'D002' and _r46.diagnosis == 'AMX01'
-        for _r46 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:2275
-def _check_mined_5d46e93772__prescription_rx001_changed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-10'))
-        and rt.expect(ep.t_prescriptions['RX001'].status, '==', _E8_RxStatus_stopped, part=1)
-        and rt.expect(ep.t_prescriptions['RX001'].stop_reason, '==', '😀', part=2)
-    )
-
-
-def _check_mined_5d46e93772__new_prescription(ep: ClinicRecords) -> bool:  # tasks.world:2276
-    return any(
-        _r47.visit == 'V002' and _r47.drug == 'LIS01' and _r47.dose == 'V004'
-        and _r47.start == rt.parse_date('2026-03-10') and _r47.end == rt.parse_date('2026-03-14')
-        and _r47.renewals == 0 and _r47.status == _E8_RxStatus_active and _r47.stop_reason is None
-        for _r47 in rt.each(ep, ep.t_prescriptions)
-    )
-
-
-# tasks.world:2389
-def _check_mined_4bcf3e53e7__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D001')
-
-
-def _check_mined_4bcf3e53e7__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:2390
-    return any(
-        _r48.patient == 'P002' and _r48.doctor == 'D001' and _r48.diagnosis == 'Ag'
-        for _r48 in rt.each(ep, ep.t_visits)
-    )
-
-
-def _check_mined_4bcf3e53e7__new_visit_1(ep: ClinicRecords) -> bool:  # tasks.world:2391
-    return any(
-        _r49.patient == 'P002' and _r49.doctor == 'D001' and _r49.diagnosis == 'antihistamine'
-        for _r49 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:2392
-def _check_mined_4bcf3e53e7__prescription_rx002_changed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'))
-        and rt.expect(ep.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped, part=1)
-        and rt.expect(ep.t_prescriptions['RX002'].stop_reason, '==', 'cardiology', part=2)
-    )
-
-
-# tasks.world:2505
-def _check_mined_5903b75def__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D003')
-
-
-# tasks.world:2506
-def _check_mined_5903b75def__prescription_rx002_changed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'))
-        and rt.expect(ep.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped, part=1)
-        and rt.expect(ep.t_prescriptions['RX002'].stop_reason, '==', '2026-05-20', part=2)
-    )
-
-
-def _check_mined_5903b75def__new_prescription(ep: ClinicRecords) -> bool:  # tasks.world:2507
-    return any(
-        _r50.visit == 'V002' and _r50.drug == 'LIS01' and _r50.dose == 'RX002'
-        and _r50.start == rt.parse_date('2026-03-10') and _r50.end == rt.parse_date('2026-03-24')
-        and _r50.renewals == 0 and _r50.status == _E8_RxStatus_active and _r50.stop_reason is None
-        for _r50 in rt.each(ep, ep.t_prescriptions)
-    )
-
-
-# tasks.world:2620
-def _check_mined_9df3450043__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D002')
-
-
-# tasks.world:2733
-def _check_mined_f70a1ca314__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D001')
-
-
-def _check_mined_f70a1ca314__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:2734
-    return any(
-        _r51.patient == 'P003' and _r51.doctor == 'D001' and _r51.diagnosis == 'Dr. Ana Ruiz'
-        for _r51 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:2735
-def _check_mined_f70a1ca314__prescription_rx001_changed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-10'))
-        and rt.expect(ep.t_prescriptions['RX001'].status, '==', _E8_RxStatus_stopped, part=1)
-        and rt.expect(ep.t_prescriptions['RX001'].stop_reason, '==', 'D003', part=2)
-    )
-
-
-# tasks.world:2848
-def _check_mined_7e3c58891a__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D003')
-
-
-def _check_mined_7e3c58891a__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:2849
-    return any(
-        _r52.patient == 'P003' and _r52.doctor == 'D003' and _r52.diagnosis == 'D003'
-        for _r52 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:2850
-def _check_mined_7e3c58891a__prescription_rx002_changed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'))
-        and rt.expect(ep.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped, part=1)
-        and rt.expect(ep.t_prescriptions['RX002'].stop_reason, '==', 'xxx', part=2)
-    )
-
-
-# tasks.world:2962
-def _check_mined_81dc276d02__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D003')
-
-
-def _check_mined_81dc276d02__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:2963
-    return any(
-        _r53.patient == 'P002' and _r53.doctor == 'D003' and _r53.diagnosis == 'antihistamine'
-        for _r53 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:2964
-def _check_mined_81dc276d02__prescription_rx002_changed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'))
-        and rt.expect(ep.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped, part=1)
-        and rt.expect(ep.t_prescriptions['RX002'].stop_reason, '==', 'Dr. Chen Wei', part=2)
-    )
-
-
-# tasks.world:3077
-def _check_mined_8dfbfca883__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D002')
-
-
-def _check_mined_8dfbfca883__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:3078
-    return any(
-        _r54.patient == 'P002' and _r54.doctor == 'D002' and _r54.diagnosis == 'P002'
-        for _r54 in rt.each(ep, ep.t_visits)
-    )
-
-
-def _check_mined_b1c9d98101__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:3190
-    return any(
-        _r55.patient == 'P002' and _r55.doctor == 'D002' and _r55.diagnosis == 'analgesic'
-        for _r55 in rt.each(ep, ep.t_visits)
-    )
-
-
-def _check_mined_b1c9d98101__new_prescription(ep: ClinicRecords) -> bool:  # tasks.world:3191
-    return any(
-        _r56.visit == 'V002' and _r56.drug == 'PEN01' and _r56.dose == '8FWnF'
-        and _r56.start == rt.parse_date('2026-03-10') and _r56.end == rt.parse_date('2026-03-21')
-        and _r56.renewals == 1 and _r56.status == _E8_RxStatus_active and _r56.stop_reason is None
-        for _r56 in rt.each(ep, ep.t_prescriptions)
-    )
-
-
-# tasks.world:3303
-def _check_mined_c20be5be34__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D002')
-
-
-# tasks.world:3304
-def _check_mined_c20be5be34__prescription_rx002_changed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'))
-        and rt.expect(ep.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped, part=1)
-        and rt.expect(ep.t_prescriptions['RX002'].stop_reason, '==', 'D002', part=2)
-    )
-
-
-def _check_mined_ca1a42a5ae__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:3416
-    return any(
-        _r57.patient == 'P002' and _r57.doctor == 'D002' and _r57.diagnosis == 'antihistamine'
-        for _r57 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:3417
-def _check_mined_ca1a42a5ae__prescription_rx002_changed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'))
-        and rt.expect(ep.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped, part=1)
-        and rt.expect(ep.t_prescriptions['RX002'].stop_reason, '==', 'P002', part=2)
-    )
-
-
-def _check_mined_ca1a42a5ae__new_prescription(ep: ClinicRecords) -> bool:  # tasks.world:3418
-    return any(
-        _r58.visit == 'V002' and _r58.drug == 'LIS01' and _r58.dose == 'cardiology'
-        and _r58.start == rt.parse_date('2026-03-10') and _r58.end == rt.parse_date('2026-04-09')
-        and _r58.renewals == 0 and _r58.status == _E8_RxStatus_active and _r58.stop_reason is None
-        for _r58 in rt.each(ep, ep.t_prescriptions)
-    )
-
-
-# tasks.world:3530
-def _check_mined_cb98d37594__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D003')
-
-
-def _check_mined_cb98d37594__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:3531
-    return any(
-        _r59.patient == 'P003' and _r59.doctor == 'D003' and _r59.diagnosis == '2025-01-05'
-        for _r59 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:3532
-def _check_mined_cb98d37594__prescription_rx001_changed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-10'))
-        and rt.expect(ep.t_prescriptions['RX001'].status, '==', _E8_RxStatus_stopped, part=1)
-        and rt.expect(ep.t_prescriptions['RX001'].stop_reason, '==', 'cardiology', part=2)
-    )
-
-
-# tasks.world:3644
-def _check_mined_75dc11b5e9__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D001')
-
-
-def _check_mined_75dc11b5e9__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:3645
-    return any(
-        _r60.patient == 'P002' and _r60.doctor == 'D001' and _r60.diagnosis == 'V001'
-        for _r60 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:3646
-def _check_mined_75dc11b5e9__prescription_rx001_changed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX001'].end, '==', rt.parse_date('2026-03-10'))
-        and rt.expect(ep.t_prescriptions['RX001'].status, '==', _E8_RxStatus_stopped, part=1)
-        and rt.expect(ep.t_prescriptions['RX001'].stop_reason, '==', 'Tom Baker', part=2)
-    )
-
-
-# tasks.world:3647
-def _check_mined_75dc11b5e9__prescription_rx002_changed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'))
-        and rt.expect(ep.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped, part=1)
-        and rt.expect(ep.t_prescriptions['RX002'].stop_reason, '==', 'Dr. Ana Ruiz', part=2)
-    )
-
-
-# tasks.world:3760
-def _check_mined_d19c6a114d__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D003')
-
-
-# tasks.world:3872
-def _check_mined_2917e43bf4__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D003')
-
-
-# tasks.world:3873
-def _check_mined_2917e43bf4__prescription_rx002_changed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'))
-        and rt.expect(ep.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped, part=1)
-        and rt.expect(ep.t_prescriptions['RX002'].stop_reason, '==', 'pediatrics', part=2)
-    )
-
-
-# tasks.world:3988
-def _check_mined_e7abc40952__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D003')
-
-
-def _check_mined_e3128b2509__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:4103
-    return any(
-        _r61.patient == 'P003' and _r61.doctor == 'D002' and _r61.diagnosis == 'stopped'
-        for _r61 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:4104
-def _check_mined_e3128b2509__prescription_rx002_changed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'))
-        and rt.expect(ep.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped, part=1)
-        and rt.expect(ep.t_prescriptions['RX002'].stop_reason, '==', 'p.', part=2)
-    )
-
-
-# tasks.world:4219
-def _check_mined_109aaa34c8__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D002')
-
-
-def _check_mined_109aaa34c8__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:4220
-    return any(
-        _r62.patient == 'P002' and _r62.doctor == 'D001' and _r62.diagnosis == 'Dr. Ana Ruiz'
-        for _r62 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:4335
-def _check_mined_904617a645__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D001')
-
-
-# tasks.world:4449
-def _check_mined_313df7ba3d__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D003')
-
-
-# tasks.world:4563
-def _check_mined_a533cf30d5__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D003')
-
-
-# tasks.world:4677
-def _check_mined_6b5fc2b012__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D001')
-
-
-def _check_mined_6b5fc2b012__new_visit(ep: ClinicRecords) -> bool:  # tasks.world:4678
-    return any(
-        _r63.patient == 'P003' and _r63.doctor == 'D001' and _r63.diagnosis == 'uPnBI'
-        for _r63 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:4789
-def _check_mined_831b7bdcff__current_doctor_set(ep: ClinicRecords) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_doctor, '==', 'D002')
-
-
-def _check_mined_831b7bdcff__new_patient(ep: ClinicRecords) -> bool:  # tasks.world:4790
-    return any(
-        _r64.name == 'D002' and _r64.birth_date == rt.parse_date('2026-03-10')
-        and _r64.registered_on == rt.parse_date('2026-03-10')
-        for _r64 in rt.each(ep, ep.t_patients)
-    )
-
-
-# tasks.world:4791
-def _check_mined_831b7bdcff__prescription_rx002_changed(ep: ClinicRecords) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX002'].end, '==', rt.parse_date('2026-03-10'))
-        and rt.expect(ep.t_prescriptions['RX002'].status, '==', _E8_RxStatus_stopped, part=1)
-        and rt.expect(ep.t_prescriptions['RX002'].stop_reason, '==', 'D002', part=2)
-    )
-
-
-ClinicRecords.TASKS = task_registry(__name__, "tasks.json")

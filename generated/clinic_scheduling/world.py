@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -221,6 +221,7 @@ class ClinicScheduling(Episode):
     CLOCK: ClassVar[str] = "2024-06-10T08:45:00"
     TICK: ClassVar[int] = 30
     SEED: ClassVar[int] = 3
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "doctors": "Doctor", "patients": "Patient", "slots": "Slot", "appointments": "Appointment",
         "waitlist": "WaitlistEntry",
@@ -353,14 +354,11 @@ class ClinicScheduling(Episode):
                     (self.t_waitlist, 'doctor'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_patients,
                 ((self.t_appointments, 'patient'), (self.t_waitlist, 'patient')),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_slots, ((self.t_appointments, 'slot'),))
-        pass
 
     def fn_active(self, appointment: Appointment) -> bool:  # clinic.world:147
         'Booked or checked in: it holds its time.'
@@ -1001,233 +999,202 @@ class ClinicScheduling(Episode):
         self.delete(self.t_waitlist, entry.id_)  # clinic.world:550
         return appointment  # clinic.world:551
 
+    # tasks.world:16
+    def _check_late_cancel_fill_from_waitlist__grace_cancelled(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_appointments['APT1001'].status, '==', _E17_AppointmentStatus_cancelled
+            )
+            and self.t_appointments['APT1001'].late_cancellation
+        )
+
+    # tasks.world:17
+    def _check_late_cancel_fill_from_waitlist__late_fee(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_patients['P1001'].balance, '==', init.t_patients['P1001'].balance + 25.0
+        )
+
+    # tasks.world:18
+    def _check_late_cancel_fill_from_waitlist__marcus_in_slot(self, init: Self) -> bool:
+        return any(
+            _a27.id_ not in init.t_appointments and _a27.patient == 'P1002' and _a27.slot == 'S101'
+            and _a27.status == _E17_AppointmentStatus_booked
+            for _a27 in rt.each(self, self.t_appointments)
+        )
+
+    def _check_late_cancel_fill_from_waitlist__waitlist_done(  # tasks.world:19
+        self, init: Self
+    ) -> rt.Verdict | bool:
+        return 'WL102' not in self.t_waitlist and rt.expect(
+            len(self.t_waitlist), '==', len(init.t_waitlist) - 1
+        )
+
+    def _check_julia_reschedule__moved(self) -> rt.Verdict | bool:  # tasks.world:45
+        return (
+            rt.expect(self.t_appointments['APT1003'].slot, '==', 'S303')
+            and rt.expect(
+                self.t_appointments['APT1003'].start, '==',
+                rt.parse_datetime('2024-06-12T13:30:00'), part=1,
+            )
+            and rt.expect(
+                self.t_appointments['APT1003'].status, '==', _E17_AppointmentStatus_booked, part=2
+            )
+        )
+
+    def _check_julia_reschedule__checkup_booked(self, init: Self) -> bool:  # tasks.world:46
+        return any(
+            _a28.id_ not in init.t_appointments and _a28.patient == 'P1005'
+            and self.t_doctors[_a28.doctor].specialty == _E9_Specialty_general_practice
+            and _a28.start == rt.parse_datetime('2024-06-11T11:00:00')
+            for _a28 in rt.each(self, self.t_appointments)
+        )
+
+    # tasks.world:47
+    def _check_julia_reschedule__one_new_appointment(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(len(self.t_appointments), '==', len(init.t_appointments) + 1)
+
+    def _check_front_desk_morning__grace_checked_in(self) -> rt.Verdict | bool:  # tasks.world:71
+        return rt.expect(
+            self.t_appointments['APT1001'].status, '==', _E17_AppointmentStatus_checked_in
+        )
+
+    # tasks.world:72
+    def _check_front_desk_morning__ahmed_no_show(self, init: Self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_appointments['APT1009'].status, '==', _E17_AppointmentStatus_no_show)
+            and rt.expect(
+                self.t_patients['P1004'].no_shows, '==', init.t_patients['P1004'].no_shows + 1,
+                part=1,
+            )
+            and rt.expect(self.t_patients['P1004'].balance, '==', 50.0, part=2)
+        )
+
+    def _check_front_desk_morning__ahmed_waitlisted(self) -> bool:  # tasks.world:73
+        return any(
+            _w29.patient == 'P1004' and _w29.doctor == 'D05'
+            and _w29.latest >= rt.parse_date('2024-06-14')
+            for _w29 in rt.each(self, self.t_waitlist)
+        )
+
+    def _check_family_booking__leo_registered(self) -> bool:  # tasks.world:135
+        return any(
+            _p30.name == 'Leo Fischer' and _p30.birth_date == rt.parse_date('2019-04-02')
+            and _p30.phone == '+15125550190'
+            for _p30 in rt.each(self, self.t_patients)
+        )
+
+    def _check_family_booking__leo_with_pediatrician(self) -> bool:  # tasks.world:136
+        return any(
+            self.t_patients[_a31.patient].name == 'Leo Fischer' and _a31.doctor == 'D04'
+            and _a31.start == rt.parse_datetime('2024-06-11T15:00:00')
+            for _a31 in rt.each(self, self.t_appointments)
+        )
+
+    def _check_family_booking__hannah_after(self) -> bool:  # tasks.world:137
+        return any(
+            _a32.patient == 'P2001' and _a32.doctor == 'D01'
+            and _a32.start == rt.parse_datetime('2024-06-11T15:30:00')
+            for _a32 in rt.each(self, self.t_appointments)
+        )
+
+    # tasks.world:138
+    def _check_family_booking__two_bookings(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(len(self.t_appointments), '==', len(init.t_appointments) + 2)
+
+    def _check_waitlist_sweep__ben_booked(self) -> bool:  # tasks.world:160
+        return any(
+            _a33.patient == 'P1006' and _a33.slot == 'S402'
+            and _a33.status == _E17_AppointmentStatus_booked
+            for _a33 in rt.each(self, self.t_appointments)
+        )
+
+    def _check_waitlist_sweep__olivia_booked(self) -> bool:  # tasks.world:161
+        return any(
+            _a34.patient == 'P1007' and _a34.doctor == 'D03'
+            and _a34.start == rt.parse_datetime('2024-06-12T13:30:00')
+            for _a34 in rt.each(self, self.t_appointments)
+        )
+
+    # tasks.world:162
+    def _check_waitlist_sweep__waitlist_empty(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(len(self.t_waitlist), '==', 0) and rt.expect(
+            len(init.t_waitlist), '==', 3, part=1
+        )
+
+    # tasks.world:186
+    def _check_grace_visit_and_follow_up__visit_closed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_appointments['APT1001'].status, '==', _E17_AppointmentStatus_completed
+            )
+            and rt.expect(self.t_appointments['APT1001'].notes, 'is not', None, part=1)
+        )
+
+    # tasks.world:187
+    def _check_grace_visit_and_follow_up__follow_up_booked(self, init: Self) -> bool:
+        return any(
+            _a35.id_ not in init.t_appointments and _a35.patient == 'P1001'
+            and _a35.doctor == 'D01' and _a35.kind == _E9_VisitKind_follow_up
+            and _a35.start == rt.parse_datetime('2024-06-11T09:30:00')
+            and _a35.status == _E17_AppointmentStatus_booked
+            for _a35 in rt.each(self, self.t_appointments)
+        )
+
+    def _check_grace_visit_and_follow_up__one_new_appointment(  # tasks.world:188
+        self, init: Self
+    ) -> rt.Verdict | bool:
+        return rt.expect(len(self.t_appointments), '==', len(init.t_appointments) + 1)
+
+    # tasks.world:218
+    def _check_ahmed_settles_up__no_show_recorded(self, init: Self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_appointments['APT1009'].status, '==', _E17_AppointmentStatus_no_show)
+            and rt.expect(
+                self.t_patients['P1004'].no_shows, '==', init.t_patients['P1004'].no_shows + 1,
+                part=1,
+            )
+        )
+
+    def _check_ahmed_settles_up__rebooked(self, init: Self) -> bool:  # tasks.world:219
+        return any(
+            _a36.id_ not in init.t_appointments and _a36.patient == 'P1004'
+            and _a36.doctor == 'D05' and _a36.start == rt.parse_datetime('2024-06-12T11:00:00')
+            and _a36.status == _E17_AppointmentStatus_booked
+            for _a36 in rt.each(self, self.t_appointments)
+        )
+
+    def _check_ahmed_settles_up__follow_up_cancelled(self) -> rt.Verdict | bool:  # tasks.world:220
+        return (
+            rt.expect(
+                self.t_appointments['APT1004'].status, '==', _E17_AppointmentStatus_cancelled
+            )
+            and not self.t_appointments['APT1004'].late_cancellation
+        )
+
+    def _check_ahmed_settles_up__paid_up(self) -> rt.Verdict | bool:  # tasks.world:221
+        return rt.expect(self.t_patients['P1004'].balance, '==', 0.0)
+
+    def _check_new_patient_rivera__registered(self) -> bool:  # tasks.world:247
+        return any(
+            _p37.name == 'Tomas Rivera' and _p37.birth_date == rt.parse_date('1980-08-15')
+            and _p37.phone == '+15125550199' and _p37.insurance == 'Aetna'
+            for _p37 in rt.each(self, self.t_patients)
+        )
+
+    def _check_new_patient_rivera__dermatology_booked(self) -> bool:  # tasks.world:248
+        return any(
+            self.t_patients[_a38.patient].name == 'Tomas Rivera' and _a38.slot == 'S303'
+            and _a38.status == _E17_AppointmentStatus_booked
+            for _a38 in rt.each(self, self.t_appointments)
+        )
+
+    def _check_new_patient_rivera__waitlisted(self) -> bool:  # tasks.world:249
+        return any(
+            self.t_patients[_w39.patient].name == 'Tomas Rivera' and _w39.doctor == 'D01'
+            and _w39.earliest == rt.parse_date('2024-06-17')
+            and _w39.latest == rt.parse_date('2024-06-21')
+            for _w39 in rt.each(self, self.t_waitlist)
+        )
+
 
 ClinicScheduling.TOOLS = tools(ClinicScheduling)
-
-
-def _check_late_cancel_fill_from_waitlist__grace_cancelled(  # tasks.world:16
-    ep: ClinicScheduling
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_appointments['APT1001'].status, '==', _E17_AppointmentStatus_cancelled)
-        and ep.t_appointments['APT1001'].late_cancellation
-    )
-
-
-def _check_late_cancel_fill_from_waitlist__late_fee(  # tasks.world:17
-    ep: ClinicScheduling, init: ClinicScheduling
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['P1001'].balance, '==', init.t_patients['P1001'].balance + 25.0)
-
-
-def _check_late_cancel_fill_from_waitlist__marcus_in_slot(  # tasks.world:18
-    ep: ClinicScheduling, init: ClinicScheduling
-) -> bool:
-    return any(
-        _a27.id_ not in init.t_appointments and _a27.patient == 'P1002' and _a27.slot == 'S101'
-        and _a27.status == _E17_AppointmentStatus_booked
-        for _a27 in rt.each(ep, ep.t_appointments)
-    )
-
-
-def _check_late_cancel_fill_from_waitlist__waitlist_done(  # tasks.world:19
-    ep: ClinicScheduling, init: ClinicScheduling
-) -> rt.Verdict | bool:
-    return 'WL102' not in ep.t_waitlist and rt.expect(
-        len(ep.t_waitlist), '==', len(init.t_waitlist) - 1
-    )
-
-
-def _check_julia_reschedule__moved(ep: ClinicScheduling) -> rt.Verdict | bool:  # tasks.world:45
-    return (
-        rt.expect(ep.t_appointments['APT1003'].slot, '==', 'S303')
-        and rt.expect(
-            ep.t_appointments['APT1003'].start, '==', rt.parse_datetime('2024-06-12T13:30:00'),
-            part=1,
-        )
-        and rt.expect(
-            ep.t_appointments['APT1003'].status, '==', _E17_AppointmentStatus_booked, part=2
-        )
-    )
-
-
-# tasks.world:46
-def _check_julia_reschedule__checkup_booked(ep: ClinicScheduling, init: ClinicScheduling) -> bool:
-    return any(
-        _a28.id_ not in init.t_appointments and _a28.patient == 'P1005'
-        and ep.t_doctors[_a28.doctor].specialty == _E9_Specialty_general_practice
-        and _a28.start == rt.parse_datetime('2024-06-11T11:00:00')
-        for _a28 in rt.each(ep, ep.t_appointments)
-    )
-
-
-def _check_julia_reschedule__one_new_appointment(  # tasks.world:47
-    ep: ClinicScheduling, init: ClinicScheduling
-) -> rt.Verdict | bool:
-    return rt.expect(len(ep.t_appointments), '==', len(init.t_appointments) + 1)
-
-
-# tasks.world:71
-def _check_front_desk_morning__grace_checked_in(ep: ClinicScheduling) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['APT1001'].status, '==', _E17_AppointmentStatus_checked_in)
-
-
-def _check_front_desk_morning__ahmed_no_show(  # tasks.world:72
-    ep: ClinicScheduling, init: ClinicScheduling
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_appointments['APT1009'].status, '==', _E17_AppointmentStatus_no_show)
-        and rt.expect(
-            ep.t_patients['P1004'].no_shows, '==', init.t_patients['P1004'].no_shows + 1, part=1
-        )
-        and rt.expect(ep.t_patients['P1004'].balance, '==', 50.0, part=2)
-    )
-
-
-def _check_front_desk_morning__ahmed_waitlisted(ep: ClinicScheduling) -> bool:  # tasks.world:73
-    return any(
-        _w29.patient == 'P1004' and _w29.doctor == 'D05'
-        and _w29.latest >= rt.parse_date('2024-06-14')
-        for _w29 in rt.each(ep, ep.t_waitlist)
-    )
-
-
-def _check_family_booking__leo_registered(ep: ClinicScheduling) -> bool:  # tasks.world:135
-    return any(
-        _p30.name == 'Leo Fischer' and _p30.birth_date == rt.parse_date('2019-04-02')
-        and _p30.phone == '+15125550190'
-        for _p30 in rt.each(ep, ep.t_patients)
-    )
-
-
-def _check_family_booking__leo_with_pediatrician(ep: ClinicScheduling) -> bool:  # tasks.world:136
-    return any(
-        ep.t_patients[_a31.patient].name == 'Leo Fischer' and _a31.doctor == 'D04'
-        and _a31.start == rt.parse_datetime('2024-06-11T15:00:00')
-        for _a31 in rt.each(ep, ep.t_appointments)
-    )
-
-
-def _check_family_booking__hannah_after(ep: ClinicScheduling) -> bool:  # tasks.world:137
-    return any(
-        _a32.patient == 'P2001' and _a32.doctor == 'D01'
-        and _a32.start == rt.parse_datetime('2024-06-11T15:30:00')
-        for _a32 in rt.each(ep, ep.t_appointments)
-    )
-
-
-def _check_family_booking__two_bookings(  # tasks.world:138
-    ep: ClinicScheduling, init: ClinicScheduling
-) -> rt.Verdict | bool:
-    return rt.expect(len(ep.t_appointments), '==', len(init.t_appointments) + 2)
-
-
-def _check_waitlist_sweep__ben_booked(ep: ClinicScheduling) -> bool:  # tasks.world:160
-    return any(
-        _a33.patient == 'P1006' and _a33.slot == 'S402'
-        and _a33.status == _E17_AppointmentStatus_booked
-        for _a33 in rt.each(ep, ep.t_appointments)
-    )
-
-
-def _check_waitlist_sweep__olivia_booked(ep: ClinicScheduling) -> bool:  # tasks.world:161
-    return any(
-        _a34.patient == 'P1007' and _a34.doctor == 'D03'
-        and _a34.start == rt.parse_datetime('2024-06-12T13:30:00')
-        for _a34 in rt.each(ep, ep.t_appointments)
-    )
-
-
-def _check_waitlist_sweep__waitlist_empty(  # tasks.world:162
-    ep: ClinicScheduling, init: ClinicScheduling
-) -> rt.Verdict | bool:
-    return rt.expect(len(ep.t_waitlist), '==', 0) and rt.expect(
-        len(init.t_waitlist), '==', 3, part=1
-    )
-
-
-# tasks.world:186
-def _check_grace_visit_and_follow_up__visit_closed(ep: ClinicScheduling) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_appointments['APT1001'].status, '==', _E17_AppointmentStatus_completed)
-        and rt.expect(ep.t_appointments['APT1001'].notes, 'is not', None, part=1)
-    )
-
-
-def _check_grace_visit_and_follow_up__follow_up_booked(  # tasks.world:187
-    ep: ClinicScheduling, init: ClinicScheduling
-) -> bool:
-    return any(
-        _a35.id_ not in init.t_appointments and _a35.patient == 'P1001' and _a35.doctor == 'D01'
-        and _a35.kind == _E9_VisitKind_follow_up
-        and _a35.start == rt.parse_datetime('2024-06-11T09:30:00')
-        and _a35.status == _E17_AppointmentStatus_booked
-        for _a35 in rt.each(ep, ep.t_appointments)
-    )
-
-
-def _check_grace_visit_and_follow_up__one_new_appointment(  # tasks.world:188
-    ep: ClinicScheduling, init: ClinicScheduling
-) -> rt.Verdict | bool:
-    return rt.expect(len(ep.t_appointments), '==', len(init.t_appointments) + 1)
-
-
-def _check_ahmed_settles_up__no_show_recorded(  # tasks.world:218
-    ep: ClinicScheduling, init: ClinicScheduling
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_appointments['APT1009'].status, '==', _E17_AppointmentStatus_no_show)
-        and rt.expect(
-            ep.t_patients['P1004'].no_shows, '==', init.t_patients['P1004'].no_shows + 1, part=1
-        )
-    )
-
-
-# tasks.world:219
-def _check_ahmed_settles_up__rebooked(ep: ClinicScheduling, init: ClinicScheduling) -> bool:
-    return any(
-        _a36.id_ not in init.t_appointments and _a36.patient == 'P1004' and _a36.doctor == 'D05'
-        and _a36.start == rt.parse_datetime('2024-06-12T11:00:00')
-        and _a36.status == _E17_AppointmentStatus_booked
-        for _a36 in rt.each(ep, ep.t_appointments)
-    )
-
-
-# tasks.world:220
-def _check_ahmed_settles_up__follow_up_cancelled(ep: ClinicScheduling) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_appointments['APT1004'].status, '==', _E17_AppointmentStatus_cancelled)
-        and not ep.t_appointments['APT1004'].late_cancellation
-    )
-
-
-def _check_ahmed_settles_up__paid_up(ep: ClinicScheduling) -> rt.Verdict | bool:  # tasks.world:221
-    return rt.expect(ep.t_patients['P1004'].balance, '==', 0.0)
-
-
-def _check_new_patient_rivera__registered(ep: ClinicScheduling) -> bool:  # tasks.world:247
-    return any(
-        _p37.name == 'Tomas Rivera' and _p37.birth_date == rt.parse_date('1980-08-15')
-        and _p37.phone == '+15125550199' and _p37.insurance == 'Aetna'
-        for _p37 in rt.each(ep, ep.t_patients)
-    )
-
-
-def _check_new_patient_rivera__dermatology_booked(ep: ClinicScheduling) -> bool:  # tasks.world:248
-    return any(
-        ep.t_patients[_a38.patient].name == 'Tomas Rivera' and _a38.slot == 'S303'
-        and _a38.status == _E17_AppointmentStatus_booked
-        for _a38 in rt.each(ep, ep.t_appointments)
-    )
-
-
-def _check_new_patient_rivera__waitlisted(ep: ClinicScheduling) -> bool:  # tasks.world:249
-    return any(
-        ep.t_patients[_w39.patient].name == 'Tomas Rivera' and _w39.doctor == 'D01'
-        and _w39.earliest == rt.parse_date('2024-06-17')
-        and _w39.latest == rt.parse_date('2024-06-21')
-        for _w39 in rt.each(ep, ep.t_waitlist)
-    )
-
-
-ClinicScheduling.TASKS = task_registry(__name__, "tasks.json")

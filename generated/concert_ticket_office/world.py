@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "ConcertTicketOffice", "Customer", "Event", "EventView", "Order", "OrderStatus", "OrderView",
@@ -248,10 +248,8 @@ class ConcertTicketOffice(Episode):
     CLOCK: ClassVar[str] = "2026-04-18T18:00:00"
     TICK: ClassVar[int] = 10
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act for the customer you are talking to. Hold or buy only the seats they ask for, and '
-        'confirm the total before paying.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "venues": "Venue", "sections": "Section", "events": "Event", "customers": "Customer",
         "orders": "Order", "tickets": "Ticket",
@@ -374,19 +372,14 @@ class ConcertTicketOffice(Episode):
             rt.check_deleted(
                 self, self.t_venues, ((self.t_sections, 'venue'), (self.t_events, 'venue'))
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_sections, ((self.t_tickets, 'section'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_events, ((self.t_orders, 'event'), (self.t_tickets, 'event'))
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_customers, ((self.t_orders, 'customer'), (self.t_tickets, 'holder'))
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_orders, ((self.t_tickets, 'order'),))
-        pass
 
     # concert_ticket_office.world:156
     def fn_seat_in_section(self, seat: str, section: Section) -> bool:
@@ -871,829 +864,703 @@ class ConcertTicketOffice(Episode):
         )
         return ticket  # concert_ticket_office.world:475
 
+    def _check_buy_two_balcony_seats__bought(self) -> bool:  # concert_ticket_office.world:691
+        return any(
+            _o21.customer == 'C004' and _o21.event == 'E02'
+            and _o21.status == _E11_OrderStatus_paid and _o21.payment == _E9_PayMethod_card
+            and _o21.total_cents == 5000
+            for _o21 in rt.each(self, self.t_orders)
+        )
+
+    def _check_buy_two_balcony_seats__seats(self) -> bool:  # concert_ticket_office.world:692
+        return (
+            any(
+                _t22.holder == 'C004' and _t22.event == 'E02' and _t22.section == 'BALC'
+                and _t22.seat == 'A1' and _t22.status == _E12_TicketStatus_sold
+                for _t22 in rt.each(self, self.t_tickets)
+            )
+            and any(
+                _t23.holder == 'C004' and _t23.event == 'E02' and _t23.section == 'BALC'
+                and _t23.seat == 'A2' and _t23.status == _E12_TicketStatus_sold
+                for _t23 in rt.each(self, self.t_tickets)
+            )
+        )
+
+    # concert_ticket_office.world:915
+    def _check_transfer_and_enter__transferred(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0002'].holder, '==', 'C003') and rt.expect(
+            self.t_tickets['TK0002'].status, '==', _E12_TicketStatus_sold, part=1
+        )
+
+    # concert_ticket_office.world:916
+    def _check_transfer_and_enter__entered(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_checked_in)
+            and rt.expect(self.t_tickets['TK0001'].checked_in_at, 'is not', None, part=1)
+        )
+
+    # concert_ticket_office.world:1139
+    def _check_pay_hold_and_refund__paid(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['ORD003'].status, '==', _E11_OrderStatus_paid)
+            and rt.expect(self.t_orders['ORD003'].payment, '==', _E9_PayMethod_voucher, part=1)
+            and rt.expect(self.t_tickets['TK0008'].status, '==', _E12_TicketStatus_sold, part=2)
+        )
+
+    # concert_ticket_office.world:1140
+    def _check_pay_hold_and_refund__refunded(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0003'].status, '==', _E12_TicketStatus_refunded)
+
+    # concert_ticket_office.world:1141
+    def _check_pay_hold_and_refund__others_kept(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0004'].status, '==', _E12_TicketStatus_sold)
+            and rt.expect(self.t_tickets['TK0007'].status, '==', _E12_TicketStatus_sold, part=1)
+        )
+
+    def _check_bruno_sixth_seat__old_hold_released(self) -> rt.Verdict | bool:  # tasks.world:219
+        return (
+            rt.expect(self.t_orders['ORD004'].status, '==', _E11_OrderStatus_released)
+            and rt.expect(
+                self.t_tickets['TK0009'].status, '==', _E12_TicketStatus_released, part=1
+            )
+        )
+
+    def _check_bruno_sixth_seat__b6_bought(self) -> bool:  # tasks.world:220
+        return any(
+            _o24.customer == 'C002' and _o24.event == 'E02'
+            and _o24.status == _E11_OrderStatus_paid and _o24.payment == _E9_PayMethod_cash
+            and _o24.total_cents == 2500 and any(
+                _t25.order == _o24.id_ and _t25.section == 'BALC' and _t25.seat == 'B6'
+                and _t25.status == _E12_TicketStatus_sold and _t25.holder == 'C002'
+                for _t25 in rt.each(self, self.t_tickets)
+            )
+            for _o24 in rt.each(self, self.t_orders)
+        )
+
+    def _check_bruno_sixth_seat__six_seats(self) -> rt.Verdict | bool:  # tasks.world:221
+        return rt.expect(
+            len([
+                _t26 for _t26 in rt.each(self, self.t_tickets)
+                if _t26.holder == 'C002' and _t26.event == 'E02'
+                and _t26.status == _E12_TicketStatus_sold
+            ]),
+            '==', 6,
+        )
+
+    def _check_last_minute_boxes_tonight__bought(self) -> bool:  # tasks.world:446
+        return any(
+            _o27.customer == 'C002' and _o27.event == 'E01'
+            and _o27.status == _E11_OrderStatus_paid and _o27.payment == _E9_PayMethod_card
+            and _o27.total_cents == 24000
+            for _o27 in rt.each(self, self.t_orders)
+        )
+
+    def _check_last_minute_boxes_tonight__both_in(self) -> rt.Verdict | bool:  # tasks.world:447
+        return rt.expect(
+            len([
+                _t28 for _t28 in rt.each(self, self.t_tickets)
+                if _t28.holder == 'C002' and _t28.event == 'E01' and _t28.section == 'BOX'
+                and _t28.status == _E12_TicketStatus_checked_in and _t28.checked_in_at is not None
+            ]),
+            '==', 2,
+        )
+
+    def _check_clara_pair_and_porto__first_hold_paid(self) -> rt.Verdict | bool:  # tasks.world:672
+        return (
+            rt.expect(self.t_orders['ORD003'].status, '==', _E11_OrderStatus_paid)
+            and rt.expect(self.t_orders['ORD003'].payment, '==', _E9_PayMethod_card, part=1)
+            and rt.expect(self.t_tickets['TK0008'].status, '==', _E12_TicketStatus_sold, part=2)
+        )
+
+    def _check_clara_pair_and_porto__neighbour_bought(self) -> bool:  # tasks.world:673
+        return any(
+            _t29.holder == 'C003' and _t29.event == 'E02' and _t29.section == 'ORCH'
+            and _t29.seat == 'C5' and _t29.status == _E12_TicketStatus_sold
+            and _t29.price_cents == 4500
+            and self.t_orders[_t29.order].payment == _E9_PayMethod_card
+            for _t29 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_clara_pair_and_porto__porto_bought(self) -> bool:  # tasks.world:674
+        return any(
+            _o30.customer == 'C003' and _o30.event == 'E04'
+            and _o30.status == _E11_OrderStatus_paid and _o30.payment == _E9_PayMethod_card
+            and _o30.total_cents == 6000
+            and any(
+                _t31.order == _o30.id_ and _t31.section == 'FLOOR' and _t31.seat == 'A1'
+                and _t31.status == _E12_TicketStatus_sold
+                for _t31 in rt.each(self, self.t_tickets)
+            )
+            and any(
+                _t32.order == _o30.id_ and _t32.section == 'FLOOR' and _t32.seat == 'A2'
+                and _t32.status == _E12_TicketStatus_sold
+                for _t32 in rt.each(self, self.t_tickets)
+            )
+            for _o30 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:902
+    def _check_ana_swaps_tonight_for_strings__refunded(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
+            and rt.expect(
+                self.t_tickets['TK0002'].status, '==', _E12_TicketStatus_refunded, part=1
+            )
+        )
+
+    def _check_ana_swaps_tonight_for_strings__rebooked(self) -> bool:  # tasks.world:903
+        return any(
+            _o33.customer == 'C001' and _o33.event == 'E02'
+            and _o33.status == _E11_OrderStatus_paid and _o33.payment == _E9_PayMethod_card
+            and _o33.total_cents == 9000
+            for _o33 in rt.each(self, self.t_orders)
+        )
+
+    def _check_ana_swaps_tonight_for_strings__front_row(self) -> bool:  # tasks.world:904
+        return (
+            any(
+                _t34.holder == 'C001' and _t34.event == 'E02' and _t34.section == 'ORCH'
+                and _t34.seat == 'A1' and _t34.status == _E12_TicketStatus_sold
+                for _t34 in rt.each(self, self.t_tickets)
+            )
+            and any(
+                _t35.holder == 'C001' and _t35.event == 'E02' and _t35.section == 'ORCH'
+                and _t35.seat == 'A2' and _t35.status == _E12_TicketStatus_sold
+                for _t35 in rt.each(self, self.t_tickets)
+            )
+        )
+
+    # tasks.world:1133
+    def _check_clara_swaps_to_balcony__orchestra_released(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
+            and rt.expect(
+                self.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released, part=1
+            )
+        )
+
+    def _check_clara_swaps_to_balcony__balcony_bought(self) -> bool:  # tasks.world:1134
+        return any(
+            _o36.customer == 'C003' and _o36.event == 'E02'
+            and _o36.status == _E11_OrderStatus_paid and _o36.payment == _E9_PayMethod_card
+            and _o36.total_cents == 5000
+            for _o36 in rt.each(self, self.t_orders)
+        )
+
+    def _check_clara_swaps_to_balcony__seats_sold(self) -> bool:  # tasks.world:1135
+        return (
+            any(
+                _t37.event == 'E02' and _t37.section == 'BALC' and _t37.seat == 'A5'
+                and _t37.holder == 'C003' and _t37.status == _E12_TicketStatus_sold
+                for _t37 in rt.each(self, self.t_tickets)
+            )
+            and any(
+                _t38.event == 'E02' and _t38.section == 'BALC' and _t38.seat == 'A6'
+                and _t38.holder == 'C003' and _t38.status == _E12_TicketStatus_sold
+                for _t38 in rt.each(self, self.t_tickets)
+            )
+        )
+
+    # tasks.world:1362
+    def _check_bruno_shares_with_duarte__transferred(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0006'].holder, '==', 'C004')
+            and rt.expect(self.t_tickets['TK0006'].status, '==', _E12_TicketStatus_sold, part=1)
+            and rt.expect(self.t_tickets['TK0007'].holder, '==', 'C004', part=2)
+            and rt.expect(self.t_tickets['TK0007'].status, '==', _E12_TicketStatus_sold, part=3)
+        )
+
+    # tasks.world:1363
+    def _check_bruno_shares_with_duarte__bruno_keeps_three(self) -> rt.Verdict | bool:
+        return rt.expect(
+            len([
+                _t39 for _t39 in rt.each(self, self.t_tickets)
+                if _t39.holder == 'C002' and _t39.event == 'E02'
+                and _t39.status == _E12_TicketStatus_sold
+            ]),
+            '==', 3,
+        )
+
+    def _check_bruno_shares_with_duarte__b6_bought(self) -> bool:  # tasks.world:1364
+        return any(
+            _t40.holder == 'C004' and _t40.event == 'E02' and _t40.section == 'BALC'
+            and _t40.seat == 'B6' and _t40.status == _E12_TicketStatus_sold
+            and self.t_orders[_t40.order].payment == _E9_PayMethod_cash
+            and self.t_orders[_t40.order].customer == 'C004'
+            for _t40 in rt.each(self, self.t_tickets)
+        )
+
+    # tasks.world:1590
+    def _check_mined_f668b7ce82__ticket_tk0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0002'].holder, '==', 'C003')
+
+    # tasks.world:1816
+    def _check_mined_309524477e__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0001'].holder, '==', 'C004')
+
+    # tasks.world:2040
+    def _check_mined_3ce531c396__ticket_tk0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0007'].holder, '==', 'C001')
+
+    # tasks.world:2264
+    def _check_mined_c698875009__ticket_tk0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0002'].holder, '==', 'C003')
+
+    # tasks.world:2488
+    def _check_mined_fca2e909b6__ticket_tk0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0005'].holder, '==', 'C004')
+
+    # tasks.world:2712
+    def _check_mined_36bb24f73d__ticket_tk0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0002'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:2935
+    def _check_mined_5b870bcbb1__ticket_tk0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0005'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:3158
+    def _check_mined_097f895799__order_ord003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
+
+    # tasks.world:3159
+    def _check_mined_097f895799__ticket_tk0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
+
+    # tasks.world:3381
+    def _check_mined_544e0af849__order_ord004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['ORD004'].status, '==', _E11_OrderStatus_released)
+
+    # tasks.world:3382
+    def _check_mined_544e0af849__ticket_tk0009_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0009'].status, '==', _E12_TicketStatus_released)
+
+    # tasks.world:3604
+    def _check_mined_ef30d90f82__order_ord003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['ORD003'].status, '==', _E11_OrderStatus_paid)
+            and rt.expect(self.t_orders['ORD003'].payment, '==', _E9_PayMethod_cash, part=1)
+        )
+
+    # tasks.world:3605
+    def _check_mined_ef30d90f82__ticket_tk0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0008'].status, '==', _E12_TicketStatus_sold)
+
+    # tasks.world:3827
+    def _check_mined_44f0c34cb8__order_ord003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['ORD003'].status, '==', _E11_OrderStatus_paid)
+            and rt.expect(self.t_orders['ORD003'].payment, '==', _E9_PayMethod_voucher, part=1)
+        )
+
+    # tasks.world:3828
+    def _check_mined_44f0c34cb8__order_ord004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['ORD004'].status, '==', _E11_OrderStatus_released)
+
+    # tasks.world:3829
+    def _check_mined_44f0c34cb8__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_checked_in)
+
+    # tasks.world:3830
+    def _check_mined_44f0c34cb8__ticket_tk0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0006'].holder, '==', 'C004')
+
+    # tasks.world:3831
+    def _check_mined_44f0c34cb8__ticket_tk0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0008'].status, '==', _E12_TicketStatus_sold)
+
+    # tasks.world:3832
+    def _check_mined_44f0c34cb8__ticket_tk0009_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0009'].status, '==', _E12_TicketStatus_released)
+
+    # tasks.world:4063
+    def _check_mined_a8f57e7b63__order_ord003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['ORD003'].status, '==', _E11_OrderStatus_paid)
+            and rt.expect(self.t_orders['ORD003'].payment, '==', _E9_PayMethod_cash, part=1)
+        )
+
+    # tasks.world:4064
+    def _check_mined_a8f57e7b63__ticket_tk0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0002'].holder, '==', 'C004')
+
+    # tasks.world:4065
+    def _check_mined_a8f57e7b63__ticket_tk0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:4066
+    def _check_mined_a8f57e7b63__ticket_tk0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0008'].status, '==', _E12_TicketStatus_sold)
+
+    # tasks.world:4297
+    def _check_mined_0f57cb08e5__order_ord003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
+
+    # tasks.world:4298
+    def _check_mined_0f57cb08e5__order_ord004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['ORD004'].status, '==', _E11_OrderStatus_released)
+
+    # tasks.world:4299
+    def _check_mined_0f57cb08e5__ticket_tk0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0002'].status, '==', _E12_TicketStatus_checked_in)
+
+    # tasks.world:4300
+    def _check_mined_0f57cb08e5__ticket_tk0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0003'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:4301
+    def _check_mined_0f57cb08e5__ticket_tk0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
+
+    # tasks.world:4302
+    def _check_mined_0f57cb08e5__ticket_tk0009_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0009'].status, '==', _E12_TicketStatus_released)
+
+    # tasks.world:4533
+    def _check_mined_fc35f3b15e__order_ord003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
+
+    # tasks.world:4534
+    def _check_mined_fc35f3b15e__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_checked_in)
+
+    # tasks.world:4535
+    def _check_mined_fc35f3b15e__ticket_tk0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:4536
+    def _check_mined_fc35f3b15e__ticket_tk0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0005'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:4537
+    def _check_mined_fc35f3b15e__ticket_tk0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
+
+    # tasks.world:4768
+    def _check_mined_bb4daef041__order_ord003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
+
+    # tasks.world:4769
+    def _check_mined_bb4daef041__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_checked_in)
+
+    # tasks.world:4770
+    def _check_mined_bb4daef041__ticket_tk0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0007'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:4771
+    def _check_mined_bb4daef041__ticket_tk0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
+
+    # tasks.world:5001
+    def _check_mined_367f3ca4fd__order_ord003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
+
+    # tasks.world:5002
+    def _check_mined_367f3ca4fd__order_ord004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['ORD004'].status, '==', _E11_OrderStatus_released)
+
+    # tasks.world:5003
+    def _check_mined_367f3ca4fd__ticket_tk0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0002'].holder, '==', 'C003')
+
+    # tasks.world:5004
+    def _check_mined_367f3ca4fd__ticket_tk0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0004'].holder, '==', 'C004')
+
+    # tasks.world:5005
+    def _check_mined_367f3ca4fd__ticket_tk0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
+
+    # tasks.world:5006
+    def _check_mined_367f3ca4fd__ticket_tk0009_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0009'].status, '==', _E12_TicketStatus_released)
+
+    # tasks.world:5237
+    def _check_mined_595eba32dd__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:5238
+    def _check_mined_595eba32dd__ticket_tk0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0002'].status, '==', _E12_TicketStatus_checked_in)
+
+    # tasks.world:5239
+    def _check_mined_595eba32dd__ticket_tk0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0005'].holder, '==', 'C001')
+
+    # tasks.world:5469
+    def _check_mined_368265ccb0__order_ord003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
+
+    # tasks.world:5470
+    def _check_mined_368265ccb0__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:5471
+    def _check_mined_368265ccb0__ticket_tk0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:5472
+    def _check_mined_368265ccb0__ticket_tk0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
+
+    # tasks.world:5702
+    def _check_mined_f42b4715ea__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_checked_in)
+
+    # tasks.world:5703
+    def _check_mined_f42b4715ea__ticket_tk0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0002'].status, '==', _E12_TicketStatus_checked_in)
+
+    # tasks.world:5704
+    def _check_mined_f42b4715ea__ticket_tk0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0003'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:5705
+    def _check_mined_f42b4715ea__ticket_tk0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0007'].holder, '==', 'C001')
+
+    # tasks.world:5934
+    def _check_mined_ebba73e29a__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0001'].holder, '==', 'C004') and rt.expect(
+            self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded, part=1
+        )
+
+    # tasks.world:5935
+    def _check_mined_ebba73e29a__ticket_tk0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:6164
+    def _check_mined_ab3f6615fd__order_ord004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['ORD004'].status, '==', _E11_OrderStatus_released)
+
+    # tasks.world:6165
+    def _check_mined_ab3f6615fd__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0001'].holder, '==', 'C004') and rt.expect(
+            self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded, part=1
+        )
+
+    # tasks.world:6166
+    def _check_mined_ab3f6615fd__ticket_tk0009_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0009'].status, '==', _E12_TicketStatus_released)
+
+    # tasks.world:6394
+    def _check_mined_10031485f9__order_ord004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['ORD004'].status, '==', _E11_OrderStatus_released)
+
+    # tasks.world:6395
+    def _check_mined_10031485f9__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:6396
+    def _check_mined_10031485f9__ticket_tk0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0003'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:6397
+    def _check_mined_10031485f9__ticket_tk0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:6398
+    def _check_mined_10031485f9__ticket_tk0009_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0009'].status, '==', _E12_TicketStatus_released)
+
+    # tasks.world:6627
+    def _check_mined_a67af144e9__order_ord003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['ORD003'].status, '==', _E11_OrderStatus_paid)
+            and rt.expect(self.t_orders['ORD003'].payment, '==', _E9_PayMethod_voucher, part=1)
+        )
+
+    # tasks.world:6628
+    def _check_mined_a67af144e9__ticket_tk0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0007'].holder, '==', 'C003')
+
+    # tasks.world:6629
+    def _check_mined_a67af144e9__ticket_tk0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0008'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:6856
+    def _check_mined_3e3f90cd85__order_ord004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['ORD004'].status, '==', _E11_OrderStatus_released)
+
+    # tasks.world:6857
+    def _check_mined_3e3f90cd85__ticket_tk0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0002'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:6858
+    def _check_mined_3e3f90cd85__ticket_tk0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0007'].holder, '==', 'C001')
+
+    # tasks.world:6859
+    def _check_mined_3e3f90cd85__ticket_tk0009_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0009'].status, '==', _E12_TicketStatus_released)
+
+    # tasks.world:7086
+    def _check_mined_751523ac73__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_checked_in)
+
+    # tasks.world:7087
+    def _check_mined_751523ac73__ticket_tk0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0003'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:7314
+    def _check_mined_c511081417__order_ord003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
+
+    # tasks.world:7315
+    def _check_mined_c511081417__ticket_tk0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0007'].holder, '==', 'C001')
+
+    # tasks.world:7316
+    def _check_mined_c511081417__ticket_tk0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
+
+    # tasks.world:7543
+    def _check_mined_aa9ac0191f__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0001'].holder, '==', 'C002')
+
+    # tasks.world:7544
+    def _check_mined_aa9ac0191f__ticket_tk0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0003'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:7774
+    def _check_mined_0fbde0199c__ticket_tk0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0005'].holder, '==', 'C003') and rt.expect(
+            self.t_tickets['TK0005'].status, '==', _E12_TicketStatus_refunded, part=1
+        )
+
+    # tasks.world:7775
+    def _check_mined_0fbde0199c__ticket_tk0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0007'].holder, '==', 'C004')
+
+    # tasks.world:8005
+    def _check_mined_daad048a1e__order_ord003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
+
+    # tasks.world:8006
+    def _check_mined_daad048a1e__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_checked_in)
+
+    # tasks.world:8007
+    def _check_mined_daad048a1e__ticket_tk0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
+
+    # tasks.world:8237
+    def _check_mined_5b4f857ddf__ticket_tk0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0002'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:8238
+    def _check_mined_5b4f857ddf__ticket_tk0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0005'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:8469
+    def _check_mined_e25780a8f0__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:8470
+    def _check_mined_e25780a8f0__ticket_tk0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0007'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:8700
+    def _check_mined_036c76ddd6__order_ord003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
+
+    # tasks.world:8701
+    def _check_mined_036c76ddd6__ticket_tk0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0006'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:8702
+    def _check_mined_036c76ddd6__ticket_tk0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
+
+    # tasks.world:8931
+    def _check_mined_0a12d97aa5__order_ord003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
+
+    # tasks.world:8932
+    def _check_mined_0a12d97aa5__ticket_tk0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0006'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:8933
+    def _check_mined_0a12d97aa5__ticket_tk0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
+
+    # tasks.world:9163
+    def _check_mined_5db00b0798__order_ord003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
+
+    # tasks.world:9164
+    def _check_mined_5db00b0798__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:9165
+    def _check_mined_5db00b0798__ticket_tk0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
+
+    # tasks.world:9392
+    def _check_mined_f2c67d912d__order_ord003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
+
+    def _check_mined_f2c67d912d__new_order(self) -> bool:  # tasks.world:9393
+        return any(
+            _r41.customer == 'C002' and _r41.event == 'E02'
+            and _r41.status == _E11_OrderStatus_held
+            and _r41.hold_expires_at == rt.parse_datetime('2026-04-18T18:15:30')
+            and _r41.total_cents == 4500 and _r41.paid_at is None and _r41.payment is None
+            for _r41 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:9394
+    def _check_mined_f2c67d912d__ticket_tk0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0005'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:9395
+    def _check_mined_f2c67d912d__ticket_tk0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0006'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:9396
+    def _check_mined_f2c67d912d__ticket_tk0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
+
+    def _check_mined_f2c67d912d__new_ticket(self) -> bool:  # tasks.world:9397
+        return any(
+            _r42.order == 'ORD006' and _r42.event == 'E02' and _r42.section == 'ORCH'
+            and _r42.seat == 'A2' and _r42.price_cents == 4500 and _r42.holder == 'C002'
+            and _r42.status == _E12_TicketStatus_held and _r42.checked_in_at is None
+            for _r42 in rt.each(self, self.t_tickets)
+        )
+
+    # tasks.world:9626
+    def _check_mined_00eb43c788__order_ord003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['ORD003'].status, '==', _E11_OrderStatus_paid)
+            and rt.expect(self.t_orders['ORD003'].payment, '==', _E9_PayMethod_voucher, part=1)
+        )
+
+    def _check_mined_00eb43c788__new_order(self) -> bool:  # tasks.world:9627
+        return any(
+            _r43.customer == 'C001' and _r43.event == 'E02'
+            and _r43.status == _E11_OrderStatus_paid
+            and _r43.hold_expires_at == rt.parse_datetime('2026-04-18T18:16:20')
+            and _r43.total_cents == 2500 and _r43.payment == _E9_PayMethod_card
+            for _r43 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:9628
+    def _check_mined_00eb43c788__ticket_tk0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0004'].holder, '==', 'C003')
+
+    # tasks.world:9629
+    def _check_mined_00eb43c788__ticket_tk0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0008'].status, '==', _E12_TicketStatus_sold)
+
+    def _check_mined_00eb43c788__new_ticket(self) -> bool:  # tasks.world:9630
+        return any(
+            _r44.order == 'ORD006' and _r44.event == 'E02' and _r44.section == 'BALC'
+            and _r44.seat == 'C4' and _r44.price_cents == 2500 and _r44.holder == 'C001'
+            and _r44.status == _E12_TicketStatus_sold and _r44.checked_in_at is None
+            for _r44 in rt.each(self, self.t_tickets)
+        )
+
 
 ConcertTicketOffice.TOOLS = tools(ConcertTicketOffice)
-
-
-# concert_ticket_office.world:691
-def _check_buy_two_balcony_seats__bought(ep: ConcertTicketOffice) -> bool:
-    return any(
-        _o21.customer == 'C004' and _o21.event == 'E02' and _o21.status == _E11_OrderStatus_paid
-        and _o21.payment == _E9_PayMethod_card and _o21.total_cents == 5000
-        for _o21 in rt.each(ep, ep.t_orders)
-    )
-
-
-# concert_ticket_office.world:692
-def _check_buy_two_balcony_seats__seats(ep: ConcertTicketOffice) -> bool:
-    return (
-        any(
-            _t22.holder == 'C004' and _t22.event == 'E02' and _t22.section == 'BALC'
-            and _t22.seat == 'A1' and _t22.status == _E12_TicketStatus_sold
-            for _t22 in rt.each(ep, ep.t_tickets)
-        )
-        and any(
-            _t23.holder == 'C004' and _t23.event == 'E02' and _t23.section == 'BALC'
-            and _t23.seat == 'A2' and _t23.status == _E12_TicketStatus_sold
-            for _t23 in rt.each(ep, ep.t_tickets)
-        )
-    )
-
-
-# concert_ticket_office.world:915
-def _check_transfer_and_enter__transferred(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0002'].holder, '==', 'C003') and rt.expect(
-        ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_sold, part=1
-    )
-
-
-# concert_ticket_office.world:916
-def _check_transfer_and_enter__entered(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_checked_in)
-        and rt.expect(ep.t_tickets['TK0001'].checked_in_at, 'is not', None, part=1)
-    )
-
-
-# concert_ticket_office.world:1139
-def _check_pay_hold_and_refund__paid(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_paid)
-        and rt.expect(ep.t_orders['ORD003'].payment, '==', _E9_PayMethod_voucher, part=1)
-        and rt.expect(ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_sold, part=2)
-    )
-
-
-# concert_ticket_office.world:1140
-def _check_pay_hold_and_refund__refunded(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0003'].status, '==', _E12_TicketStatus_refunded)
-
-
-# concert_ticket_office.world:1141
-def _check_pay_hold_and_refund__others_kept(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0004'].status, '==', _E12_TicketStatus_sold) and rt.expect(
-        ep.t_tickets['TK0007'].status, '==', _E12_TicketStatus_sold, part=1
-    )
-
-
-# tasks.world:219
-def _check_bruno_sixth_seat__old_hold_released(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD004'].status, '==', _E11_OrderStatus_released) and rt.expect(
-        ep.t_tickets['TK0009'].status, '==', _E12_TicketStatus_released, part=1
-    )
-
-
-def _check_bruno_sixth_seat__b6_bought(ep: ConcertTicketOffice) -> bool:  # tasks.world:220
-    return any(
-        _o24.customer == 'C002' and _o24.event == 'E02' and _o24.status == _E11_OrderStatus_paid
-        and _o24.payment == _E9_PayMethod_cash and _o24.total_cents == 2500
-        and any(
-            _t25.order == _o24.id_ and _t25.section == 'BALC' and _t25.seat == 'B6'
-            and _t25.status == _E12_TicketStatus_sold and _t25.holder == 'C002'
-            for _t25 in rt.each(ep, ep.t_tickets)
-        )
-        for _o24 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:221
-def _check_bruno_sixth_seat__six_seats(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(
-        len([
-            _t26 for _t26 in rt.each(ep, ep.t_tickets)
-            if _t26.holder == 'C002' and _t26.event == 'E02'
-            and _t26.status == _E12_TicketStatus_sold
-        ]),
-        '==', 6,
-    )
-
-
-def _check_last_minute_boxes_tonight__bought(ep: ConcertTicketOffice) -> bool:  # tasks.world:446
-    return any(
-        _o27.customer == 'C002' and _o27.event == 'E01' and _o27.status == _E11_OrderStatus_paid
-        and _o27.payment == _E9_PayMethod_card and _o27.total_cents == 24000
-        for _o27 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:447
-def _check_last_minute_boxes_tonight__both_in(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(
-        len([
-            _t28 for _t28 in rt.each(ep, ep.t_tickets)
-            if _t28.holder == 'C002' and _t28.event == 'E01' and _t28.section == 'BOX'
-            and _t28.status == _E12_TicketStatus_checked_in and _t28.checked_in_at is not None
-        ]),
-        '==', 2,
-    )
-
-
-# tasks.world:672
-def _check_clara_pair_and_porto__first_hold_paid(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_paid)
-        and rt.expect(ep.t_orders['ORD003'].payment, '==', _E9_PayMethod_card, part=1)
-        and rt.expect(ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_sold, part=2)
-    )
-
-
-# tasks.world:673
-def _check_clara_pair_and_porto__neighbour_bought(ep: ConcertTicketOffice) -> bool:
-    return any(
-        _t29.holder == 'C003' and _t29.event == 'E02' and _t29.section == 'ORCH'
-        and _t29.seat == 'C5' and _t29.status == _E12_TicketStatus_sold
-        and _t29.price_cents == 4500 and ep.t_orders[_t29.order].payment == _E9_PayMethod_card
-        for _t29 in rt.each(ep, ep.t_tickets)
-    )
-
-
-def _check_clara_pair_and_porto__porto_bought(ep: ConcertTicketOffice) -> bool:  # tasks.world:674
-    return any(
-        _o30.customer == 'C003' and _o30.event == 'E04' and _o30.status == _E11_OrderStatus_paid
-        and _o30.payment == _E9_PayMethod_card and _o30.total_cents == 6000
-        and any(
-            _t31.order == _o30.id_ and _t31.section == 'FLOOR' and _t31.seat == 'A1'
-            and _t31.status == _E12_TicketStatus_sold
-            for _t31 in rt.each(ep, ep.t_tickets)
-        )
-        and any(
-            _t32.order == _o30.id_ and _t32.section == 'FLOOR' and _t32.seat == 'A2'
-            and _t32.status == _E12_TicketStatus_sold
-            for _t32 in rt.each(ep, ep.t_tickets)
-        )
-        for _o30 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:902
-def _check_ana_swaps_tonight_for_strings__refunded(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
-        and rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_refunded, part=1)
-    )
-
-
-# tasks.world:903
-def _check_ana_swaps_tonight_for_strings__rebooked(ep: ConcertTicketOffice) -> bool:
-    return any(
-        _o33.customer == 'C001' and _o33.event == 'E02' and _o33.status == _E11_OrderStatus_paid
-        and _o33.payment == _E9_PayMethod_card and _o33.total_cents == 9000
-        for _o33 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:904
-def _check_ana_swaps_tonight_for_strings__front_row(ep: ConcertTicketOffice) -> bool:
-    return (
-        any(
-            _t34.holder == 'C001' and _t34.event == 'E02' and _t34.section == 'ORCH'
-            and _t34.seat == 'A1' and _t34.status == _E12_TicketStatus_sold
-            for _t34 in rt.each(ep, ep.t_tickets)
-        )
-        and any(
-            _t35.holder == 'C001' and _t35.event == 'E02' and _t35.section == 'ORCH'
-            and _t35.seat == 'A2' and _t35.status == _E12_TicketStatus_sold
-            for _t35 in rt.each(ep, ep.t_tickets)
-        )
-    )
-
-
-def _check_clara_swaps_to_balcony__orchestra_released(  # tasks.world:1133
-    ep: ConcertTicketOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_released) and rt.expect(
-        ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released, part=1
-    )
-
-
-# tasks.world:1134
-def _check_clara_swaps_to_balcony__balcony_bought(ep: ConcertTicketOffice) -> bool:
-    return any(
-        _o36.customer == 'C003' and _o36.event == 'E02' and _o36.status == _E11_OrderStatus_paid
-        and _o36.payment == _E9_PayMethod_card and _o36.total_cents == 5000
-        for _o36 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_clara_swaps_to_balcony__seats_sold(ep: ConcertTicketOffice) -> bool:  # tasks.world:1135
-    return (
-        any(
-            _t37.event == 'E02' and _t37.section == 'BALC' and _t37.seat == 'A5'
-            and _t37.holder == 'C003' and _t37.status == _E12_TicketStatus_sold
-            for _t37 in rt.each(ep, ep.t_tickets)
-        )
-        and any(
-            _t38.event == 'E02' and _t38.section == 'BALC' and _t38.seat == 'A6'
-            and _t38.holder == 'C003' and _t38.status == _E12_TicketStatus_sold
-            for _t38 in rt.each(ep, ep.t_tickets)
-        )
-    )
-
-
-# tasks.world:1362
-def _check_bruno_shares_with_duarte__transferred(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0006'].holder, '==', 'C004')
-        and rt.expect(ep.t_tickets['TK0006'].status, '==', _E12_TicketStatus_sold, part=1)
-        and rt.expect(ep.t_tickets['TK0007'].holder, '==', 'C004', part=2)
-        and rt.expect(ep.t_tickets['TK0007'].status, '==', _E12_TicketStatus_sold, part=3)
-    )
-
-
-def _check_bruno_shares_with_duarte__bruno_keeps_three(  # tasks.world:1363
-    ep: ConcertTicketOffice
-) -> rt.Verdict | bool:
-    return rt.expect(
-        len([
-            _t39 for _t39 in rt.each(ep, ep.t_tickets)
-            if _t39.holder == 'C002' and _t39.event == 'E02'
-            and _t39.status == _E12_TicketStatus_sold
-        ]),
-        '==', 3,
-    )
-
-
-# tasks.world:1364
-def _check_bruno_shares_with_duarte__b6_bought(ep: ConcertTicketOffice) -> bool:
-    return any(
-        _t40.holder == 'C004' and _t40.event == 'E02' and _t40.section == 'BALC'
-        and _t40.seat == 'B6' and _t40.status == _E12_TicketStatus_sold
-        and ep.t_orders[_t40.order].payment == _E9_PayMethod_cash
-        and ep.t_orders[_t40.order].customer == 'C004'
-        for _t40 in rt.each(ep, ep.t_tickets)
-    )
-
-
-# tasks.world:1590
-def _check_mined_f668b7ce82__ticket_tk0002_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0002'].holder, '==', 'C003')
-
-
-# tasks.world:1816
-def _check_mined_309524477e__ticket_tk0001_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0001'].holder, '==', 'C004')
-
-
-# tasks.world:2040
-def _check_mined_3ce531c396__ticket_tk0007_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0007'].holder, '==', 'C001')
-
-
-# tasks.world:2264
-def _check_mined_c698875009__ticket_tk0002_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0002'].holder, '==', 'C003')
-
-
-# tasks.world:2488
-def _check_mined_fca2e909b6__ticket_tk0005_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0005'].holder, '==', 'C004')
-
-
-# tasks.world:2712
-def _check_mined_36bb24f73d__ticket_tk0002_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:2935
-def _check_mined_5b870bcbb1__ticket_tk0005_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0005'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:3158
-def _check_mined_097f895799__order_ord003_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:3159
-def _check_mined_097f895799__ticket_tk0008_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
-
-
-# tasks.world:3381
-def _check_mined_544e0af849__order_ord004_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD004'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:3382
-def _check_mined_544e0af849__ticket_tk0009_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0009'].status, '==', _E12_TicketStatus_released)
-
-
-# tasks.world:3604
-def _check_mined_ef30d90f82__order_ord003_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_paid) and rt.expect(
-        ep.t_orders['ORD003'].payment, '==', _E9_PayMethod_cash, part=1
-    )
-
-
-# tasks.world:3605
-def _check_mined_ef30d90f82__ticket_tk0008_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_sold)
-
-
-# tasks.world:3827
-def _check_mined_44f0c34cb8__order_ord003_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_paid) and rt.expect(
-        ep.t_orders['ORD003'].payment, '==', _E9_PayMethod_voucher, part=1
-    )
-
-
-# tasks.world:3828
-def _check_mined_44f0c34cb8__order_ord004_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD004'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:3829
-def _check_mined_44f0c34cb8__ticket_tk0001_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_checked_in)
-
-
-# tasks.world:3830
-def _check_mined_44f0c34cb8__ticket_tk0006_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0006'].holder, '==', 'C004')
-
-
-# tasks.world:3831
-def _check_mined_44f0c34cb8__ticket_tk0008_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_sold)
-
-
-# tasks.world:3832
-def _check_mined_44f0c34cb8__ticket_tk0009_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0009'].status, '==', _E12_TicketStatus_released)
-
-
-# tasks.world:4063
-def _check_mined_a8f57e7b63__order_ord003_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_paid) and rt.expect(
-        ep.t_orders['ORD003'].payment, '==', _E9_PayMethod_cash, part=1
-    )
-
-
-# tasks.world:4064
-def _check_mined_a8f57e7b63__ticket_tk0002_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0002'].holder, '==', 'C004')
-
-
-# tasks.world:4065
-def _check_mined_a8f57e7b63__ticket_tk0004_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:4066
-def _check_mined_a8f57e7b63__ticket_tk0008_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_sold)
-
-
-# tasks.world:4297
-def _check_mined_0f57cb08e5__order_ord003_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:4298
-def _check_mined_0f57cb08e5__order_ord004_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD004'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:4299
-def _check_mined_0f57cb08e5__ticket_tk0002_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_checked_in)
-
-
-# tasks.world:4300
-def _check_mined_0f57cb08e5__ticket_tk0003_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0003'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:4301
-def _check_mined_0f57cb08e5__ticket_tk0008_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
-
-
-# tasks.world:4302
-def _check_mined_0f57cb08e5__ticket_tk0009_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0009'].status, '==', _E12_TicketStatus_released)
-
-
-# tasks.world:4533
-def _check_mined_fc35f3b15e__order_ord003_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:4534
-def _check_mined_fc35f3b15e__ticket_tk0001_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_checked_in)
-
-
-# tasks.world:4535
-def _check_mined_fc35f3b15e__ticket_tk0004_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:4536
-def _check_mined_fc35f3b15e__ticket_tk0005_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0005'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:4537
-def _check_mined_fc35f3b15e__ticket_tk0008_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
-
-
-# tasks.world:4768
-def _check_mined_bb4daef041__order_ord003_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:4769
-def _check_mined_bb4daef041__ticket_tk0001_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_checked_in)
-
-
-# tasks.world:4770
-def _check_mined_bb4daef041__ticket_tk0007_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0007'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:4771
-def _check_mined_bb4daef041__ticket_tk0008_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
-
-
-# tasks.world:5001
-def _check_mined_367f3ca4fd__order_ord003_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:5002
-def _check_mined_367f3ca4fd__order_ord004_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD004'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:5003
-def _check_mined_367f3ca4fd__ticket_tk0002_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0002'].holder, '==', 'C003')
-
-
-# tasks.world:5004
-def _check_mined_367f3ca4fd__ticket_tk0004_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0004'].holder, '==', 'C004')
-
-
-# tasks.world:5005
-def _check_mined_367f3ca4fd__ticket_tk0008_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
-
-
-# tasks.world:5006
-def _check_mined_367f3ca4fd__ticket_tk0009_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0009'].status, '==', _E12_TicketStatus_released)
-
-
-# tasks.world:5237
-def _check_mined_595eba32dd__ticket_tk0001_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:5238
-def _check_mined_595eba32dd__ticket_tk0002_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_checked_in)
-
-
-# tasks.world:5239
-def _check_mined_595eba32dd__ticket_tk0005_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0005'].holder, '==', 'C001')
-
-
-# tasks.world:5469
-def _check_mined_368265ccb0__order_ord003_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:5470
-def _check_mined_368265ccb0__ticket_tk0001_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:5471
-def _check_mined_368265ccb0__ticket_tk0004_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:5472
-def _check_mined_368265ccb0__ticket_tk0008_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
-
-
-# tasks.world:5702
-def _check_mined_f42b4715ea__ticket_tk0001_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_checked_in)
-
-
-# tasks.world:5703
-def _check_mined_f42b4715ea__ticket_tk0002_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_checked_in)
-
-
-# tasks.world:5704
-def _check_mined_f42b4715ea__ticket_tk0003_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0003'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:5705
-def _check_mined_f42b4715ea__ticket_tk0007_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0007'].holder, '==', 'C001')
-
-
-# tasks.world:5934
-def _check_mined_ebba73e29a__ticket_tk0001_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0001'].holder, '==', 'C004') and rt.expect(
-        ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded, part=1
-    )
-
-
-# tasks.world:5935
-def _check_mined_ebba73e29a__ticket_tk0004_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:6164
-def _check_mined_ab3f6615fd__order_ord004_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD004'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:6165
-def _check_mined_ab3f6615fd__ticket_tk0001_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0001'].holder, '==', 'C004') and rt.expect(
-        ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded, part=1
-    )
-
-
-# tasks.world:6166
-def _check_mined_ab3f6615fd__ticket_tk0009_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0009'].status, '==', _E12_TicketStatus_released)
-
-
-# tasks.world:6394
-def _check_mined_10031485f9__order_ord004_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD004'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:6395
-def _check_mined_10031485f9__ticket_tk0001_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:6396
-def _check_mined_10031485f9__ticket_tk0003_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0003'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:6397
-def _check_mined_10031485f9__ticket_tk0004_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:6398
-def _check_mined_10031485f9__ticket_tk0009_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0009'].status, '==', _E12_TicketStatus_released)
-
-
-# tasks.world:6627
-def _check_mined_a67af144e9__order_ord003_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_paid) and rt.expect(
-        ep.t_orders['ORD003'].payment, '==', _E9_PayMethod_voucher, part=1
-    )
-
-
-# tasks.world:6628
-def _check_mined_a67af144e9__ticket_tk0007_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0007'].holder, '==', 'C003')
-
-
-# tasks.world:6629
-def _check_mined_a67af144e9__ticket_tk0008_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:6856
-def _check_mined_3e3f90cd85__order_ord004_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD004'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:6857
-def _check_mined_3e3f90cd85__ticket_tk0002_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:6858
-def _check_mined_3e3f90cd85__ticket_tk0007_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0007'].holder, '==', 'C001')
-
-
-# tasks.world:6859
-def _check_mined_3e3f90cd85__ticket_tk0009_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0009'].status, '==', _E12_TicketStatus_released)
-
-
-# tasks.world:7086
-def _check_mined_751523ac73__ticket_tk0001_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_checked_in)
-
-
-# tasks.world:7087
-def _check_mined_751523ac73__ticket_tk0003_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0003'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:7314
-def _check_mined_c511081417__order_ord003_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:7315
-def _check_mined_c511081417__ticket_tk0007_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0007'].holder, '==', 'C001')
-
-
-# tasks.world:7316
-def _check_mined_c511081417__ticket_tk0008_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
-
-
-# tasks.world:7543
-def _check_mined_aa9ac0191f__ticket_tk0001_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0001'].holder, '==', 'C002')
-
-
-# tasks.world:7544
-def _check_mined_aa9ac0191f__ticket_tk0003_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0003'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:7774
-def _check_mined_0fbde0199c__ticket_tk0005_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0005'].holder, '==', 'C003') and rt.expect(
-        ep.t_tickets['TK0005'].status, '==', _E12_TicketStatus_refunded, part=1
-    )
-
-
-# tasks.world:7775
-def _check_mined_0fbde0199c__ticket_tk0007_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0007'].holder, '==', 'C004')
-
-
-# tasks.world:8005
-def _check_mined_daad048a1e__order_ord003_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:8006
-def _check_mined_daad048a1e__ticket_tk0001_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_checked_in)
-
-
-# tasks.world:8007
-def _check_mined_daad048a1e__ticket_tk0008_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
-
-
-# tasks.world:8237
-def _check_mined_5b4f857ddf__ticket_tk0002_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:8238
-def _check_mined_5b4f857ddf__ticket_tk0005_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0005'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:8469
-def _check_mined_e25780a8f0__ticket_tk0001_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:8470
-def _check_mined_e25780a8f0__ticket_tk0007_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0007'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:8700
-def _check_mined_036c76ddd6__order_ord003_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:8701
-def _check_mined_036c76ddd6__ticket_tk0006_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0006'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:8702
-def _check_mined_036c76ddd6__ticket_tk0008_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
-
-
-# tasks.world:8931
-def _check_mined_0a12d97aa5__order_ord003_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:8932
-def _check_mined_0a12d97aa5__ticket_tk0006_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0006'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:8933
-def _check_mined_0a12d97aa5__ticket_tk0008_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
-
-
-# tasks.world:9163
-def _check_mined_5db00b0798__order_ord003_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:9164
-def _check_mined_5db00b0798__ticket_tk0001_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:9165
-def _check_mined_5db00b0798__ticket_tk0008_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
-
-
-# tasks.world:9392
-def _check_mined_f2c67d912d__order_ord003_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_released)
-
-
-def _check_mined_f2c67d912d__new_order(ep: ConcertTicketOffice) -> bool:  # tasks.world:9393
-    return any(
-        _r41.customer == 'C002' and _r41.event == 'E02' and _r41.status == _E11_OrderStatus_held
-        and _r41.hold_expires_at == rt.parse_datetime('2026-04-18T18:15:30')
-        and _r41.total_cents == 4500 and _r41.paid_at is None and _r41.payment is None
-        for _r41 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:9394
-def _check_mined_f2c67d912d__ticket_tk0005_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0005'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:9395
-def _check_mined_f2c67d912d__ticket_tk0006_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0006'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:9396
-def _check_mined_f2c67d912d__ticket_tk0008_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_released)
-
-
-def _check_mined_f2c67d912d__new_ticket(ep: ConcertTicketOffice) -> bool:  # tasks.world:9397
-    return any(
-        _r42.order == 'ORD006' and _r42.event == 'E02' and _r42.section == 'ORCH'
-        and _r42.seat == 'A2' and _r42.price_cents == 4500 and _r42.holder == 'C002'
-        and _r42.status == _E12_TicketStatus_held and _r42.checked_in_at is None
-        for _r42 in rt.each(ep, ep.t_tickets)
-    )
-
-
-# tasks.world:9626
-def _check_mined_00eb43c788__order_ord003_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['ORD003'].status, '==', _E11_OrderStatus_paid) and rt.expect(
-        ep.t_orders['ORD003'].payment, '==', _E9_PayMethod_voucher, part=1
-    )
-
-
-def _check_mined_00eb43c788__new_order(ep: ConcertTicketOffice) -> bool:  # tasks.world:9627
-    return any(
-        _r43.customer == 'C001' and _r43.event == 'E02' and _r43.status == _E11_OrderStatus_paid
-        and _r43.hold_expires_at == rt.parse_datetime('2026-04-18T18:16:20')
-        and _r43.total_cents == 2500 and _r43.payment == _E9_PayMethod_card
-        for _r43 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:9628
-def _check_mined_00eb43c788__ticket_tk0004_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0004'].holder, '==', 'C003')
-
-
-# tasks.world:9629
-def _check_mined_00eb43c788__ticket_tk0008_changed(ep: ConcertTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0008'].status, '==', _E12_TicketStatus_sold)
-
-
-def _check_mined_00eb43c788__new_ticket(ep: ConcertTicketOffice) -> bool:  # tasks.world:9630
-    return any(
-        _r44.order == 'ORD006' and _r44.event == 'E02' and _r44.section == 'BALC'
-        and _r44.seat == 'C4' and _r44.price_cents == 2500 and _r44.holder == 'C001'
-        and _r44.status == _E12_TicketStatus_sold and _r44.checked_in_at is None
-        for _r44 in rt.each(ep, ep.t_tickets)
-    )
-
-
-ConcertTicketOffice.TASKS = task_registry(__name__, "tasks.json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Amenity", "Booking", "BookingStatus", "CoworkingDesk", "CreditReason", "CreditTransaction",
@@ -269,13 +269,8 @@ class CoworkingDesk(Episode):
     CLOCK: ClassVar[str] = "2024-06-10T09:00:00"
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Identify the member (by name, email or company) before booking, cancelling, extending '
-        'or\n'
-        'changing anything for them. Tell them how many credits a booking takes and how many '
-        'hours\n'
-        'will be billed as extra hours. Use the ids the tools show; never guess them.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "plans": "MembershipPlan", "members": "Member", "spaces": "Space", "bookings": "Booking",
         "invoices": "Invoice", "credit_transactions": "CreditTransaction",
@@ -408,20 +403,15 @@ class CoworkingDesk(Episode):
             rt.check_refs(self.t_bookings, _row105.booking, 'CreditTransaction.booking')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_plans, ((self.t_members, 'plan'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_members, (
                     (self.t_bookings, 'member'), (self.t_invoices, 'member'),
                     (self.t_credit_transactions, 'member'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_spaces, ((self.t_bookings, 'space'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_bookings, ((self.t_credit_transactions, 'booking'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_invoices, ((self.t_bookings, 'invoice'),))
-        pass
 
     def fn_hours_of(self, b: Booking) -> int:  # coworking_desk.world:136
         'How many hours a booking lasts.'
@@ -1045,1265 +1035,1095 @@ class CoworkingDesk(Episode):
             reverse=True,
         )
 
+    # coworking_desk.world:985
+    def _check_nina_cancels_aurora__cancelled(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
+
+    # coworking_desk.world:986
+    def _check_nina_cancels_aurora__credits_back(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0001'].credits_, '==', 40)
+
+    def _check_nina_cancels_aurora__ledger(self) -> bool:  # coworking_desk.world:987
+        return any(
+            _t12.member == 'M0001' and _t12.reason == _E12_CreditReason_cancellation_refund
+            and _t12.change == 8 and _t12.balance_after == 40
+            for _t12 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_bill_omar_june__invoiced(self) -> bool:  # coworking_desk.world:1363
+        return any(
+            _i13.member == 'M0002' and _i13.period == '2024-06' and _i13.total == 90.0
+            and _i13.status == _E13_InvoiceStatus_issued
+            for _i13 in rt.each(self, self.t_invoices)
+        )
+
+    def _check_bill_omar_june__linked(self) -> rt.Verdict | bool:  # coworking_desk.world:1364
+        return rt.expect(self.t_bookings['B00002'].invoice, 'is not', None)
+
+    def _check_omar_tops_up_and_books_desk__topped_up(self) -> bool:  # tasks.world:375
+        return any(
+            _t14.member == 'M0002' and _t14.reason == _E12_CreditReason_top_up
+            and _t14.change == 10 and _t14.balance_after == 10
+            for _t14 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_omar_tops_up_and_books_desk__booked(self) -> bool:  # tasks.world:376
+        return any(
+            _b15.member == 'M0002' and _b15.space == 'D02'
+            and _b15.starts_at == rt.parse_datetime('2024-06-11T09:00:00')
+            and _b15.ends_at == rt.parse_datetime('2024-06-11T17:00:00')
+            and _b15.status == _E13_BookingStatus_confirmed and _b15.credits_used == 8
+            and _b15.extra_hours == 0
+            for _b15 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_omar_tops_up_and_books_desk__balance(self) -> rt.Verdict | bool:  # tasks.world:377
+        return rt.expect(self.t_members['M0002'].credits_, '==', 2)
+
+    # tasks.world:759
+    def _check_omar_upgrades_to_book_borealis__upgraded(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0002'].plan, '==', 'FLEX')
+
+    def _check_omar_upgrades_to_book_borealis__booked(self) -> bool:  # tasks.world:760
+        return any(
+            _b16.member == 'M0002' and _b16.space == 'R02'
+            and _b16.starts_at == rt.parse_datetime('2024-06-13T10:00:00')
+            and _b16.ends_at == rt.parse_datetime('2024-06-13T12:00:00')
+            and _b16.status == _E13_BookingStatus_confirmed and _b16.credits_used == 4
+            and _b16.extra_hours == 0
+            for _b16 in rt.each(self, self.t_bookings)
+        )
+
+    # tasks.world:761
+    def _check_omar_upgrades_to_book_borealis__credits_left(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0002'].credits_, '==', 26)
+
+    # tasks.world:1141
+    def _check_mined_686a2e825b__member_m0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0001'].credits_, '==', 40)
+
+    # tasks.world:1142
+    def _check_mined_686a2e825b__booking_b00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_bookings['B00001'].ends_at, '==', rt.parse_datetime('2024-06-11T13:00:00')
+            )
+            and rt.expect(
+                self.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled, part=1
+            )
+            and rt.expect(self.t_bookings['B00001'].credits_used, '==', 0, part=2)
+        )
+
+    def _check_mined_686a2e825b__new_credittransaction(self) -> bool:  # tasks.world:1143
+        return any(
+            _r17.member == 'M0001' and _r17.booking == 'B00001' and _r17.change == -4
+            and _r17.reason == _E12_CreditReason_extension and _r17.balance_after == 28
+            and _r17.note == 'Extended by 1 h'
+            for _r17 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_686a2e825b__new_credittransaction_1(self) -> bool:  # tasks.world:1144
+        return any(
+            _r18.member == 'M0001' and _r18.booking == 'B00001' and _r18.change == 12
+            and _r18.reason == _E12_CreditReason_cancellation_refund and _r18.balance_after == 40
+            and _r18.note == ''
+            for _r18 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:1523
+    def _check_mined_a7eb76673c__member_m0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0003'].credits_, '==', 300)
+
+    # tasks.world:1524
+    def _check_mined_a7eb76673c__booking_b00004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_bookings['B00004'].ends_at, '==', rt.parse_datetime('2024-06-12T17:00:00')
+            )
+            and rt.expect(
+                self.t_bookings['B00004'].status, '==', _E13_BookingStatus_cancelled, part=1
+            )
+            and rt.expect(self.t_bookings['B00004'].credits_used, '==', 0, part=2)
+        )
+
+    def _check_mined_a7eb76673c__new_credittransaction(self) -> bool:  # tasks.world:1525
+        return any(
+            _r19.member == 'M0003' and _r19.booking == 'B00004' and _r19.change == -4
+            and _r19.reason == _E12_CreditReason_extension and _r19.balance_after == 288
+            and _r19.note == 'Extended by 1 h'
+            for _r19 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_a7eb76673c__new_credittransaction_1(self) -> bool:  # tasks.world:1526
+        return any(
+            _r20.member == 'M0003' and _r20.booking == 'B00004' and _r20.change == 12
+            and _r20.reason == _E12_CreditReason_cancellation_refund and _r20.balance_after == 300
+            and _r20.note == ''
+            for _r20 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:1905
+    def _check_mined_3254b84583__member_m0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0003'].credits_, '==', 300)
+
+    # tasks.world:1906
+    def _check_mined_3254b84583__booking_b00004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00004'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B00004'].credits_used, '==', 0, part=1)
+        )
+
+    def _check_mined_3254b84583__new_credittransaction(self) -> bool:  # tasks.world:1907
+        return any(
+            _r21.member == 'M0003' and _r21.booking == 'B00004' and _r21.change == 8
+            and _r21.reason == _E12_CreditReason_cancellation_refund and _r21.balance_after == 300
+            and _r21.note == ''
+            for _r21 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:2285
+    def _check_mined_bdb562d8cb__member_m0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0001'].credits_, '==', 40)
+
+    # tasks.world:2286
+    def _check_mined_bdb562d8cb__booking_b00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B00001'].credits_used, '==', 0, part=1)
+        )
+
+    def _check_mined_bdb562d8cb__new_credittransaction(self) -> bool:  # tasks.world:2287
+        return any(
+            _r22.member == 'M0001' and _r22.booking == 'B00001' and _r22.change == 8
+            and _r22.reason == _E12_CreditReason_cancellation_refund and _r22.balance_after == 40
+            and _r22.note == ''
+            for _r22 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:2665
+    def _check_mined_8322020616__invoice_inv00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV00002'].status, '==', _E13_InvoiceStatus_paid)
+
+    # tasks.world:3043
+    def _check_mined_c74d0d0ca8__member_m0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0001'].credits_, '==', 20)
+
+    # tasks.world:3044
+    def _check_mined_c74d0d0ca8__booking_b00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_bookings['B00001'].ends_at, '==', rt.parse_datetime('2024-06-11T15:00:00')
+            )
+            and rt.expect(self.t_bookings['B00001'].credits_used, '==', 20, part=1)
+        )
+
+    def _check_mined_c74d0d0ca8__new_credittransaction(self) -> bool:  # tasks.world:3045
+        return any(
+            _r23.member == 'M0001' and _r23.booking == 'B00001' and _r23.change == -12
+            and _r23.reason == _E12_CreditReason_extension and _r23.balance_after == 20
+            and _r23.note == 'Extended by 3 h'
+            for _r23 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:3423
+    def _check_mined_d617e56900__invoice_inv00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_paid)
+
+    # tasks.world:3801
+    def _check_mined_f23fd3be12__member_m0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0003'].credits_, '==', 288)
+
+    # tasks.world:3802
+    def _check_mined_f23fd3be12__booking_b00004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_bookings['B00004'].ends_at, '==', rt.parse_datetime('2024-06-12T17:00:00')
+            )
+            and rt.expect(self.t_bookings['B00004'].credits_used, '==', 12, part=1)
+        )
+
+    def _check_mined_f23fd3be12__new_credittransaction(self) -> bool:  # tasks.world:3803
+        return any(
+            _r24.member == 'M0003' and _r24.booking == 'B00004' and _r24.change == -4
+            and _r24.reason == _E12_CreditReason_extension and _r24.balance_after == 288
+            and _r24.note == 'Extended by 1 h'
+            for _r24 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:4181
+    def _check_mined_068448d086__member_m0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0002'].plan, '==', 'FLEX') and rt.expect(
+            self.t_members['M0002'].credits_, '==', 50, part=1
+        )
+
+    def _check_mined_068448d086__new_credittransaction(self) -> bool:  # tasks.world:4182
+        return any(
+            _r25.member == 'M0002' and _r25.booking is None and _r25.change == 30
+            and _r25.reason == _E12_CreditReason_plan_change and _r25.balance_after == 30
+            and _r25.note == 'Plan changed to FLEX'
+            for _r25 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_068448d086__new_credittransaction_1(self) -> bool:  # tasks.world:4183
+        return any(
+            _r26.member == 'M0002' and _r26.booking is None and _r26.change == 20
+            and _r26.reason == _E12_CreditReason_top_up and _r26.balance_after == 50
+            and _r26.note == 'active'
+            for _r26 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:4561
+    def _check_mined_14697f3a66__member_m0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0001'].credits_, '==', 67)
+
+    def _check_mined_14697f3a66__new_credittransaction(self) -> bool:  # tasks.world:4562
+        return any(
+            _r27.member == 'M0001' and _r27.booking is None and _r27.change == 1
+            and _r27.reason == _E12_CreditReason_top_up and _r27.balance_after == 33
+            and _r27.note == 'CT00007'
+            for _r27 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_14697f3a66__new_credittransaction_1(self) -> bool:  # tasks.world:4563
+        return any(
+            _r28.member == 'M0001' and _r28.booking is None and _r28.change == 33
+            and _r28.reason == _E12_CreditReason_top_up and _r28.balance_after == 66
+            and _r28.note == 'CT00008'
+            for _r28 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_14697f3a66__new_credittransaction_2(self) -> bool:  # tasks.world:4564
+        return any(
+            _r29.member == 'M0001' and _r29.booking is None and _r29.change == 1
+            and _r29.reason == _E12_CreditReason_top_up and _r29.balance_after == 67
+            and _r29.note == 'dedicated_desk'
+            for _r29 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:4943
+    def _check_mined_e3ec16a961__member_m0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0002'].credits_, '==', 44)
+
+    def _check_mined_e3ec16a961__new_credittransaction(self) -> bool:  # tasks.world:4944
+        return any(
+            _r30.member == 'M0002' and _r30.booking is None and _r30.change == 14
+            and _r30.reason == _E12_CreditReason_top_up and _r30.balance_after == 14
+            and _r30.note == '1Knb B8j5WVhmrMe'
+            for _r30 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_e3ec16a961__new_credittransaction_1(self) -> bool:  # tasks.world:4945
+        return any(
+            _r31.member == 'M0002' and _r31.booking is None and _r31.change == 30
+            and _r31.reason == _E12_CreditReason_top_up and _r31.balance_after == 44
+            and _r31.note == 'CT00008'
+            for _r31 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:5323
+    def _check_mined_fc61bb6e3f__member_m0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0003'].credits_, '==', 312)
+
+    def _check_mined_fc61bb6e3f__new_credittransaction(self) -> bool:  # tasks.world:5324
+        return any(
+            _r32.member == 'M0003' and _r32.booking is None and _r32.change == 10
+            and _r32.reason == _E12_CreditReason_top_up and _r32.balance_after == 302
+            and _r32.note == 'B00003'
+            for _r32 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_fc61bb6e3f__new_credittransaction_1(self) -> bool:  # tasks.world:5325
+        return any(
+            _r33.member == 'M0003' and _r33.booking is None and _r33.change == 10
+            and _r33.reason == _E12_CreditReason_top_up and _r33.balance_after == 312
+            and _r33.note == 'Bright Labs'
+            for _r33 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:5703
+    def _check_mined_4962faa7fc__member_m0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0004'].plan, '==', 'TEAM') and rt.expect(
+            self.t_members['M0004'].credits_, '==', 260, part=1
+        )
+
+    def _check_mined_4962faa7fc__new_credittransaction(self) -> bool:  # tasks.world:5704
+        return any(
+            _r34.member == 'M0004' and _r34.booking is None and _r34.change == 260
+            and _r34.reason == _E12_CreditReason_plan_change and _r34.balance_after == 260
+            and _r34.note == 'Plan changed to TEAM'
+            for _r34 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:6081
+    def _check_mined_bf1224294f__member_m0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0002'].plan, '==', 'TEAM') and rt.expect(
+            self.t_members['M0002'].credits_, '==', 290, part=1
+        )
+
+    def _check_mined_bf1224294f__new_credittransaction(self) -> bool:  # tasks.world:6082
+        return any(
+            _r35.member == 'M0002' and _r35.booking is None and _r35.change == 290
+            and _r35.reason == _E12_CreditReason_plan_change and _r35.balance_after == 290
+            and _r35.note == 'Plan changed to TEAM'
+            for _r35 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:6460
+    def _check_mined_1b48a67c74__member_m0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0001'].credits_, '==', 232)
+
+    def _check_mined_1b48a67c74__new_credittransaction(self) -> bool:  # tasks.world:6461
+        return any(
+            _r36.member == 'M0001' and _r36.booking is None and _r36.change == 200
+            and _r36.reason == _E12_CreditReason_top_up and _r36.balance_after == 232
+            and _r36.note == 'completed'
+            for _r36 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:6838
+    def _check_mined_8e93e422d6__member_m0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0002'].credits_, '==', 275)
+
+    def _check_mined_8e93e422d6__new_credittransaction(self) -> bool:  # tasks.world:6839
+        return any(
+            _r37.member == 'M0002' and _r37.booking is None and _r37.change == 275
+            and _r37.reason == _E12_CreditReason_top_up and _r37.balance_after == 275
+            and _r37.note == 'completed'
+            for _r37 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:7216
+    def _check_mined_a8213f0541__member_m0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0003'].credits_, '==', 675)
+
+    def _check_mined_a8213f0541__new_credittransaction(self) -> bool:  # tasks.world:7217
+        return any(
+            _r38.member == 'M0003' and _r38.booking is None and _r38.change == 383
+            and _r38.reason == _E12_CreditReason_top_up and _r38.balance_after == 675
+            and _r38.note == 'cancellation_refund'
+            for _r38 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:7595
+    def _check_mined_53979a1aef__member_m0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0001'].credits_, '==', 12)
+
+    # tasks.world:7596
+    def _check_mined_53979a1aef__member_m0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0004'].plan, '==', 'BASIC')
+
+    # tasks.world:7597
+    def _check_mined_53979a1aef__booking_b00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_bookings['B00001'].ends_at, '==', rt.parse_datetime('2024-06-11T17:00:00')
+            )
+            and rt.expect(self.t_bookings['B00001'].credits_used, '==', 28, part=1)
+        )
+
+    # tasks.world:7598
+    def _check_mined_53979a1aef__invoice_inv00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV00002'].status, '==', _E13_InvoiceStatus_paid)
+
+    # tasks.world:7599
+    def _check_mined_53979a1aef__invoice_inv00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_paid)
+
+    def _check_mined_53979a1aef__new_credittransaction(self) -> bool:  # tasks.world:7600
+        return any(
+            _r39.member == 'M0004' and _r39.booking is None and _r39.change == 0
+            and _r39.reason == _E12_CreditReason_plan_change and _r39.balance_after == 0
+            and _r39.note == 'Plan changed to BASIC'
+            for _r39 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_53979a1aef__new_credittransaction_1(self) -> bool:  # tasks.world:7601
+        return any(
+            _r40.member == 'M0001' and _r40.booking == 'B00001' and _r40.change == -20
+            and _r40.reason == _E12_CreditReason_extension and _r40.balance_after == 12
+            and _r40.note == 'Extended by 5 h'
+            for _r40 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:7984
+    def _check_mined_c9e2347eb5__member_m0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0001'].credits_, '==', 55)
+
+    # tasks.world:7985
+    def _check_mined_c9e2347eb5__booking_b00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_bookings['B00001'].ends_at, '==', rt.parse_datetime('2024-06-11T18:00:00')
+            )
+            and rt.expect(
+                self.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled, part=1
+            )
+            and rt.expect(self.t_bookings['B00001'].credits_used, '==', 0, part=2)
+        )
+
+    # tasks.world:7986
+    def _check_mined_c9e2347eb5__invoice_inv00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_paid)
+
+    def _check_mined_c9e2347eb5__new_credittransaction(self) -> bool:  # tasks.world:7987
+        return any(
+            _r41.member == 'M0001' and _r41.booking == 'B00001' and _r41.change == -24
+            and _r41.reason == _E12_CreditReason_extension and _r41.balance_after == 8
+            and _r41.note == 'Extended by 6 h'
+            for _r41 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_c9e2347eb5__new_credittransaction_1(self) -> bool:  # tasks.world:7988
+        return any(
+            _r42.member == 'M0001' and _r42.booking is None and _r42.change == 15
+            and _r42.reason == _E12_CreditReason_top_up and _r42.balance_after == 23
+            and _r42.note == '2023-02-01'
+            for _r42 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_c9e2347eb5__new_credittransaction_2(self) -> bool:  # tasks.world:7989
+        return any(
+            _r43.member == 'M0001' and _r43.booking == 'B00001' and _r43.change == 32
+            and _r43.reason == _E12_CreditReason_cancellation_refund and _r43.balance_after == 55
+            and _r43.note == ''
+            for _r43 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:8371
+    def _check_mined_5743a896c6__member_m0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0003'].credits_, '==', 603)
+
+    # tasks.world:8372
+    def _check_mined_5743a896c6__booking_b00004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00004'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B00004'].credits_used, '==', 0, part=1)
+        )
+
+    # tasks.world:8373
+    def _check_mined_5743a896c6__invoice_inv00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV00002'].status, '==', _E13_InvoiceStatus_paid)
+
+    def _check_mined_5743a896c6__new_credittransaction(self) -> bool:  # tasks.world:8374
+        return any(
+            _r44.member == 'M0003' and _r44.booking == 'B00004' and _r44.change == 8
+            and _r44.reason == _E12_CreditReason_cancellation_refund and _r44.balance_after == 300
+            and _r44.note == ''
+            for _r44 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_5743a896c6__new_credittransaction_1(self) -> bool:  # tasks.world:8375
+        return any(
+            _r45.member == 'M0003' and _r45.booking is None and _r45.change == 300
+            and _r45.reason == _E12_CreditReason_top_up and _r45.balance_after == 600
+            and _r45.note == 'suspended'
+            for _r45 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_5743a896c6__new_credittransaction_2(self) -> bool:  # tasks.world:8376
+        return any(
+            _r46.member == 'M0003' and _r46.booking is None and _r46.change == 3
+            and _r46.reason == _E12_CreditReason_top_up and _r46.balance_after == 603
+            and _r46.note == 'void'
+            for _r46 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:8758
+    def _check_mined_2bc99dd743__member_m0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0003'].credits_, '==', 300)
+
+    # tasks.world:8759
+    def _check_mined_2bc99dd743__booking_b00004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_bookings['B00004'].ends_at, '==', rt.parse_datetime('2024-06-12T17:00:00')
+            )
+            and rt.expect(
+                self.t_bookings['B00004'].status, '==', _E13_BookingStatus_cancelled, part=1
+            )
+            and rt.expect(self.t_bookings['B00004'].credits_used, '==', 0, part=2)
+        )
+
+    # tasks.world:8760
+    def _check_mined_2bc99dd743__invoice_inv00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_paid)
+
+    def _check_mined_2bc99dd743__new_credittransaction(self) -> bool:  # tasks.world:8761
+        return any(
+            _r47.member == 'M0003' and _r47.booking == 'B00004' and _r47.change == -4
+            and _r47.reason == _E12_CreditReason_extension and _r47.balance_after == 288
+            and _r47.note == 'Extended by 1 h'
+            for _r47 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_2bc99dd743__new_credittransaction_1(self) -> bool:  # tasks.world:8762
+        return any(
+            _r48.member == 'M0003' and _r48.booking == 'B00004' and _r48.change == 12
+            and _r48.reason == _E12_CreditReason_cancellation_refund and _r48.balance_after == 300
+            and _r48.note == ''
+            for _r48 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:9143
+    def _check_mined_10a32198ab__member_m0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0001'].credits_, '==', 36)
+
+    # tasks.world:9144
+    def _check_mined_10a32198ab__member_m0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0002'].plan, '==', 'FLEX') and rt.expect(
+            self.t_members['M0002'].credits_, '==', 30, part=1
+        )
+
+    # tasks.world:9145
+    def _check_mined_10a32198ab__booking_b00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_bookings['B00001'].ends_at, '==', rt.parse_datetime('2024-06-11T13:00:00')
+            )
+            and rt.expect(self.t_bookings['B00001'].credits_used, '==', 12, part=1)
+        )
+
+    # tasks.world:9146
+    def _check_mined_10a32198ab__booking_b00002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_bookings['B00002'].ends_at, '==', rt.parse_datetime('2024-06-10T18:00:00')
+            )
+            and rt.expect(self.t_bookings['B00002'].extra_hours, '==', 7, part=1)
+        )
+
+    def _check_mined_10a32198ab__new_credittransaction(self) -> bool:  # tasks.world:9147
+        return any(
+            _r49.member == 'M0002' and _r49.booking == 'B00002' and _r49.change == 0
+            and _r49.reason == _E12_CreditReason_extension and _r49.balance_after == 0
+            and _r49.note == 'Extended by 1 h'
+            for _r49 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_10a32198ab__new_credittransaction_1(self) -> bool:  # tasks.world:9148
+        return any(
+            _r50.member == 'M0001' and _r50.booking is None and _r50.change == 8
+            and _r50.reason == _E12_CreditReason_top_up and _r50.balance_after == 40
+            and _r50.note == '0'
+            for _r50 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_10a32198ab__new_credittransaction_2(self) -> bool:  # tasks.world:9149
+        return any(
+            _r51.member == 'M0001' and _r51.booking == 'B00001' and _r51.change == -4
+            and _r51.reason == _E12_CreditReason_extension and _r51.balance_after == 36
+            and _r51.note == 'Extended by 1 h'
+            for _r51 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_10a32198ab__new_credittransaction_3(self) -> bool:  # tasks.world:9150
+        return any(
+            _r52.member == 'M0002' and _r52.booking is None and _r52.change == 30
+            and _r52.reason == _E12_CreditReason_plan_change and _r52.balance_after == 30
+            and _r52.note == 'Plan changed to FLEX'
+            for _r52 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:9532
+    def _check_mined_3ce67ac676__member_m0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0003'].credits_, '==', 285)
+
+    # tasks.world:9533
+    def _check_mined_3ce67ac676__booking_b00004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_bookings['B00004'].ends_at, '==', rt.parse_datetime('2024-06-12T19:00:00')
+            )
+            and rt.expect(self.t_bookings['B00004'].credits_used, '==', 20, part=1)
+        )
+
+    # tasks.world:9534
+    def _check_mined_3ce67ac676__invoice_inv00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_paid)
+
+    def _check_mined_3ce67ac676__new_credittransaction(self) -> bool:  # tasks.world:9535
+        return any(
+            _r53.member == 'M0003' and _r53.booking == 'B00004' and _r53.change == -12
+            and _r53.reason == _E12_CreditReason_extension and _r53.balance_after == 280
+            and _r53.note == 'Extended by 3 h'
+            for _r53 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_3ce67ac676__new_credittransaction_1(self) -> bool:  # tasks.world:9536
+        return any(
+            _r54.member == 'M0003' and _r54.booking is None and _r54.change == 5
+            and _r54.reason == _E12_CreditReason_top_up and _r54.balance_after == 285
+            and _r54.note == 'lSc'
+            for _r54 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:9917
+    def _check_mined_3d6c19e230__member_m0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0003'].credits_, '==', 282)
+
+    # tasks.world:9918
+    def _check_mined_3d6c19e230__booking_b00004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_bookings['B00004'].ends_at, '==', rt.parse_datetime('2024-06-12T20:00:00')
+            )
+            and rt.expect(self.t_bookings['B00004'].credits_used, '==', 24, part=1)
+        )
+
+    # tasks.world:9919
+    def _check_mined_3d6c19e230__invoice_inv00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_paid)
+
+    def _check_mined_3d6c19e230__new_credittransaction(self) -> bool:  # tasks.world:9920
+        return any(
+            _r55.member == 'M0003' and _r55.booking == 'B00004' and _r55.change == -16
+            and _r55.reason == _E12_CreditReason_extension and _r55.balance_after == 276
+            and _r55.note == 'Extended by 4 h'
+            for _r55 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_3d6c19e230__new_credittransaction_1(self) -> bool:  # tasks.world:9921
+        return any(
+            _r56.member == 'M0003' and _r56.booking is None and _r56.change == 6
+            and _r56.reason == _E12_CreditReason_top_up and _r56.balance_after == 282
+            and _r56.note == 'TEAM'
+            for _r56 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:10302
+    def _check_mined_f73f9d0ec5__member_m0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0001'].credits_, '==', 182)
+
+    # tasks.world:10303
+    def _check_mined_f73f9d0ec5__member_m0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0002'].credits_, '==', 8)
+
+    # tasks.world:10304
+    def _check_mined_f73f9d0ec5__member_m0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0004'].plan, '==', 'BASIC')
+
+    # tasks.world:10305
+    def _check_mined_f73f9d0ec5__booking_b00002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_bookings['B00002'].ends_at, '==', rt.parse_datetime('2024-06-10T19:00:00')
+            )
+            and rt.expect(self.t_bookings['B00002'].extra_hours, '==', 8, part=1)
+        )
+
+    def _check_mined_f73f9d0ec5__new_credittransaction(self) -> bool:  # tasks.world:10306
+        return any(
+            _r57.member == 'M0004' and _r57.booking is None and _r57.change == 0
+            and _r57.reason == _E12_CreditReason_plan_change and _r57.balance_after == 0
+            and _r57.note == 'Plan changed to BASIC'
+            for _r57 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_f73f9d0ec5__new_credittransaction_1(self) -> bool:  # tasks.world:10307
+        return any(
+            _r58.member == 'M0002' and _r58.booking == 'B00002' and _r58.change == 0
+            and _r58.reason == _E12_CreditReason_extension and _r58.balance_after == 0
+            and _r58.note == 'Extended by 2 h'
+            for _r58 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_f73f9d0ec5__new_credittransaction_2(self) -> bool:  # tasks.world:10308
+        return any(
+            _r59.member == 'M0001' and _r59.booking is None and _r59.change == 150
+            and _r59.reason == _E12_CreditReason_top_up and _r59.balance_after == 182
+            and _r59.note == 'BASIC'
+            for _r59 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_f73f9d0ec5__new_credittransaction_3(self) -> bool:  # tasks.world:10309
+        return any(
+            _r60.member == 'M0002' and _r60.booking is None and _r60.change == 8
+            and _r60.reason == _E12_CreditReason_top_up and _r60.balance_after == 8
+            and _r60.note == 'window'
+            for _r60 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:10690
+    def _check_mined_8b2e63bb3f__member_m0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0003'].plan, '==', 'FLEX') and rt.expect(
+            self.t_members['M0003'].credits_, '==', 40, part=1
+        )
+
+    # tasks.world:10691
+    def _check_mined_8b2e63bb3f__invoice_inv00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV00002'].status, '==', _E13_InvoiceStatus_paid)
+
+    def _check_mined_8b2e63bb3f__new_credittransaction(self) -> bool:  # tasks.world:10692
+        return any(
+            _r61.member == 'M0003' and _r61.booking is None and _r61.change == 24
+            and _r61.reason == _E12_CreditReason_top_up and _r61.balance_after == 316
+            and _r61.note == 'meeting_room'
+            for _r61 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_8b2e63bb3f__new_credittransaction_1(self) -> bool:  # tasks.world:10693
+        return any(
+            _r62.member == 'M0003' and _r62.booking is None and _r62.change == 3
+            and _r62.reason == _E12_CreditReason_top_up and _r62.balance_after == 319
+            and _r62.note == '@#q_@MlV@taTb08#CumrGWFRe@gkEH+'
+            for _r62 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_8b2e63bb3f__new_credittransaction_2(self) -> bool:  # tasks.world:10694
+        return any(
+            _r63.member == 'M0003' and _r63.booking is None and _r63.change == -279
+            and _r63.reason == _E12_CreditReason_plan_change and _r63.balance_after == 40
+            and _r63.note == 'Plan changed to FLEX'
+            for _r63 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:11076
+    def _check_mined_fcfc4e261a__member_m0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0004'].plan, '==', 'BASIC')
+
+    # tasks.world:11077
+    def _check_mined_fcfc4e261a__invoice_inv00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV00002'].status, '==', _E13_InvoiceStatus_paid)
+
+    # tasks.world:11078
+    def _check_mined_fcfc4e261a__invoice_inv00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_paid)
+
+    def _check_mined_fcfc4e261a__new_credittransaction(self) -> bool:  # tasks.world:11079
+        return any(
+            _r64.member == 'M0004' and _r64.booking is None and _r64.change == 0
+            and _r64.reason == _E12_CreditReason_plan_change and _r64.balance_after == 0
+            and _r64.note == 'Plan changed to BASIC'
+            for _r64 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:11460
+    def _check_mined_939378d3bb__member_m0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0002'].credits_, '==', 1)
+
+    # tasks.world:11461
+    def _check_mined_939378d3bb__member_m0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0004'].plan, '==', 'BASIC')
+
+    # tasks.world:11462
+    def _check_mined_939378d3bb__booking_b00002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_bookings['B00002'].ends_at, '==', rt.parse_datetime('2024-06-10T18:00:00')
+            )
+            and rt.expect(self.t_bookings['B00002'].extra_hours, '==', 7, part=1)
+        )
+
+    def _check_mined_939378d3bb__new_credittransaction(self) -> bool:  # tasks.world:11463
+        return any(
+            _r65.member == 'M0004' and _r65.booking is None and _r65.change == 0
+            and _r65.reason == _E12_CreditReason_plan_change and _r65.balance_after == 0
+            and _r65.note == 'Plan changed to BASIC'
+            for _r65 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_939378d3bb__new_credittransaction_1(self) -> bool:  # tasks.world:11464
+        return any(
+            _r66.member == 'M0002' and _r66.booking == 'B00002' and _r66.change == 0
+            and _r66.reason == _E12_CreditReason_extension and _r66.balance_after == 0
+            and _r66.note == 'Extended by 1 h'
+            for _r66 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_939378d3bb__new_credittransaction_2(self) -> bool:  # tasks.world:11465
+        return any(
+            _r67.member == 'M0002' and _r67.booking is None and _r67.change == 1
+            and _r67.reason == _E12_CreditReason_top_up and _r67.balance_after == 1
+            and _r67.note == 'Extended by 1 h'
+            for _r67 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:11845
+    def _check_mined_c9dbde5dd8__member_m0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0003'].plan, '==', 'BASIC') and rt.expect(
+            self.t_members['M0003'].credits_, '==', 16, part=1
+        )
+
+    # tasks.world:11846
+    def _check_mined_c9dbde5dd8__booking_b00004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00004'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B00004'].credits_used, '==', 0, part=1)
+        )
+
+    def _check_mined_c9dbde5dd8__new_credittransaction(self) -> bool:  # tasks.world:11847
+        return any(
+            _r68.member == 'M0003' and _r68.booking == 'B00004' and _r68.change == 8
+            and _r68.reason == _E12_CreditReason_cancellation_refund and _r68.balance_after == 300
+            and _r68.note == ''
+            for _r68 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_c9dbde5dd8__new_credittransaction_1(self) -> bool:  # tasks.world:11848
+        return any(
+            _r69.member == 'M0003' and _r69.booking is None and _r69.change == -290
+            and _r69.reason == _E12_CreditReason_plan_change and _r69.balance_after == 10
+            and _r69.note == 'Plan changed to BASIC'
+            for _r69 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_c9dbde5dd8__new_credittransaction_2(self) -> bool:  # tasks.world:11849
+        return any(
+            _r70.member == 'M0003' and _r70.booking is None and _r70.change == 6
+            and _r70.reason == _E12_CreditReason_top_up and _r70.balance_after == 16
+            and _r70.note == 'dedicated_desk'
+            for _r70 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:12233
+    def _check_mined_d40399ae27__member_m0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0001'].credits_, '==', 8)
+
+    # tasks.world:12234
+    def _check_mined_d40399ae27__member_m0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0003'].credits_, '==', 300)
+
+    # tasks.world:12235
+    def _check_mined_d40399ae27__booking_b00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_bookings['B00001'].ends_at, '==', rt.parse_datetime('2024-06-11T18:00:00')
+            )
+            and rt.expect(self.t_bookings['B00001'].credits_used, '==', 32, part=1)
+        )
+
+    # tasks.world:12236
+    def _check_mined_d40399ae27__booking_b00004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00004'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B00004'].credits_used, '==', 0, part=1)
+        )
+
+    def _check_mined_d40399ae27__new_credittransaction(self) -> bool:  # tasks.world:12237
+        return any(
+            _r71.member == 'M0003' and _r71.booking == 'B00004' and _r71.change == 8
+            and _r71.reason == _E12_CreditReason_cancellation_refund and _r71.balance_after == 300
+            and _r71.note == ''
+            for _r71 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_d40399ae27__new_credittransaction_1(self) -> bool:  # tasks.world:12238
+        return any(
+            _r72.member == 'M0001' and _r72.booking == 'B00001' and _r72.change == -24
+            and _r72.reason == _E12_CreditReason_extension and _r72.balance_after == 8
+            and _r72.note == 'Extended by 6 h'
+            for _r72 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:12621
+    def _check_mined_4adddb6fa4__member_m0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0002'].plan, '==', 'FLEX') and rt.expect(
+            self.t_members['M0002'].credits_, '==', 42, part=1
+        )
+
+    # tasks.world:12622
+    def _check_mined_4adddb6fa4__invoice_inv00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_paid)
+
+    def _check_mined_4adddb6fa4__new_credittransaction(self) -> bool:  # tasks.world:12623
+        return any(
+            _r73.member == 'M0002' and _r73.booking is None and _r73.change == 30
+            and _r73.reason == _E12_CreditReason_plan_change and _r73.balance_after == 30
+            and _r73.note == 'Plan changed to FLEX'
+            for _r73 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_4adddb6fa4__new_credittransaction_1(self) -> bool:  # tasks.world:12624
+        return any(
+            _r74.member == 'M0002' and _r74.booking is None and _r74.change == 12
+            and _r74.reason == _E12_CreditReason_top_up and _r74.balance_after == 42
+            and _r74.note == 'FLEX'
+            for _r74 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:13007
+    def _check_mined_6c6d0b1fc5__member_m0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0002'].credits_, '==', 40)
+
+    # tasks.world:13008
+    def _check_mined_6c6d0b1fc5__member_m0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0003'].plan, '==', 'FLEX') and rt.expect(
+            self.t_members['M0003'].credits_, '==', 40, part=1
+        )
+
+    # tasks.world:13009
+    def _check_mined_6c6d0b1fc5__invoice_inv00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_paid)
+
+    def _check_mined_6c6d0b1fc5__new_credittransaction(self) -> bool:  # tasks.world:13010
+        return any(
+            _r75.member == 'M0003' and _r75.booking is None and _r75.change == -252
+            and _r75.reason == _E12_CreditReason_plan_change and _r75.balance_after == 40
+            and _r75.note == 'Plan changed to FLEX'
+            for _r75 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_6c6d0b1fc5__new_credittransaction_1(self) -> bool:  # tasks.world:13011
+        return any(
+            _r76.member == 'M0002' and _r76.booking is None and _r76.change == 40
+            and _r76.reason == _E12_CreditReason_top_up and _r76.balance_after == 40
+            and _r76.note == '2023-09-15'
+            for _r76 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:13394
+    def _check_mined_3e15198c26__member_m0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0001'].plan, '==', 'TEAM') and rt.expect(
+            self.t_members['M0001'].credits_, '==', 292, part=1
+        )
+
+    # tasks.world:13395
+    def _check_mined_3e15198c26__member_m0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0003'].credits_, '==', 352)
+
+    # tasks.world:13396
+    def _check_mined_3e15198c26__invoice_inv00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_paid)
+
+    def _check_mined_3e15198c26__new_credittransaction(self) -> bool:  # tasks.world:13397
+        return any(
+            _r77.member == 'M0001' and _r77.booking is None and _r77.change == 260
+            and _r77.reason == _E12_CreditReason_plan_change and _r77.balance_after == 292
+            and _r77.note == 'Plan changed to TEAM'
+            for _r77 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_3e15198c26__new_credittransaction_1(self) -> bool:  # tasks.world:13398
+        return any(
+            _r78.member == 'M0003' and _r78.booking is None and _r78.change == 60
+            and _r78.reason == _E12_CreditReason_top_up and _r78.balance_after == 352
+            and _r78.note == '2024-05-01'
+            for _r78 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:13781
+    def _check_mined_8cb2b1187c__member_m0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0002'].credits_, '==', 735)
+
+    # tasks.world:13782
+    def _check_mined_8cb2b1187c__booking_b00002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_bookings['B00002'].ends_at, '==', rt.parse_datetime('2024-06-10T19:00:00')
+            )
+            and rt.expect(self.t_bookings['B00002'].credits_used, '==', 4, part=1)
+        )
+
+    def _check_mined_8cb2b1187c__new_credittransaction(self) -> bool:  # tasks.world:13783
+        return any(
+            _r79.member == 'M0002' and _r79.booking is None and _r79.change == 292
+            and _r79.reason == _E12_CreditReason_top_up and _r79.balance_after == 292
+            and _r79.note == '2024-06-01T00:00:00'
+            for _r79 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_8cb2b1187c__new_credittransaction_1(self) -> bool:  # tasks.world:13784
+        return any(
+            _r80.member == 'M0002' and _r80.booking is None and _r80.change == 437
+            and _r80.reason == _E12_CreditReason_top_up and _r80.balance_after == 729
+            and _r80.note == 'omar.haddad@mail.example'
+            for _r80 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_8cb2b1187c__new_credittransaction_2(self) -> bool:  # tasks.world:13785
+        return any(
+            _r81.member == 'M0002' and _r81.booking == 'B00002' and _r81.change == -2
+            and _r81.reason == _E12_CreditReason_extension and _r81.balance_after == 727
+            and _r81.note == 'Extended by 2 h'
+            for _r81 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_8cb2b1187c__new_credittransaction_3(self) -> bool:  # tasks.world:13786
+        return any(
+            _r82.member == 'M0002' and _r82.booking is None and _r82.change == 8
+            and _r82.reason == _E12_CreditReason_top_up and _r82.balance_after == 735
+            and _r82.note == 'whiteboard'
+            for _r82 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:14170
+    def _check_mined_ce25285b79__member_m0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0001'].credits_, '==', 695)
+
+    # tasks.world:14171
+    def _check_mined_ce25285b79__booking_b00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B00001'].credits_used, '==', 0, part=1)
+        )
+
+    def _check_mined_ce25285b79__new_credittransaction(self) -> bool:  # tasks.world:14172
+        return any(
+            _r83.member == 'M0001' and _r83.booking == 'B00001' and _r83.change == 8
+            and _r83.reason == _E12_CreditReason_cancellation_refund and _r83.balance_after == 40
+            and _r83.note == ''
+            for _r83 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_ce25285b79__new_credittransaction_1(self) -> bool:  # tasks.world:14173
+        return any(
+            _r84.member == 'M0001' and _r84.booking is None and _r84.change == 150
+            and _r84.reason == _E12_CreditReason_top_up and _r84.balance_after == 190
+            and _r84.note == 'D01'
+            for _r84 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_ce25285b79__new_credittransaction_2(self) -> bool:  # tasks.world:14174
+        return any(
+            _r85.member == 'M0001' and _r85.booking is None and _r85.change == 500
+            and _r85.reason == _E12_CreditReason_top_up and _r85.balance_after == 690
+            and _r85.note == 'top_up'
+            for _r85 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_ce25285b79__new_credittransaction_3(self) -> bool:  # tasks.world:14175
+        return any(
+            _r86.member == 'M0001' and _r86.booking is None and _r86.change == 5
+            and _r86.reason == _E12_CreditReason_top_up and _r86.balance_after == 695
+            and _r86.note == ''
+            for _r86 in rt.each(self, self.t_credit_transactions)
+        )
+
+    # tasks.world:14559
+    def _check_mined_1841dd375f__member_m0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0001'].credits_, '==', 453)
+
+    # tasks.world:14560
+    def _check_mined_1841dd375f__member_m0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M0003'].credits_, '==', 295)
+
+    # tasks.world:14561
+    def _check_mined_1841dd375f__invoice_inv00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV00002'].status, '==', _E13_InvoiceStatus_paid)
+
+    def _check_mined_1841dd375f__new_credittransaction(self) -> bool:  # tasks.world:14562
+        return any(
+            _r87.member == 'M0001' and _r87.booking is None and _r87.change == 413
+            and _r87.reason == _E12_CreditReason_top_up and _r87.balance_after == 445
+            and _r87.note == 'od@v 4M_kGuPNjUeBORiNmFt KIJ'
+            for _r87 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_1841dd375f__new_credittransaction_1(self) -> bool:  # tasks.world:14563
+        return any(
+            _r88.member == 'M0003' and _r88.booking is None and _r88.change == 3
+            and _r88.reason == _E12_CreditReason_top_up and _r88.balance_after == 295
+            and _r88.note == 'Legacy Desk'
+            for _r88 in rt.each(self, self.t_credit_transactions)
+        )
+
+    def _check_mined_1841dd375f__new_credittransaction_2(self) -> bool:  # tasks.world:14564
+        return any(
+            _r89.member == 'M0001' and _r89.booking is None and _r89.change == 8
+            and _r89.reason == _E12_CreditReason_top_up and _r89.balance_after == 453
+            and _r89.note == '2022-11-20'
+            for _r89 in rt.each(self, self.t_credit_transactions)
+        )
+
 
 CoworkingDesk.TOOLS = tools(CoworkingDesk)
-
-
-# coworking_desk.world:985
-def _check_nina_cancels_aurora__cancelled(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# coworking_desk.world:986
-def _check_nina_cancels_aurora__credits_back(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0001'].credits_, '==', 40)
-
-
-def _check_nina_cancels_aurora__ledger(ep: CoworkingDesk) -> bool:  # coworking_desk.world:987
-    return any(
-        _t12.member == 'M0001' and _t12.reason == _E12_CreditReason_cancellation_refund
-        and _t12.change == 8 and _t12.balance_after == 40
-        for _t12 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-def _check_bill_omar_june__invoiced(ep: CoworkingDesk) -> bool:  # coworking_desk.world:1363
-    return any(
-        _i13.member == 'M0002' and _i13.period == '2024-06' and _i13.total == 90.0
-        and _i13.status == _E13_InvoiceStatus_issued
-        for _i13 in rt.each(ep, ep.t_invoices)
-    )
-
-
-# coworking_desk.world:1364
-def _check_bill_omar_june__linked(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00002'].invoice, 'is not', None)
-
-
-def _check_omar_tops_up_and_books_desk__topped_up(ep: CoworkingDesk) -> bool:  # tasks.world:375
-    return any(
-        _t14.member == 'M0002' and _t14.reason == _E12_CreditReason_top_up and _t14.change == 10
-        and _t14.balance_after == 10
-        for _t14 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-def _check_omar_tops_up_and_books_desk__booked(ep: CoworkingDesk) -> bool:  # tasks.world:376
-    return any(
-        _b15.member == 'M0002' and _b15.space == 'D02'
-        and _b15.starts_at == rt.parse_datetime('2024-06-11T09:00:00')
-        and _b15.ends_at == rt.parse_datetime('2024-06-11T17:00:00')
-        and _b15.status == _E13_BookingStatus_confirmed and _b15.credits_used == 8
-        and _b15.extra_hours == 0
-        for _b15 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# tasks.world:377
-def _check_omar_tops_up_and_books_desk__balance(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0002'].credits_, '==', 2)
-
-
-# tasks.world:759
-def _check_omar_upgrades_to_book_borealis__upgraded(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0002'].plan, '==', 'FLEX')
-
-
-def _check_omar_upgrades_to_book_borealis__booked(ep: CoworkingDesk) -> bool:  # tasks.world:760
-    return any(
-        _b16.member == 'M0002' and _b16.space == 'R02'
-        and _b16.starts_at == rt.parse_datetime('2024-06-13T10:00:00')
-        and _b16.ends_at == rt.parse_datetime('2024-06-13T12:00:00')
-        and _b16.status == _E13_BookingStatus_confirmed and _b16.credits_used == 4
-        and _b16.extra_hours == 0
-        for _b16 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# tasks.world:761
-def _check_omar_upgrades_to_book_borealis__credits_left(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0002'].credits_, '==', 26)
-
-
-# tasks.world:1141
-def _check_mined_686a2e825b__member_m0001_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0001'].credits_, '==', 40)
-
-
-# tasks.world:1142
-def _check_mined_686a2e825b__booking_b00001_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00001'].ends_at, '==', rt.parse_datetime('2024-06-11T13:00:00'))
-        and rt.expect(ep.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled, part=1)
-        and rt.expect(ep.t_bookings['B00001'].credits_used, '==', 0, part=2)
-    )
-
-
-def _check_mined_686a2e825b__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:1143
-    return any(
-        _r17.member == 'M0001' and _r17.booking == 'B00001' and _r17.change == -4
-        and _r17.reason == _E12_CreditReason_extension and _r17.balance_after == 28
-        and _r17.note == 'Extended by 1 h'
-        for _r17 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:1144
-def _check_mined_686a2e825b__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r18.member == 'M0001' and _r18.booking == 'B00001' and _r18.change == 12
-        and _r18.reason == _E12_CreditReason_cancellation_refund and _r18.balance_after == 40
-        and _r18.note == ''
-        for _r18 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:1523
-def _check_mined_a7eb76673c__member_m0003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0003'].credits_, '==', 300)
-
-
-# tasks.world:1524
-def _check_mined_a7eb76673c__booking_b00004_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00004'].ends_at, '==', rt.parse_datetime('2024-06-12T17:00:00'))
-        and rt.expect(ep.t_bookings['B00004'].status, '==', _E13_BookingStatus_cancelled, part=1)
-        and rt.expect(ep.t_bookings['B00004'].credits_used, '==', 0, part=2)
-    )
-
-
-def _check_mined_a7eb76673c__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:1525
-    return any(
-        _r19.member == 'M0003' and _r19.booking == 'B00004' and _r19.change == -4
-        and _r19.reason == _E12_CreditReason_extension and _r19.balance_after == 288
-        and _r19.note == 'Extended by 1 h'
-        for _r19 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:1526
-def _check_mined_a7eb76673c__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r20.member == 'M0003' and _r20.booking == 'B00004' and _r20.change == 12
-        and _r20.reason == _E12_CreditReason_cancellation_refund and _r20.balance_after == 300
-        and _r20.note == ''
-        for _r20 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:1905
-def _check_mined_3254b84583__member_m0003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0003'].credits_, '==', 300)
-
-
-# tasks.world:1906
-def _check_mined_3254b84583__booking_b00004_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00004'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B00004'].credits_used, '==', 0, part=1)
-    )
-
-
-def _check_mined_3254b84583__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:1907
-    return any(
-        _r21.member == 'M0003' and _r21.booking == 'B00004' and _r21.change == 8
-        and _r21.reason == _E12_CreditReason_cancellation_refund and _r21.balance_after == 300
-        and _r21.note == ''
-        for _r21 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:2285
-def _check_mined_bdb562d8cb__member_m0001_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0001'].credits_, '==', 40)
-
-
-# tasks.world:2286
-def _check_mined_bdb562d8cb__booking_b00001_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B00001'].credits_used, '==', 0, part=1)
-    )
-
-
-def _check_mined_bdb562d8cb__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:2287
-    return any(
-        _r22.member == 'M0001' and _r22.booking == 'B00001' and _r22.change == 8
-        and _r22.reason == _E12_CreditReason_cancellation_refund and _r22.balance_after == 40
-        and _r22.note == ''
-        for _r22 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:2665
-def _check_mined_8322020616__invoice_inv00002_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV00002'].status, '==', _E13_InvoiceStatus_paid)
-
-
-# tasks.world:3043
-def _check_mined_c74d0d0ca8__member_m0001_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0001'].credits_, '==', 20)
-
-
-# tasks.world:3044
-def _check_mined_c74d0d0ca8__booking_b00001_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00001'].ends_at, '==', rt.parse_datetime('2024-06-11T15:00:00'))
-        and rt.expect(ep.t_bookings['B00001'].credits_used, '==', 20, part=1)
-    )
-
-
-def _check_mined_c74d0d0ca8__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:3045
-    return any(
-        _r23.member == 'M0001' and _r23.booking == 'B00001' and _r23.change == -12
-        and _r23.reason == _E12_CreditReason_extension and _r23.balance_after == 20
-        and _r23.note == 'Extended by 3 h'
-        for _r23 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:3423
-def _check_mined_d617e56900__invoice_inv00003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_paid)
-
-
-# tasks.world:3801
-def _check_mined_f23fd3be12__member_m0003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0003'].credits_, '==', 288)
-
-
-# tasks.world:3802
-def _check_mined_f23fd3be12__booking_b00004_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00004'].ends_at, '==', rt.parse_datetime('2024-06-12T17:00:00'))
-        and rt.expect(ep.t_bookings['B00004'].credits_used, '==', 12, part=1)
-    )
-
-
-def _check_mined_f23fd3be12__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:3803
-    return any(
-        _r24.member == 'M0003' and _r24.booking == 'B00004' and _r24.change == -4
-        and _r24.reason == _E12_CreditReason_extension and _r24.balance_after == 288
-        and _r24.note == 'Extended by 1 h'
-        for _r24 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:4181
-def _check_mined_068448d086__member_m0002_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0002'].plan, '==', 'FLEX') and rt.expect(
-        ep.t_members['M0002'].credits_, '==', 50, part=1
-    )
-
-
-def _check_mined_068448d086__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:4182
-    return any(
-        _r25.member == 'M0002' and _r25.booking is None and _r25.change == 30
-        and _r25.reason == _E12_CreditReason_plan_change and _r25.balance_after == 30
-        and _r25.note == 'Plan changed to FLEX'
-        for _r25 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:4183
-def _check_mined_068448d086__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r26.member == 'M0002' and _r26.booking is None and _r26.change == 20
-        and _r26.reason == _E12_CreditReason_top_up and _r26.balance_after == 50
-        and _r26.note == 'active'
-        for _r26 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:4561
-def _check_mined_14697f3a66__member_m0001_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0001'].credits_, '==', 67)
-
-
-def _check_mined_14697f3a66__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:4562
-    return any(
-        _r27.member == 'M0001' and _r27.booking is None and _r27.change == 1
-        and _r27.reason == _E12_CreditReason_top_up and _r27.balance_after == 33
-        and _r27.note == 'CT00007'
-        for _r27 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:4563
-def _check_mined_14697f3a66__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r28.member == 'M0001' and _r28.booking is None and _r28.change == 33
-        and _r28.reason == _E12_CreditReason_top_up and _r28.balance_after == 66
-        and _r28.note == 'CT00008'
-        for _r28 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:4564
-def _check_mined_14697f3a66__new_credittransaction_2(ep: CoworkingDesk) -> bool:
-    return any(
-        _r29.member == 'M0001' and _r29.booking is None and _r29.change == 1
-        and _r29.reason == _E12_CreditReason_top_up and _r29.balance_after == 67
-        and _r29.note == 'dedicated_desk'
-        for _r29 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:4943
-def _check_mined_e3ec16a961__member_m0002_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0002'].credits_, '==', 44)
-
-
-def _check_mined_e3ec16a961__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:4944
-    return any(
-        _r30.member == 'M0002' and _r30.booking is None and _r30.change == 14
-        and _r30.reason == _E12_CreditReason_top_up and _r30.balance_after == 14
-        and _r30.note == '1Knb B8j5WVhmrMe'
-        for _r30 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:4945
-def _check_mined_e3ec16a961__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r31.member == 'M0002' and _r31.booking is None and _r31.change == 30
-        and _r31.reason == _E12_CreditReason_top_up and _r31.balance_after == 44
-        and _r31.note == 'CT00008'
-        for _r31 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:5323
-def _check_mined_fc61bb6e3f__member_m0003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0003'].credits_, '==', 312)
-
-
-def _check_mined_fc61bb6e3f__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:5324
-    return any(
-        _r32.member == 'M0003' and _r32.booking is None and _r32.change == 10
-        and _r32.reason == _E12_CreditReason_top_up and _r32.balance_after == 302
-        and _r32.note == 'B00003'
-        for _r32 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:5325
-def _check_mined_fc61bb6e3f__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r33.member == 'M0003' and _r33.booking is None and _r33.change == 10
-        and _r33.reason == _E12_CreditReason_top_up and _r33.balance_after == 312
-        and _r33.note == 'Bright Labs'
-        for _r33 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:5703
-def _check_mined_4962faa7fc__member_m0004_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0004'].plan, '==', 'TEAM') and rt.expect(
-        ep.t_members['M0004'].credits_, '==', 260, part=1
-    )
-
-
-def _check_mined_4962faa7fc__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:5704
-    return any(
-        _r34.member == 'M0004' and _r34.booking is None and _r34.change == 260
-        and _r34.reason == _E12_CreditReason_plan_change and _r34.balance_after == 260
-        and _r34.note == 'Plan changed to TEAM'
-        for _r34 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:6081
-def _check_mined_bf1224294f__member_m0002_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0002'].plan, '==', 'TEAM') and rt.expect(
-        ep.t_members['M0002'].credits_, '==', 290, part=1
-    )
-
-
-def _check_mined_bf1224294f__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:6082
-    return any(
-        _r35.member == 'M0002' and _r35.booking is None and _r35.change == 290
-        and _r35.reason == _E12_CreditReason_plan_change and _r35.balance_after == 290
-        and _r35.note == 'Plan changed to TEAM'
-        for _r35 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:6460
-def _check_mined_1b48a67c74__member_m0001_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0001'].credits_, '==', 232)
-
-
-def _check_mined_1b48a67c74__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:6461
-    return any(
-        _r36.member == 'M0001' and _r36.booking is None and _r36.change == 200
-        and _r36.reason == _E12_CreditReason_top_up and _r36.balance_after == 232
-        and _r36.note == 'completed'
-        for _r36 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:6838
-def _check_mined_8e93e422d6__member_m0002_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0002'].credits_, '==', 275)
-
-
-def _check_mined_8e93e422d6__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:6839
-    return any(
-        _r37.member == 'M0002' and _r37.booking is None and _r37.change == 275
-        and _r37.reason == _E12_CreditReason_top_up and _r37.balance_after == 275
-        and _r37.note == 'completed'
-        for _r37 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:7216
-def _check_mined_a8213f0541__member_m0003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0003'].credits_, '==', 675)
-
-
-def _check_mined_a8213f0541__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:7217
-    return any(
-        _r38.member == 'M0003' and _r38.booking is None and _r38.change == 383
-        and _r38.reason == _E12_CreditReason_top_up and _r38.balance_after == 675
-        and _r38.note == 'cancellation_refund'
-        for _r38 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:7595
-def _check_mined_53979a1aef__member_m0001_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0001'].credits_, '==', 12)
-
-
-# tasks.world:7596
-def _check_mined_53979a1aef__member_m0004_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0004'].plan, '==', 'BASIC')
-
-
-# tasks.world:7597
-def _check_mined_53979a1aef__booking_b00001_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00001'].ends_at, '==', rt.parse_datetime('2024-06-11T17:00:00'))
-        and rt.expect(ep.t_bookings['B00001'].credits_used, '==', 28, part=1)
-    )
-
-
-# tasks.world:7598
-def _check_mined_53979a1aef__invoice_inv00002_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV00002'].status, '==', _E13_InvoiceStatus_paid)
-
-
-# tasks.world:7599
-def _check_mined_53979a1aef__invoice_inv00003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_paid)
-
-
-def _check_mined_53979a1aef__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:7600
-    return any(
-        _r39.member == 'M0004' and _r39.booking is None and _r39.change == 0
-        and _r39.reason == _E12_CreditReason_plan_change and _r39.balance_after == 0
-        and _r39.note == 'Plan changed to BASIC'
-        for _r39 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:7601
-def _check_mined_53979a1aef__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r40.member == 'M0001' and _r40.booking == 'B00001' and _r40.change == -20
-        and _r40.reason == _E12_CreditReason_extension and _r40.balance_after == 12
-        and _r40.note == 'Extended by 5 h'
-        for _r40 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:7984
-def _check_mined_c9e2347eb5__member_m0001_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0001'].credits_, '==', 55)
-
-
-# tasks.world:7985
-def _check_mined_c9e2347eb5__booking_b00001_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00001'].ends_at, '==', rt.parse_datetime('2024-06-11T18:00:00'))
-        and rt.expect(ep.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled, part=1)
-        and rt.expect(ep.t_bookings['B00001'].credits_used, '==', 0, part=2)
-    )
-
-
-# tasks.world:7986
-def _check_mined_c9e2347eb5__invoice_inv00003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_paid)
-
-
-def _check_mined_c9e2347eb5__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:7987
-    return any(
-        _r41.member == 'M0001' and _r41.booking == 'B00001' and _r41.change == -24
-        and _r41.reason == _E12_CreditReason_extension and _r41.balance_after == 8
-        and _r41.note == 'Extended by 6 h'
-        for _r41 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:7988
-def _check_mined_c9e2347eb5__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r42.member == 'M0001' and _r42.booking is None and _r42.change == 15
-        and _r42.reason == _E12_CreditReason_top_up and _r42.balance_after == 23
-        and _r42.note == '2023-02-01'
-        for _r42 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:7989
-def _check_mined_c9e2347eb5__new_credittransaction_2(ep: CoworkingDesk) -> bool:
-    return any(
-        _r43.member == 'M0001' and _r43.booking == 'B00001' and _r43.change == 32
-        and _r43.reason == _E12_CreditReason_cancellation_refund and _r43.balance_after == 55
-        and _r43.note == ''
-        for _r43 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:8371
-def _check_mined_5743a896c6__member_m0003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0003'].credits_, '==', 603)
-
-
-# tasks.world:8372
-def _check_mined_5743a896c6__booking_b00004_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00004'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B00004'].credits_used, '==', 0, part=1)
-    )
-
-
-# tasks.world:8373
-def _check_mined_5743a896c6__invoice_inv00002_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV00002'].status, '==', _E13_InvoiceStatus_paid)
-
-
-def _check_mined_5743a896c6__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:8374
-    return any(
-        _r44.member == 'M0003' and _r44.booking == 'B00004' and _r44.change == 8
-        and _r44.reason == _E12_CreditReason_cancellation_refund and _r44.balance_after == 300
-        and _r44.note == ''
-        for _r44 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:8375
-def _check_mined_5743a896c6__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r45.member == 'M0003' and _r45.booking is None and _r45.change == 300
-        and _r45.reason == _E12_CreditReason_top_up and _r45.balance_after == 600
-        and _r45.note == 'suspended'
-        for _r45 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:8376
-def _check_mined_5743a896c6__new_credittransaction_2(ep: CoworkingDesk) -> bool:
-    return any(
-        _r46.member == 'M0003' and _r46.booking is None and _r46.change == 3
-        and _r46.reason == _E12_CreditReason_top_up and _r46.balance_after == 603
-        and _r46.note == 'void'
-        for _r46 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:8758
-def _check_mined_2bc99dd743__member_m0003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0003'].credits_, '==', 300)
-
-
-# tasks.world:8759
-def _check_mined_2bc99dd743__booking_b00004_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00004'].ends_at, '==', rt.parse_datetime('2024-06-12T17:00:00'))
-        and rt.expect(ep.t_bookings['B00004'].status, '==', _E13_BookingStatus_cancelled, part=1)
-        and rt.expect(ep.t_bookings['B00004'].credits_used, '==', 0, part=2)
-    )
-
-
-# tasks.world:8760
-def _check_mined_2bc99dd743__invoice_inv00003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_paid)
-
-
-def _check_mined_2bc99dd743__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:8761
-    return any(
-        _r47.member == 'M0003' and _r47.booking == 'B00004' and _r47.change == -4
-        and _r47.reason == _E12_CreditReason_extension and _r47.balance_after == 288
-        and _r47.note == 'Extended by 1 h'
-        for _r47 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:8762
-def _check_mined_2bc99dd743__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r48.member == 'M0003' and _r48.booking == 'B00004' and _r48.change == 12
-        and _r48.reason == _E12_CreditReason_cancellation_refund and _r48.balance_after == 300
-        and _r48.note == ''
-        for _r48 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:9143
-def _check_mined_10a32198ab__member_m0001_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0001'].credits_, '==', 36)
-
-
-# tasks.world:9144
-def _check_mined_10a32198ab__member_m0002_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0002'].plan, '==', 'FLEX') and rt.expect(
-        ep.t_members['M0002'].credits_, '==', 30, part=1
-    )
-
-
-# tasks.world:9145
-def _check_mined_10a32198ab__booking_b00001_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00001'].ends_at, '==', rt.parse_datetime('2024-06-11T13:00:00'))
-        and rt.expect(ep.t_bookings['B00001'].credits_used, '==', 12, part=1)
-    )
-
-
-# tasks.world:9146
-def _check_mined_10a32198ab__booking_b00002_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00002'].ends_at, '==', rt.parse_datetime('2024-06-10T18:00:00'))
-        and rt.expect(ep.t_bookings['B00002'].extra_hours, '==', 7, part=1)
-    )
-
-
-def _check_mined_10a32198ab__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:9147
-    return any(
-        _r49.member == 'M0002' and _r49.booking == 'B00002' and _r49.change == 0
-        and _r49.reason == _E12_CreditReason_extension and _r49.balance_after == 0
-        and _r49.note == 'Extended by 1 h'
-        for _r49 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:9148
-def _check_mined_10a32198ab__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r50.member == 'M0001' and _r50.booking is None and _r50.change == 8
-        and _r50.reason == _E12_CreditReason_top_up and _r50.balance_after == 40
-        and _r50.note == '0'
-        for _r50 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:9149
-def _check_mined_10a32198ab__new_credittransaction_2(ep: CoworkingDesk) -> bool:
-    return any(
-        _r51.member == 'M0001' and _r51.booking == 'B00001' and _r51.change == -4
-        and _r51.reason == _E12_CreditReason_extension and _r51.balance_after == 36
-        and _r51.note == 'Extended by 1 h'
-        for _r51 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:9150
-def _check_mined_10a32198ab__new_credittransaction_3(ep: CoworkingDesk) -> bool:
-    return any(
-        _r52.member == 'M0002' and _r52.booking is None and _r52.change == 30
-        and _r52.reason == _E12_CreditReason_plan_change and _r52.balance_after == 30
-        and _r52.note == 'Plan changed to FLEX'
-        for _r52 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:9532
-def _check_mined_3ce67ac676__member_m0003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0003'].credits_, '==', 285)
-
-
-# tasks.world:9533
-def _check_mined_3ce67ac676__booking_b00004_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00004'].ends_at, '==', rt.parse_datetime('2024-06-12T19:00:00'))
-        and rt.expect(ep.t_bookings['B00004'].credits_used, '==', 20, part=1)
-    )
-
-
-# tasks.world:9534
-def _check_mined_3ce67ac676__invoice_inv00003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_paid)
-
-
-def _check_mined_3ce67ac676__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:9535
-    return any(
-        _r53.member == 'M0003' and _r53.booking == 'B00004' and _r53.change == -12
-        and _r53.reason == _E12_CreditReason_extension and _r53.balance_after == 280
-        and _r53.note == 'Extended by 3 h'
-        for _r53 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:9536
-def _check_mined_3ce67ac676__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r54.member == 'M0003' and _r54.booking is None and _r54.change == 5
-        and _r54.reason == _E12_CreditReason_top_up and _r54.balance_after == 285
-        and _r54.note == 'lSc'
-        for _r54 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:9917
-def _check_mined_3d6c19e230__member_m0003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0003'].credits_, '==', 282)
-
-
-# tasks.world:9918
-def _check_mined_3d6c19e230__booking_b00004_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00004'].ends_at, '==', rt.parse_datetime('2024-06-12T20:00:00'))
-        and rt.expect(ep.t_bookings['B00004'].credits_used, '==', 24, part=1)
-    )
-
-
-# tasks.world:9919
-def _check_mined_3d6c19e230__invoice_inv00003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_paid)
-
-
-def _check_mined_3d6c19e230__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:9920
-    return any(
-        _r55.member == 'M0003' and _r55.booking == 'B00004' and _r55.change == -16
-        and _r55.reason == _E12_CreditReason_extension and _r55.balance_after == 276
-        and _r55.note == 'Extended by 4 h'
-        for _r55 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:9921
-def _check_mined_3d6c19e230__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r56.member == 'M0003' and _r56.booking is None and _r56.change == 6
-        and _r56.reason == _E12_CreditReason_top_up and _r56.balance_after == 282
-        and _r56.note == 'TEAM'
-        for _r56 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:10302
-def _check_mined_f73f9d0ec5__member_m0001_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0001'].credits_, '==', 182)
-
-
-# tasks.world:10303
-def _check_mined_f73f9d0ec5__member_m0002_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0002'].credits_, '==', 8)
-
-
-# tasks.world:10304
-def _check_mined_f73f9d0ec5__member_m0004_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0004'].plan, '==', 'BASIC')
-
-
-# tasks.world:10305
-def _check_mined_f73f9d0ec5__booking_b00002_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00002'].ends_at, '==', rt.parse_datetime('2024-06-10T19:00:00'))
-        and rt.expect(ep.t_bookings['B00002'].extra_hours, '==', 8, part=1)
-    )
-
-
-def _check_mined_f73f9d0ec5__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:10306
-    return any(
-        _r57.member == 'M0004' and _r57.booking is None and _r57.change == 0
-        and _r57.reason == _E12_CreditReason_plan_change and _r57.balance_after == 0
-        and _r57.note == 'Plan changed to BASIC'
-        for _r57 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:10307
-def _check_mined_f73f9d0ec5__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r58.member == 'M0002' and _r58.booking == 'B00002' and _r58.change == 0
-        and _r58.reason == _E12_CreditReason_extension and _r58.balance_after == 0
-        and _r58.note == 'Extended by 2 h'
-        for _r58 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:10308
-def _check_mined_f73f9d0ec5__new_credittransaction_2(ep: CoworkingDesk) -> bool:
-    return any(
-        _r59.member == 'M0001' and _r59.booking is None and _r59.change == 150
-        and _r59.reason == _E12_CreditReason_top_up and _r59.balance_after == 182
-        and _r59.note == 'BASIC'
-        for _r59 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:10309
-def _check_mined_f73f9d0ec5__new_credittransaction_3(ep: CoworkingDesk) -> bool:
-    return any(
-        _r60.member == 'M0002' and _r60.booking is None and _r60.change == 8
-        and _r60.reason == _E12_CreditReason_top_up and _r60.balance_after == 8
-        and _r60.note == 'window'
-        for _r60 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:10690
-def _check_mined_8b2e63bb3f__member_m0003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0003'].plan, '==', 'FLEX') and rt.expect(
-        ep.t_members['M0003'].credits_, '==', 40, part=1
-    )
-
-
-# tasks.world:10691
-def _check_mined_8b2e63bb3f__invoice_inv00002_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV00002'].status, '==', _E13_InvoiceStatus_paid)
-
-
-def _check_mined_8b2e63bb3f__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:10692
-    return any(
-        _r61.member == 'M0003' and _r61.booking is None and _r61.change == 24
-        and _r61.reason == _E12_CreditReason_top_up and _r61.balance_after == 316
-        and _r61.note == 'meeting_room'
-        for _r61 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:10693
-def _check_mined_8b2e63bb3f__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r62.member == 'M0003' and _r62.booking is None and _r62.change == 3
-        and _r62.reason == _E12_CreditReason_top_up and _r62.balance_after == 319
-        and _r62.note == '@#q_@MlV@taTb08#CumrGWFRe@gkEH+'
-        for _r62 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:10694
-def _check_mined_8b2e63bb3f__new_credittransaction_2(ep: CoworkingDesk) -> bool:
-    return any(
-        _r63.member == 'M0003' and _r63.booking is None and _r63.change == -279
-        and _r63.reason == _E12_CreditReason_plan_change and _r63.balance_after == 40
-        and _r63.note == 'Plan changed to FLEX'
-        for _r63 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:11076
-def _check_mined_fcfc4e261a__member_m0004_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0004'].plan, '==', 'BASIC')
-
-
-# tasks.world:11077
-def _check_mined_fcfc4e261a__invoice_inv00002_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV00002'].status, '==', _E13_InvoiceStatus_paid)
-
-
-# tasks.world:11078
-def _check_mined_fcfc4e261a__invoice_inv00003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_paid)
-
-
-def _check_mined_fcfc4e261a__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:11079
-    return any(
-        _r64.member == 'M0004' and _r64.booking is None and _r64.change == 0
-        and _r64.reason == _E12_CreditReason_plan_change and _r64.balance_after == 0
-        and _r64.note == 'Plan changed to BASIC'
-        for _r64 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:11460
-def _check_mined_939378d3bb__member_m0002_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0002'].credits_, '==', 1)
-
-
-# tasks.world:11461
-def _check_mined_939378d3bb__member_m0004_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0004'].plan, '==', 'BASIC')
-
-
-# tasks.world:11462
-def _check_mined_939378d3bb__booking_b00002_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00002'].ends_at, '==', rt.parse_datetime('2024-06-10T18:00:00'))
-        and rt.expect(ep.t_bookings['B00002'].extra_hours, '==', 7, part=1)
-    )
-
-
-def _check_mined_939378d3bb__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:11463
-    return any(
-        _r65.member == 'M0004' and _r65.booking is None and _r65.change == 0
-        and _r65.reason == _E12_CreditReason_plan_change and _r65.balance_after == 0
-        and _r65.note == 'Plan changed to BASIC'
-        for _r65 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:11464
-def _check_mined_939378d3bb__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r66.member == 'M0002' and _r66.booking == 'B00002' and _r66.change == 0
-        and _r66.reason == _E12_CreditReason_extension and _r66.balance_after == 0
-        and _r66.note == 'Extended by 1 h'
-        for _r66 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:11465
-def _check_mined_939378d3bb__new_credittransaction_2(ep: CoworkingDesk) -> bool:
-    return any(
-        _r67.member == 'M0002' and _r67.booking is None and _r67.change == 1
-        and _r67.reason == _E12_CreditReason_top_up and _r67.balance_after == 1
-        and _r67.note == 'Extended by 1 h'
-        for _r67 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:11845
-def _check_mined_c9dbde5dd8__member_m0003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0003'].plan, '==', 'BASIC') and rt.expect(
-        ep.t_members['M0003'].credits_, '==', 16, part=1
-    )
-
-
-# tasks.world:11846
-def _check_mined_c9dbde5dd8__booking_b00004_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00004'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B00004'].credits_used, '==', 0, part=1)
-    )
-
-
-def _check_mined_c9dbde5dd8__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:11847
-    return any(
-        _r68.member == 'M0003' and _r68.booking == 'B00004' and _r68.change == 8
-        and _r68.reason == _E12_CreditReason_cancellation_refund and _r68.balance_after == 300
-        and _r68.note == ''
-        for _r68 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:11848
-def _check_mined_c9dbde5dd8__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r69.member == 'M0003' and _r69.booking is None and _r69.change == -290
-        and _r69.reason == _E12_CreditReason_plan_change and _r69.balance_after == 10
-        and _r69.note == 'Plan changed to BASIC'
-        for _r69 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:11849
-def _check_mined_c9dbde5dd8__new_credittransaction_2(ep: CoworkingDesk) -> bool:
-    return any(
-        _r70.member == 'M0003' and _r70.booking is None and _r70.change == 6
-        and _r70.reason == _E12_CreditReason_top_up and _r70.balance_after == 16
-        and _r70.note == 'dedicated_desk'
-        for _r70 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:12233
-def _check_mined_d40399ae27__member_m0001_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0001'].credits_, '==', 8)
-
-
-# tasks.world:12234
-def _check_mined_d40399ae27__member_m0003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0003'].credits_, '==', 300)
-
-
-# tasks.world:12235
-def _check_mined_d40399ae27__booking_b00001_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00001'].ends_at, '==', rt.parse_datetime('2024-06-11T18:00:00'))
-        and rt.expect(ep.t_bookings['B00001'].credits_used, '==', 32, part=1)
-    )
-
-
-# tasks.world:12236
-def _check_mined_d40399ae27__booking_b00004_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00004'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B00004'].credits_used, '==', 0, part=1)
-    )
-
-
-def _check_mined_d40399ae27__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:12237
-    return any(
-        _r71.member == 'M0003' and _r71.booking == 'B00004' and _r71.change == 8
-        and _r71.reason == _E12_CreditReason_cancellation_refund and _r71.balance_after == 300
-        and _r71.note == ''
-        for _r71 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:12238
-def _check_mined_d40399ae27__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r72.member == 'M0001' and _r72.booking == 'B00001' and _r72.change == -24
-        and _r72.reason == _E12_CreditReason_extension and _r72.balance_after == 8
-        and _r72.note == 'Extended by 6 h'
-        for _r72 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:12621
-def _check_mined_4adddb6fa4__member_m0002_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0002'].plan, '==', 'FLEX') and rt.expect(
-        ep.t_members['M0002'].credits_, '==', 42, part=1
-    )
-
-
-# tasks.world:12622
-def _check_mined_4adddb6fa4__invoice_inv00003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_paid)
-
-
-def _check_mined_4adddb6fa4__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:12623
-    return any(
-        _r73.member == 'M0002' and _r73.booking is None and _r73.change == 30
-        and _r73.reason == _E12_CreditReason_plan_change and _r73.balance_after == 30
-        and _r73.note == 'Plan changed to FLEX'
-        for _r73 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:12624
-def _check_mined_4adddb6fa4__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r74.member == 'M0002' and _r74.booking is None and _r74.change == 12
-        and _r74.reason == _E12_CreditReason_top_up and _r74.balance_after == 42
-        and _r74.note == 'FLEX'
-        for _r74 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:13007
-def _check_mined_6c6d0b1fc5__member_m0002_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0002'].credits_, '==', 40)
-
-
-# tasks.world:13008
-def _check_mined_6c6d0b1fc5__member_m0003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0003'].plan, '==', 'FLEX') and rt.expect(
-        ep.t_members['M0003'].credits_, '==', 40, part=1
-    )
-
-
-# tasks.world:13009
-def _check_mined_6c6d0b1fc5__invoice_inv00003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_paid)
-
-
-def _check_mined_6c6d0b1fc5__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:13010
-    return any(
-        _r75.member == 'M0003' and _r75.booking is None and _r75.change == -252
-        and _r75.reason == _E12_CreditReason_plan_change and _r75.balance_after == 40
-        and _r75.note == 'Plan changed to FLEX'
-        for _r75 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:13011
-def _check_mined_6c6d0b1fc5__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r76.member == 'M0002' and _r76.booking is None and _r76.change == 40
-        and _r76.reason == _E12_CreditReason_top_up and _r76.balance_after == 40
-        and _r76.note == '2023-09-15'
-        for _r76 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:13394
-def _check_mined_3e15198c26__member_m0001_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0001'].plan, '==', 'TEAM') and rt.expect(
-        ep.t_members['M0001'].credits_, '==', 292, part=1
-    )
-
-
-# tasks.world:13395
-def _check_mined_3e15198c26__member_m0003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0003'].credits_, '==', 352)
-
-
-# tasks.world:13396
-def _check_mined_3e15198c26__invoice_inv00003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_paid)
-
-
-def _check_mined_3e15198c26__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:13397
-    return any(
-        _r77.member == 'M0001' and _r77.booking is None and _r77.change == 260
-        and _r77.reason == _E12_CreditReason_plan_change and _r77.balance_after == 292
-        and _r77.note == 'Plan changed to TEAM'
-        for _r77 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:13398
-def _check_mined_3e15198c26__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r78.member == 'M0003' and _r78.booking is None and _r78.change == 60
-        and _r78.reason == _E12_CreditReason_top_up and _r78.balance_after == 352
-        and _r78.note == '2024-05-01'
-        for _r78 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:13781
-def _check_mined_8cb2b1187c__member_m0002_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0002'].credits_, '==', 735)
-
-
-# tasks.world:13782
-def _check_mined_8cb2b1187c__booking_b00002_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00002'].ends_at, '==', rt.parse_datetime('2024-06-10T19:00:00'))
-        and rt.expect(ep.t_bookings['B00002'].credits_used, '==', 4, part=1)
-    )
-
-
-def _check_mined_8cb2b1187c__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:13783
-    return any(
-        _r79.member == 'M0002' and _r79.booking is None and _r79.change == 292
-        and _r79.reason == _E12_CreditReason_top_up and _r79.balance_after == 292
-        and _r79.note == '2024-06-01T00:00:00'
-        for _r79 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:13784
-def _check_mined_8cb2b1187c__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r80.member == 'M0002' and _r80.booking is None and _r80.change == 437
-        and _r80.reason == _E12_CreditReason_top_up and _r80.balance_after == 729
-        and _r80.note == 'omar.haddad@mail.example'
-        for _r80 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:13785
-def _check_mined_8cb2b1187c__new_credittransaction_2(ep: CoworkingDesk) -> bool:
-    return any(
-        _r81.member == 'M0002' and _r81.booking == 'B00002' and _r81.change == -2
-        and _r81.reason == _E12_CreditReason_extension and _r81.balance_after == 727
-        and _r81.note == 'Extended by 2 h'
-        for _r81 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:13786
-def _check_mined_8cb2b1187c__new_credittransaction_3(ep: CoworkingDesk) -> bool:
-    return any(
-        _r82.member == 'M0002' and _r82.booking is None and _r82.change == 8
-        and _r82.reason == _E12_CreditReason_top_up and _r82.balance_after == 735
-        and _r82.note == 'whiteboard'
-        for _r82 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:14170
-def _check_mined_ce25285b79__member_m0001_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0001'].credits_, '==', 695)
-
-
-# tasks.world:14171
-def _check_mined_ce25285b79__booking_b00001_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B00001'].credits_used, '==', 0, part=1)
-    )
-
-
-def _check_mined_ce25285b79__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:14172
-    return any(
-        _r83.member == 'M0001' and _r83.booking == 'B00001' and _r83.change == 8
-        and _r83.reason == _E12_CreditReason_cancellation_refund and _r83.balance_after == 40
-        and _r83.note == ''
-        for _r83 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:14173
-def _check_mined_ce25285b79__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r84.member == 'M0001' and _r84.booking is None and _r84.change == 150
-        and _r84.reason == _E12_CreditReason_top_up and _r84.balance_after == 190
-        and _r84.note == 'D01'
-        for _r84 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:14174
-def _check_mined_ce25285b79__new_credittransaction_2(ep: CoworkingDesk) -> bool:
-    return any(
-        _r85.member == 'M0001' and _r85.booking is None and _r85.change == 500
-        and _r85.reason == _E12_CreditReason_top_up and _r85.balance_after == 690
-        and _r85.note == 'top_up'
-        for _r85 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:14175
-def _check_mined_ce25285b79__new_credittransaction_3(ep: CoworkingDesk) -> bool:
-    return any(
-        _r86.member == 'M0001' and _r86.booking is None and _r86.change == 5
-        and _r86.reason == _E12_CreditReason_top_up and _r86.balance_after == 695
-        and _r86.note == ''
-        for _r86 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:14559
-def _check_mined_1841dd375f__member_m0001_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0001'].credits_, '==', 453)
-
-
-# tasks.world:14560
-def _check_mined_1841dd375f__member_m0003_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M0003'].credits_, '==', 295)
-
-
-# tasks.world:14561
-def _check_mined_1841dd375f__invoice_inv00002_changed(ep: CoworkingDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV00002'].status, '==', _E13_InvoiceStatus_paid)
-
-
-def _check_mined_1841dd375f__new_credittransaction(ep: CoworkingDesk) -> bool:  # tasks.world:14562
-    return any(
-        _r87.member == 'M0001' and _r87.booking is None and _r87.change == 413
-        and _r87.reason == _E12_CreditReason_top_up and _r87.balance_after == 445
-        and _r87.note == 'od@v 4M_kGuPNjUeBORiNmFt KIJ'
-        for _r87 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:14563
-def _check_mined_1841dd375f__new_credittransaction_1(ep: CoworkingDesk) -> bool:
-    return any(
-        _r88.member == 'M0003' and _r88.booking is None and _r88.change == 3
-        and _r88.reason == _E12_CreditReason_top_up and _r88.balance_after == 295
-        and _r88.note == 'Legacy Desk'
-        for _r88 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-# tasks.world:14564
-def _check_mined_1841dd375f__new_credittransaction_2(ep: CoworkingDesk) -> bool:
-    return any(
-        _r89.member == 'M0001' and _r89.booking is None and _r89.change == 8
-        and _r89.reason == _E12_CreditReason_top_up and _r89.balance_after == 453
-        and _r89.note == '2022-11-20'
-        for _r89 in rt.each(ep, ep.t_credit_transactions)
-    )
-
-
-CoworkingDesk.TASKS = task_registry(__name__, "tasks.json")

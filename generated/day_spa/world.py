@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Booking", "BookingStatus", "Category", "DaySpa", "GiftVoucher", "Guest", "Room", "RoomType",
@@ -236,13 +236,8 @@ class DaySpa(Episode):
     CLOCK: ClassVar[str] = "2025-07-14T09:30:00"
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Identify the guest (by name, email or phone) before booking, moving, cancelling or '
-        'redeeming\n'
-        "anything for them. Use the ids the tools show; never guess them. Mention a guest's "
-        'health\n'
-        'notes when booking a treatment for them.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "guests": "Guest", "treatments": "Treatment", "therapists": "Therapist", "rooms": "Room",
         "bookings": "Booking", "vouchers": "GiftVoucher",
@@ -376,18 +371,13 @@ class DaySpa(Episode):
             rt.check_deleted(
                 self, self.t_guests, ((self.t_bookings, 'guest'), (self.t_vouchers, 'recipient'))
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_treatments,
                 ((self.t_therapists, 'treatments'), (self.t_bookings, 'treatment')),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_therapists, ((self.t_bookings, 'therapist'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_rooms, ((self.t_bookings, 'room'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_vouchers, ((self.t_bookings, 'voucher'),))
-        pass
 
     def fn_ends_at(self, b: Booking) -> dt.datetime:  # day_spa.world:130
         'When a booking ends.'
@@ -1046,756 +1036,672 @@ class DaySpa(Episode):
         self.insert(self.t_vouchers, voucher)  # day_spa.world:624
         return voucher  # day_spa.world:625
 
+    def _check_check_in_clara__checked_in(self) -> rt.Verdict | bool:  # day_spa.world:918
+        return rt.expect(self.t_bookings['B0001'].status, '==', _E13_BookingStatus_checked_in)
+
+    def _check_elif_uses_voucher__redeemed(self) -> rt.Verdict | bool:  # day_spa.world:1215
+        return rt.expect(self.t_bookings['B0003'].voucher, '==', 'GV-1001')
+
+    def _check_elif_uses_voucher__due(self) -> rt.Verdict | bool:  # day_spa.world:1216
+        return rt.expect(self.t_bookings['B0003'].amount_due, '==', 30.0)
+
+    def _check_elif_uses_voucher__used_up(self) -> rt.Verdict | bool:  # day_spa.world:1217
+        return rt.expect(self.t_vouchers['GV-1001'].balance, '==', 0.0) and rt.expect(
+            self.t_vouchers['GV-1001'].status, '==', _E13_VoucherStatus_used_up, part=1
+        )
+
+    def _check_finn_facial_with_voucher__booked(self) -> bool:  # tasks.world:296
+        return any(
+            _b9.guest == 'G004' and _b9.treatment == 'TR03' and _b9.therapist == 'T03'
+            and _b9.room == 'RM3' and _b9.starts_at == rt.parse_datetime('2025-07-15T14:00:00')
+            and _b9.status == _E13_BookingStatus_booked
+            for _b9 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_finn_facial_with_voucher__voucher_redeemed(self) -> bool:  # tasks.world:297
+        return any(
+            _b10.guest == 'G004' and _b10.treatment == 'TR03' and _b10.voucher == 'GV-1002'
+            and _b10.amount_due == 80.0
+            for _b10 in rt.each(self, self.t_bookings)
+        )
+
+    # tasks.world:298
+    def _check_finn_facial_with_voucher__voucher_used_up(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['GV-1002'].balance, '==', 0.0) and rt.expect(
+            self.t_vouchers['GV-1002'].status, '==', _E13_VoucherStatus_used_up, part=1
+        )
+
+    # tasks.world:603
+    def _check_elif_swaps_massage_for_facial__massage_cancelled(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0003'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_elif_swaps_massage_for_facial__facial_booked(self) -> bool:  # tasks.world:604
+        return any(
+            _b11.guest == 'G003' and _b11.treatment == 'TR03'
+            and _b11.starts_at == rt.parse_datetime('2025-07-15T11:00:00')
+            and _b11.status == _E13_BookingStatus_booked
+            for _b11 in rt.each(self, self.t_bookings)
+        )
+
+    # tasks.world:906
+    def _check_mined_69ab9799c2__booking_b0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0003'].voucher, '==', 'GV-1001') and rt.expect(
+            self.t_bookings['B0003'].amount_due, '==', 30.0, part=1
+        )
+
+    # tasks.world:907
+    def _check_mined_69ab9799c2__giftvoucher_gv_1001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['GV-1001'].balance, '==', 0.0) and rt.expect(
+            self.t_vouchers['GV-1001'].status, '==', _E13_VoucherStatus_used_up, part=1
+        )
+
+    def _check_mined_e413b78b01__new_guest(self) -> bool:  # tasks.world:1206
+        return any(
+            _r12.name == 'B0001' and _r12.email == 'chiara.neri@spa.example'
+            and _r12.phone == '+315754645' and _r12.date_of_birth == rt.parse_date('2024-06-01')
+            and _r12.health_notes == 'wet_room' and _r12.joined_on == rt.parse_date('2025-07-14')
+            for _r12 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:1207
+    def _check_mined_e413b78b01__booking_b0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0001'].voucher, '==', 'GV-1001') and rt.expect(
+            self.t_bookings['B0001'].amount_due, '==', 0.0, part=1
+        )
+
+    # tasks.world:1208
+    def _check_mined_e413b78b01__giftvoucher_gv_1001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['GV-1001'].balance, '==', 5.0)
+
+    def _check_mined_cb1f2cec83__new_giftvoucher(self) -> bool:  # tasks.world:1507
+        return any(
+            _r13.purchaser_name == 'completed' and _r13.recipient == 'G005'
+            and _r13.initial_value == 115.72 and _r13.balance == 115.72
+            and _r13.issued_on == rt.parse_date('2025-07-14')
+            and _r13.expires_on == rt.parse_date('2026-07-14')
+            and _r13.status == _E13_VoucherStatus_active
+            for _r13 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_cb1f2cec83__new_giftvoucher_1(self) -> bool:  # tasks.world:1508
+        return any(
+            _r14.purchaser_name == '2025-07-14' and _r14.recipient == 'G005'
+            and _r14.initial_value == 1.0 and _r14.balance == 1.0
+            and _r14.issued_on == rt.parse_date('2025-07-14')
+            and _r14.expires_on == rt.parse_date('2026-07-14')
+            and _r14.status == _E13_VoucherStatus_active
+            for _r14 in rt.each(self, self.t_vouchers)
+        )
+
+    # tasks.world:1807
+    def _check_mined_f2e169cf4b__booking_b0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0002'].status, '==', _E13_BookingStatus_checked_in)
+
+    def _check_mined_6b01a44cce__new_giftvoucher(self) -> bool:  # tasks.world:2105
+        return any(
+            _r15.purchaser_name == 'Hot stone massage' and _r15.recipient == 'G003'
+            and _r15.initial_value == 871.16 and _r15.balance == 871.16
+            and _r15.issued_on == rt.parse_date('2025-07-14')
+            and _r15.expires_on == rt.parse_date('2026-07-14')
+            and _r15.status == _E13_VoucherStatus_active
+            for _r15 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_76aea3c398__new_guest(self) -> bool:  # tasks.world:2403
+        return any(
+            _r16.name == 'uWGX-' and _r16.email == 'Dw@y1d.gbk' and _r16.phone == '+4512345004'
+            and _r16.date_of_birth == rt.parse_date('2000-08-14')
+            and _r16.health_notes == 'GV-1003' and _r16.joined_on == rt.parse_date('2025-07-14')
+            for _r16 in rt.each(self, self.t_guests)
+        )
+
+    def _check_mined_6da71ee5a3__new_guest(self) -> bool:  # tasks.world:2701
+        return any(
+            _r17.name == 'massage_room' and _r17.email == 'chiara.neri@spa.example'
+            and _r17.phone == '+304432445' and _r17.date_of_birth == rt.parse_date('2025-04-27')
+            and _r17.health_notes == 'used_up' and _r17.joined_on == rt.parse_date('2025-07-14')
+            for _r17 in rt.each(self, self.t_guests)
+        )
+
+    def _check_mined_6da71ee5a3__new_giftvoucher(self) -> bool:  # tasks.world:2702
+        return any(
+            _r18.purchaser_name == 'chiara.neri@spa.example' and _r18.recipient == 'G006'
+            and _r18.initial_value == 508.86 and _r18.balance == 508.86
+            and _r18.issued_on == rt.parse_date('2025-07-14')
+            and _r18.expires_on == rt.parse_date('2026-07-14')
+            and _r18.status == _E13_VoucherStatus_active
+            for _r18 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_52d0072af5__new_guest(self) -> bool:  # tasks.world:3000
+        return any(
+            _r19.name == 'r@HzeRGdk7' and _r19.email == 'KH@1x.qj' and _r19.phone == '+0188187964'
+            and _r19.date_of_birth == rt.parse_date('2022-12-03')
+            and _r19.health_notes == 'OxBZnPJvcFBNiwpUg26h-Z8DzCTInt'
+            and _r19.joined_on == rt.parse_date('2025-07-14')
+            for _r19 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:3001
+    def _check_mined_52d0072af5__booking_b0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0007'].voucher, '==', 'GV-1001') and rt.expect(
+            self.t_bookings['B0007'].amount_due, '==', 0.0, part=1
+        )
+
+    # tasks.world:3002
+    def _check_mined_52d0072af5__giftvoucher_gv_1001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['GV-1001'].balance, '==', 5.0)
+
+    def _check_mined_52d0072af5__new_giftvoucher(self) -> bool:  # tasks.world:3003
+        return any(
+            _r20.purchaser_name == '2025-07-14' and _r20.recipient == 'G006'
+            and _r20.initial_value == 6.0 and _r20.balance == 6.0
+            and _r20.issued_on == rt.parse_date('2025-07-14')
+            and _r20.expires_on == rt.parse_date('2026-07-14')
+            and _r20.status == _E13_VoucherStatus_active
+            for _r20 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_52d0072af5__new_giftvoucher_1(self) -> bool:  # tasks.world:3004
+        return any(
+            _r21.purchaser_name == 'B0004' and _r21.recipient == 'G003'
+            and _r21.initial_value == 230.04 and _r21.balance == 230.04
+            and _r21.issued_on == rt.parse_date('2025-07-14')
+            and _r21.expires_on == rt.parse_date('2026-07-14')
+            and _r21.status == _E13_VoucherStatus_active
+            for _r21 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_a3bc7518a1__new_guest(self) -> bool:  # tasks.world:3307
+        return any(
+            _r22.name == 'cCGct' and _r22.email == '7@LCNU.nzcl' and _r22.phone == '+4512345005'
+            and _r22.date_of_birth == rt.parse_date('2024-06-25')
+            and _r22.health_notes == 'lower back pain'
+            and _r22.joined_on == rt.parse_date('2025-07-14')
+            for _r22 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:3308
+    def _check_mined_a3bc7518a1__booking_b0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0001'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_220c43e9a2__new_guest(self) -> bool:  # tasks.world:3610
+        return any(
+            _r23.name == '2026-03-10' and _r23.email == 'alice.berg@spa.example'
+            and _r23.phone == '+4528816' and _r23.date_of_birth == rt.parse_date('2023-10-16')
+            and _r23.health_notes == 'checked_in' and _r23.joined_on == rt.parse_date('2025-07-14')
+            for _r23 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:3611
+    def _check_mined_220c43e9a2__booking_b0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0001'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:3612
+    def _check_mined_220c43e9a2__booking_b0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0002'].status, '==', _E13_BookingStatus_checked_in)
+
+    def _check_mined_220c43e9a2__new_giftvoucher(self) -> bool:  # tasks.world:3613
+        return any(
+            _r24.purchaser_name == 'hydrotherapy' and _r24.recipient == 'G004'
+            and _r24.initial_value == 207.13 and _r24.balance == 207.13
+            and _r24.issued_on == rt.parse_date('2025-07-14')
+            and _r24.expires_on == rt.parse_date('2026-07-14')
+            and _r24.status == _E13_VoucherStatus_active
+            for _r24 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_79ca107743__new_guest(self) -> bool:  # tasks.world:3915
+        return any(
+            _r25.name == 'massage' and _r25.email == 'H@1.umjio' and _r25.phone == '+060771232'
+            and _r25.date_of_birth == rt.parse_date('2023-07-03') and _r25.health_notes == 'body'
+            and _r25.joined_on == rt.parse_date('2025-07-14')
+            for _r25 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:3916
+    def _check_mined_79ca107743__booking_b0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0003'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_79ca107743__new_giftvoucher(self) -> bool:  # tasks.world:3917
+        return any(
+            _r26.purchaser_name == 'B0002' and _r26.recipient == 'G002'
+            and _r26.initial_value == 1.0 and _r26.balance == 1.0
+            and _r26.issued_on == rt.parse_date('2025-07-14')
+            and _r26.expires_on == rt.parse_date('2026-07-14')
+            and _r26.status == _E13_VoucherStatus_active
+            for _r26 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_79ca107743__new_giftvoucher_1(self) -> bool:  # tasks.world:3918
+        return any(
+            _r27.purchaser_name == 'alice.berg@spa.example' and _r27.recipient == 'G002'
+            and _r27.initial_value == 9.0 and _r27.balance == 9.0
+            and _r27.issued_on == rt.parse_date('2025-07-14')
+            and _r27.expires_on == rt.parse_date('2026-07-14')
+            and _r27.status == _E13_VoucherStatus_active
+            for _r27 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_650e40327d__new_guest(self) -> bool:  # tasks.world:4220
+        return any(
+            _r28.name == 'tO' and _r28.email == 'p@3.xgcx' and _r28.phone == '+4512345005'
+            and _r28.date_of_birth == rt.parse_date('2000-08-14')
+            and _r28.health_notes == 'massage' and _r28.joined_on == rt.parse_date('2025-07-14')
+            for _r28 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:4221
+    def _check_mined_650e40327d__booking_b0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0002'].status, '==', _E13_BookingStatus_no_show)
+
+    # tasks.world:4222
+    def _check_mined_650e40327d__booking_b0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0003'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_650e40327d__new_giftvoucher(self) -> bool:  # tasks.world:4223
+        return any(
+            _r29.purchaser_name == '2025-07-14T09:00:00' and _r29.recipient == 'G006'
+            and _r29.initial_value == 85.0 and _r29.balance == 85.0
+            and _r29.issued_on == rt.parse_date('2025-07-14')
+            and _r29.expires_on == rt.parse_date('2026-07-14')
+            and _r29.status == _E13_VoucherStatus_active
+            for _r29 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_b0b44eedf3__new_guest(self) -> bool:  # tasks.world:4524
+        return any(
+            _r30.name == 'B0001' and _r30.email == 'crZ_@xzGt.gb' and _r30.phone == '+502614467'
+            and _r30.date_of_birth == rt.parse_date('2024-06-18') and _r30.health_notes == 'Orchid'
+            and _r30.joined_on == rt.parse_date('2025-07-14')
+            for _r30 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:4525
+    def _check_mined_b0b44eedf3__booking_b0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0001'].status, '==', _E13_BookingStatus_checked_in)
+
+    def _check_mined_b0b44eedf3__new_giftvoucher(self) -> bool:  # tasks.world:4526
+        return any(
+            _r31.purchaser_name == '_G' and _r31.recipient == 'G004'
+            and _r31.initial_value == 336.0 and _r31.balance == 336.0
+            and _r31.issued_on == rt.parse_date('2025-07-14')
+            and _r31.expires_on == rt.parse_date('2026-07-14')
+            and _r31.status == _E13_VoucherStatus_active
+            for _r31 in rt.each(self, self.t_vouchers)
+        )
+
+    # tasks.world:4827
+    def _check_mined_163f33a0f0__booking_b0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0003'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_163f33a0f0__new_giftvoucher(self) -> bool:  # tasks.world:4828
+        return any(
+            _r32.purchaser_name == 'x.' and _r32.recipient == 'G003'
+            and _r32.initial_value == 1000.0 and _r32.balance == 1000.0
+            and _r32.issued_on == rt.parse_date('2025-07-14')
+            and _r32.expires_on == rt.parse_date('2026-07-14')
+            and _r32.status == _E13_VoucherStatus_active
+            for _r32 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_163f33a0f0__new_giftvoucher_1(self) -> bool:  # tasks.world:4829
+        return any(
+            _r33.purchaser_name == '2026-05-01' and _r33.recipient == 'G003'
+            and _r33.initial_value == 30.0 and _r33.balance == 30.0
+            and _r33.issued_on == rt.parse_date('2025-07-14')
+            and _r33.expires_on == rt.parse_date('2026-07-14')
+            and _r33.status == _E13_VoucherStatus_active
+            for _r33 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_163f33a0f0__new_giftvoucher_2(self) -> bool:  # tasks.world:4830
+        return any(
+            _r34.purchaser_name == 'wet_room' and _r34.recipient == 'G001'
+            and _r34.initial_value == 601.68 and _r34.balance == 601.68
+            and _r34.issued_on == rt.parse_date('2025-07-14')
+            and _r34.expires_on == rt.parse_date('2026-07-14')
+            and _r34.status == _E13_VoucherStatus_active
+            for _r34 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_3f38246d18__new_guest(self) -> bool:  # tasks.world:5132
+        return any(
+            _r35.name == 'hydrotherapy' and _r35.email == 'G@N.dsdsv' and _r35.phone == '+89528587'
+            and _r35.date_of_birth == rt.parse_date('1992-12-05')
+            and _r35.health_notes == '2025-07-11T13:00:00'
+            and _r35.joined_on == rt.parse_date('2025-07-14')
+            for _r35 in rt.each(self, self.t_guests)
+        )
+
+    def _check_mined_3f38246d18__new_guest_1(self) -> bool:  # tasks.world:5133
+        return any(
+            _r36.name == '1992-12-05' and _r36.email == 'pl@xr.eyl' and _r36.phone == '+89528587'
+            and _r36.date_of_birth == rt.parse_date('2025-07-14')
+            and _r36.health_notes == '+89528587' and _r36.joined_on == rt.parse_date('2025-07-14')
+            for _r36 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:5134
+    def _check_mined_3f38246d18__booking_b0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0001'].status, '==', _E13_BookingStatus_checked_in)
+
+    # tasks.world:5135
+    def _check_mined_3f38246d18__booking_b0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0007'].voucher, '==', 'GV-1002') and rt.expect(
+            self.t_bookings['B0007'].amount_due, '==', 90.0, part=1
+        )
+
+    # tasks.world:5136
+    def _check_mined_3f38246d18__giftvoucher_gv_1002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['GV-1002'].balance, '==', 0.0) and rt.expect(
+            self.t_vouchers['GV-1002'].status, '==', _E13_VoucherStatus_used_up, part=1
+        )
+
+    def _check_mined_a368863f1d__new_guest(self) -> bool:  # tasks.world:5437
+        return any(
+            _r37.name == 'RM3' and _r37.email == 'W@52.fhb' and _r37.phone == '+6143361'
+            and _r37.date_of_birth == rt.parse_date('2024-01-07') and _r37.health_notes == 'active'
+            and _r37.joined_on == rt.parse_date('2025-07-14')
+            for _r37 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:5438
+    def _check_mined_a368863f1d__booking_b0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0002'].status, '==', _E13_BookingStatus_no_show)
+
+    def _check_mined_a368863f1d__new_giftvoucher(self) -> bool:  # tasks.world:5439
+        return any(
+            _r38.purchaser_name == 'used_up' and _r38.recipient == 'G002'
+            and _r38.initial_value == 17.0 and _r38.balance == 17.0
+            and _r38.issued_on == rt.parse_date('2025-07-14')
+            and _r38.expires_on == rt.parse_date('2026-07-14')
+            and _r38.status == _E13_VoucherStatus_active
+            for _r38 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_a368863f1d__new_giftvoucher_1(self) -> bool:  # tasks.world:5440
+        return any(
+            _r39.purchaser_name == '2025-07-14' and _r39.recipient == 'G006'
+            and _r39.initial_value == 704.14 and _r39.balance == 704.14
+            and _r39.issued_on == rt.parse_date('2025-07-14')
+            and _r39.expires_on == rt.parse_date('2026-07-14')
+            and _r39.status == _E13_VoucherStatus_active
+            for _r39 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_ca4e2c8581__new_guest(self) -> bool:  # tasks.world:5741
+        return any(
+            _r40.name == 'l2' and _r40.email == '2@Ou.rf' and _r40.phone == '+6969779'
+            and _r40.date_of_birth == rt.parse_date('1969-05-21') and _r40.health_notes == 'UXNoG'
+            and _r40.joined_on == rt.parse_date('2025-07-14')
+            for _r40 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:5742
+    def _check_mined_ca4e2c8581__booking_b0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0003'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_ca4e2c8581__new_giftvoucher(self) -> bool:  # tasks.world:5743
+        return any(
+            _r41.purchaser_name == 'G003' and _r41.recipient == 'G006'
+            and _r41.initial_value == 222.95 and _r41.balance == 222.95
+            and _r41.issued_on == rt.parse_date('2025-07-14')
+            and _r41.expires_on == rt.parse_date('2026-07-14')
+            and _r41.status == _E13_VoucherStatus_active
+            for _r41 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_ca4e2c8581__new_giftvoucher_1(self) -> bool:  # tasks.world:5744
+        return any(
+            _r42.purchaser_name == 'booked' and _r42.recipient == 'G005'
+            and _r42.initial_value == 50.0 and _r42.balance == 50.0
+            and _r42.issued_on == rt.parse_date('2025-07-14')
+            and _r42.expires_on == rt.parse_date('2026-07-14')
+            and _r42.status == _E13_VoucherStatus_active
+            for _r42 in rt.each(self, self.t_vouchers)
+        )
+
+    # tasks.world:6045
+    def _check_mined_4fecf02f4a__booking_b0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0007'].status, '==', _E13_BookingStatus_completed)
+
+    def _check_mined_4fecf02f4a__new_giftvoucher(self) -> bool:  # tasks.world:6046
+        return any(
+            _r43.purchaser_name == 'null' and _r43.recipient == 'G001'
+            and _r43.initial_value == 988.08 and _r43.balance == 988.08
+            and _r43.issued_on == rt.parse_date('2025-07-14')
+            and _r43.expires_on == rt.parse_date('2026-07-14')
+            and _r43.status == _E13_VoucherStatus_active
+            for _r43 in rt.each(self, self.t_vouchers)
+        )
+
+    # tasks.world:6346
+    def _check_mined_bdd47987be__booking_b0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B0002'].status, '==', _E13_BookingStatus_no_show)
+            and rt.expect(self.t_bookings['B0002'].voucher, '==', 'GV-1002', part=1)
+            and rt.expect(self.t_bookings['B0002'].amount_due, '==', 80.0, part=2)
+        )
+
+    # tasks.world:6347
+    def _check_mined_bdd47987be__giftvoucher_gv_1002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vouchers['GV-1002'].balance, '==', 0.0) and rt.expect(
+            self.t_vouchers['GV-1002'].status, '==', _E13_VoucherStatus_used_up, part=1
+        )
+
+    def _check_mined_bdd47987be__new_giftvoucher(self) -> bool:  # tasks.world:6348
+        return any(
+            _r44.purchaser_name == 'booked' and _r44.recipient == 'G002'
+            and _r44.initial_value == 85.0 and _r44.balance == 85.0
+            and _r44.issued_on == rt.parse_date('2025-07-14')
+            and _r44.expires_on == rt.parse_date('2026-07-14')
+            and _r44.status == _E13_VoucherStatus_active
+            for _r44 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_fd3e8c4671__new_guest(self) -> bool:  # tasks.world:6648
+        return any(
+            _r45.name == 'R' and _r45.email == 'IsmH@4eW.li' and _r45.phone == '+4512345001'
+            and _r45.date_of_birth == rt.parse_date('2000-08-14') and _r45.health_notes == 'TR01'
+            and _r45.joined_on == rt.parse_date('2025-07-14')
+            for _r45 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:6649
+    def _check_mined_fd3e8c4671__booking_b0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0001'].status, '==', _E13_BookingStatus_checked_in)
+
+    # tasks.world:6949
+    def _check_mined_82084330ba__booking_b0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0002'].status, '==', _E13_BookingStatus_checked_in)
+
+    def _check_mined_82084330ba__new_giftvoucher(self) -> bool:  # tasks.world:6950
+        return any(
+            _r46.purchaser_name == '2024-03-02' and _r46.recipient == 'G002'
+            and _r46.initial_value == 1000.0 and _r46.balance == 1000.0
+            and _r46.issued_on == rt.parse_date('2025-07-14')
+            and _r46.expires_on == rt.parse_date('2026-07-14')
+            and _r46.status == _E13_VoucherStatus_active
+            for _r46 in rt.each(self, self.t_vouchers)
+        )
+
+    # tasks.world:7250
+    def _check_mined_65b125cb83__booking_b0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0002'].status, '==', _E13_BookingStatus_no_show)
+
+    # tasks.world:7251
+    def _check_mined_65b125cb83__booking_b0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0003'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_65b125cb83__new_giftvoucher(self) -> bool:  # tasks.world:7252
+        return any(
+            _r47.purchaser_name == 'TR03' and _r47.recipient == 'G002'
+            and _r47.initial_value == 800.0 and _r47.balance == 800.0
+            and _r47.issued_on == rt.parse_date('2025-07-14')
+            and _r47.expires_on == rt.parse_date('2026-07-14')
+            and _r47.status == _E13_VoucherStatus_active
+            for _r47 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_005b42142f__new_guest(self) -> bool:  # tasks.world:7552
+        return any(
+            _r48.name == 'G002' and _r48.email == 'chiara.neri@spa.example'
+            and _r48.phone == '+4512345004' and _r48.date_of_birth == rt.parse_date('2023-11-16')
+            and _r48.health_notes == 'nail_bar' and _r48.joined_on == rt.parse_date('2025-07-14')
+            for _r48 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:7553
+    def _check_mined_005b42142f__booking_b0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0001'].voucher, '==', 'GV-1005') and rt.expect(
+            self.t_bookings['B0001'].amount_due, '==', 0.0, part=1
+        )
+
+    def _check_mined_005b42142f__new_giftvoucher(self) -> bool:  # tasks.world:7554
+        return any(
+            _r49.purchaser_name == '2025-07-14' and _r49.recipient is None
+            and _r49.initial_value == 114.0 and _r49.balance == 19.0
+            and _r49.issued_on == rt.parse_date('2025-07-14')
+            and _r49.expires_on == rt.parse_date('2026-07-14')
+            and _r49.status == _E13_VoucherStatus_active
+            for _r49 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_b89a235fd1__new_guest(self) -> bool:  # tasks.world:7857
+        return any(
+            _r50.name == 'Y' and _r50.email == 'chiara.neri@spa.example'
+            and _r50.phone == '+0830129865' and _r50.date_of_birth == rt.parse_date('1987-02-11')
+            and _r50.health_notes == 'null' and _r50.joined_on == rt.parse_date('2025-07-14')
+            for _r50 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:7858
+    def _check_mined_b89a235fd1__booking_b0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0001'].status, '==', _E13_BookingStatus_checked_in)
+
+    def _check_mined_b89a235fd1__new_giftvoucher(self) -> bool:  # tasks.world:7859
+        return any(
+            _r51.purchaser_name == '+0830129865' and _r51.recipient == 'G004'
+            and _r51.initial_value == 1.0 and _r51.balance == 1.0
+            and _r51.issued_on == rt.parse_date('2025-07-14')
+            and _r51.expires_on == rt.parse_date('2026-07-14')
+            and _r51.status == _E13_VoucherStatus_active
+            for _r51 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_0dcb8ffa97__new_guest(self) -> bool:  # tasks.world:8163
+        return any(
+            _r52.name == 'Alice Berg' and _r52.email == 'Y@C.re' and _r52.phone == '+4512345002'
+            and _r52.date_of_birth == rt.parse_date('2025-03-10')
+            and _r52.health_notes == 'expired' and _r52.joined_on == rt.parse_date('2025-07-14')
+            for _r52 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:8164
+    def _check_mined_0dcb8ffa97__booking_b0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0003'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_0dcb8ffa97__new_giftvoucher(self) -> bool:  # tasks.world:8165
+        return any(
+            _r53.purchaser_name == 'B0003' and _r53.recipient == 'G003'
+            and _r53.initial_value == 1.0 and _r53.balance == 1.0
+            and _r53.issued_on == rt.parse_date('2025-07-14')
+            and _r53.expires_on == rt.parse_date('2026-07-14')
+            and _r53.status == _E13_VoucherStatus_active
+            for _r53 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_6359d10802__new_guest(self) -> bool:  # tasks.world:8468
+        return any(
+            _r54.name == 'Finn Olsen' and _r54.email == 'dev.patel@spa.example'
+            and _r54.phone == '+4512345002' and _r54.date_of_birth == rt.parse_date('2025-07-14')
+            and _r54.health_notes == '2026-07-14' and _r54.joined_on == rt.parse_date('2025-07-14')
+            for _r54 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:8469
+    def _check_mined_6359d10802__booking_b0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0002'].status, '==', _E13_BookingStatus_checked_in)
+
+    def _check_mined_6359d10802__new_giftvoucher(self) -> bool:  # tasks.world:8470
+        return any(
+            _r55.purchaser_name == 'no_show' and _r55.recipient is None
+            and _r55.initial_value == 2.0 and _r55.balance == 2.0
+            and _r55.issued_on == rt.parse_date('2025-07-14')
+            and _r55.expires_on == rt.parse_date('2026-07-14')
+            and _r55.status == _E13_VoucherStatus_active
+            for _r55 in rt.each(self, self.t_vouchers)
+        )
+
+    # tasks.world:8773
+    def _check_mined_68b20d2b0d__booking_b0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0001'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_68b20d2b0d__new_giftvoucher(self) -> bool:  # tasks.world:8774
+        return any(
+            _r56.purchaser_name == 'TR01' and _r56.recipient == 'G002'
+            and _r56.initial_value == 346.63 and _r56.balance == 346.63
+            and _r56.issued_on == rt.parse_date('2025-07-14')
+            and _r56.expires_on == rt.parse_date('2026-07-14')
+            and _r56.status == _E13_VoucherStatus_active
+            for _r56 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_68b20d2b0d__new_giftvoucher_1(self) -> bool:  # tasks.world:8775
+        return any(
+            _r57.purchaser_name == 'Deep tissue massage' and _r57.recipient == 'G001'
+            and _r57.initial_value == 560.2 and _r57.balance == 560.2
+            and _r57.issued_on == rt.parse_date('2025-07-14')
+            and _r57.expires_on == rt.parse_date('2026-07-14')
+            and _r57.status == _E13_VoucherStatus_active
+            for _r57 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_f6271f0cb7__new_guest(self) -> bool:  # tasks.world:9078
+        return any(
+            _r58.name == 'massage' and _r58.email == '3@4eQ-.ul' and _r58.phone == '+1072856'
+            and _r58.date_of_birth == rt.parse_date('1979-09-30')
+            and _r58.health_notes == 'expired' and _r58.joined_on == rt.parse_date('2025-07-14')
+            for _r58 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:9079
+    def _check_mined_f6271f0cb7__booking_b0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0002'].status, '==', _E13_BookingStatus_checked_in)
+
+    # tasks.world:9382
+    def _check_mined_9a25b4b4f0__booking_b0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B0003'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_9a25b4b4f0__new_giftvoucher(self) -> bool:  # tasks.world:9383
+        return any(
+            _r59.purchaser_name == 'checked_in' and _r59.recipient == 'G003'
+            and _r59.initial_value == 1.0 and _r59.balance == 1.0
+            and _r59.issued_on == rt.parse_date('2025-07-14')
+            and _r59.expires_on == rt.parse_date('2026-07-14')
+            and _r59.status == _E13_VoucherStatus_active
+            for _r59 in rt.each(self, self.t_vouchers)
+        )
+
+    def _check_mined_e565a676ec__new_guest(self) -> bool:  # tasks.world:9686
+        return any(
+            _r60.name == 'no_show' and _r60.email == 'JlX@Hs.dtod' and _r60.phone == '+0413970'
+            and _r60.date_of_birth == rt.parse_date('2025-07-14')
+            and _r60.health_notes == 'ULkvfpxcrrL'
+            and _r60.joined_on == rt.parse_date('2025-07-14')
+            for _r60 in rt.each(self, self.t_guests)
+        )
+
+    def _check_mined_e565a676ec__new_giftvoucher(self) -> bool:  # tasks.world:9687
+        return any(
+            _r61.purchaser_name == 'checked_in' and _r61.recipient == 'G005'
+            and _r61.initial_value == 784.03 and _r61.balance == 784.03
+            and _r61.issued_on == rt.parse_date('2025-07-14')
+            and _r61.expires_on == rt.parse_date('2026-07-14')
+            and _r61.status == _E13_VoucherStatus_active
+            for _r61 in rt.each(self, self.t_vouchers)
+        )
+
 
 DaySpa.TOOLS = tools(DaySpa)
-
-
-def _check_check_in_clara__checked_in(ep: DaySpa) -> rt.Verdict | bool:  # day_spa.world:918
-    return rt.expect(ep.t_bookings['B0001'].status, '==', _E13_BookingStatus_checked_in)
-
-
-def _check_elif_uses_voucher__redeemed(ep: DaySpa) -> rt.Verdict | bool:  # day_spa.world:1215
-    return rt.expect(ep.t_bookings['B0003'].voucher, '==', 'GV-1001')
-
-
-def _check_elif_uses_voucher__due(ep: DaySpa) -> rt.Verdict | bool:  # day_spa.world:1216
-    return rt.expect(ep.t_bookings['B0003'].amount_due, '==', 30.0)
-
-
-def _check_elif_uses_voucher__used_up(ep: DaySpa) -> rt.Verdict | bool:  # day_spa.world:1217
-    return rt.expect(ep.t_vouchers['GV-1001'].balance, '==', 0.0) and rt.expect(
-        ep.t_vouchers['GV-1001'].status, '==', _E13_VoucherStatus_used_up, part=1
-    )
-
-
-def _check_finn_facial_with_voucher__booked(ep: DaySpa) -> bool:  # tasks.world:296
-    return any(
-        _b9.guest == 'G004' and _b9.treatment == 'TR03' and _b9.therapist == 'T03'
-        and _b9.room == 'RM3' and _b9.starts_at == rt.parse_datetime('2025-07-15T14:00:00')
-        and _b9.status == _E13_BookingStatus_booked
-        for _b9 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_finn_facial_with_voucher__voucher_redeemed(ep: DaySpa) -> bool:  # tasks.world:297
-    return any(
-        _b10.guest == 'G004' and _b10.treatment == 'TR03' and _b10.voucher == 'GV-1002'
-        and _b10.amount_due == 80.0
-        for _b10 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# tasks.world:298
-def _check_finn_facial_with_voucher__voucher_used_up(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['GV-1002'].balance, '==', 0.0) and rt.expect(
-        ep.t_vouchers['GV-1002'].status, '==', _E13_VoucherStatus_used_up, part=1
-    )
-
-
-# tasks.world:603
-def _check_elif_swaps_massage_for_facial__massage_cancelled(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_elif_swaps_massage_for_facial__facial_booked(ep: DaySpa) -> bool:  # tasks.world:604
-    return any(
-        _b11.guest == 'G003' and _b11.treatment == 'TR03'
-        and _b11.starts_at == rt.parse_datetime('2025-07-15T11:00:00')
-        and _b11.status == _E13_BookingStatus_booked
-        for _b11 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# tasks.world:906
-def _check_mined_69ab9799c2__booking_b0003_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0003'].voucher, '==', 'GV-1001') and rt.expect(
-        ep.t_bookings['B0003'].amount_due, '==', 30.0, part=1
-    )
-
-
-# tasks.world:907
-def _check_mined_69ab9799c2__giftvoucher_gv_1001_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['GV-1001'].balance, '==', 0.0) and rt.expect(
-        ep.t_vouchers['GV-1001'].status, '==', _E13_VoucherStatus_used_up, part=1
-    )
-
-
-def _check_mined_e413b78b01__new_guest(ep: DaySpa) -> bool:  # tasks.world:1206
-    return any(
-        _r12.name == 'B0001' and _r12.email == 'chiara.neri@spa.example'
-        and _r12.phone == '+315754645' and _r12.date_of_birth == rt.parse_date('2024-06-01')
-        and _r12.health_notes == 'wet_room' and _r12.joined_on == rt.parse_date('2025-07-14')
-        for _r12 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:1207
-def _check_mined_e413b78b01__booking_b0001_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0001'].voucher, '==', 'GV-1001') and rt.expect(
-        ep.t_bookings['B0001'].amount_due, '==', 0.0, part=1
-    )
-
-
-# tasks.world:1208
-def _check_mined_e413b78b01__giftvoucher_gv_1001_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['GV-1001'].balance, '==', 5.0)
-
-
-def _check_mined_cb1f2cec83__new_giftvoucher(ep: DaySpa) -> bool:  # tasks.world:1507
-    return any(
-        _r13.purchaser_name == 'completed' and _r13.recipient == 'G005'
-        and _r13.initial_value == 115.72 and _r13.balance == 115.72
-        and _r13.issued_on == rt.parse_date('2025-07-14')
-        and _r13.expires_on == rt.parse_date('2026-07-14')
-        and _r13.status == _E13_VoucherStatus_active
-        for _r13 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_cb1f2cec83__new_giftvoucher_1(ep: DaySpa) -> bool:  # tasks.world:1508
-    return any(
-        _r14.purchaser_name == '2025-07-14' and _r14.recipient == 'G005'
-        and _r14.initial_value == 1.0 and _r14.balance == 1.0
-        and _r14.issued_on == rt.parse_date('2025-07-14')
-        and _r14.expires_on == rt.parse_date('2026-07-14')
-        and _r14.status == _E13_VoucherStatus_active
-        for _r14 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-# tasks.world:1807
-def _check_mined_f2e169cf4b__booking_b0002_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0002'].status, '==', _E13_BookingStatus_checked_in)
-
-
-def _check_mined_6b01a44cce__new_giftvoucher(ep: DaySpa) -> bool:  # tasks.world:2105
-    return any(
-        _r15.purchaser_name == 'Hot stone massage' and _r15.recipient == 'G003'
-        and _r15.initial_value == 871.16 and _r15.balance == 871.16
-        and _r15.issued_on == rt.parse_date('2025-07-14')
-        and _r15.expires_on == rt.parse_date('2026-07-14')
-        and _r15.status == _E13_VoucherStatus_active
-        for _r15 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_76aea3c398__new_guest(ep: DaySpa) -> bool:  # tasks.world:2403
-    return any(
-        _r16.name == 'uWGX-' and _r16.email == 'Dw@y1d.gbk' and _r16.phone == '+4512345004'
-        and _r16.date_of_birth == rt.parse_date('2000-08-14') and _r16.health_notes == 'GV-1003'
-        and _r16.joined_on == rt.parse_date('2025-07-14')
-        for _r16 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_mined_6da71ee5a3__new_guest(ep: DaySpa) -> bool:  # tasks.world:2701
-    return any(
-        _r17.name == 'massage_room' and _r17.email == 'chiara.neri@spa.example'
-        and _r17.phone == '+304432445' and _r17.date_of_birth == rt.parse_date('2025-04-27')
-        and _r17.health_notes == 'used_up' and _r17.joined_on == rt.parse_date('2025-07-14')
-        for _r17 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_mined_6da71ee5a3__new_giftvoucher(ep: DaySpa) -> bool:  # tasks.world:2702
-    return any(
-        _r18.purchaser_name == 'chiara.neri@spa.example' and _r18.recipient == 'G006'
-        and _r18.initial_value == 508.86 and _r18.balance == 508.86
-        and _r18.issued_on == rt.parse_date('2025-07-14')
-        and _r18.expires_on == rt.parse_date('2026-07-14')
-        and _r18.status == _E13_VoucherStatus_active
-        for _r18 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_52d0072af5__new_guest(ep: DaySpa) -> bool:  # tasks.world:3000
-    return any(
-        _r19.name == 'r@HzeRGdk7' and _r19.email == 'KH@1x.qj' and _r19.phone == '+0188187964'
-        and _r19.date_of_birth == rt.parse_date('2022-12-03')
-        and _r19.health_notes == 'OxBZnPJvcFBNiwpUg26h-Z8DzCTInt'
-        and _r19.joined_on == rt.parse_date('2025-07-14')
-        for _r19 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:3001
-def _check_mined_52d0072af5__booking_b0007_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0007'].voucher, '==', 'GV-1001') and rt.expect(
-        ep.t_bookings['B0007'].amount_due, '==', 0.0, part=1
-    )
-
-
-# tasks.world:3002
-def _check_mined_52d0072af5__giftvoucher_gv_1001_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['GV-1001'].balance, '==', 5.0)
-
-
-def _check_mined_52d0072af5__new_giftvoucher(ep: DaySpa) -> bool:  # tasks.world:3003
-    return any(
-        _r20.purchaser_name == '2025-07-14' and _r20.recipient == 'G006'
-        and _r20.initial_value == 6.0 and _r20.balance == 6.0
-        and _r20.issued_on == rt.parse_date('2025-07-14')
-        and _r20.expires_on == rt.parse_date('2026-07-14')
-        and _r20.status == _E13_VoucherStatus_active
-        for _r20 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_52d0072af5__new_giftvoucher_1(ep: DaySpa) -> bool:  # tasks.world:3004
-    return any(
-        _r21.purchaser_name == 'B0004' and _r21.recipient == 'G003'
-        and _r21.initial_value == 230.04 and _r21.balance == 230.04
-        and _r21.issued_on == rt.parse_date('2025-07-14')
-        and _r21.expires_on == rt.parse_date('2026-07-14')
-        and _r21.status == _E13_VoucherStatus_active
-        for _r21 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_a3bc7518a1__new_guest(ep: DaySpa) -> bool:  # tasks.world:3307
-    return any(
-        _r22.name == 'cCGct' and _r22.email == '7@LCNU.nzcl' and _r22.phone == '+4512345005'
-        and _r22.date_of_birth == rt.parse_date('2024-06-25')
-        and _r22.health_notes == 'lower back pain'
-        and _r22.joined_on == rt.parse_date('2025-07-14')
-        for _r22 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:3308
-def _check_mined_a3bc7518a1__booking_b0001_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0001'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_220c43e9a2__new_guest(ep: DaySpa) -> bool:  # tasks.world:3610
-    return any(
-        _r23.name == '2026-03-10' and _r23.email == 'alice.berg@spa.example'
-        and _r23.phone == '+4528816' and _r23.date_of_birth == rt.parse_date('2023-10-16')
-        and _r23.health_notes == 'checked_in' and _r23.joined_on == rt.parse_date('2025-07-14')
-        for _r23 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:3611
-def _check_mined_220c43e9a2__booking_b0001_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0001'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:3612
-def _check_mined_220c43e9a2__booking_b0002_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0002'].status, '==', _E13_BookingStatus_checked_in)
-
-
-def _check_mined_220c43e9a2__new_giftvoucher(ep: DaySpa) -> bool:  # tasks.world:3613
-    return any(
-        _r24.purchaser_name == 'hydrotherapy' and _r24.recipient == 'G004'
-        and _r24.initial_value == 207.13 and _r24.balance == 207.13
-        and _r24.issued_on == rt.parse_date('2025-07-14')
-        and _r24.expires_on == rt.parse_date('2026-07-14')
-        and _r24.status == _E13_VoucherStatus_active
-        for _r24 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_79ca107743__new_guest(ep: DaySpa) -> bool:  # tasks.world:3915
-    return any(
-        _r25.name == 'massage' and _r25.email == 'H@1.umjio' and _r25.phone == '+060771232'
-        and _r25.date_of_birth == rt.parse_date('2023-07-03') and _r25.health_notes == 'body'
-        and _r25.joined_on == rt.parse_date('2025-07-14')
-        for _r25 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:3916
-def _check_mined_79ca107743__booking_b0003_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_79ca107743__new_giftvoucher(ep: DaySpa) -> bool:  # tasks.world:3917
-    return any(
-        _r26.purchaser_name == 'B0002' and _r26.recipient == 'G002' and _r26.initial_value == 1.0
-        and _r26.balance == 1.0 and _r26.issued_on == rt.parse_date('2025-07-14')
-        and _r26.expires_on == rt.parse_date('2026-07-14')
-        and _r26.status == _E13_VoucherStatus_active
-        for _r26 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_79ca107743__new_giftvoucher_1(ep: DaySpa) -> bool:  # tasks.world:3918
-    return any(
-        _r27.purchaser_name == 'alice.berg@spa.example' and _r27.recipient == 'G002'
-        and _r27.initial_value == 9.0 and _r27.balance == 9.0
-        and _r27.issued_on == rt.parse_date('2025-07-14')
-        and _r27.expires_on == rt.parse_date('2026-07-14')
-        and _r27.status == _E13_VoucherStatus_active
-        for _r27 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_650e40327d__new_guest(ep: DaySpa) -> bool:  # tasks.world:4220
-    return any(
-        _r28.name == 'tO' and _r28.email == 'p@3.xgcx' and _r28.phone == '+4512345005'
-        and _r28.date_of_birth == rt.parse_date('2000-08-14') and _r28.health_notes == 'massage'
-        and _r28.joined_on == rt.parse_date('2025-07-14')
-        for _r28 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:4221
-def _check_mined_650e40327d__booking_b0002_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0002'].status, '==', _E13_BookingStatus_no_show)
-
-
-# tasks.world:4222
-def _check_mined_650e40327d__booking_b0003_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_650e40327d__new_giftvoucher(ep: DaySpa) -> bool:  # tasks.world:4223
-    return any(
-        _r29.purchaser_name == '2025-07-14T09:00:00' and _r29.recipient == 'G006'
-        and _r29.initial_value == 85.0 and _r29.balance == 85.0
-        and _r29.issued_on == rt.parse_date('2025-07-14')
-        and _r29.expires_on == rt.parse_date('2026-07-14')
-        and _r29.status == _E13_VoucherStatus_active
-        for _r29 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_b0b44eedf3__new_guest(ep: DaySpa) -> bool:  # tasks.world:4524
-    return any(
-        _r30.name == 'B0001' and _r30.email == 'crZ_@xzGt.gb' and _r30.phone == '+502614467'
-        and _r30.date_of_birth == rt.parse_date('2024-06-18') and _r30.health_notes == 'Orchid'
-        and _r30.joined_on == rt.parse_date('2025-07-14')
-        for _r30 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:4525
-def _check_mined_b0b44eedf3__booking_b0001_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0001'].status, '==', _E13_BookingStatus_checked_in)
-
-
-def _check_mined_b0b44eedf3__new_giftvoucher(ep: DaySpa) -> bool:  # tasks.world:4526
-    return any(
-        _r31.purchaser_name == '_G' and _r31.recipient == 'G004' and _r31.initial_value == 336.0
-        and _r31.balance == 336.0 and _r31.issued_on == rt.parse_date('2025-07-14')
-        and _r31.expires_on == rt.parse_date('2026-07-14')
-        and _r31.status == _E13_VoucherStatus_active
-        for _r31 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-# tasks.world:4827
-def _check_mined_163f33a0f0__booking_b0003_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_163f33a0f0__new_giftvoucher(ep: DaySpa) -> bool:  # tasks.world:4828
-    return any(
-        _r32.purchaser_name == 'x.' and _r32.recipient == 'G003' and _r32.initial_value == 1000.0
-        and _r32.balance == 1000.0 and _r32.issued_on == rt.parse_date('2025-07-14')
-        and _r32.expires_on == rt.parse_date('2026-07-14')
-        and _r32.status == _E13_VoucherStatus_active
-        for _r32 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_163f33a0f0__new_giftvoucher_1(ep: DaySpa) -> bool:  # tasks.world:4829
-    return any(
-        _r33.purchaser_name == '2026-05-01' and _r33.recipient == 'G003'
-        and _r33.initial_value == 30.0 and _r33.balance == 30.0
-        and _r33.issued_on == rt.parse_date('2025-07-14')
-        and _r33.expires_on == rt.parse_date('2026-07-14')
-        and _r33.status == _E13_VoucherStatus_active
-        for _r33 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_163f33a0f0__new_giftvoucher_2(ep: DaySpa) -> bool:  # tasks.world:4830
-    return any(
-        _r34.purchaser_name == 'wet_room' and _r34.recipient == 'G001'
-        and _r34.initial_value == 601.68 and _r34.balance == 601.68
-        and _r34.issued_on == rt.parse_date('2025-07-14')
-        and _r34.expires_on == rt.parse_date('2026-07-14')
-        and _r34.status == _E13_VoucherStatus_active
-        for _r34 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_3f38246d18__new_guest(ep: DaySpa) -> bool:  # tasks.world:5132
-    return any(
-        _r35.name == 'hydrotherapy' and _r35.email == 'G@N.dsdsv' and _r35.phone == '+89528587'
-        and _r35.date_of_birth == rt.parse_date('1992-12-05')
-        and _r35.health_notes == '2025-07-11T13:00:00'
-        and _r35.joined_on == rt.parse_date('2025-07-14')
-        for _r35 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_mined_3f38246d18__new_guest_1(ep: DaySpa) -> bool:  # tasks.world:5133
-    return any(
-        _r36.name == '1992-12-05' and _r36.email == 'pl@xr.eyl' and _r36.phone == '+89528587'
-        and _r36.date_of_birth == rt.parse_date('2025-07-14') and _r36.health_notes == '+89528587'
-        and _r36.joined_on == rt.parse_date('2025-07-14')
-        for _r36 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:5134
-def _check_mined_3f38246d18__booking_b0001_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0001'].status, '==', _E13_BookingStatus_checked_in)
-
-
-# tasks.world:5135
-def _check_mined_3f38246d18__booking_b0007_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0007'].voucher, '==', 'GV-1002') and rt.expect(
-        ep.t_bookings['B0007'].amount_due, '==', 90.0, part=1
-    )
-
-
-# tasks.world:5136
-def _check_mined_3f38246d18__giftvoucher_gv_1002_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['GV-1002'].balance, '==', 0.0) and rt.expect(
-        ep.t_vouchers['GV-1002'].status, '==', _E13_VoucherStatus_used_up, part=1
-    )
-
-
-def _check_mined_a368863f1d__new_guest(ep: DaySpa) -> bool:  # tasks.world:5437
-    return any(
-        _r37.name == 'RM3' and _r37.email == 'W@52.fhb' and _r37.phone == '+6143361'
-        and _r37.date_of_birth == rt.parse_date('2024-01-07') and _r37.health_notes == 'active'
-        and _r37.joined_on == rt.parse_date('2025-07-14')
-        for _r37 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:5438
-def _check_mined_a368863f1d__booking_b0002_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0002'].status, '==', _E13_BookingStatus_no_show)
-
-
-def _check_mined_a368863f1d__new_giftvoucher(ep: DaySpa) -> bool:  # tasks.world:5439
-    return any(
-        _r38.purchaser_name == 'used_up' and _r38.recipient == 'G002'
-        and _r38.initial_value == 17.0 and _r38.balance == 17.0
-        and _r38.issued_on == rt.parse_date('2025-07-14')
-        and _r38.expires_on == rt.parse_date('2026-07-14')
-        and _r38.status == _E13_VoucherStatus_active
-        for _r38 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_a368863f1d__new_giftvoucher_1(ep: DaySpa) -> bool:  # tasks.world:5440
-    return any(
-        _r39.purchaser_name == '2025-07-14' and _r39.recipient == 'G006'
-        and _r39.initial_value == 704.14 and _r39.balance == 704.14
-        and _r39.issued_on == rt.parse_date('2025-07-14')
-        and _r39.expires_on == rt.parse_date('2026-07-14')
-        and _r39.status == _E13_VoucherStatus_active
-        for _r39 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_ca4e2c8581__new_guest(ep: DaySpa) -> bool:  # tasks.world:5741
-    return any(
-        _r40.name == 'l2' and _r40.email == '2@Ou.rf' and _r40.phone == '+6969779'
-        and _r40.date_of_birth == rt.parse_date('1969-05-21') and _r40.health_notes == 'UXNoG'
-        and _r40.joined_on == rt.parse_date('2025-07-14')
-        for _r40 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:5742
-def _check_mined_ca4e2c8581__booking_b0003_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_ca4e2c8581__new_giftvoucher(ep: DaySpa) -> bool:  # tasks.world:5743
-    return any(
-        _r41.purchaser_name == 'G003' and _r41.recipient == 'G006' and _r41.initial_value == 222.95
-        and _r41.balance == 222.95 and _r41.issued_on == rt.parse_date('2025-07-14')
-        and _r41.expires_on == rt.parse_date('2026-07-14')
-        and _r41.status == _E13_VoucherStatus_active
-        for _r41 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_ca4e2c8581__new_giftvoucher_1(ep: DaySpa) -> bool:  # tasks.world:5744
-    return any(
-        _r42.purchaser_name == 'booked' and _r42.recipient == 'G005' and _r42.initial_value == 50.0
-        and _r42.balance == 50.0 and _r42.issued_on == rt.parse_date('2025-07-14')
-        and _r42.expires_on == rt.parse_date('2026-07-14')
-        and _r42.status == _E13_VoucherStatus_active
-        for _r42 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-# tasks.world:6045
-def _check_mined_4fecf02f4a__booking_b0007_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0007'].status, '==', _E13_BookingStatus_completed)
-
-
-def _check_mined_4fecf02f4a__new_giftvoucher(ep: DaySpa) -> bool:  # tasks.world:6046
-    return any(
-        _r43.purchaser_name == 'null' and _r43.recipient == 'G001' and _r43.initial_value == 988.08
-        and _r43.balance == 988.08 and _r43.issued_on == rt.parse_date('2025-07-14')
-        and _r43.expires_on == rt.parse_date('2026-07-14')
-        and _r43.status == _E13_VoucherStatus_active
-        for _r43 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-# tasks.world:6346
-def _check_mined_bdd47987be__booking_b0002_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B0002'].status, '==', _E13_BookingStatus_no_show)
-        and rt.expect(ep.t_bookings['B0002'].voucher, '==', 'GV-1002', part=1)
-        and rt.expect(ep.t_bookings['B0002'].amount_due, '==', 80.0, part=2)
-    )
-
-
-# tasks.world:6347
-def _check_mined_bdd47987be__giftvoucher_gv_1002_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vouchers['GV-1002'].balance, '==', 0.0) and rt.expect(
-        ep.t_vouchers['GV-1002'].status, '==', _E13_VoucherStatus_used_up, part=1
-    )
-
-
-def _check_mined_bdd47987be__new_giftvoucher(ep: DaySpa) -> bool:  # tasks.world:6348
-    return any(
-        _r44.purchaser_name == 'booked' and _r44.recipient == 'G002' and _r44.initial_value == 85.0
-        and _r44.balance == 85.0 and _r44.issued_on == rt.parse_date('2025-07-14')
-        and _r44.expires_on == rt.parse_date('2026-07-14')
-        and _r44.status == _E13_VoucherStatus_active
-        for _r44 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_fd3e8c4671__new_guest(ep: DaySpa) -> bool:  # tasks.world:6648
-    return any(
-        _r45.name == 'R' and _r45.email == 'IsmH@4eW.li' and _r45.phone == '+4512345001'
-        and _r45.date_of_birth == rt.parse_date('2000-08-14') and _r45.health_notes == 'TR01'
-        and _r45.joined_on == rt.parse_date('2025-07-14')
-        for _r45 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:6649
-def _check_mined_fd3e8c4671__booking_b0001_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0001'].status, '==', _E13_BookingStatus_checked_in)
-
-
-# tasks.world:6949
-def _check_mined_82084330ba__booking_b0002_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0002'].status, '==', _E13_BookingStatus_checked_in)
-
-
-def _check_mined_82084330ba__new_giftvoucher(ep: DaySpa) -> bool:  # tasks.world:6950
-    return any(
-        _r46.purchaser_name == '2024-03-02' and _r46.recipient == 'G002'
-        and _r46.initial_value == 1000.0 and _r46.balance == 1000.0
-        and _r46.issued_on == rt.parse_date('2025-07-14')
-        and _r46.expires_on == rt.parse_date('2026-07-14')
-        and _r46.status == _E13_VoucherStatus_active
-        for _r46 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-# tasks.world:7250
-def _check_mined_65b125cb83__booking_b0002_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0002'].status, '==', _E13_BookingStatus_no_show)
-
-
-# tasks.world:7251
-def _check_mined_65b125cb83__booking_b0003_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_65b125cb83__new_giftvoucher(ep: DaySpa) -> bool:  # tasks.world:7252
-    return any(
-        _r47.purchaser_name == 'TR03' and _r47.recipient == 'G002' and _r47.initial_value == 800.0
-        and _r47.balance == 800.0 and _r47.issued_on == rt.parse_date('2025-07-14')
-        and _r47.expires_on == rt.parse_date('2026-07-14')
-        and _r47.status == _E13_VoucherStatus_active
-        for _r47 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_005b42142f__new_guest(ep: DaySpa) -> bool:  # tasks.world:7552
-    return any(
-        _r48.name == 'G002' and _r48.email == 'chiara.neri@spa.example'
-        and _r48.phone == '+4512345004' and _r48.date_of_birth == rt.parse_date('2023-11-16')
-        and _r48.health_notes == 'nail_bar' and _r48.joined_on == rt.parse_date('2025-07-14')
-        for _r48 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:7553
-def _check_mined_005b42142f__booking_b0001_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0001'].voucher, '==', 'GV-1005') and rt.expect(
-        ep.t_bookings['B0001'].amount_due, '==', 0.0, part=1
-    )
-
-
-def _check_mined_005b42142f__new_giftvoucher(ep: DaySpa) -> bool:  # tasks.world:7554
-    return any(
-        _r49.purchaser_name == '2025-07-14' and _r49.recipient is None
-        and _r49.initial_value == 114.0 and _r49.balance == 19.0
-        and _r49.issued_on == rt.parse_date('2025-07-14')
-        and _r49.expires_on == rt.parse_date('2026-07-14')
-        and _r49.status == _E13_VoucherStatus_active
-        for _r49 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_b89a235fd1__new_guest(ep: DaySpa) -> bool:  # tasks.world:7857
-    return any(
-        _r50.name == 'Y' and _r50.email == 'chiara.neri@spa.example'
-        and _r50.phone == '+0830129865' and _r50.date_of_birth == rt.parse_date('1987-02-11')
-        and _r50.health_notes == 'null' and _r50.joined_on == rt.parse_date('2025-07-14')
-        for _r50 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:7858
-def _check_mined_b89a235fd1__booking_b0001_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0001'].status, '==', _E13_BookingStatus_checked_in)
-
-
-def _check_mined_b89a235fd1__new_giftvoucher(ep: DaySpa) -> bool:  # tasks.world:7859
-    return any(
-        _r51.purchaser_name == '+0830129865' and _r51.recipient == 'G004'
-        and _r51.initial_value == 1.0 and _r51.balance == 1.0
-        and _r51.issued_on == rt.parse_date('2025-07-14')
-        and _r51.expires_on == rt.parse_date('2026-07-14')
-        and _r51.status == _E13_VoucherStatus_active
-        for _r51 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_0dcb8ffa97__new_guest(ep: DaySpa) -> bool:  # tasks.world:8163
-    return any(
-        _r52.name == 'Alice Berg' and _r52.email == 'Y@C.re' and _r52.phone == '+4512345002'
-        and _r52.date_of_birth == rt.parse_date('2025-03-10') and _r52.health_notes == 'expired'
-        and _r52.joined_on == rt.parse_date('2025-07-14')
-        for _r52 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:8164
-def _check_mined_0dcb8ffa97__booking_b0003_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_0dcb8ffa97__new_giftvoucher(ep: DaySpa) -> bool:  # tasks.world:8165
-    return any(
-        _r53.purchaser_name == 'B0003' and _r53.recipient == 'G003' and _r53.initial_value == 1.0
-        and _r53.balance == 1.0 and _r53.issued_on == rt.parse_date('2025-07-14')
-        and _r53.expires_on == rt.parse_date('2026-07-14')
-        and _r53.status == _E13_VoucherStatus_active
-        for _r53 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_6359d10802__new_guest(ep: DaySpa) -> bool:  # tasks.world:8468
-    return any(
-        _r54.name == 'Finn Olsen' and _r54.email == 'dev.patel@spa.example'
-        and _r54.phone == '+4512345002' and _r54.date_of_birth == rt.parse_date('2025-07-14')
-        and _r54.health_notes == '2026-07-14' and _r54.joined_on == rt.parse_date('2025-07-14')
-        for _r54 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:8469
-def _check_mined_6359d10802__booking_b0002_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0002'].status, '==', _E13_BookingStatus_checked_in)
-
-
-def _check_mined_6359d10802__new_giftvoucher(ep: DaySpa) -> bool:  # tasks.world:8470
-    return any(
-        _r55.purchaser_name == 'no_show' and _r55.recipient is None and _r55.initial_value == 2.0
-        and _r55.balance == 2.0 and _r55.issued_on == rt.parse_date('2025-07-14')
-        and _r55.expires_on == rt.parse_date('2026-07-14')
-        and _r55.status == _E13_VoucherStatus_active
-        for _r55 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-# tasks.world:8773
-def _check_mined_68b20d2b0d__booking_b0001_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0001'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_68b20d2b0d__new_giftvoucher(ep: DaySpa) -> bool:  # tasks.world:8774
-    return any(
-        _r56.purchaser_name == 'TR01' and _r56.recipient == 'G002' and _r56.initial_value == 346.63
-        and _r56.balance == 346.63 and _r56.issued_on == rt.parse_date('2025-07-14')
-        and _r56.expires_on == rt.parse_date('2026-07-14')
-        and _r56.status == _E13_VoucherStatus_active
-        for _r56 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_68b20d2b0d__new_giftvoucher_1(ep: DaySpa) -> bool:  # tasks.world:8775
-    return any(
-        _r57.purchaser_name == 'Deep tissue massage' and _r57.recipient == 'G001'
-        and _r57.initial_value == 560.2 and _r57.balance == 560.2
-        and _r57.issued_on == rt.parse_date('2025-07-14')
-        and _r57.expires_on == rt.parse_date('2026-07-14')
-        and _r57.status == _E13_VoucherStatus_active
-        for _r57 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_f6271f0cb7__new_guest(ep: DaySpa) -> bool:  # tasks.world:9078
-    return any(
-        _r58.name == 'massage' and _r58.email == '3@4eQ-.ul' and _r58.phone == '+1072856'
-        and _r58.date_of_birth == rt.parse_date('1979-09-30') and _r58.health_notes == 'expired'
-        and _r58.joined_on == rt.parse_date('2025-07-14')
-        for _r58 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:9079
-def _check_mined_f6271f0cb7__booking_b0002_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0002'].status, '==', _E13_BookingStatus_checked_in)
-
-
-# tasks.world:9382
-def _check_mined_9a25b4b4f0__booking_b0003_changed(ep: DaySpa) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B0003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_9a25b4b4f0__new_giftvoucher(ep: DaySpa) -> bool:  # tasks.world:9383
-    return any(
-        _r59.purchaser_name == 'checked_in' and _r59.recipient == 'G003'
-        and _r59.initial_value == 1.0 and _r59.balance == 1.0
-        and _r59.issued_on == rt.parse_date('2025-07-14')
-        and _r59.expires_on == rt.parse_date('2026-07-14')
-        and _r59.status == _E13_VoucherStatus_active
-        for _r59 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-def _check_mined_e565a676ec__new_guest(ep: DaySpa) -> bool:  # tasks.world:9686
-    return any(
-        _r60.name == 'no_show' and _r60.email == 'JlX@Hs.dtod' and _r60.phone == '+0413970'
-        and _r60.date_of_birth == rt.parse_date('2025-07-14')
-        and _r60.health_notes == 'ULkvfpxcrrL' and _r60.joined_on == rt.parse_date('2025-07-14')
-        for _r60 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_mined_e565a676ec__new_giftvoucher(ep: DaySpa) -> bool:  # tasks.world:9687
-    return any(
-        _r61.purchaser_name == 'checked_in' and _r61.recipient == 'G005'
-        and _r61.initial_value == 784.03 and _r61.balance == 784.03
-        and _r61.issued_on == rt.parse_date('2025-07-14')
-        and _r61.expires_on == rt.parse_date('2026-07-14')
-        and _r61.status == _E13_VoucherStatus_active
-        for _r61 in rt.each(ep, ep.t_vouchers)
-    )
-
-
-DaySpa.TASKS = task_registry(__name__, "tasks.json")

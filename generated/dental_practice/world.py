@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Appointment", "AppointmentStatus", "Category", "Chair", "DentalPractice", "InsurancePlan",
@@ -276,11 +276,8 @@ class DentalPractice(Episode):
     CLOCK: ClassVar[str] = "2025-04-14T09:15:00"
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Work for the front desk. Identify the patient (by name, email, phone or date of birth)\n'
-        'before booking, moving, cancelling or completing anything for them, and use the ids the\n'
-        'tools show; never guess them.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "insurance_plans": "InsurancePlan", "patients": "Patient", "providers": "Provider",
         "chairs": "Chair", "procedures": "Procedure", "treatment_plans": "TreatmentPlan",
@@ -486,28 +483,21 @@ class DentalPractice(Episode):
             rt.check_refs(self.t_plan_steps, _row138.plan_step, 'Appointment.plan_step')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_insurance_plans, ((self.t_patients, 'insurance'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_patients,
                 ((self.t_treatment_plans, 'patient'), (self.t_appointments, 'patient')),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_providers,
                 ((self.t_treatment_plans, 'dentist'), (self.t_appointments, 'provider')),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_chairs, ((self.t_appointments, 'chair'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_procedures,
                 ((self.t_plan_steps, 'procedure'), (self.t_appointments, 'procedure')),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_treatment_plans, ((self.t_plan_steps, 'plan'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_plan_steps, ((self.t_appointments, 'plan_step'),))
-        pass
 
     def fn_ends_at(self, a: Appointment) -> dt.datetime:  # dental_practice.world:164
         'When an appointment ends.'
@@ -1289,1230 +1279,1162 @@ class DentalPractice(Episode):
         )
         return self.fn_details(plan)  # dental_practice.world:747
 
+    def _check_check_in_laura__checked_in(self) -> rt.Verdict | bool:  # dental_practice.world:1121
+        return rt.expect(
+            self.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_checked_in
+        )
+
+    # dental_practice.world:1122
+    def _check_check_in_laura__checked_in_now(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0004'].checked_in_at, '==',
+            rt.parse_datetime('2025-04-14T09:15:00'),
+        )
+
+    def _check_book_marco_filling__booked(self) -> bool:  # dental_practice.world:1500
+        return any(
+            _a8.patient == 'P002' and _a8.provider == 'PR02' and _a8.plan_step == 'ST003'
+            and _a8.starts_at == rt.parse_datetime('2025-04-22T14:00:00')
+            and _a8.status == _E17_AppointmentStatus_booked
+            for _a8 in rt.each(self, self.t_appointments)
+        )
+
+    # dental_practice.world:1501
+    def _check_book_marco_filling__step_scheduled(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_plan_steps['ST003'].status, '==', _E10_StepStatus_scheduled)
+
+    # dental_practice.world:1502
+    def _check_book_marco_filling__plan_started(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_treatment_plans['TP002'].status, '==', _E10_PlanStatus_in_progress)
+
+    def _check_extend_marco_fillings__step_added(self) -> bool:  # tasks.world:377
+        return any(
+            _s9.plan == 'TP002' and _s9.step_no == 3 and _s9.procedure == 'D2391'
+            and _s9.tooth == 18
+            for _s9 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_extend_marco_fillings__booked(self) -> bool:  # tasks.world:378
+        return any(
+            _a10.patient == 'P002' and _a10.provider == 'PR02' and _a10.procedure == 'D2391'
+            and _a10.starts_at == rt.parse_datetime('2025-04-23T09:00:00')
+            and _a10.status == _E17_AppointmentStatus_booked and _a10.plan_step == 'ST008'
+            for _a10 in rt.each(self, self.t_appointments)
+        )
+
+    def _check_extend_marco_fillings__scheduled(self) -> rt.Verdict | bool:  # tasks.world:379
+        return (
+            rt.expect(self.t_plan_steps['ST008'].status, '==', _E10_StepStatus_scheduled)
+            and rt.expect(
+                self.t_treatment_plans['TP002'].status, '==', _E10_PlanStatus_in_progress, part=1
+            )
+        )
+
+    def _check_book_marco_fillings_and_exam__fillings_booked(self) -> bool:  # tasks.world:766
+        return any(
+            _a11.plan_step == 'ST003' and _a11.status == _E17_AppointmentStatus_booked
+            and _a11.provider == 'PR02'
+            and _a11.starts_at == rt.parse_datetime('2025-04-23T09:00:00')
+            and any(
+                _b12.plan_step == 'ST004' and _b12.status == _E17_AppointmentStatus_booked
+                and _b12.provider == 'PR02'
+                and _b12.starts_at == rt.parse_datetime('2025-04-23T10:00:00')
+                and _b12.chair == _a11.chair
+                for _b12 in rt.each(self, self.t_appointments)
+            )
+            for _a11 in rt.each(self, self.t_appointments)
+        )
+
+    # tasks.world:767
+    def _check_book_marco_fillings_and_exam__steps_scheduled(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plan_steps['ST003'].status, '==', _E10_StepStatus_scheduled)
+            and rt.expect(
+                self.t_plan_steps['ST004'].status, '==', _E10_StepStatus_scheduled, part=1
+            )
+            and rt.expect(
+                self.t_treatment_plans['TP002'].status, '==', _E10_PlanStatus_in_progress, part=2
+            )
+        )
+
+    def _check_book_marco_fillings_and_exam__exam_added(self) -> bool:  # tasks.world:768
+        return any(
+            _s13.plan == 'TP002' and _s13.step_no == 3 and _s13.procedure == 'D0120'
+            and _s13.status == _E10_StepStatus_planned
+            for _s13 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_14a522ca93__new_treatmentplan(self) -> bool:  # tasks.world:1154
+        return any(
+            _r14.patient == 'P003' and _r14.dentist == 'PR02' and _r14.title == '+94Kj'
+            and _r14.created_on == rt.parse_date('2025-04-14')
+            and _r14.status == _E10_PlanStatus_proposed
+            for _r14 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_14a522ca93__new_planstep(self) -> bool:  # tasks.world:1155
+        return any(
+            _r15.plan == 'TP005' and _r15.step_no == 1 and _r15.procedure == 'D0274'
+            and _r15.tooth == 28 and _r15.status == _E10_StepStatus_planned
+            and _r15.done_on is None
+            for _r15 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_14a522ca93__new_planstep_1(self) -> bool:  # tasks.world:1156
+        return any(
+            _r16.plan == 'TP005' and _r16.step_no == 2 and _r16.procedure == 'D0274'
+            and _r16.tooth == 5 and _r16.status == _E10_StepStatus_planned and _r16.done_on is None
+            for _r16 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_e072f86e86__new_planstep(self) -> bool:  # tasks.world:1538
+        return any(
+            _r17.plan == 'TP002' and _r17.step_no == 3 and _r17.procedure == 'D3310'
+            and _r17.tooth == 19 and _r17.status == _E10_StepStatus_planned
+            and _r17.done_on is None
+            for _r17 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_e072f86e86__new_planstep_1(self) -> bool:  # tasks.world:1539
+        return any(
+            _r18.plan == 'TP002' and _r18.step_no == 4 and _r18.procedure == 'D2391'
+            and _r18.tooth == 2 and _r18.status == _E10_StepStatus_planned and _r18.done_on is None
+            for _r18 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_e072f86e86__new_planstep_2(self) -> bool:  # tasks.world:1540
+        return any(
+            _r19.plan == 'TP002' and _r19.step_no == 5 and _r19.procedure == 'D2391'
+            and _r19.tooth == 19 and _r19.status == _E10_StepStatus_planned
+            and _r19.done_on is None
+            for _r19 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_e072f86e86__new_planstep_3(self) -> bool:  # tasks.world:1541
+        return any(
+            _r20.plan == 'TP002' and _r20.step_no == 6 and _r20.procedure == 'D2391'
+            and _r20.tooth == 1 and _r20.status == _E10_StepStatus_planned and _r20.done_on is None
+            for _r20 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_5f8504e5f3__new_treatmentplan(self) -> bool:  # tasks.world:1925
+        return any(
+            _r21.patient == 'P003' and _r21.dentist == 'PR02'
+            and _r21.title == 'Fillings lower left'
+            and _r21.created_on == rt.parse_date('2025-04-14')
+            and _r21.status == _E10_PlanStatus_proposed
+            for _r21 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_5f8504e5f3__new_planstep(self) -> bool:  # tasks.world:1926
+        return any(
+            _r22.plan == 'TP002' and _r22.step_no == 3 and _r22.procedure == 'D2391'
+            and _r22.tooth == 30 and _r22.status == _E10_StepStatus_planned
+            and _r22.done_on is None
+            for _r22 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_5f8504e5f3__new_planstep_1(self) -> bool:  # tasks.world:1927
+        return any(
+            _r23.plan == 'TP005' and _r23.step_no == 1 and _r23.procedure == 'D2391'
+            and _r23.tooth == 1 and _r23.status == _E10_StepStatus_planned and _r23.done_on is None
+            for _r23 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_25344d7578__new_treatmentplan(self) -> bool:  # tasks.world:2309
+        return any(
+            _r24.patient == 'P002' and _r24.dentist == 'PR02' and _r24.title == 'Laura Chen'
+            and _r24.created_on == rt.parse_date('2025-04-14')
+            and _r24.status == _E10_PlanStatus_proposed
+            for _r24 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_25344d7578__new_treatmentplan_1(self) -> bool:  # tasks.world:2310
+        return any(
+            _r25.patient == 'P003' and _r25.dentist == 'PR02' and _r25.title == 'done'
+            and _r25.created_on == rt.parse_date('2025-04-14')
+            and _r25.status == _E10_PlanStatus_proposed
+            for _r25 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_25344d7578__new_treatmentplan_2(self) -> bool:  # tasks.world:2311
+        return any(
+            _r26.patient == 'P002' and _r26.dentist == 'PR02' and _r26.title == 'PR02'
+            and _r26.created_on == rt.parse_date('2025-04-14')
+            and _r26.status == _E10_PlanStatus_proposed
+            for _r26 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_25344d7578__new_planstep(self) -> bool:  # tasks.world:2312
+        return any(
+            _r27.plan == 'TP005' and _r27.step_no == 1 and _r27.procedure == 'D2740'
+            and _r27.tooth == 30 and _r27.status == _E10_StepStatus_planned
+            and _r27.done_on is None
+            for _r27 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_25344d7578__new_planstep_1(self) -> bool:  # tasks.world:2313
+        return any(
+            _r28.plan == 'TP006' and _r28.step_no == 1 and _r28.procedure == 'D0120'
+            and _r28.tooth == 5 and _r28.status == _E10_StepStatus_planned and _r28.done_on is None
+            for _r28 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_25344d7578__new_planstep_2(self) -> bool:  # tasks.world:2314
+        return any(
+            _r29.plan == 'TP007' and _r29.step_no == 1 and _r29.procedure == 'D0120'
+            and _r29.tooth == 6 and _r29.status == _E10_StepStatus_planned and _r29.done_on is None
+            for _r29 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_29a1953c72__new_treatmentplan(self) -> bool:  # tasks.world:2697
+        return any(
+            _r30.patient == 'P005' and _r30.dentist == 'PR01' and _r30.title == '1990-07-30'
+            and _r30.created_on == rt.parse_date('2025-04-14')
+            and _r30.status == _E10_PlanStatus_proposed
+            for _r30 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_29a1953c72__new_treatmentplan_1(self) -> bool:  # tasks.world:2698
+        return any(
+            _r31.patient == 'P005' and _r31.dentist == 'PR01' and _r31.title == 'P005'
+            and _r31.created_on == rt.parse_date('2025-04-14')
+            and _r31.status == _E10_PlanStatus_proposed
+            for _r31 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_29a1953c72__new_planstep(self) -> bool:  # tasks.world:2699
+        return any(
+            _r32.plan == 'TP005' and _r32.step_no == 1 and _r32.procedure == 'D1110'
+            and _r32.tooth == 1 and _r32.status == _E10_StepStatus_planned and _r32.done_on is None
+            for _r32 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_29a1953c72__new_planstep_1(self) -> bool:  # tasks.world:2700
+        return any(
+            _r33.plan == 'TP006' and _r33.step_no == 1 and _r33.procedure == 'D0120'
+            and _r33.tooth == 1 and _r33.status == _E10_StepStatus_planned and _r33.done_on is None
+            for _r33 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_45679a7413__new_planstep(self) -> bool:  # tasks.world:3082
+        return any(
+            _r34.plan == 'TP002' and _r34.step_no == 3 and _r34.procedure == 'D0120'
+            and _r34.tooth == 19 and _r34.status == _E10_StepStatus_planned
+            and _r34.done_on is None
+            for _r34 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_45679a7413__new_planstep_1(self) -> bool:  # tasks.world:3083
+        return any(
+            _r35.plan == 'TP002' and _r35.step_no == 4 and _r35.procedure == 'D0120'
+            and _r35.tooth == 15 and _r35.status == _E10_StepStatus_planned
+            and _r35.done_on is None
+            for _r35 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_25b11c170a__new_treatmentplan(self) -> bool:  # tasks.world:3465
+        return any(
+            _r36.patient == 'P004' and _r36.dentist == 'PR01' and _r36.title == '1985-02-11'
+            and _r36.created_on == rt.parse_date('2025-04-14')
+            and _r36.status == _E10_PlanStatus_proposed
+            for _r36 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_25b11c170a__new_planstep(self) -> bool:  # tasks.world:3466
+        return any(
+            _r37.plan == 'TP005' and _r37.step_no == 1 and _r37.procedure == 'D1110'
+            and _r37.tooth == 20 and _r37.status == _E10_StepStatus_planned
+            and _r37.done_on is None
+            for _r37 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_d90891f22f__new_planstep(self) -> bool:  # tasks.world:3847
+        return any(
+            _r38.plan == 'TP001' and _r38.step_no == 4 and _r38.procedure == 'D0274'
+            and _r38.tooth == 30 and _r38.status == _E10_StepStatus_planned
+            and _r38.done_on is None
+            for _r38 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:4228
+    def _check_mined_85d9095467__appointment_a0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_checked_in
+        )
+
+    # tasks.world:4607
+    def _check_mined_980ad2a302__patient_p002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['P002'].benefits_used, '==', 110.0)
+
+    # tasks.world:4608
+    def _check_mined_980ad2a302__appointment_a0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_appointments['A0003'].status, '==', _E17_AppointmentStatus_completed)
+            and rt.expect(self.t_appointments['A0003'].patient_share, '==', 0.0, part=1)
+        )
+
+    # tasks.world:4987
+    def _check_mined_9fd4937751__appointment_a0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0005'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    # tasks.world:5366
+    def _check_mined_f271b808ac__planstep_st002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_plan_steps['ST002'].status, '==', _E10_StepStatus_planned)
+
+    # tasks.world:5367
+    def _check_mined_f271b808ac__appointment_a0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    def _check_mined_39fac190de__new_treatmentplan(self) -> bool:  # tasks.world:5746
+        return any(
+            _r39.patient == 'P003' and _r39.dentist == 'PR01' and _r39.title == '+1 555 0204'
+            and _r39.created_on == rt.parse_date('2025-04-14')
+            and _r39.status == _E10_PlanStatus_proposed
+            for _r39 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_39fac190de__new_treatmentplan_1(self) -> bool:  # tasks.world:5747
+        return any(
+            _r40.patient == 'P004' and _r40.dentist == 'PR01' and _r40.title == 'ST001'
+            and _r40.created_on == rt.parse_date('2025-04-14')
+            and _r40.status == _E10_PlanStatus_proposed
+            for _r40 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_39fac190de__new_planstep(self) -> bool:  # tasks.world:5748
+        return any(
+            _r41.plan == 'TP005' and _r41.step_no == 1 and _r41.procedure == 'D3310'
+            and _r41.tooth == 23 and _r41.status == _E10_StepStatus_planned
+            and _r41.done_on is None
+            for _r41 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_39fac190de__new_planstep_1(self) -> bool:  # tasks.world:5749
+        return any(
+            _r42.plan == 'TP001' and _r42.step_no == 4 and _r42.procedure == 'D2740'
+            and _r42.tooth == 1 and _r42.status == _E10_StepStatus_planned and _r42.done_on is None
+            for _r42 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_39fac190de__new_planstep_2(self) -> bool:  # tasks.world:5750
+        return any(
+            _r43.plan == 'TP006' and _r43.step_no == 1 and _r43.procedure == 'D3310'
+            and _r43.tooth == 29 and _r43.status == _E10_StepStatus_planned
+            and _r43.done_on is None
+            for _r43 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:5751
+    def _check_mined_39fac190de__appointment_a0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0005'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    # tasks.world:6138
+    def _check_mined_928be4bbb9__patient_p002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['P002'].benefits_used, '==', 110.0)
+
+    def _check_mined_928be4bbb9__new_treatmentplan(self) -> bool:  # tasks.world:6139
+        return any(
+            _r44.patient == 'P004' and _r44.dentist == 'PR02' and _r44.title == '1978-12-05'
+            and _r44.created_on == rt.parse_date('2025-04-14')
+            and _r44.status == _E10_PlanStatus_proposed
+            for _r44 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_928be4bbb9__new_planstep(self) -> bool:  # tasks.world:6140
+        return any(
+            _r45.plan == 'TP002' and _r45.step_no == 3 and _r45.procedure == 'D0274'
+            and _r45.tooth is None and _r45.status == _E10_StepStatus_planned
+            and _r45.done_on is None
+            for _r45 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_928be4bbb9__new_planstep_1(self) -> bool:  # tasks.world:6141
+        return any(
+            _r46.plan == 'TP005' and _r46.step_no == 1 and _r46.procedure == 'D2391'
+            and _r46.tooth == 19 and _r46.status == _E10_StepStatus_planned
+            and _r46.done_on is None
+            for _r46 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_928be4bbb9__new_planstep_2(self) -> bool:  # tasks.world:6142
+        return any(
+            _r47.plan == 'TP001' and _r47.step_no == 4 and _r47.procedure == 'D1110'
+            and _r47.tooth == 2 and _r47.status == _E10_StepStatus_planned and _r47.done_on is None
+            for _r47 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:6143
+    def _check_mined_928be4bbb9__appointment_a0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_appointments['A0003'].status, '==', _E17_AppointmentStatus_completed)
+            and rt.expect(self.t_appointments['A0003'].patient_share, '==', 0.0, part=1)
+        )
+
+    def _check_mined_0851430adf__new_treatmentplan(self) -> bool:  # tasks.world:6530
+        return any(
+            _r48.patient == 'P004' and _r48.dentist == 'PR02' and _r48.title == 'booked'
+            and _r48.created_on == rt.parse_date('2025-04-14')
+            and _r48.status == _E10_PlanStatus_proposed
+            for _r48 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_0851430adf__new_treatmentplan_1(self) -> bool:  # tasks.world:6531
+        return any(
+            _r49.patient == 'P001' and _r49.dentist == 'PR02' and _r49.title == 'P004'
+            and _r49.created_on == rt.parse_date('2025-04-14')
+            and _r49.status == _E10_PlanStatus_proposed
+            for _r49 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_0851430adf__new_planstep(self) -> bool:  # tasks.world:6532
+        return any(
+            _r50.plan == 'TP005' and _r50.step_no == 1 and _r50.procedure == 'D3310'
+            and _r50.tooth is None and _r50.status == _E10_StepStatus_planned
+            and _r50.done_on is None
+            for _r50 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_0851430adf__new_planstep_1(self) -> bool:  # tasks.world:6533
+        return any(
+            _r51.plan == 'TP006' and _r51.step_no == 1 and _r51.procedure == 'D2391'
+            and _r51.tooth == 1 and _r51.status == _E10_StepStatus_planned and _r51.done_on is None
+            for _r51 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_0851430adf__new_planstep_2(self) -> bool:  # tasks.world:6534
+        return any(
+            _r52.plan == 'TP006' and _r52.step_no == 2 and _r52.procedure == 'D3310'
+            and _r52.tooth is None and _r52.status == _E10_StepStatus_planned
+            and _r52.done_on is None
+            for _r52 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:6535
+    def _check_mined_0851430adf__appointment_a0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_checked_in
+        )
+
+    # tasks.world:6920
+    def _check_mined_1a43d7b15a__patient_p002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['P002'].benefits_used, '==', 110.0)
+
+    def _check_mined_1a43d7b15a__new_planstep(self) -> bool:  # tasks.world:6921
+        return any(
+            _r53.plan == 'TP002' and _r53.step_no == 3 and _r53.procedure == 'D2740'
+            and _r53.tooth == 8 and _r53.status == _E10_StepStatus_planned and _r53.done_on is None
+            for _r53 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_1a43d7b15a__new_planstep_1(self) -> bool:  # tasks.world:6922
+        return any(
+            _r54.plan == 'TP002' and _r54.step_no == 4 and _r54.procedure == 'D2740'
+            and _r54.tooth is None and _r54.status == _E10_StepStatus_planned
+            and _r54.done_on is None
+            for _r54 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:6923
+    def _check_mined_1a43d7b15a__appointment_a0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_appointments['A0003'].status, '==', _E17_AppointmentStatus_completed)
+            and rt.expect(self.t_appointments['A0003'].patient_share, '==', 0.0, part=1)
+        )
+
+    # tasks.world:6924
+    def _check_mined_1a43d7b15a__appointment_a0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_checked_in
+        )
+
+    def _check_mined_67c1ff6267__new_planstep(self) -> bool:  # tasks.world:7309
+        return any(
+            _r55.plan == 'TP002' and _r55.step_no == 3 and _r55.procedure == 'D0274'
+            and _r55.tooth is None and _r55.status == _E10_StepStatus_planned
+            and _r55.done_on is None
+            for _r55 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_67c1ff6267__new_planstep_1(self) -> bool:  # tasks.world:7310
+        return any(
+            _r56.plan == 'TP002' and _r56.step_no == 4 and _r56.procedure == 'D3310'
+            and _r56.tooth == 19 and _r56.status == _E10_StepStatus_planned
+            and _r56.done_on is None
+            for _r56 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:7311
+    def _check_mined_67c1ff6267__appointment_a0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_checked_in
+        )
+
+    # tasks.world:7312
+    def _check_mined_67c1ff6267__appointment_a0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0005'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    # tasks.world:7698
+    def _check_mined_c532654c8d__patient_p002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['P002'].benefits_used, '==', 110.0)
+
+    def _check_mined_c532654c8d__new_treatmentplan(self) -> bool:  # tasks.world:7699
+        return any(
+            _r57.patient == 'P003' and _r57.dentist == 'PR01' and _r57.title == 'HY-20411'
+            and _r57.created_on == rt.parse_date('2025-04-14')
+            and _r57.status == _E10_PlanStatus_proposed
+            for _r57 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_c532654c8d__new_planstep(self) -> bool:  # tasks.world:7700
+        return any(
+            _r58.plan == 'TP005' and _r58.step_no == 1 and _r58.procedure == 'D2391'
+            and _r58.tooth is None and _r58.status == _E10_StepStatus_planned
+            and _r58.done_on is None
+            for _r58 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_c532654c8d__new_planstep_1(self) -> bool:  # tasks.world:7701
+        return any(
+            _r59.plan == 'TP005' and _r59.step_no == 2 and _r59.procedure == 'D2391'
+            and _r59.tooth is None and _r59.status == _E10_StepStatus_planned
+            and _r59.done_on is None
+            for _r59 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_c532654c8d__new_planstep_2(self) -> bool:  # tasks.world:7702
+        return any(
+            _r60.plan == 'TP005' and _r60.step_no == 3 and _r60.procedure == 'D2740'
+            and _r60.tooth == 1 and _r60.status == _E10_StepStatus_planned and _r60.done_on is None
+            for _r60 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:7703
+    def _check_mined_c532654c8d__appointment_a0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_appointments['A0003'].status, '==', _E17_AppointmentStatus_completed)
+            and rt.expect(self.t_appointments['A0003'].patient_share, '==', 0.0, part=1)
+        )
+
+    # tasks.world:8091
+    def _check_mined_6bda7932b2__patient_p002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['P002'].benefits_used, '==', 110.0)
+
+    def _check_mined_6bda7932b2__new_treatmentplan(self) -> bool:  # tasks.world:8092
+        return any(
+            _r61.patient == 'P001' and _r61.dentist == 'PR01' and _r61.title == 'a\nb'
+            and _r61.created_on == rt.parse_date('2025-04-14')
+            and _r61.status == _E10_PlanStatus_proposed
+            for _r61 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_6bda7932b2__new_treatmentplan_1(self) -> bool:  # tasks.world:8093
+        return any(
+            _r62.patient == 'P001' and _r62.dentist == 'PR01' and _r62.title == 'Marco Silva'
+            and _r62.created_on == rt.parse_date('2025-04-14')
+            and _r62.status == _E10_PlanStatus_proposed
+            for _r62 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_6bda7932b2__new_planstep(self) -> bool:  # tasks.world:8094
+        return any(
+            _r63.plan == 'TP001' and _r63.step_no == 4 and _r63.procedure == 'D0120'
+            and _r63.tooth == 3 and _r63.status == _E10_StepStatus_planned and _r63.done_on is None
+            for _r63 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_6bda7932b2__new_planstep_1(self) -> bool:  # tasks.world:8095
+        return any(
+            _r64.plan == 'TP005' and _r64.step_no == 1 and _r64.procedure == 'D0120'
+            and _r64.tooth == 1 and _r64.status == _E10_StepStatus_planned and _r64.done_on is None
+            for _r64 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_6bda7932b2__new_planstep_2(self) -> bool:  # tasks.world:8096
+        return any(
+            _r65.plan == 'TP006' and _r65.step_no == 1 and _r65.procedure == 'D1110'
+            and _r65.tooth == 3 and _r65.status == _E10_StepStatus_planned and _r65.done_on is None
+            for _r65 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:8097
+    def _check_mined_6bda7932b2__appointment_a0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_appointments['A0003'].status, '==', _E17_AppointmentStatus_completed)
+            and rt.expect(self.t_appointments['A0003'].patient_share, '==', 0.0, part=1)
+        )
+
+    def _check_mined_05e9c42d59__new_treatmentplan(self) -> bool:  # tasks.world:8482
+        return any(
+            _r66.patient == 'P002' and _r66.dentist == 'PR01' and _r66.title == 'planned'
+            and _r66.created_on == rt.parse_date('2025-04-14')
+            and _r66.status == _E10_PlanStatus_proposed
+            for _r66 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_05e9c42d59__new_treatmentplan_1(self) -> bool:  # tasks.world:8483
+        return any(
+            _r67.patient == 'P003' and _r67.dentist == 'PR01' and _r67.title == 'D2740'
+            and _r67.created_on == rt.parse_date('2025-04-14')
+            and _r67.status == _E10_PlanStatus_proposed
+            for _r67 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_05e9c42d59__new_planstep(self) -> bool:  # tasks.world:8484
+        return any(
+            _r68.plan == 'TP001' and _r68.step_no == 4 and _r68.procedure == 'D0274'
+            and _r68.tooth == 30 and _r68.status == _E10_StepStatus_planned
+            and _r68.done_on is None
+            for _r68 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_05e9c42d59__new_planstep_1(self) -> bool:  # tasks.world:8485
+        return any(
+            _r69.plan == 'TP005' and _r69.step_no == 1 and _r69.procedure == 'D3310'
+            and _r69.tooth == 4 and _r69.status == _E10_StepStatus_planned and _r69.done_on is None
+            for _r69 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_05e9c42d59__new_planstep_2(self) -> bool:  # tasks.world:8486
+        return any(
+            _r70.plan == 'TP006' and _r70.step_no == 1 and _r70.procedure == 'D0274'
+            and _r70.tooth == 5 and _r70.status == _E10_StepStatus_planned and _r70.done_on is None
+            for _r70 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:8487
+    def _check_mined_05e9c42d59__appointment_a0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0005'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    def _check_mined_0686ef556c__new_treatmentplan(self) -> bool:  # tasks.world:8872
+        return any(
+            _r71.patient == 'P005' and _r71.dentist == 'PR02' and _r71.title == 'scheduled'
+            and _r71.created_on == rt.parse_date('2025-04-14')
+            and _r71.status == _E10_PlanStatus_proposed
+            for _r71 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_0686ef556c__new_treatmentplan_1(self) -> bool:  # tasks.world:8873
+        return any(
+            _r72.patient == 'P001' and _r72.dentist == 'PR02' and _r72.title == 'INS03'
+            and _r72.created_on == rt.parse_date('2025-04-14')
+            and _r72.status == _E10_PlanStatus_proposed
+            for _r72 in rt.each(self, self.t_treatment_plans)
+        )
+
+    # tasks.world:8874
+    def _check_mined_0686ef556c__planstep_st002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_plan_steps['ST002'].status, '==', _E10_StepStatus_planned)
+
+    def _check_mined_0686ef556c__new_planstep(self) -> bool:  # tasks.world:8875
+        return any(
+            _r73.plan == 'TP005' and _r73.step_no == 1 and _r73.procedure == 'D1110'
+            and _r73.tooth is None and _r73.status == _E10_StepStatus_planned
+            and _r73.done_on is None
+            for _r73 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_0686ef556c__new_planstep_1(self) -> bool:  # tasks.world:8876
+        return any(
+            _r74.plan == 'TP006' and _r74.step_no == 1 and _r74.procedure == 'D2391'
+            and _r74.tooth == 1 and _r74.status == _E10_StepStatus_planned and _r74.done_on is None
+            for _r74 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:8877
+    def _check_mined_0686ef556c__appointment_a0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    def _check_mined_4d359385b0__new_treatmentplan(self) -> bool:  # tasks.world:9261
+        return any(
+            _r75.patient == 'P003' and _r75.dentist == 'PR01' and _r75.title == 'major'
+            and _r75.created_on == rt.parse_date('2025-04-14')
+            and _r75.status == _E10_PlanStatus_proposed
+            for _r75 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_4d359385b0__new_treatmentplan_1(self) -> bool:  # tasks.world:9262
+        return any(
+            _r76.patient == 'P004' and _r76.dentist == 'PR01' and _r76.title == 'major'
+            and _r76.created_on == rt.parse_date('2025-04-14')
+            and _r76.status == _E10_PlanStatus_proposed
+            for _r76 in rt.each(self, self.t_treatment_plans)
+        )
+
+    # tasks.world:9263
+    def _check_mined_4d359385b0__planstep_st002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_plan_steps['ST002'].status, '==', _E10_StepStatus_planned)
+
+    def _check_mined_4d359385b0__new_planstep(self) -> bool:  # tasks.world:9264
+        return any(
+            _r77.plan == 'TP005' and _r77.step_no == 1 and _r77.procedure == 'D2391'
+            and _r77.tooth is None and _r77.status == _E10_StepStatus_planned
+            and _r77.done_on is None
+            for _r77 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_4d359385b0__new_planstep_1(self) -> bool:  # tasks.world:9265
+        return any(
+            _r78.plan == 'TP006' and _r78.step_no == 1 and _r78.procedure == 'D0120'
+            and _r78.tooth == 5 and _r78.status == _E10_StepStatus_planned and _r78.done_on is None
+            for _r78 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:9266
+    def _check_mined_4d359385b0__appointment_a0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    def _check_mined_d403632963__new_treatmentplan(self) -> bool:  # tasks.world:9650
+        return any(
+            _r79.patient == 'P001' and _r79.dentist == 'PR01' and _r79.title == '"\''
+            and _r79.created_on == rt.parse_date('2025-04-14')
+            and _r79.status == _E10_PlanStatus_proposed
+            for _r79 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_d403632963__new_planstep(self) -> bool:  # tasks.world:9651
+        return any(
+            _r80.plan == 'TP005' and _r80.step_no == 1 and _r80.procedure == 'D1110'
+            and _r80.tooth == 7 and _r80.status == _E10_StepStatus_planned and _r80.done_on is None
+            for _r80 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:9652
+    def _check_mined_d403632963__appointment_a0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0005'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    # tasks.world:10035
+    def _check_mined_80074b94e8__patient_p002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['P002'].benefits_used, '==', 110.0)
+
+    def _check_mined_80074b94e8__new_treatmentplan(self) -> bool:  # tasks.world:10036
+        return any(
+            _r81.patient == 'P005' and _r81.dentist == 'PR01' and _r81.title == 'u'
+            and _r81.created_on == rt.parse_date('2025-04-14')
+            and _r81.status == _E10_PlanStatus_proposed
+            for _r81 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_80074b94e8__new_planstep(self) -> bool:  # tasks.world:10037
+        return any(
+            _r82.plan == 'TP005' and _r82.step_no == 1 and _r82.procedure == 'D3310'
+            and _r82.tooth == 29 and _r82.status == _E10_StepStatus_planned
+            and _r82.done_on is None
+            for _r82 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:10038
+    def _check_mined_80074b94e8__appointment_a0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_appointments['A0003'].status, '==', _E17_AppointmentStatus_completed)
+            and rt.expect(self.t_appointments['A0003'].patient_share, '==', 0.0, part=1)
+        )
+
+    def _check_mined_36759e9d8e__new_treatmentplan(self) -> bool:  # tasks.world:10421
+        return any(
+            _r83.patient == 'P004' and _r83.dentist == 'PR02' and _r83.title == 'TP003'
+            and _r83.created_on == rt.parse_date('2025-04-14')
+            and _r83.status == _E10_PlanStatus_proposed
+            for _r83 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_36759e9d8e__new_planstep(self) -> bool:  # tasks.world:10422
+        return any(
+            _r84.plan == 'TP002' and _r84.step_no == 3 and _r84.procedure == 'D1110'
+            and _r84.tooth is None and _r84.status == _E10_StepStatus_planned
+            and _r84.done_on is None
+            for _r84 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_36759e9d8e__new_planstep_1(self) -> bool:  # tasks.world:10423
+        return any(
+            _r85.plan == 'TP001' and _r85.step_no == 4 and _r85.procedure == 'D2391'
+            and _r85.tooth is None and _r85.status == _E10_StepStatus_planned
+            and _r85.done_on is None
+            for _r85 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_36759e9d8e__new_planstep_2(self) -> bool:  # tasks.world:10424
+        return any(
+            _r86.plan == 'TP005' and _r86.step_no == 1 and _r86.procedure == 'D0120'
+            and _r86.tooth == 15 and _r86.status == _E10_StepStatus_planned
+            and _r86.done_on is None
+            for _r86 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:10425
+    def _check_mined_36759e9d8e__appointment_a0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0005'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    # tasks.world:10809
+    def _check_mined_5aa2b78827__patient_p001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['P001'].benefits_used, '==', 1500.0)
+
+    def _check_mined_5aa2b78827__new_treatmentplan(self) -> bool:  # tasks.world:10810
+        return any(
+            _r87.patient == 'P003' and _r87.dentist == 'PR01'
+            and _r87.title == '2025-04-14T08:50:00'
+            and _r87.created_on == rt.parse_date('2025-04-14')
+            and _r87.status == _E10_PlanStatus_proposed
+            for _r87 in rt.each(self, self.t_treatment_plans)
+        )
+
+    # tasks.world:10811
+    def _check_mined_5aa2b78827__planstep_st002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plan_steps['ST002'].status, '==', _E10_StepStatus_done)
+            and rt.expect(
+                self.t_plan_steps['ST002'].done_on, '==', rt.parse_date('2025-04-14'), part=1
+            )
+        )
+
+    def _check_mined_5aa2b78827__new_planstep(self) -> bool:  # tasks.world:10812
+        return any(
+            _r88.plan == 'TP005' and _r88.step_no == 1 and _r88.procedure == 'D1110'
+            and _r88.tooth == 19 and _r88.status == _E10_StepStatus_planned
+            and _r88.done_on is None
+            for _r88 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_5aa2b78827__new_planstep_1(self) -> bool:  # tasks.world:10813
+        return any(
+            _r89.plan == 'TP001' and _r89.step_no == 4 and _r89.procedure == 'D2740'
+            and _r89.tooth == 5 and _r89.status == _E10_StepStatus_planned and _r89.done_on is None
+            for _r89 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:10814
+    def _check_mined_5aa2b78827__appointment_a0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_completed)
+            and rt.expect(self.t_appointments['A0004'].patient_share, '==', 650.0, part=1)
+        )
+
+    def _check_mined_74e75a9e4e__new_treatmentplan(self) -> bool:  # tasks.world:11197
+        return any(
+            _r90.patient == 'P003' and _r90.dentist == 'PR02' and _r90.title == 'Northstar Dental'
+            and _r90.created_on == rt.parse_date('2025-04-14')
+            and _r90.status == _E10_PlanStatus_proposed
+            for _r90 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_74e75a9e4e__new_planstep(self) -> bool:  # tasks.world:11198
+        return any(
+            _r91.plan == 'TP002' and _r91.step_no == 3 and _r91.procedure == 'D2740'
+            and _r91.tooth is None and _r91.status == _E10_StepStatus_planned
+            and _r91.done_on is None
+            for _r91 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_74e75a9e4e__new_planstep_1(self) -> bool:  # tasks.world:11199
+        return any(
+            _r92.plan == 'TP002' and _r92.step_no == 4 and _r92.procedure == 'D2391'
+            and _r92.tooth == 21 and _r92.status == _E10_StepStatus_planned
+            and _r92.done_on is None
+            for _r92 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_74e75a9e4e__new_planstep_2(self) -> bool:  # tasks.world:11200
+        return any(
+            _r93.plan == 'TP005' and _r93.step_no == 1 and _r93.procedure == 'D0274'
+            and _r93.tooth == 1 and _r93.status == _E10_StepStatus_planned and _r93.done_on is None
+            for _r93 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_63bb8873f3__new_treatmentplan(self) -> bool:  # tasks.world:11583
+        return any(
+            _r94.patient == 'P001' and _r94.dentist == 'PR02' and _r94.title == 'PR02'
+            and _r94.created_on == rt.parse_date('2025-04-14')
+            and _r94.status == _E10_PlanStatus_proposed
+            for _r94 in rt.each(self, self.t_treatment_plans)
+        )
+
+    # tasks.world:11584
+    def _check_mined_63bb8873f3__planstep_st002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_plan_steps['ST002'].status, '==', _E10_StepStatus_planned)
+
+    def _check_mined_63bb8873f3__new_planstep(self) -> bool:  # tasks.world:11585
+        return any(
+            _r95.plan == 'TP002' and _r95.step_no == 3 and _r95.procedure == 'D2391'
+            and _r95.tooth == 6 and _r95.status == _E10_StepStatus_planned and _r95.done_on is None
+            for _r95 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_63bb8873f3__new_planstep_1(self) -> bool:  # tasks.world:11586
+        return any(
+            _r96.plan == 'TP005' and _r96.step_no == 1 and _r96.procedure == 'D2740'
+            and _r96.tooth is None and _r96.status == _E10_StepStatus_planned
+            and _r96.done_on is None
+            for _r96 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_63bb8873f3__new_planstep_2(self) -> bool:  # tasks.world:11587
+        return any(
+            _r97.plan == 'TP005' and _r97.step_no == 2 and _r97.procedure == 'D3310'
+            and _r97.tooth == 27 and _r97.status == _E10_StepStatus_planned
+            and _r97.done_on is None
+            for _r97 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:11588
+    def _check_mined_63bb8873f3__appointment_a0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    def _check_mined_2e1936fb9a__new_planstep(self) -> bool:  # tasks.world:11971
+        return any(
+            _r98.plan == 'TP002' and _r98.step_no == 3 and _r98.procedure == 'D1110'
+            and _r98.tooth == 3 and _r98.status == _E10_StepStatus_planned and _r98.done_on is None
+            for _r98 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:11972
+    def _check_mined_2e1936fb9a__appointment_a0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_checked_in
+        )
+
+    # tasks.world:11973
+    def _check_mined_2e1936fb9a__appointment_a0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0005'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    # tasks.world:12358
+    def _check_mined_5584135bb3__patient_p002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['P002'].benefits_used, '==', 110.0)
+
+    def _check_mined_5584135bb3__new_planstep(self) -> bool:  # tasks.world:12359
+        return any(
+            _r99.plan == 'TP001' and _r99.step_no == 4 and _r99.procedure == 'D1110'
+            and _r99.tooth is None and _r99.status == _E10_StepStatus_planned
+            and _r99.done_on is None
+            for _r99 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:12360
+    def _check_mined_5584135bb3__appointment_a0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_appointments['A0003'].status, '==', _E17_AppointmentStatus_completed)
+            and rt.expect(self.t_appointments['A0003'].patient_share, '==', 0.0, part=1)
+        )
+
+    # tasks.world:12361
+    def _check_mined_5584135bb3__appointment_a0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0005'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    def _check_mined_286daa7568__new_treatmentplan(self) -> bool:  # tasks.world:12746
+        return any(
+            _r100.patient == 'P001' and _r100.dentist == 'PR01' and _r100.title == 'D3310'
+            and _r100.created_on == rt.parse_date('2025-04-14')
+            and _r100.status == _E10_PlanStatus_proposed
+            for _r100 in rt.each(self, self.t_treatment_plans)
+        )
+
+    # tasks.world:12747
+    def _check_mined_286daa7568__planstep_st002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_plan_steps['ST002'].status, '==', _E10_StepStatus_planned)
+
+    def _check_mined_286daa7568__new_planstep(self) -> bool:  # tasks.world:12748
+        return any(
+            _r101.plan == 'TP001' and _r101.step_no == 4 and _r101.procedure == 'D2740'
+            and _r101.tooth == 2 and _r101.status == _E10_StepStatus_planned
+            and _r101.done_on is None
+            for _r101 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_286daa7568__new_planstep_1(self) -> bool:  # tasks.world:12749
+        return any(
+            _r102.plan == 'TP005' and _r102.step_no == 1 and _r102.procedure == 'D3310'
+            and _r102.tooth == 31 and _r102.status == _E10_StepStatus_planned
+            and _r102.done_on is None
+            for _r102 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:12750
+    def _check_mined_286daa7568__appointment_a0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    # tasks.world:13135
+    def _check_mined_002e41a7b6__planstep_st002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_plan_steps['ST002'].status, '==', _E10_StepStatus_planned)
+
+    def _check_mined_002e41a7b6__new_planstep(self) -> bool:  # tasks.world:13136
+        return any(
+            _r103.plan == 'TP001' and _r103.step_no == 4 and _r103.procedure == 'D0120'
+            and _r103.tooth == 19 and _r103.status == _E10_StepStatus_planned
+            and _r103.done_on is None
+            for _r103 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_002e41a7b6__new_planstep_1(self) -> bool:  # tasks.world:13137
+        return any(
+            _r104.plan == 'TP001' and _r104.step_no == 5 and _r104.procedure == 'D0120'
+            and _r104.tooth is None and _r104.status == _E10_StepStatus_planned
+            and _r104.done_on is None
+            for _r104 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:13138
+    def _check_mined_002e41a7b6__appointment_a0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    # tasks.world:13139
+    def _check_mined_002e41a7b6__appointment_a0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0005'].status, '==', _E17_AppointmentStatus_cancelled
+        )
+
+    # tasks.world:13525
+    def _check_mined_8bd582c5d8__appointment_a0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_checked_in
+        )
+
+    # tasks.world:13526
+    def _check_mined_8bd582c5d8__appointment_a0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_appointments['A0005'].chair, '==', 'C3')
+            and rt.expect(
+                self.t_appointments['A0005'].starts_at, '==',
+                rt.parse_datetime('2025-04-14T10:00:00'), part=1,
+            )
+            and rt.expect(
+                self.t_appointments['A0005'].status, '==', _E17_AppointmentStatus_cancelled, part=2
+            )
+        )
+
+    # tasks.world:13910
+    def _check_mined_ff6094ca65__patient_p002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['P002'].benefits_used, '==', 110.0)
+
+    def _check_mined_ff6094ca65__new_treatmentplan(self) -> bool:  # tasks.world:13911
+        return any(
+            _r105.patient == 'P002' and _r105.dentist == 'PR01' and _r105.title == 'A0003'
+            and _r105.created_on == rt.parse_date('2025-04-14')
+            and _r105.status == _E10_PlanStatus_proposed
+            for _r105 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_ff6094ca65__new_planstep(self) -> bool:  # tasks.world:13912
+        return any(
+            _r106.plan == 'TP005' and _r106.step_no == 1 and _r106.procedure == 'D1110'
+            and _r106.tooth is None and _r106.status == _E10_StepStatus_planned
+            and _r106.done_on is None
+            for _r106 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:13913
+    def _check_mined_ff6094ca65__appointment_a0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_appointments['A0003'].status, '==', _E17_AppointmentStatus_completed)
+            and rt.expect(self.t_appointments['A0003'].patient_share, '==', 0.0, part=1)
+        )
+
+    # tasks.world:13914
+    def _check_mined_ff6094ca65__appointment_a0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_checked_in
+        )
+
+    # tasks.world:14298
+    def _check_mined_9379573e59__patient_p001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['P001'].benefits_used, '==', 1500.0)
+
+    def _check_mined_9379573e59__new_treatmentplan(self) -> bool:  # tasks.world:14299
+        return any(
+            _r107.patient == 'P001' and _r107.dentist == 'PR02' and _r107.title == 'rT3wz'
+            and _r107.created_on == rt.parse_date('2025-04-14')
+            and _r107.status == _E10_PlanStatus_proposed
+            for _r107 in rt.each(self, self.t_treatment_plans)
+        )
+
+    # tasks.world:14300
+    def _check_mined_9379573e59__planstep_st002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plan_steps['ST002'].status, '==', _E10_StepStatus_done)
+            and rt.expect(
+                self.t_plan_steps['ST002'].done_on, '==', rt.parse_date('2025-04-14'), part=1
+            )
+        )
+
+    def _check_mined_9379573e59__new_planstep(self) -> bool:  # tasks.world:14301
+        return any(
+            _r108.plan == 'TP005' and _r108.step_no == 1 and _r108.procedure == 'D3310'
+            and _r108.tooth == 7 and _r108.status == _E10_StepStatus_planned
+            and _r108.done_on is None
+            for _r108 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:14302
+    def _check_mined_9379573e59__appointment_a0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_completed)
+            and rt.expect(self.t_appointments['A0004'].patient_share, '==', 650.0, part=1)
+        )
+
+    def _check_mined_12157246b7__new_treatmentplan(self) -> bool:  # tasks.world:14686
+        return any(
+            _r109.patient == 'P003' and _r109.dentist == 'PR01' and _r109.title == 'cancelled'
+            and _r109.created_on == rt.parse_date('2025-04-14')
+            and _r109.status == _E10_PlanStatus_proposed
+            for _r109 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_12157246b7__new_treatmentplan_1(self) -> bool:  # tasks.world:14687
+        return any(
+            _r110.patient == 'P005' and _r110.dentist == 'PR01' and _r110.title == 'D2740'
+            and _r110.created_on == rt.parse_date('2025-04-14')
+            and _r110.status == _E10_PlanStatus_proposed
+            for _r110 in rt.each(self, self.t_treatment_plans)
+        )
+
+    def _check_mined_12157246b7__new_planstep(self) -> bool:  # tasks.world:14688
+        return any(
+            _r111.plan == 'TP005' and _r111.step_no == 1 and _r111.procedure == 'D1110'
+            and _r111.tooth == 20 and _r111.status == _E10_StepStatus_planned
+            and _r111.done_on is None
+            for _r111 in rt.each(self, self.t_plan_steps)
+        )
+
+    def _check_mined_12157246b7__new_planstep_1(self) -> bool:  # tasks.world:14689
+        return any(
+            _r112.plan == 'TP006' and _r112.step_no == 1 and _r112.procedure == 'D1110'
+            and _r112.tooth == 4 and _r112.status == _E10_StepStatus_planned
+            and _r112.done_on is None
+            for _r112 in rt.each(self, self.t_plan_steps)
+        )
+
+    # tasks.world:14690
+    def _check_mined_12157246b7__appointment_a0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_checked_in
+        )
+
 
 DentalPractice.TOOLS = tools(DentalPractice)
-
-
-# dental_practice.world:1121
-def _check_check_in_laura__checked_in(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_checked_in)
-
-
-# dental_practice.world:1122
-def _check_check_in_laura__checked_in_now(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_appointments['A0004'].checked_in_at, '==', rt.parse_datetime('2025-04-14T09:15:00')
-    )
-
-
-def _check_book_marco_filling__booked(ep: DentalPractice) -> bool:  # dental_practice.world:1500
-    return any(
-        _a8.patient == 'P002' and _a8.provider == 'PR02' and _a8.plan_step == 'ST003'
-        and _a8.starts_at == rt.parse_datetime('2025-04-22T14:00:00')
-        and _a8.status == _E17_AppointmentStatus_booked
-        for _a8 in rt.each(ep, ep.t_appointments)
-    )
-
-
-# dental_practice.world:1501
-def _check_book_marco_filling__step_scheduled(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plan_steps['ST003'].status, '==', _E10_StepStatus_scheduled)
-
-
-# dental_practice.world:1502
-def _check_book_marco_filling__plan_started(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_treatment_plans['TP002'].status, '==', _E10_PlanStatus_in_progress)
-
-
-def _check_extend_marco_fillings__step_added(ep: DentalPractice) -> bool:  # tasks.world:377
-    return any(
-        _s9.plan == 'TP002' and _s9.step_no == 3 and _s9.procedure == 'D2391' and _s9.tooth == 18
-        for _s9 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_extend_marco_fillings__booked(ep: DentalPractice) -> bool:  # tasks.world:378
-    return any(
-        _a10.patient == 'P002' and _a10.provider == 'PR02' and _a10.procedure == 'D2391'
-        and _a10.starts_at == rt.parse_datetime('2025-04-23T09:00:00')
-        and _a10.status == _E17_AppointmentStatus_booked and _a10.plan_step == 'ST008'
-        for _a10 in rt.each(ep, ep.t_appointments)
-    )
-
-
-# tasks.world:379
-def _check_extend_marco_fillings__scheduled(ep: DentalPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_plan_steps['ST008'].status, '==', _E10_StepStatus_scheduled)
-        and rt.expect(
-            ep.t_treatment_plans['TP002'].status, '==', _E10_PlanStatus_in_progress, part=1
-        )
-    )
-
-
-# tasks.world:766
-def _check_book_marco_fillings_and_exam__fillings_booked(ep: DentalPractice) -> bool:
-    return any(
-        _a11.plan_step == 'ST003' and _a11.status == _E17_AppointmentStatus_booked
-        and _a11.provider == 'PR02' and _a11.starts_at == rt.parse_datetime('2025-04-23T09:00:00')
-        and any(
-            _b12.plan_step == 'ST004' and _b12.status == _E17_AppointmentStatus_booked
-            and _b12.provider == 'PR02'
-            and _b12.starts_at == rt.parse_datetime('2025-04-23T10:00:00')
-            and _b12.chair == _a11.chair
-            for _b12 in rt.each(ep, ep.t_appointments)
-        )
-        for _a11 in rt.each(ep, ep.t_appointments)
-    )
-
-
-# tasks.world:767
-def _check_book_marco_fillings_and_exam__steps_scheduled(ep: DentalPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_plan_steps['ST003'].status, '==', _E10_StepStatus_scheduled)
-        and rt.expect(ep.t_plan_steps['ST004'].status, '==', _E10_StepStatus_scheduled, part=1)
-        and rt.expect(
-            ep.t_treatment_plans['TP002'].status, '==', _E10_PlanStatus_in_progress, part=2
-        )
-    )
-
-
-def _check_book_marco_fillings_and_exam__exam_added(ep: DentalPractice) -> bool:  # tasks.world:768
-    return any(
-        _s13.plan == 'TP002' and _s13.step_no == 3 and _s13.procedure == 'D0120'
-        and _s13.status == _E10_StepStatus_planned
-        for _s13 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_14a522ca93__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:1154
-    return any(
-        _r14.patient == 'P003' and _r14.dentist == 'PR02' and _r14.title == '+94Kj'
-        and _r14.created_on == rt.parse_date('2025-04-14')
-        and _r14.status == _E10_PlanStatus_proposed
-        for _r14 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_14a522ca93__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:1155
-    return any(
-        _r15.plan == 'TP005' and _r15.step_no == 1 and _r15.procedure == 'D0274'
-        and _r15.tooth == 28 and _r15.status == _E10_StepStatus_planned and _r15.done_on is None
-        for _r15 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_14a522ca93__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:1156
-    return any(
-        _r16.plan == 'TP005' and _r16.step_no == 2 and _r16.procedure == 'D0274'
-        and _r16.tooth == 5 and _r16.status == _E10_StepStatus_planned and _r16.done_on is None
-        for _r16 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_e072f86e86__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:1538
-    return any(
-        _r17.plan == 'TP002' and _r17.step_no == 3 and _r17.procedure == 'D3310'
-        and _r17.tooth == 19 and _r17.status == _E10_StepStatus_planned and _r17.done_on is None
-        for _r17 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_e072f86e86__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:1539
-    return any(
-        _r18.plan == 'TP002' and _r18.step_no == 4 and _r18.procedure == 'D2391'
-        and _r18.tooth == 2 and _r18.status == _E10_StepStatus_planned and _r18.done_on is None
-        for _r18 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_e072f86e86__new_planstep_2(ep: DentalPractice) -> bool:  # tasks.world:1540
-    return any(
-        _r19.plan == 'TP002' and _r19.step_no == 5 and _r19.procedure == 'D2391'
-        and _r19.tooth == 19 and _r19.status == _E10_StepStatus_planned and _r19.done_on is None
-        for _r19 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_e072f86e86__new_planstep_3(ep: DentalPractice) -> bool:  # tasks.world:1541
-    return any(
-        _r20.plan == 'TP002' and _r20.step_no == 6 and _r20.procedure == 'D2391'
-        and _r20.tooth == 1 and _r20.status == _E10_StepStatus_planned and _r20.done_on is None
-        for _r20 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_5f8504e5f3__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:1925
-    return any(
-        _r21.patient == 'P003' and _r21.dentist == 'PR02' and _r21.title == 'Fillings lower left'
-        and _r21.created_on == rt.parse_date('2025-04-14')
-        and _r21.status == _E10_PlanStatus_proposed
-        for _r21 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_5f8504e5f3__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:1926
-    return any(
-        _r22.plan == 'TP002' and _r22.step_no == 3 and _r22.procedure == 'D2391'
-        and _r22.tooth == 30 and _r22.status == _E10_StepStatus_planned and _r22.done_on is None
-        for _r22 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_5f8504e5f3__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:1927
-    return any(
-        _r23.plan == 'TP005' and _r23.step_no == 1 and _r23.procedure == 'D2391'
-        and _r23.tooth == 1 and _r23.status == _E10_StepStatus_planned and _r23.done_on is None
-        for _r23 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_25344d7578__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:2309
-    return any(
-        _r24.patient == 'P002' and _r24.dentist == 'PR02' and _r24.title == 'Laura Chen'
-        and _r24.created_on == rt.parse_date('2025-04-14')
-        and _r24.status == _E10_PlanStatus_proposed
-        for _r24 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_25344d7578__new_treatmentplan_1(ep: DentalPractice) -> bool:  # tasks.world:2310
-    return any(
-        _r25.patient == 'P003' and _r25.dentist == 'PR02' and _r25.title == 'done'
-        and _r25.created_on == rt.parse_date('2025-04-14')
-        and _r25.status == _E10_PlanStatus_proposed
-        for _r25 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_25344d7578__new_treatmentplan_2(ep: DentalPractice) -> bool:  # tasks.world:2311
-    return any(
-        _r26.patient == 'P002' and _r26.dentist == 'PR02' and _r26.title == 'PR02'
-        and _r26.created_on == rt.parse_date('2025-04-14')
-        and _r26.status == _E10_PlanStatus_proposed
-        for _r26 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_25344d7578__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:2312
-    return any(
-        _r27.plan == 'TP005' and _r27.step_no == 1 and _r27.procedure == 'D2740'
-        and _r27.tooth == 30 and _r27.status == _E10_StepStatus_planned and _r27.done_on is None
-        for _r27 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_25344d7578__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:2313
-    return any(
-        _r28.plan == 'TP006' and _r28.step_no == 1 and _r28.procedure == 'D0120'
-        and _r28.tooth == 5 and _r28.status == _E10_StepStatus_planned and _r28.done_on is None
-        for _r28 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_25344d7578__new_planstep_2(ep: DentalPractice) -> bool:  # tasks.world:2314
-    return any(
-        _r29.plan == 'TP007' and _r29.step_no == 1 and _r29.procedure == 'D0120'
-        and _r29.tooth == 6 and _r29.status == _E10_StepStatus_planned and _r29.done_on is None
-        for _r29 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_29a1953c72__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:2697
-    return any(
-        _r30.patient == 'P005' and _r30.dentist == 'PR01' and _r30.title == '1990-07-30'
-        and _r30.created_on == rt.parse_date('2025-04-14')
-        and _r30.status == _E10_PlanStatus_proposed
-        for _r30 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_29a1953c72__new_treatmentplan_1(ep: DentalPractice) -> bool:  # tasks.world:2698
-    return any(
-        _r31.patient == 'P005' and _r31.dentist == 'PR01' and _r31.title == 'P005'
-        and _r31.created_on == rt.parse_date('2025-04-14')
-        and _r31.status == _E10_PlanStatus_proposed
-        for _r31 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_29a1953c72__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:2699
-    return any(
-        _r32.plan == 'TP005' and _r32.step_no == 1 and _r32.procedure == 'D1110'
-        and _r32.tooth == 1 and _r32.status == _E10_StepStatus_planned and _r32.done_on is None
-        for _r32 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_29a1953c72__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:2700
-    return any(
-        _r33.plan == 'TP006' and _r33.step_no == 1 and _r33.procedure == 'D0120'
-        and _r33.tooth == 1 and _r33.status == _E10_StepStatus_planned and _r33.done_on is None
-        for _r33 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_45679a7413__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:3082
-    return any(
-        _r34.plan == 'TP002' and _r34.step_no == 3 and _r34.procedure == 'D0120'
-        and _r34.tooth == 19 and _r34.status == _E10_StepStatus_planned and _r34.done_on is None
-        for _r34 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_45679a7413__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:3083
-    return any(
-        _r35.plan == 'TP002' and _r35.step_no == 4 and _r35.procedure == 'D0120'
-        and _r35.tooth == 15 and _r35.status == _E10_StepStatus_planned and _r35.done_on is None
-        for _r35 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_25b11c170a__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:3465
-    return any(
-        _r36.patient == 'P004' and _r36.dentist == 'PR01' and _r36.title == '1985-02-11'
-        and _r36.created_on == rt.parse_date('2025-04-14')
-        and _r36.status == _E10_PlanStatus_proposed
-        for _r36 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_25b11c170a__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:3466
-    return any(
-        _r37.plan == 'TP005' and _r37.step_no == 1 and _r37.procedure == 'D1110'
-        and _r37.tooth == 20 and _r37.status == _E10_StepStatus_planned and _r37.done_on is None
-        for _r37 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_d90891f22f__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:3847
-    return any(
-        _r38.plan == 'TP001' and _r38.step_no == 4 and _r38.procedure == 'D0274'
-        and _r38.tooth == 30 and _r38.status == _E10_StepStatus_planned and _r38.done_on is None
-        for _r38 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:4228
-def _check_mined_85d9095467__appointment_a0004_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_checked_in)
-
-
-# tasks.world:4607
-def _check_mined_980ad2a302__patient_p002_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['P002'].benefits_used, '==', 110.0)
-
-
-# tasks.world:4608
-def _check_mined_980ad2a302__appointment_a0003_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_appointments['A0003'].status, '==', _E17_AppointmentStatus_completed)
-        and rt.expect(ep.t_appointments['A0003'].patient_share, '==', 0.0, part=1)
-    )
-
-
-# tasks.world:4987
-def _check_mined_9fd4937751__appointment_a0005_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0005'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-# tasks.world:5366
-def _check_mined_f271b808ac__planstep_st002_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plan_steps['ST002'].status, '==', _E10_StepStatus_planned)
-
-
-# tasks.world:5367
-def _check_mined_f271b808ac__appointment_a0004_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-def _check_mined_39fac190de__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:5746
-    return any(
-        _r39.patient == 'P003' and _r39.dentist == 'PR01' and _r39.title == '+1 555 0204'
-        and _r39.created_on == rt.parse_date('2025-04-14')
-        and _r39.status == _E10_PlanStatus_proposed
-        for _r39 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_39fac190de__new_treatmentplan_1(ep: DentalPractice) -> bool:  # tasks.world:5747
-    return any(
-        _r40.patient == 'P004' and _r40.dentist == 'PR01' and _r40.title == 'ST001'
-        and _r40.created_on == rt.parse_date('2025-04-14')
-        and _r40.status == _E10_PlanStatus_proposed
-        for _r40 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_39fac190de__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:5748
-    return any(
-        _r41.plan == 'TP005' and _r41.step_no == 1 and _r41.procedure == 'D3310'
-        and _r41.tooth == 23 and _r41.status == _E10_StepStatus_planned and _r41.done_on is None
-        for _r41 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_39fac190de__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:5749
-    return any(
-        _r42.plan == 'TP001' and _r42.step_no == 4 and _r42.procedure == 'D2740'
-        and _r42.tooth == 1 and _r42.status == _E10_StepStatus_planned and _r42.done_on is None
-        for _r42 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_39fac190de__new_planstep_2(ep: DentalPractice) -> bool:  # tasks.world:5750
-    return any(
-        _r43.plan == 'TP006' and _r43.step_no == 1 and _r43.procedure == 'D3310'
-        and _r43.tooth == 29 and _r43.status == _E10_StepStatus_planned and _r43.done_on is None
-        for _r43 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:5751
-def _check_mined_39fac190de__appointment_a0005_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0005'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-# tasks.world:6138
-def _check_mined_928be4bbb9__patient_p002_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['P002'].benefits_used, '==', 110.0)
-
-
-def _check_mined_928be4bbb9__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:6139
-    return any(
-        _r44.patient == 'P004' and _r44.dentist == 'PR02' and _r44.title == '1978-12-05'
-        and _r44.created_on == rt.parse_date('2025-04-14')
-        and _r44.status == _E10_PlanStatus_proposed
-        for _r44 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_928be4bbb9__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:6140
-    return any(
-        _r45.plan == 'TP002' and _r45.step_no == 3 and _r45.procedure == 'D0274'
-        and _r45.tooth is None and _r45.status == _E10_StepStatus_planned and _r45.done_on is None
-        for _r45 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_928be4bbb9__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:6141
-    return any(
-        _r46.plan == 'TP005' and _r46.step_no == 1 and _r46.procedure == 'D2391'
-        and _r46.tooth == 19 and _r46.status == _E10_StepStatus_planned and _r46.done_on is None
-        for _r46 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_928be4bbb9__new_planstep_2(ep: DentalPractice) -> bool:  # tasks.world:6142
-    return any(
-        _r47.plan == 'TP001' and _r47.step_no == 4 and _r47.procedure == 'D1110'
-        and _r47.tooth == 2 and _r47.status == _E10_StepStatus_planned and _r47.done_on is None
-        for _r47 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:6143
-def _check_mined_928be4bbb9__appointment_a0003_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_appointments['A0003'].status, '==', _E17_AppointmentStatus_completed)
-        and rt.expect(ep.t_appointments['A0003'].patient_share, '==', 0.0, part=1)
-    )
-
-
-def _check_mined_0851430adf__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:6530
-    return any(
-        _r48.patient == 'P004' and _r48.dentist == 'PR02' and _r48.title == 'booked'
-        and _r48.created_on == rt.parse_date('2025-04-14')
-        and _r48.status == _E10_PlanStatus_proposed
-        for _r48 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_0851430adf__new_treatmentplan_1(ep: DentalPractice) -> bool:  # tasks.world:6531
-    return any(
-        _r49.patient == 'P001' and _r49.dentist == 'PR02' and _r49.title == 'P004'
-        and _r49.created_on == rt.parse_date('2025-04-14')
-        and _r49.status == _E10_PlanStatus_proposed
-        for _r49 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_0851430adf__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:6532
-    return any(
-        _r50.plan == 'TP005' and _r50.step_no == 1 and _r50.procedure == 'D3310'
-        and _r50.tooth is None and _r50.status == _E10_StepStatus_planned and _r50.done_on is None
-        for _r50 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_0851430adf__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:6533
-    return any(
-        _r51.plan == 'TP006' and _r51.step_no == 1 and _r51.procedure == 'D2391'
-        and _r51.tooth == 1 and _r51.status == _E10_StepStatus_planned and _r51.done_on is None
-        for _r51 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_0851430adf__new_planstep_2(ep: DentalPractice) -> bool:  # tasks.world:6534
-    return any(
-        _r52.plan == 'TP006' and _r52.step_no == 2 and _r52.procedure == 'D3310'
-        and _r52.tooth is None and _r52.status == _E10_StepStatus_planned and _r52.done_on is None
-        for _r52 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:6535
-def _check_mined_0851430adf__appointment_a0004_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_checked_in)
-
-
-# tasks.world:6920
-def _check_mined_1a43d7b15a__patient_p002_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['P002'].benefits_used, '==', 110.0)
-
-
-def _check_mined_1a43d7b15a__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:6921
-    return any(
-        _r53.plan == 'TP002' and _r53.step_no == 3 and _r53.procedure == 'D2740'
-        and _r53.tooth == 8 and _r53.status == _E10_StepStatus_planned and _r53.done_on is None
-        for _r53 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_1a43d7b15a__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:6922
-    return any(
-        _r54.plan == 'TP002' and _r54.step_no == 4 and _r54.procedure == 'D2740'
-        and _r54.tooth is None and _r54.status == _E10_StepStatus_planned and _r54.done_on is None
-        for _r54 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:6923
-def _check_mined_1a43d7b15a__appointment_a0003_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_appointments['A0003'].status, '==', _E17_AppointmentStatus_completed)
-        and rt.expect(ep.t_appointments['A0003'].patient_share, '==', 0.0, part=1)
-    )
-
-
-# tasks.world:6924
-def _check_mined_1a43d7b15a__appointment_a0004_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_checked_in)
-
-
-def _check_mined_67c1ff6267__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:7309
-    return any(
-        _r55.plan == 'TP002' and _r55.step_no == 3 and _r55.procedure == 'D0274'
-        and _r55.tooth is None and _r55.status == _E10_StepStatus_planned and _r55.done_on is None
-        for _r55 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_67c1ff6267__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:7310
-    return any(
-        _r56.plan == 'TP002' and _r56.step_no == 4 and _r56.procedure == 'D3310'
-        and _r56.tooth == 19 and _r56.status == _E10_StepStatus_planned and _r56.done_on is None
-        for _r56 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:7311
-def _check_mined_67c1ff6267__appointment_a0004_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_checked_in)
-
-
-# tasks.world:7312
-def _check_mined_67c1ff6267__appointment_a0005_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0005'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-# tasks.world:7698
-def _check_mined_c532654c8d__patient_p002_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['P002'].benefits_used, '==', 110.0)
-
-
-def _check_mined_c532654c8d__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:7699
-    return any(
-        _r57.patient == 'P003' and _r57.dentist == 'PR01' and _r57.title == 'HY-20411'
-        and _r57.created_on == rt.parse_date('2025-04-14')
-        and _r57.status == _E10_PlanStatus_proposed
-        for _r57 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_c532654c8d__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:7700
-    return any(
-        _r58.plan == 'TP005' and _r58.step_no == 1 and _r58.procedure == 'D2391'
-        and _r58.tooth is None and _r58.status == _E10_StepStatus_planned and _r58.done_on is None
-        for _r58 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_c532654c8d__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:7701
-    return any(
-        _r59.plan == 'TP005' and _r59.step_no == 2 and _r59.procedure == 'D2391'
-        and _r59.tooth is None and _r59.status == _E10_StepStatus_planned and _r59.done_on is None
-        for _r59 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_c532654c8d__new_planstep_2(ep: DentalPractice) -> bool:  # tasks.world:7702
-    return any(
-        _r60.plan == 'TP005' and _r60.step_no == 3 and _r60.procedure == 'D2740'
-        and _r60.tooth == 1 and _r60.status == _E10_StepStatus_planned and _r60.done_on is None
-        for _r60 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:7703
-def _check_mined_c532654c8d__appointment_a0003_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_appointments['A0003'].status, '==', _E17_AppointmentStatus_completed)
-        and rt.expect(ep.t_appointments['A0003'].patient_share, '==', 0.0, part=1)
-    )
-
-
-# tasks.world:8091
-def _check_mined_6bda7932b2__patient_p002_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['P002'].benefits_used, '==', 110.0)
-
-
-def _check_mined_6bda7932b2__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:8092
-    return any(
-        _r61.patient == 'P001' and _r61.dentist == 'PR01' and _r61.title == 'a\nb'
-        and _r61.created_on == rt.parse_date('2025-04-14')
-        and _r61.status == _E10_PlanStatus_proposed
-        for _r61 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_6bda7932b2__new_treatmentplan_1(ep: DentalPractice) -> bool:  # tasks.world:8093
-    return any(
-        _r62.patient == 'P001' and _r62.dentist == 'PR01' and _r62.title == 'Marco Silva'
-        and _r62.created_on == rt.parse_date('2025-04-14')
-        and _r62.status == _E10_PlanStatus_proposed
-        for _r62 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_6bda7932b2__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:8094
-    return any(
-        _r63.plan == 'TP001' and _r63.step_no == 4 and _r63.procedure == 'D0120'
-        and _r63.tooth == 3 and _r63.status == _E10_StepStatus_planned and _r63.done_on is None
-        for _r63 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_6bda7932b2__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:8095
-    return any(
-        _r64.plan == 'TP005' and _r64.step_no == 1 and _r64.procedure == 'D0120'
-        and _r64.tooth == 1 and _r64.status == _E10_StepStatus_planned and _r64.done_on is None
-        for _r64 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_6bda7932b2__new_planstep_2(ep: DentalPractice) -> bool:  # tasks.world:8096
-    return any(
-        _r65.plan == 'TP006' and _r65.step_no == 1 and _r65.procedure == 'D1110'
-        and _r65.tooth == 3 and _r65.status == _E10_StepStatus_planned and _r65.done_on is None
-        for _r65 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:8097
-def _check_mined_6bda7932b2__appointment_a0003_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_appointments['A0003'].status, '==', _E17_AppointmentStatus_completed)
-        and rt.expect(ep.t_appointments['A0003'].patient_share, '==', 0.0, part=1)
-    )
-
-
-def _check_mined_05e9c42d59__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:8482
-    return any(
-        _r66.patient == 'P002' and _r66.dentist == 'PR01' and _r66.title == 'planned'
-        and _r66.created_on == rt.parse_date('2025-04-14')
-        and _r66.status == _E10_PlanStatus_proposed
-        for _r66 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_05e9c42d59__new_treatmentplan_1(ep: DentalPractice) -> bool:  # tasks.world:8483
-    return any(
-        _r67.patient == 'P003' and _r67.dentist == 'PR01' and _r67.title == 'D2740'
-        and _r67.created_on == rt.parse_date('2025-04-14')
-        and _r67.status == _E10_PlanStatus_proposed
-        for _r67 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_05e9c42d59__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:8484
-    return any(
-        _r68.plan == 'TP001' and _r68.step_no == 4 and _r68.procedure == 'D0274'
-        and _r68.tooth == 30 and _r68.status == _E10_StepStatus_planned and _r68.done_on is None
-        for _r68 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_05e9c42d59__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:8485
-    return any(
-        _r69.plan == 'TP005' and _r69.step_no == 1 and _r69.procedure == 'D3310'
-        and _r69.tooth == 4 and _r69.status == _E10_StepStatus_planned and _r69.done_on is None
-        for _r69 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_05e9c42d59__new_planstep_2(ep: DentalPractice) -> bool:  # tasks.world:8486
-    return any(
-        _r70.plan == 'TP006' and _r70.step_no == 1 and _r70.procedure == 'D0274'
-        and _r70.tooth == 5 and _r70.status == _E10_StepStatus_planned and _r70.done_on is None
-        for _r70 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:8487
-def _check_mined_05e9c42d59__appointment_a0005_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0005'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-def _check_mined_0686ef556c__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:8872
-    return any(
-        _r71.patient == 'P005' and _r71.dentist == 'PR02' and _r71.title == 'scheduled'
-        and _r71.created_on == rt.parse_date('2025-04-14')
-        and _r71.status == _E10_PlanStatus_proposed
-        for _r71 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_0686ef556c__new_treatmentplan_1(ep: DentalPractice) -> bool:  # tasks.world:8873
-    return any(
-        _r72.patient == 'P001' and _r72.dentist == 'PR02' and _r72.title == 'INS03'
-        and _r72.created_on == rt.parse_date('2025-04-14')
-        and _r72.status == _E10_PlanStatus_proposed
-        for _r72 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-# tasks.world:8874
-def _check_mined_0686ef556c__planstep_st002_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plan_steps['ST002'].status, '==', _E10_StepStatus_planned)
-
-
-def _check_mined_0686ef556c__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:8875
-    return any(
-        _r73.plan == 'TP005' and _r73.step_no == 1 and _r73.procedure == 'D1110'
-        and _r73.tooth is None and _r73.status == _E10_StepStatus_planned and _r73.done_on is None
-        for _r73 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_0686ef556c__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:8876
-    return any(
-        _r74.plan == 'TP006' and _r74.step_no == 1 and _r74.procedure == 'D2391'
-        and _r74.tooth == 1 and _r74.status == _E10_StepStatus_planned and _r74.done_on is None
-        for _r74 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:8877
-def _check_mined_0686ef556c__appointment_a0004_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-def _check_mined_4d359385b0__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:9261
-    return any(
-        _r75.patient == 'P003' and _r75.dentist == 'PR01' and _r75.title == 'major'
-        and _r75.created_on == rt.parse_date('2025-04-14')
-        and _r75.status == _E10_PlanStatus_proposed
-        for _r75 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_4d359385b0__new_treatmentplan_1(ep: DentalPractice) -> bool:  # tasks.world:9262
-    return any(
-        _r76.patient == 'P004' and _r76.dentist == 'PR01' and _r76.title == 'major'
-        and _r76.created_on == rt.parse_date('2025-04-14')
-        and _r76.status == _E10_PlanStatus_proposed
-        for _r76 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-# tasks.world:9263
-def _check_mined_4d359385b0__planstep_st002_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plan_steps['ST002'].status, '==', _E10_StepStatus_planned)
-
-
-def _check_mined_4d359385b0__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:9264
-    return any(
-        _r77.plan == 'TP005' and _r77.step_no == 1 and _r77.procedure == 'D2391'
-        and _r77.tooth is None and _r77.status == _E10_StepStatus_planned and _r77.done_on is None
-        for _r77 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_4d359385b0__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:9265
-    return any(
-        _r78.plan == 'TP006' and _r78.step_no == 1 and _r78.procedure == 'D0120'
-        and _r78.tooth == 5 and _r78.status == _E10_StepStatus_planned and _r78.done_on is None
-        for _r78 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:9266
-def _check_mined_4d359385b0__appointment_a0004_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-def _check_mined_d403632963__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:9650
-    return any(
-        _r79.patient == 'P001' and _r79.dentist == 'PR01' and _r79.title == '"\''
-        and _r79.created_on == rt.parse_date('2025-04-14')
-        and _r79.status == _E10_PlanStatus_proposed
-        for _r79 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_d403632963__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:9651
-    return any(
-        _r80.plan == 'TP005' and _r80.step_no == 1 and _r80.procedure == 'D1110'
-        and _r80.tooth == 7 and _r80.status == _E10_StepStatus_planned and _r80.done_on is None
-        for _r80 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:9652
-def _check_mined_d403632963__appointment_a0005_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0005'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-# tasks.world:10035
-def _check_mined_80074b94e8__patient_p002_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['P002'].benefits_used, '==', 110.0)
-
-
-def _check_mined_80074b94e8__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:10036
-    return any(
-        _r81.patient == 'P005' and _r81.dentist == 'PR01' and _r81.title == 'u'
-        and _r81.created_on == rt.parse_date('2025-04-14')
-        and _r81.status == _E10_PlanStatus_proposed
-        for _r81 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_80074b94e8__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:10037
-    return any(
-        _r82.plan == 'TP005' and _r82.step_no == 1 and _r82.procedure == 'D3310'
-        and _r82.tooth == 29 and _r82.status == _E10_StepStatus_planned and _r82.done_on is None
-        for _r82 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:10038
-def _check_mined_80074b94e8__appointment_a0003_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_appointments['A0003'].status, '==', _E17_AppointmentStatus_completed)
-        and rt.expect(ep.t_appointments['A0003'].patient_share, '==', 0.0, part=1)
-    )
-
-
-def _check_mined_36759e9d8e__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:10421
-    return any(
-        _r83.patient == 'P004' and _r83.dentist == 'PR02' and _r83.title == 'TP003'
-        and _r83.created_on == rt.parse_date('2025-04-14')
-        and _r83.status == _E10_PlanStatus_proposed
-        for _r83 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_36759e9d8e__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:10422
-    return any(
-        _r84.plan == 'TP002' and _r84.step_no == 3 and _r84.procedure == 'D1110'
-        and _r84.tooth is None and _r84.status == _E10_StepStatus_planned and _r84.done_on is None
-        for _r84 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_36759e9d8e__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:10423
-    return any(
-        _r85.plan == 'TP001' and _r85.step_no == 4 and _r85.procedure == 'D2391'
-        and _r85.tooth is None and _r85.status == _E10_StepStatus_planned and _r85.done_on is None
-        for _r85 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_36759e9d8e__new_planstep_2(ep: DentalPractice) -> bool:  # tasks.world:10424
-    return any(
-        _r86.plan == 'TP005' and _r86.step_no == 1 and _r86.procedure == 'D0120'
-        and _r86.tooth == 15 and _r86.status == _E10_StepStatus_planned and _r86.done_on is None
-        for _r86 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:10425
-def _check_mined_36759e9d8e__appointment_a0005_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0005'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-# tasks.world:10809
-def _check_mined_5aa2b78827__patient_p001_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['P001'].benefits_used, '==', 1500.0)
-
-
-def _check_mined_5aa2b78827__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:10810
-    return any(
-        _r87.patient == 'P003' and _r87.dentist == 'PR01' and _r87.title == '2025-04-14T08:50:00'
-        and _r87.created_on == rt.parse_date('2025-04-14')
-        and _r87.status == _E10_PlanStatus_proposed
-        for _r87 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-# tasks.world:10811
-def _check_mined_5aa2b78827__planstep_st002_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plan_steps['ST002'].status, '==', _E10_StepStatus_done) and rt.expect(
-        ep.t_plan_steps['ST002'].done_on, '==', rt.parse_date('2025-04-14'), part=1
-    )
-
-
-def _check_mined_5aa2b78827__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:10812
-    return any(
-        _r88.plan == 'TP005' and _r88.step_no == 1 and _r88.procedure == 'D1110'
-        and _r88.tooth == 19 and _r88.status == _E10_StepStatus_planned and _r88.done_on is None
-        for _r88 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_5aa2b78827__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:10813
-    return any(
-        _r89.plan == 'TP001' and _r89.step_no == 4 and _r89.procedure == 'D2740'
-        and _r89.tooth == 5 and _r89.status == _E10_StepStatus_planned and _r89.done_on is None
-        for _r89 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:10814
-def _check_mined_5aa2b78827__appointment_a0004_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_completed)
-        and rt.expect(ep.t_appointments['A0004'].patient_share, '==', 650.0, part=1)
-    )
-
-
-def _check_mined_74e75a9e4e__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:11197
-    return any(
-        _r90.patient == 'P003' and _r90.dentist == 'PR02' and _r90.title == 'Northstar Dental'
-        and _r90.created_on == rt.parse_date('2025-04-14')
-        and _r90.status == _E10_PlanStatus_proposed
-        for _r90 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_74e75a9e4e__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:11198
-    return any(
-        _r91.plan == 'TP002' and _r91.step_no == 3 and _r91.procedure == 'D2740'
-        and _r91.tooth is None and _r91.status == _E10_StepStatus_planned and _r91.done_on is None
-        for _r91 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_74e75a9e4e__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:11199
-    return any(
-        _r92.plan == 'TP002' and _r92.step_no == 4 and _r92.procedure == 'D2391'
-        and _r92.tooth == 21 and _r92.status == _E10_StepStatus_planned and _r92.done_on is None
-        for _r92 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_74e75a9e4e__new_planstep_2(ep: DentalPractice) -> bool:  # tasks.world:11200
-    return any(
-        _r93.plan == 'TP005' and _r93.step_no == 1 and _r93.procedure == 'D0274'
-        and _r93.tooth == 1 and _r93.status == _E10_StepStatus_planned and _r93.done_on is None
-        for _r93 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_63bb8873f3__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:11583
-    return any(
-        _r94.patient == 'P001' and _r94.dentist == 'PR02' and _r94.title == 'PR02'
-        and _r94.created_on == rt.parse_date('2025-04-14')
-        and _r94.status == _E10_PlanStatus_proposed
-        for _r94 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-# tasks.world:11584
-def _check_mined_63bb8873f3__planstep_st002_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plan_steps['ST002'].status, '==', _E10_StepStatus_planned)
-
-
-def _check_mined_63bb8873f3__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:11585
-    return any(
-        _r95.plan == 'TP002' and _r95.step_no == 3 and _r95.procedure == 'D2391'
-        and _r95.tooth == 6 and _r95.status == _E10_StepStatus_planned and _r95.done_on is None
-        for _r95 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_63bb8873f3__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:11586
-    return any(
-        _r96.plan == 'TP005' and _r96.step_no == 1 and _r96.procedure == 'D2740'
-        and _r96.tooth is None and _r96.status == _E10_StepStatus_planned and _r96.done_on is None
-        for _r96 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_63bb8873f3__new_planstep_2(ep: DentalPractice) -> bool:  # tasks.world:11587
-    return any(
-        _r97.plan == 'TP005' and _r97.step_no == 2 and _r97.procedure == 'D3310'
-        and _r97.tooth == 27 and _r97.status == _E10_StepStatus_planned and _r97.done_on is None
-        for _r97 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:11588
-def _check_mined_63bb8873f3__appointment_a0004_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-def _check_mined_2e1936fb9a__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:11971
-    return any(
-        _r98.plan == 'TP002' and _r98.step_no == 3 and _r98.procedure == 'D1110'
-        and _r98.tooth == 3 and _r98.status == _E10_StepStatus_planned and _r98.done_on is None
-        for _r98 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:11972
-def _check_mined_2e1936fb9a__appointment_a0004_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_checked_in)
-
-
-# tasks.world:11973
-def _check_mined_2e1936fb9a__appointment_a0005_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0005'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-# tasks.world:12358
-def _check_mined_5584135bb3__patient_p002_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['P002'].benefits_used, '==', 110.0)
-
-
-def _check_mined_5584135bb3__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:12359
-    return any(
-        _r99.plan == 'TP001' and _r99.step_no == 4 and _r99.procedure == 'D1110'
-        and _r99.tooth is None and _r99.status == _E10_StepStatus_planned and _r99.done_on is None
-        for _r99 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:12360
-def _check_mined_5584135bb3__appointment_a0003_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_appointments['A0003'].status, '==', _E17_AppointmentStatus_completed)
-        and rt.expect(ep.t_appointments['A0003'].patient_share, '==', 0.0, part=1)
-    )
-
-
-# tasks.world:12361
-def _check_mined_5584135bb3__appointment_a0005_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0005'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-def _check_mined_286daa7568__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:12746
-    return any(
-        _r100.patient == 'P001' and _r100.dentist == 'PR01' and _r100.title == 'D3310'
-        and _r100.created_on == rt.parse_date('2025-04-14')
-        and _r100.status == _E10_PlanStatus_proposed
-        for _r100 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-# tasks.world:12747
-def _check_mined_286daa7568__planstep_st002_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plan_steps['ST002'].status, '==', _E10_StepStatus_planned)
-
-
-def _check_mined_286daa7568__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:12748
-    return any(
-        _r101.plan == 'TP001' and _r101.step_no == 4 and _r101.procedure == 'D2740'
-        and _r101.tooth == 2 and _r101.status == _E10_StepStatus_planned and _r101.done_on is None
-        for _r101 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_286daa7568__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:12749
-    return any(
-        _r102.plan == 'TP005' and _r102.step_no == 1 and _r102.procedure == 'D3310'
-        and _r102.tooth == 31 and _r102.status == _E10_StepStatus_planned and _r102.done_on is None
-        for _r102 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:12750
-def _check_mined_286daa7568__appointment_a0004_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-# tasks.world:13135
-def _check_mined_002e41a7b6__planstep_st002_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plan_steps['ST002'].status, '==', _E10_StepStatus_planned)
-
-
-def _check_mined_002e41a7b6__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:13136
-    return any(
-        _r103.plan == 'TP001' and _r103.step_no == 4 and _r103.procedure == 'D0120'
-        and _r103.tooth == 19 and _r103.status == _E10_StepStatus_planned and _r103.done_on is None
-        for _r103 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_002e41a7b6__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:13137
-    return any(
-        _r104.plan == 'TP001' and _r104.step_no == 5 and _r104.procedure == 'D0120'
-        and _r104.tooth is None and _r104.status == _E10_StepStatus_planned
-        and _r104.done_on is None
-        for _r104 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:13138
-def _check_mined_002e41a7b6__appointment_a0004_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-# tasks.world:13139
-def _check_mined_002e41a7b6__appointment_a0005_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0005'].status, '==', _E17_AppointmentStatus_cancelled)
-
-
-# tasks.world:13525
-def _check_mined_8bd582c5d8__appointment_a0004_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_checked_in)
-
-
-# tasks.world:13526
-def _check_mined_8bd582c5d8__appointment_a0005_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_appointments['A0005'].chair, '==', 'C3')
-        and rt.expect(
-            ep.t_appointments['A0005'].starts_at, '==', rt.parse_datetime('2025-04-14T10:00:00'),
-            part=1,
-        )
-        and rt.expect(
-            ep.t_appointments['A0005'].status, '==', _E17_AppointmentStatus_cancelled, part=2
-        )
-    )
-
-
-# tasks.world:13910
-def _check_mined_ff6094ca65__patient_p002_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['P002'].benefits_used, '==', 110.0)
-
-
-def _check_mined_ff6094ca65__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:13911
-    return any(
-        _r105.patient == 'P002' and _r105.dentist == 'PR01' and _r105.title == 'A0003'
-        and _r105.created_on == rt.parse_date('2025-04-14')
-        and _r105.status == _E10_PlanStatus_proposed
-        for _r105 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_ff6094ca65__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:13912
-    return any(
-        _r106.plan == 'TP005' and _r106.step_no == 1 and _r106.procedure == 'D1110'
-        and _r106.tooth is None and _r106.status == _E10_StepStatus_planned
-        and _r106.done_on is None
-        for _r106 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:13913
-def _check_mined_ff6094ca65__appointment_a0003_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_appointments['A0003'].status, '==', _E17_AppointmentStatus_completed)
-        and rt.expect(ep.t_appointments['A0003'].patient_share, '==', 0.0, part=1)
-    )
-
-
-# tasks.world:13914
-def _check_mined_ff6094ca65__appointment_a0004_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_checked_in)
-
-
-# tasks.world:14298
-def _check_mined_9379573e59__patient_p001_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['P001'].benefits_used, '==', 1500.0)
-
-
-def _check_mined_9379573e59__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:14299
-    return any(
-        _r107.patient == 'P001' and _r107.dentist == 'PR02' and _r107.title == 'rT3wz'
-        and _r107.created_on == rt.parse_date('2025-04-14')
-        and _r107.status == _E10_PlanStatus_proposed
-        for _r107 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-# tasks.world:14300
-def _check_mined_9379573e59__planstep_st002_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plan_steps['ST002'].status, '==', _E10_StepStatus_done) and rt.expect(
-        ep.t_plan_steps['ST002'].done_on, '==', rt.parse_date('2025-04-14'), part=1
-    )
-
-
-def _check_mined_9379573e59__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:14301
-    return any(
-        _r108.plan == 'TP005' and _r108.step_no == 1 and _r108.procedure == 'D3310'
-        and _r108.tooth == 7 and _r108.status == _E10_StepStatus_planned and _r108.done_on is None
-        for _r108 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:14302
-def _check_mined_9379573e59__appointment_a0004_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_completed)
-        and rt.expect(ep.t_appointments['A0004'].patient_share, '==', 650.0, part=1)
-    )
-
-
-def _check_mined_12157246b7__new_treatmentplan(ep: DentalPractice) -> bool:  # tasks.world:14686
-    return any(
-        _r109.patient == 'P003' and _r109.dentist == 'PR01' and _r109.title == 'cancelled'
-        and _r109.created_on == rt.parse_date('2025-04-14')
-        and _r109.status == _E10_PlanStatus_proposed
-        for _r109 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_12157246b7__new_treatmentplan_1(ep: DentalPractice) -> bool:  # tasks.world:14687
-    return any(
-        _r110.patient == 'P005' and _r110.dentist == 'PR01' and _r110.title == 'D2740'
-        and _r110.created_on == rt.parse_date('2025-04-14')
-        and _r110.status == _E10_PlanStatus_proposed
-        for _r110 in rt.each(ep, ep.t_treatment_plans)
-    )
-
-
-def _check_mined_12157246b7__new_planstep(ep: DentalPractice) -> bool:  # tasks.world:14688
-    return any(
-        _r111.plan == 'TP005' and _r111.step_no == 1 and _r111.procedure == 'D1110'
-        and _r111.tooth == 20 and _r111.status == _E10_StepStatus_planned and _r111.done_on is None
-        for _r111 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-def _check_mined_12157246b7__new_planstep_1(ep: DentalPractice) -> bool:  # tasks.world:14689
-    return any(
-        _r112.plan == 'TP006' and _r112.step_no == 1 and _r112.procedure == 'D1110'
-        and _r112.tooth == 4 and _r112.status == _E10_StepStatus_planned and _r112.done_on is None
-        for _r112 in rt.each(ep, ep.t_plan_steps)
-    )
-
-
-# tasks.world:14690
-def _check_mined_12157246b7__appointment_a0004_changed(ep: DentalPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0004'].status, '==', _E17_AppointmentStatus_checked_in)
-
-
-DentalPractice.TASKS = task_registry(__name__, "tasks.json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -302,6 +302,7 @@ class DrivingSchool(Episode):
     CLOCK: ClassVar[str] = "2025-10-06T09:30:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 7
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "staff": "Staff", "learners": "Learner", "instructors": "Instructor", "cars": "Car",
         "lessons": "Lesson", "theory_tests": "TheoryTest", "road_tests": "RoadTest",
@@ -510,23 +511,19 @@ class DrivingSchool(Episode):
                     (None, 'current_staff'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_learners, (
                     (self.t_lessons, 'learner'), (self.t_theory_tests, 'learner'),
                     (self.t_road_tests, 'learner'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_instructors,
                 ((self.t_lessons, 'instructor'), (self.t_road_tests, 'instructor')),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_cars, ((self.t_lessons, 'car'), (self.t_road_tests, 'car'))
             )
-        pass
 
     def fn_actor(self) -> Staff:  # driving_school.world:156
         'The signed-in staff member; fails when nobody is signed in.'
@@ -1313,636 +1310,538 @@ class DrivingSchool(Episode):
         self.set_field(learner, 'stage', self.fn_expected_stage(learner))
         return test  # driving_school.world:721
 
+    def _check_book_amir_road_test__road_test_booked(self) -> bool:  # driving_school.world:1092
+        return any(
+            _t20.learner == 'L001' and _t20.status == _E10_TestStatus_booked
+            and _t20.scheduled_at == rt.parse_datetime('2025-10-20T10:00:00')
+            and _t20.test_centre == 'Leeds Test Centre'
+            and self.t_cars[_t20.car].transmission == _E12_Transmission_manual
+            for _t20 in rt.each(self, self.t_road_tests)
+        )
+
+    # driving_school.world:1093
+    def _check_book_amir_road_test__stage_updated(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_learners['L001'].stage, '==', _E12_LicenceStage_test_booked)
+
+    # tasks.world:372
+    def _check_amir_moves_lesson_with_iris__old_cancelled(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lessons['LS0003'].status, '==', _E12_LessonStatus_cancelled)
+
+    def _check_amir_moves_lesson_with_iris__new_lesson(self) -> bool:  # tasks.world:373
+        return any(
+            _l21.learner == 'L001' and _l21.instructor == 'I03'
+            and _l21.starts_at == rt.parse_datetime('2025-10-08T14:00:00') and _l21.minutes == 60
+            and _l21.status == _E12_LessonStatus_booked
+            and self.t_cars[_l21.car].transmission == _E12_Transmission_manual
+            for _l21 in rt.each(self, self.t_lessons)
+        )
+
+    # tasks.world:754
+    def _check_chris_fails_and_rebooks__result_recorded(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_road_tests['RT0002'].status, '==', _E10_TestStatus_failed)
+            and rt.expect(self.t_road_tests['RT0002'].driving_faults, '==', 9, part=1)
+            and rt.expect(self.t_road_tests['RT0002'].serious_faults, '==', 1, part=2)
+            and rt.expect(self.t_road_tests['RT0002'].recorded_by, '==', 'S01', part=3)
+        )
+
+    def _check_chris_fails_and_rebooks__retest_booked(self) -> bool:  # tasks.world:755
+        return any(
+            _t22.learner == 'L003' and _t22.status == _E10_TestStatus_booked
+            and _t22.scheduled_at == rt.parse_datetime('2025-10-27T11:00:00')
+            and _t22.test_centre == 'Leeds Test Centre' and _t22.car == 'AB12-CDE'
+            and _t22.instructor == 'I03'
+            for _t22 in rt.each(self, self.t_road_tests)
+        )
+
+    # tasks.world:756
+    def _check_chris_fails_and_rebooks__stage(self, init: Self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_learners['L003'].stage, '==', _E12_LicenceStage_test_booked)
+            and rt.expect(init.t_road_tests['RT0002'].status, '==', _E10_TestStatus_booked, part=1)
+        )
+
+    # tasks.world:1133
+    def _check_mined_525083530c__learner_l003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_learners['L003'].stage, '==', _E12_LicenceStage_theory_passed)
+
+    # tasks.world:1134
+    def _check_mined_525083530c__roadtest_rt0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_road_tests['RT0002'].status, '==', _E10_TestStatus_failed)
+            and rt.expect(self.t_road_tests['RT0002'].driving_faults, '==', 14, part=1)
+            and rt.expect(self.t_road_tests['RT0002'].serious_faults, '==', 10, part=2)
+            and rt.expect(self.t_road_tests['RT0002'].recorded_by, '==', 'S01', part=3)
+        )
+
+    # tasks.world:1508
+    def _check_mined_27877d5bf3__lesson_ls0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_lessons['LS0003'].status, '==', _E12_LessonStatus_cancelled)
+            and rt.expect(self.t_lessons['LS0003'].cancel_reason, '==', 'reversing', part=1)
+        )
+
+    # tasks.world:1882
+    def _check_mined_415715b65d__theorytest_th0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_failed)
+            and rt.expect(self.t_theory_tests['TH0003'].score_, '==', 10, part=1)
+            and rt.expect(self.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
+        )
+
+    def _check_mined_4b80a69bb4__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:2256
+        return rt.expect(self.state.current_staff, '==', 'S03')
+
+    # tasks.world:2630
+    def _check_mined_589adfd2ac__learner_l001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_learners['L001'].stage, '==', _E12_LicenceStage_test_booked)
+
+    # tasks.world:2631
+    def _check_mined_589adfd2ac__lesson_ls0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_lessons['LS0002'].status, '==', _E12_LessonStatus_no_show)
+            and rt.expect(self.t_lessons['LS0002'].cancel_reason, '==', 'test_booked', part=1)
+        )
+
+    # tasks.world:2632
+    def _check_mined_589adfd2ac__theorytest_th0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_failed)
+            and rt.expect(self.t_theory_tests['TH0003'].score_, '==', 22, part=1)
+            and rt.expect(self.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
+        )
+
+    def _check_mined_589adfd2ac__new_roadtest(self) -> bool:  # tasks.world:2633
+        return any(
+            _r23.learner == 'L001' and _r23.car == 'KL56-MNO' and _r23.instructor == 'I01'
+            and _r23.test_centre == 'é'
+            and _r23.scheduled_at == rt.parse_datetime('2025-10-06T10:00:00')
+            and _r23.status == _E10_TestStatus_booked and _r23.driving_faults is None
+            and _r23.serious_faults is None and _r23.recorded_by is None
+            for _r23 in rt.each(self, self.t_road_tests)
+        )
+
+    def _check_mined_6301ae1b64__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:3013
+        return rt.expect(self.state.current_staff, '==', 'S03')
+
+    # tasks.world:3014
+    def _check_mined_6301ae1b64__learner_l001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_learners['L001'].stage, '==', _E12_LicenceStage_test_booked)
+
+    def _check_mined_6301ae1b64__new_roadtest(self) -> bool:  # tasks.world:3015
+        return any(
+            _r24.learner == 'L001' and _r24.car == 'AB12-CDE' and _r24.instructor == 'I03'
+            and _r24.test_centre == 'automatic'
+            and _r24.scheduled_at == rt.parse_datetime('2025-10-06T10:00:00')
+            and _r24.status == _E10_TestStatus_booked and _r24.driving_faults is None
+            and _r24.serious_faults is None and _r24.recorded_by is None
+            for _r24 in rt.each(self, self.t_road_tests)
+        )
+
+    # tasks.world:3395
+    def _check_mined_13b45a15f6__learner_l002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_learners['L002'].stage, '==', _E12_LicenceStage_theory_passed)
+
+    # tasks.world:3396
+    def _check_mined_13b45a15f6__learner_l003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_learners['L003'].stage, '==', _E12_LicenceStage_full_licence)
+
+    # tasks.world:3397
+    def _check_mined_13b45a15f6__theorytest_th0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_passed)
+            and rt.expect(self.t_theory_tests['TH0003'].score_, '==', 46, part=1)
+            and rt.expect(self.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
+        )
+
+    # tasks.world:3398
+    def _check_mined_13b45a15f6__roadtest_rt0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_road_tests['RT0002'].status, '==', _E10_TestStatus_passed)
+            and rt.expect(self.t_road_tests['RT0002'].driving_faults, '==', 0, part=1)
+            and rt.expect(self.t_road_tests['RT0002'].serious_faults, '==', 0, part=2)
+            and rt.expect(self.t_road_tests['RT0002'].recorded_by, '==', 'S01', part=3)
+        )
+
+    # tasks.world:3777
+    def _check_mined_ac246ce550__learner_l001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_learners['L001'].stage, '==', _E12_LicenceStage_test_booked)
+
+    # tasks.world:3778
+    def _check_mined_ac246ce550__theorytest_th0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_failed)
+            and rt.expect(self.t_theory_tests['TH0003'].score_, '==', 10, part=1)
+            and rt.expect(self.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
+        )
+
+    def _check_mined_ac246ce550__new_roadtest(self) -> bool:  # tasks.world:3779
+        return any(
+            _r25.learner == 'L001' and _r25.car == 'KL56-MNO' and _r25.instructor == 'I01'
+            and _r25.test_centre == 'roundabouts'
+            and _r25.scheduled_at == rt.parse_datetime('2025-10-06T10:00:00')
+            and _r25.status == _E10_TestStatus_booked and _r25.driving_faults is None
+            and _r25.serious_faults is None and _r25.recorded_by is None
+            for _r25 in rt.each(self, self.t_road_tests)
+        )
+
+    # tasks.world:4157
+    def _check_mined_334a2adfbc__learner_l003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_learners['L003'].stage, '==', _E12_LicenceStage_full_licence)
+
+    # tasks.world:4158
+    def _check_mined_334a2adfbc__lesson_ls0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_lessons['LS0002'].status, '==', _E12_LessonStatus_cancelled)
+            and rt.expect(self.t_lessons['LS0002'].cancel_reason, '==', '\\', part=1)
+        )
+
+    # tasks.world:4159
+    def _check_mined_334a2adfbc__roadtest_rt0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_road_tests['RT0002'].status, '==', _E10_TestStatus_passed)
+            and rt.expect(self.t_road_tests['RT0002'].driving_faults, '==', 13, part=1)
+            and rt.expect(self.t_road_tests['RT0002'].serious_faults, '==', 0, part=2)
+            and rt.expect(self.t_road_tests['RT0002'].recorded_by, '==', 'S01', part=3)
+        )
+
+    # tasks.world:4538
+    def _check_mined_664114f9e2__learner_l003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_learners['L003'].stage, '==', _E12_LicenceStage_theory_passed)
+
+    # tasks.world:4539
+    def _check_mined_664114f9e2__lesson_ls0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_lessons['LS0003'].status, '==', _E12_LessonStatus_cancelled)
+            and rt.expect(self.t_lessons['LS0003'].cancel_reason, '==', 'LS0007', part=1)
+        )
+
+    # tasks.world:4540
+    def _check_mined_664114f9e2__theorytest_th0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_failed)
+            and rt.expect(self.t_theory_tests['TH0003'].score_, '==', 1, part=1)
+            and rt.expect(self.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
+        )
+
+    # tasks.world:4541
+    def _check_mined_664114f9e2__roadtest_rt0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_road_tests['RT0002'].status, '==', _E10_TestStatus_failed)
+            and rt.expect(self.t_road_tests['RT0002'].driving_faults, '==', 3, part=1)
+            and rt.expect(self.t_road_tests['RT0002'].serious_faults, '==', 10, part=2)
+            and rt.expect(self.t_road_tests['RT0002'].recorded_by, '==', 'S01', part=3)
+        )
+
+    # tasks.world:4919
+    def _check_mined_d0950d1145__learner_l003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_learners['L003'].stage, '==', _E12_LicenceStage_theory_passed)
+
+    # tasks.world:4920
+    def _check_mined_d0950d1145__lesson_ls0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_lessons['LS0003'].status, '==', _E12_LessonStatus_cancelled)
+            and rt.expect(self.t_lessons['LS0003'].cancel_reason, '==', 'null', part=1)
+        )
+
+    # tasks.world:4921
+    def _check_mined_d0950d1145__theorytest_th0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_failed)
+            and rt.expect(self.t_theory_tests['TH0003'].score_, '==', 13, part=1)
+            and rt.expect(self.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
+        )
+
+    # tasks.world:4922
+    def _check_mined_d0950d1145__roadtest_rt0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_road_tests['RT0002'].status, '==', _E10_TestStatus_failed)
+            and rt.expect(self.t_road_tests['RT0002'].driving_faults, '==', 16, part=1)
+            and rt.expect(self.t_road_tests['RT0002'].serious_faults, '==', 1, part=2)
+            and rt.expect(self.t_road_tests['RT0002'].recorded_by, '==', 'S01', part=3)
+        )
+
+    def _check_mined_a84f81ee44__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:5300
+        return rt.expect(self.state.current_staff, '==', 'S03')
+
+    # tasks.world:5301
+    def _check_mined_a84f81ee44__learner_l002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_learners['L002'].stage, '==', _E12_LicenceStage_theory_passed)
+
+    # tasks.world:5302
+    def _check_mined_a84f81ee44__lesson_ls0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_lessons['LS0003'].status, '==', _E12_LessonStatus_cancelled)
+            and rt.expect(self.t_lessons['LS0003'].cancel_reason, '==', 'provisional', part=1)
+        )
+
+    # tasks.world:5303
+    def _check_mined_a84f81ee44__theorytest_th0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_passed)
+            and rt.expect(self.t_theory_tests['TH0003'].score_, '==', 44, part=1)
+            and rt.expect(self.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
+        )
+
+    # tasks.world:5681
+    def _check_mined_9777690226__learner_l003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_learners['L003'].stage, '==', _E12_LicenceStage_theory_passed)
+
+    # tasks.world:5682
+    def _check_mined_9777690226__lesson_ls0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_lessons['LS0002'].status, '==', _E12_LessonStatus_no_show)
+            and rt.expect(self.t_lessons['LS0002'].cancel_reason, '==', 'smXv5', part=1)
+        )
+
+    # tasks.world:5683
+    def _check_mined_9777690226__theorytest_th0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_failed)
+            and rt.expect(self.t_theory_tests['TH0003'].score_, '==', 3, part=1)
+            and rt.expect(self.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
+        )
+
+    # tasks.world:5684
+    def _check_mined_9777690226__roadtest_rt0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_road_tests['RT0002'].status, '==', _E10_TestStatus_failed)
+            and rt.expect(self.t_road_tests['RT0002'].driving_faults, '==', 3, part=1)
+            and rt.expect(self.t_road_tests['RT0002'].serious_faults, '==', 2, part=2)
+            and rt.expect(self.t_road_tests['RT0002'].recorded_by, '==', 'S01', part=3)
+        )
+
+    def _check_mined_7e19c0d0da__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:6063
+        return rt.expect(self.state.current_staff, '==', 'S02')
+
+    # tasks.world:6064
+    def _check_mined_7e19c0d0da__lesson_ls0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_lessons['LS0002'].status, '==', _E12_LessonStatus_cancelled)
+            and rt.expect(self.t_lessons['LS0002'].cancel_reason, '==', 'S02', part=1)
+        )
+
+    def _check_mined_9cfc7f196f__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:6443
+        return rt.expect(self.state.current_staff, '==', 'S03')
+
+    # tasks.world:6444
+    def _check_mined_9cfc7f196f__lesson_ls0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_lessons['LS0003'].status, '==', _E12_LessonStatus_cancelled)
+            and rt.expect(self.t_lessons['LS0003'].cancel_reason, '==', 'S03', part=1)
+        )
+
+    # tasks.world:6824
+    def _check_mined_a06212c16f__learner_l002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_learners['L002'].stage, '==', _E12_LicenceStage_theory_passed)
+
+    # tasks.world:6825
+    def _check_mined_a06212c16f__learner_l003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_learners['L003'].stage, '==', _E12_LicenceStage_theory_passed)
+
+    # tasks.world:6826
+    def _check_mined_a06212c16f__theorytest_th0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_passed)
+            and rt.expect(self.t_theory_tests['TH0003'].score_, '==', 50, part=1)
+            and rt.expect(self.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
+        )
+
+    # tasks.world:6827
+    def _check_mined_a06212c16f__roadtest_rt0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_road_tests['RT0002'].status, '==', _E10_TestStatus_failed)
+            and rt.expect(self.t_road_tests['RT0002'].driving_faults, '==', 0, part=1)
+            and rt.expect(self.t_road_tests['RT0002'].serious_faults, '==', 3, part=2)
+            and rt.expect(self.t_road_tests['RT0002'].recorded_by, '==', 'S01', part=3)
+        )
+
+    # tasks.world:7205
+    def _check_mined_033c04c449__learner_l003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_learners['L003'].stage, '==', _E12_LicenceStage_theory_passed)
+
+    # tasks.world:7206
+    def _check_mined_033c04c449__theorytest_th0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_failed)
+            and rt.expect(self.t_theory_tests['TH0003'].score_, '==', 10, part=1)
+            and rt.expect(self.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
+        )
+
+    # tasks.world:7207
+    def _check_mined_033c04c449__roadtest_rt0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_road_tests['RT0002'].status, '==', _E10_TestStatus_failed)
+            and rt.expect(self.t_road_tests['RT0002'].driving_faults, '==', 19, part=1)
+            and rt.expect(self.t_road_tests['RT0002'].serious_faults, '==', 3, part=2)
+            and rt.expect(self.t_road_tests['RT0002'].recorded_by, '==', 'S01', part=3)
+        )
+
+    # tasks.world:7585
+    def _check_mined_6ceb74579d__lesson_ls0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_lessons['LS0002'].status, '==', _E12_LessonStatus_cancelled)
+            and rt.expect(self.t_lessons['LS0002'].cancel_reason, '==', '1999-12-12', part=1)
+        )
+
+    # tasks.world:7586
+    def _check_mined_6ceb74579d__theorytest_th0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_failed)
+            and rt.expect(self.t_theory_tests['TH0003'].score_, '==', 26, part=1)
+            and rt.expect(self.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
+        )
+
+    def _check_mined_6ceb74579d__new_theorytest(self) -> bool:  # tasks.world:7587
+        return any(
+            _r26.learner == 'L002' and _r26.test_centre == 'failed'
+            and _r26.scheduled_at == rt.parse_datetime('2025-10-06T10:00:00')
+            and _r26.status == _E10_TestStatus_booked and _r26.score_ is None
+            and _r26.recorded_by is None
+            for _r26 in rt.each(self, self.t_theory_tests)
+        )
+
+    def _check_mined_360c3ac95e__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:7964
+        return rt.expect(self.state.current_staff, '==', 'S02')
+
+    # tasks.world:7965
+    def _check_mined_360c3ac95e__learner_l001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_learners['L001'].stage, '==', _E12_LicenceStage_test_booked)
+
+    # tasks.world:7966
+    def _check_mined_360c3ac95e__lesson_ls0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_lessons['LS0003'].status, '==', _E12_LessonStatus_cancelled)
+            and rt.expect(self.t_lessons['LS0003'].cancel_reason, '==', 'roundabouts', part=1)
+        )
+
+    def _check_mined_360c3ac95e__new_roadtest(self) -> bool:  # tasks.world:7967
+        return any(
+            _r27.learner == 'L001' and _r27.car == 'KL56-MNO' and _r27.instructor == 'I03'
+            and _r27.test_centre == 'LS0003'
+            and _r27.scheduled_at == rt.parse_datetime('2025-10-06T10:00:00')
+            and _r27.status == _E10_TestStatus_booked and _r27.driving_faults is None
+            and _r27.serious_faults is None and _r27.recorded_by is None
+            for _r27 in rt.each(self, self.t_road_tests)
+        )
+
+    def _check_mined_8e4339f706__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:8344
+        return rt.expect(self.state.current_staff, '==', 'S02')
+
+    # tasks.world:8345
+    def _check_mined_8e4339f706__lesson_ls0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_lessons['LS0003'].status, '==', _E12_LessonStatus_cancelled)
+            and rt.expect(self.t_lessons['LS0003'].cancel_reason, '==', 'BZNKt', part=1)
+        )
+
+    # tasks.world:8724
+    def _check_mined_21e1a80e90__lesson_ls0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_lessons['LS0002'].status, '==', _E12_LessonStatus_cancelled)
+            and rt.expect(self.t_lessons['LS0002'].cancel_reason, '==', 'LS0008', part=1)
+        )
+
+    # tasks.world:8725
+    def _check_mined_21e1a80e90__theorytest_th0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_failed)
+            and rt.expect(self.t_theory_tests['TH0003'].score_, '==', 14, part=1)
+            and rt.expect(self.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
+        )
+
+    def _check_mined_67d8d9b6a3__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:9101
+        return rt.expect(self.state.current_staff, '==', 'S03')
+
+    # tasks.world:9102
+    def _check_mined_67d8d9b6a3__learner_l003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_learners['L003'].stage, '==', _E12_LicenceStage_full_licence)
+
+    # tasks.world:9103
+    def _check_mined_67d8d9b6a3__roadtest_rt0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_road_tests['RT0002'].status, '==', _E10_TestStatus_passed)
+            and rt.expect(self.t_road_tests['RT0002'].driving_faults, '==', 5, part=1)
+            and rt.expect(self.t_road_tests['RT0002'].serious_faults, '==', 0, part=2)
+            and rt.expect(self.t_road_tests['RT0002'].recorded_by, '==', 'S01', part=3)
+        )
+
+    def _check_mined_7d3635b34d__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:9485
+        return rt.expect(self.state.current_staff, '==', 'S03')
+
+    def _check_mined_7d3635b34d__new_theorytest(self) -> bool:  # tasks.world:9486
+        return any(
+            _r28.learner == 'L005' and _r28.test_centre == 'tom.hale@drive.example'
+            and _r28.scheduled_at == rt.parse_datetime('2025-10-07T11:00:00')
+            and _r28.status == _E10_TestStatus_booked and _r28.score_ is None
+            and _r28.recorded_by is None
+            for _r28 in rt.each(self, self.t_theory_tests)
+        )
+
+    def _check_mined_64a3dfffb3__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:9866
+        return rt.expect(self.state.current_staff, '==', 'S03')
+
+    def _check_mined_64a3dfffb3__new_theorytest(self) -> bool:  # tasks.world:9867
+        return any(
+            _r29.learner == 'L005' and _r29.test_centre == 'reversing'
+            and _r29.scheduled_at == rt.parse_datetime('2025-10-06T10:00:00')
+            and _r29.status == _E10_TestStatus_booked and _r29.score_ is None
+            and _r29.recorded_by is None
+            for _r29 in rt.each(self, self.t_theory_tests)
+        )
+
+    def _check_mined_1d61e14063__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:10246
+        return rt.expect(self.state.current_staff, '==', 'S02')
+
+    # tasks.world:10247
+    def _check_mined_1d61e14063__lesson_ls0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_lessons['LS0002'].status, '==', _E12_LessonStatus_no_show)
+            and rt.expect(self.t_lessons['LS0002'].cancel_reason, '==', 'a\nb', part=1)
+        )
+
+    def _check_mined_442ca325f8__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:10627
+        return rt.expect(self.state.current_staff, '==', 'S03')
+
+    # tasks.world:10628
+    def _check_mined_442ca325f8__theorytest_th0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_failed)
+            and rt.expect(self.t_theory_tests['TH0003'].score_, '==', 42, part=1)
+            and rt.expect(self.t_theory_tests['TH0003'].recorded_by, '==', 'S03', part=2)
+        )
+
+    def _check_mined_47df0105f7__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:11007
+        return rt.expect(self.state.current_staff, '==', 'S03')
+
+    # tasks.world:11008
+    def _check_mined_47df0105f7__lesson_ls0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_lessons['LS0002'].status, '==', _E12_LessonStatus_no_show)
+            and rt.expect(self.t_lessons['LS0002'].cancel_reason, '==', 'failed', part=1)
+        )
+
+    def _check_mined_2923f6d39f__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:11387
+        return rt.expect(self.state.current_staff, '==', 'S02')
+
+    # tasks.world:11766
+    def _check_mined_dfbfa2e315__roadtest_rt0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_road_tests['RT0002'].status, '==', _E10_TestStatus_failed)
+            and rt.expect(self.t_road_tests['RT0002'].driving_faults, '==', 46, part=1)
+            and rt.expect(self.t_road_tests['RT0002'].serious_faults, '==', 0, part=2)
+            and rt.expect(self.t_road_tests['RT0002'].recorded_by, '==', 'S01', part=3)
+        )
+
+    def _check_mined_dfbfa2e315__new_roadtest(self) -> bool:  # tasks.world:11767
+        return any(
+            _r30.learner == 'L003' and _r30.car == 'AB12-CDE' and _r30.instructor == 'I03'
+            and _r30.test_centre == 'L003'
+            and _r30.scheduled_at == rt.parse_datetime('2025-10-06T10:00:00')
+            and _r30.status == _E10_TestStatus_booked and _r30.driving_faults is None
+            and _r30.serious_faults is None and _r30.recorded_by is None
+            for _r30 in rt.each(self, self.t_road_tests)
+        )
+
 
 DrivingSchool.TOOLS = tools(DrivingSchool)
-
-
-# driving_school.world:1092
-def _check_book_amir_road_test__road_test_booked(ep: DrivingSchool) -> bool:
-    return any(
-        _t20.learner == 'L001' and _t20.status == _E10_TestStatus_booked
-        and _t20.scheduled_at == rt.parse_datetime('2025-10-20T10:00:00')
-        and _t20.test_centre == 'Leeds Test Centre'
-        and ep.t_cars[_t20.car].transmission == _E12_Transmission_manual
-        for _t20 in rt.each(ep, ep.t_road_tests)
-    )
-
-
-# driving_school.world:1093
-def _check_book_amir_road_test__stage_updated(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.t_learners['L001'].stage, '==', _E12_LicenceStage_test_booked)
-
-
-# tasks.world:372
-def _check_amir_moves_lesson_with_iris__old_cancelled(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lessons['LS0003'].status, '==', _E12_LessonStatus_cancelled)
-
-
-def _check_amir_moves_lesson_with_iris__new_lesson(ep: DrivingSchool) -> bool:  # tasks.world:373
-    return any(
-        _l21.learner == 'L001' and _l21.instructor == 'I03'
-        and _l21.starts_at == rt.parse_datetime('2025-10-08T14:00:00') and _l21.minutes == 60
-        and _l21.status == _E12_LessonStatus_booked
-        and ep.t_cars[_l21.car].transmission == _E12_Transmission_manual
-        for _l21 in rt.each(ep, ep.t_lessons)
-    )
-
-
-# tasks.world:754
-def _check_chris_fails_and_rebooks__result_recorded(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_road_tests['RT0002'].status, '==', _E10_TestStatus_failed)
-        and rt.expect(ep.t_road_tests['RT0002'].driving_faults, '==', 9, part=1)
-        and rt.expect(ep.t_road_tests['RT0002'].serious_faults, '==', 1, part=2)
-        and rt.expect(ep.t_road_tests['RT0002'].recorded_by, '==', 'S01', part=3)
-    )
-
-
-def _check_chris_fails_and_rebooks__retest_booked(ep: DrivingSchool) -> bool:  # tasks.world:755
-    return any(
-        _t22.learner == 'L003' and _t22.status == _E10_TestStatus_booked
-        and _t22.scheduled_at == rt.parse_datetime('2025-10-27T11:00:00')
-        and _t22.test_centre == 'Leeds Test Centre' and _t22.car == 'AB12-CDE'
-        and _t22.instructor == 'I03'
-        for _t22 in rt.each(ep, ep.t_road_tests)
-    )
-
-
-def _check_chris_fails_and_rebooks__stage(  # tasks.world:756
-    ep: DrivingSchool, init: DrivingSchool
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_learners['L003'].stage, '==', _E12_LicenceStage_test_booked)
-        and rt.expect(init.t_road_tests['RT0002'].status, '==', _E10_TestStatus_booked, part=1)
-    )
-
-
-# tasks.world:1133
-def _check_mined_525083530c__learner_l003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.t_learners['L003'].stage, '==', _E12_LicenceStage_theory_passed)
-
-
-# tasks.world:1134
-def _check_mined_525083530c__roadtest_rt0002_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_road_tests['RT0002'].status, '==', _E10_TestStatus_failed)
-        and rt.expect(ep.t_road_tests['RT0002'].driving_faults, '==', 14, part=1)
-        and rt.expect(ep.t_road_tests['RT0002'].serious_faults, '==', 10, part=2)
-        and rt.expect(ep.t_road_tests['RT0002'].recorded_by, '==', 'S01', part=3)
-    )
-
-
-# tasks.world:1508
-def _check_mined_27877d5bf3__lesson_ls0003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_lessons['LS0003'].status, '==', _E12_LessonStatus_cancelled)
-        and rt.expect(ep.t_lessons['LS0003'].cancel_reason, '==', 'reversing', part=1)
-    )
-
-
-# tasks.world:1882
-def _check_mined_415715b65d__theorytest_th0003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_failed)
-        and rt.expect(ep.t_theory_tests['TH0003'].score_, '==', 10, part=1)
-        and rt.expect(ep.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
-    )
-
-
-# tasks.world:2256
-def _check_mined_4b80a69bb4__current_staff_set(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S03')
-
-
-# tasks.world:2630
-def _check_mined_589adfd2ac__learner_l001_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.t_learners['L001'].stage, '==', _E12_LicenceStage_test_booked)
-
-
-# tasks.world:2631
-def _check_mined_589adfd2ac__lesson_ls0002_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lessons['LS0002'].status, '==', _E12_LessonStatus_no_show) and rt.expect(
-        ep.t_lessons['LS0002'].cancel_reason, '==', 'test_booked', part=1
-    )
-
-
-# tasks.world:2632
-def _check_mined_589adfd2ac__theorytest_th0003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_failed)
-        and rt.expect(ep.t_theory_tests['TH0003'].score_, '==', 22, part=1)
-        and rt.expect(ep.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
-    )
-
-
-def _check_mined_589adfd2ac__new_roadtest(ep: DrivingSchool) -> bool:  # tasks.world:2633
-    return any(
-        _r23.learner == 'L001' and _r23.car == 'KL56-MNO' and _r23.instructor == 'I01'
-        and _r23.test_centre == 'é'
-        and _r23.scheduled_at == rt.parse_datetime('2025-10-06T10:00:00')
-        and _r23.status == _E10_TestStatus_booked and _r23.driving_faults is None
-        and _r23.serious_faults is None and _r23.recorded_by is None
-        for _r23 in rt.each(ep, ep.t_road_tests)
-    )
-
-
-# tasks.world:3013
-def _check_mined_6301ae1b64__current_staff_set(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S03')
-
-
-# tasks.world:3014
-def _check_mined_6301ae1b64__learner_l001_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.t_learners['L001'].stage, '==', _E12_LicenceStage_test_booked)
-
-
-def _check_mined_6301ae1b64__new_roadtest(ep: DrivingSchool) -> bool:  # tasks.world:3015
-    return any(
-        _r24.learner == 'L001' and _r24.car == 'AB12-CDE' and _r24.instructor == 'I03'
-        and _r24.test_centre == 'automatic'
-        and _r24.scheduled_at == rt.parse_datetime('2025-10-06T10:00:00')
-        and _r24.status == _E10_TestStatus_booked and _r24.driving_faults is None
-        and _r24.serious_faults is None and _r24.recorded_by is None
-        for _r24 in rt.each(ep, ep.t_road_tests)
-    )
-
-
-# tasks.world:3395
-def _check_mined_13b45a15f6__learner_l002_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.t_learners['L002'].stage, '==', _E12_LicenceStage_theory_passed)
-
-
-# tasks.world:3396
-def _check_mined_13b45a15f6__learner_l003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.t_learners['L003'].stage, '==', _E12_LicenceStage_full_licence)
-
-
-# tasks.world:3397
-def _check_mined_13b45a15f6__theorytest_th0003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_passed)
-        and rt.expect(ep.t_theory_tests['TH0003'].score_, '==', 46, part=1)
-        and rt.expect(ep.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
-    )
-
-
-# tasks.world:3398
-def _check_mined_13b45a15f6__roadtest_rt0002_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_road_tests['RT0002'].status, '==', _E10_TestStatus_passed)
-        and rt.expect(ep.t_road_tests['RT0002'].driving_faults, '==', 0, part=1)
-        and rt.expect(ep.t_road_tests['RT0002'].serious_faults, '==', 0, part=2)
-        and rt.expect(ep.t_road_tests['RT0002'].recorded_by, '==', 'S01', part=3)
-    )
-
-
-# tasks.world:3777
-def _check_mined_ac246ce550__learner_l001_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.t_learners['L001'].stage, '==', _E12_LicenceStage_test_booked)
-
-
-# tasks.world:3778
-def _check_mined_ac246ce550__theorytest_th0003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_failed)
-        and rt.expect(ep.t_theory_tests['TH0003'].score_, '==', 10, part=1)
-        and rt.expect(ep.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
-    )
-
-
-def _check_mined_ac246ce550__new_roadtest(ep: DrivingSchool) -> bool:  # tasks.world:3779
-    return any(
-        _r25.learner == 'L001' and _r25.car == 'KL56-MNO' and _r25.instructor == 'I01'
-        and _r25.test_centre == 'roundabouts'
-        and _r25.scheduled_at == rt.parse_datetime('2025-10-06T10:00:00')
-        and _r25.status == _E10_TestStatus_booked and _r25.driving_faults is None
-        and _r25.serious_faults is None and _r25.recorded_by is None
-        for _r25 in rt.each(ep, ep.t_road_tests)
-    )
-
-
-# tasks.world:4157
-def _check_mined_334a2adfbc__learner_l003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.t_learners['L003'].stage, '==', _E12_LicenceStage_full_licence)
-
-
-# tasks.world:4158
-def _check_mined_334a2adfbc__lesson_ls0002_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_lessons['LS0002'].status, '==', _E12_LessonStatus_cancelled)
-        and rt.expect(ep.t_lessons['LS0002'].cancel_reason, '==', '\\', part=1)
-    )
-
-
-# tasks.world:4159
-def _check_mined_334a2adfbc__roadtest_rt0002_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_road_tests['RT0002'].status, '==', _E10_TestStatus_passed)
-        and rt.expect(ep.t_road_tests['RT0002'].driving_faults, '==', 13, part=1)
-        and rt.expect(ep.t_road_tests['RT0002'].serious_faults, '==', 0, part=2)
-        and rt.expect(ep.t_road_tests['RT0002'].recorded_by, '==', 'S01', part=3)
-    )
-
-
-# tasks.world:4538
-def _check_mined_664114f9e2__learner_l003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.t_learners['L003'].stage, '==', _E12_LicenceStage_theory_passed)
-
-
-# tasks.world:4539
-def _check_mined_664114f9e2__lesson_ls0003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_lessons['LS0003'].status, '==', _E12_LessonStatus_cancelled)
-        and rt.expect(ep.t_lessons['LS0003'].cancel_reason, '==', 'LS0007', part=1)
-    )
-
-
-# tasks.world:4540
-def _check_mined_664114f9e2__theorytest_th0003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_failed)
-        and rt.expect(ep.t_theory_tests['TH0003'].score_, '==', 1, part=1)
-        and rt.expect(ep.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
-    )
-
-
-# tasks.world:4541
-def _check_mined_664114f9e2__roadtest_rt0002_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_road_tests['RT0002'].status, '==', _E10_TestStatus_failed)
-        and rt.expect(ep.t_road_tests['RT0002'].driving_faults, '==', 3, part=1)
-        and rt.expect(ep.t_road_tests['RT0002'].serious_faults, '==', 10, part=2)
-        and rt.expect(ep.t_road_tests['RT0002'].recorded_by, '==', 'S01', part=3)
-    )
-
-
-# tasks.world:4919
-def _check_mined_d0950d1145__learner_l003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.t_learners['L003'].stage, '==', _E12_LicenceStage_theory_passed)
-
-
-# tasks.world:4920
-def _check_mined_d0950d1145__lesson_ls0003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_lessons['LS0003'].status, '==', _E12_LessonStatus_cancelled)
-        and rt.expect(ep.t_lessons['LS0003'].cancel_reason, '==', 'null', part=1)
-    )
-
-
-# tasks.world:4921
-def _check_mined_d0950d1145__theorytest_th0003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_failed)
-        and rt.expect(ep.t_theory_tests['TH0003'].score_, '==', 13, part=1)
-        and rt.expect(ep.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
-    )
-
-
-# tasks.world:4922
-def _check_mined_d0950d1145__roadtest_rt0002_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_road_tests['RT0002'].status, '==', _E10_TestStatus_failed)
-        and rt.expect(ep.t_road_tests['RT0002'].driving_faults, '==', 16, part=1)
-        and rt.expect(ep.t_road_tests['RT0002'].serious_faults, '==', 1, part=2)
-        and rt.expect(ep.t_road_tests['RT0002'].recorded_by, '==', 'S01', part=3)
-    )
-
-
-# tasks.world:5300
-def _check_mined_a84f81ee44__current_staff_set(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S03')
-
-
-# tasks.world:5301
-def _check_mined_a84f81ee44__learner_l002_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.t_learners['L002'].stage, '==', _E12_LicenceStage_theory_passed)
-
-
-# tasks.world:5302
-def _check_mined_a84f81ee44__lesson_ls0003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_lessons['LS0003'].status, '==', _E12_LessonStatus_cancelled)
-        and rt.expect(ep.t_lessons['LS0003'].cancel_reason, '==', 'provisional', part=1)
-    )
-
-
-# tasks.world:5303
-def _check_mined_a84f81ee44__theorytest_th0003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_passed)
-        and rt.expect(ep.t_theory_tests['TH0003'].score_, '==', 44, part=1)
-        and rt.expect(ep.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
-    )
-
-
-# tasks.world:5681
-def _check_mined_9777690226__learner_l003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.t_learners['L003'].stage, '==', _E12_LicenceStage_theory_passed)
-
-
-# tasks.world:5682
-def _check_mined_9777690226__lesson_ls0002_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lessons['LS0002'].status, '==', _E12_LessonStatus_no_show) and rt.expect(
-        ep.t_lessons['LS0002'].cancel_reason, '==', 'smXv5', part=1
-    )
-
-
-# tasks.world:5683
-def _check_mined_9777690226__theorytest_th0003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_failed)
-        and rt.expect(ep.t_theory_tests['TH0003'].score_, '==', 3, part=1)
-        and rt.expect(ep.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
-    )
-
-
-# tasks.world:5684
-def _check_mined_9777690226__roadtest_rt0002_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_road_tests['RT0002'].status, '==', _E10_TestStatus_failed)
-        and rt.expect(ep.t_road_tests['RT0002'].driving_faults, '==', 3, part=1)
-        and rt.expect(ep.t_road_tests['RT0002'].serious_faults, '==', 2, part=2)
-        and rt.expect(ep.t_road_tests['RT0002'].recorded_by, '==', 'S01', part=3)
-    )
-
-
-# tasks.world:6063
-def _check_mined_7e19c0d0da__current_staff_set(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S02')
-
-
-# tasks.world:6064
-def _check_mined_7e19c0d0da__lesson_ls0002_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_lessons['LS0002'].status, '==', _E12_LessonStatus_cancelled)
-        and rt.expect(ep.t_lessons['LS0002'].cancel_reason, '==', 'S02', part=1)
-    )
-
-
-# tasks.world:6443
-def _check_mined_9cfc7f196f__current_staff_set(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S03')
-
-
-# tasks.world:6444
-def _check_mined_9cfc7f196f__lesson_ls0003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_lessons['LS0003'].status, '==', _E12_LessonStatus_cancelled)
-        and rt.expect(ep.t_lessons['LS0003'].cancel_reason, '==', 'S03', part=1)
-    )
-
-
-# tasks.world:6824
-def _check_mined_a06212c16f__learner_l002_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.t_learners['L002'].stage, '==', _E12_LicenceStage_theory_passed)
-
-
-# tasks.world:6825
-def _check_mined_a06212c16f__learner_l003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.t_learners['L003'].stage, '==', _E12_LicenceStage_theory_passed)
-
-
-# tasks.world:6826
-def _check_mined_a06212c16f__theorytest_th0003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_passed)
-        and rt.expect(ep.t_theory_tests['TH0003'].score_, '==', 50, part=1)
-        and rt.expect(ep.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
-    )
-
-
-# tasks.world:6827
-def _check_mined_a06212c16f__roadtest_rt0002_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_road_tests['RT0002'].status, '==', _E10_TestStatus_failed)
-        and rt.expect(ep.t_road_tests['RT0002'].driving_faults, '==', 0, part=1)
-        and rt.expect(ep.t_road_tests['RT0002'].serious_faults, '==', 3, part=2)
-        and rt.expect(ep.t_road_tests['RT0002'].recorded_by, '==', 'S01', part=3)
-    )
-
-
-# tasks.world:7205
-def _check_mined_033c04c449__learner_l003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.t_learners['L003'].stage, '==', _E12_LicenceStage_theory_passed)
-
-
-# tasks.world:7206
-def _check_mined_033c04c449__theorytest_th0003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_failed)
-        and rt.expect(ep.t_theory_tests['TH0003'].score_, '==', 10, part=1)
-        and rt.expect(ep.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
-    )
-
-
-# tasks.world:7207
-def _check_mined_033c04c449__roadtest_rt0002_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_road_tests['RT0002'].status, '==', _E10_TestStatus_failed)
-        and rt.expect(ep.t_road_tests['RT0002'].driving_faults, '==', 19, part=1)
-        and rt.expect(ep.t_road_tests['RT0002'].serious_faults, '==', 3, part=2)
-        and rt.expect(ep.t_road_tests['RT0002'].recorded_by, '==', 'S01', part=3)
-    )
-
-
-# tasks.world:7585
-def _check_mined_6ceb74579d__lesson_ls0002_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_lessons['LS0002'].status, '==', _E12_LessonStatus_cancelled)
-        and rt.expect(ep.t_lessons['LS0002'].cancel_reason, '==', '1999-12-12', part=1)
-    )
-
-
-# tasks.world:7586
-def _check_mined_6ceb74579d__theorytest_th0003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_failed)
-        and rt.expect(ep.t_theory_tests['TH0003'].score_, '==', 26, part=1)
-        and rt.expect(ep.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
-    )
-
-
-def _check_mined_6ceb74579d__new_theorytest(ep: DrivingSchool) -> bool:  # tasks.world:7587
-    return any(
-        _r26.learner == 'L002' and _r26.test_centre == 'failed'
-        and _r26.scheduled_at == rt.parse_datetime('2025-10-06T10:00:00')
-        and _r26.status == _E10_TestStatus_booked and _r26.score_ is None
-        and _r26.recorded_by is None
-        for _r26 in rt.each(ep, ep.t_theory_tests)
-    )
-
-
-# tasks.world:7964
-def _check_mined_360c3ac95e__current_staff_set(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S02')
-
-
-# tasks.world:7965
-def _check_mined_360c3ac95e__learner_l001_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.t_learners['L001'].stage, '==', _E12_LicenceStage_test_booked)
-
-
-# tasks.world:7966
-def _check_mined_360c3ac95e__lesson_ls0003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_lessons['LS0003'].status, '==', _E12_LessonStatus_cancelled)
-        and rt.expect(ep.t_lessons['LS0003'].cancel_reason, '==', 'roundabouts', part=1)
-    )
-
-
-def _check_mined_360c3ac95e__new_roadtest(ep: DrivingSchool) -> bool:  # tasks.world:7967
-    return any(
-        _r27.learner == 'L001' and _r27.car == 'KL56-MNO' and _r27.instructor == 'I03'
-        and _r27.test_centre == 'LS0003'
-        and _r27.scheduled_at == rt.parse_datetime('2025-10-06T10:00:00')
-        and _r27.status == _E10_TestStatus_booked and _r27.driving_faults is None
-        and _r27.serious_faults is None and _r27.recorded_by is None
-        for _r27 in rt.each(ep, ep.t_road_tests)
-    )
-
-
-# tasks.world:8344
-def _check_mined_8e4339f706__current_staff_set(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S02')
-
-
-# tasks.world:8345
-def _check_mined_8e4339f706__lesson_ls0003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_lessons['LS0003'].status, '==', _E12_LessonStatus_cancelled)
-        and rt.expect(ep.t_lessons['LS0003'].cancel_reason, '==', 'BZNKt', part=1)
-    )
-
-
-# tasks.world:8724
-def _check_mined_21e1a80e90__lesson_ls0002_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_lessons['LS0002'].status, '==', _E12_LessonStatus_cancelled)
-        and rt.expect(ep.t_lessons['LS0002'].cancel_reason, '==', 'LS0008', part=1)
-    )
-
-
-# tasks.world:8725
-def _check_mined_21e1a80e90__theorytest_th0003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_failed)
-        and rt.expect(ep.t_theory_tests['TH0003'].score_, '==', 14, part=1)
-        and rt.expect(ep.t_theory_tests['TH0003'].recorded_by, '==', 'S01', part=2)
-    )
-
-
-# tasks.world:9101
-def _check_mined_67d8d9b6a3__current_staff_set(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S03')
-
-
-# tasks.world:9102
-def _check_mined_67d8d9b6a3__learner_l003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.t_learners['L003'].stage, '==', _E12_LicenceStage_full_licence)
-
-
-# tasks.world:9103
-def _check_mined_67d8d9b6a3__roadtest_rt0002_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_road_tests['RT0002'].status, '==', _E10_TestStatus_passed)
-        and rt.expect(ep.t_road_tests['RT0002'].driving_faults, '==', 5, part=1)
-        and rt.expect(ep.t_road_tests['RT0002'].serious_faults, '==', 0, part=2)
-        and rt.expect(ep.t_road_tests['RT0002'].recorded_by, '==', 'S01', part=3)
-    )
-
-
-# tasks.world:9485
-def _check_mined_7d3635b34d__current_staff_set(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S03')
-
-
-def _check_mined_7d3635b34d__new_theorytest(ep: DrivingSchool) -> bool:  # tasks.world:9486
-    return any(
-        _r28.learner == 'L005' and _r28.test_centre == 'tom.hale@drive.example'
-        and _r28.scheduled_at == rt.parse_datetime('2025-10-07T11:00:00')
-        and _r28.status == _E10_TestStatus_booked and _r28.score_ is None
-        and _r28.recorded_by is None
-        for _r28 in rt.each(ep, ep.t_theory_tests)
-    )
-
-
-# tasks.world:9866
-def _check_mined_64a3dfffb3__current_staff_set(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S03')
-
-
-def _check_mined_64a3dfffb3__new_theorytest(ep: DrivingSchool) -> bool:  # tasks.world:9867
-    return any(
-        _r29.learner == 'L005' and _r29.test_centre == 'reversing'
-        and _r29.scheduled_at == rt.parse_datetime('2025-10-06T10:00:00')
-        and _r29.status == _E10_TestStatus_booked and _r29.score_ is None
-        and _r29.recorded_by is None
-        for _r29 in rt.each(ep, ep.t_theory_tests)
-    )
-
-
-# tasks.world:10246
-def _check_mined_1d61e14063__current_staff_set(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S02')
-
-
-# tasks.world:10247
-def _check_mined_1d61e14063__lesson_ls0002_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lessons['LS0002'].status, '==', _E12_LessonStatus_no_show) and rt.expect(
-        ep.t_lessons['LS0002'].cancel_reason, '==', 'a\nb', part=1
-    )
-
-
-# tasks.world:10627
-def _check_mined_442ca325f8__current_staff_set(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S03')
-
-
-# tasks.world:10628
-def _check_mined_442ca325f8__theorytest_th0003_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_theory_tests['TH0003'].status, '==', _E10_TestStatus_failed)
-        and rt.expect(ep.t_theory_tests['TH0003'].score_, '==', 42, part=1)
-        and rt.expect(ep.t_theory_tests['TH0003'].recorded_by, '==', 'S03', part=2)
-    )
-
-
-# tasks.world:11007
-def _check_mined_47df0105f7__current_staff_set(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S03')
-
-
-# tasks.world:11008
-def _check_mined_47df0105f7__lesson_ls0002_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lessons['LS0002'].status, '==', _E12_LessonStatus_no_show) and rt.expect(
-        ep.t_lessons['LS0002'].cancel_reason, '==', 'failed', part=1
-    )
-
-
-# tasks.world:11387
-def _check_mined_2923f6d39f__current_staff_set(ep: DrivingSchool) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S02')
-
-
-# tasks.world:11766
-def _check_mined_dfbfa2e315__roadtest_rt0002_changed(ep: DrivingSchool) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_road_tests['RT0002'].status, '==', _E10_TestStatus_failed)
-        and rt.expect(ep.t_road_tests['RT0002'].driving_faults, '==', 46, part=1)
-        and rt.expect(ep.t_road_tests['RT0002'].serious_faults, '==', 0, part=2)
-        and rt.expect(ep.t_road_tests['RT0002'].recorded_by, '==', 'S01', part=3)
-    )
-
-
-def _check_mined_dfbfa2e315__new_roadtest(ep: DrivingSchool) -> bool:  # tasks.world:11767
-    return any(
-        _r30.learner == 'L003' and _r30.car == 'AB12-CDE' and _r30.instructor == 'I03'
-        and _r30.test_centre == 'L003'
-        and _r30.scheduled_at == rt.parse_datetime('2025-10-06T10:00:00')
-        and _r30.status == _E10_TestStatus_booked and _r30.driving_faults is None
-        and _r30.serious_faults is None and _r30.recorded_by is None
-        for _r30 in rt.each(ep, ep.t_road_tests)
-    )
-
-
-DrivingSchool.TASKS = task_registry(__name__, "tasks.json")

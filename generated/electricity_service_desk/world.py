@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Account", "AccountStatus", "AddressInfo", "Bill", "BillStatus", "Customer", "CustomerInfo",
@@ -284,12 +284,8 @@ class ElectricityServiceDesk(Episode):
     CLOCK: ClassVar[str] = "2025-11-10T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Identify the customer (by name, email or phone) before opening, closing or changing an\n'
-        'account. Use the ids the tools show; never guess them. Tell customers the amounts '
-        'billed\n'
-        'and any installment amounts.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "customers": "Customer", "addresses": "ServiceAddress", "tariffs": "Tariff",
         "accounts": "Account", "readings": "MeterReading", "bills": "Bill",
@@ -464,20 +460,16 @@ class ElectricityServiceDesk(Episode):
             rt.check_refs(self.t_addresses, _row120.reported_by, 'OutageReport.reported_by')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_customers, ((self.t_accounts, 'customer'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_addresses, (
                     (self.t_accounts, 'address'), (self.t_readings, 'address'),
                     (self.t_outages, 'reported_by'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_tariffs, ((self.t_accounts, 'tariff'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_accounts, ((self.t_readings, 'account'), (self.t_bills, 'account'))
             )
-        pass
 
     # electricity_service_desk.world:157
     def fn_readings_of(self, a: ServiceAddress) -> tuple[str, ...]:
@@ -1165,1309 +1157,1107 @@ class ElectricityServiceDesk(Episode):
             self.set_field(outage, 'cause', cause)  # electricity_service_desk.world:693
         return outage  # electricity_service_desk.world:695
 
+    def _check_open_service_jonas__opened(self) -> bool:  # electricity_service_desk.world:1094
+        return any(
+            _a13.customer == 'C0004' and _a13.address == 'SA004' and _a13.tariff == 'RES-01'
+            and _a13.status == _E13_AccountStatus_open_ and _a13.balance == 0.0
+            for _a13 in rt.each(self, self.t_accounts)
+        )
+
+    # electricity_service_desk.world:1095
+    def _check_open_service_jonas__opening_reading(self) -> bool:
+        return any(
+            _r14.address == 'SA004' and _r14.kwh == 2950
+            and _r14.read_on == rt.parse_date('2025-11-10')
+            for _r14 in rt.each(self, self.t_readings)
+        )
+
+    def _check_plan_for_mark__plan(self) -> bool:  # electricity_service_desk.world:1497
+        return bool(self.fn_plan_is(self.t_accounts['ACC0002'], 61.65, 3))
+
+    # electricity_service_desk.world:1498
+    def _check_plan_for_mark__bills_in_plan(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bills['B0002'].status, '==', _E10_BillStatus_in_plan)
+            and rt.expect(self.t_bills['B0003'].status, '==', _E10_BillStatus_in_plan, part=1)
+        )
+
+    def _check_lena_moves_house__closed(self) -> rt.Verdict | bool:  # tasks.world:403
+        return (
+            rt.expect(self.t_accounts['ACC0001'].status, '==', _E13_AccountStatus_closed)
+            and rt.expect(
+                self.t_accounts['ACC0001'].closed_on, '==', rt.parse_date('2025-11-10'), part=1
+            )
+            and any(
+                _b15.account == 'ACC0001' and _b15.period_end == rt.parse_date('2025-11-10')
+                and _b15.kwh_used == 270
+                for _b15 in rt.each(self, self.t_bills)
+            )
+        )
+
+    def _check_lena_moves_house__opened(self) -> bool:  # tasks.world:404
+        return (
+            any(
+                _a16.customer == 'C0001' and _a16.address == 'SA005' and _a16.tariff == 'GRN-01'
+                and _a16.status == _E13_AccountStatus_open_
+                for _a16 in rt.each(self, self.t_accounts)
+            )
+            and any(
+                _r17.address == 'SA005' and _r17.kwh == 9950
+                and _r17.read_on == rt.parse_date('2025-11-10')
+                for _r17 in rt.each(self, self.t_readings)
+            )
+        )
+
+    def _check_lena_storm_outage__outage_logged(self) -> bool:  # tasks.world:813
+        return any(
+            _o18.reported_by == 'SA001' and _o18.grid_zone == 'Z01'
+            and _o18.cause == _E11_OutageCause_storm and _o18.affected_addresses == 40
+            and _o18.status == _E12_OutageStatus_crew_dispatched
+            for _o18 in rt.each(self, self.t_outages)
+        )
+
+    # tasks.world:814
+    def _check_lena_storm_outage__one_new(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(len(self.t_outages), '==', len(init.t_outages) + 1)
+
+    def _check_mined_18d9902330__new_meterreading(self) -> bool:  # tasks.world:1219
+        return any(
+            _r19.address == 'SA001' and _r19.account == 'ACC0001'
+            and _r19.read_on == rt.parse_date('2025-11-10') and _r19.kwh == 5043223
+            and _r19.kind == _E11_ReadingKind_actual
+            for _r19 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_18d9902330__new_outagereport(self) -> bool:  # tasks.world:1220
+        return any(
+            _r20.grid_zone == 'Z01' and _r20.reported_by == 'SA001'
+            and _r20.cause == _E11_OutageCause_equipment
+            and _r20.status == _E12_OutageStatus_restored and _r20.affected_addresses == 1200
+            for _r20 in rt.each(self, self.t_outages)
+        )
+
+    def _check_mined_638e43cd84__new_account(self) -> bool:  # tasks.world:1625
+        return any(
+            _r21.customer == 'C0004' and _r21.address == 'SA005' and _r21.tariff == 'BUS-01'
+            and _r21.status == _E13_AccountStatus_open_
+            and _r21.opened_on == rt.parse_date('2025-11-10') and _r21.closed_on is None
+            and _r21.balance == 0.0 and _r21.payment_plan is None
+            for _r21 in rt.each(self, self.t_accounts)
+        )
+
+    def _check_mined_638e43cd84__new_meterreading(self) -> bool:  # tasks.world:1626
+        return any(
+            _r22.address == 'SA005' and _r22.account == 'ACC0006'
+            and _r22.read_on == rt.parse_date('2025-11-10') and _r22.kwh == 36661575
+            and _r22.kind == _E11_ReadingKind_actual
+            for _r22 in rt.each(self, self.t_readings)
+        )
+
+    # tasks.world:2030
+    def _check_mined_43f1d1cbd7__outagereport_out002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_outages['OUT002'].cause, '==', _E11_OutageCause_unknown)
+            and rt.expect(
+                self.t_outages['OUT002'].status, '==', _E12_OutageStatus_restored, part=1
+            )
+        )
+
+    def _check_mined_43f1d1cbd7__new_outagereport(self) -> bool:  # tasks.world:2031
+        return any(
+            _r23.grid_zone == 'Z02' and _r23.reported_by == 'SA003'
+            and _r23.cause == _E11_OutageCause_unknown
+            and _r23.status == _E12_OutageStatus_crew_dispatched and _r23.restored_at is None
+            and _r23.affected_addresses == 59603
+            for _r23 in rt.each(self, self.t_outages)
+        )
+
+    # tasks.world:2435
+    def _check_mined_1953a45882__account_acc0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['ACC0002'].balance, '==', 266.3) and rt.expect(
+            self.t_accounts['ACC0002'].payment_plan, '==',
+            PaymentPlan(
+                v.check_range(92.47, 'PaymentPlan.monthly_amount', 0.01, 1000000.0),
+                v.check_range(2, 'PaymentPlan.installments_left', 1, 12),
+                rt.parse_date('2025-12-10'),
+            ),
+            part=1,
+        )
+
+    def _check_mined_1953a45882__new_meterreading(self) -> bool:  # tasks.world:2436
+        return any(
+            _r24.address == 'SA002' and _r24.account == 'ACC0002'
+            and _r24.read_on == rt.parse_date('2025-11-10') and _r24.kwh == 8849
+            and _r24.kind == _E11_ReadingKind_estimated
+            for _r24 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_1953a45882__bill_b0002_changed(self) -> rt.Verdict | bool:  # tasks.world:2437
+        return rt.expect(self.t_bills['B0002'].status, '==', _E10_BillStatus_in_plan)
+
+    def _check_mined_1953a45882__bill_b0003_changed(self) -> rt.Verdict | bool:  # tasks.world:2438
+        return rt.expect(self.t_bills['B0003'].status, '==', _E10_BillStatus_in_plan)
+
+    def _check_mined_1953a45882__new_bill(self) -> bool:  # tasks.world:2439
+        return any(
+            _r25.account == 'ACC0002' and _r25.period_start == rt.parse_date('2025-10-15')
+            and _r25.period_end == rt.parse_date('2025-11-10') and _r25.kwh_used == 199
+            and _r25.amount == 81.35 and _r25.estimated == True
+            and _r25.status == _E10_BillStatus_in_plan
+            and _r25.issued_on == rt.parse_date('2025-11-10')
+            for _r25 in rt.each(self, self.t_bills)
+        )
+
+    def _check_mined_1953a45882__new_outagereport(self) -> bool:  # tasks.world:2440
+        return any(
+            _r26.grid_zone == 'Z01' and _r26.reported_by == 'SA002'
+            and _r26.cause == _E11_OutageCause_unknown
+            and _r26.status == _E12_OutageStatus_reported and _r26.restored_at is None
+            and _r26.affected_addresses == 2
+            for _r26 in rt.each(self, self.t_outages)
+        )
+
+    # tasks.world:2844
+    def _check_mined_bc5af2668d__outagereport_out002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_outages['OUT002'].cause, '==', _E11_OutageCause_planned)
+            and rt.expect(
+                self.t_outages['OUT002'].status, '==', _E12_OutageStatus_restored, part=1
+            )
+        )
+
+    def _check_mined_bc5af2668d__new_outagereport(self) -> bool:  # tasks.world:2845
+        return any(
+            _r27.grid_zone == 'Z02' and _r27.reported_by == 'SA005'
+            and _r27.cause == _E11_OutageCause_planned
+            and _r27.status == _E12_OutageStatus_reported and _r27.restored_at is None
+            and _r27.affected_addresses == 2900
+            for _r27 in rt.each(self, self.t_outages)
+        )
+
+    # tasks.world:3248
+    def _check_mined_9de4bb6dcd__account_acc0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['ACC0001'].balance, '==', 103.23) and rt.expect(
+            self.t_accounts['ACC0001'].payment_plan, '==',
+            PaymentPlan(
+                v.check_range(51.62, 'PaymentPlan.monthly_amount', 0.01, 1000000.0),
+                v.check_range(2, 'PaymentPlan.installments_left', 1, 12),
+                rt.parse_date('2025-12-10'),
+            ),
+            part=1,
+        )
+
+    def _check_mined_9de4bb6dcd__new_meterreading(self) -> bool:  # tasks.world:3249
+        return any(
+            _r28.address == 'SA001' and _r28.account == 'ACC0001'
+            and _r28.read_on == rt.parse_date('2025-11-10') and _r28.kwh == 16029
+            and _r28.kind == _E11_ReadingKind_estimated
+            for _r28 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_9de4bb6dcd__new_bill(self) -> bool:  # tasks.world:3250
+        return any(
+            _r29.account == 'ACC0001' and _r29.period_start == rt.parse_date('2025-10-10')
+            and _r29.period_end == rt.parse_date('2025-11-10') and _r29.kwh_used == 279
+            and _r29.amount == 103.23 and _r29.estimated == True
+            and _r29.status == _E10_BillStatus_in_plan
+            and _r29.issued_on == rt.parse_date('2025-11-10')
+            for _r29 in rt.each(self, self.t_bills)
+        )
+
+    # tasks.world:3653
+    def _check_mined_108ce0db8e__outagereport_out002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_outages['OUT002'].status, '==', _E12_OutageStatus_crew_dispatched)
+
+    # tasks.world:4055
+    def _check_mined_94f68c48fb__outagereport_out002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_outages['OUT002'].cause, '==', _E11_OutageCause_storm)
+            and rt.expect(
+                self.t_outages['OUT002'].status, '==', _E12_OutageStatus_restored, part=1
+            )
+        )
+
+    def _check_mined_0bc2279568__new_meterreading(self) -> bool:  # tasks.world:4457
+        return any(
+            _r30.address == 'SA002' and _r30.account == 'ACC0002'
+            and _r30.read_on == rt.parse_date('2025-11-10') and _r30.kwh == 15480
+            and _r30.kind == _E11_ReadingKind_actual
+            for _r30 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_5701778335__new_outagereport(self) -> bool:  # tasks.world:4859
+        return any(
+            _r31.grid_zone == 'Z01' and _r31.reported_by == 'SA001'
+            and _r31.cause == _E11_OutageCause_equipment
+            and _r31.status == _E12_OutageStatus_reported and _r31.restored_at is None
+            and _r31.affected_addresses == 30400
+            for _r31 in rt.each(self, self.t_outages)
+        )
+
+    # tasks.world:5261
+    def _check_mined_bea3b3fd36__account_acc0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accounts['ACC0002'].status, '==', _E13_AccountStatus_closed)
+            and rt.expect(
+                self.t_accounts['ACC0002'].closed_on, '==', rt.parse_date('2025-11-10'), part=1
+            )
+            and rt.expect(self.t_accounts['ACC0002'].balance, '==', 31458561.35, part=2)
+        )
+
+    def _check_mined_bea3b3fd36__new_meterreading(self) -> bool:  # tasks.world:5262
+        return any(
+            _r32.address == 'SA002' and _r32.account == 'ACC0002'
+            and _r32.read_on == rt.parse_date('2025-11-10') and _r32.kwh == 89889692
+            and _r32.kind == _E11_ReadingKind_actual
+            for _r32 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_bea3b3fd36__new_bill(self) -> bool:  # tasks.world:5263
+        return any(
+            _r33.account == 'ACC0002' and _r33.period_start == rt.parse_date('2025-10-15')
+            and _r33.period_end == rt.parse_date('2025-11-10') and _r33.kwh_used == 89881042
+            and _r33.amount == 31458376.4 and _r33.estimated == False
+            and _r33.status == _E10_BillStatus_issued
+            and _r33.issued_on == rt.parse_date('2025-11-10')
+            for _r33 in rt.each(self, self.t_bills)
+        )
+
+    # tasks.world:5665
+    def _check_mined_1eee6a7191__account_acc0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['ACC0001'].balance, '==', 103.23)
+
+    def _check_mined_1eee6a7191__new_meterreading(self) -> bool:  # tasks.world:5666
+        return any(
+            _r34.address == 'SA001' and _r34.account == 'ACC0001'
+            and _r34.read_on == rt.parse_date('2025-11-10') and _r34.kwh == 16029
+            and _r34.kind == _E11_ReadingKind_estimated
+            for _r34 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_1eee6a7191__new_bill(self) -> bool:  # tasks.world:5667
+        return any(
+            _r35.account == 'ACC0001' and _r35.period_start == rt.parse_date('2025-10-10')
+            and _r35.period_end == rt.parse_date('2025-11-10') and _r35.kwh_used == 279
+            and _r35.amount == 103.23 and _r35.estimated == True
+            and _r35.status == _E10_BillStatus_issued
+            and _r35.issued_on == rt.parse_date('2025-11-10')
+            for _r35 in rt.each(self, self.t_bills)
+        )
+
+    # tasks.world:6069
+    def _check_mined_c5ce0060a3__account_acc0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['ACC0002'].balance, '==', 266.3)
+
+    def _check_mined_c5ce0060a3__new_meterreading(self) -> bool:  # tasks.world:6070
+        return any(
+            _r36.address == 'SA002' and _r36.account == 'ACC0002'
+            and _r36.read_on == rt.parse_date('2025-11-10') and _r36.kwh == 8849
+            and _r36.kind == _E11_ReadingKind_estimated
+            for _r36 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_c5ce0060a3__new_bill(self) -> bool:  # tasks.world:6071
+        return any(
+            _r37.account == 'ACC0002' and _r37.period_start == rt.parse_date('2025-10-15')
+            and _r37.period_end == rt.parse_date('2025-11-10') and _r37.kwh_used == 199
+            and _r37.amount == 81.35 and _r37.estimated == True
+            and _r37.status == _E10_BillStatus_issued
+            and _r37.issued_on == rt.parse_date('2025-11-10')
+            for _r37 in rt.each(self, self.t_bills)
+        )
+
+    # tasks.world:6473
+    def _check_mined_e24d83bd50__account_acc0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['ACC0003'].balance, '==', 259.0)
+
+    def _check_mined_e24d83bd50__new_meterreading(self) -> bool:  # tasks.world:6474
+        return any(
+            _r38.address == 'SA003' and _r38.account == 'ACC0003'
+            and _r38.read_on == rt.parse_date('2025-11-10') and _r38.kwh == 30800
+            and _r38.kind == _E11_ReadingKind_estimated
+            for _r38 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_e24d83bd50__new_bill(self) -> bool:  # tasks.world:6475
+        return any(
+            _r39.account == 'ACC0003' and _r39.period_start == rt.parse_date('2025-10-01')
+            and _r39.period_end == rt.parse_date('2025-11-10') and _r39.kwh_used == 400
+            and _r39.amount == 148.0 and _r39.estimated == True
+            and _r39.status == _E10_BillStatus_in_plan
+            and _r39.issued_on == rt.parse_date('2025-11-10')
+            for _r39 in rt.each(self, self.t_bills)
+        )
+
+    def _check_mined_7fda6d6db4__new_account(self) -> bool:  # tasks.world:6877
+        return any(
+            _r40.customer == 'C0001' and _r40.address == 'SA004' and _r40.tariff == 'GRN-01'
+            and _r40.status == _E13_AccountStatus_open_
+            and _r40.opened_on == rt.parse_date('2025-11-10') and _r40.closed_on is None
+            and _r40.balance == 0.0 and _r40.payment_plan is None
+            for _r40 in rt.each(self, self.t_accounts)
+        )
+
+    def _check_mined_7fda6d6db4__new_meterreading(self) -> bool:  # tasks.world:6878
+        return any(
+            _r41.address == 'SA004' and _r41.account == 'ACC0006'
+            and _r41.read_on == rt.parse_date('2025-11-10') and _r41.kwh == 9800
+            and _r41.kind == _E11_ReadingKind_actual
+            for _r41 in rt.each(self, self.t_readings)
+        )
+
+    # tasks.world:6879
+    def _check_mined_7fda6d6db4__outagereport_out002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_outages['OUT002'].status, '==', _E12_OutageStatus_crew_dispatched)
+
+    def _check_mined_7fda6d6db4__new_outagereport(self) -> bool:  # tasks.world:6880
+        return any(
+            _r42.grid_zone == 'Z01' and _r42.reported_by == 'SA004'
+            and _r42.cause == _E11_OutageCause_unknown
+            and _r42.status == _E12_OutageStatus_restored and _r42.affected_addresses == 13
+            for _r42 in rt.each(self, self.t_outages)
+        )
+
+    # tasks.world:7288
+    def _check_mined_299baa35ba__account_acc0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accounts['ACC0002'].status, '==', _E13_AccountStatus_closed)
+            and rt.expect(
+                self.t_accounts['ACC0002'].closed_on, '==', rt.parse_date('2025-11-10'), part=1
+            )
+            and rt.expect(self.t_accounts['ACC0002'].balance, '==', 29932314.25, part=2)
+        )
+
+    # tasks.world:7289
+    def _check_mined_299baa35ba__account_acc0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accounts['ACC0003'].status, '==', _E13_AccountStatus_closed)
+            and rt.expect(
+                self.t_accounts['ACC0003'].closed_on, '==', rt.parse_date('2025-11-10'), part=1
+            )
+            and rt.expect(self.t_accounts['ACC0003'].balance, '==', 8873010.44, part=2)
+            and rt.expect(self.t_accounts['ACC0003'].payment_plan, 'is', None, part=3)
+        )
+
+    def _check_mined_299baa35ba__new_meterreading(self) -> bool:  # tasks.world:7290
+        return any(
+            _r43.address == 'SA002' and _r43.account == 'ACC0002'
+            and _r43.read_on == rt.parse_date('2025-11-10') and _r43.kwh == 85528986
+            and _r43.kind == _E11_ReadingKind_actual
+            for _r43 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_299baa35ba__new_meterreading_1(self) -> bool:  # tasks.world:7291
+        return any(
+            _r44.address == 'SA003' and _r44.account == 'ACC0003'
+            and _r44.read_on == rt.parse_date('2025-11-10') and _r44.kwh == 31719198
+            and _r44.kind == _E11_ReadingKind_actual
+            for _r44 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_299baa35ba__bill_b0004_changed(self) -> rt.Verdict | bool:  # tasks.world:7292
+        return rt.expect(self.t_bills['B0004'].status, '==', _E10_BillStatus_issued)
+
+    def _check_mined_299baa35ba__new_bill(self) -> bool:  # tasks.world:7293
+        return any(
+            _r45.account == 'ACC0002' and _r45.period_start == rt.parse_date('2025-10-15')
+            and _r45.period_end == rt.parse_date('2025-11-10') and _r45.kwh_used == 85520336
+            and _r45.amount == 29932129.3 and _r45.estimated == False
+            and _r45.status == _E10_BillStatus_issued
+            and _r45.issued_on == rt.parse_date('2025-11-10')
+            for _r45 in rt.each(self, self.t_bills)
+        )
+
+    def _check_mined_299baa35ba__new_bill_1(self) -> bool:  # tasks.world:7294
+        return any(
+            _r46.account == 'ACC0003' and _r46.period_start == rt.parse_date('2025-10-01')
+            and _r46.period_end == rt.parse_date('2025-11-10') and _r46.kwh_used == 31688798
+            and _r46.amount == 8872899.44 and _r46.estimated == False
+            and _r46.status == _E10_BillStatus_issued
+            and _r46.issued_on == rt.parse_date('2025-11-10')
+            for _r46 in rt.each(self, self.t_bills)
+        )
+
+    def _check_mined_299baa35ba__new_outagereport(self) -> bool:  # tasks.world:7295
+        return any(
+            _r47.grid_zone == 'Z01' and _r47.reported_by == 'SA004'
+            and _r47.cause == _E11_OutageCause_unknown
+            and _r47.status == _E12_OutageStatus_restored and _r47.affected_addresses == 2900
+            for _r47 in rt.each(self, self.t_outages)
+        )
+
+    # tasks.world:7704
+    def _check_mined_7bce30233d__account_acc0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accounts['ACC0002'].status, '==', _E13_AccountStatus_closed)
+            and rt.expect(
+                self.t_accounts['ACC0002'].closed_on, '==', rt.parse_date('2025-11-10'), part=1
+            )
+            and rt.expect(self.t_accounts['ACC0002'].balance, '==', 32169.15, part=2)
+        )
+
+    def _check_mined_7bce30233d__new_account(self) -> bool:  # tasks.world:7705
+        return any(
+            _r48.customer == 'C0002' and _r48.address == 'SA004' and _r48.tariff == 'RES-01'
+            and _r48.status == _E13_AccountStatus_open_
+            and _r48.opened_on == rt.parse_date('2025-11-10') and _r48.closed_on is None
+            and _r48.balance == 0.0 and _r48.payment_plan is None
+            for _r48 in rt.each(self, self.t_accounts)
+        )
+
+    def _check_mined_7bce30233d__new_meterreading(self) -> bool:  # tasks.world:7706
+        return any(
+            _r49.address == 'SA002' and _r49.account == 'ACC0002'
+            and _r49.read_on == rt.parse_date('2025-11-10') and _r49.kwh == 100000
+            and _r49.kind == _E11_ReadingKind_actual
+            for _r49 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_7bce30233d__new_meterreading_1(self) -> bool:  # tasks.world:7707
+        return any(
+            _r50.address == 'SA004' and _r50.account == 'ACC0006'
+            and _r50.read_on == rt.parse_date('2025-11-10') and _r50.kwh == 11558086
+            and _r50.kind == _E11_ReadingKind_actual
+            for _r50 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_7bce30233d__new_bill(self) -> bool:  # tasks.world:7708
+        return any(
+            _r51.account == 'ACC0002' and _r51.period_start == rt.parse_date('2025-10-15')
+            and _r51.period_end == rt.parse_date('2025-11-10') and _r51.kwh_used == 91350
+            and _r51.amount == 31984.2 and _r51.estimated == False
+            and _r51.status == _E10_BillStatus_issued
+            and _r51.issued_on == rt.parse_date('2025-11-10')
+            for _r51 in rt.each(self, self.t_bills)
+        )
+
+    def _check_mined_7bce30233d__new_outagereport(self) -> bool:  # tasks.world:7709
+        return any(
+            _r52.grid_zone == 'Z01' and _r52.reported_by == 'SA001'
+            and _r52.cause == _E11_OutageCause_storm and _r52.status == _E12_OutageStatus_reported
+            and _r52.restored_at is None and _r52.affected_addresses == 100000
+            for _r52 in rt.each(self, self.t_outages)
+        )
+
+    # tasks.world:8115
+    def _check_mined_f2ba5b02f3__account_acc0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['ACC0002'].balance, '==', 266.3) and rt.expect(
+            self.t_accounts['ACC0002'].payment_plan, '==',
+            PaymentPlan(
+                v.check_range(133.15, 'PaymentPlan.monthly_amount', 0.01, 1000000.0),
+                v.check_range(2, 'PaymentPlan.installments_left', 1, 12),
+                rt.parse_date('2025-12-10'),
+            ),
+            part=1,
+        )
+
+    def _check_mined_f2ba5b02f3__new_meterreading(self) -> bool:  # tasks.world:8116
+        return any(
+            _r53.address == 'SA002' and _r53.account == 'ACC0002'
+            and _r53.read_on == rt.parse_date('2025-11-10') and _r53.kwh == 8849
+            and _r53.kind == _E11_ReadingKind_estimated
+            for _r53 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_f2ba5b02f3__bill_b0002_changed(self) -> rt.Verdict | bool:  # tasks.world:8117
+        return rt.expect(self.t_bills['B0002'].status, '==', _E10_BillStatus_in_plan)
+
+    def _check_mined_f2ba5b02f3__bill_b0003_changed(self) -> rt.Verdict | bool:  # tasks.world:8118
+        return rt.expect(self.t_bills['B0003'].status, '==', _E10_BillStatus_in_plan)
+
+    def _check_mined_f2ba5b02f3__new_bill(self) -> bool:  # tasks.world:8119
+        return any(
+            _r54.account == 'ACC0002' and _r54.period_start == rt.parse_date('2025-10-15')
+            and _r54.period_end == rt.parse_date('2025-11-10') and _r54.kwh_used == 199
+            and _r54.amount == 81.35 and _r54.estimated == True
+            and _r54.status == _E10_BillStatus_in_plan
+            and _r54.issued_on == rt.parse_date('2025-11-10')
+            for _r54 in rt.each(self, self.t_bills)
+        )
+
+    # tasks.world:8120
+    def _check_mined_f2ba5b02f3__outagereport_out002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_outages['OUT002'].cause, '==', _E11_OutageCause_unknown)
+            and rt.expect(
+                self.t_outages['OUT002'].status, '==', _E12_OutageStatus_restored, part=1
+            )
+        )
+
+    # tasks.world:8526
+    def _check_mined_1f1e970067__account_acc0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_accounts['ACC0002'].payment_plan, '==',
+            PaymentPlan(
+                v.check_range(92.47, 'PaymentPlan.monthly_amount', 0.01, 1000000.0),
+                v.check_range(2, 'PaymentPlan.installments_left', 1, 12),
+                rt.parse_date('2025-12-10'),
+            ),
+        )
+
+    def _check_mined_1f1e970067__new_account(self) -> bool:  # tasks.world:8527
+        return any(
+            _r55.customer == 'C0001' and _r55.address == 'SA004' and _r55.tariff == 'GRN-01'
+            and _r55.status == _E13_AccountStatus_open_
+            and _r55.opened_on == rt.parse_date('2025-11-10') and _r55.closed_on is None
+            and _r55.balance == 0.0 and _r55.payment_plan is None
+            for _r55 in rt.each(self, self.t_accounts)
+        )
+
+    def _check_mined_1f1e970067__new_meterreading(self) -> bool:  # tasks.world:8528
+        return any(
+            _r56.address == 'SA004' and _r56.account == 'ACC0006'
+            and _r56.read_on == rt.parse_date('2025-11-10') and _r56.kwh == 100000000
+            and _r56.kind == _E11_ReadingKind_actual
+            for _r56 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_1f1e970067__bill_b0002_changed(self) -> rt.Verdict | bool:  # tasks.world:8529
+        return rt.expect(self.t_bills['B0002'].status, '==', _E10_BillStatus_in_plan)
+
+    def _check_mined_1f1e970067__bill_b0003_changed(self) -> rt.Verdict | bool:  # tasks.world:8530
+        return rt.expect(self.t_bills['B0003'].status, '==', _E10_BillStatus_in_plan)
+
+    # tasks.world:8531
+    def _check_mined_1f1e970067__outagereport_out002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_outages['OUT002'].status, '==', _E12_OutageStatus_crew_dispatched)
+
+    # tasks.world:8936
+    def _check_mined_77d75f294e__account_acc0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['ACC0002'].balance, '==', 266.3)
+
+    def _check_mined_77d75f294e__new_meterreading(self) -> bool:  # tasks.world:8937
+        return any(
+            _r57.address == 'SA002' and _r57.account == 'ACC0002'
+            and _r57.read_on == rt.parse_date('2025-11-10') and _r57.kwh == 8849
+            and _r57.kind == _E11_ReadingKind_estimated
+            for _r57 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_77d75f294e__new_bill(self) -> bool:  # tasks.world:8938
+        return any(
+            _r58.account == 'ACC0002' and _r58.period_start == rt.parse_date('2025-10-15')
+            and _r58.period_end == rt.parse_date('2025-11-10') and _r58.kwh_used == 199
+            and _r58.amount == 81.35 and _r58.estimated == True
+            and _r58.status == _E10_BillStatus_issued
+            and _r58.issued_on == rt.parse_date('2025-11-10')
+            for _r58 in rt.each(self, self.t_bills)
+        )
+
+    # tasks.world:8939
+    def _check_mined_77d75f294e__outagereport_out002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_outages['OUT002'].status, '==', _E12_OutageStatus_crew_dispatched)
+
+    def _check_mined_77d75f294e__new_outagereport(self) -> bool:  # tasks.world:8940
+        return any(
+            _r59.grid_zone == 'Z01' and _r59.reported_by == 'SA002'
+            and _r59.cause == _E11_OutageCause_storm
+            and _r59.status == _E12_OutageStatus_crew_dispatched and _r59.restored_at is None
+            and _r59.affected_addresses == 8849
+            for _r59 in rt.each(self, self.t_outages)
+        )
+
+    # tasks.world:9347
+    def _check_mined_37f6c2ed5c__account_acc0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accounts['ACC0002'].status, '==', _E13_AccountStatus_closed)
+            and rt.expect(
+                self.t_accounts['ACC0002'].closed_on, '==', rt.parse_date('2025-11-10'), part=1
+            )
+            and rt.expect(self.t_accounts['ACC0002'].balance, '==', 34997169.15, part=2)
+        )
+
+    def _check_mined_37f6c2ed5c__new_meterreading(self) -> bool:  # tasks.world:9348
+        return any(
+            _r60.address == 'SA002' and _r60.account == 'ACC0002'
+            and _r60.read_on == rt.parse_date('2025-11-10') and _r60.kwh == 100000000
+            and _r60.kind == _E11_ReadingKind_actual
+            for _r60 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_37f6c2ed5c__new_bill(self) -> bool:  # tasks.world:9349
+        return any(
+            _r61.account == 'ACC0002' and _r61.period_start == rt.parse_date('2025-10-15')
+            and _r61.period_end == rt.parse_date('2025-11-10') and _r61.kwh_used == 99991350
+            and _r61.amount == 34996984.2 and _r61.estimated == False
+            and _r61.status == _E10_BillStatus_issued
+            and _r61.issued_on == rt.parse_date('2025-11-10')
+            for _r61 in rt.each(self, self.t_bills)
+        )
+
+    # tasks.world:9350
+    def _check_mined_37f6c2ed5c__outagereport_out002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_outages['OUT002'].status, '==', _E12_OutageStatus_restored)
+
+    # tasks.world:9755
+    def _check_mined_b5470a58b1__account_acc0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['ACC0003'].balance, '==', 259.0)
+
+    def _check_mined_b5470a58b1__new_meterreading(self) -> bool:  # tasks.world:9756
+        return any(
+            _r62.address == 'SA003' and _r62.account == 'ACC0003'
+            and _r62.read_on == rt.parse_date('2025-11-10') and _r62.kwh == 30800
+            and _r62.kind == _E11_ReadingKind_estimated
+            for _r62 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_b5470a58b1__new_bill(self) -> bool:  # tasks.world:9757
+        return any(
+            _r63.account == 'ACC0003' and _r63.period_start == rt.parse_date('2025-10-01')
+            and _r63.period_end == rt.parse_date('2025-11-10') and _r63.kwh_used == 400
+            and _r63.amount == 148.0 and _r63.estimated == True
+            and _r63.status == _E10_BillStatus_in_plan
+            and _r63.issued_on == rt.parse_date('2025-11-10')
+            for _r63 in rt.each(self, self.t_bills)
+        )
+
+    # tasks.world:9758
+    def _check_mined_b5470a58b1__outagereport_out002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_outages['OUT002'].cause, '==', _E11_OutageCause_unknown)
+            and rt.expect(
+                self.t_outages['OUT002'].status, '==', _E12_OutageStatus_restored, part=1
+            )
+        )
+
+    def _check_mined_4fa4786802__new_account(self) -> bool:  # tasks.world:10163
+        return any(
+            _r64.customer == 'C0004' and _r64.address == 'SA004' and _r64.tariff == 'BUS-01'
+            and _r64.status == _E13_AccountStatus_open_
+            and _r64.opened_on == rt.parse_date('2025-11-10') and _r64.closed_on is None
+            and _r64.balance == 0.0 and _r64.payment_plan is None
+            for _r64 in rt.each(self, self.t_accounts)
+        )
+
+    def _check_mined_4fa4786802__new_meterreading(self) -> bool:  # tasks.world:10164
+        return any(
+            _r65.address == 'SA004' and _r65.account == 'ACC0006'
+            and _r65.read_on == rt.parse_date('2025-11-10') and _r65.kwh == 80521261
+            and _r65.kind == _E11_ReadingKind_actual
+            for _r65 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_4fa4786802__new_outagereport(self) -> bool:  # tasks.world:10165
+        return any(
+            _r66.grid_zone == 'Z01' and _r66.reported_by == 'SA002'
+            and _r66.cause == _E11_OutageCause_equipment
+            and _r66.status == _E12_OutageStatus_reported and _r66.restored_at is None
+            and _r66.affected_addresses == 6
+            for _r66 in rt.each(self, self.t_outages)
+        )
+
+    # tasks.world:10572
+    def _check_mined_853c206be1__account_acc0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['ACC0002'].balance, '==', 266.3) and rt.expect(
+            self.t_accounts['ACC0002'].payment_plan, '==',
+            PaymentPlan(
+                v.check_range(133.15, 'PaymentPlan.monthly_amount', 0.01, 1000000.0),
+                v.check_range(2, 'PaymentPlan.installments_left', 1, 12),
+                rt.parse_date('2025-12-10'),
+            ),
+            part=1,
+        )
+
+    def _check_mined_853c206be1__new_meterreading(self) -> bool:  # tasks.world:10573
+        return any(
+            _r67.address == 'SA002' and _r67.account == 'ACC0002'
+            and _r67.read_on == rt.parse_date('2025-11-10') and _r67.kwh == 8849
+            and _r67.kind == _E11_ReadingKind_estimated
+            for _r67 in rt.each(self, self.t_readings)
+        )
+
+    # tasks.world:10574
+    def _check_mined_853c206be1__bill_b0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['B0002'].status, '==', _E10_BillStatus_in_plan)
+
+    # tasks.world:10575
+    def _check_mined_853c206be1__bill_b0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['B0003'].status, '==', _E10_BillStatus_in_plan)
+
+    def _check_mined_853c206be1__new_bill(self) -> bool:  # tasks.world:10576
+        return any(
+            _r68.account == 'ACC0002' and _r68.period_start == rt.parse_date('2025-10-15')
+            and _r68.period_end == rt.parse_date('2025-11-10') and _r68.kwh_used == 199
+            and _r68.amount == 81.35 and _r68.estimated == True
+            and _r68.status == _E10_BillStatus_in_plan
+            and _r68.issued_on == rt.parse_date('2025-11-10')
+            for _r68 in rt.each(self, self.t_bills)
+        )
+
+    # tasks.world:10577
+    def _check_mined_853c206be1__outagereport_out002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_outages['OUT002'].status, '==', _E12_OutageStatus_crew_dispatched)
+
+    # tasks.world:10983
+    def _check_mined_4827e39a82__account_acc0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['ACC0002'].balance, '==', 266.3) and rt.expect(
+            self.t_accounts['ACC0002'].payment_plan, '==',
+            PaymentPlan(
+                v.check_range(30.82, 'PaymentPlan.monthly_amount', 0.01, 1000000.0),
+                v.check_range(6, 'PaymentPlan.installments_left', 1, 12),
+                rt.parse_date('2025-12-10'),
+            ),
+            part=1,
+        )
+
+    def _check_mined_4827e39a82__new_meterreading(self) -> bool:  # tasks.world:10984
+        return any(
+            _r69.address == 'SA002' and _r69.account == 'ACC0002'
+            and _r69.read_on == rt.parse_date('2025-11-10') and _r69.kwh == 8849
+            and _r69.kind == _E11_ReadingKind_estimated
+            for _r69 in rt.each(self, self.t_readings)
+        )
+
+    # tasks.world:10985
+    def _check_mined_4827e39a82__bill_b0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['B0002'].status, '==', _E10_BillStatus_in_plan)
+
+    # tasks.world:10986
+    def _check_mined_4827e39a82__bill_b0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['B0003'].status, '==', _E10_BillStatus_in_plan)
+
+    def _check_mined_4827e39a82__new_bill(self) -> bool:  # tasks.world:10987
+        return any(
+            _r70.account == 'ACC0002' and _r70.period_start == rt.parse_date('2025-10-15')
+            and _r70.period_end == rt.parse_date('2025-11-10') and _r70.kwh_used == 199
+            and _r70.amount == 81.35 and _r70.estimated == True
+            and _r70.status == _E10_BillStatus_in_plan
+            and _r70.issued_on == rt.parse_date('2025-11-10')
+            for _r70 in rt.each(self, self.t_bills)
+        )
+
+    def _check_mined_4827e39a82__new_outagereport(self) -> bool:  # tasks.world:10988
+        return any(
+            _r71.grid_zone == 'Z01' and _r71.reported_by == 'SA002'
+            and _r71.cause == _E11_OutageCause_storm and _r71.status == _E12_OutageStatus_restored
+            and _r71.affected_addresses == 15480
+            for _r71 in rt.each(self, self.t_outages)
+        )
+
+    # tasks.world:11393
+    def _check_mined_a8d96d2b77__account_acc0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['ACC0001'].balance, '==', 103.23)
+
+    # tasks.world:11394
+    def _check_mined_a8d96d2b77__account_acc0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['ACC0003'].balance, '==', 259.0)
+
+    def _check_mined_a8d96d2b77__new_meterreading(self) -> bool:  # tasks.world:11395
+        return any(
+            _r72.address == 'SA001' and _r72.account == 'ACC0001'
+            and _r72.read_on == rt.parse_date('2025-11-10') and _r72.kwh == 16029
+            and _r72.kind == _E11_ReadingKind_estimated
+            for _r72 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_a8d96d2b77__new_meterreading_1(self) -> bool:  # tasks.world:11396
+        return any(
+            _r73.address == 'SA003' and _r73.account == 'ACC0003'
+            and _r73.read_on == rt.parse_date('2025-11-10') and _r73.kwh == 30800
+            and _r73.kind == _E11_ReadingKind_estimated
+            for _r73 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_a8d96d2b77__new_bill(self) -> bool:  # tasks.world:11397
+        return any(
+            _r74.account == 'ACC0001' and _r74.period_start == rt.parse_date('2025-10-10')
+            and _r74.period_end == rt.parse_date('2025-11-10') and _r74.kwh_used == 279
+            and _r74.amount == 103.23 and _r74.estimated == True
+            and _r74.status == _E10_BillStatus_issued
+            and _r74.issued_on == rt.parse_date('2025-11-10')
+            for _r74 in rt.each(self, self.t_bills)
+        )
+
+    def _check_mined_a8d96d2b77__new_bill_1(self) -> bool:  # tasks.world:11398
+        return any(
+            _r75.account == 'ACC0003' and _r75.period_start == rt.parse_date('2025-10-01')
+            and _r75.period_end == rt.parse_date('2025-11-10') and _r75.kwh_used == 400
+            and _r75.amount == 148.0 and _r75.estimated == True
+            and _r75.status == _E10_BillStatus_in_plan
+            and _r75.issued_on == rt.parse_date('2025-11-10')
+            for _r75 in rt.each(self, self.t_bills)
+        )
+
+    def _check_mined_a8d96d2b77__new_outagereport(self) -> bool:  # tasks.world:11399
+        return any(
+            _r76.grid_zone == 'Z01' and _r76.reported_by == 'SA001'
+            and _r76.cause == _E11_OutageCause_unknown
+            and _r76.status == _E12_OutageStatus_reported and _r76.restored_at is None
+            and _r76.affected_addresses == 6
+            for _r76 in rt.each(self, self.t_outages)
+        )
+
+    # tasks.world:11805
+    def _check_mined_cf944a5f4d__account_acc0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['ACC0003'].balance, '==', 259.0)
+
+    def _check_mined_cf944a5f4d__new_meterreading(self) -> bool:  # tasks.world:11806
+        return any(
+            _r77.address == 'SA003' and _r77.account == 'ACC0003'
+            and _r77.read_on == rt.parse_date('2025-11-10') and _r77.kwh == 30800
+            and _r77.kind == _E11_ReadingKind_estimated
+            for _r77 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_cf944a5f4d__new_bill(self) -> bool:  # tasks.world:11807
+        return any(
+            _r78.account == 'ACC0003' and _r78.period_start == rt.parse_date('2025-10-01')
+            and _r78.period_end == rt.parse_date('2025-11-10') and _r78.kwh_used == 400
+            and _r78.amount == 148.0 and _r78.estimated == True
+            and _r78.status == _E10_BillStatus_in_plan
+            and _r78.issued_on == rt.parse_date('2025-11-10')
+            for _r78 in rt.each(self, self.t_bills)
+        )
+
+    def _check_mined_cf944a5f4d__new_outagereport(self) -> bool:  # tasks.world:11808
+        return any(
+            _r79.grid_zone == 'Z01' and _r79.reported_by == 'SA001'
+            and _r79.cause == _E11_OutageCause_unknown
+            and _r79.status == _E12_OutageStatus_restored and _r79.affected_addresses == 8650
+            for _r79 in rt.each(self, self.t_outages)
+        )
+
+    # tasks.world:12213
+    def _check_mined_068383ebb9__account_acc0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_accounts['ACC0002'].payment_plan, '==',
+            PaymentPlan(
+                v.check_range(46.24, 'PaymentPlan.monthly_amount', 0.01, 1000000.0),
+                v.check_range(4, 'PaymentPlan.installments_left', 1, 12),
+                rt.parse_date('2025-12-10'),
+            ),
+        )
+
+    def _check_mined_068383ebb9__new_meterreading(self) -> bool:  # tasks.world:12214
+        return any(
+            _r80.address == 'SA003' and _r80.account == 'ACC0003'
+            and _r80.read_on == rt.parse_date('2025-11-10') and _r80.kwh == 10691442
+            and _r80.kind == _E11_ReadingKind_customer
+            for _r80 in rt.each(self, self.t_readings)
+        )
+
+    # tasks.world:12215
+    def _check_mined_068383ebb9__bill_b0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['B0002'].status, '==', _E10_BillStatus_in_plan)
+
+    # tasks.world:12216
+    def _check_mined_068383ebb9__bill_b0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['B0003'].status, '==', _E10_BillStatus_in_plan)
+
+    # tasks.world:12620
+    def _check_mined_5422b26dd0__account_acc0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['ACC0002'].balance, '==', 266.3)
+
+    def _check_mined_5422b26dd0__new_meterreading(self) -> bool:  # tasks.world:12621
+        return any(
+            _r81.address == 'SA002' and _r81.account == 'ACC0002'
+            and _r81.read_on == rt.parse_date('2025-11-10') and _r81.kwh == 8849
+            and _r81.kind == _E11_ReadingKind_estimated
+            for _r81 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_5422b26dd0__new_bill(self) -> bool:  # tasks.world:12622
+        return any(
+            _r82.account == 'ACC0002' and _r82.period_start == rt.parse_date('2025-10-15')
+            and _r82.period_end == rt.parse_date('2025-11-10') and _r82.kwh_used == 199
+            and _r82.amount == 81.35 and _r82.estimated == True
+            and _r82.status == _E10_BillStatus_issued
+            and _r82.issued_on == rt.parse_date('2025-11-10')
+            for _r82 in rt.each(self, self.t_bills)
+        )
+
+    # tasks.world:12623
+    def _check_mined_5422b26dd0__outagereport_out002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_outages['OUT002'].status, '==', _E12_OutageStatus_crew_dispatched)
+
+    # tasks.world:13030
+    def _check_mined_554aa1c190__outagereport_out002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_outages['OUT002'].cause, '==', _E11_OutageCause_unknown)
+            and rt.expect(
+                self.t_outages['OUT002'].status, '==', _E12_OutageStatus_restored, part=1
+            )
+        )
+
+    def _check_mined_554aa1c190__new_outagereport(self) -> bool:  # tasks.world:13031
+        return any(
+            _r83.grid_zone == 'Z02' and _r83.reported_by == 'SA003'
+            and _r83.cause == _E11_OutageCause_storm and _r83.status == _E12_OutageStatus_reported
+            and _r83.restored_at is None and _r83.affected_addresses == 300
+            for _r83 in rt.each(self, self.t_outages)
+        )
+
+    # tasks.world:13438
+    def _check_mined_e1b9441aaa__account_acc0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['ACC0003'].balance, '==', 259.0)
+
+    def _check_mined_e1b9441aaa__new_meterreading(self) -> bool:  # tasks.world:13439
+        return any(
+            _r84.address == 'SA003' and _r84.account == 'ACC0003'
+            and _r84.read_on == rt.parse_date('2025-11-10') and _r84.kwh == 30800
+            and _r84.kind == _E11_ReadingKind_estimated
+            for _r84 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_e1b9441aaa__new_bill(self) -> bool:  # tasks.world:13440
+        return any(
+            _r85.account == 'ACC0003' and _r85.period_start == rt.parse_date('2025-10-01')
+            and _r85.period_end == rt.parse_date('2025-11-10') and _r85.kwh_used == 400
+            and _r85.amount == 148.0 and _r85.estimated == True
+            and _r85.status == _E10_BillStatus_in_plan
+            and _r85.issued_on == rt.parse_date('2025-11-10')
+            for _r85 in rt.each(self, self.t_bills)
+        )
+
+    # tasks.world:13441
+    def _check_mined_e1b9441aaa__outagereport_out002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_outages['OUT002'].status, '==', _E12_OutageStatus_crew_dispatched)
+
+    # tasks.world:13848
+    def _check_mined_a0fcde4fe4__account_acc0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_accounts['ACC0002'].payment_plan, '==',
+            PaymentPlan(
+                v.check_range(46.24, 'PaymentPlan.monthly_amount', 0.01, 1000000.0),
+                v.check_range(4, 'PaymentPlan.installments_left', 1, 12),
+                rt.parse_date('2025-12-10'),
+            ),
+        )
+
+    # tasks.world:13849
+    def _check_mined_a0fcde4fe4__bill_b0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['B0002'].status, '==', _E10_BillStatus_in_plan)
+
+    # tasks.world:13850
+    def _check_mined_a0fcde4fe4__bill_b0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bills['B0003'].status, '==', _E10_BillStatus_in_plan)
+
+    def _check_mined_a0fcde4fe4__new_outagereport(self) -> bool:  # tasks.world:13851
+        return any(
+            _r86.grid_zone == 'Z01' and _r86.reported_by == 'SA004'
+            and _r86.cause == _E11_OutageCause_equipment
+            and _r86.status == _E12_OutageStatus_restored and _r86.affected_addresses == 220
+            for _r86 in rt.each(self, self.t_outages)
+        )
+
+    # tasks.world:14258
+    def _check_mined_f172efa12c__account_acc0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['ACC0001'].balance, '==', 103.23)
+
+    def _check_mined_f172efa12c__new_meterreading(self) -> bool:  # tasks.world:14259
+        return any(
+            _r87.address == 'SA001' and _r87.account == 'ACC0001'
+            and _r87.read_on == rt.parse_date('2025-11-10') and _r87.kwh == 16029
+            and _r87.kind == _E11_ReadingKind_estimated
+            for _r87 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_f172efa12c__new_bill(self) -> bool:  # tasks.world:14260
+        return any(
+            _r88.account == 'ACC0001' and _r88.period_start == rt.parse_date('2025-10-10')
+            and _r88.period_end == rt.parse_date('2025-11-10') and _r88.kwh_used == 279
+            and _r88.amount == 103.23 and _r88.estimated == True
+            and _r88.status == _E10_BillStatus_issued
+            and _r88.issued_on == rt.parse_date('2025-11-10')
+            for _r88 in rt.each(self, self.t_bills)
+        )
+
+    def _check_mined_f172efa12c__new_outagereport(self) -> bool:  # tasks.world:14261
+        return any(
+            _r89.grid_zone == 'Z01' and _r89.reported_by == 'SA001'
+            and _r89.cause == _E11_OutageCause_planned
+            and _r89.status == _E12_OutageStatus_reported and _r89.restored_at is None
+            and _r89.affected_addresses == 34909
+            for _r89 in rt.each(self, self.t_outages)
+        )
+
+    # tasks.world:14668
+    def _check_mined_5dd8d4e67c__outagereport_out002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_outages['OUT002'].status, '==', _E12_OutageStatus_restored)
+
+    def _check_mined_5dd8d4e67c__new_outagereport(self) -> bool:  # tasks.world:14669
+        return any(
+            _r90.grid_zone == 'Z02' and _r90.reported_by == 'SA003'
+            and _r90.cause == _E11_OutageCause_planned
+            and _r90.status == _E12_OutageStatus_reported and _r90.restored_at is None
+            and _r90.affected_addresses == 6
+            for _r90 in rt.each(self, self.t_outages)
+        )
+
+    # tasks.world:15076
+    def _check_mined_a42cec6f1e__account_acc0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accounts['ACC0001'].status, '==', _E13_AccountStatus_closed)
+            and rt.expect(
+                self.t_accounts['ACC0001'].closed_on, '==', rt.parse_date('2025-11-10'), part=1
+            )
+            and rt.expect(self.t_accounts['ACC0001'].balance, '==', 13102112.51, part=2)
+        )
+
+    def _check_mined_a42cec6f1e__new_account(self) -> bool:  # tasks.world:15077
+        return any(
+            _r91.customer == 'C0001' and _r91.address == 'SA005' and _r91.tariff == 'RES-01'
+            and _r91.status == _E13_AccountStatus_open_
+            and _r91.opened_on == rt.parse_date('2025-11-10') and _r91.closed_on is None
+            and _r91.balance == 0.0 and _r91.payment_plan is None
+            for _r91 in rt.each(self, self.t_accounts)
+        )
+
+    def _check_mined_a42cec6f1e__new_meterreading(self) -> bool:  # tasks.world:15078
+        return any(
+            _r92.address == 'SA001' and _r92.account == 'ACC0001'
+            and _r92.read_on == rt.parse_date('2025-11-10') and _r92.kwh == 40959808
+            and _r92.kind == _E11_ReadingKind_actual
+            for _r92 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_a42cec6f1e__new_meterreading_1(self) -> bool:  # tasks.world:15079
+        return any(
+            _r93.address == 'SA005' and _r93.account == 'ACC0006'
+            and _r93.read_on == rt.parse_date('2025-11-10') and _r93.kwh == 15750
+            and _r93.kind == _E11_ReadingKind_actual
+            for _r93 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_a42cec6f1e__new_bill(self) -> bool:  # tasks.world:15080
+        return any(
+            _r94.account == 'ACC0001' and _r94.period_start == rt.parse_date('2025-10-10')
+            and _r94.period_end == rt.parse_date('2025-11-10') and _r94.kwh_used == 40944058
+            and _r94.amount == 13102112.51 and _r94.estimated == False
+            and _r94.status == _E10_BillStatus_issued
+            and _r94.issued_on == rt.parse_date('2025-11-10')
+            for _r94 in rt.each(self, self.t_bills)
+        )
+
+    # tasks.world:15486
+    def _check_mined_21c2239351__account_acc0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['ACC0003'].balance, '==', 259.0)
+
+    def _check_mined_21c2239351__new_meterreading(self) -> bool:  # tasks.world:15487
+        return any(
+            _r95.address == 'SA003' and _r95.account == 'ACC0003'
+            and _r95.read_on == rt.parse_date('2025-11-10') and _r95.kwh == 30800
+            and _r95.kind == _E11_ReadingKind_estimated
+            for _r95 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_21c2239351__new_meterreading_1(self) -> bool:  # tasks.world:15488
+        return any(
+            _r96.address == 'SA002' and _r96.account == 'ACC0002'
+            and _r96.read_on == rt.parse_date('2025-11-10') and _r96.kwh == 15200
+            and _r96.kind == _E11_ReadingKind_actual
+            for _r96 in rt.each(self, self.t_readings)
+        )
+
+    def _check_mined_21c2239351__new_bill(self) -> bool:  # tasks.world:15489
+        return any(
+            _r97.account == 'ACC0003' and _r97.period_start == rt.parse_date('2025-10-01')
+            and _r97.period_end == rt.parse_date('2025-11-10') and _r97.kwh_used == 400
+            and _r97.amount == 148.0 and _r97.estimated == True
+            and _r97.status == _E10_BillStatus_in_plan
+            and _r97.issued_on == rt.parse_date('2025-11-10')
+            for _r97 in rt.each(self, self.t_bills)
+        )
+
 
 ElectricityServiceDesk.TOOLS = tools(ElectricityServiceDesk)
-
-
-# electricity_service_desk.world:1094
-def _check_open_service_jonas__opened(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _a13.customer == 'C0004' and _a13.address == 'SA004' and _a13.tariff == 'RES-01'
-        and _a13.status == _E13_AccountStatus_open_ and _a13.balance == 0.0
-        for _a13 in rt.each(ep, ep.t_accounts)
-    )
-
-
-# electricity_service_desk.world:1095
-def _check_open_service_jonas__opening_reading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r14.address == 'SA004' and _r14.kwh == 2950
-        and _r14.read_on == rt.parse_date('2025-11-10')
-        for _r14 in rt.each(ep, ep.t_readings)
-    )
-
-
-# electricity_service_desk.world:1497
-def _check_plan_for_mark__plan(ep: ElectricityServiceDesk) -> bool:
-    return bool(ep.fn_plan_is(ep.t_accounts['ACC0002'], 61.65, 3))
-
-
-# electricity_service_desk.world:1498
-def _check_plan_for_mark__bills_in_plan(ep: ElectricityServiceDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['B0002'].status, '==', _E10_BillStatus_in_plan) and rt.expect(
-        ep.t_bills['B0003'].status, '==', _E10_BillStatus_in_plan, part=1
-    )
-
-
-# tasks.world:403
-def _check_lena_moves_house__closed(ep: ElectricityServiceDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['ACC0001'].status, '==', _E13_AccountStatus_closed)
-        and rt.expect(
-            ep.t_accounts['ACC0001'].closed_on, '==', rt.parse_date('2025-11-10'), part=1
-        )
-        and any(
-            _b15.account == 'ACC0001' and _b15.period_end == rt.parse_date('2025-11-10')
-            and _b15.kwh_used == 270
-            for _b15 in rt.each(ep, ep.t_bills)
-        )
-    )
-
-
-def _check_lena_moves_house__opened(ep: ElectricityServiceDesk) -> bool:  # tasks.world:404
-    return (
-        any(
-            _a16.customer == 'C0001' and _a16.address == 'SA005' and _a16.tariff == 'GRN-01'
-            and _a16.status == _E13_AccountStatus_open_
-            for _a16 in rt.each(ep, ep.t_accounts)
-        )
-        and any(
-            _r17.address == 'SA005' and _r17.kwh == 9950
-            and _r17.read_on == rt.parse_date('2025-11-10')
-            for _r17 in rt.each(ep, ep.t_readings)
-        )
-    )
-
-
-def _check_lena_storm_outage__outage_logged(ep: ElectricityServiceDesk) -> bool:  # tasks.world:813
-    return any(
-        _o18.reported_by == 'SA001' and _o18.grid_zone == 'Z01'
-        and _o18.cause == _E11_OutageCause_storm and _o18.affected_addresses == 40
-        and _o18.status == _E12_OutageStatus_crew_dispatched
-        for _o18 in rt.each(ep, ep.t_outages)
-    )
-
-
-def _check_lena_storm_outage__one_new(  # tasks.world:814
-    ep: ElectricityServiceDesk, init: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(len(ep.t_outages), '==', len(init.t_outages) + 1)
-
-
-# tasks.world:1219
-def _check_mined_18d9902330__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r19.address == 'SA001' and _r19.account == 'ACC0001'
-        and _r19.read_on == rt.parse_date('2025-11-10') and _r19.kwh == 5043223
-        and _r19.kind == _E11_ReadingKind_actual
-        for _r19 in rt.each(ep, ep.t_readings)
-    )
-
-
-# tasks.world:1220
-def _check_mined_18d9902330__new_outagereport(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r20.grid_zone == 'Z01' and _r20.reported_by == 'SA001'
-        and _r20.cause == _E11_OutageCause_equipment and _r20.status == _E12_OutageStatus_restored
-        and _r20.affected_addresses == 1200
-        for _r20 in rt.each(ep, ep.t_outages)
-    )
-
-
-def _check_mined_638e43cd84__new_account(ep: ElectricityServiceDesk) -> bool:  # tasks.world:1625
-    return any(
-        _r21.customer == 'C0004' and _r21.address == 'SA005' and _r21.tariff == 'BUS-01'
-        and _r21.status == _E13_AccountStatus_open_
-        and _r21.opened_on == rt.parse_date('2025-11-10') and _r21.closed_on is None
-        and _r21.balance == 0.0 and _r21.payment_plan is None
-        for _r21 in rt.each(ep, ep.t_accounts)
-    )
-
-
-# tasks.world:1626
-def _check_mined_638e43cd84__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r22.address == 'SA005' and _r22.account == 'ACC0006'
-        and _r22.read_on == rt.parse_date('2025-11-10') and _r22.kwh == 36661575
-        and _r22.kind == _E11_ReadingKind_actual
-        for _r22 in rt.each(ep, ep.t_readings)
-    )
-
-
-def _check_mined_43f1d1cbd7__outagereport_out002_changed(  # tasks.world:2030
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_outages['OUT002'].cause, '==', _E11_OutageCause_unknown) and rt.expect(
-        ep.t_outages['OUT002'].status, '==', _E12_OutageStatus_restored, part=1
-    )
-
-
-# tasks.world:2031
-def _check_mined_43f1d1cbd7__new_outagereport(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r23.grid_zone == 'Z02' and _r23.reported_by == 'SA003'
-        and _r23.cause == _E11_OutageCause_unknown
-        and _r23.status == _E12_OutageStatus_crew_dispatched and _r23.restored_at is None
-        and _r23.affected_addresses == 59603
-        for _r23 in rt.each(ep, ep.t_outages)
-    )
-
-
-def _check_mined_1953a45882__account_acc0002_changed(  # tasks.world:2435
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['ACC0002'].balance, '==', 266.3) and rt.expect(
-        ep.t_accounts['ACC0002'].payment_plan, '==',
-        PaymentPlan(
-            v.check_range(92.47, 'PaymentPlan.monthly_amount', 0.01, 1000000.0),
-            v.check_range(2, 'PaymentPlan.installments_left', 1, 12), rt.parse_date('2025-12-10'),
-        ),
-        part=1,
-    )
-
-
-# tasks.world:2436
-def _check_mined_1953a45882__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r24.address == 'SA002' and _r24.account == 'ACC0002'
-        and _r24.read_on == rt.parse_date('2025-11-10') and _r24.kwh == 8849
-        and _r24.kind == _E11_ReadingKind_estimated
-        for _r24 in rt.each(ep, ep.t_readings)
-    )
-
-
-# tasks.world:2437
-def _check_mined_1953a45882__bill_b0002_changed(ep: ElectricityServiceDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['B0002'].status, '==', _E10_BillStatus_in_plan)
-
-
-# tasks.world:2438
-def _check_mined_1953a45882__bill_b0003_changed(ep: ElectricityServiceDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['B0003'].status, '==', _E10_BillStatus_in_plan)
-
-
-def _check_mined_1953a45882__new_bill(ep: ElectricityServiceDesk) -> bool:  # tasks.world:2439
-    return any(
-        _r25.account == 'ACC0002' and _r25.period_start == rt.parse_date('2025-10-15')
-        and _r25.period_end == rt.parse_date('2025-11-10') and _r25.kwh_used == 199
-        and _r25.amount == 81.35 and _r25.estimated == True
-        and _r25.status == _E10_BillStatus_in_plan
-        and _r25.issued_on == rt.parse_date('2025-11-10')
-        for _r25 in rt.each(ep, ep.t_bills)
-    )
-
-
-# tasks.world:2440
-def _check_mined_1953a45882__new_outagereport(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r26.grid_zone == 'Z01' and _r26.reported_by == 'SA002'
-        and _r26.cause == _E11_OutageCause_unknown and _r26.status == _E12_OutageStatus_reported
-        and _r26.restored_at is None and _r26.affected_addresses == 2
-        for _r26 in rt.each(ep, ep.t_outages)
-    )
-
-
-def _check_mined_bc5af2668d__outagereport_out002_changed(  # tasks.world:2844
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_outages['OUT002'].cause, '==', _E11_OutageCause_planned) and rt.expect(
-        ep.t_outages['OUT002'].status, '==', _E12_OutageStatus_restored, part=1
-    )
-
-
-# tasks.world:2845
-def _check_mined_bc5af2668d__new_outagereport(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r27.grid_zone == 'Z02' and _r27.reported_by == 'SA005'
-        and _r27.cause == _E11_OutageCause_planned and _r27.status == _E12_OutageStatus_reported
-        and _r27.restored_at is None and _r27.affected_addresses == 2900
-        for _r27 in rt.each(ep, ep.t_outages)
-    )
-
-
-def _check_mined_9de4bb6dcd__account_acc0001_changed(  # tasks.world:3248
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['ACC0001'].balance, '==', 103.23) and rt.expect(
-        ep.t_accounts['ACC0001'].payment_plan, '==',
-        PaymentPlan(
-            v.check_range(51.62, 'PaymentPlan.monthly_amount', 0.01, 1000000.0),
-            v.check_range(2, 'PaymentPlan.installments_left', 1, 12), rt.parse_date('2025-12-10'),
-        ),
-        part=1,
-    )
-
-
-# tasks.world:3249
-def _check_mined_9de4bb6dcd__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r28.address == 'SA001' and _r28.account == 'ACC0001'
-        and _r28.read_on == rt.parse_date('2025-11-10') and _r28.kwh == 16029
-        and _r28.kind == _E11_ReadingKind_estimated
-        for _r28 in rt.each(ep, ep.t_readings)
-    )
-
-
-def _check_mined_9de4bb6dcd__new_bill(ep: ElectricityServiceDesk) -> bool:  # tasks.world:3250
-    return any(
-        _r29.account == 'ACC0001' and _r29.period_start == rt.parse_date('2025-10-10')
-        and _r29.period_end == rt.parse_date('2025-11-10') and _r29.kwh_used == 279
-        and _r29.amount == 103.23 and _r29.estimated == True
-        and _r29.status == _E10_BillStatus_in_plan
-        and _r29.issued_on == rt.parse_date('2025-11-10')
-        for _r29 in rt.each(ep, ep.t_bills)
-    )
-
-
-def _check_mined_108ce0db8e__outagereport_out002_changed(  # tasks.world:3653
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_outages['OUT002'].status, '==', _E12_OutageStatus_crew_dispatched)
-
-
-def _check_mined_94f68c48fb__outagereport_out002_changed(  # tasks.world:4055
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_outages['OUT002'].cause, '==', _E11_OutageCause_storm) and rt.expect(
-        ep.t_outages['OUT002'].status, '==', _E12_OutageStatus_restored, part=1
-    )
-
-
-# tasks.world:4457
-def _check_mined_0bc2279568__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r30.address == 'SA002' and _r30.account == 'ACC0002'
-        and _r30.read_on == rt.parse_date('2025-11-10') and _r30.kwh == 15480
-        and _r30.kind == _E11_ReadingKind_actual
-        for _r30 in rt.each(ep, ep.t_readings)
-    )
-
-
-# tasks.world:4859
-def _check_mined_5701778335__new_outagereport(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r31.grid_zone == 'Z01' and _r31.reported_by == 'SA001'
-        and _r31.cause == _E11_OutageCause_equipment and _r31.status == _E12_OutageStatus_reported
-        and _r31.restored_at is None and _r31.affected_addresses == 30400
-        for _r31 in rt.each(ep, ep.t_outages)
-    )
-
-
-def _check_mined_bea3b3fd36__account_acc0002_changed(  # tasks.world:5261
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['ACC0002'].status, '==', _E13_AccountStatus_closed)
-        and rt.expect(
-            ep.t_accounts['ACC0002'].closed_on, '==', rt.parse_date('2025-11-10'), part=1
-        )
-        and rt.expect(ep.t_accounts['ACC0002'].balance, '==', 31458561.35, part=2)
-    )
-
-
-# tasks.world:5262
-def _check_mined_bea3b3fd36__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r32.address == 'SA002' and _r32.account == 'ACC0002'
-        and _r32.read_on == rt.parse_date('2025-11-10') and _r32.kwh == 89889692
-        and _r32.kind == _E11_ReadingKind_actual
-        for _r32 in rt.each(ep, ep.t_readings)
-    )
-
-
-def _check_mined_bea3b3fd36__new_bill(ep: ElectricityServiceDesk) -> bool:  # tasks.world:5263
-    return any(
-        _r33.account == 'ACC0002' and _r33.period_start == rt.parse_date('2025-10-15')
-        and _r33.period_end == rt.parse_date('2025-11-10') and _r33.kwh_used == 89881042
-        and _r33.amount == 31458376.4 and _r33.estimated == False
-        and _r33.status == _E10_BillStatus_issued and _r33.issued_on == rt.parse_date('2025-11-10')
-        for _r33 in rt.each(ep, ep.t_bills)
-    )
-
-
-def _check_mined_1eee6a7191__account_acc0001_changed(  # tasks.world:5665
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['ACC0001'].balance, '==', 103.23)
-
-
-# tasks.world:5666
-def _check_mined_1eee6a7191__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r34.address == 'SA001' and _r34.account == 'ACC0001'
-        and _r34.read_on == rt.parse_date('2025-11-10') and _r34.kwh == 16029
-        and _r34.kind == _E11_ReadingKind_estimated
-        for _r34 in rt.each(ep, ep.t_readings)
-    )
-
-
-def _check_mined_1eee6a7191__new_bill(ep: ElectricityServiceDesk) -> bool:  # tasks.world:5667
-    return any(
-        _r35.account == 'ACC0001' and _r35.period_start == rt.parse_date('2025-10-10')
-        and _r35.period_end == rt.parse_date('2025-11-10') and _r35.kwh_used == 279
-        and _r35.amount == 103.23 and _r35.estimated == True
-        and _r35.status == _E10_BillStatus_issued and _r35.issued_on == rt.parse_date('2025-11-10')
-        for _r35 in rt.each(ep, ep.t_bills)
-    )
-
-
-def _check_mined_c5ce0060a3__account_acc0002_changed(  # tasks.world:6069
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['ACC0002'].balance, '==', 266.3)
-
-
-# tasks.world:6070
-def _check_mined_c5ce0060a3__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r36.address == 'SA002' and _r36.account == 'ACC0002'
-        and _r36.read_on == rt.parse_date('2025-11-10') and _r36.kwh == 8849
-        and _r36.kind == _E11_ReadingKind_estimated
-        for _r36 in rt.each(ep, ep.t_readings)
-    )
-
-
-def _check_mined_c5ce0060a3__new_bill(ep: ElectricityServiceDesk) -> bool:  # tasks.world:6071
-    return any(
-        _r37.account == 'ACC0002' and _r37.period_start == rt.parse_date('2025-10-15')
-        and _r37.period_end == rt.parse_date('2025-11-10') and _r37.kwh_used == 199
-        and _r37.amount == 81.35 and _r37.estimated == True
-        and _r37.status == _E10_BillStatus_issued and _r37.issued_on == rt.parse_date('2025-11-10')
-        for _r37 in rt.each(ep, ep.t_bills)
-    )
-
-
-def _check_mined_e24d83bd50__account_acc0003_changed(  # tasks.world:6473
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['ACC0003'].balance, '==', 259.0)
-
-
-# tasks.world:6474
-def _check_mined_e24d83bd50__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r38.address == 'SA003' and _r38.account == 'ACC0003'
-        and _r38.read_on == rt.parse_date('2025-11-10') and _r38.kwh == 30800
-        and _r38.kind == _E11_ReadingKind_estimated
-        for _r38 in rt.each(ep, ep.t_readings)
-    )
-
-
-def _check_mined_e24d83bd50__new_bill(ep: ElectricityServiceDesk) -> bool:  # tasks.world:6475
-    return any(
-        _r39.account == 'ACC0003' and _r39.period_start == rt.parse_date('2025-10-01')
-        and _r39.period_end == rt.parse_date('2025-11-10') and _r39.kwh_used == 400
-        and _r39.amount == 148.0 and _r39.estimated == True
-        and _r39.status == _E10_BillStatus_in_plan
-        and _r39.issued_on == rt.parse_date('2025-11-10')
-        for _r39 in rt.each(ep, ep.t_bills)
-    )
-
-
-def _check_mined_7fda6d6db4__new_account(ep: ElectricityServiceDesk) -> bool:  # tasks.world:6877
-    return any(
-        _r40.customer == 'C0001' and _r40.address == 'SA004' and _r40.tariff == 'GRN-01'
-        and _r40.status == _E13_AccountStatus_open_
-        and _r40.opened_on == rt.parse_date('2025-11-10') and _r40.closed_on is None
-        and _r40.balance == 0.0 and _r40.payment_plan is None
-        for _r40 in rt.each(ep, ep.t_accounts)
-    )
-
-
-# tasks.world:6878
-def _check_mined_7fda6d6db4__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r41.address == 'SA004' and _r41.account == 'ACC0006'
-        and _r41.read_on == rt.parse_date('2025-11-10') and _r41.kwh == 9800
-        and _r41.kind == _E11_ReadingKind_actual
-        for _r41 in rt.each(ep, ep.t_readings)
-    )
-
-
-def _check_mined_7fda6d6db4__outagereport_out002_changed(  # tasks.world:6879
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_outages['OUT002'].status, '==', _E12_OutageStatus_crew_dispatched)
-
-
-# tasks.world:6880
-def _check_mined_7fda6d6db4__new_outagereport(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r42.grid_zone == 'Z01' and _r42.reported_by == 'SA004'
-        and _r42.cause == _E11_OutageCause_unknown and _r42.status == _E12_OutageStatus_restored
-        and _r42.affected_addresses == 13
-        for _r42 in rt.each(ep, ep.t_outages)
-    )
-
-
-def _check_mined_299baa35ba__account_acc0002_changed(  # tasks.world:7288
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['ACC0002'].status, '==', _E13_AccountStatus_closed)
-        and rt.expect(
-            ep.t_accounts['ACC0002'].closed_on, '==', rt.parse_date('2025-11-10'), part=1
-        )
-        and rt.expect(ep.t_accounts['ACC0002'].balance, '==', 29932314.25, part=2)
-    )
-
-
-def _check_mined_299baa35ba__account_acc0003_changed(  # tasks.world:7289
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['ACC0003'].status, '==', _E13_AccountStatus_closed)
-        and rt.expect(
-            ep.t_accounts['ACC0003'].closed_on, '==', rt.parse_date('2025-11-10'), part=1
-        )
-        and rt.expect(ep.t_accounts['ACC0003'].balance, '==', 8873010.44, part=2)
-        and rt.expect(ep.t_accounts['ACC0003'].payment_plan, 'is', None, part=3)
-    )
-
-
-# tasks.world:7290
-def _check_mined_299baa35ba__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r43.address == 'SA002' and _r43.account == 'ACC0002'
-        and _r43.read_on == rt.parse_date('2025-11-10') and _r43.kwh == 85528986
-        and _r43.kind == _E11_ReadingKind_actual
-        for _r43 in rt.each(ep, ep.t_readings)
-    )
-
-
-# tasks.world:7291
-def _check_mined_299baa35ba__new_meterreading_1(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r44.address == 'SA003' and _r44.account == 'ACC0003'
-        and _r44.read_on == rt.parse_date('2025-11-10') and _r44.kwh == 31719198
-        and _r44.kind == _E11_ReadingKind_actual
-        for _r44 in rt.each(ep, ep.t_readings)
-    )
-
-
-# tasks.world:7292
-def _check_mined_299baa35ba__bill_b0004_changed(ep: ElectricityServiceDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['B0004'].status, '==', _E10_BillStatus_issued)
-
-
-def _check_mined_299baa35ba__new_bill(ep: ElectricityServiceDesk) -> bool:  # tasks.world:7293
-    return any(
-        _r45.account == 'ACC0002' and _r45.period_start == rt.parse_date('2025-10-15')
-        and _r45.period_end == rt.parse_date('2025-11-10') and _r45.kwh_used == 85520336
-        and _r45.amount == 29932129.3 and _r45.estimated == False
-        and _r45.status == _E10_BillStatus_issued and _r45.issued_on == rt.parse_date('2025-11-10')
-        for _r45 in rt.each(ep, ep.t_bills)
-    )
-
-
-def _check_mined_299baa35ba__new_bill_1(ep: ElectricityServiceDesk) -> bool:  # tasks.world:7294
-    return any(
-        _r46.account == 'ACC0003' and _r46.period_start == rt.parse_date('2025-10-01')
-        and _r46.period_end == rt.parse_date('2025-11-10') and _r46.kwh_used == 31688798
-        and _r46.amount == 8872899.44 and _r46.estimated == False
-        and _r46.status == _E10_BillStatus_issued and _r46.issued_on == rt.parse_date('2025-11-10')
-        for _r46 in rt.each(ep, ep.t_bills)
-    )
-
-
-# tasks.world:7295
-def _check_mined_299baa35ba__new_outagereport(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r47.grid_zone == 'Z01' and _r47.reported_by == 'SA004'
-        and _r47.cause == _E11_OutageCause_unknown and _r47.status == _E12_OutageStatus_restored
-        and _r47.affected_addresses == 2900
-        for _r47 in rt.each(ep, ep.t_outages)
-    )
-
-
-def _check_mined_7bce30233d__account_acc0002_changed(  # tasks.world:7704
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['ACC0002'].status, '==', _E13_AccountStatus_closed)
-        and rt.expect(
-            ep.t_accounts['ACC0002'].closed_on, '==', rt.parse_date('2025-11-10'), part=1
-        )
-        and rt.expect(ep.t_accounts['ACC0002'].balance, '==', 32169.15, part=2)
-    )
-
-
-def _check_mined_7bce30233d__new_account(ep: ElectricityServiceDesk) -> bool:  # tasks.world:7705
-    return any(
-        _r48.customer == 'C0002' and _r48.address == 'SA004' and _r48.tariff == 'RES-01'
-        and _r48.status == _E13_AccountStatus_open_
-        and _r48.opened_on == rt.parse_date('2025-11-10') and _r48.closed_on is None
-        and _r48.balance == 0.0 and _r48.payment_plan is None
-        for _r48 in rt.each(ep, ep.t_accounts)
-    )
-
-
-# tasks.world:7706
-def _check_mined_7bce30233d__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r49.address == 'SA002' and _r49.account == 'ACC0002'
-        and _r49.read_on == rt.parse_date('2025-11-10') and _r49.kwh == 100000
-        and _r49.kind == _E11_ReadingKind_actual
-        for _r49 in rt.each(ep, ep.t_readings)
-    )
-
-
-# tasks.world:7707
-def _check_mined_7bce30233d__new_meterreading_1(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r50.address == 'SA004' and _r50.account == 'ACC0006'
-        and _r50.read_on == rt.parse_date('2025-11-10') and _r50.kwh == 11558086
-        and _r50.kind == _E11_ReadingKind_actual
-        for _r50 in rt.each(ep, ep.t_readings)
-    )
-
-
-def _check_mined_7bce30233d__new_bill(ep: ElectricityServiceDesk) -> bool:  # tasks.world:7708
-    return any(
-        _r51.account == 'ACC0002' and _r51.period_start == rt.parse_date('2025-10-15')
-        and _r51.period_end == rt.parse_date('2025-11-10') and _r51.kwh_used == 91350
-        and _r51.amount == 31984.2 and _r51.estimated == False
-        and _r51.status == _E10_BillStatus_issued and _r51.issued_on == rt.parse_date('2025-11-10')
-        for _r51 in rt.each(ep, ep.t_bills)
-    )
-
-
-# tasks.world:7709
-def _check_mined_7bce30233d__new_outagereport(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r52.grid_zone == 'Z01' and _r52.reported_by == 'SA001'
-        and _r52.cause == _E11_OutageCause_storm and _r52.status == _E12_OutageStatus_reported
-        and _r52.restored_at is None and _r52.affected_addresses == 100000
-        for _r52 in rt.each(ep, ep.t_outages)
-    )
-
-
-def _check_mined_f2ba5b02f3__account_acc0002_changed(  # tasks.world:8115
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['ACC0002'].balance, '==', 266.3) and rt.expect(
-        ep.t_accounts['ACC0002'].payment_plan, '==',
-        PaymentPlan(
-            v.check_range(133.15, 'PaymentPlan.monthly_amount', 0.01, 1000000.0),
-            v.check_range(2, 'PaymentPlan.installments_left', 1, 12), rt.parse_date('2025-12-10'),
-        ),
-        part=1,
-    )
-
-
-# tasks.world:8116
-def _check_mined_f2ba5b02f3__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r53.address == 'SA002' and _r53.account == 'ACC0002'
-        and _r53.read_on == rt.parse_date('2025-11-10') and _r53.kwh == 8849
-        and _r53.kind == _E11_ReadingKind_estimated
-        for _r53 in rt.each(ep, ep.t_readings)
-    )
-
-
-# tasks.world:8117
-def _check_mined_f2ba5b02f3__bill_b0002_changed(ep: ElectricityServiceDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['B0002'].status, '==', _E10_BillStatus_in_plan)
-
-
-# tasks.world:8118
-def _check_mined_f2ba5b02f3__bill_b0003_changed(ep: ElectricityServiceDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['B0003'].status, '==', _E10_BillStatus_in_plan)
-
-
-def _check_mined_f2ba5b02f3__new_bill(ep: ElectricityServiceDesk) -> bool:  # tasks.world:8119
-    return any(
-        _r54.account == 'ACC0002' and _r54.period_start == rt.parse_date('2025-10-15')
-        and _r54.period_end == rt.parse_date('2025-11-10') and _r54.kwh_used == 199
-        and _r54.amount == 81.35 and _r54.estimated == True
-        and _r54.status == _E10_BillStatus_in_plan
-        and _r54.issued_on == rt.parse_date('2025-11-10')
-        for _r54 in rt.each(ep, ep.t_bills)
-    )
-
-
-def _check_mined_f2ba5b02f3__outagereport_out002_changed(  # tasks.world:8120
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_outages['OUT002'].cause, '==', _E11_OutageCause_unknown) and rt.expect(
-        ep.t_outages['OUT002'].status, '==', _E12_OutageStatus_restored, part=1
-    )
-
-
-def _check_mined_1f1e970067__account_acc0002_changed(  # tasks.world:8526
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_accounts['ACC0002'].payment_plan, '==',
-        PaymentPlan(
-            v.check_range(92.47, 'PaymentPlan.monthly_amount', 0.01, 1000000.0),
-            v.check_range(2, 'PaymentPlan.installments_left', 1, 12), rt.parse_date('2025-12-10'),
-        ),
-    )
-
-
-def _check_mined_1f1e970067__new_account(ep: ElectricityServiceDesk) -> bool:  # tasks.world:8527
-    return any(
-        _r55.customer == 'C0001' and _r55.address == 'SA004' and _r55.tariff == 'GRN-01'
-        and _r55.status == _E13_AccountStatus_open_
-        and _r55.opened_on == rt.parse_date('2025-11-10') and _r55.closed_on is None
-        and _r55.balance == 0.0 and _r55.payment_plan is None
-        for _r55 in rt.each(ep, ep.t_accounts)
-    )
-
-
-# tasks.world:8528
-def _check_mined_1f1e970067__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r56.address == 'SA004' and _r56.account == 'ACC0006'
-        and _r56.read_on == rt.parse_date('2025-11-10') and _r56.kwh == 100000000
-        and _r56.kind == _E11_ReadingKind_actual
-        for _r56 in rt.each(ep, ep.t_readings)
-    )
-
-
-# tasks.world:8529
-def _check_mined_1f1e970067__bill_b0002_changed(ep: ElectricityServiceDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['B0002'].status, '==', _E10_BillStatus_in_plan)
-
-
-# tasks.world:8530
-def _check_mined_1f1e970067__bill_b0003_changed(ep: ElectricityServiceDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['B0003'].status, '==', _E10_BillStatus_in_plan)
-
-
-def _check_mined_1f1e970067__outagereport_out002_changed(  # tasks.world:8531
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_outages['OUT002'].status, '==', _E12_OutageStatus_crew_dispatched)
-
-
-def _check_mined_77d75f294e__account_acc0002_changed(  # tasks.world:8936
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['ACC0002'].balance, '==', 266.3)
-
-
-# tasks.world:8937
-def _check_mined_77d75f294e__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r57.address == 'SA002' and _r57.account == 'ACC0002'
-        and _r57.read_on == rt.parse_date('2025-11-10') and _r57.kwh == 8849
-        and _r57.kind == _E11_ReadingKind_estimated
-        for _r57 in rt.each(ep, ep.t_readings)
-    )
-
-
-def _check_mined_77d75f294e__new_bill(ep: ElectricityServiceDesk) -> bool:  # tasks.world:8938
-    return any(
-        _r58.account == 'ACC0002' and _r58.period_start == rt.parse_date('2025-10-15')
-        and _r58.period_end == rt.parse_date('2025-11-10') and _r58.kwh_used == 199
-        and _r58.amount == 81.35 and _r58.estimated == True
-        and _r58.status == _E10_BillStatus_issued and _r58.issued_on == rt.parse_date('2025-11-10')
-        for _r58 in rt.each(ep, ep.t_bills)
-    )
-
-
-def _check_mined_77d75f294e__outagereport_out002_changed(  # tasks.world:8939
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_outages['OUT002'].status, '==', _E12_OutageStatus_crew_dispatched)
-
-
-# tasks.world:8940
-def _check_mined_77d75f294e__new_outagereport(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r59.grid_zone == 'Z01' and _r59.reported_by == 'SA002'
-        and _r59.cause == _E11_OutageCause_storm
-        and _r59.status == _E12_OutageStatus_crew_dispatched and _r59.restored_at is None
-        and _r59.affected_addresses == 8849
-        for _r59 in rt.each(ep, ep.t_outages)
-    )
-
-
-def _check_mined_37f6c2ed5c__account_acc0002_changed(  # tasks.world:9347
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['ACC0002'].status, '==', _E13_AccountStatus_closed)
-        and rt.expect(
-            ep.t_accounts['ACC0002'].closed_on, '==', rt.parse_date('2025-11-10'), part=1
-        )
-        and rt.expect(ep.t_accounts['ACC0002'].balance, '==', 34997169.15, part=2)
-    )
-
-
-# tasks.world:9348
-def _check_mined_37f6c2ed5c__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r60.address == 'SA002' and _r60.account == 'ACC0002'
-        and _r60.read_on == rt.parse_date('2025-11-10') and _r60.kwh == 100000000
-        and _r60.kind == _E11_ReadingKind_actual
-        for _r60 in rt.each(ep, ep.t_readings)
-    )
-
-
-def _check_mined_37f6c2ed5c__new_bill(ep: ElectricityServiceDesk) -> bool:  # tasks.world:9349
-    return any(
-        _r61.account == 'ACC0002' and _r61.period_start == rt.parse_date('2025-10-15')
-        and _r61.period_end == rt.parse_date('2025-11-10') and _r61.kwh_used == 99991350
-        and _r61.amount == 34996984.2 and _r61.estimated == False
-        and _r61.status == _E10_BillStatus_issued and _r61.issued_on == rt.parse_date('2025-11-10')
-        for _r61 in rt.each(ep, ep.t_bills)
-    )
-
-
-def _check_mined_37f6c2ed5c__outagereport_out002_changed(  # tasks.world:9350
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_outages['OUT002'].status, '==', _E12_OutageStatus_restored)
-
-
-def _check_mined_b5470a58b1__account_acc0003_changed(  # tasks.world:9755
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['ACC0003'].balance, '==', 259.0)
-
-
-# tasks.world:9756
-def _check_mined_b5470a58b1__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r62.address == 'SA003' and _r62.account == 'ACC0003'
-        and _r62.read_on == rt.parse_date('2025-11-10') and _r62.kwh == 30800
-        and _r62.kind == _E11_ReadingKind_estimated
-        for _r62 in rt.each(ep, ep.t_readings)
-    )
-
-
-def _check_mined_b5470a58b1__new_bill(ep: ElectricityServiceDesk) -> bool:  # tasks.world:9757
-    return any(
-        _r63.account == 'ACC0003' and _r63.period_start == rt.parse_date('2025-10-01')
-        and _r63.period_end == rt.parse_date('2025-11-10') and _r63.kwh_used == 400
-        and _r63.amount == 148.0 and _r63.estimated == True
-        and _r63.status == _E10_BillStatus_in_plan
-        and _r63.issued_on == rt.parse_date('2025-11-10')
-        for _r63 in rt.each(ep, ep.t_bills)
-    )
-
-
-def _check_mined_b5470a58b1__outagereport_out002_changed(  # tasks.world:9758
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_outages['OUT002'].cause, '==', _E11_OutageCause_unknown) and rt.expect(
-        ep.t_outages['OUT002'].status, '==', _E12_OutageStatus_restored, part=1
-    )
-
-
-def _check_mined_4fa4786802__new_account(ep: ElectricityServiceDesk) -> bool:  # tasks.world:10163
-    return any(
-        _r64.customer == 'C0004' and _r64.address == 'SA004' and _r64.tariff == 'BUS-01'
-        and _r64.status == _E13_AccountStatus_open_
-        and _r64.opened_on == rt.parse_date('2025-11-10') and _r64.closed_on is None
-        and _r64.balance == 0.0 and _r64.payment_plan is None
-        for _r64 in rt.each(ep, ep.t_accounts)
-    )
-
-
-# tasks.world:10164
-def _check_mined_4fa4786802__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r65.address == 'SA004' and _r65.account == 'ACC0006'
-        and _r65.read_on == rt.parse_date('2025-11-10') and _r65.kwh == 80521261
-        and _r65.kind == _E11_ReadingKind_actual
-        for _r65 in rt.each(ep, ep.t_readings)
-    )
-
-
-# tasks.world:10165
-def _check_mined_4fa4786802__new_outagereport(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r66.grid_zone == 'Z01' and _r66.reported_by == 'SA002'
-        and _r66.cause == _E11_OutageCause_equipment and _r66.status == _E12_OutageStatus_reported
-        and _r66.restored_at is None and _r66.affected_addresses == 6
-        for _r66 in rt.each(ep, ep.t_outages)
-    )
-
-
-def _check_mined_853c206be1__account_acc0002_changed(  # tasks.world:10572
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['ACC0002'].balance, '==', 266.3) and rt.expect(
-        ep.t_accounts['ACC0002'].payment_plan, '==',
-        PaymentPlan(
-            v.check_range(133.15, 'PaymentPlan.monthly_amount', 0.01, 1000000.0),
-            v.check_range(2, 'PaymentPlan.installments_left', 1, 12), rt.parse_date('2025-12-10'),
-        ),
-        part=1,
-    )
-
-
-# tasks.world:10573
-def _check_mined_853c206be1__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r67.address == 'SA002' and _r67.account == 'ACC0002'
-        and _r67.read_on == rt.parse_date('2025-11-10') and _r67.kwh == 8849
-        and _r67.kind == _E11_ReadingKind_estimated
-        for _r67 in rt.each(ep, ep.t_readings)
-    )
-
-
-# tasks.world:10574
-def _check_mined_853c206be1__bill_b0002_changed(ep: ElectricityServiceDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['B0002'].status, '==', _E10_BillStatus_in_plan)
-
-
-# tasks.world:10575
-def _check_mined_853c206be1__bill_b0003_changed(ep: ElectricityServiceDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['B0003'].status, '==', _E10_BillStatus_in_plan)
-
-
-def _check_mined_853c206be1__new_bill(ep: ElectricityServiceDesk) -> bool:  # tasks.world:10576
-    return any(
-        _r68.account == 'ACC0002' and _r68.period_start == rt.parse_date('2025-10-15')
-        and _r68.period_end == rt.parse_date('2025-11-10') and _r68.kwh_used == 199
-        and _r68.amount == 81.35 and _r68.estimated == True
-        and _r68.status == _E10_BillStatus_in_plan
-        and _r68.issued_on == rt.parse_date('2025-11-10')
-        for _r68 in rt.each(ep, ep.t_bills)
-    )
-
-
-def _check_mined_853c206be1__outagereport_out002_changed(  # tasks.world:10577
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_outages['OUT002'].status, '==', _E12_OutageStatus_crew_dispatched)
-
-
-def _check_mined_4827e39a82__account_acc0002_changed(  # tasks.world:10983
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['ACC0002'].balance, '==', 266.3) and rt.expect(
-        ep.t_accounts['ACC0002'].payment_plan, '==',
-        PaymentPlan(
-            v.check_range(30.82, 'PaymentPlan.monthly_amount', 0.01, 1000000.0),
-            v.check_range(6, 'PaymentPlan.installments_left', 1, 12), rt.parse_date('2025-12-10'),
-        ),
-        part=1,
-    )
-
-
-# tasks.world:10984
-def _check_mined_4827e39a82__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r69.address == 'SA002' and _r69.account == 'ACC0002'
-        and _r69.read_on == rt.parse_date('2025-11-10') and _r69.kwh == 8849
-        and _r69.kind == _E11_ReadingKind_estimated
-        for _r69 in rt.each(ep, ep.t_readings)
-    )
-
-
-# tasks.world:10985
-def _check_mined_4827e39a82__bill_b0002_changed(ep: ElectricityServiceDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['B0002'].status, '==', _E10_BillStatus_in_plan)
-
-
-# tasks.world:10986
-def _check_mined_4827e39a82__bill_b0003_changed(ep: ElectricityServiceDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['B0003'].status, '==', _E10_BillStatus_in_plan)
-
-
-def _check_mined_4827e39a82__new_bill(ep: ElectricityServiceDesk) -> bool:  # tasks.world:10987
-    return any(
-        _r70.account == 'ACC0002' and _r70.period_start == rt.parse_date('2025-10-15')
-        and _r70.period_end == rt.parse_date('2025-11-10') and _r70.kwh_used == 199
-        and _r70.amount == 81.35 and _r70.estimated == True
-        and _r70.status == _E10_BillStatus_in_plan
-        and _r70.issued_on == rt.parse_date('2025-11-10')
-        for _r70 in rt.each(ep, ep.t_bills)
-    )
-
-
-# tasks.world:10988
-def _check_mined_4827e39a82__new_outagereport(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r71.grid_zone == 'Z01' and _r71.reported_by == 'SA002'
-        and _r71.cause == _E11_OutageCause_storm and _r71.status == _E12_OutageStatus_restored
-        and _r71.affected_addresses == 15480
-        for _r71 in rt.each(ep, ep.t_outages)
-    )
-
-
-def _check_mined_a8d96d2b77__account_acc0001_changed(  # tasks.world:11393
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['ACC0001'].balance, '==', 103.23)
-
-
-def _check_mined_a8d96d2b77__account_acc0003_changed(  # tasks.world:11394
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['ACC0003'].balance, '==', 259.0)
-
-
-# tasks.world:11395
-def _check_mined_a8d96d2b77__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r72.address == 'SA001' and _r72.account == 'ACC0001'
-        and _r72.read_on == rt.parse_date('2025-11-10') and _r72.kwh == 16029
-        and _r72.kind == _E11_ReadingKind_estimated
-        for _r72 in rt.each(ep, ep.t_readings)
-    )
-
-
-# tasks.world:11396
-def _check_mined_a8d96d2b77__new_meterreading_1(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r73.address == 'SA003' and _r73.account == 'ACC0003'
-        and _r73.read_on == rt.parse_date('2025-11-10') and _r73.kwh == 30800
-        and _r73.kind == _E11_ReadingKind_estimated
-        for _r73 in rt.each(ep, ep.t_readings)
-    )
-
-
-def _check_mined_a8d96d2b77__new_bill(ep: ElectricityServiceDesk) -> bool:  # tasks.world:11397
-    return any(
-        _r74.account == 'ACC0001' and _r74.period_start == rt.parse_date('2025-10-10')
-        and _r74.period_end == rt.parse_date('2025-11-10') and _r74.kwh_used == 279
-        and _r74.amount == 103.23 and _r74.estimated == True
-        and _r74.status == _E10_BillStatus_issued and _r74.issued_on == rt.parse_date('2025-11-10')
-        for _r74 in rt.each(ep, ep.t_bills)
-    )
-
-
-def _check_mined_a8d96d2b77__new_bill_1(ep: ElectricityServiceDesk) -> bool:  # tasks.world:11398
-    return any(
-        _r75.account == 'ACC0003' and _r75.period_start == rt.parse_date('2025-10-01')
-        and _r75.period_end == rt.parse_date('2025-11-10') and _r75.kwh_used == 400
-        and _r75.amount == 148.0 and _r75.estimated == True
-        and _r75.status == _E10_BillStatus_in_plan
-        and _r75.issued_on == rt.parse_date('2025-11-10')
-        for _r75 in rt.each(ep, ep.t_bills)
-    )
-
-
-# tasks.world:11399
-def _check_mined_a8d96d2b77__new_outagereport(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r76.grid_zone == 'Z01' and _r76.reported_by == 'SA001'
-        and _r76.cause == _E11_OutageCause_unknown and _r76.status == _E12_OutageStatus_reported
-        and _r76.restored_at is None and _r76.affected_addresses == 6
-        for _r76 in rt.each(ep, ep.t_outages)
-    )
-
-
-def _check_mined_cf944a5f4d__account_acc0003_changed(  # tasks.world:11805
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['ACC0003'].balance, '==', 259.0)
-
-
-# tasks.world:11806
-def _check_mined_cf944a5f4d__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r77.address == 'SA003' and _r77.account == 'ACC0003'
-        and _r77.read_on == rt.parse_date('2025-11-10') and _r77.kwh == 30800
-        and _r77.kind == _E11_ReadingKind_estimated
-        for _r77 in rt.each(ep, ep.t_readings)
-    )
-
-
-def _check_mined_cf944a5f4d__new_bill(ep: ElectricityServiceDesk) -> bool:  # tasks.world:11807
-    return any(
-        _r78.account == 'ACC0003' and _r78.period_start == rt.parse_date('2025-10-01')
-        and _r78.period_end == rt.parse_date('2025-11-10') and _r78.kwh_used == 400
-        and _r78.amount == 148.0 and _r78.estimated == True
-        and _r78.status == _E10_BillStatus_in_plan
-        and _r78.issued_on == rt.parse_date('2025-11-10')
-        for _r78 in rt.each(ep, ep.t_bills)
-    )
-
-
-# tasks.world:11808
-def _check_mined_cf944a5f4d__new_outagereport(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r79.grid_zone == 'Z01' and _r79.reported_by == 'SA001'
-        and _r79.cause == _E11_OutageCause_unknown and _r79.status == _E12_OutageStatus_restored
-        and _r79.affected_addresses == 8650
-        for _r79 in rt.each(ep, ep.t_outages)
-    )
-
-
-def _check_mined_068383ebb9__account_acc0002_changed(  # tasks.world:12213
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_accounts['ACC0002'].payment_plan, '==',
-        PaymentPlan(
-            v.check_range(46.24, 'PaymentPlan.monthly_amount', 0.01, 1000000.0),
-            v.check_range(4, 'PaymentPlan.installments_left', 1, 12), rt.parse_date('2025-12-10'),
-        ),
-    )
-
-
-# tasks.world:12214
-def _check_mined_068383ebb9__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r80.address == 'SA003' and _r80.account == 'ACC0003'
-        and _r80.read_on == rt.parse_date('2025-11-10') and _r80.kwh == 10691442
-        and _r80.kind == _E11_ReadingKind_customer
-        for _r80 in rt.each(ep, ep.t_readings)
-    )
-
-
-# tasks.world:12215
-def _check_mined_068383ebb9__bill_b0002_changed(ep: ElectricityServiceDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['B0002'].status, '==', _E10_BillStatus_in_plan)
-
-
-# tasks.world:12216
-def _check_mined_068383ebb9__bill_b0003_changed(ep: ElectricityServiceDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['B0003'].status, '==', _E10_BillStatus_in_plan)
-
-
-def _check_mined_5422b26dd0__account_acc0002_changed(  # tasks.world:12620
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['ACC0002'].balance, '==', 266.3)
-
-
-# tasks.world:12621
-def _check_mined_5422b26dd0__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r81.address == 'SA002' and _r81.account == 'ACC0002'
-        and _r81.read_on == rt.parse_date('2025-11-10') and _r81.kwh == 8849
-        and _r81.kind == _E11_ReadingKind_estimated
-        for _r81 in rt.each(ep, ep.t_readings)
-    )
-
-
-def _check_mined_5422b26dd0__new_bill(ep: ElectricityServiceDesk) -> bool:  # tasks.world:12622
-    return any(
-        _r82.account == 'ACC0002' and _r82.period_start == rt.parse_date('2025-10-15')
-        and _r82.period_end == rt.parse_date('2025-11-10') and _r82.kwh_used == 199
-        and _r82.amount == 81.35 and _r82.estimated == True
-        and _r82.status == _E10_BillStatus_issued and _r82.issued_on == rt.parse_date('2025-11-10')
-        for _r82 in rt.each(ep, ep.t_bills)
-    )
-
-
-def _check_mined_5422b26dd0__outagereport_out002_changed(  # tasks.world:12623
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_outages['OUT002'].status, '==', _E12_OutageStatus_crew_dispatched)
-
-
-def _check_mined_554aa1c190__outagereport_out002_changed(  # tasks.world:13030
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_outages['OUT002'].cause, '==', _E11_OutageCause_unknown) and rt.expect(
-        ep.t_outages['OUT002'].status, '==', _E12_OutageStatus_restored, part=1
-    )
-
-
-# tasks.world:13031
-def _check_mined_554aa1c190__new_outagereport(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r83.grid_zone == 'Z02' and _r83.reported_by == 'SA003'
-        and _r83.cause == _E11_OutageCause_storm and _r83.status == _E12_OutageStatus_reported
-        and _r83.restored_at is None and _r83.affected_addresses == 300
-        for _r83 in rt.each(ep, ep.t_outages)
-    )
-
-
-def _check_mined_e1b9441aaa__account_acc0003_changed(  # tasks.world:13438
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['ACC0003'].balance, '==', 259.0)
-
-
-# tasks.world:13439
-def _check_mined_e1b9441aaa__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r84.address == 'SA003' and _r84.account == 'ACC0003'
-        and _r84.read_on == rt.parse_date('2025-11-10') and _r84.kwh == 30800
-        and _r84.kind == _E11_ReadingKind_estimated
-        for _r84 in rt.each(ep, ep.t_readings)
-    )
-
-
-def _check_mined_e1b9441aaa__new_bill(ep: ElectricityServiceDesk) -> bool:  # tasks.world:13440
-    return any(
-        _r85.account == 'ACC0003' and _r85.period_start == rt.parse_date('2025-10-01')
-        and _r85.period_end == rt.parse_date('2025-11-10') and _r85.kwh_used == 400
-        and _r85.amount == 148.0 and _r85.estimated == True
-        and _r85.status == _E10_BillStatus_in_plan
-        and _r85.issued_on == rt.parse_date('2025-11-10')
-        for _r85 in rt.each(ep, ep.t_bills)
-    )
-
-
-def _check_mined_e1b9441aaa__outagereport_out002_changed(  # tasks.world:13441
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_outages['OUT002'].status, '==', _E12_OutageStatus_crew_dispatched)
-
-
-def _check_mined_a0fcde4fe4__account_acc0002_changed(  # tasks.world:13848
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_accounts['ACC0002'].payment_plan, '==',
-        PaymentPlan(
-            v.check_range(46.24, 'PaymentPlan.monthly_amount', 0.01, 1000000.0),
-            v.check_range(4, 'PaymentPlan.installments_left', 1, 12), rt.parse_date('2025-12-10'),
-        ),
-    )
-
-
-# tasks.world:13849
-def _check_mined_a0fcde4fe4__bill_b0002_changed(ep: ElectricityServiceDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['B0002'].status, '==', _E10_BillStatus_in_plan)
-
-
-# tasks.world:13850
-def _check_mined_a0fcde4fe4__bill_b0003_changed(ep: ElectricityServiceDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bills['B0003'].status, '==', _E10_BillStatus_in_plan)
-
-
-# tasks.world:13851
-def _check_mined_a0fcde4fe4__new_outagereport(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r86.grid_zone == 'Z01' and _r86.reported_by == 'SA004'
-        and _r86.cause == _E11_OutageCause_equipment and _r86.status == _E12_OutageStatus_restored
-        and _r86.affected_addresses == 220
-        for _r86 in rt.each(ep, ep.t_outages)
-    )
-
-
-def _check_mined_f172efa12c__account_acc0001_changed(  # tasks.world:14258
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['ACC0001'].balance, '==', 103.23)
-
-
-# tasks.world:14259
-def _check_mined_f172efa12c__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r87.address == 'SA001' and _r87.account == 'ACC0001'
-        and _r87.read_on == rt.parse_date('2025-11-10') and _r87.kwh == 16029
-        and _r87.kind == _E11_ReadingKind_estimated
-        for _r87 in rt.each(ep, ep.t_readings)
-    )
-
-
-def _check_mined_f172efa12c__new_bill(ep: ElectricityServiceDesk) -> bool:  # tasks.world:14260
-    return any(
-        _r88.account == 'ACC0001' and _r88.period_start == rt.parse_date('2025-10-10')
-        and _r88.period_end == rt.parse_date('2025-11-10') and _r88.kwh_used == 279
-        and _r88.amount == 103.23 and _r88.estimated == True
-        and _r88.status == _E10_BillStatus_issued and _r88.issued_on == rt.parse_date('2025-11-10')
-        for _r88 in rt.each(ep, ep.t_bills)
-    )
-
-
-# tasks.world:14261
-def _check_mined_f172efa12c__new_outagereport(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r89.grid_zone == 'Z01' and _r89.reported_by == 'SA001'
-        and _r89.cause == _E11_OutageCause_planned and _r89.status == _E12_OutageStatus_reported
-        and _r89.restored_at is None and _r89.affected_addresses == 34909
-        for _r89 in rt.each(ep, ep.t_outages)
-    )
-
-
-def _check_mined_5dd8d4e67c__outagereport_out002_changed(  # tasks.world:14668
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_outages['OUT002'].status, '==', _E12_OutageStatus_restored)
-
-
-# tasks.world:14669
-def _check_mined_5dd8d4e67c__new_outagereport(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r90.grid_zone == 'Z02' and _r90.reported_by == 'SA003'
-        and _r90.cause == _E11_OutageCause_planned and _r90.status == _E12_OutageStatus_reported
-        and _r90.restored_at is None and _r90.affected_addresses == 6
-        for _r90 in rt.each(ep, ep.t_outages)
-    )
-
-
-def _check_mined_a42cec6f1e__account_acc0001_changed(  # tasks.world:15076
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['ACC0001'].status, '==', _E13_AccountStatus_closed)
-        and rt.expect(
-            ep.t_accounts['ACC0001'].closed_on, '==', rt.parse_date('2025-11-10'), part=1
-        )
-        and rt.expect(ep.t_accounts['ACC0001'].balance, '==', 13102112.51, part=2)
-    )
-
-
-def _check_mined_a42cec6f1e__new_account(ep: ElectricityServiceDesk) -> bool:  # tasks.world:15077
-    return any(
-        _r91.customer == 'C0001' and _r91.address == 'SA005' and _r91.tariff == 'RES-01'
-        and _r91.status == _E13_AccountStatus_open_
-        and _r91.opened_on == rt.parse_date('2025-11-10') and _r91.closed_on is None
-        and _r91.balance == 0.0 and _r91.payment_plan is None
-        for _r91 in rt.each(ep, ep.t_accounts)
-    )
-
-
-# tasks.world:15078
-def _check_mined_a42cec6f1e__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r92.address == 'SA001' and _r92.account == 'ACC0001'
-        and _r92.read_on == rt.parse_date('2025-11-10') and _r92.kwh == 40959808
-        and _r92.kind == _E11_ReadingKind_actual
-        for _r92 in rt.each(ep, ep.t_readings)
-    )
-
-
-# tasks.world:15079
-def _check_mined_a42cec6f1e__new_meterreading_1(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r93.address == 'SA005' and _r93.account == 'ACC0006'
-        and _r93.read_on == rt.parse_date('2025-11-10') and _r93.kwh == 15750
-        and _r93.kind == _E11_ReadingKind_actual
-        for _r93 in rt.each(ep, ep.t_readings)
-    )
-
-
-def _check_mined_a42cec6f1e__new_bill(ep: ElectricityServiceDesk) -> bool:  # tasks.world:15080
-    return any(
-        _r94.account == 'ACC0001' and _r94.period_start == rt.parse_date('2025-10-10')
-        and _r94.period_end == rt.parse_date('2025-11-10') and _r94.kwh_used == 40944058
-        and _r94.amount == 13102112.51 and _r94.estimated == False
-        and _r94.status == _E10_BillStatus_issued and _r94.issued_on == rt.parse_date('2025-11-10')
-        for _r94 in rt.each(ep, ep.t_bills)
-    )
-
-
-def _check_mined_21c2239351__account_acc0003_changed(  # tasks.world:15486
-    ep: ElectricityServiceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['ACC0003'].balance, '==', 259.0)
-
-
-# tasks.world:15487
-def _check_mined_21c2239351__new_meterreading(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r95.address == 'SA003' and _r95.account == 'ACC0003'
-        and _r95.read_on == rt.parse_date('2025-11-10') and _r95.kwh == 30800
-        and _r95.kind == _E11_ReadingKind_estimated
-        for _r95 in rt.each(ep, ep.t_readings)
-    )
-
-
-# tasks.world:15488
-def _check_mined_21c2239351__new_meterreading_1(ep: ElectricityServiceDesk) -> bool:
-    return any(
-        _r96.address == 'SA002' and _r96.account == 'ACC0002'
-        and _r96.read_on == rt.parse_date('2025-11-10') and _r96.kwh == 15200
-        and _r96.kind == _E11_ReadingKind_actual
-        for _r96 in rt.each(ep, ep.t_readings)
-    )
-
-
-def _check_mined_21c2239351__new_bill(ep: ElectricityServiceDesk) -> bool:  # tasks.world:15489
-    return any(
-        _r97.account == 'ACC0003' and _r97.period_start == rt.parse_date('2025-10-01')
-        and _r97.period_end == rt.parse_date('2025-11-10') and _r97.kwh_used == 400
-        and _r97.amount == 148.0 and _r97.estimated == True
-        and _r97.status == _E10_BillStatus_in_plan
-        and _r97.issued_on == rt.parse_date('2025-11-10')
-        for _r97 in rt.each(ep, ep.t_bills)
-    )
-
-
-ElectricityServiceDesk.TASKS = task_registry(__name__, "tasks.json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Accommodation", "AccommodationKind", "AccommodationStatus", "Candidate", "Centre", "Exam",
@@ -247,13 +247,8 @@ class ExamRegistrationOffice(Episode):
     CLOCK: ClassVar[str] = "2025-05-12T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Register candidates only for open sessions with a free seat, never seat more candidates '
-        'than a\n'
-        'centre has seats, refund withdrawals only before the withdrawal deadline, and publish a '
-        'result\n'
-        'only for a candidate who sat the exam.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "candidates": "Candidate", "exams": "Exam", "centres": "Centre", "sessions": "ExamSession",
         "registrations": "Registration", "accommodations": "Accommodation", "results": "Result",
@@ -447,22 +442,17 @@ class ExamRegistrationOffice(Episode):
                 self, self.t_candidates,
                 ((self.t_registrations, 'candidate'), (self.t_results, 'candidate')),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_exams, ((self.t_sessions, 'exam'), (self.t_results, 'exam'))
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_centres, ((self.t_sessions, 'centre'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_sessions, ((self.t_registrations, 'session'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_registrations, (
                     (self.t_registrations, 'transferred_to'),
                     (self.t_accommodations, 'registration'), (self.t_results, 'registration'),
                 ),
             )
-        pass
 
     def fn_holds_seat(self, r: Registration) -> bool:  # exam_registration_office.world:141
         'Registered, completed and absent registrations hold a seat.'
@@ -1101,1091 +1091,992 @@ class ExamRegistrationOffice(Episode):
         self.set_field(registration, 'status', _E18_RegistrationStatus_completed)
         return result  # exam_registration_office.world:527
 
+    # exam_registration_office.world:873
+    def _check_transfer_amir_maths__transferred(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_transferred
+            )
+            and any(
+                _r16.candidate == 'CA001' and _r16.session == 'SS05'
+                and _r16.status == _E18_RegistrationStatus_registered and _r16.fee_paid == 60.0
+                for _r16 in rt.each(self, self.t_registrations)
+            )
+        )
+
+    # exam_registration_office.world:874
+    def _check_transfer_amir_maths__request_moved(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_registrations[self.t_accommodations['AC001'].registration].session, '==',
+                'SS05',
+            )
+            and rt.expect(
+                self.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_requested,
+                part=1,
+            )
+        )
+
+    def _check_enter_farah_for_biology__candidate_added(self) -> bool:  # tasks.world:347
+        return any(
+            _c17.email == 'farah.ali@mail.example' and _c17.name == 'Farah Ali'
+            and _c17.date_of_birth == rt.parse_date('2007-10-09')
+            and _c17.candidate_number == '20250006'
+            for _c17 in rt.each(self, self.t_candidates)
+        )
+
+    def _check_enter_farah_for_biology__entered(self) -> bool:  # tasks.world:348
+        return any(
+            self.t_candidates[_r18.candidate].email == 'farah.ali@mail.example'
+            and _r18.session == 'SS04' and _r18.status == _E18_RegistrationStatus_registered
+            and _r18.fee_paid == 75.0
+            for _r18 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_enter_farah_for_biology__room_requested(self) -> bool:  # tasks.world:349
+        return any(
+            self.t_candidates[self.t_registrations[_a19.registration].candidate].email
+            == 'farah.ali@mail.example'
+            and self.t_registrations[_a19.registration].session == 'SS04'
+            and _a19.kind == _E17_AccommodationKind_separate_room
+            and _a19.status == _E19_AccommodationStatus_requested
+            and _a19.evidence == 'Specialist report SR-2044'
+            for _a19 in rt.each(self, self.t_accommodations)
+        )
+
+    def _check_enter_eli_with_separate_room__entered(self) -> bool:  # tasks.world:705
+        return any(
+            _r20.candidate == 'CA005' and _r20.session == 'SS04'
+            and _r20.status == _E18_RegistrationStatus_registered and _r20.fee_paid == 75.0
+            for _r20 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_enter_eli_with_separate_room__approved(self) -> bool:  # tasks.world:706
+        return any(
+            self.t_registrations[_a21.registration].candidate == 'CA005'
+            and _a21.kind == _E17_AccommodationKind_separate_room
+            and _a21.status == _E19_AccommodationStatus_approved
+            and _a21.evidence == 'Specialist report SR-2044'
+            for _a21 in rt.each(self, self.t_accommodations)
+        )
+
+    def _check_mined_afb08d0dbe__new_registration(self) -> bool:  # tasks.world:1059
+        return any(
+            _r22.candidate == 'CA005' and _r22.session == 'SS05'
+            and _r22.status == _E18_RegistrationStatus_registered and _r22.fee_paid == 60.0
+            and _r22.refund == 0.0 and _r22.transferred_to is None
+            for _r22 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_afb08d0dbe__new_accommodation(self) -> bool:  # tasks.world:1060
+        return any(
+            _r23.registration == 'R0011' and _r23.kind == _E17_AccommodationKind_scribe
+            and _r23.evidence == 'registered' and _r23.status == _E19_AccommodationStatus_requested
+            and _r23.requested_on == rt.parse_date('2025-05-12') and _r23.decided_on is None
+            for _r23 in rt.each(self, self.t_accommodations)
+        )
+
+    def _check_mined_0f614217f3__new_accommodation(self) -> bool:  # tasks.world:1411
+        return any(
+            _r24.registration == 'R0002' and _r24.kind == _E17_AccommodationKind_separate_room
+            and _r24.evidence == '2024-11-05' and _r24.status == _E19_AccommodationStatus_requested
+            and _r24.requested_on == rt.parse_date('2025-05-12') and _r24.decided_on is None
+            for _r24 in rt.each(self, self.t_accommodations)
+        )
+
+    def _check_mined_8c8aa66341__new_registration(self) -> bool:  # tasks.world:1762
+        return any(
+            _r25.candidate == 'CA003' and _r25.session == 'SS04'
+            and _r25.status == _E18_RegistrationStatus_registered and _r25.fee_paid == 75.0
+            and _r25.refund == 0.0 and _r25.transferred_to is None
+            for _r25 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_b5ec61822c__new_accommodation(self) -> bool:  # tasks.world:2112
+        return any(
+            _r26.registration == 'R0001' and _r26.kind == _E17_AccommodationKind_reader
+            and _r26.evidence == '#Q' and _r26.status == _E19_AccommodationStatus_requested
+            and _r26.requested_on == rt.parse_date('2025-05-12') and _r26.decided_on is None
+            for _r26 in rt.each(self, self.t_accommodations)
+        )
+
+    def _check_mined_b5ec61822c__new_accommodation_1(self) -> bool:  # tasks.world:2113
+        return any(
+            _r27.registration == 'R0001' and _r27.kind == _E17_AccommodationKind_separate_room
+            and _r27.evidence == 'distinction'
+            and _r27.status == _E19_AccommodationStatus_requested
+            and _r27.requested_on == rt.parse_date('2025-05-12') and _r27.decided_on is None
+            for _r27 in rt.each(self, self.t_accommodations)
+        )
+
+    # tasks.world:2463
+    def _check_mined_31783a4d27__registration_r0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['R0004'].status, '==', _E18_RegistrationStatus_absent
+        )
+
+    # tasks.world:2812
+    def _check_mined_483d54afee__accommodation_ac001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_approved
+            )
+            and rt.expect(
+                self.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'),
+                part=1,
+            )
+        )
+
+    # tasks.world:3161
+    def _check_mined_053e7d3d07__registration_r0010_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['R0010'].status, '==', _E18_RegistrationStatus_withdrawn
+        )
+
+    # tasks.world:3510
+    def _check_mined_a6b60d2350__registration_r0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['R0004'].status, '==', _E18_RegistrationStatus_completed
+        )
+
+    def _check_mined_a6b60d2350__new_result(self) -> bool:  # tasks.world:3511
+        return any(
+            _r28.registration == 'R0004' and _r28.candidate == 'CA001' and _r28.exam == 'ENG-F'
+            and _r28.score_ == 40 and _r28.grade == _E5_Grade_pass_
+            and _r28.published_on == rt.parse_date('2025-05-12')
+            for _r28 in rt.each(self, self.t_results)
+        )
+
+    # tasks.world:3860
+    def _check_mined_e65476eeac__registration_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_withdrawn
+            )
+            and rt.expect(self.t_registrations['R0001'].refund, '==', 48.0, part=1)
+        )
+
+    def _check_mined_f096687444__new_candidate(self) -> bool:  # tasks.world:4209
+        return any(
+            _r29.name == '53rGT' and _r29.email == '2U3O@S.wort'
+            and _r29.date_of_birth == rt.parse_date('2023-04-14')
+            and _r29.candidate_number == '20250006'
+            and _r29.registered_on == rt.parse_date('2025-05-12')
+            for _r29 in rt.each(self, self.t_candidates)
+        )
+
+    def _check_mined_d1628dda82__new_candidate(self) -> bool:  # tasks.world:4555
+        return any(
+            _r30.name == 'registered' and _r30.email == 'a@V.jwt'
+            and _r30.date_of_birth == rt.parse_date('2025-03-12')
+            and _r30.candidate_number == '20250006'
+            and _r30.registered_on == rt.parse_date('2025-05-12')
+            for _r30 in rt.each(self, self.t_candidates)
+        )
+
+    def _check_mined_d1628dda82__new_registration(self) -> bool:  # tasks.world:4556
+        return any(
+            _r31.candidate == 'CA004' and _r31.session == 'SS01'
+            and _r31.status == _E18_RegistrationStatus_registered and _r31.fee_paid == 60.0
+            and _r31.refund == 0.0 and _r31.transferred_to is None
+            for _r31 in rt.each(self, self.t_registrations)
+        )
+
+    # tasks.world:4557
+    def _check_mined_d1628dda82__accommodation_ac001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_approved
+            )
+            and rt.expect(
+                self.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'),
+                part=1,
+            )
+        )
+
+    def _check_mined_d1628dda82__new_accommodation(self) -> bool:  # tasks.world:4558
+        return any(
+            _r32.registration == 'R0002' and _r32.kind == _E17_AccommodationKind_separate_room
+            and _r32.evidence == 'SS01' and _r32.status == _E19_AccommodationStatus_requested
+            and _r32.requested_on == rt.parse_date('2025-05-12') and _r32.decided_on is None
+            for _r32 in rt.each(self, self.t_accommodations)
+        )
+
+    # tasks.world:4912
+    def _check_mined_1501c8ded7__registration_r0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_registrations['R0003'].status, '==', _E18_RegistrationStatus_transferred
+            )
+            and rt.expect(self.t_registrations['R0003'].transferred_to, '==', 'R0011', part=1)
+        )
+
+    # tasks.world:4913
+    def _check_mined_1501c8ded7__registration_r0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['R0004'].status, '==', _E18_RegistrationStatus_completed
+        )
+
+    def _check_mined_1501c8ded7__new_registration(self) -> bool:  # tasks.world:4914
+        return any(
+            _r33.candidate == 'CA003' and _r33.session == 'SS05'
+            and _r33.status == _E18_RegistrationStatus_registered and _r33.fee_paid == 60.0
+            and _r33.refund == 0.0 and _r33.transferred_to is None
+            for _r33 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_1501c8ded7__new_accommodation(self) -> bool:  # tasks.world:4915
+        return any(
+            _r34.registration == 'R0001' and _r34.kind == _E17_AccommodationKind_scribe
+            and _r34.evidence == 'Old Mill Centre'
+            and _r34.status == _E19_AccommodationStatus_requested
+            and _r34.requested_on == rt.parse_date('2025-05-12') and _r34.decided_on is None
+            for _r34 in rt.each(self, self.t_accommodations)
+        )
+
+    def _check_mined_1501c8ded7__new_result(self) -> bool:  # tasks.world:4916
+        return any(
+            _r35.registration == 'R0004' and _r35.candidate == 'CA001' and _r35.exam == 'ENG-F'
+            and _r35.score_ == 0 and _r35.grade == _E5_Grade_fail
+            and _r35.published_on == rt.parse_date('2025-05-12')
+            for _r35 in rt.each(self, self.t_results)
+        )
+
+    # tasks.world:5269
+    def _check_mined_8f1c430945__registration_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_transferred
+            )
+            and rt.expect(self.t_registrations['R0001'].transferred_to, '==', 'R0011', part=1)
+        )
+
+    def _check_mined_8f1c430945__new_registration(self) -> bool:  # tasks.world:5270
+        return any(
+            _r36.candidate == 'CA001' and _r36.session == 'SS05'
+            and _r36.status == _E18_RegistrationStatus_withdrawn and _r36.fee_paid == 60.0
+            and _r36.refund == 48.0 and _r36.transferred_to is None
+            for _r36 in rt.each(self, self.t_registrations)
+        )
+
+    # tasks.world:5271
+    def _check_mined_8f1c430945__accommodation_ac001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accommodations['AC001'].registration, '==', 'R0011')
+            and rt.expect(
+                self.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_approved,
+                part=1,
+            )
+            and rt.expect(
+                self.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'),
+                part=2,
+            )
+        )
+
+    # tasks.world:5624
+    def _check_mined_9c539f7ff2__registration_r0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_registrations['R0002'].status, '==', _E18_RegistrationStatus_transferred
+            )
+            and rt.expect(self.t_registrations['R0002'].transferred_to, '==', 'R0012', part=1)
+        )
+
+    def _check_mined_9c539f7ff2__new_registration(self) -> bool:  # tasks.world:5625
+        return any(
+            _r37.candidate == 'CA002' and _r37.session == 'SS04'
+            and _r37.status == _E18_RegistrationStatus_registered and _r37.fee_paid == 75.0
+            and _r37.refund == 0.0 and _r37.transferred_to is None
+            for _r37 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_9c539f7ff2__new_registration_1(self) -> bool:  # tasks.world:5626
+        return any(
+            _r38.candidate == 'CA002' and _r38.session == 'SS01'
+            and _r38.status == _E18_RegistrationStatus_registered and _r38.fee_paid == 60.0
+            and _r38.refund == 0.0 and _r38.transferred_to is None
+            for _r38 in rt.each(self, self.t_registrations)
+        )
+
+    # tasks.world:5627
+    def _check_mined_9c539f7ff2__accommodation_ac002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accommodations['AC002'].registration, '==', 'R0012')
+
+    def _check_mined_9c539f7ff2__new_accommodation(self) -> bool:  # tasks.world:5628
+        return any(
+            _r39.registration == 'R0011' and _r39.kind == _E17_AccommodationKind_rest_breaks
+            and _r39.evidence == 'YXeH6' and _r39.status == _E19_AccommodationStatus_requested
+            and _r39.requested_on == rt.parse_date('2025-05-12') and _r39.decided_on is None
+            for _r39 in rt.each(self, self.t_accommodations)
+        )
+
+    def _check_mined_5731b0d037__new_candidate(self) -> bool:  # tasks.world:5981
+        return any(
+            _r40.name == 'separate_room' and _r40.email == 'qS@4dq.ug'
+            and _r40.date_of_birth == rt.parse_date('2024-03-12')
+            and _r40.candidate_number == '20250006'
+            and _r40.registered_on == rt.parse_date('2025-05-12')
+            for _r40 in rt.each(self, self.t_candidates)
+        )
+
+    def _check_mined_5731b0d037__new_registration(self) -> bool:  # tasks.world:5982
+        return any(
+            _r41.candidate == 'CA006' and _r41.session == 'SS05'
+            and _r41.status == _E18_RegistrationStatus_withdrawn and _r41.fee_paid == 60.0
+            and _r41.refund == 48.0 and _r41.transferred_to is None
+            for _r41 in rt.each(self, self.t_registrations)
+        )
+
+    # tasks.world:5983
+    def _check_mined_5731b0d037__accommodation_ac001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_approved
+            )
+            and rt.expect(
+                self.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'),
+                part=1,
+            )
+        )
+
+    def _check_mined_ea86dc2f96__new_candidate(self) -> bool:  # tasks.world:6336
+        return any(
+            _r42.name == '\\' and _r42.email == 'um@GW.kbu'
+            and _r42.date_of_birth == rt.parse_date('2023-02-15')
+            and _r42.candidate_number == '20250006'
+            and _r42.registered_on == rt.parse_date('2025-05-12')
+            for _r42 in rt.each(self, self.t_candidates)
+        )
+
+    # tasks.world:6337
+    def _check_mined_ea86dc2f96__registration_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_withdrawn
+            )
+            and rt.expect(self.t_registrations['R0001'].refund, '==', 48.0, part=1)
+        )
+
+    # tasks.world:6338
+    def _check_mined_ea86dc2f96__registration_r0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['R0004'].status, '==', _E18_RegistrationStatus_absent
+        )
+
+    # tasks.world:6339
+    def _check_mined_ea86dc2f96__accommodation_ac001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_rejected
+            )
+            and rt.expect(
+                self.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'),
+                part=1,
+            )
+        )
+
+    def _check_mined_5d659610b2__new_candidate(self) -> bool:  # tasks.world:6692
+        return any(
+            _r43.name == '2025-05-10' and _r43.email == 'a@z.kac'
+            and _r43.date_of_birth == rt.parse_date('2025-05-12')
+            and _r43.candidate_number == '20250006'
+            and _r43.registered_on == rt.parse_date('2025-05-12')
+            for _r43 in rt.each(self, self.t_candidates)
+        )
+
+    # tasks.world:6693
+    def _check_mined_5d659610b2__registration_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_transferred
+            )
+            and rt.expect(self.t_registrations['R0001'].transferred_to, '==', 'R0011', part=1)
+        )
+
+    # tasks.world:6694
+    def _check_mined_5d659610b2__registration_r0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_registrations['R0003'].status, '==', _E18_RegistrationStatus_withdrawn
+            )
+            and rt.expect(self.t_registrations['R0003'].refund, '==', 48.0, part=1)
+        )
+
+    def _check_mined_5d659610b2__new_registration(self) -> bool:  # tasks.world:6695
+        return any(
+            _r44.candidate == 'CA001' and _r44.session == 'SS05'
+            and _r44.status == _E18_RegistrationStatus_registered and _r44.fee_paid == 60.0
+            and _r44.refund == 0.0 and _r44.transferred_to is None
+            for _r44 in rt.each(self, self.t_registrations)
+        )
+
+    # tasks.world:6696
+    def _check_mined_5d659610b2__accommodation_ac001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accommodations['AC001'].registration, '==', 'R0011')
+
+    def _check_mined_5d659610b2__new_accommodation(self) -> bool:  # tasks.world:6697
+        return any(
+            _r45.registration == 'R0003' and _r45.kind == _E17_AccommodationKind_rest_breaks
+            and _r45.evidence == 'registered' and _r45.status == _E19_AccommodationStatus_requested
+            and _r45.requested_on == rt.parse_date('2025-05-12') and _r45.decided_on is None
+            for _r45 in rt.each(self, self.t_accommodations)
+        )
+
+    def _check_mined_6db27b2669__new_candidate(self) -> bool:  # tasks.world:7050
+        return any(
+            _r46.name == 'cancelled' and _r46.email == 'HuVk@#F.xaen'
+            and _r46.date_of_birth == rt.parse_date('2025-03-02')
+            and _r46.candidate_number == '20250006'
+            and _r46.registered_on == rt.parse_date('2025-05-12')
+            for _r46 in rt.each(self, self.t_candidates)
+        )
+
+    def _check_mined_6db27b2669__new_candidate_1(self) -> bool:  # tasks.world:7051
+        return any(
+            _r47.name == 'closed' and _r47.email == 'u@4.em'
+            and _r47.date_of_birth == rt.parse_date('2025-05-12')
+            and _r47.candidate_number == '20250007'
+            and _r47.registered_on == rt.parse_date('2025-05-12')
+            for _r47 in rt.each(self, self.t_candidates)
+        )
+
+    # tasks.world:7052
+    def _check_mined_6db27b2669__registration_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_transferred
+            )
+            and rt.expect(self.t_registrations['R0001'].transferred_to, '==', 'R0011', part=1)
+        )
+
+    def _check_mined_6db27b2669__new_registration(self) -> bool:  # tasks.world:7053
+        return any(
+            _r48.candidate == 'CA001' and _r48.session == 'SS05'
+            and _r48.status == _E18_RegistrationStatus_registered and _r48.fee_paid == 60.0
+            and _r48.refund == 0.0 and _r48.transferred_to is None
+            for _r48 in rt.each(self, self.t_registrations)
+        )
+
+    # tasks.world:7054
+    def _check_mined_6db27b2669__accommodation_ac001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accommodations['AC001'].registration, '==', 'R0011')
+            and rt.expect(
+                self.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_approved,
+                part=1,
+            )
+            and rt.expect(
+                self.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'),
+                part=2,
+            )
+        )
+
+    # tasks.world:7407
+    def _check_mined_96c99c37c9__registration_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_withdrawn
+            )
+            and rt.expect(self.t_registrations['R0001'].refund, '==', 48.0, part=1)
+        )
+
+    # tasks.world:7408
+    def _check_mined_96c99c37c9__registration_r0010_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['R0010'].status, '==', _E18_RegistrationStatus_withdrawn
+        )
+
+    def _check_mined_96c99c37c9__new_registration(self) -> bool:  # tasks.world:7409
+        return any(
+            _r49.candidate == 'CA004' and _r49.session == 'SS01'
+            and _r49.status == _E18_RegistrationStatus_registered and _r49.fee_paid == 60.0
+            and _r49.refund == 0.0 and _r49.transferred_to is None
+            for _r49 in rt.each(self, self.t_registrations)
+        )
+
+    # tasks.world:7410
+    def _check_mined_96c99c37c9__accommodation_ac001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_approved
+            )
+            and rt.expect(
+                self.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'),
+                part=1,
+            )
+        )
+
+    def _check_mined_427146597e__new_candidate(self) -> bool:  # tasks.world:7763
+        return any(
+            _r50.name == 'absent' and _r50.email == 'TzZ@U.dhtw'
+            and _r50.date_of_birth == rt.parse_date('2006-12-12')
+            and _r50.candidate_number == '20250006'
+            and _r50.registered_on == rt.parse_date('2025-05-12')
+            for _r50 in rt.each(self, self.t_candidates)
+        )
+
+    def _check_mined_427146597e__new_candidate_1(self) -> bool:  # tasks.world:7764
+        return any(
+            _r51.name == 'transferred' and _r51.email == 'oQ5D@dfbY.xr'
+            and _r51.date_of_birth == rt.parse_date('2024-12-01')
+            and _r51.candidate_number == '20250007'
+            and _r51.registered_on == rt.parse_date('2025-05-12')
+            for _r51 in rt.each(self, self.t_candidates)
+        )
+
+    # tasks.world:7765
+    def _check_mined_427146597e__registration_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_withdrawn
+            )
+            and rt.expect(self.t_registrations['R0001'].refund, '==', 48.0, part=1)
+        )
+
+    # tasks.world:7766
+    def _check_mined_427146597e__accommodation_ac001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_rejected
+            )
+            and rt.expect(
+                self.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'),
+                part=1,
+            )
+        )
+
+    def _check_mined_117b51934e__new_registration(self) -> bool:  # tasks.world:8119
+        return any(
+            _r52.candidate == 'CA004' and _r52.session == 'SS04'
+            and _r52.status == _E18_RegistrationStatus_registered and _r52.fee_paid == 75.0
+            and _r52.refund == 0.0 and _r52.transferred_to is None
+            for _r52 in rt.each(self, self.t_registrations)
+        )
+
+    # tasks.world:8120
+    def _check_mined_117b51934e__accommodation_ac001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_approved
+            )
+            and rt.expect(
+                self.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'),
+                part=1,
+            )
+        )
+
+    def _check_mined_fa2b107d68__new_candidate(self) -> bool:  # tasks.world:8472
+        return any(
+            _r53.name == 'l2' and _r53.email == '2@Ou.rf'
+            and _r53.date_of_birth == rt.parse_date('2007-02-14')
+            and _r53.candidate_number == '20250006'
+            and _r53.registered_on == rt.parse_date('2025-05-12')
+            for _r53 in rt.each(self, self.t_candidates)
+        )
+
+    def _check_mined_fa2b107d68__new_candidate_1(self) -> bool:  # tasks.world:8473
+        return any(
+            _r54.name == "St Anne's School" and _r54.email == 'yNI@pBYF.nl'
+            and _r54.date_of_birth == rt.parse_date('2025-05-12')
+            and _r54.candidate_number == '20250007'
+            and _r54.registered_on == rt.parse_date('2025-05-12')
+            for _r54 in rt.each(self, self.t_candidates)
+        )
+
+    # tasks.world:8474
+    def _check_mined_fa2b107d68__registration_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_withdrawn
+            )
+            and rt.expect(self.t_registrations['R0001'].refund, '==', 48.0, part=1)
+        )
+
+    # tasks.world:8475
+    def _check_mined_fa2b107d68__accommodation_ac001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_rejected
+            )
+            and rt.expect(
+                self.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'),
+                part=1,
+            )
+        )
+
+    # tasks.world:8828
+    def _check_mined_66a45649bb__registration_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_withdrawn
+            )
+            and rt.expect(self.t_registrations['R0001'].refund, '==', 48.0, part=1)
+        )
+
+    def _check_mined_66a45649bb__new_registration(self) -> bool:  # tasks.world:8829
+        return any(
+            _r55.candidate == 'CA001' and _r55.session == 'SS01'
+            and _r55.status == _E18_RegistrationStatus_registered and _r55.fee_paid == 60.0
+            and _r55.refund == 0.0 and _r55.transferred_to is None
+            for _r55 in rt.each(self, self.t_registrations)
+        )
+
+    # tasks.world:8830
+    def _check_mined_66a45649bb__accommodation_ac001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_approved
+            )
+            and rt.expect(
+                self.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'),
+                part=1,
+            )
+        )
+
+    def _check_mined_66a45649bb__new_accommodation(self) -> bool:  # tasks.world:8831
+        return any(
+            _r56.registration == 'R0011' and _r56.kind == _E17_AccommodationKind_separate_room
+            and _r56.evidence == 'held' and _r56.status == _E19_AccommodationStatus_requested
+            and _r56.requested_on == rt.parse_date('2025-05-12') and _r56.decided_on is None
+            for _r56 in rt.each(self, self.t_accommodations)
+        )
+
+    def _check_mined_c203a9c5cd__new_candidate(self) -> bool:  # tasks.world:9183
+        return any(
+            _r57.name == 'chen.li@mail.example' and _r57.email == 'k-cs@ZV.rb'
+            and _r57.date_of_birth == rt.parse_date('2025-03-01')
+            and _r57.candidate_number == '20250006'
+            and _r57.registered_on == rt.parse_date('2025-05-12')
+            for _r57 in rt.each(self, self.t_candidates)
+        )
+
+    # tasks.world:9184
+    def _check_mined_c203a9c5cd__registration_r0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['R0004'].status, '==', _E18_RegistrationStatus_absent
+        )
+
+    def _check_mined_c203a9c5cd__new_registration(self) -> bool:  # tasks.world:9185
+        return any(
+            _r58.candidate == 'CA006' and _r58.session == 'SS01'
+            and _r58.status == _E18_RegistrationStatus_registered and _r58.fee_paid == 60.0
+            and _r58.refund == 0.0 and _r58.transferred_to is None
+            for _r58 in rt.each(self, self.t_registrations)
+        )
+
+    # tasks.world:9537
+    def _check_mined_0f6eede839__registration_r0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['R0004'].status, '==', _E18_RegistrationStatus_completed
+        )
+
+    def _check_mined_0f6eede839__new_registration(self) -> bool:  # tasks.world:9538
+        return any(
+            _r59.candidate == 'CA003' and _r59.session == 'SS04'
+            and _r59.status == _E18_RegistrationStatus_registered and _r59.fee_paid == 75.0
+            and _r59.refund == 0.0 and _r59.transferred_to is None
+            for _r59 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_0f6eede839__new_accommodation(self) -> bool:  # tasks.world:9539
+        return any(
+            _r60.registration == 'R0002' and _r60.kind == _E17_AccommodationKind_separate_room
+            and _r60.evidence == 'separate_room'
+            and _r60.status == _E19_AccommodationStatus_requested
+            and _r60.requested_on == rt.parse_date('2025-05-12') and _r60.decided_on is None
+            for _r60 in rt.each(self, self.t_accommodations)
+        )
+
+    def _check_mined_0f6eede839__new_accommodation_1(self) -> bool:  # tasks.world:9540
+        return any(
+            _r61.registration == 'R0002' and _r61.kind == _E17_AccommodationKind_extra_time_25
+            and _r61.evidence == 'foundation' and _r61.status == _E19_AccommodationStatus_requested
+            and _r61.requested_on == rt.parse_date('2025-05-12') and _r61.decided_on is None
+            for _r61 in rt.each(self, self.t_accommodations)
+        )
+
+    def _check_mined_0f6eede839__new_result(self) -> bool:  # tasks.world:9541
+        return any(
+            _r62.registration == 'R0004' and _r62.candidate == 'CA001' and _r62.exam == 'ENG-F'
+            and _r62.score_ == 80 and _r62.grade == _E5_Grade_distinction
+            and _r62.published_on == rt.parse_date('2025-05-12')
+            for _r62 in rt.each(self, self.t_results)
+        )
+
+    # tasks.world:9893
+    def _check_mined_d142b9e1de__registration_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_withdrawn
+            )
+            and rt.expect(self.t_registrations['R0001'].refund, '==', 48.0, part=1)
+        )
+
+    def _check_mined_d142b9e1de__new_registration(self) -> bool:  # tasks.world:9894
+        return any(
+            _r63.candidate == 'CA005' and _r63.session == 'SS01'
+            and _r63.status == _E18_RegistrationStatus_registered and _r63.fee_paid == 60.0
+            and _r63.refund == 0.0 and _r63.transferred_to is None
+            for _r63 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_d142b9e1de__new_registration_1(self) -> bool:  # tasks.world:9895
+        return any(
+            _r64.candidate == 'CA001' and _r64.session == 'SS01'
+            and _r64.status == _E18_RegistrationStatus_registered and _r64.fee_paid == 60.0
+            and _r64.refund == 0.0 and _r64.transferred_to is None
+            for _r64 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_d142b9e1de__new_accommodation(self) -> bool:  # tasks.world:9896
+        return any(
+            _r65.registration == 'R0011' and _r65.kind == _E17_AccommodationKind_rest_breaks
+            and _r65.evidence == 'reader' and _r65.status == _E19_AccommodationStatus_requested
+            and _r65.requested_on == rt.parse_date('2025-05-12') and _r65.decided_on is None
+            for _r65 in rt.each(self, self.t_accommodations)
+        )
+
+    def _check_mined_82859a1b09__new_candidate(self) -> bool:  # tasks.world:10248
+        return any(
+            _r66.name == 'nVKN6' and _r66.email == 'YcuC@C.ro'
+            and _r66.date_of_birth == rt.parse_date('2023-11-16')
+            and _r66.candidate_number == '20250006'
+            and _r66.registered_on == rt.parse_date('2025-05-12')
+            for _r66 in rt.each(self, self.t_candidates)
+        )
+
+    def _check_mined_82859a1b09__new_candidate_1(self) -> bool:  # tasks.world:10249
+        return any(
+            _r67.name == 'English Language' and _r67.email == 'X@Hs.dtod'
+            and _r67.date_of_birth == rt.parse_date('2025-04-10')
+            and _r67.candidate_number == '20250007'
+            and _r67.registered_on == rt.parse_date('2025-05-12')
+            for _r67 in rt.each(self, self.t_candidates)
+        )
+
+    # tasks.world:10250
+    def _check_mined_82859a1b09__accommodation_ac001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_rejected
+            )
+            and rt.expect(
+                self.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'),
+                part=1,
+            )
+        )
+
+    # tasks.world:10602
+    def _check_mined_0e7bd2ec4b__registration_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_withdrawn
+            )
+            and rt.expect(self.t_registrations['R0001'].refund, '==', 48.0, part=1)
+        )
+
+    # tasks.world:10603
+    def _check_mined_0e7bd2ec4b__accommodation_ac001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_approved
+            )
+            and rt.expect(
+                self.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'),
+                part=1,
+            )
+        )
+
+    # tasks.world:10957
+    def _check_mined_ea37854d71__registration_r0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_registrations['R0002'].status, '==', _E18_RegistrationStatus_withdrawn
+            )
+            and rt.expect(self.t_registrations['R0002'].refund, '==', 48.0, part=1)
+        )
+
+    # tasks.world:10958
+    def _check_mined_ea37854d71__accommodation_ac001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_rejected
+            )
+            and rt.expect(
+                self.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'),
+                part=1,
+            )
+        )
+
+    def _check_mined_e35e414b1b__new_candidate(self) -> bool:  # tasks.world:11314
+        return any(
+            _r68.name == '2025-05-12' and _r68.email == '2DE@4Ee.wwlt'
+            and _r68.date_of_birth == rt.parse_date('2025-04-10')
+            and _r68.candidate_number == '20250006'
+            and _r68.registered_on == rt.parse_date('2025-05-12')
+            for _r68 in rt.each(self, self.t_candidates)
+        )
+
+    # tasks.world:11315
+    def _check_mined_e35e414b1b__registration_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_withdrawn
+            )
+            and rt.expect(self.t_registrations['R0001'].refund, '==', 48.0, part=1)
+        )
+
+    # tasks.world:11316
+    def _check_mined_e35e414b1b__accommodation_ac001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_rejected
+            )
+            and rt.expect(
+                self.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'),
+                part=1,
+            )
+        )
+
+    def _check_mined_80139c73f5__new_candidate(self) -> bool:  # tasks.world:11670
+        return any(
+            _r69.name == 'a' and _r69.email == 'Yv@+.wygqj'
+            and _r69.date_of_birth == rt.parse_date('2025-03-01')
+            and _r69.candidate_number == '20250006'
+            and _r69.registered_on == rt.parse_date('2025-05-12')
+            for _r69 in rt.each(self, self.t_candidates)
+        )
+
+    # tasks.world:11671
+    def _check_mined_80139c73f5__registration_r0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['R0004'].status, '==', _E18_RegistrationStatus_absent
+        )
+
+    # tasks.world:11672
+    def _check_mined_80139c73f5__registration_r0010_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['R0010'].status, '==', _E18_RegistrationStatus_withdrawn
+        )
+
+    def _check_mined_547c457974__new_candidate(self) -> bool:  # tasks.world:12027
+        return any(
+            _r70.name == 'i2NRm' and _r70.email == 'mJ@atl.li'
+            and _r70.date_of_birth == rt.parse_date('2024-11-17')
+            and _r70.candidate_number == '20250006'
+            and _r70.registered_on == rt.parse_date('2025-05-12')
+            for _r70 in rt.each(self, self.t_candidates)
+        )
+
+    # tasks.world:12028
+    def _check_mined_547c457974__registration_r0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_withdrawn
+            )
+            and rt.expect(self.t_registrations['R0001'].refund, '==', 48.0, part=1)
+        )
+
+    # tasks.world:12029
+    def _check_mined_547c457974__accommodation_ac001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_rejected
+            )
+            and rt.expect(
+                self.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'),
+                part=1,
+            )
+        )
+
+    def _check_mined_75d473a092__new_candidate(self) -> bool:  # tasks.world:12384
+        return any(
+            _r71.name == 'fail' and _r71.email == 'G@N.dsdsv'
+            and _r71.date_of_birth == rt.parse_date('2023-06-16')
+            and _r71.candidate_number == '20250006'
+            and _r71.registered_on == rt.parse_date('2025-05-12')
+            for _r71 in rt.each(self, self.t_candidates)
+        )
+
+    def _check_mined_75d473a092__new_candidate_1(self) -> bool:  # tasks.world:12385
+        return any(
+            _r72.name == '2025-05-12' and _r72.email == 'pl@xr.eyl'
+            and _r72.date_of_birth == rt.parse_date('2025-05-12')
+            and _r72.candidate_number == '20250007'
+            and _r72.registered_on == rt.parse_date('2025-05-12')
+            for _r72 in rt.each(self, self.t_candidates)
+        )
+
+    def _check_mined_75d473a092__new_accommodation(self) -> bool:  # tasks.world:12386
+        return any(
+            _r73.registration == 'R0003' and _r73.kind == _E17_AccommodationKind_scribe
+            and _r73.evidence == 'CA006' and _r73.status == _E19_AccommodationStatus_requested
+            and _r73.requested_on == rt.parse_date('2025-05-12') and _r73.decided_on is None
+            for _r73 in rt.each(self, self.t_accommodations)
+        )
+
+    def _check_mined_75d473a092__new_accommodation_1(self) -> bool:  # tasks.world:12387
+        return any(
+            _r74.registration == 'R0003' and _r74.kind == _E17_AccommodationKind_reader
+            and _r74.evidence == 'R0003' and _r74.status == _E19_AccommodationStatus_requested
+            and _r74.requested_on == rt.parse_date('2025-05-12') and _r74.decided_on is None
+            for _r74 in rt.each(self, self.t_accommodations)
+        )
+
+    def _check_mined_2b81a150ac__new_candidate(self) -> bool:  # tasks.world:12742
+        return any(
+            _r75.name == 'absent' and _r75.email == 'eir@tB2.tn'
+            and _r75.date_of_birth == rt.parse_date('2025-04-10')
+            and _r75.candidate_number == '20250006'
+            and _r75.registered_on == rt.parse_date('2025-05-12')
+            for _r75 in rt.each(self, self.t_candidates)
+        )
+
+    def _check_mined_2b81a150ac__new_candidate_1(self) -> bool:  # tasks.world:12743
+        return any(
+            _r76.name == 'absent' and _r76.email == 'h-V@St.hp'
+            and _r76.date_of_birth == rt.parse_date('2024-11-05')
+            and _r76.candidate_number == '20250007'
+            and _r76.registered_on == rt.parse_date('2025-05-12')
+            for _r76 in rt.each(self, self.t_candidates)
+        )
+
+    # tasks.world:12744
+    def _check_mined_2b81a150ac__accommodation_ac001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_approved
+            )
+            and rt.expect(
+                self.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'),
+                part=1,
+            )
+        )
+
+    # tasks.world:13098
+    def _check_mined_b17e90e459__registration_r0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_registrations['R0003'].status, '==', _E18_RegistrationStatus_withdrawn
+            )
+            and rt.expect(self.t_registrations['R0003'].refund, '==', 48.0, part=1)
+        )
+
+    def _check_mined_b17e90e459__new_accommodation(self) -> bool:  # tasks.world:13099
+        return any(
+            _r77.registration == 'R0001' and _r77.kind == _E17_AccommodationKind_scribe
+            and _r77.evidence == 'Leeds' and _r77.status == _E19_AccommodationStatus_requested
+            and _r77.requested_on == rt.parse_date('2025-05-12') and _r77.decided_on is None
+            for _r77 in rt.each(self, self.t_accommodations)
+        )
+
+    def _check_mined_b17e90e459__new_accommodation_1(self) -> bool:  # tasks.world:13100
+        return any(
+            _r78.registration == 'R0002' and _r78.kind == _E17_AccommodationKind_separate_room
+            and _r78.evidence == 'R0001' and _r78.status == _E19_AccommodationStatus_requested
+            and _r78.requested_on == rt.parse_date('2025-05-12') and _r78.decided_on is None
+            for _r78 in rt.each(self, self.t_accommodations)
+        )
+
 
 ExamRegistrationOffice.TOOLS = tools(ExamRegistrationOffice)
-
-
-# exam_registration_office.world:873
-def _check_transfer_amir_maths__transferred(ep: ExamRegistrationOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_transferred)
-        and any(
-            _r16.candidate == 'CA001' and _r16.session == 'SS05'
-            and _r16.status == _E18_RegistrationStatus_registered and _r16.fee_paid == 60.0
-            for _r16 in rt.each(ep, ep.t_registrations)
-        )
-    )
-
-
-# exam_registration_office.world:874
-def _check_transfer_amir_maths__request_moved(ep: ExamRegistrationOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_registrations[ep.t_accommodations['AC001'].registration].session, '==', 'SS05'
-        )
-        and rt.expect(
-            ep.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_requested, part=1
-        )
-    )
-
-
-# tasks.world:347
-def _check_enter_farah_for_biology__candidate_added(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _c17.email == 'farah.ali@mail.example' and _c17.name == 'Farah Ali'
-        and _c17.date_of_birth == rt.parse_date('2007-10-09')
-        and _c17.candidate_number == '20250006'
-        for _c17 in rt.each(ep, ep.t_candidates)
-    )
-
-
-def _check_enter_farah_for_biology__entered(ep: ExamRegistrationOffice) -> bool:  # tasks.world:348
-    return any(
-        ep.t_candidates[_r18.candidate].email == 'farah.ali@mail.example'
-        and _r18.session == 'SS04' and _r18.status == _E18_RegistrationStatus_registered
-        and _r18.fee_paid == 75.0
-        for _r18 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:349
-def _check_enter_farah_for_biology__room_requested(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        ep.t_candidates[ep.t_registrations[_a19.registration].candidate].email
-        == 'farah.ali@mail.example'
-        and ep.t_registrations[_a19.registration].session == 'SS04'
-        and _a19.kind == _E17_AccommodationKind_separate_room
-        and _a19.status == _E19_AccommodationStatus_requested
-        and _a19.evidence == 'Specialist report SR-2044'
-        for _a19 in rt.each(ep, ep.t_accommodations)
-    )
-
-
-# tasks.world:705
-def _check_enter_eli_with_separate_room__entered(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r20.candidate == 'CA005' and _r20.session == 'SS04'
-        and _r20.status == _E18_RegistrationStatus_registered and _r20.fee_paid == 75.0
-        for _r20 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:706
-def _check_enter_eli_with_separate_room__approved(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        ep.t_registrations[_a21.registration].candidate == 'CA005'
-        and _a21.kind == _E17_AccommodationKind_separate_room
-        and _a21.status == _E19_AccommodationStatus_approved
-        and _a21.evidence == 'Specialist report SR-2044'
-        for _a21 in rt.each(ep, ep.t_accommodations)
-    )
-
-
-# tasks.world:1059
-def _check_mined_afb08d0dbe__new_registration(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r22.candidate == 'CA005' and _r22.session == 'SS05'
-        and _r22.status == _E18_RegistrationStatus_registered and _r22.fee_paid == 60.0
-        and _r22.refund == 0.0 and _r22.transferred_to is None
-        for _r22 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:1060
-def _check_mined_afb08d0dbe__new_accommodation(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r23.registration == 'R0011' and _r23.kind == _E17_AccommodationKind_scribe
-        and _r23.evidence == 'registered' and _r23.status == _E19_AccommodationStatus_requested
-        and _r23.requested_on == rt.parse_date('2025-05-12') and _r23.decided_on is None
-        for _r23 in rt.each(ep, ep.t_accommodations)
-    )
-
-
-# tasks.world:1411
-def _check_mined_0f614217f3__new_accommodation(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r24.registration == 'R0002' and _r24.kind == _E17_AccommodationKind_separate_room
-        and _r24.evidence == '2024-11-05' and _r24.status == _E19_AccommodationStatus_requested
-        and _r24.requested_on == rt.parse_date('2025-05-12') and _r24.decided_on is None
-        for _r24 in rt.each(ep, ep.t_accommodations)
-    )
-
-
-# tasks.world:1762
-def _check_mined_8c8aa66341__new_registration(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r25.candidate == 'CA003' and _r25.session == 'SS04'
-        and _r25.status == _E18_RegistrationStatus_registered and _r25.fee_paid == 75.0
-        and _r25.refund == 0.0 and _r25.transferred_to is None
-        for _r25 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:2112
-def _check_mined_b5ec61822c__new_accommodation(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r26.registration == 'R0001' and _r26.kind == _E17_AccommodationKind_reader
-        and _r26.evidence == '#Q' and _r26.status == _E19_AccommodationStatus_requested
-        and _r26.requested_on == rt.parse_date('2025-05-12') and _r26.decided_on is None
-        for _r26 in rt.each(ep, ep.t_accommodations)
-    )
-
-
-# tasks.world:2113
-def _check_mined_b5ec61822c__new_accommodation_1(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r27.registration == 'R0001' and _r27.kind == _E17_AccommodationKind_separate_room
-        and _r27.evidence == 'distinction' and _r27.status == _E19_AccommodationStatus_requested
-        and _r27.requested_on == rt.parse_date('2025-05-12') and _r27.decided_on is None
-        for _r27 in rt.each(ep, ep.t_accommodations)
-    )
-
-
-def _check_mined_31783a4d27__registration_r0004_changed(  # tasks.world:2463
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_registrations['R0004'].status, '==', _E18_RegistrationStatus_absent)
-
-
-def _check_mined_483d54afee__accommodation_ac001_changed(  # tasks.world:2812
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_approved)
-        and rt.expect(
-            ep.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'), part=1
-        )
-    )
-
-
-def _check_mined_053e7d3d07__registration_r0010_changed(  # tasks.world:3161
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_registrations['R0010'].status, '==', _E18_RegistrationStatus_withdrawn)
-
-
-def _check_mined_a6b60d2350__registration_r0004_changed(  # tasks.world:3510
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_registrations['R0004'].status, '==', _E18_RegistrationStatus_completed)
-
-
-def _check_mined_a6b60d2350__new_result(ep: ExamRegistrationOffice) -> bool:  # tasks.world:3511
-    return any(
-        _r28.registration == 'R0004' and _r28.candidate == 'CA001' and _r28.exam == 'ENG-F'
-        and _r28.score_ == 40 and _r28.grade == _E5_Grade_pass_
-        and _r28.published_on == rt.parse_date('2025-05-12')
-        for _r28 in rt.each(ep, ep.t_results)
-    )
-
-
-def _check_mined_e65476eeac__registration_r0001_changed(  # tasks.world:3860
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_withdrawn)
-        and rt.expect(ep.t_registrations['R0001'].refund, '==', 48.0, part=1)
-    )
-
-
-def _check_mined_f096687444__new_candidate(ep: ExamRegistrationOffice) -> bool:  # tasks.world:4209
-    return any(
-        _r29.name == '53rGT' and _r29.email == '2U3O@S.wort'
-        and _r29.date_of_birth == rt.parse_date('2023-04-14')
-        and _r29.candidate_number == '20250006'
-        and _r29.registered_on == rt.parse_date('2025-05-12')
-        for _r29 in rt.each(ep, ep.t_candidates)
-    )
-
-
-def _check_mined_d1628dda82__new_candidate(ep: ExamRegistrationOffice) -> bool:  # tasks.world:4555
-    return any(
-        _r30.name == 'registered' and _r30.email == 'a@V.jwt'
-        and _r30.date_of_birth == rt.parse_date('2025-03-12')
-        and _r30.candidate_number == '20250006'
-        and _r30.registered_on == rt.parse_date('2025-05-12')
-        for _r30 in rt.each(ep, ep.t_candidates)
-    )
-
-
-# tasks.world:4556
-def _check_mined_d1628dda82__new_registration(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r31.candidate == 'CA004' and _r31.session == 'SS01'
-        and _r31.status == _E18_RegistrationStatus_registered and _r31.fee_paid == 60.0
-        and _r31.refund == 0.0 and _r31.transferred_to is None
-        for _r31 in rt.each(ep, ep.t_registrations)
-    )
-
-
-def _check_mined_d1628dda82__accommodation_ac001_changed(  # tasks.world:4557
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_approved)
-        and rt.expect(
-            ep.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'), part=1
-        )
-    )
-
-
-# tasks.world:4558
-def _check_mined_d1628dda82__new_accommodation(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r32.registration == 'R0002' and _r32.kind == _E17_AccommodationKind_separate_room
-        and _r32.evidence == 'SS01' and _r32.status == _E19_AccommodationStatus_requested
-        and _r32.requested_on == rt.parse_date('2025-05-12') and _r32.decided_on is None
-        for _r32 in rt.each(ep, ep.t_accommodations)
-    )
-
-
-def _check_mined_1501c8ded7__registration_r0003_changed(  # tasks.world:4912
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_registrations['R0003'].status, '==', _E18_RegistrationStatus_transferred)
-        and rt.expect(ep.t_registrations['R0003'].transferred_to, '==', 'R0011', part=1)
-    )
-
-
-def _check_mined_1501c8ded7__registration_r0004_changed(  # tasks.world:4913
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_registrations['R0004'].status, '==', _E18_RegistrationStatus_completed)
-
-
-# tasks.world:4914
-def _check_mined_1501c8ded7__new_registration(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r33.candidate == 'CA003' and _r33.session == 'SS05'
-        and _r33.status == _E18_RegistrationStatus_registered and _r33.fee_paid == 60.0
-        and _r33.refund == 0.0 and _r33.transferred_to is None
-        for _r33 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:4915
-def _check_mined_1501c8ded7__new_accommodation(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r34.registration == 'R0001' and _r34.kind == _E17_AccommodationKind_scribe
-        and _r34.evidence == 'Old Mill Centre'
-        and _r34.status == _E19_AccommodationStatus_requested
-        and _r34.requested_on == rt.parse_date('2025-05-12') and _r34.decided_on is None
-        for _r34 in rt.each(ep, ep.t_accommodations)
-    )
-
-
-def _check_mined_1501c8ded7__new_result(ep: ExamRegistrationOffice) -> bool:  # tasks.world:4916
-    return any(
-        _r35.registration == 'R0004' and _r35.candidate == 'CA001' and _r35.exam == 'ENG-F'
-        and _r35.score_ == 0 and _r35.grade == _E5_Grade_fail
-        and _r35.published_on == rt.parse_date('2025-05-12')
-        for _r35 in rt.each(ep, ep.t_results)
-    )
-
-
-def _check_mined_8f1c430945__registration_r0001_changed(  # tasks.world:5269
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_transferred)
-        and rt.expect(ep.t_registrations['R0001'].transferred_to, '==', 'R0011', part=1)
-    )
-
-
-# tasks.world:5270
-def _check_mined_8f1c430945__new_registration(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r36.candidate == 'CA001' and _r36.session == 'SS05'
-        and _r36.status == _E18_RegistrationStatus_withdrawn and _r36.fee_paid == 60.0
-        and _r36.refund == 48.0 and _r36.transferred_to is None
-        for _r36 in rt.each(ep, ep.t_registrations)
-    )
-
-
-def _check_mined_8f1c430945__accommodation_ac001_changed(  # tasks.world:5271
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accommodations['AC001'].registration, '==', 'R0011')
-        and rt.expect(
-            ep.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_approved, part=1
-        )
-        and rt.expect(
-            ep.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'), part=2
-        )
-    )
-
-
-def _check_mined_9c539f7ff2__registration_r0002_changed(  # tasks.world:5624
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_registrations['R0002'].status, '==', _E18_RegistrationStatus_transferred)
-        and rt.expect(ep.t_registrations['R0002'].transferred_to, '==', 'R0012', part=1)
-    )
-
-
-# tasks.world:5625
-def _check_mined_9c539f7ff2__new_registration(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r37.candidate == 'CA002' and _r37.session == 'SS04'
-        and _r37.status == _E18_RegistrationStatus_registered and _r37.fee_paid == 75.0
-        and _r37.refund == 0.0 and _r37.transferred_to is None
-        for _r37 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:5626
-def _check_mined_9c539f7ff2__new_registration_1(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r38.candidate == 'CA002' and _r38.session == 'SS01'
-        and _r38.status == _E18_RegistrationStatus_registered and _r38.fee_paid == 60.0
-        and _r38.refund == 0.0 and _r38.transferred_to is None
-        for _r38 in rt.each(ep, ep.t_registrations)
-    )
-
-
-def _check_mined_9c539f7ff2__accommodation_ac002_changed(  # tasks.world:5627
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accommodations['AC002'].registration, '==', 'R0012')
-
-
-# tasks.world:5628
-def _check_mined_9c539f7ff2__new_accommodation(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r39.registration == 'R0011' and _r39.kind == _E17_AccommodationKind_rest_breaks
-        and _r39.evidence == 'YXeH6' and _r39.status == _E19_AccommodationStatus_requested
-        and _r39.requested_on == rt.parse_date('2025-05-12') and _r39.decided_on is None
-        for _r39 in rt.each(ep, ep.t_accommodations)
-    )
-
-
-def _check_mined_5731b0d037__new_candidate(ep: ExamRegistrationOffice) -> bool:  # tasks.world:5981
-    return any(
-        _r40.name == 'separate_room' and _r40.email == 'qS@4dq.ug'
-        and _r40.date_of_birth == rt.parse_date('2024-03-12')
-        and _r40.candidate_number == '20250006'
-        and _r40.registered_on == rt.parse_date('2025-05-12')
-        for _r40 in rt.each(ep, ep.t_candidates)
-    )
-
-
-# tasks.world:5982
-def _check_mined_5731b0d037__new_registration(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r41.candidate == 'CA006' and _r41.session == 'SS05'
-        and _r41.status == _E18_RegistrationStatus_withdrawn and _r41.fee_paid == 60.0
-        and _r41.refund == 48.0 and _r41.transferred_to is None
-        for _r41 in rt.each(ep, ep.t_registrations)
-    )
-
-
-def _check_mined_5731b0d037__accommodation_ac001_changed(  # tasks.world:5983
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_approved)
-        and rt.expect(
-            ep.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'), part=1
-        )
-    )
-
-
-def _check_mined_ea86dc2f96__new_candidate(ep: ExamRegistrationOffice) -> bool:  # tasks.world:6336
-    return any(
-        _r42.name == '\\' and _r42.email == 'um@GW.kbu'
-        and _r42.date_of_birth == rt.parse_date('2023-02-15')
-        and _r42.candidate_number == '20250006'
-        and _r42.registered_on == rt.parse_date('2025-05-12')
-        for _r42 in rt.each(ep, ep.t_candidates)
-    )
-
-
-def _check_mined_ea86dc2f96__registration_r0001_changed(  # tasks.world:6337
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_withdrawn)
-        and rt.expect(ep.t_registrations['R0001'].refund, '==', 48.0, part=1)
-    )
-
-
-def _check_mined_ea86dc2f96__registration_r0004_changed(  # tasks.world:6338
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_registrations['R0004'].status, '==', _E18_RegistrationStatus_absent)
-
-
-def _check_mined_ea86dc2f96__accommodation_ac001_changed(  # tasks.world:6339
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_rejected)
-        and rt.expect(
-            ep.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'), part=1
-        )
-    )
-
-
-def _check_mined_5d659610b2__new_candidate(ep: ExamRegistrationOffice) -> bool:  # tasks.world:6692
-    return any(
-        _r43.name == '2025-05-10' and _r43.email == 'a@z.kac'
-        and _r43.date_of_birth == rt.parse_date('2025-05-12')
-        and _r43.candidate_number == '20250006'
-        and _r43.registered_on == rt.parse_date('2025-05-12')
-        for _r43 in rt.each(ep, ep.t_candidates)
-    )
-
-
-def _check_mined_5d659610b2__registration_r0001_changed(  # tasks.world:6693
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_transferred)
-        and rt.expect(ep.t_registrations['R0001'].transferred_to, '==', 'R0011', part=1)
-    )
-
-
-def _check_mined_5d659610b2__registration_r0003_changed(  # tasks.world:6694
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_registrations['R0003'].status, '==', _E18_RegistrationStatus_withdrawn)
-        and rt.expect(ep.t_registrations['R0003'].refund, '==', 48.0, part=1)
-    )
-
-
-# tasks.world:6695
-def _check_mined_5d659610b2__new_registration(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r44.candidate == 'CA001' and _r44.session == 'SS05'
-        and _r44.status == _E18_RegistrationStatus_registered and _r44.fee_paid == 60.0
-        and _r44.refund == 0.0 and _r44.transferred_to is None
-        for _r44 in rt.each(ep, ep.t_registrations)
-    )
-
-
-def _check_mined_5d659610b2__accommodation_ac001_changed(  # tasks.world:6696
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accommodations['AC001'].registration, '==', 'R0011')
-
-
-# tasks.world:6697
-def _check_mined_5d659610b2__new_accommodation(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r45.registration == 'R0003' and _r45.kind == _E17_AccommodationKind_rest_breaks
-        and _r45.evidence == 'registered' and _r45.status == _E19_AccommodationStatus_requested
-        and _r45.requested_on == rt.parse_date('2025-05-12') and _r45.decided_on is None
-        for _r45 in rt.each(ep, ep.t_accommodations)
-    )
-
-
-def _check_mined_6db27b2669__new_candidate(ep: ExamRegistrationOffice) -> bool:  # tasks.world:7050
-    return any(
-        _r46.name == 'cancelled' and _r46.email == 'HuVk@#F.xaen'
-        and _r46.date_of_birth == rt.parse_date('2025-03-02')
-        and _r46.candidate_number == '20250006'
-        and _r46.registered_on == rt.parse_date('2025-05-12')
-        for _r46 in rt.each(ep, ep.t_candidates)
-    )
-
-
-# tasks.world:7051
-def _check_mined_6db27b2669__new_candidate_1(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r47.name == 'closed' and _r47.email == 'u@4.em'
-        and _r47.date_of_birth == rt.parse_date('2025-05-12')
-        and _r47.candidate_number == '20250007'
-        and _r47.registered_on == rt.parse_date('2025-05-12')
-        for _r47 in rt.each(ep, ep.t_candidates)
-    )
-
-
-def _check_mined_6db27b2669__registration_r0001_changed(  # tasks.world:7052
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_transferred)
-        and rt.expect(ep.t_registrations['R0001'].transferred_to, '==', 'R0011', part=1)
-    )
-
-
-# tasks.world:7053
-def _check_mined_6db27b2669__new_registration(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r48.candidate == 'CA001' and _r48.session == 'SS05'
-        and _r48.status == _E18_RegistrationStatus_registered and _r48.fee_paid == 60.0
-        and _r48.refund == 0.0 and _r48.transferred_to is None
-        for _r48 in rt.each(ep, ep.t_registrations)
-    )
-
-
-def _check_mined_6db27b2669__accommodation_ac001_changed(  # tasks.world:7054
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accommodations['AC001'].registration, '==', 'R0011')
-        and rt.expect(
-            ep.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_approved, part=1
-        )
-        and rt.expect(
-            ep.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'), part=2
-        )
-    )
-
-
-def _check_mined_96c99c37c9__registration_r0001_changed(  # tasks.world:7407
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_withdrawn)
-        and rt.expect(ep.t_registrations['R0001'].refund, '==', 48.0, part=1)
-    )
-
-
-def _check_mined_96c99c37c9__registration_r0010_changed(  # tasks.world:7408
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_registrations['R0010'].status, '==', _E18_RegistrationStatus_withdrawn)
-
-
-# tasks.world:7409
-def _check_mined_96c99c37c9__new_registration(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r49.candidate == 'CA004' and _r49.session == 'SS01'
-        and _r49.status == _E18_RegistrationStatus_registered and _r49.fee_paid == 60.0
-        and _r49.refund == 0.0 and _r49.transferred_to is None
-        for _r49 in rt.each(ep, ep.t_registrations)
-    )
-
-
-def _check_mined_96c99c37c9__accommodation_ac001_changed(  # tasks.world:7410
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_approved)
-        and rt.expect(
-            ep.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'), part=1
-        )
-    )
-
-
-def _check_mined_427146597e__new_candidate(ep: ExamRegistrationOffice) -> bool:  # tasks.world:7763
-    return any(
-        _r50.name == 'absent' and _r50.email == 'TzZ@U.dhtw'
-        and _r50.date_of_birth == rt.parse_date('2006-12-12')
-        and _r50.candidate_number == '20250006'
-        and _r50.registered_on == rt.parse_date('2025-05-12')
-        for _r50 in rt.each(ep, ep.t_candidates)
-    )
-
-
-# tasks.world:7764
-def _check_mined_427146597e__new_candidate_1(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r51.name == 'transferred' and _r51.email == 'oQ5D@dfbY.xr'
-        and _r51.date_of_birth == rt.parse_date('2024-12-01')
-        and _r51.candidate_number == '20250007'
-        and _r51.registered_on == rt.parse_date('2025-05-12')
-        for _r51 in rt.each(ep, ep.t_candidates)
-    )
-
-
-def _check_mined_427146597e__registration_r0001_changed(  # tasks.world:7765
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_withdrawn)
-        and rt.expect(ep.t_registrations['R0001'].refund, '==', 48.0, part=1)
-    )
-
-
-def _check_mined_427146597e__accommodation_ac001_changed(  # tasks.world:7766
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_rejected)
-        and rt.expect(
-            ep.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'), part=1
-        )
-    )
-
-
-# tasks.world:8119
-def _check_mined_117b51934e__new_registration(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r52.candidate == 'CA004' and _r52.session == 'SS04'
-        and _r52.status == _E18_RegistrationStatus_registered and _r52.fee_paid == 75.0
-        and _r52.refund == 0.0 and _r52.transferred_to is None
-        for _r52 in rt.each(ep, ep.t_registrations)
-    )
-
-
-def _check_mined_117b51934e__accommodation_ac001_changed(  # tasks.world:8120
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_approved)
-        and rt.expect(
-            ep.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'), part=1
-        )
-    )
-
-
-def _check_mined_fa2b107d68__new_candidate(ep: ExamRegistrationOffice) -> bool:  # tasks.world:8472
-    return any(
-        _r53.name == 'l2' and _r53.email == '2@Ou.rf'
-        and _r53.date_of_birth == rt.parse_date('2007-02-14')
-        and _r53.candidate_number == '20250006'
-        and _r53.registered_on == rt.parse_date('2025-05-12')
-        for _r53 in rt.each(ep, ep.t_candidates)
-    )
-
-
-# tasks.world:8473
-def _check_mined_fa2b107d68__new_candidate_1(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r54.name == "St Anne's School" and _r54.email == 'yNI@pBYF.nl'
-        and _r54.date_of_birth == rt.parse_date('2025-05-12')
-        and _r54.candidate_number == '20250007'
-        and _r54.registered_on == rt.parse_date('2025-05-12')
-        for _r54 in rt.each(ep, ep.t_candidates)
-    )
-
-
-def _check_mined_fa2b107d68__registration_r0001_changed(  # tasks.world:8474
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_withdrawn)
-        and rt.expect(ep.t_registrations['R0001'].refund, '==', 48.0, part=1)
-    )
-
-
-def _check_mined_fa2b107d68__accommodation_ac001_changed(  # tasks.world:8475
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_rejected)
-        and rt.expect(
-            ep.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'), part=1
-        )
-    )
-
-
-def _check_mined_66a45649bb__registration_r0001_changed(  # tasks.world:8828
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_withdrawn)
-        and rt.expect(ep.t_registrations['R0001'].refund, '==', 48.0, part=1)
-    )
-
-
-# tasks.world:8829
-def _check_mined_66a45649bb__new_registration(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r55.candidate == 'CA001' and _r55.session == 'SS01'
-        and _r55.status == _E18_RegistrationStatus_registered and _r55.fee_paid == 60.0
-        and _r55.refund == 0.0 and _r55.transferred_to is None
-        for _r55 in rt.each(ep, ep.t_registrations)
-    )
-
-
-def _check_mined_66a45649bb__accommodation_ac001_changed(  # tasks.world:8830
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_approved)
-        and rt.expect(
-            ep.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'), part=1
-        )
-    )
-
-
-# tasks.world:8831
-def _check_mined_66a45649bb__new_accommodation(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r56.registration == 'R0011' and _r56.kind == _E17_AccommodationKind_separate_room
-        and _r56.evidence == 'held' and _r56.status == _E19_AccommodationStatus_requested
-        and _r56.requested_on == rt.parse_date('2025-05-12') and _r56.decided_on is None
-        for _r56 in rt.each(ep, ep.t_accommodations)
-    )
-
-
-def _check_mined_c203a9c5cd__new_candidate(ep: ExamRegistrationOffice) -> bool:  # tasks.world:9183
-    return any(
-        _r57.name == 'chen.li@mail.example' and _r57.email == 'k-cs@ZV.rb'
-        and _r57.date_of_birth == rt.parse_date('2025-03-01')
-        and _r57.candidate_number == '20250006'
-        and _r57.registered_on == rt.parse_date('2025-05-12')
-        for _r57 in rt.each(ep, ep.t_candidates)
-    )
-
-
-def _check_mined_c203a9c5cd__registration_r0004_changed(  # tasks.world:9184
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_registrations['R0004'].status, '==', _E18_RegistrationStatus_absent)
-
-
-# tasks.world:9185
-def _check_mined_c203a9c5cd__new_registration(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r58.candidate == 'CA006' and _r58.session == 'SS01'
-        and _r58.status == _E18_RegistrationStatus_registered and _r58.fee_paid == 60.0
-        and _r58.refund == 0.0 and _r58.transferred_to is None
-        for _r58 in rt.each(ep, ep.t_registrations)
-    )
-
-
-def _check_mined_0f6eede839__registration_r0004_changed(  # tasks.world:9537
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_registrations['R0004'].status, '==', _E18_RegistrationStatus_completed)
-
-
-# tasks.world:9538
-def _check_mined_0f6eede839__new_registration(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r59.candidate == 'CA003' and _r59.session == 'SS04'
-        and _r59.status == _E18_RegistrationStatus_registered and _r59.fee_paid == 75.0
-        and _r59.refund == 0.0 and _r59.transferred_to is None
-        for _r59 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:9539
-def _check_mined_0f6eede839__new_accommodation(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r60.registration == 'R0002' and _r60.kind == _E17_AccommodationKind_separate_room
-        and _r60.evidence == 'separate_room' and _r60.status == _E19_AccommodationStatus_requested
-        and _r60.requested_on == rt.parse_date('2025-05-12') and _r60.decided_on is None
-        for _r60 in rt.each(ep, ep.t_accommodations)
-    )
-
-
-# tasks.world:9540
-def _check_mined_0f6eede839__new_accommodation_1(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r61.registration == 'R0002' and _r61.kind == _E17_AccommodationKind_extra_time_25
-        and _r61.evidence == 'foundation' and _r61.status == _E19_AccommodationStatus_requested
-        and _r61.requested_on == rt.parse_date('2025-05-12') and _r61.decided_on is None
-        for _r61 in rt.each(ep, ep.t_accommodations)
-    )
-
-
-def _check_mined_0f6eede839__new_result(ep: ExamRegistrationOffice) -> bool:  # tasks.world:9541
-    return any(
-        _r62.registration == 'R0004' and _r62.candidate == 'CA001' and _r62.exam == 'ENG-F'
-        and _r62.score_ == 80 and _r62.grade == _E5_Grade_distinction
-        and _r62.published_on == rt.parse_date('2025-05-12')
-        for _r62 in rt.each(ep, ep.t_results)
-    )
-
-
-def _check_mined_d142b9e1de__registration_r0001_changed(  # tasks.world:9893
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_withdrawn)
-        and rt.expect(ep.t_registrations['R0001'].refund, '==', 48.0, part=1)
-    )
-
-
-# tasks.world:9894
-def _check_mined_d142b9e1de__new_registration(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r63.candidate == 'CA005' and _r63.session == 'SS01'
-        and _r63.status == _E18_RegistrationStatus_registered and _r63.fee_paid == 60.0
-        and _r63.refund == 0.0 and _r63.transferred_to is None
-        for _r63 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:9895
-def _check_mined_d142b9e1de__new_registration_1(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r64.candidate == 'CA001' and _r64.session == 'SS01'
-        and _r64.status == _E18_RegistrationStatus_registered and _r64.fee_paid == 60.0
-        and _r64.refund == 0.0 and _r64.transferred_to is None
-        for _r64 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:9896
-def _check_mined_d142b9e1de__new_accommodation(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r65.registration == 'R0011' and _r65.kind == _E17_AccommodationKind_rest_breaks
-        and _r65.evidence == 'reader' and _r65.status == _E19_AccommodationStatus_requested
-        and _r65.requested_on == rt.parse_date('2025-05-12') and _r65.decided_on is None
-        for _r65 in rt.each(ep, ep.t_accommodations)
-    )
-
-
-# tasks.world:10248
-def _check_mined_82859a1b09__new_candidate(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r66.name == 'nVKN6' and _r66.email == 'YcuC@C.ro'
-        and _r66.date_of_birth == rt.parse_date('2023-11-16')
-        and _r66.candidate_number == '20250006'
-        and _r66.registered_on == rt.parse_date('2025-05-12')
-        for _r66 in rt.each(ep, ep.t_candidates)
-    )
-
-
-# tasks.world:10249
-def _check_mined_82859a1b09__new_candidate_1(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r67.name == 'English Language' and _r67.email == 'X@Hs.dtod'
-        and _r67.date_of_birth == rt.parse_date('2025-04-10')
-        and _r67.candidate_number == '20250007'
-        and _r67.registered_on == rt.parse_date('2025-05-12')
-        for _r67 in rt.each(ep, ep.t_candidates)
-    )
-
-
-def _check_mined_82859a1b09__accommodation_ac001_changed(  # tasks.world:10250
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_rejected)
-        and rt.expect(
-            ep.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'), part=1
-        )
-    )
-
-
-def _check_mined_0e7bd2ec4b__registration_r0001_changed(  # tasks.world:10602
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_withdrawn)
-        and rt.expect(ep.t_registrations['R0001'].refund, '==', 48.0, part=1)
-    )
-
-
-def _check_mined_0e7bd2ec4b__accommodation_ac001_changed(  # tasks.world:10603
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_approved)
-        and rt.expect(
-            ep.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'), part=1
-        )
-    )
-
-
-def _check_mined_ea37854d71__registration_r0002_changed(  # tasks.world:10957
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_registrations['R0002'].status, '==', _E18_RegistrationStatus_withdrawn)
-        and rt.expect(ep.t_registrations['R0002'].refund, '==', 48.0, part=1)
-    )
-
-
-def _check_mined_ea37854d71__accommodation_ac001_changed(  # tasks.world:10958
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_rejected)
-        and rt.expect(
-            ep.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'), part=1
-        )
-    )
-
-
-# tasks.world:11314
-def _check_mined_e35e414b1b__new_candidate(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r68.name == '2025-05-12' and _r68.email == '2DE@4Ee.wwlt'
-        and _r68.date_of_birth == rt.parse_date('2025-04-10')
-        and _r68.candidate_number == '20250006'
-        and _r68.registered_on == rt.parse_date('2025-05-12')
-        for _r68 in rt.each(ep, ep.t_candidates)
-    )
-
-
-def _check_mined_e35e414b1b__registration_r0001_changed(  # tasks.world:11315
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_withdrawn)
-        and rt.expect(ep.t_registrations['R0001'].refund, '==', 48.0, part=1)
-    )
-
-
-def _check_mined_e35e414b1b__accommodation_ac001_changed(  # tasks.world:11316
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_rejected)
-        and rt.expect(
-            ep.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'), part=1
-        )
-    )
-
-
-# tasks.world:11670
-def _check_mined_80139c73f5__new_candidate(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r69.name == 'a' and _r69.email == 'Yv@+.wygqj'
-        and _r69.date_of_birth == rt.parse_date('2025-03-01')
-        and _r69.candidate_number == '20250006'
-        and _r69.registered_on == rt.parse_date('2025-05-12')
-        for _r69 in rt.each(ep, ep.t_candidates)
-    )
-
-
-def _check_mined_80139c73f5__registration_r0004_changed(  # tasks.world:11671
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_registrations['R0004'].status, '==', _E18_RegistrationStatus_absent)
-
-
-def _check_mined_80139c73f5__registration_r0010_changed(  # tasks.world:11672
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_registrations['R0010'].status, '==', _E18_RegistrationStatus_withdrawn)
-
-
-# tasks.world:12027
-def _check_mined_547c457974__new_candidate(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r70.name == 'i2NRm' and _r70.email == 'mJ@atl.li'
-        and _r70.date_of_birth == rt.parse_date('2024-11-17')
-        and _r70.candidate_number == '20250006'
-        and _r70.registered_on == rt.parse_date('2025-05-12')
-        for _r70 in rt.each(ep, ep.t_candidates)
-    )
-
-
-def _check_mined_547c457974__registration_r0001_changed(  # tasks.world:12028
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_registrations['R0001'].status, '==', _E18_RegistrationStatus_withdrawn)
-        and rt.expect(ep.t_registrations['R0001'].refund, '==', 48.0, part=1)
-    )
-
-
-def _check_mined_547c457974__accommodation_ac001_changed(  # tasks.world:12029
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_rejected)
-        and rt.expect(
-            ep.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'), part=1
-        )
-    )
-
-
-# tasks.world:12384
-def _check_mined_75d473a092__new_candidate(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r71.name == 'fail' and _r71.email == 'G@N.dsdsv'
-        and _r71.date_of_birth == rt.parse_date('2023-06-16')
-        and _r71.candidate_number == '20250006'
-        and _r71.registered_on == rt.parse_date('2025-05-12')
-        for _r71 in rt.each(ep, ep.t_candidates)
-    )
-
-
-# tasks.world:12385
-def _check_mined_75d473a092__new_candidate_1(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r72.name == '2025-05-12' and _r72.email == 'pl@xr.eyl'
-        and _r72.date_of_birth == rt.parse_date('2025-05-12')
-        and _r72.candidate_number == '20250007'
-        and _r72.registered_on == rt.parse_date('2025-05-12')
-        for _r72 in rt.each(ep, ep.t_candidates)
-    )
-
-
-# tasks.world:12386
-def _check_mined_75d473a092__new_accommodation(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r73.registration == 'R0003' and _r73.kind == _E17_AccommodationKind_scribe
-        and _r73.evidence == 'CA006' and _r73.status == _E19_AccommodationStatus_requested
-        and _r73.requested_on == rt.parse_date('2025-05-12') and _r73.decided_on is None
-        for _r73 in rt.each(ep, ep.t_accommodations)
-    )
-
-
-# tasks.world:12387
-def _check_mined_75d473a092__new_accommodation_1(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r74.registration == 'R0003' and _r74.kind == _E17_AccommodationKind_reader
-        and _r74.evidence == 'R0003' and _r74.status == _E19_AccommodationStatus_requested
-        and _r74.requested_on == rt.parse_date('2025-05-12') and _r74.decided_on is None
-        for _r74 in rt.each(ep, ep.t_accommodations)
-    )
-
-
-# tasks.world:12742
-def _check_mined_2b81a150ac__new_candidate(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r75.name == 'absent' and _r75.email == 'eir@tB2.tn'
-        and _r75.date_of_birth == rt.parse_date('2025-04-10')
-        and _r75.candidate_number == '20250006'
-        and _r75.registered_on == rt.parse_date('2025-05-12')
-        for _r75 in rt.each(ep, ep.t_candidates)
-    )
-
-
-# tasks.world:12743
-def _check_mined_2b81a150ac__new_candidate_1(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r76.name == 'absent' and _r76.email == 'h-V@St.hp'
-        and _r76.date_of_birth == rt.parse_date('2024-11-05')
-        and _r76.candidate_number == '20250007'
-        and _r76.registered_on == rt.parse_date('2025-05-12')
-        for _r76 in rt.each(ep, ep.t_candidates)
-    )
-
-
-def _check_mined_2b81a150ac__accommodation_ac001_changed(  # tasks.world:12744
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accommodations['AC001'].status, '==', _E19_AccommodationStatus_approved)
-        and rt.expect(
-            ep.t_accommodations['AC001'].decided_on, '==', rt.parse_date('2025-05-12'), part=1
-        )
-    )
-
-
-def _check_mined_b17e90e459__registration_r0003_changed(  # tasks.world:13098
-    ep: ExamRegistrationOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_registrations['R0003'].status, '==', _E18_RegistrationStatus_withdrawn)
-        and rt.expect(ep.t_registrations['R0003'].refund, '==', 48.0, part=1)
-    )
-
-
-# tasks.world:13099
-def _check_mined_b17e90e459__new_accommodation(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r77.registration == 'R0001' and _r77.kind == _E17_AccommodationKind_scribe
-        and _r77.evidence == 'Leeds' and _r77.status == _E19_AccommodationStatus_requested
-        and _r77.requested_on == rt.parse_date('2025-05-12') and _r77.decided_on is None
-        for _r77 in rt.each(ep, ep.t_accommodations)
-    )
-
-
-# tasks.world:13100
-def _check_mined_b17e90e459__new_accommodation_1(ep: ExamRegistrationOffice) -> bool:
-    return any(
-        _r78.registration == 'R0002' and _r78.kind == _E17_AccommodationKind_separate_room
-        and _r78.evidence == 'R0001' and _r78.status == _E19_AccommodationStatus_requested
-        and _r78.requested_on == rt.parse_date('2025-05-12') and _r78.decided_on is None
-        for _r78 in rt.each(ep, ep.t_accommodations)
-    )
-
-
-ExamRegistrationOffice.TASKS = task_registry(__name__, "tasks.json")

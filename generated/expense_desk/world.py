@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "CostCentre", "CostCentreInfo", "Employee", "EmployeeRole", "ExpenseCategory", "ExpenseDesk",
@@ -237,11 +237,8 @@ class ExpenseDesk(Episode):
     CLOCK: ClassVar[str] = "2025-03-17T10:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act as the signed-in employee. Only drafts change, nobody approves or reimburses their '
-        'own\n'
-        'report, and lines over their category limit are flagged before a report is approved.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "employees": "Employee", "cost_centres": "CostCentre", "policies": "Policy",
         "reports": "ExpenseReport", "lines": "ExpenseLine", "reimbursements": "Reimbursement",
@@ -416,18 +413,14 @@ class ExpenseDesk(Episode):
                     (self.t_reimbursements, 'processed_by'), (None, 'current_user'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_cost_centres,
                 ((self.t_employees, 'cost_centre'), (self.t_reimbursements, 'cost_centre')),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_policies, ((self.t_cost_centres, 'policy'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_reports, ((self.t_lines, 'report'), (self.t_reimbursements, 'report'))
             )
-        pass
 
     def fn_lines_of(self, report: ExpenseReport) -> tuple[str, ...]:  # expense_desk.world:145
         'The lines of a report.'
@@ -949,731 +942,675 @@ class ExpenseDesk(Episode):
             and (paid_on is None or _b12.paid_on == paid_on)
         ])
 
+    # expense_desk.world:956
+    def _check_flag_and_approve_berlin__flagged(self) -> rt.Verdict | bool:
+        return self.t_lines['L0002'].over_limit_flag and rt.expect(
+            self.t_lines['L0002'].flag_note, '==', 'Above the 120 EUR meals limit'
+        )
+
+    # expense_desk.world:957
+    def _check_flag_and_approve_berlin__approved(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_reports['R0001'].status, '==', _E12_ReportStatus_approved)
+            and rt.expect(self.t_reports['R0001'].decided_by, '==', 'E002', part=1)
+        )
+
+    def _check_finish_madrid_report__hotel_added(self) -> bool:  # tasks.world:451
+        return any(
+            _l13.report == 'R0005' and _l13.category == _E15_ExpenseCategory_lodging
+            and _l13.amount == 280.0 and _l13.spent_on == rt.parse_date('2025-03-15')
+            and _l13.receipt_ref == 'RC-1101'
+            for _l13 in rt.each(self, self.t_lines)
+        )
+
+    def _check_finish_madrid_report__dinner_added(self) -> bool:  # tasks.world:452
+        return any(
+            _l14.report == 'R0005' and _l14.category == _E15_ExpenseCategory_meals
+            and _l14.amount == 65.0 and _l14.spent_on == rt.parse_date('2025-03-15')
+            and _l14.receipt_ref == 'RC-1102'
+            for _l14 in rt.each(self, self.t_lines)
+        )
+
+    def _check_finish_madrid_report__submitted(self) -> rt.Verdict | bool:  # tasks.world:453
+        return (
+            rt.expect(self.t_reports['R0005'].status, '==', _E12_ReportStatus_submitted)
+            and rt.expect(self.t_reports['R0005'].submitted_at, 'is not', None, part=1)
+        )
+
+    def _check_maya_clears_her_queue__lena_approved(self) -> rt.Verdict | bool:  # tasks.world:912
+        return (
+            rt.expect(self.t_reports['R0007'].status, '==', _E12_ReportStatus_approved)
+            and rt.expect(self.t_reports['R0007'].decided_by, '==', 'E002', part=1)
+        )
+
+    def _check_maya_clears_her_queue__tom_rejected(self) -> rt.Verdict | bool:  # tasks.world:913
+        return (
+            rt.expect(self.t_reports['R0001'].status, '==', _E12_ReportStatus_rejected)
+            and rt.expect(self.t_reports['R0001'].rejection_reason, 'is not', None, part=1)
+            and rt.expect(self.t_reports['R0001'].decided_by, '==', 'E002', part=2)
+        )
+
+    def _check_mined_62ad9b7439__expenseline_l0007_removed(self) -> bool:  # tasks.world:1371
+        return not any(_r15.line_id == 'L0007' for _r15 in rt.each(self, self.t_lines))
+
+    def _check_mined_b7521ad970__new_expensereport(self) -> bool:  # tasks.world:1825
+        return any(
+            _r16.employee == 'E002' and _r16.title == 'maya.ortiz@corp.example'
+            and _r16.status == _E12_ReportStatus_submitted
+            and _r16.created_on == rt.parse_date('2025-03-17') and _r16.decided_by is None
+            and _r16.decided_at is None and _r16.rejection_reason is None
+            for _r16 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_b7521ad970__new_expenseline(self) -> bool:  # tasks.world:1826
+        return any(
+            _r17.report == 'R0012' and _r17.category == _E15_ExpenseCategory_travel
+            and _r17.description == 'E002' and _r17.amount == 12.0
+            and _r17.spent_on == rt.parse_date('2025-03-17') and _r17.receipt_ref is None
+            and _r17.over_limit_flag == False and _r17.flag_note is None
+            for _r17 in rt.each(self, self.t_lines)
+        )
+
+    def _check_mined_d28d5e65d6__new_expensereport(self) -> bool:  # tasks.world:2280
+        return any(
+            _r18.employee == 'E002' and _r18.title == 'lodging'
+            and _r18.status == _E12_ReportStatus_draft
+            and _r18.created_on == rt.parse_date('2025-03-17') and _r18.submitted_at is None
+            and _r18.decided_by is None and _r18.decided_at is None
+            and _r18.rejection_reason is None
+            for _r18 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_d28d5e65d6__new_expensereport_1(self) -> bool:  # tasks.world:2281
+        return any(
+            _r19.employee == 'E002' and _r19.title == 'lodging'
+            and _r19.status == _E12_ReportStatus_draft
+            and _r19.created_on == rt.parse_date('2025-03-17') and _r19.submitted_at is None
+            and _r19.decided_by is None and _r19.decided_at is None
+            and _r19.rejection_reason is None
+            for _r19 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_d28d5e65d6__new_expenseline(self) -> bool:  # tasks.world:2282
+        return any(
+            _r20.report == 'R0012' and _r20.category == _E15_ExpenseCategory_meals
+            and _r20.description == 'lodging' and _r20.amount == 0.01
+            and _r20.spent_on == rt.parse_date('2025-03-17') and _r20.receipt_ref == 'lodging'
+            and _r20.over_limit_flag == False and _r20.flag_note is None
+            for _r20 in rt.each(self, self.t_lines)
+        )
+
+    # tasks.world:2738
+    def _check_mined_63131bae19__expensereport_r0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_reports['R0005'].status, '==', _E12_ReportStatus_submitted)
+
+    def _check_mined_623b9c9aa1__new_expensereport(self) -> bool:  # tasks.world:3191
+        return any(
+            _r21.employee == 'E002' and _r21.title == 'RB003'
+            and _r21.status == _E12_ReportStatus_draft
+            and _r21.created_on == rt.parse_date('2025-03-17') and _r21.submitted_at is None
+            and _r21.decided_by is None and _r21.decided_at is None
+            and _r21.rejection_reason is None
+            for _r21 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_623b9c9aa1__new_expenseline(self) -> bool:  # tasks.world:3192
+        return any(
+            _r22.report == 'R0012' and _r22.category == _E15_ExpenseCategory_supplies
+            and _r22.description == 'xxx' and _r22.amount == 4.0
+            and _r22.spent_on == rt.parse_date('2022-05-16') and _r22.receipt_ref == 'SD'
+            and _r22.over_limit_flag == False and _r22.flag_note is None
+            for _r22 in rt.each(self, self.t_lines)
+        )
+
+    def _check_mined_659216acd5__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:3646
+        return rt.expect(self.state.current_user, '==', 'E005')
+
+    def _check_mined_108ddb38f2__new_expensereport(self) -> bool:  # tasks.world:4099
+        return any(
+            _r23.employee == 'E002' and _r23.title == 'manager'
+            and _r23.status == _E12_ReportStatus_draft
+            and _r23.created_on == rt.parse_date('2025-03-17') and _r23.submitted_at is None
+            and _r23.decided_by is None and _r23.decided_at is None
+            and _r23.rejection_reason is None
+            for _r23 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_8182010250__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:4549
+        return rt.expect(self.state.current_user, '==', 'E005')
+
+    def _check_mined_8182010250__new_expensereport(self) -> bool:  # tasks.world:4550
+        return any(
+            _r24.employee == 'E005' and _r24.title == 'meals'
+            and _r24.status == _E12_ReportStatus_draft
+            and _r24.created_on == rt.parse_date('2025-03-17') and _r24.submitted_at is None
+            and _r24.decided_by is None and _r24.decided_at is None
+            and _r24.rejection_reason is None
+            for _r24 in rt.each(self, self.t_reports)
+        )
+
+    # tasks.world:4551
+    def _check_mined_8182010250__expenseline_l0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lines['L0002'].over_limit_flag, '==', True) and rt.expect(
+            self.t_lines['L0002'].flag_note, '==', 'M', part=1
+        )
+
+    def _check_mined_2cf82b17a7__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:5009
+        return rt.expect(self.state.current_user, '==', 'E003')
+
+    # tasks.world:5010
+    def _check_mined_2cf82b17a7__expenseline_l0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lines['L0002'].over_limit_flag, '==', True) and rt.expect(
+            self.t_lines['L0002'].flag_note, '==', 'L0009', part=1
+        )
+
+    def _check_mined_aa573f99cb__new_expensereport(self) -> bool:  # tasks.world:5468
+        return any(
+            _r25.employee == 'E002' and _r25.title == 'UqsY@+'
+            and _r25.status == _E12_ReportStatus_draft
+            and _r25.created_on == rt.parse_date('2025-03-17') and _r25.submitted_at is None
+            and _r25.decided_by is None and _r25.decided_at is None
+            and _r25.rejection_reason is None
+            for _r25 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_aa573f99cb__new_expenseline(self) -> bool:  # tasks.world:5469
+        return any(
+            _r26.report == 'R0005' and _r26.category == _E15_ExpenseCategory_training
+            and _r26.description == 'travel' and _r26.amount == 100000.0
+            and _r26.spent_on == rt.parse_date('2025-03-14') and _r26.receipt_ref == 'manager'
+            and _r26.over_limit_flag == False and _r26.flag_note is None
+            for _r26 in rt.each(self, self.t_lines)
+        )
+
+    def _check_mined_aa573f99cb__expenseline_l0007_removed(self) -> bool:  # tasks.world:5470
+        return not any(_r27.line_id == 'L0007' for _r27 in rt.each(self, self.t_lines))
+
+    def _check_mined_78cab94477__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:5926
+        return rt.expect(self.state.current_user, '==', 'E004')
+
+    def _check_mined_78cab94477__new_expensereport(self) -> bool:  # tasks.world:5927
+        return any(
+            _r28.employee == 'E004' and _r28.title == 'E002'
+            and _r28.status == _E12_ReportStatus_draft
+            and _r28.created_on == rt.parse_date('2025-03-17') and _r28.submitted_at is None
+            and _r28.decided_by is None and _r28.decided_at is None
+            and _r28.rejection_reason is None
+            for _r28 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_78cab94477__expenseline_l0015_removed(self) -> bool:  # tasks.world:5928
+        return not any(_r29.line_id == 'L0015' for _r29 in rt.each(self, self.t_lines))
+
+    def _check_mined_d61b142ff4__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:6384
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    # tasks.world:6385
+    def _check_mined_d61b142ff4__expensereport_r0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_reports['R0005'].status, '==', _E12_ReportStatus_approved)
+            and rt.expect(self.t_reports['R0005'].decided_by, '==', 'E001', part=1)
+        )
+
+    def _check_mined_d61b142ff4__new_expensereport(self) -> bool:  # tasks.world:6386
+        return any(
+            _r30.employee == 'E001' and _r30.title == 'submitted'
+            and _r30.status == _E12_ReportStatus_draft
+            and _r30.created_on == rt.parse_date('2025-03-17') and _r30.submitted_at is None
+            and _r30.decided_by is None and _r30.decided_at is None
+            and _r30.rejection_reason is None
+            for _r30 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_8c4bad0433__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:6843
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    def _check_mined_8c4bad0433__expenseline_l0007_removed(self) -> bool:  # tasks.world:6844
+        return not any(_r31.line_id == 'L0007' for _r31 in rt.each(self, self.t_lines))
+
+    def _check_mined_d2d664900d__new_expenseline(self) -> bool:  # tasks.world:7300
+        return any(
+            _r32.report == 'R0005' and _r32.category == _E15_ExpenseCategory_training
+            and _r32.description == 'Flight to Madrid' and _r32.amount == 300.0
+            and _r32.spent_on == rt.parse_date('2025-03-14') and _r32.receipt_ref is None
+            and _r32.over_limit_flag == False and _r32.flag_note is None
+            for _r32 in rt.each(self, self.t_lines)
+        )
+
+    def _check_mined_d2d664900d__expenseline_l0007_removed(self) -> bool:  # tasks.world:7301
+        return not any(_r33.line_id == 'L0007' for _r33 in rt.each(self, self.t_lines))
+
+    def _check_mined_a896644ae4__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:7756
+        return rt.expect(self.state.current_user, '==', 'E004')
+
+    # tasks.world:7757
+    def _check_mined_a896644ae4__expensereport_r0007_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_reports['R0007'].status, '==', _E12_ReportStatus_rejected)
+            and rt.expect(self.t_reports['R0007'].decided_by, '==', 'E002', part=1)
+            and rt.expect(self.t_reports['R0007'].rejection_reason, '==', 'c4', part=2)
+        )
+
+    def _check_mined_a896644ae4__new_expensereport(self) -> bool:  # tasks.world:7758
+        return any(
+            _r34.employee == 'E004' and _r34.title == 'c4'
+            and _r34.status == _E12_ReportStatus_draft
+            and _r34.created_on == rt.parse_date('2025-03-17') and _r34.submitted_at is None
+            and _r34.decided_by is None and _r34.decided_at is None
+            and _r34.rejection_reason is None
+            for _r34 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_a896644ae4__new_expensereport_1(self) -> bool:  # tasks.world:7759
+        return any(
+            _r35.employee == 'E004' and _r35.title == 'Lena Fischer'
+            and _r35.status == _E12_ReportStatus_draft
+            and _r35.created_on == rt.parse_date('2025-03-17') and _r35.submitted_at is None
+            and _r35.decided_by is None and _r35.decided_at is None
+            and _r35.rejection_reason is None
+            for _r35 in rt.each(self, self.t_reports)
+        )
+
+    # tasks.world:8216
+    def _check_mined_5d46b625aa__expensereport_r0007_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_reports['R0007'].status, '==', _E12_ReportStatus_approved)
+            and rt.expect(self.t_reports['R0007'].decided_by, '==', 'E002', part=1)
+        )
+
+    def _check_mined_5d46b625aa__new_expensereport(self) -> bool:  # tasks.world:8217
+        return any(
+            _r36.employee == 'E002' and _r36.title == '4'
+            and _r36.status == _E12_ReportStatus_draft
+            and _r36.created_on == rt.parse_date('2025-03-17') and _r36.submitted_at is None
+            and _r36.decided_by is None and _r36.decided_at is None
+            and _r36.rejection_reason is None
+            for _r36 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_5d46b625aa__new_expensereport_1(self) -> bool:  # tasks.world:8218
+        return any(
+            _r37.employee == 'E002' and _r37.title == 'CC200'
+            and _r37.status == _E12_ReportStatus_draft
+            and _r37.created_on == rt.parse_date('2025-03-17') and _r37.submitted_at is None
+            and _r37.decided_by is None and _r37.decided_at is None
+            and _r37.rejection_reason is None
+            for _r37 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_5d46b625aa__new_expensereport_2(self) -> bool:  # tasks.world:8219
+        return any(
+            _r38.employee == 'E002' and _r38.title == 'R0012'
+            and _r38.status == _E12_ReportStatus_draft
+            and _r38.created_on == rt.parse_date('2025-03-17') and _r38.submitted_at is None
+            and _r38.decided_by is None and _r38.decided_at is None
+            and _r38.rejection_reason is None
+            for _r38 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_635d100cfc__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:8675
+        return rt.expect(self.state.current_user, '==', 'E005')
+
+    # tasks.world:8676
+    def _check_mined_635d100cfc__expensereport_r0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_reports['R0005'].status, '==', _E12_ReportStatus_submitted)
+
+    def _check_mined_ef0e18c188__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:9132
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    # tasks.world:9133
+    def _check_mined_ef0e18c188__expensereport_r0006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_reports['R0006'].status, '==', _E12_ReportStatus_rejected)
+            and rt.expect(self.t_reports['R0006'].decided_by, '==', 'E001', part=1)
+            and rt.expect(self.t_reports['R0006'].rejection_reason, '==', 'training', part=2)
+        )
+
+    def _check_mined_ef0e18c188__new_expensereport(self) -> bool:  # tasks.world:9134
+        return any(
+            _r39.employee == 'E001' and _r39.title == 'priya.nair@corp.example'
+            and _r39.status == _E12_ReportStatus_draft
+            and _r39.created_on == rt.parse_date('2025-03-17') and _r39.submitted_at is None
+            and _r39.decided_by is None and _r39.decided_at is None
+            and _r39.rejection_reason is None
+            for _r39 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_a709465483__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:9589
+        return rt.expect(self.state.current_user, '==', 'E003')
+
+    def _check_mined_a709465483__new_expensereport(self) -> bool:  # tasks.world:9590
+        return any(
+            _r40.employee == 'E002' and _r40.title == 'R0005'
+            and _r40.status == _E12_ReportStatus_draft
+            and _r40.created_on == rt.parse_date('2025-03-17') and _r40.submitted_at is None
+            and _r40.decided_by is None and _r40.decided_at is None
+            and _r40.rejection_reason is None
+            for _r40 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_a709465483__new_expensereport_1(self) -> bool:  # tasks.world:9591
+        return any(
+            _r41.employee == 'E001' and _r41.title == 'xxx'
+            and _r41.status == _E12_ReportStatus_draft
+            and _r41.created_on == rt.parse_date('2025-03-17') and _r41.submitted_at is None
+            and _r41.decided_by is None and _r41.decided_at is None
+            and _r41.rejection_reason is None
+            for _r41 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_d2603e43d9__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:10047
+        return rt.expect(self.state.current_user, '==', 'E004')
+
+    def _check_mined_d2603e43d9__new_expensereport(self) -> bool:  # tasks.world:10048
+        return any(
+            _r42.employee == 'E002' and _r42.title == 'approved'
+            and _r42.status == _E12_ReportStatus_draft
+            and _r42.created_on == rt.parse_date('2025-03-17') and _r42.submitted_at is None
+            and _r42.decided_by is None and _r42.decided_at is None
+            and _r42.rejection_reason is None
+            for _r42 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_d2603e43d9__new_expensereport_1(self) -> bool:  # tasks.world:10049
+        return any(
+            _r43.employee == 'E004' and _r43.title == 'Lena Fischer'
+            and _r43.status == _E12_ReportStatus_draft
+            and _r43.created_on == rt.parse_date('2025-03-17') and _r43.submitted_at is None
+            and _r43.decided_by is None and _r43.decided_at is None
+            and _r43.rejection_reason is None
+            for _r43 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_d2603e43d9__new_expensereport_2(self) -> bool:  # tasks.world:10050
+        return any(
+            _r44.employee == 'E004' and _r44.title == 'approved'
+            and _r44.status == _E12_ReportStatus_draft
+            and _r44.created_on == rt.parse_date('2025-03-17') and _r44.submitted_at is None
+            and _r44.decided_by is None and _r44.decided_at is None
+            and _r44.rejection_reason is None
+            for _r44 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_1ee7e0ffcb__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:10506
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    def _check_mined_1ee7e0ffcb__new_expensereport(self) -> bool:  # tasks.world:10507
+        return any(
+            _r45.employee == 'E007' and _r45.title == 'E007'
+            and _r45.status == _E12_ReportStatus_draft
+            and _r45.created_on == rt.parse_date('2025-03-17') and _r45.submitted_at is None
+            and _r45.decided_by is None and _r45.decided_at is None
+            and _r45.rejection_reason is None
+            for _r45 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_1ee7e0ffcb__new_expensereport_1(self) -> bool:  # tasks.world:10508
+        return any(
+            _r46.employee == 'E007' and _r46.title == 'qJllB'
+            and _r46.status == _E12_ReportStatus_draft
+            and _r46.created_on == rt.parse_date('2025-03-17') and _r46.submitted_at is None
+            and _r46.decided_by is None and _r46.decided_at is None
+            and _r46.rejection_reason is None
+            for _r46 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_82f8a92dce__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:10964
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    def _check_mined_82f8a92dce__new_expensereport(self) -> bool:  # tasks.world:10965
+        return any(
+            _r47.employee == 'E001' and _r47.title == 'E002'
+            and _r47.status == _E12_ReportStatus_draft
+            and _r47.created_on == rt.parse_date('2025-03-17') and _r47.submitted_at is None
+            and _r47.decided_by is None and _r47.decided_at is None
+            and _r47.rejection_reason is None
+            for _r47 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_82f8a92dce__new_expensereport_1(self) -> bool:  # tasks.world:10966
+        return any(
+            _r48.employee == 'E001' and _r48.title == 'Lena Fischer'
+            and _r48.status == _E12_ReportStatus_draft
+            and _r48.created_on == rt.parse_date('2025-03-17') and _r48.submitted_at is None
+            and _r48.decided_by is None and _r48.decided_at is None
+            and _r48.rejection_reason is None
+            for _r48 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_a5ce6b955f__new_expensereport(self) -> bool:  # tasks.world:11422
+        return any(
+            _r49.employee == 'E003' and _r49.title == 'lodging'
+            and _r49.status == _E12_ReportStatus_draft
+            and _r49.created_on == rt.parse_date('2025-03-17') and _r49.submitted_at is None
+            and _r49.decided_by is None and _r49.decided_at is None
+            and _r49.rejection_reason is None
+            for _r49 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_a5ce6b955f__new_expensereport_1(self) -> bool:  # tasks.world:11423
+        return any(
+            _r50.employee == 'E002' and _r50.title == 'u'
+            and _r50.status == _E12_ReportStatus_draft
+            and _r50.created_on == rt.parse_date('2025-03-17') and _r50.submitted_at is None
+            and _r50.decided_by is None and _r50.decided_at is None
+            and _r50.rejection_reason is None
+            for _r50 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_c8e826ed91__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:11879
+        return rt.expect(self.state.current_user, '==', 'E003')
+
+    def _check_mined_c8e826ed91__new_expensereport(self) -> bool:  # tasks.world:11880
+        return any(
+            _r51.employee == 'E002' and _r51.title == 'L0015'
+            and _r51.status == _E12_ReportStatus_draft
+            and _r51.created_on == rt.parse_date('2025-03-17') and _r51.submitted_at is None
+            and _r51.decided_by is None and _r51.decided_at is None
+            and _r51.rejection_reason is None
+            for _r51 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_c8e826ed91__new_expensereport_1(self) -> bool:  # tasks.world:11881
+        return any(
+            _r52.employee == 'E003' and _r52.title == 'E003'
+            and _r52.status == _E12_ReportStatus_draft
+            and _r52.created_on == rt.parse_date('2025-03-17') and _r52.submitted_at is None
+            and _r52.decided_by is None and _r52.decided_at is None
+            and _r52.rejection_reason is None
+            for _r52 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_7f9fc38f17__new_expensereport(self) -> bool:  # tasks.world:12336
+        return any(
+            _r53.employee == 'E002' and _r53.title == '+G7nV'
+            and _r53.status == _E12_ReportStatus_draft
+            and _r53.created_on == rt.parse_date('2025-03-17') and _r53.submitted_at is None
+            and _r53.decided_by is None and _r53.decided_at is None
+            and _r53.rejection_reason is None
+            for _r53 in rt.each(self, self.t_reports)
+        )
+
+    # tasks.world:12791
+    def _check_mined_af79233ee3__expensereport_r0007_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_reports['R0007'].status, '==', _E12_ReportStatus_approved)
+            and rt.expect(self.t_reports['R0007'].decided_by, '==', 'E002', part=1)
+        )
+
+    def _check_mined_af79233ee3__new_expensereport(self) -> bool:  # tasks.world:12792
+        return any(
+            _r54.employee == 'E002' and _r54.title == 'Mc'
+            and _r54.status == _E12_ReportStatus_draft
+            and _r54.created_on == rt.parse_date('2025-03-17') and _r54.submitted_at is None
+            and _r54.decided_by is None and _r54.decided_at is None
+            and _r54.rejection_reason is None
+            for _r54 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_b32ff6d1e6__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:13247
+        return rt.expect(self.state.current_user, '==', 'E005')
+
+    def _check_mined_b32ff6d1e6__new_expensereport(self) -> bool:  # tasks.world:13248
+        return any(
+            _r55.employee == 'E007' and _r55.title == 'S#iZdFJ2mJo_NqNNG-krFOpd0-Mw+x8Q.5'
+            and _r55.status == _E12_ReportStatus_draft
+            and _r55.created_on == rt.parse_date('2025-03-17') and _r55.submitted_at is None
+            and _r55.decided_by is None and _r55.decided_at is None
+            and _r55.rejection_reason is None
+            for _r55 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_f9572d22be__new_expensereport(self) -> bool:  # tasks.world:13705
+        return any(
+            _r56.employee == 'E002' and _r56.title == 'rejected'
+            and _r56.status == _E12_ReportStatus_draft
+            and _r56.created_on == rt.parse_date('2025-03-17') and _r56.submitted_at is None
+            and _r56.decided_by is None and _r56.decided_at is None
+            and _r56.rejection_reason is None
+            for _r56 in rt.each(self, self.t_reports)
+        )
+
+    # tasks.world:14162
+    def _check_mined_363218bd95__expensereport_r0007_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_reports['R0007'].status, '==', _E12_ReportStatus_rejected)
+            and rt.expect(self.t_reports['R0007'].decided_by, '==', 'E002', part=1)
+            and rt.expect(self.t_reports['R0007'].rejection_reason, '==', '2022-01-01', part=2)
+        )
+
+    def _check_mined_363218bd95__new_expensereport(self) -> bool:  # tasks.world:14163
+        return any(
+            _r57.employee == 'E002' and _r57.title == 'P'
+            and _r57.status == _E12_ReportStatus_draft
+            and _r57.created_on == rt.parse_date('2025-03-17') and _r57.submitted_at is None
+            and _r57.decided_by is None and _r57.decided_at is None
+            and _r57.rejection_reason is None
+            for _r57 in rt.each(self, self.t_reports)
+        )
+
+    # tasks.world:14620
+    def _check_mined_97289a6051__expensereport_r0007_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_reports['R0007'].status, '==', _E12_ReportStatus_approved)
+            and rt.expect(self.t_reports['R0007'].decided_by, '==', 'E002', part=1)
+        )
+
+    def _check_mined_97289a6051__new_expensereport(self) -> bool:  # tasks.world:14621
+        return any(
+            _r58.employee == 'E002' and _r58.title == 'travel'
+            and _r58.status == _E12_ReportStatus_draft
+            and _r58.created_on == rt.parse_date('2025-03-17') and _r58.submitted_at is None
+            and _r58.decided_by is None and _r58.decided_at is None
+            and _r58.rejection_reason is None
+            for _r58 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_71120d2964__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:15078
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    def _check_mined_71120d2964__new_expensereport(self) -> bool:  # tasks.world:15079
+        return any(
+            _r59.employee == 'E001' and _r59.title == '2025-03-10'
+            and _r59.status == _E12_ReportStatus_draft
+            and _r59.created_on == rt.parse_date('2025-03-17') and _r59.submitted_at is None
+            and _r59.decided_by is None and _r59.decided_at is None
+            and _r59.rejection_reason is None
+            for _r59 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_8a472161b0__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:15537
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    def _check_mined_b2df22f6dd__new_expensereport(self) -> bool:  # tasks.world:15994
+        return any(
+            _r60.employee == 'E002' and _r60.title == 'c'
+            and _r60.status == _E12_ReportStatus_draft
+            and _r60.created_on == rt.parse_date('2025-03-17') and _r60.submitted_at is None
+            and _r60.decided_by is None and _r60.decided_at is None
+            and _r60.rejection_reason is None
+            for _r60 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_b2df22f6dd__new_expensereport_1(self) -> bool:  # tasks.world:15995
+        return any(
+            _r61.employee == 'E002' and _r61.title == 'draft'
+            and _r61.status == _E12_ReportStatus_draft
+            and _r61.created_on == rt.parse_date('2025-03-17') and _r61.submitted_at is None
+            and _r61.decided_by is None and _r61.decided_at is None
+            and _r61.rejection_reason is None
+            for _r61 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_b2df22f6dd__new_expensereport_2(self) -> bool:  # tasks.world:15996
+        return any(
+            _r62.employee == 'E002' and _r62.title == 'supplies'
+            and _r62.status == _E12_ReportStatus_draft
+            and _r62.created_on == rt.parse_date('2025-03-17') and _r62.submitted_at is None
+            and _r62.decided_by is None and _r62.decided_at is None
+            and _r62.rejection_reason is None
+            for _r62 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_b2df22f6dd__new_expensereport_3(self) -> bool:  # tasks.world:15997
+        return any(
+            _r63.employee == 'E002' and _r63.title == 'c'
+            and _r63.status == _E12_ReportStatus_draft
+            and _r63.created_on == rt.parse_date('2025-03-17') and _r63.submitted_at is None
+            and _r63.decided_by is None and _r63.decided_at is None
+            and _r63.rejection_reason is None
+            for _r63 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_71606368e1__new_expensereport(self) -> bool:  # tasks.world:16456
+        return any(
+            _r64.employee == 'E002' and _r64.title == '2022-05-16'
+            and _r64.status == _E12_ReportStatus_draft
+            and _r64.created_on == rt.parse_date('2025-03-17') and _r64.submitted_at is None
+            and _r64.decided_by is None and _r64.decided_at is None
+            and _r64.rejection_reason is None
+            for _r64 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_71606368e1__new_expensereport_1(self) -> bool:  # tasks.world:16457
+        return any(
+            _r65.employee == 'E002' and _r65.title == 'manager'
+            and _r65.status == _E12_ReportStatus_draft
+            and _r65.created_on == rt.parse_date('2025-03-17') and _r65.submitted_at is None
+            and _r65.decided_by is None and _r65.decided_at is None
+            and _r65.rejection_reason is None
+            for _r65 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_71606368e1__new_expensereport_2(self) -> bool:  # tasks.world:16458
+        return any(
+            _r66.employee == 'E002' and _r66.title == 'R0013'
+            and _r66.status == _E12_ReportStatus_draft
+            and _r66.created_on == rt.parse_date('2025-03-17') and _r66.submitted_at is None
+            and _r66.decided_by is None and _r66.decided_at is None
+            and _r66.rejection_reason is None
+            for _r66 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_54b3713a1d__new_expensereport(self) -> bool:  # tasks.world:16916
+        return any(
+            _r67.employee == 'E002' and _r67.title == 'Client dinner'
+            and _r67.status == _E12_ReportStatus_draft
+            and _r67.created_on == rt.parse_date('2025-03-17') and _r67.submitted_at is None
+            and _r67.decided_by is None and _r67.decided_at is None
+            and _r67.rejection_reason is None
+            for _r67 in rt.each(self, self.t_reports)
+        )
+
+    def _check_mined_54b3713a1d__new_expensereport_1(self) -> bool:  # tasks.world:16917
+        return any(
+            _r68.employee == 'E002' and _r68.title == 'draft'
+            and _r68.status == _E12_ReportStatus_draft
+            and _r68.created_on == rt.parse_date('2025-03-17') and _r68.submitted_at is None
+            and _r68.decided_by is None and _r68.decided_at is None
+            and _r68.rejection_reason is None
+            for _r68 in rt.each(self, self.t_reports)
+        )
+
 
 ExpenseDesk.TOOLS = tools(ExpenseDesk)
-
-
-# expense_desk.world:956
-def _check_flag_and_approve_berlin__flagged(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return ep.t_lines['L0002'].over_limit_flag and rt.expect(
-        ep.t_lines['L0002'].flag_note, '==', 'Above the 120 EUR meals limit'
-    )
-
-
-# expense_desk.world:957
-def _check_flag_and_approve_berlin__approved(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reports['R0001'].status, '==', _E12_ReportStatus_approved) and rt.expect(
-        ep.t_reports['R0001'].decided_by, '==', 'E002', part=1
-    )
-
-
-def _check_finish_madrid_report__hotel_added(ep: ExpenseDesk) -> bool:  # tasks.world:451
-    return any(
-        _l13.report == 'R0005' and _l13.category == _E15_ExpenseCategory_lodging
-        and _l13.amount == 280.0 and _l13.spent_on == rt.parse_date('2025-03-15')
-        and _l13.receipt_ref == 'RC-1101'
-        for _l13 in rt.each(ep, ep.t_lines)
-    )
-
-
-def _check_finish_madrid_report__dinner_added(ep: ExpenseDesk) -> bool:  # tasks.world:452
-    return any(
-        _l14.report == 'R0005' and _l14.category == _E15_ExpenseCategory_meals
-        and _l14.amount == 65.0 and _l14.spent_on == rt.parse_date('2025-03-15')
-        and _l14.receipt_ref == 'RC-1102'
-        for _l14 in rt.each(ep, ep.t_lines)
-    )
-
-
-# tasks.world:453
-def _check_finish_madrid_report__submitted(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_reports['R0005'].status, '==', _E12_ReportStatus_submitted)
-        and rt.expect(ep.t_reports['R0005'].submitted_at, 'is not', None, part=1)
-    )
-
-
-# tasks.world:912
-def _check_maya_clears_her_queue__lena_approved(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reports['R0007'].status, '==', _E12_ReportStatus_approved) and rt.expect(
-        ep.t_reports['R0007'].decided_by, '==', 'E002', part=1
-    )
-
-
-# tasks.world:913
-def _check_maya_clears_her_queue__tom_rejected(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_reports['R0001'].status, '==', _E12_ReportStatus_rejected)
-        and rt.expect(ep.t_reports['R0001'].rejection_reason, 'is not', None, part=1)
-        and rt.expect(ep.t_reports['R0001'].decided_by, '==', 'E002', part=2)
-    )
-
-
-# tasks.world:1371
-def _check_mined_62ad9b7439__expenseline_l0007_removed(ep: ExpenseDesk) -> bool:
-    return not any(_r15.line_id == 'L0007' for _r15 in rt.each(ep, ep.t_lines))
-
-
-def _check_mined_b7521ad970__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:1825
-    return any(
-        _r16.employee == 'E002' and _r16.title == 'maya.ortiz@corp.example'
-        and _r16.status == _E12_ReportStatus_submitted
-        and _r16.created_on == rt.parse_date('2025-03-17') and _r16.decided_by is None
-        and _r16.decided_at is None and _r16.rejection_reason is None
-        for _r16 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_b7521ad970__new_expenseline(ep: ExpenseDesk) -> bool:  # tasks.world:1826
-    return any(
-        _r17.report == 'R0012' and _r17.category == _E15_ExpenseCategory_travel
-        and _r17.description == 'E002' and _r17.amount == 12.0
-        and _r17.spent_on == rt.parse_date('2025-03-17') and _r17.receipt_ref is None
-        and _r17.over_limit_flag == False and _r17.flag_note is None
-        for _r17 in rt.each(ep, ep.t_lines)
-    )
-
-
-def _check_mined_d28d5e65d6__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:2280
-    return any(
-        _r18.employee == 'E002' and _r18.title == 'lodging'
-        and _r18.status == _E12_ReportStatus_draft
-        and _r18.created_on == rt.parse_date('2025-03-17') and _r18.submitted_at is None
-        and _r18.decided_by is None and _r18.decided_at is None and _r18.rejection_reason is None
-        for _r18 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_d28d5e65d6__new_expensereport_1(ep: ExpenseDesk) -> bool:  # tasks.world:2281
-    return any(
-        _r19.employee == 'E002' and _r19.title == 'lodging'
-        and _r19.status == _E12_ReportStatus_draft
-        and _r19.created_on == rt.parse_date('2025-03-17') and _r19.submitted_at is None
-        and _r19.decided_by is None and _r19.decided_at is None and _r19.rejection_reason is None
-        for _r19 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_d28d5e65d6__new_expenseline(ep: ExpenseDesk) -> bool:  # tasks.world:2282
-    return any(
-        _r20.report == 'R0012' and _r20.category == _E15_ExpenseCategory_meals
-        and _r20.description == 'lodging' and _r20.amount == 0.01
-        and _r20.spent_on == rt.parse_date('2025-03-17') and _r20.receipt_ref == 'lodging'
-        and _r20.over_limit_flag == False and _r20.flag_note is None
-        for _r20 in rt.each(ep, ep.t_lines)
-    )
-
-
-# tasks.world:2738
-def _check_mined_63131bae19__expensereport_r0005_changed(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reports['R0005'].status, '==', _E12_ReportStatus_submitted)
-
-
-def _check_mined_623b9c9aa1__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:3191
-    return any(
-        _r21.employee == 'E002' and _r21.title == 'RB003'
-        and _r21.status == _E12_ReportStatus_draft
-        and _r21.created_on == rt.parse_date('2025-03-17') and _r21.submitted_at is None
-        and _r21.decided_by is None and _r21.decided_at is None and _r21.rejection_reason is None
-        for _r21 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_623b9c9aa1__new_expenseline(ep: ExpenseDesk) -> bool:  # tasks.world:3192
-    return any(
-        _r22.report == 'R0012' and _r22.category == _E15_ExpenseCategory_supplies
-        and _r22.description == 'xxx' and _r22.amount == 4.0
-        and _r22.spent_on == rt.parse_date('2022-05-16') and _r22.receipt_ref == 'SD'
-        and _r22.over_limit_flag == False and _r22.flag_note is None
-        for _r22 in rt.each(ep, ep.t_lines)
-    )
-
-
-# tasks.world:3646
-def _check_mined_659216acd5__current_user_set(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E005')
-
-
-def _check_mined_108ddb38f2__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:4099
-    return any(
-        _r23.employee == 'E002' and _r23.title == 'manager'
-        and _r23.status == _E12_ReportStatus_draft
-        and _r23.created_on == rt.parse_date('2025-03-17') and _r23.submitted_at is None
-        and _r23.decided_by is None and _r23.decided_at is None and _r23.rejection_reason is None
-        for _r23 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:4549
-def _check_mined_8182010250__current_user_set(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E005')
-
-
-def _check_mined_8182010250__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:4550
-    return any(
-        _r24.employee == 'E005' and _r24.title == 'meals'
-        and _r24.status == _E12_ReportStatus_draft
-        and _r24.created_on == rt.parse_date('2025-03-17') and _r24.submitted_at is None
-        and _r24.decided_by is None and _r24.decided_at is None and _r24.rejection_reason is None
-        for _r24 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:4551
-def _check_mined_8182010250__expenseline_l0002_changed(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['L0002'].over_limit_flag, '==', True) and rt.expect(
-        ep.t_lines['L0002'].flag_note, '==', 'M', part=1
-    )
-
-
-# tasks.world:5009
-def _check_mined_2cf82b17a7__current_user_set(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E003')
-
-
-# tasks.world:5010
-def _check_mined_2cf82b17a7__expenseline_l0002_changed(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lines['L0002'].over_limit_flag, '==', True) and rt.expect(
-        ep.t_lines['L0002'].flag_note, '==', 'L0009', part=1
-    )
-
-
-def _check_mined_aa573f99cb__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:5468
-    return any(
-        _r25.employee == 'E002' and _r25.title == 'UqsY@+'
-        and _r25.status == _E12_ReportStatus_draft
-        and _r25.created_on == rt.parse_date('2025-03-17') and _r25.submitted_at is None
-        and _r25.decided_by is None and _r25.decided_at is None and _r25.rejection_reason is None
-        for _r25 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_aa573f99cb__new_expenseline(ep: ExpenseDesk) -> bool:  # tasks.world:5469
-    return any(
-        _r26.report == 'R0005' and _r26.category == _E15_ExpenseCategory_training
-        and _r26.description == 'travel' and _r26.amount == 100000.0
-        and _r26.spent_on == rt.parse_date('2025-03-14') and _r26.receipt_ref == 'manager'
-        and _r26.over_limit_flag == False and _r26.flag_note is None
-        for _r26 in rt.each(ep, ep.t_lines)
-    )
-
-
-# tasks.world:5470
-def _check_mined_aa573f99cb__expenseline_l0007_removed(ep: ExpenseDesk) -> bool:
-    return not any(_r27.line_id == 'L0007' for _r27 in rt.each(ep, ep.t_lines))
-
-
-# tasks.world:5926
-def _check_mined_78cab94477__current_user_set(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E004')
-
-
-def _check_mined_78cab94477__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:5927
-    return any(
-        _r28.employee == 'E004' and _r28.title == 'E002' and _r28.status == _E12_ReportStatus_draft
-        and _r28.created_on == rt.parse_date('2025-03-17') and _r28.submitted_at is None
-        and _r28.decided_by is None and _r28.decided_at is None and _r28.rejection_reason is None
-        for _r28 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:5928
-def _check_mined_78cab94477__expenseline_l0015_removed(ep: ExpenseDesk) -> bool:
-    return not any(_r29.line_id == 'L0015' for _r29 in rt.each(ep, ep.t_lines))
-
-
-# tasks.world:6384
-def _check_mined_d61b142ff4__current_user_set(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-# tasks.world:6385
-def _check_mined_d61b142ff4__expensereport_r0005_changed(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reports['R0005'].status, '==', _E12_ReportStatus_approved) and rt.expect(
-        ep.t_reports['R0005'].decided_by, '==', 'E001', part=1
-    )
-
-
-def _check_mined_d61b142ff4__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:6386
-    return any(
-        _r30.employee == 'E001' and _r30.title == 'submitted'
-        and _r30.status == _E12_ReportStatus_draft
-        and _r30.created_on == rt.parse_date('2025-03-17') and _r30.submitted_at is None
-        and _r30.decided_by is None and _r30.decided_at is None and _r30.rejection_reason is None
-        for _r30 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:6843
-def _check_mined_8c4bad0433__current_user_set(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-# tasks.world:6844
-def _check_mined_8c4bad0433__expenseline_l0007_removed(ep: ExpenseDesk) -> bool:
-    return not any(_r31.line_id == 'L0007' for _r31 in rt.each(ep, ep.t_lines))
-
-
-def _check_mined_d2d664900d__new_expenseline(ep: ExpenseDesk) -> bool:  # tasks.world:7300
-    return any(
-        _r32.report == 'R0005' and _r32.category == _E15_ExpenseCategory_training
-        and _r32.description == 'Flight to Madrid' and _r32.amount == 300.0
-        and _r32.spent_on == rt.parse_date('2025-03-14') and _r32.receipt_ref is None
-        and _r32.over_limit_flag == False and _r32.flag_note is None
-        for _r32 in rt.each(ep, ep.t_lines)
-    )
-
-
-# tasks.world:7301
-def _check_mined_d2d664900d__expenseline_l0007_removed(ep: ExpenseDesk) -> bool:
-    return not any(_r33.line_id == 'L0007' for _r33 in rt.each(ep, ep.t_lines))
-
-
-# tasks.world:7756
-def _check_mined_a896644ae4__current_user_set(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E004')
-
-
-# tasks.world:7757
-def _check_mined_a896644ae4__expensereport_r0007_changed(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_reports['R0007'].status, '==', _E12_ReportStatus_rejected)
-        and rt.expect(ep.t_reports['R0007'].decided_by, '==', 'E002', part=1)
-        and rt.expect(ep.t_reports['R0007'].rejection_reason, '==', 'c4', part=2)
-    )
-
-
-def _check_mined_a896644ae4__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:7758
-    return any(
-        _r34.employee == 'E004' and _r34.title == 'c4' and _r34.status == _E12_ReportStatus_draft
-        and _r34.created_on == rt.parse_date('2025-03-17') and _r34.submitted_at is None
-        and _r34.decided_by is None and _r34.decided_at is None and _r34.rejection_reason is None
-        for _r34 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_a896644ae4__new_expensereport_1(ep: ExpenseDesk) -> bool:  # tasks.world:7759
-    return any(
-        _r35.employee == 'E004' and _r35.title == 'Lena Fischer'
-        and _r35.status == _E12_ReportStatus_draft
-        and _r35.created_on == rt.parse_date('2025-03-17') and _r35.submitted_at is None
-        and _r35.decided_by is None and _r35.decided_at is None and _r35.rejection_reason is None
-        for _r35 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:8216
-def _check_mined_5d46b625aa__expensereport_r0007_changed(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reports['R0007'].status, '==', _E12_ReportStatus_approved) and rt.expect(
-        ep.t_reports['R0007'].decided_by, '==', 'E002', part=1
-    )
-
-
-def _check_mined_5d46b625aa__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:8217
-    return any(
-        _r36.employee == 'E002' and _r36.title == '4' and _r36.status == _E12_ReportStatus_draft
-        and _r36.created_on == rt.parse_date('2025-03-17') and _r36.submitted_at is None
-        and _r36.decided_by is None and _r36.decided_at is None and _r36.rejection_reason is None
-        for _r36 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_5d46b625aa__new_expensereport_1(ep: ExpenseDesk) -> bool:  # tasks.world:8218
-    return any(
-        _r37.employee == 'E002' and _r37.title == 'CC200'
-        and _r37.status == _E12_ReportStatus_draft
-        and _r37.created_on == rt.parse_date('2025-03-17') and _r37.submitted_at is None
-        and _r37.decided_by is None and _r37.decided_at is None and _r37.rejection_reason is None
-        for _r37 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_5d46b625aa__new_expensereport_2(ep: ExpenseDesk) -> bool:  # tasks.world:8219
-    return any(
-        _r38.employee == 'E002' and _r38.title == 'R0012'
-        and _r38.status == _E12_ReportStatus_draft
-        and _r38.created_on == rt.parse_date('2025-03-17') and _r38.submitted_at is None
-        and _r38.decided_by is None and _r38.decided_at is None and _r38.rejection_reason is None
-        for _r38 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:8675
-def _check_mined_635d100cfc__current_user_set(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E005')
-
-
-# tasks.world:8676
-def _check_mined_635d100cfc__expensereport_r0005_changed(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reports['R0005'].status, '==', _E12_ReportStatus_submitted)
-
-
-# tasks.world:9132
-def _check_mined_ef0e18c188__current_user_set(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-# tasks.world:9133
-def _check_mined_ef0e18c188__expensereport_r0006_changed(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_reports['R0006'].status, '==', _E12_ReportStatus_rejected)
-        and rt.expect(ep.t_reports['R0006'].decided_by, '==', 'E001', part=1)
-        and rt.expect(ep.t_reports['R0006'].rejection_reason, '==', 'training', part=2)
-    )
-
-
-def _check_mined_ef0e18c188__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:9134
-    return any(
-        _r39.employee == 'E001' and _r39.title == 'priya.nair@corp.example'
-        and _r39.status == _E12_ReportStatus_draft
-        and _r39.created_on == rt.parse_date('2025-03-17') and _r39.submitted_at is None
-        and _r39.decided_by is None and _r39.decided_at is None and _r39.rejection_reason is None
-        for _r39 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:9589
-def _check_mined_a709465483__current_user_set(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E003')
-
-
-def _check_mined_a709465483__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:9590
-    return any(
-        _r40.employee == 'E002' and _r40.title == 'R0005'
-        and _r40.status == _E12_ReportStatus_draft
-        and _r40.created_on == rt.parse_date('2025-03-17') and _r40.submitted_at is None
-        and _r40.decided_by is None and _r40.decided_at is None and _r40.rejection_reason is None
-        for _r40 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_a709465483__new_expensereport_1(ep: ExpenseDesk) -> bool:  # tasks.world:9591
-    return any(
-        _r41.employee == 'E001' and _r41.title == 'xxx' and _r41.status == _E12_ReportStatus_draft
-        and _r41.created_on == rt.parse_date('2025-03-17') and _r41.submitted_at is None
-        and _r41.decided_by is None and _r41.decided_at is None and _r41.rejection_reason is None
-        for _r41 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:10047
-def _check_mined_d2603e43d9__current_user_set(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E004')
-
-
-def _check_mined_d2603e43d9__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:10048
-    return any(
-        _r42.employee == 'E002' and _r42.title == 'approved'
-        and _r42.status == _E12_ReportStatus_draft
-        and _r42.created_on == rt.parse_date('2025-03-17') and _r42.submitted_at is None
-        and _r42.decided_by is None and _r42.decided_at is None and _r42.rejection_reason is None
-        for _r42 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_d2603e43d9__new_expensereport_1(ep: ExpenseDesk) -> bool:  # tasks.world:10049
-    return any(
-        _r43.employee == 'E004' and _r43.title == 'Lena Fischer'
-        and _r43.status == _E12_ReportStatus_draft
-        and _r43.created_on == rt.parse_date('2025-03-17') and _r43.submitted_at is None
-        and _r43.decided_by is None and _r43.decided_at is None and _r43.rejection_reason is None
-        for _r43 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_d2603e43d9__new_expensereport_2(ep: ExpenseDesk) -> bool:  # tasks.world:10050
-    return any(
-        _r44.employee == 'E004' and _r44.title == 'approved'
-        and _r44.status == _E12_ReportStatus_draft
-        and _r44.created_on == rt.parse_date('2025-03-17') and _r44.submitted_at is None
-        and _r44.decided_by is None and _r44.decided_at is None and _r44.rejection_reason is None
-        for _r44 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:10506
-def _check_mined_1ee7e0ffcb__current_user_set(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-def _check_mined_1ee7e0ffcb__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:10507
-    return any(
-        _r45.employee == 'E007' and _r45.title == 'E007' and _r45.status == _E12_ReportStatus_draft
-        and _r45.created_on == rt.parse_date('2025-03-17') and _r45.submitted_at is None
-        and _r45.decided_by is None and _r45.decided_at is None and _r45.rejection_reason is None
-        for _r45 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_1ee7e0ffcb__new_expensereport_1(ep: ExpenseDesk) -> bool:  # tasks.world:10508
-    return any(
-        _r46.employee == 'E007' and _r46.title == 'qJllB'
-        and _r46.status == _E12_ReportStatus_draft
-        and _r46.created_on == rt.parse_date('2025-03-17') and _r46.submitted_at is None
-        and _r46.decided_by is None and _r46.decided_at is None and _r46.rejection_reason is None
-        for _r46 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:10964
-def _check_mined_82f8a92dce__current_user_set(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-def _check_mined_82f8a92dce__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:10965
-    return any(
-        _r47.employee == 'E001' and _r47.title == 'E002' and _r47.status == _E12_ReportStatus_draft
-        and _r47.created_on == rt.parse_date('2025-03-17') and _r47.submitted_at is None
-        and _r47.decided_by is None and _r47.decided_at is None and _r47.rejection_reason is None
-        for _r47 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_82f8a92dce__new_expensereport_1(ep: ExpenseDesk) -> bool:  # tasks.world:10966
-    return any(
-        _r48.employee == 'E001' and _r48.title == 'Lena Fischer'
-        and _r48.status == _E12_ReportStatus_draft
-        and _r48.created_on == rt.parse_date('2025-03-17') and _r48.submitted_at is None
-        and _r48.decided_by is None and _r48.decided_at is None and _r48.rejection_reason is None
-        for _r48 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_a5ce6b955f__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:11422
-    return any(
-        _r49.employee == 'E003' and _r49.title == 'lodging'
-        and _r49.status == _E12_ReportStatus_draft
-        and _r49.created_on == rt.parse_date('2025-03-17') and _r49.submitted_at is None
-        and _r49.decided_by is None and _r49.decided_at is None and _r49.rejection_reason is None
-        for _r49 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_a5ce6b955f__new_expensereport_1(ep: ExpenseDesk) -> bool:  # tasks.world:11423
-    return any(
-        _r50.employee == 'E002' and _r50.title == 'u' and _r50.status == _E12_ReportStatus_draft
-        and _r50.created_on == rt.parse_date('2025-03-17') and _r50.submitted_at is None
-        and _r50.decided_by is None and _r50.decided_at is None and _r50.rejection_reason is None
-        for _r50 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:11879
-def _check_mined_c8e826ed91__current_user_set(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E003')
-
-
-def _check_mined_c8e826ed91__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:11880
-    return any(
-        _r51.employee == 'E002' and _r51.title == 'L0015'
-        and _r51.status == _E12_ReportStatus_draft
-        and _r51.created_on == rt.parse_date('2025-03-17') and _r51.submitted_at is None
-        and _r51.decided_by is None and _r51.decided_at is None and _r51.rejection_reason is None
-        for _r51 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_c8e826ed91__new_expensereport_1(ep: ExpenseDesk) -> bool:  # tasks.world:11881
-    return any(
-        _r52.employee == 'E003' and _r52.title == 'E003' and _r52.status == _E12_ReportStatus_draft
-        and _r52.created_on == rt.parse_date('2025-03-17') and _r52.submitted_at is None
-        and _r52.decided_by is None and _r52.decided_at is None and _r52.rejection_reason is None
-        for _r52 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_7f9fc38f17__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:12336
-    return any(
-        _r53.employee == 'E002' and _r53.title == '+G7nV'
-        and _r53.status == _E12_ReportStatus_draft
-        and _r53.created_on == rt.parse_date('2025-03-17') and _r53.submitted_at is None
-        and _r53.decided_by is None and _r53.decided_at is None and _r53.rejection_reason is None
-        for _r53 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:12791
-def _check_mined_af79233ee3__expensereport_r0007_changed(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reports['R0007'].status, '==', _E12_ReportStatus_approved) and rt.expect(
-        ep.t_reports['R0007'].decided_by, '==', 'E002', part=1
-    )
-
-
-def _check_mined_af79233ee3__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:12792
-    return any(
-        _r54.employee == 'E002' and _r54.title == 'Mc' and _r54.status == _E12_ReportStatus_draft
-        and _r54.created_on == rt.parse_date('2025-03-17') and _r54.submitted_at is None
-        and _r54.decided_by is None and _r54.decided_at is None and _r54.rejection_reason is None
-        for _r54 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:13247
-def _check_mined_b32ff6d1e6__current_user_set(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E005')
-
-
-def _check_mined_b32ff6d1e6__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:13248
-    return any(
-        _r55.employee == 'E007' and _r55.title == 'S#iZdFJ2mJo_NqNNG-krFOpd0-Mw+x8Q.5'
-        and _r55.status == _E12_ReportStatus_draft
-        and _r55.created_on == rt.parse_date('2025-03-17') and _r55.submitted_at is None
-        and _r55.decided_by is None and _r55.decided_at is None and _r55.rejection_reason is None
-        for _r55 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_f9572d22be__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:13705
-    return any(
-        _r56.employee == 'E002' and _r56.title == 'rejected'
-        and _r56.status == _E12_ReportStatus_draft
-        and _r56.created_on == rt.parse_date('2025-03-17') and _r56.submitted_at is None
-        and _r56.decided_by is None and _r56.decided_at is None and _r56.rejection_reason is None
-        for _r56 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:14162
-def _check_mined_363218bd95__expensereport_r0007_changed(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_reports['R0007'].status, '==', _E12_ReportStatus_rejected)
-        and rt.expect(ep.t_reports['R0007'].decided_by, '==', 'E002', part=1)
-        and rt.expect(ep.t_reports['R0007'].rejection_reason, '==', '2022-01-01', part=2)
-    )
-
-
-def _check_mined_363218bd95__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:14163
-    return any(
-        _r57.employee == 'E002' and _r57.title == 'P' and _r57.status == _E12_ReportStatus_draft
-        and _r57.created_on == rt.parse_date('2025-03-17') and _r57.submitted_at is None
-        and _r57.decided_by is None and _r57.decided_at is None and _r57.rejection_reason is None
-        for _r57 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:14620
-def _check_mined_97289a6051__expensereport_r0007_changed(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reports['R0007'].status, '==', _E12_ReportStatus_approved) and rt.expect(
-        ep.t_reports['R0007'].decided_by, '==', 'E002', part=1
-    )
-
-
-def _check_mined_97289a6051__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:14621
-    return any(
-        _r58.employee == 'E002' and _r58.title == 'travel'
-        and _r58.status == _E12_ReportStatus_draft
-        and _r58.created_on == rt.parse_date('2025-03-17') and _r58.submitted_at is None
-        and _r58.decided_by is None and _r58.decided_at is None and _r58.rejection_reason is None
-        for _r58 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:15078
-def _check_mined_71120d2964__current_user_set(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-def _check_mined_71120d2964__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:15079
-    return any(
-        _r59.employee == 'E001' and _r59.title == '2025-03-10'
-        and _r59.status == _E12_ReportStatus_draft
-        and _r59.created_on == rt.parse_date('2025-03-17') and _r59.submitted_at is None
-        and _r59.decided_by is None and _r59.decided_at is None and _r59.rejection_reason is None
-        for _r59 in rt.each(ep, ep.t_reports)
-    )
-
-
-# tasks.world:15537
-def _check_mined_8a472161b0__current_user_set(ep: ExpenseDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-def _check_mined_b2df22f6dd__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:15994
-    return any(
-        _r60.employee == 'E002' and _r60.title == 'c' and _r60.status == _E12_ReportStatus_draft
-        and _r60.created_on == rt.parse_date('2025-03-17') and _r60.submitted_at is None
-        and _r60.decided_by is None and _r60.decided_at is None and _r60.rejection_reason is None
-        for _r60 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_b2df22f6dd__new_expensereport_1(ep: ExpenseDesk) -> bool:  # tasks.world:15995
-    return any(
-        _r61.employee == 'E002' and _r61.title == 'draft'
-        and _r61.status == _E12_ReportStatus_draft
-        and _r61.created_on == rt.parse_date('2025-03-17') and _r61.submitted_at is None
-        and _r61.decided_by is None and _r61.decided_at is None and _r61.rejection_reason is None
-        for _r61 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_b2df22f6dd__new_expensereport_2(ep: ExpenseDesk) -> bool:  # tasks.world:15996
-    return any(
-        _r62.employee == 'E002' and _r62.title == 'supplies'
-        and _r62.status == _E12_ReportStatus_draft
-        and _r62.created_on == rt.parse_date('2025-03-17') and _r62.submitted_at is None
-        and _r62.decided_by is None and _r62.decided_at is None and _r62.rejection_reason is None
-        for _r62 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_b2df22f6dd__new_expensereport_3(ep: ExpenseDesk) -> bool:  # tasks.world:15997
-    return any(
-        _r63.employee == 'E002' and _r63.title == 'c' and _r63.status == _E12_ReportStatus_draft
-        and _r63.created_on == rt.parse_date('2025-03-17') and _r63.submitted_at is None
-        and _r63.decided_by is None and _r63.decided_at is None and _r63.rejection_reason is None
-        for _r63 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_71606368e1__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:16456
-    return any(
-        _r64.employee == 'E002' and _r64.title == '2022-05-16'
-        and _r64.status == _E12_ReportStatus_draft
-        and _r64.created_on == rt.parse_date('2025-03-17') and _r64.submitted_at is None
-        and _r64.decided_by is None and _r64.decided_at is None and _r64.rejection_reason is None
-        for _r64 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_71606368e1__new_expensereport_1(ep: ExpenseDesk) -> bool:  # tasks.world:16457
-    return any(
-        _r65.employee == 'E002' and _r65.title == 'manager'
-        and _r65.status == _E12_ReportStatus_draft
-        and _r65.created_on == rt.parse_date('2025-03-17') and _r65.submitted_at is None
-        and _r65.decided_by is None and _r65.decided_at is None and _r65.rejection_reason is None
-        for _r65 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_71606368e1__new_expensereport_2(ep: ExpenseDesk) -> bool:  # tasks.world:16458
-    return any(
-        _r66.employee == 'E002' and _r66.title == 'R0013'
-        and _r66.status == _E12_ReportStatus_draft
-        and _r66.created_on == rt.parse_date('2025-03-17') and _r66.submitted_at is None
-        and _r66.decided_by is None and _r66.decided_at is None and _r66.rejection_reason is None
-        for _r66 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_54b3713a1d__new_expensereport(ep: ExpenseDesk) -> bool:  # tasks.world:16916
-    return any(
-        _r67.employee == 'E002' and _r67.title == 'Client dinner'
-        and _r67.status == _E12_ReportStatus_draft
-        and _r67.created_on == rt.parse_date('2025-03-17') and _r67.submitted_at is None
-        and _r67.decided_by is None and _r67.decided_at is None and _r67.rejection_reason is None
-        for _r67 in rt.each(ep, ep.t_reports)
-    )
-
-
-def _check_mined_54b3713a1d__new_expensereport_1(ep: ExpenseDesk) -> bool:  # tasks.world:16917
-    return any(
-        _r68.employee == 'E002' and _r68.title == 'draft'
-        and _r68.status == _E12_ReportStatus_draft
-        and _r68.created_on == rt.parse_date('2025-03-17') and _r68.submitted_at is None
-        and _r68.decided_by is None and _r68.decided_at is None and _r68.rejection_reason is None
-        for _r68 in rt.each(ep, ep.t_reports)
-    )
-
-
-ExpenseDesk.TASKS = task_registry(__name__, "tasks.json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "BomLine", "Cancellation", "FactoryPlanning", "Inspection", "InspectionResult", "Machine",
@@ -346,11 +346,8 @@ class FactoryPlanning(Episode):
     CLOCK: ClassVar[str] = "2025-02-10T08:00:00"
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act as the signed-in planner. Use the SKUs, material codes, machine ids and order ids '
-        'the\n'
-        'tools show; never guess them. Say which material is short when a reservation fails.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "planners": "Planner", "products": "Product", "materials": "Material",
         "machines": "Machine", "orders": "ProductionOrder", "reservations": "Reservation",
@@ -481,18 +478,13 @@ class FactoryPlanning(Episode):
                 self, self.t_planners,
                 ((self.t_inspections, 'inspector'), (None, 'current_planner')),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_products, ((self.t_orders, 'product'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_materials, ((self.t_reservations, 'material'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_machines, ((self.t_orders, 'machine'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_orders,
                 ((self.t_reservations, 'order'), (self.t_inspections, 'order')),
             )
-        pass
 
     def fn_me(self) -> Planner:  # factory_planning.world:184
         'The signed-in planner; fails when nobody is signed in.'
@@ -1288,1053 +1280,940 @@ class FactoryPlanning(Episode):
             )
         return inspection  # factory_planning.world:777
 
+    # factory_planning.world:1218
+    def _check_reserve_bracket_materials__reserved(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['PO0001'].status, '==', _E11_OrderStatus_materials_reserved)
+
+    # factory_planning.world:1219
+    def _check_reserve_bracket_materials__steel(self) -> rt.Verdict | bool:
+        return rt.expect(abs(self.t_materials['MAT-001'].reserved - 88.0), '<', 0.001)
+
+    # factory_planning.world:1220
+    def _check_reserve_bracket_materials__bolts(self) -> rt.Verdict | bool:
+        return rt.expect(abs(self.t_materials['MAT-002'].reserved - 800.0), '<', 0.001)
+
+    # factory_planning.world:1221
+    def _check_reserve_bracket_materials__two_reservations(self) -> rt.Verdict | bool:
+        return rt.expect(
+            len([
+                _r10.id_ for _r10 in rt.each(self, self.t_reservations)
+                if _r10.order == 'PO0001' and _r10.status == _E17_ReservationStatus_open_
+            ]),
+            '==', 2,
+        )
+
+    # factory_planning.world:1666
+    def _check_schedule_po0002__scheduled(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['PO0002'].status, '==', _E11_OrderStatus_scheduled)
+            and rt.expect(self.t_orders['PO0002'].machine, '==', 'MC01', part=1)
+            and rt.expect(
+                self.t_orders['PO0002'].scheduled_start, '==',
+                rt.parse_datetime('2025-02-11T06:00:00'), part=2,
+            )
+            and rt.expect(
+                self.t_orders['PO0002'].scheduled_end, '==',
+                rt.parse_datetime('2025-02-11T06:50:00'), part=3,
+            )
+        )
+
+    # tasks.world:444
+    def _check_swap_bracket_for_panels__bracket_cancelled(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['PO0002'].status, '==', _E11_OrderStatus_cancelled)
+            and rt.expect(
+                self.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_released, part=1
+            )
+            and rt.expect(
+                self.t_reservations['RS0004'].status, '==', _E17_ReservationStatus_released, part=2
+            )
+        )
+
+    def _check_swap_bracket_for_panels__panels_reserved(self) -> bool:  # tasks.world:445
+        return any(
+            _o11.product == 'PR-104' and _o11.quantity == 60
+            and _o11.due_date == rt.parse_date('2025-02-21')
+            and _o11.status == _E11_OrderStatus_materials_reserved
+            for _o11 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:446
+    def _check_swap_bracket_for_panels__stock_reserved(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(abs(self.t_materials['MAT-001'].reserved - 128.0), '<', 0.001)
+            and rt.expect(abs(self.t_materials['MAT-002'].reserved - 0.0), '<', 0.001, part=1)
+            and rt.expect(abs(self.t_materials['MAT-004'].reserved - 6.4), '<', 0.001, part=2)
+        )
+
+    def _check_plan_front_panel_run__ordered(self) -> bool:  # tasks.world:899
+        return any(
+            _o12.product == 'PR-104' and _o12.quantity == 20
+            and _o12.due_date == rt.parse_date('2025-02-14')
+            and _o12.status == _E11_OrderStatus_scheduled and _o12.machine == 'MC01'
+            and _o12.scheduled_start == rt.parse_datetime('2025-02-11T06:00:00')
+            and _o12.scheduled_end == rt.parse_datetime('2025-02-11T06:40:00')
+            for _o12 in rt.each(self, self.t_orders)
+        )
+
+    def _check_plan_front_panel_run__materials(self) -> rt.Verdict | bool:  # tasks.world:900
+        return (
+            rt.expect(abs(self.t_materials['MAT-001'].reserved - 88.0), '<', 0.001)
+            and rt.expect(abs(self.t_materials['MAT-004'].reserved - 2.4), '<', 0.001, part=1)
+        )
+
+    def _check_mined_bf78a3a27f__new_productionorder(self) -> bool:  # tasks.world:1349
+        return any(
+            _r13.product == 'PR-104' and _r13.quantity == 19
+            and _r13.status == _E11_OrderStatus_cancelled and _r13.machine is None
+            and _r13.scheduled_start is None and _r13.scheduled_end is None
+            and _r13.produced_good == 0 and _r13.scrap == 0
+            and _r13.due_date == rt.parse_date('2025-02-14')
+            for _r13 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_bf78a3a27f__new_productionorder_1(self) -> bool:  # tasks.world:1350
+        return any(
+            _r14.product == 'PR-104' and _r14.quantity == 10
+            and _r14.status == _E11_OrderStatus_planned and _r14.machine is None
+            and _r14.scheduled_start is None and _r14.scheduled_end is None
+            and _r14.produced_good == 0 and _r14.scrap == 0
+            and _r14.due_date == rt.parse_date('2025-02-14')
+            for _r14 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:1798
+    def _check_mined_1dbc6ce1d8__material_mat_001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-001'].reserved, '==', 40.0)
+
+    # tasks.world:1799
+    def _check_mined_1dbc6ce1d8__material_mat_004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-004'].reserved, '==', 0.0)
+
+    # tasks.world:1800
+    def _check_mined_1dbc6ce1d8__productionorder_po0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['PO0003'].status, '==', _E11_OrderStatus_cancelled)
+            and rt.expect(self.t_orders['PO0003'].machine, 'is', None, part=1)
+            and rt.expect(self.t_orders['PO0003'].scheduled_start, 'is', None, part=2)
+            and rt.expect(self.t_orders['PO0003'].scheduled_end, 'is', None, part=3)
+        )
+
+    # tasks.world:1801
+    def _check_mined_1dbc6ce1d8__reservation_rs0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_released
+        )
+
+    # tasks.world:1802
+    def _check_mined_1dbc6ce1d8__reservation_rs0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0006'].status, '==', _E17_ReservationStatus_released
+        )
+
+    # tasks.world:2248
+    def _check_mined_202dd7dd2c__material_mat_001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-001'].reserved, '==', 8.0)
+
+    # tasks.world:2249
+    def _check_mined_202dd7dd2c__material_mat_002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-002'].reserved, '==', 0.0)
+
+    # tasks.world:2250
+    def _check_mined_202dd7dd2c__productionorder_po0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['PO0002'].status, '==', _E11_OrderStatus_cancelled)
+
+    # tasks.world:2251
+    def _check_mined_202dd7dd2c__reservation_rs0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_released
+        )
+
+    # tasks.world:2252
+    def _check_mined_202dd7dd2c__reservation_rs0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0004'].status, '==', _E17_ReservationStatus_released
+        )
+
+    # tasks.world:2698
+    def _check_mined_81cec79a79__productionorder_po0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['PO0001'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_mined_ad3cf5c534__new_productionorder(self) -> bool:  # tasks.world:3144
+        return any(
+            _r15.product == 'PR-103' and _r15.quantity == 1
+            and _r15.status == _E11_OrderStatus_planned and _r15.machine is None
+            and _r15.scheduled_start is None and _r15.scheduled_end is None
+            and _r15.produced_good == 0 and _r15.scrap == 0
+            and _r15.due_date == rt.parse_date('2025-02-12')
+            for _r15 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:3590
+    def _check_mined_bc13db47aa__current_planner_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_planner, '==', 'PL02')
+
+    # tasks.world:4037
+    def _check_mined_2017dd4952__material_mat_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-003'].on_hand, '==', 91628.21)
+
+    # tasks.world:4484
+    def _check_mined_24c4494f27__material_mat_004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-004'].on_hand, '==', 100012.0)
+
+    # tasks.world:4932
+    def _check_mined_d8dd759cfb__material_mat_002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-002'].on_hand, '==', 32813.6)
+
+    # tasks.world:5378
+    def _check_mined_3c0b1bf011__current_planner_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_planner, '==', 'PL02')
+
+    # tasks.world:5379
+    def _check_mined_3c0b1bf011__material_mat_001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-001'].reserved, '==', 88.0)
+
+    # tasks.world:5380
+    def _check_mined_3c0b1bf011__material_mat_002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-002'].reserved, '==', 800.0)
+
+    # tasks.world:5381
+    def _check_mined_3c0b1bf011__material_mat_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-003'].on_hand, '==', 8765.0)
+
+    # tasks.world:5382
+    def _check_mined_3c0b1bf011__productionorder_po0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['PO0001'].status, '==', _E11_OrderStatus_materials_reserved)
+
+    def _check_mined_3c0b1bf011__new_productionorder(self) -> bool:  # tasks.world:5383
+        return any(
+            _r16.product == 'PR-103' and _r16.quantity == 36627
+            and _r16.status == _E11_OrderStatus_planned and _r16.machine is None
+            and _r16.scheduled_start is None and _r16.scheduled_end is None
+            and _r16.produced_good == 0 and _r16.scrap == 0
+            and _r16.due_date == rt.parse_date('2025-02-20')
+            for _r16 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_3c0b1bf011__new_reservation(self) -> bool:  # tasks.world:5384
+        return any(
+            _r17.order == 'PO0001' and _r17.material == 'MAT-001' and _r17.quantity == 40.0
+            and _r17.status == _E17_ReservationStatus_open_
+            for _r17 in rt.each(self, self.t_reservations)
+        )
+
+    def _check_mined_3c0b1bf011__new_reservation_1(self) -> bool:  # tasks.world:5385
+        return any(
+            _r18.order == 'PO0001' and _r18.material == 'MAT-002' and _r18.quantity == 400.0
+            and _r18.status == _E17_ReservationStatus_open_
+            for _r18 in rt.each(self, self.t_reservations)
+        )
+
+    # tasks.world:5837
+    def _check_mined_4f6689d43b__current_planner_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_planner, '==', 'PL03')
+
+    # tasks.world:5838
+    def _check_mined_4f6689d43b__material_mat_001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-001'].on_hand, '==', 500.001)
+
+    # tasks.world:5839
+    def _check_mined_4f6689d43b__productionorder_po0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['PO0001'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_mined_4f6689d43b__new_productionorder(self) -> bool:  # tasks.world:5840
+        return any(
+            _r19.product == 'PR-104' and _r19.quantity == 4397
+            and _r19.status == _E11_OrderStatus_planned and _r19.machine is None
+            and _r19.scheduled_start is None and _r19.scheduled_end is None
+            and _r19.produced_good == 0 and _r19.scrap == 0
+            and _r19.due_date == rt.parse_date('2025-02-20')
+            for _r19 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:6292
+    def _check_mined_52df5ef19f__current_planner_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_planner, '==', 'PL03')
+
+    # tasks.world:6293
+    def _check_mined_52df5ef19f__material_mat_001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-001'].on_hand, '==', 492.0) and rt.expect(
+            self.t_materials['MAT-001'].reserved, '==', 40.0, part=1
+        )
+
+    # tasks.world:6294
+    def _check_mined_52df5ef19f__material_mat_004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-004'].on_hand, '==', 16104.85) and rt.expect(
+            self.t_materials['MAT-004'].reserved, '==', 0.0, part=1
+        )
+
+    # tasks.world:6295
+    def _check_mined_52df5ef19f__material_mat_005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-005'].on_hand, '==', 54207.0)
+
+    # tasks.world:6296
+    def _check_mined_52df5ef19f__productionorder_po0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['PO0003'].status, '==', _E11_OrderStatus_completed)
+            and rt.expect(self.t_orders['PO0003'].produced_good, '==', 500, part=1)
+            and rt.expect(self.t_orders['PO0003'].scrap, '==', 2, part=2)
+        )
+
+    # tasks.world:6297
+    def _check_mined_52df5ef19f__reservation_rs0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_consumed
+        )
+
+    # tasks.world:6298
+    def _check_mined_52df5ef19f__reservation_rs0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0006'].status, '==', _E17_ReservationStatus_consumed
+        )
+
+    # tasks.world:6749
+    def _check_mined_fa2e4e6aa7__current_planner_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_planner, '==', 'PL03')
+
+    # tasks.world:6750
+    def _check_mined_fa2e4e6aa7__material_mat_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-003'].on_hand, '==', 70.0)
+
+    # tasks.world:6751
+    def _check_mined_fa2e4e6aa7__productionorder_po0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['PO0004'].status, '==', _E11_OrderStatus_rejected)
+
+    def _check_mined_fa2e4e6aa7__new_inspection(self) -> bool:  # tasks.world:6752
+        return any(
+            _r20.order == 'PO0004' and _r20.inspector == 'PL01' and _r20.sample_size == 4
+            and _r20.defects_found == 3 and _r20.result == _E16_InspectionResult_rejected
+            and _r20.notes == '\\'
+            for _r20 in rt.each(self, self.t_inspections)
+        )
+
+    # tasks.world:7203
+    def _check_mined_91c1499a37__material_mat_001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-001'].on_hand, '==', 492.0) and rt.expect(
+            self.t_materials['MAT-001'].reserved, '==', 40.0, part=1
+        )
+
+    # tasks.world:7204
+    def _check_mined_91c1499a37__material_mat_004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-004'].on_hand, '==', 11.6) and rt.expect(
+            self.t_materials['MAT-004'].reserved, '==', 0.0, part=1
+        )
+
+    # tasks.world:7205
+    def _check_mined_91c1499a37__productionorder_po0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['PO0003'].status, '==', _E11_OrderStatus_rejected)
+            and rt.expect(self.t_orders['PO0003'].produced_good, '==', 800, part=1)
+            and rt.expect(self.t_orders['PO0003'].scrap, '==', 19, part=2)
+        )
+
+    # tasks.world:7206
+    def _check_mined_91c1499a37__reservation_rs0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_consumed
+        )
+
+    # tasks.world:7207
+    def _check_mined_91c1499a37__reservation_rs0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0006'].status, '==', _E17_ReservationStatus_consumed
+        )
+
+    def _check_mined_91c1499a37__new_inspection(self) -> bool:  # tasks.world:7208
+        return any(
+            _r21.order == 'PO0003' and _r21.inspector == 'PL01' and _r21.sample_size == 14
+            and _r21.defects_found == 14 and _r21.result == _E16_InspectionResult_rejected
+            and _r21.notes == 'rejected'
+            for _r21 in rt.each(self, self.t_inspections)
+        )
+
+    # tasks.world:7658
+    def _check_mined_7feb2ed380__material_mat_001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-001'].on_hand, '==', 95619.12) and rt.expect(
+            self.t_materials['MAT-001'].reserved, '==', 40.0, part=1
+        )
+
+    # tasks.world:7659
+    def _check_mined_7feb2ed380__material_mat_004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-004'].on_hand, '==', 21.6) and rt.expect(
+            self.t_materials['MAT-004'].reserved, '==', 0.0, part=1
+        )
+
+    # tasks.world:7660
+    def _check_mined_7feb2ed380__productionorder_po0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['PO0003'].status, '==', _E11_OrderStatus_completed)
+            and rt.expect(self.t_orders['PO0003'].produced_good, '==', 843, part=1)
+            and rt.expect(self.t_orders['PO0003'].scrap, '==', 200, part=2)
+        )
+
+    def _check_mined_7feb2ed380__new_productionorder(self) -> bool:  # tasks.world:7661
+        return any(
+            _r22.product == 'PR-104' and _r22.quantity == 77389
+            and _r22.status == _E11_OrderStatus_planned and _r22.machine is None
+            and _r22.scheduled_start is None and _r22.scheduled_end is None
+            and _r22.produced_good == 0 and _r22.scrap == 0
+            and _r22.due_date == rt.parse_date('2025-02-12')
+            for _r22 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:7662
+    def _check_mined_7feb2ed380__reservation_rs0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_consumed
+        )
+
+    # tasks.world:7663
+    def _check_mined_7feb2ed380__reservation_rs0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0006'].status, '==', _E17_ReservationStatus_consumed
+        )
+
+    # tasks.world:8114
+    def _check_mined_bd95952814__material_mat_001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-001'].on_hand, '==', 492.001) and rt.expect(
+            self.t_materials['MAT-001'].reserved, '==', 40.0, part=1
+        )
+
+    # tasks.world:8115
+    def _check_mined_bd95952814__material_mat_004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-004'].on_hand, '==', 11.6) and rt.expect(
+            self.t_materials['MAT-004'].reserved, '==', 0.0, part=1
+        )
+
+    # tasks.world:8116
+    def _check_mined_bd95952814__productionorder_po0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['PO0003'].status, '==', _E11_OrderStatus_completed)
+            and rt.expect(self.t_orders['PO0003'].produced_good, '==', 50545, part=1)
+            and rt.expect(self.t_orders['PO0003'].scrap, '==', 19, part=2)
+        )
+
+    def _check_mined_bd95952814__new_productionorder(self) -> bool:  # tasks.world:8117
+        return any(
+            _r23.product == 'PR-104' and _r23.quantity == 7799
+            and _r23.status == _E11_OrderStatus_planned and _r23.machine is None
+            and _r23.scheduled_start is None and _r23.scheduled_end is None
+            and _r23.produced_good == 0 and _r23.scrap == 0
+            and _r23.due_date == rt.parse_date('2025-02-12')
+            for _r23 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_bd95952814__new_productionorder_1(self) -> bool:  # tasks.world:8118
+        return any(
+            _r24.product == 'PR-101' and _r24.quantity == 19
+            and _r24.status == _E11_OrderStatus_planned and _r24.machine is None
+            and _r24.scheduled_start is None and _r24.scheduled_end is None
+            and _r24.produced_good == 0 and _r24.scrap == 0
+            and _r24.due_date == rt.parse_date('2025-02-12')
+            for _r24 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:8119
+    def _check_mined_bd95952814__reservation_rs0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_consumed
+        )
+
+    # tasks.world:8120
+    def _check_mined_bd95952814__reservation_rs0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0006'].status, '==', _E17_ReservationStatus_consumed
+        )
+
+    # tasks.world:8570
+    def _check_mined_4a1557d6b6__material_mat_004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-004'].on_hand, '==', 65764.821)
+
+    # tasks.world:8571
+    def _check_mined_4a1557d6b6__productionorder_po0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['PO0001'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_mined_4a1557d6b6__new_productionorder(self) -> bool:  # tasks.world:8572
+        return any(
+            _r25.product == 'PR-102' and _r25.quantity == 59254
+            and _r25.status == _E11_OrderStatus_planned and _r25.machine is None
+            and _r25.scheduled_start is None and _r25.scheduled_end is None
+            and _r25.produced_good == 0 and _r25.scrap == 0
+            and _r25.due_date == rt.parse_date('2025-02-14')
+            for _r25 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:9022
+    def _check_mined_dc9bf31508__current_planner_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_planner, '==', 'PL03')
+
+    # tasks.world:9023
+    def _check_mined_dc9bf31508__material_mat_001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-001'].on_hand, '==', 64518.5)
+
+    def _check_mined_dc9bf31508__new_productionorder(self) -> bool:  # tasks.world:9024
+        return any(
+            _r26.product == 'PR-101' and _r26.quantity == 80
+            and _r26.status == _E11_OrderStatus_planned and _r26.machine is None
+            and _r26.scheduled_start is None and _r26.scheduled_end is None
+            and _r26.produced_good == 0 and _r26.scrap == 0
+            and _r26.due_date == rt.parse_date('2025-02-14')
+            for _r26 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:9476
+    def _check_mined_2aaa29a5e0__current_planner_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_planner, '==', 'PL02')
+
+    # tasks.world:9477
+    def _check_mined_2aaa29a5e0__material_mat_001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-001'].reserved, '==', 8.0)
+
+    # tasks.world:9478
+    def _check_mined_2aaa29a5e0__material_mat_002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-002'].reserved, '==', 0.0)
+
+    # tasks.world:9479
+    def _check_mined_2aaa29a5e0__productionorder_po0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['PO0002'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_mined_2aaa29a5e0__new_productionorder(self) -> bool:  # tasks.world:9480
+        return any(
+            _r27.product == 'PR-101' and _r27.quantity == 11326
+            and _r27.status == _E11_OrderStatus_planned and _r27.machine is None
+            and _r27.scheduled_start is None and _r27.scheduled_end is None
+            and _r27.produced_good == 0 and _r27.scrap == 0
+            and _r27.due_date == rt.parse_date('2025-02-20')
+            for _r27 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:9481
+    def _check_mined_2aaa29a5e0__reservation_rs0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_released
+        )
+
+    # tasks.world:9482
+    def _check_mined_2aaa29a5e0__reservation_rs0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0004'].status, '==', _E17_ReservationStatus_released
+        )
+
+    # tasks.world:9932
+    def _check_mined_c0b309a1bf__material_mat_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-003'].on_hand, '==', 100030.0)
+
+    # tasks.world:9933
+    def _check_mined_c0b309a1bf__productionorder_po0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['PO0001'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_mined_c0b309a1bf__new_productionorder(self) -> bool:  # tasks.world:9934
+        return any(
+            _r28.product == 'PR-104' and _r28.quantity == 100
+            and _r28.status == _E11_OrderStatus_planned and _r28.machine is None
+            and _r28.scheduled_start is None and _r28.scheduled_end is None
+            and _r28.produced_good == 0 and _r28.scrap == 0
+            and _r28.due_date == rt.parse_date('2025-02-20')
+            for _r28 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:10384
+    def _check_mined_9b47306813__current_planner_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_planner, '==', 'PL03')
+
+    # tasks.world:10385
+    def _check_mined_9b47306813__material_mat_002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-002'].on_hand, '==', 2012.0)
+
+    def _check_mined_9b47306813__new_productionorder(self) -> bool:  # tasks.world:10386
+        return any(
+            _r29.product == 'PR-102' and _r29.quantity == 15
+            and _r29.status == _E11_OrderStatus_planned and _r29.machine is None
+            and _r29.scheduled_start is None and _r29.scheduled_end is None
+            and _r29.produced_good == 0 and _r29.scrap == 0
+            and _r29.due_date == rt.parse_date('2025-02-20')
+            for _r29 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:10836
+    def _check_mined_96df119e63__current_planner_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_planner, '==', 'PL03')
+
+    # tasks.world:10837
+    def _check_mined_96df119e63__material_mat_001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-001'].on_hand, '==', 94557.704) and rt.expect(
+            self.t_materials['MAT-001'].reserved, '==', 40.0, part=1
+        )
+
+    # tasks.world:10838
+    def _check_mined_96df119e63__material_mat_004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-004'].reserved, '==', 0.0)
+
+    # tasks.world:10839
+    def _check_mined_96df119e63__productionorder_po0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['PO0003'].status, '==', _E11_OrderStatus_cancelled)
+            and rt.expect(self.t_orders['PO0003'].machine, 'is', None, part=1)
+            and rt.expect(self.t_orders['PO0003'].scheduled_start, 'is', None, part=2)
+            and rt.expect(self.t_orders['PO0003'].scheduled_end, 'is', None, part=3)
+        )
+
+    # tasks.world:10840
+    def _check_mined_96df119e63__reservation_rs0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_released
+        )
+
+    # tasks.world:10841
+    def _check_mined_96df119e63__reservation_rs0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0006'].status, '==', _E17_ReservationStatus_released
+        )
+
+    # tasks.world:11291
+    def _check_mined_2a53bc9c23__current_planner_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_planner, '==', 'PL02')
+
+    # tasks.world:11292
+    def _check_mined_2a53bc9c23__material_mat_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-003'].on_hand, '==', 200030.0)
+
+    # tasks.world:11293
+    def _check_mined_2a53bc9c23__material_mat_005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-005'].on_hand, '==', 15.0)
+
+    # tasks.world:11744
+    def _check_mined_7e5001dffc__current_planner_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_planner, '==', 'PL03')
+
+    # tasks.world:11745
+    def _check_mined_7e5001dffc__material_mat_002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-002'].on_hand, '==', 2000.001)
+
+    # tasks.world:11746
+    def _check_mined_7e5001dffc__material_mat_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-003'].on_hand, '==', 100044.0)
+
+    # tasks.world:12196
+    def _check_mined_9b7747838e__material_mat_001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-001'].on_hand, '==', 492.0) and rt.expect(
+            self.t_materials['MAT-001'].reserved, '==', 40.0, part=1
+        )
+
+    # tasks.world:12197
+    def _check_mined_9b7747838e__material_mat_004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-004'].on_hand, '==', 3894.351) and rt.expect(
+            self.t_materials['MAT-004'].reserved, '==', 0.0, part=1
+        )
+
+    # tasks.world:12198
+    def _check_mined_9b7747838e__productionorder_po0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['PO0003'].status, '==', _E11_OrderStatus_completed)
+            and rt.expect(self.t_orders['PO0003'].produced_good, '==', 92261, part=1)
+            and rt.expect(self.t_orders['PO0003'].scrap, '==', 94727, part=2)
+        )
+
+    # tasks.world:12199
+    def _check_mined_9b7747838e__reservation_rs0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_consumed
+        )
+
+    # tasks.world:12200
+    def _check_mined_9b7747838e__reservation_rs0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0006'].status, '==', _E17_ReservationStatus_consumed
+        )
+
+    # tasks.world:12649
+    def _check_mined_da21882f89__material_mat_001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-001'].reserved, '==', 88.0)
+
+    # tasks.world:12650
+    def _check_mined_da21882f89__material_mat_002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-002'].reserved, '==', 800.0)
+
+    # tasks.world:12651
+    def _check_mined_da21882f89__material_mat_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-003'].on_hand, '==', 100036.5)
+
+    # tasks.world:12652
+    def _check_mined_da21882f89__productionorder_po0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['PO0001'].status, '==', _E11_OrderStatus_materials_reserved)
+
+    def _check_mined_da21882f89__new_reservation(self) -> bool:  # tasks.world:12653
+        return any(
+            _r30.order == 'PO0001' and _r30.material == 'MAT-001' and _r30.quantity == 40.0
+            and _r30.status == _E17_ReservationStatus_open_
+            for _r30 in rt.each(self, self.t_reservations)
+        )
+
+    def _check_mined_da21882f89__new_reservation_1(self) -> bool:  # tasks.world:12654
+        return any(
+            _r31.order == 'PO0001' and _r31.material == 'MAT-002' and _r31.quantity == 400.0
+            and _r31.status == _E17_ReservationStatus_open_
+            for _r31 in rt.each(self, self.t_reservations)
+        )
+
+    # tasks.world:13104
+    def _check_mined_58d9ddad24__material_mat_001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-001'].reserved, '==', 8.0)
+
+    # tasks.world:13105
+    def _check_mined_58d9ddad24__material_mat_002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-002'].on_hand, '==', 2000.001) and rt.expect(
+            self.t_materials['MAT-002'].reserved, '==', 0.0, part=1
+        )
+
+    # tasks.world:13106
+    def _check_mined_58d9ddad24__material_mat_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-003'].on_hand, '==', 35047.84)
+
+    # tasks.world:13107
+    def _check_mined_58d9ddad24__productionorder_po0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['PO0002'].status, '==', _E11_OrderStatus_cancelled)
+
+    # tasks.world:13108
+    def _check_mined_58d9ddad24__reservation_rs0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_released
+        )
+
+    # tasks.world:13109
+    def _check_mined_58d9ddad24__reservation_rs0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0004'].status, '==', _E17_ReservationStatus_released
+        )
+
+    # tasks.world:13559
+    def _check_mined_37f193d783__material_mat_001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-001'].on_hand, '==', 500.001) and rt.expect(
+            self.t_materials['MAT-001'].reserved, '==', 8.0, part=1
+        )
+
+    # tasks.world:13560
+    def _check_mined_37f193d783__material_mat_002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-002'].on_hand, '==', 102000.0) and rt.expect(
+            self.t_materials['MAT-002'].reserved, '==', 0.0, part=1
+        )
+
+    # tasks.world:13561
+    def _check_mined_37f193d783__productionorder_po0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['PO0002'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_mined_37f193d783__new_productionorder(self) -> bool:  # tasks.world:13562
+        return any(
+            _r32.product == 'PR-101' and _r32.quantity == 80
+            and _r32.status == _E11_OrderStatus_planned and _r32.machine is None
+            and _r32.scheduled_start is None and _r32.scheduled_end is None
+            and _r32.produced_good == 0 and _r32.scrap == 0
+            and _r32.due_date == rt.parse_date('2025-02-18')
+            for _r32 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:13563
+    def _check_mined_37f193d783__reservation_rs0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_released
+        )
+
+    # tasks.world:13564
+    def _check_mined_37f193d783__reservation_rs0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0004'].status, '==', _E17_ReservationStatus_released
+        )
+
+    # tasks.world:14013
+    def _check_mined_b177f34da4__material_mat_001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-001'].on_hand, '==', 65570.32) and rt.expect(
+            self.t_materials['MAT-001'].reserved, '==', 0.0, part=1
+        )
+
+    # tasks.world:14014
+    def _check_mined_b177f34da4__material_mat_002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-002'].on_hand, '==', 12018.07) and rt.expect(
+            self.t_materials['MAT-002'].reserved, '==', 0.0, part=1
+        )
+
+    # tasks.world:14015
+    def _check_mined_b177f34da4__material_mat_004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-004'].on_hand, '==', 11.6) and rt.expect(
+            self.t_materials['MAT-004'].reserved, '==', 0.0, part=1
+        )
+
+    # tasks.world:14016
+    def _check_mined_b177f34da4__productionorder_po0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['PO0002'].status, '==', _E11_OrderStatus_cancelled)
+
+    # tasks.world:14017
+    def _check_mined_b177f34da4__productionorder_po0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['PO0003'].status, '==', _E11_OrderStatus_completed)
+            and rt.expect(self.t_orders['PO0003'].produced_good, '==', 1, part=1)
+            and rt.expect(self.t_orders['PO0003'].scrap, '==', 100, part=2)
+        )
+
+    # tasks.world:14018
+    def _check_mined_b177f34da4__reservation_rs0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_released
+        )
+
+    # tasks.world:14019
+    def _check_mined_b177f34da4__reservation_rs0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0004'].status, '==', _E17_ReservationStatus_released
+        )
+
+    # tasks.world:14020
+    def _check_mined_b177f34da4__reservation_rs0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_consumed
+        )
+
+    # tasks.world:14021
+    def _check_mined_b177f34da4__reservation_rs0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0006'].status, '==', _E17_ReservationStatus_consumed
+        )
+
+    # tasks.world:14474
+    def _check_mined_cb7fd4549e__current_planner_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_planner, '==', 'PL03')
+
+    # tasks.world:14475
+    def _check_mined_cb7fd4549e__material_mat_004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-004'].on_hand, '==', 100042.0)
+
+    # tasks.world:14927
+    def _check_mined_6a4b5ad85b__current_planner_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_planner, '==', 'PL02')
+
+    def _check_mined_6a4b5ad85b__new_productionorder(self) -> bool:  # tasks.world:14928
+        return any(
+            _r33.product == 'PR-101' and _r33.quantity == 89306
+            and _r33.status == _E11_OrderStatus_planned and _r33.machine is None
+            and _r33.scheduled_start is None and _r33.scheduled_end is None
+            and _r33.produced_good == 0 and _r33.scrap == 0
+            and _r33.due_date == rt.parse_date('2025-02-12')
+            for _r33 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:15380
+    def _check_mined_a9fe50aa5a__material_mat_001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-001'].reserved, '==', 88.0)
+
+    # tasks.world:15381
+    def _check_mined_a9fe50aa5a__material_mat_002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-002'].reserved, '==', 800.0)
+
+    # tasks.world:15382
+    def _check_mined_a9fe50aa5a__material_mat_004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-004'].on_hand, '==', 42.0)
+
+    # tasks.world:15383
+    def _check_mined_a9fe50aa5a__productionorder_po0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['PO0001'].status, '==', _E11_OrderStatus_materials_reserved)
+
+    def _check_mined_a9fe50aa5a__new_reservation(self) -> bool:  # tasks.world:15384
+        return any(
+            _r34.order == 'PO0001' and _r34.material == 'MAT-001' and _r34.quantity == 40.0
+            and _r34.status == _E17_ReservationStatus_open_
+            for _r34 in rt.each(self, self.t_reservations)
+        )
+
+    def _check_mined_a9fe50aa5a__new_reservation_1(self) -> bool:  # tasks.world:15385
+        return any(
+            _r35.order == 'PO0001' and _r35.material == 'MAT-002' and _r35.quantity == 400.0
+            and _r35.status == _E17_ReservationStatus_open_
+            for _r35 in rt.each(self, self.t_reservations)
+        )
+
+    # tasks.world:15836
+    def _check_mined_56014850ad__current_planner_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_planner, '==', 'PL03')
+
+    # tasks.world:15837
+    def _check_mined_56014850ad__material_mat_001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-001'].reserved, '==', 8.0)
+
+    # tasks.world:15838
+    def _check_mined_56014850ad__material_mat_002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-002'].reserved, '==', 0.0)
+
+    # tasks.world:15839
+    def _check_mined_56014850ad__productionorder_po0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['PO0002'].status, '==', _E11_OrderStatus_cancelled)
+
+    # tasks.world:15840
+    def _check_mined_56014850ad__reservation_rs0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_released
+        )
+
+    # tasks.world:15841
+    def _check_mined_56014850ad__reservation_rs0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0004'].status, '==', _E17_ReservationStatus_released
+        )
+
+    # tasks.world:16293
+    def _check_mined_7bf784b99d__material_mat_001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-001'].on_hand, '==', 500.001)
+
+    # tasks.world:16294
+    def _check_mined_7bf784b99d__productionorder_po0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['PO0001'].status, '==', _E11_OrderStatus_cancelled)
+
+    # tasks.world:16746
+    def _check_mined_0ff480601f__material_mat_001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-001'].on_hand, '==', 514.001) and rt.expect(
+            self.t_materials['MAT-001'].reserved, '==', 8.0, part=1
+        )
+
+    # tasks.world:16747
+    def _check_mined_0ff480601f__material_mat_002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-002'].reserved, '==', 0.0)
+
+    # tasks.world:16748
+    def _check_mined_0ff480601f__productionorder_po0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['PO0002'].status, '==', _E11_OrderStatus_cancelled)
+
+    # tasks.world:16749
+    def _check_mined_0ff480601f__reservation_rs0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_released
+        )
+
+    # tasks.world:16750
+    def _check_mined_0ff480601f__reservation_rs0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_reservations['RS0004'].status, '==', _E17_ReservationStatus_released
+        )
+
+    # tasks.world:17202
+    def _check_mined_7151d7da9c__material_mat_004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_materials['MAT-004'].on_hand, '==', 12.001)
+
+    def _check_mined_7151d7da9c__new_productionorder(self) -> bool:  # tasks.world:17203
+        return any(
+            _r36.product == 'PR-101' and _r36.quantity == 13
+            and _r36.status == _E11_OrderStatus_planned and _r36.machine is None
+            and _r36.scheduled_start is None and _r36.scheduled_end is None
+            and _r36.produced_good == 0 and _r36.scrap == 0
+            and _r36.due_date == rt.parse_date('2025-02-20')
+            for _r36 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_7151d7da9c__new_productionorder_1(self) -> bool:  # tasks.world:17204
+        return any(
+            _r37.product == 'PR-101' and _r37.quantity == 10
+            and _r37.status == _E11_OrderStatus_planned and _r37.machine is None
+            and _r37.scheduled_start is None and _r37.scheduled_end is None
+            and _r37.produced_good == 0 and _r37.scrap == 0
+            and _r37.due_date == rt.parse_date('2025-02-20')
+            for _r37 in rt.each(self, self.t_orders)
+        )
+
 
 FactoryPlanning.TOOLS = tools(FactoryPlanning)
-
-
-# factory_planning.world:1218
-def _check_reserve_bracket_materials__reserved(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['PO0001'].status, '==', _E11_OrderStatus_materials_reserved)
-
-
-# factory_planning.world:1219
-def _check_reserve_bracket_materials__steel(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(abs(ep.t_materials['MAT-001'].reserved - 88.0), '<', 0.001)
-
-
-# factory_planning.world:1220
-def _check_reserve_bracket_materials__bolts(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(abs(ep.t_materials['MAT-002'].reserved - 800.0), '<', 0.001)
-
-
-# factory_planning.world:1221
-def _check_reserve_bracket_materials__two_reservations(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(
-        len([
-            _r10.id_ for _r10 in rt.each(ep, ep.t_reservations)
-            if _r10.order == 'PO0001' and _r10.status == _E17_ReservationStatus_open_
-        ]),
-        '==', 2,
-    )
-
-
-# factory_planning.world:1666
-def _check_schedule_po0002__scheduled(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['PO0002'].status, '==', _E11_OrderStatus_scheduled)
-        and rt.expect(ep.t_orders['PO0002'].machine, '==', 'MC01', part=1)
-        and rt.expect(
-            ep.t_orders['PO0002'].scheduled_start, '==', rt.parse_datetime('2025-02-11T06:00:00'),
-            part=2,
-        )
-        and rt.expect(
-            ep.t_orders['PO0002'].scheduled_end, '==', rt.parse_datetime('2025-02-11T06:50:00'),
-            part=3,
-        )
-    )
-
-
-# tasks.world:444
-def _check_swap_bracket_for_panels__bracket_cancelled(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['PO0002'].status, '==', _E11_OrderStatus_cancelled)
-        and rt.expect(
-            ep.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_released, part=1
-        )
-        and rt.expect(
-            ep.t_reservations['RS0004'].status, '==', _E17_ReservationStatus_released, part=2
-        )
-    )
-
-
-# tasks.world:445
-def _check_swap_bracket_for_panels__panels_reserved(ep: FactoryPlanning) -> bool:
-    return any(
-        _o11.product == 'PR-104' and _o11.quantity == 60
-        and _o11.due_date == rt.parse_date('2025-02-21')
-        and _o11.status == _E11_OrderStatus_materials_reserved
-        for _o11 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:446
-def _check_swap_bracket_for_panels__stock_reserved(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return (
-        rt.expect(abs(ep.t_materials['MAT-001'].reserved - 128.0), '<', 0.001)
-        and rt.expect(abs(ep.t_materials['MAT-002'].reserved - 0.0), '<', 0.001, part=1)
-        and rt.expect(abs(ep.t_materials['MAT-004'].reserved - 6.4), '<', 0.001, part=2)
-    )
-
-
-def _check_plan_front_panel_run__ordered(ep: FactoryPlanning) -> bool:  # tasks.world:899
-    return any(
-        _o12.product == 'PR-104' and _o12.quantity == 20
-        and _o12.due_date == rt.parse_date('2025-02-14')
-        and _o12.status == _E11_OrderStatus_scheduled and _o12.machine == 'MC01'
-        and _o12.scheduled_start == rt.parse_datetime('2025-02-11T06:00:00')
-        and _o12.scheduled_end == rt.parse_datetime('2025-02-11T06:40:00')
-        for _o12 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:900
-def _check_plan_front_panel_run__materials(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(abs(ep.t_materials['MAT-001'].reserved - 88.0), '<', 0.001) and rt.expect(
-        abs(ep.t_materials['MAT-004'].reserved - 2.4), '<', 0.001, part=1
-    )
-
-
-def _check_mined_bf78a3a27f__new_productionorder(ep: FactoryPlanning) -> bool:  # tasks.world:1349
-    return any(
-        _r13.product == 'PR-104' and _r13.quantity == 19
-        and _r13.status == _E11_OrderStatus_cancelled and _r13.machine is None
-        and _r13.scheduled_start is None and _r13.scheduled_end is None and _r13.produced_good == 0
-        and _r13.scrap == 0 and _r13.due_date == rt.parse_date('2025-02-14')
-        for _r13 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:1350
-def _check_mined_bf78a3a27f__new_productionorder_1(ep: FactoryPlanning) -> bool:
-    return any(
-        _r14.product == 'PR-104' and _r14.quantity == 10
-        and _r14.status == _E11_OrderStatus_planned and _r14.machine is None
-        and _r14.scheduled_start is None and _r14.scheduled_end is None and _r14.produced_good == 0
-        and _r14.scrap == 0 and _r14.due_date == rt.parse_date('2025-02-14')
-        for _r14 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:1798
-def _check_mined_1dbc6ce1d8__material_mat_001_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-001'].reserved, '==', 40.0)
-
-
-# tasks.world:1799
-def _check_mined_1dbc6ce1d8__material_mat_004_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-004'].reserved, '==', 0.0)
-
-
-def _check_mined_1dbc6ce1d8__productionorder_po0003_changed(  # tasks.world:1800
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['PO0003'].status, '==', _E11_OrderStatus_cancelled)
-        and rt.expect(ep.t_orders['PO0003'].machine, 'is', None, part=1)
-        and rt.expect(ep.t_orders['PO0003'].scheduled_start, 'is', None, part=2)
-        and rt.expect(ep.t_orders['PO0003'].scheduled_end, 'is', None, part=3)
-    )
-
-
-# tasks.world:1801
-def _check_mined_1dbc6ce1d8__reservation_rs0005_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_released)
-
-
-# tasks.world:1802
-def _check_mined_1dbc6ce1d8__reservation_rs0006_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0006'].status, '==', _E17_ReservationStatus_released)
-
-
-# tasks.world:2248
-def _check_mined_202dd7dd2c__material_mat_001_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-001'].reserved, '==', 8.0)
-
-
-# tasks.world:2249
-def _check_mined_202dd7dd2c__material_mat_002_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-002'].reserved, '==', 0.0)
-
-
-def _check_mined_202dd7dd2c__productionorder_po0002_changed(  # tasks.world:2250
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['PO0002'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:2251
-def _check_mined_202dd7dd2c__reservation_rs0003_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_released)
-
-
-# tasks.world:2252
-def _check_mined_202dd7dd2c__reservation_rs0004_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0004'].status, '==', _E17_ReservationStatus_released)
-
-
-def _check_mined_81cec79a79__productionorder_po0001_changed(  # tasks.world:2698
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['PO0001'].status, '==', _E11_OrderStatus_cancelled)
-
-
-def _check_mined_ad3cf5c534__new_productionorder(ep: FactoryPlanning) -> bool:  # tasks.world:3144
-    return any(
-        _r15.product == 'PR-103' and _r15.quantity == 1 and _r15.status == _E11_OrderStatus_planned
-        and _r15.machine is None and _r15.scheduled_start is None and _r15.scheduled_end is None
-        and _r15.produced_good == 0 and _r15.scrap == 0
-        and _r15.due_date == rt.parse_date('2025-02-12')
-        for _r15 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:3590
-def _check_mined_bc13db47aa__current_planner_set(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_planner, '==', 'PL02')
-
-
-# tasks.world:4037
-def _check_mined_2017dd4952__material_mat_003_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-003'].on_hand, '==', 91628.21)
-
-
-# tasks.world:4484
-def _check_mined_24c4494f27__material_mat_004_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-004'].on_hand, '==', 100012.0)
-
-
-# tasks.world:4932
-def _check_mined_d8dd759cfb__material_mat_002_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-002'].on_hand, '==', 32813.6)
-
-
-# tasks.world:5378
-def _check_mined_3c0b1bf011__current_planner_set(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_planner, '==', 'PL02')
-
-
-# tasks.world:5379
-def _check_mined_3c0b1bf011__material_mat_001_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-001'].reserved, '==', 88.0)
-
-
-# tasks.world:5380
-def _check_mined_3c0b1bf011__material_mat_002_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-002'].reserved, '==', 800.0)
-
-
-# tasks.world:5381
-def _check_mined_3c0b1bf011__material_mat_003_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-003'].on_hand, '==', 8765.0)
-
-
-def _check_mined_3c0b1bf011__productionorder_po0001_changed(  # tasks.world:5382
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['PO0001'].status, '==', _E11_OrderStatus_materials_reserved)
-
-
-def _check_mined_3c0b1bf011__new_productionorder(ep: FactoryPlanning) -> bool:  # tasks.world:5383
-    return any(
-        _r16.product == 'PR-103' and _r16.quantity == 36627
-        and _r16.status == _E11_OrderStatus_planned and _r16.machine is None
-        and _r16.scheduled_start is None and _r16.scheduled_end is None and _r16.produced_good == 0
-        and _r16.scrap == 0 and _r16.due_date == rt.parse_date('2025-02-20')
-        for _r16 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_mined_3c0b1bf011__new_reservation(ep: FactoryPlanning) -> bool:  # tasks.world:5384
-    return any(
-        _r17.order == 'PO0001' and _r17.material == 'MAT-001' and _r17.quantity == 40.0
-        and _r17.status == _E17_ReservationStatus_open_
-        for _r17 in rt.each(ep, ep.t_reservations)
-    )
-
-
-def _check_mined_3c0b1bf011__new_reservation_1(ep: FactoryPlanning) -> bool:  # tasks.world:5385
-    return any(
-        _r18.order == 'PO0001' and _r18.material == 'MAT-002' and _r18.quantity == 400.0
-        and _r18.status == _E17_ReservationStatus_open_
-        for _r18 in rt.each(ep, ep.t_reservations)
-    )
-
-
-# tasks.world:5837
-def _check_mined_4f6689d43b__current_planner_set(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_planner, '==', 'PL03')
-
-
-# tasks.world:5838
-def _check_mined_4f6689d43b__material_mat_001_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-001'].on_hand, '==', 500.001)
-
-
-def _check_mined_4f6689d43b__productionorder_po0001_changed(  # tasks.world:5839
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['PO0001'].status, '==', _E11_OrderStatus_cancelled)
-
-
-def _check_mined_4f6689d43b__new_productionorder(ep: FactoryPlanning) -> bool:  # tasks.world:5840
-    return any(
-        _r19.product == 'PR-104' and _r19.quantity == 4397
-        and _r19.status == _E11_OrderStatus_planned and _r19.machine is None
-        and _r19.scheduled_start is None and _r19.scheduled_end is None and _r19.produced_good == 0
-        and _r19.scrap == 0 and _r19.due_date == rt.parse_date('2025-02-20')
-        for _r19 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:6292
-def _check_mined_52df5ef19f__current_planner_set(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_planner, '==', 'PL03')
-
-
-# tasks.world:6293
-def _check_mined_52df5ef19f__material_mat_001_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-001'].on_hand, '==', 492.0) and rt.expect(
-        ep.t_materials['MAT-001'].reserved, '==', 40.0, part=1
-    )
-
-
-# tasks.world:6294
-def _check_mined_52df5ef19f__material_mat_004_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-004'].on_hand, '==', 16104.85) and rt.expect(
-        ep.t_materials['MAT-004'].reserved, '==', 0.0, part=1
-    )
-
-
-# tasks.world:6295
-def _check_mined_52df5ef19f__material_mat_005_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-005'].on_hand, '==', 54207.0)
-
-
-def _check_mined_52df5ef19f__productionorder_po0003_changed(  # tasks.world:6296
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['PO0003'].status, '==', _E11_OrderStatus_completed)
-        and rt.expect(ep.t_orders['PO0003'].produced_good, '==', 500, part=1)
-        and rt.expect(ep.t_orders['PO0003'].scrap, '==', 2, part=2)
-    )
-
-
-# tasks.world:6297
-def _check_mined_52df5ef19f__reservation_rs0005_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_consumed)
-
-
-# tasks.world:6298
-def _check_mined_52df5ef19f__reservation_rs0006_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0006'].status, '==', _E17_ReservationStatus_consumed)
-
-
-# tasks.world:6749
-def _check_mined_fa2e4e6aa7__current_planner_set(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_planner, '==', 'PL03')
-
-
-# tasks.world:6750
-def _check_mined_fa2e4e6aa7__material_mat_003_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-003'].on_hand, '==', 70.0)
-
-
-def _check_mined_fa2e4e6aa7__productionorder_po0004_changed(  # tasks.world:6751
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['PO0004'].status, '==', _E11_OrderStatus_rejected)
-
-
-def _check_mined_fa2e4e6aa7__new_inspection(ep: FactoryPlanning) -> bool:  # tasks.world:6752
-    return any(
-        _r20.order == 'PO0004' and _r20.inspector == 'PL01' and _r20.sample_size == 4
-        and _r20.defects_found == 3 and _r20.result == _E16_InspectionResult_rejected
-        and _r20.notes == '\\'
-        for _r20 in rt.each(ep, ep.t_inspections)
-    )
-
-
-# tasks.world:7203
-def _check_mined_91c1499a37__material_mat_001_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-001'].on_hand, '==', 492.0) and rt.expect(
-        ep.t_materials['MAT-001'].reserved, '==', 40.0, part=1
-    )
-
-
-# tasks.world:7204
-def _check_mined_91c1499a37__material_mat_004_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-004'].on_hand, '==', 11.6) and rt.expect(
-        ep.t_materials['MAT-004'].reserved, '==', 0.0, part=1
-    )
-
-
-def _check_mined_91c1499a37__productionorder_po0003_changed(  # tasks.world:7205
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['PO0003'].status, '==', _E11_OrderStatus_rejected)
-        and rt.expect(ep.t_orders['PO0003'].produced_good, '==', 800, part=1)
-        and rt.expect(ep.t_orders['PO0003'].scrap, '==', 19, part=2)
-    )
-
-
-# tasks.world:7206
-def _check_mined_91c1499a37__reservation_rs0005_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_consumed)
-
-
-# tasks.world:7207
-def _check_mined_91c1499a37__reservation_rs0006_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0006'].status, '==', _E17_ReservationStatus_consumed)
-
-
-def _check_mined_91c1499a37__new_inspection(ep: FactoryPlanning) -> bool:  # tasks.world:7208
-    return any(
-        _r21.order == 'PO0003' and _r21.inspector == 'PL01' and _r21.sample_size == 14
-        and _r21.defects_found == 14 and _r21.result == _E16_InspectionResult_rejected
-        and _r21.notes == 'rejected'
-        for _r21 in rt.each(ep, ep.t_inspections)
-    )
-
-
-# tasks.world:7658
-def _check_mined_7feb2ed380__material_mat_001_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-001'].on_hand, '==', 95619.12) and rt.expect(
-        ep.t_materials['MAT-001'].reserved, '==', 40.0, part=1
-    )
-
-
-# tasks.world:7659
-def _check_mined_7feb2ed380__material_mat_004_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-004'].on_hand, '==', 21.6) and rt.expect(
-        ep.t_materials['MAT-004'].reserved, '==', 0.0, part=1
-    )
-
-
-def _check_mined_7feb2ed380__productionorder_po0003_changed(  # tasks.world:7660
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['PO0003'].status, '==', _E11_OrderStatus_completed)
-        and rt.expect(ep.t_orders['PO0003'].produced_good, '==', 843, part=1)
-        and rt.expect(ep.t_orders['PO0003'].scrap, '==', 200, part=2)
-    )
-
-
-def _check_mined_7feb2ed380__new_productionorder(ep: FactoryPlanning) -> bool:  # tasks.world:7661
-    return any(
-        _r22.product == 'PR-104' and _r22.quantity == 77389
-        and _r22.status == _E11_OrderStatus_planned and _r22.machine is None
-        and _r22.scheduled_start is None and _r22.scheduled_end is None and _r22.produced_good == 0
-        and _r22.scrap == 0 and _r22.due_date == rt.parse_date('2025-02-12')
-        for _r22 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:7662
-def _check_mined_7feb2ed380__reservation_rs0005_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_consumed)
-
-
-# tasks.world:7663
-def _check_mined_7feb2ed380__reservation_rs0006_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0006'].status, '==', _E17_ReservationStatus_consumed)
-
-
-# tasks.world:8114
-def _check_mined_bd95952814__material_mat_001_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-001'].on_hand, '==', 492.001) and rt.expect(
-        ep.t_materials['MAT-001'].reserved, '==', 40.0, part=1
-    )
-
-
-# tasks.world:8115
-def _check_mined_bd95952814__material_mat_004_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-004'].on_hand, '==', 11.6) and rt.expect(
-        ep.t_materials['MAT-004'].reserved, '==', 0.0, part=1
-    )
-
-
-def _check_mined_bd95952814__productionorder_po0003_changed(  # tasks.world:8116
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['PO0003'].status, '==', _E11_OrderStatus_completed)
-        and rt.expect(ep.t_orders['PO0003'].produced_good, '==', 50545, part=1)
-        and rt.expect(ep.t_orders['PO0003'].scrap, '==', 19, part=2)
-    )
-
-
-def _check_mined_bd95952814__new_productionorder(ep: FactoryPlanning) -> bool:  # tasks.world:8117
-    return any(
-        _r23.product == 'PR-104' and _r23.quantity == 7799
-        and _r23.status == _E11_OrderStatus_planned and _r23.machine is None
-        and _r23.scheduled_start is None and _r23.scheduled_end is None and _r23.produced_good == 0
-        and _r23.scrap == 0 and _r23.due_date == rt.parse_date('2025-02-12')
-        for _r23 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:8118
-def _check_mined_bd95952814__new_productionorder_1(ep: FactoryPlanning) -> bool:
-    return any(
-        _r24.product == 'PR-101' and _r24.quantity == 19
-        and _r24.status == _E11_OrderStatus_planned and _r24.machine is None
-        and _r24.scheduled_start is None and _r24.scheduled_end is None and _r24.produced_good == 0
-        and _r24.scrap == 0 and _r24.due_date == rt.parse_date('2025-02-12')
-        for _r24 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:8119
-def _check_mined_bd95952814__reservation_rs0005_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_consumed)
-
-
-# tasks.world:8120
-def _check_mined_bd95952814__reservation_rs0006_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0006'].status, '==', _E17_ReservationStatus_consumed)
-
-
-# tasks.world:8570
-def _check_mined_4a1557d6b6__material_mat_004_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-004'].on_hand, '==', 65764.821)
-
-
-def _check_mined_4a1557d6b6__productionorder_po0001_changed(  # tasks.world:8571
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['PO0001'].status, '==', _E11_OrderStatus_cancelled)
-
-
-def _check_mined_4a1557d6b6__new_productionorder(ep: FactoryPlanning) -> bool:  # tasks.world:8572
-    return any(
-        _r25.product == 'PR-102' and _r25.quantity == 59254
-        and _r25.status == _E11_OrderStatus_planned and _r25.machine is None
-        and _r25.scheduled_start is None and _r25.scheduled_end is None and _r25.produced_good == 0
-        and _r25.scrap == 0 and _r25.due_date == rt.parse_date('2025-02-14')
-        for _r25 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:9022
-def _check_mined_dc9bf31508__current_planner_set(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_planner, '==', 'PL03')
-
-
-# tasks.world:9023
-def _check_mined_dc9bf31508__material_mat_001_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-001'].on_hand, '==', 64518.5)
-
-
-def _check_mined_dc9bf31508__new_productionorder(ep: FactoryPlanning) -> bool:  # tasks.world:9024
-    return any(
-        _r26.product == 'PR-101' and _r26.quantity == 80
-        and _r26.status == _E11_OrderStatus_planned and _r26.machine is None
-        and _r26.scheduled_start is None and _r26.scheduled_end is None and _r26.produced_good == 0
-        and _r26.scrap == 0 and _r26.due_date == rt.parse_date('2025-02-14')
-        for _r26 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:9476
-def _check_mined_2aaa29a5e0__current_planner_set(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_planner, '==', 'PL02')
-
-
-# tasks.world:9477
-def _check_mined_2aaa29a5e0__material_mat_001_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-001'].reserved, '==', 8.0)
-
-
-# tasks.world:9478
-def _check_mined_2aaa29a5e0__material_mat_002_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-002'].reserved, '==', 0.0)
-
-
-def _check_mined_2aaa29a5e0__productionorder_po0002_changed(  # tasks.world:9479
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['PO0002'].status, '==', _E11_OrderStatus_cancelled)
-
-
-def _check_mined_2aaa29a5e0__new_productionorder(ep: FactoryPlanning) -> bool:  # tasks.world:9480
-    return any(
-        _r27.product == 'PR-101' and _r27.quantity == 11326
-        and _r27.status == _E11_OrderStatus_planned and _r27.machine is None
-        and _r27.scheduled_start is None and _r27.scheduled_end is None and _r27.produced_good == 0
-        and _r27.scrap == 0 and _r27.due_date == rt.parse_date('2025-02-20')
-        for _r27 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:9481
-def _check_mined_2aaa29a5e0__reservation_rs0003_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_released)
-
-
-# tasks.world:9482
-def _check_mined_2aaa29a5e0__reservation_rs0004_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0004'].status, '==', _E17_ReservationStatus_released)
-
-
-# tasks.world:9932
-def _check_mined_c0b309a1bf__material_mat_003_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-003'].on_hand, '==', 100030.0)
-
-
-def _check_mined_c0b309a1bf__productionorder_po0001_changed(  # tasks.world:9933
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['PO0001'].status, '==', _E11_OrderStatus_cancelled)
-
-
-def _check_mined_c0b309a1bf__new_productionorder(ep: FactoryPlanning) -> bool:  # tasks.world:9934
-    return any(
-        _r28.product == 'PR-104' and _r28.quantity == 100
-        and _r28.status == _E11_OrderStatus_planned and _r28.machine is None
-        and _r28.scheduled_start is None and _r28.scheduled_end is None and _r28.produced_good == 0
-        and _r28.scrap == 0 and _r28.due_date == rt.parse_date('2025-02-20')
-        for _r28 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:10384
-def _check_mined_9b47306813__current_planner_set(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_planner, '==', 'PL03')
-
-
-# tasks.world:10385
-def _check_mined_9b47306813__material_mat_002_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-002'].on_hand, '==', 2012.0)
-
-
-def _check_mined_9b47306813__new_productionorder(ep: FactoryPlanning) -> bool:  # tasks.world:10386
-    return any(
-        _r29.product == 'PR-102' and _r29.quantity == 15
-        and _r29.status == _E11_OrderStatus_planned and _r29.machine is None
-        and _r29.scheduled_start is None and _r29.scheduled_end is None and _r29.produced_good == 0
-        and _r29.scrap == 0 and _r29.due_date == rt.parse_date('2025-02-20')
-        for _r29 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:10836
-def _check_mined_96df119e63__current_planner_set(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_planner, '==', 'PL03')
-
-
-# tasks.world:10837
-def _check_mined_96df119e63__material_mat_001_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-001'].on_hand, '==', 94557.704) and rt.expect(
-        ep.t_materials['MAT-001'].reserved, '==', 40.0, part=1
-    )
-
-
-# tasks.world:10838
-def _check_mined_96df119e63__material_mat_004_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-004'].reserved, '==', 0.0)
-
-
-def _check_mined_96df119e63__productionorder_po0003_changed(  # tasks.world:10839
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['PO0003'].status, '==', _E11_OrderStatus_cancelled)
-        and rt.expect(ep.t_orders['PO0003'].machine, 'is', None, part=1)
-        and rt.expect(ep.t_orders['PO0003'].scheduled_start, 'is', None, part=2)
-        and rt.expect(ep.t_orders['PO0003'].scheduled_end, 'is', None, part=3)
-    )
-
-
-# tasks.world:10840
-def _check_mined_96df119e63__reservation_rs0005_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_released)
-
-
-# tasks.world:10841
-def _check_mined_96df119e63__reservation_rs0006_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0006'].status, '==', _E17_ReservationStatus_released)
-
-
-# tasks.world:11291
-def _check_mined_2a53bc9c23__current_planner_set(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_planner, '==', 'PL02')
-
-
-# tasks.world:11292
-def _check_mined_2a53bc9c23__material_mat_003_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-003'].on_hand, '==', 200030.0)
-
-
-# tasks.world:11293
-def _check_mined_2a53bc9c23__material_mat_005_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-005'].on_hand, '==', 15.0)
-
-
-# tasks.world:11744
-def _check_mined_7e5001dffc__current_planner_set(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_planner, '==', 'PL03')
-
-
-# tasks.world:11745
-def _check_mined_7e5001dffc__material_mat_002_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-002'].on_hand, '==', 2000.001)
-
-
-# tasks.world:11746
-def _check_mined_7e5001dffc__material_mat_003_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-003'].on_hand, '==', 100044.0)
-
-
-# tasks.world:12196
-def _check_mined_9b7747838e__material_mat_001_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-001'].on_hand, '==', 492.0) and rt.expect(
-        ep.t_materials['MAT-001'].reserved, '==', 40.0, part=1
-    )
-
-
-# tasks.world:12197
-def _check_mined_9b7747838e__material_mat_004_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-004'].on_hand, '==', 3894.351) and rt.expect(
-        ep.t_materials['MAT-004'].reserved, '==', 0.0, part=1
-    )
-
-
-def _check_mined_9b7747838e__productionorder_po0003_changed(  # tasks.world:12198
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['PO0003'].status, '==', _E11_OrderStatus_completed)
-        and rt.expect(ep.t_orders['PO0003'].produced_good, '==', 92261, part=1)
-        and rt.expect(ep.t_orders['PO0003'].scrap, '==', 94727, part=2)
-    )
-
-
-# tasks.world:12199
-def _check_mined_9b7747838e__reservation_rs0005_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_consumed)
-
-
-# tasks.world:12200
-def _check_mined_9b7747838e__reservation_rs0006_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0006'].status, '==', _E17_ReservationStatus_consumed)
-
-
-# tasks.world:12649
-def _check_mined_da21882f89__material_mat_001_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-001'].reserved, '==', 88.0)
-
-
-# tasks.world:12650
-def _check_mined_da21882f89__material_mat_002_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-002'].reserved, '==', 800.0)
-
-
-# tasks.world:12651
-def _check_mined_da21882f89__material_mat_003_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-003'].on_hand, '==', 100036.5)
-
-
-def _check_mined_da21882f89__productionorder_po0001_changed(  # tasks.world:12652
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['PO0001'].status, '==', _E11_OrderStatus_materials_reserved)
-
-
-def _check_mined_da21882f89__new_reservation(ep: FactoryPlanning) -> bool:  # tasks.world:12653
-    return any(
-        _r30.order == 'PO0001' and _r30.material == 'MAT-001' and _r30.quantity == 40.0
-        and _r30.status == _E17_ReservationStatus_open_
-        for _r30 in rt.each(ep, ep.t_reservations)
-    )
-
-
-def _check_mined_da21882f89__new_reservation_1(ep: FactoryPlanning) -> bool:  # tasks.world:12654
-    return any(
-        _r31.order == 'PO0001' and _r31.material == 'MAT-002' and _r31.quantity == 400.0
-        and _r31.status == _E17_ReservationStatus_open_
-        for _r31 in rt.each(ep, ep.t_reservations)
-    )
-
-
-# tasks.world:13104
-def _check_mined_58d9ddad24__material_mat_001_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-001'].reserved, '==', 8.0)
-
-
-# tasks.world:13105
-def _check_mined_58d9ddad24__material_mat_002_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-002'].on_hand, '==', 2000.001) and rt.expect(
-        ep.t_materials['MAT-002'].reserved, '==', 0.0, part=1
-    )
-
-
-# tasks.world:13106
-def _check_mined_58d9ddad24__material_mat_003_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-003'].on_hand, '==', 35047.84)
-
-
-def _check_mined_58d9ddad24__productionorder_po0002_changed(  # tasks.world:13107
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['PO0002'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:13108
-def _check_mined_58d9ddad24__reservation_rs0003_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_released)
-
-
-# tasks.world:13109
-def _check_mined_58d9ddad24__reservation_rs0004_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0004'].status, '==', _E17_ReservationStatus_released)
-
-
-# tasks.world:13559
-def _check_mined_37f193d783__material_mat_001_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-001'].on_hand, '==', 500.001) and rt.expect(
-        ep.t_materials['MAT-001'].reserved, '==', 8.0, part=1
-    )
-
-
-# tasks.world:13560
-def _check_mined_37f193d783__material_mat_002_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-002'].on_hand, '==', 102000.0) and rt.expect(
-        ep.t_materials['MAT-002'].reserved, '==', 0.0, part=1
-    )
-
-
-def _check_mined_37f193d783__productionorder_po0002_changed(  # tasks.world:13561
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['PO0002'].status, '==', _E11_OrderStatus_cancelled)
-
-
-def _check_mined_37f193d783__new_productionorder(ep: FactoryPlanning) -> bool:  # tasks.world:13562
-    return any(
-        _r32.product == 'PR-101' and _r32.quantity == 80
-        and _r32.status == _E11_OrderStatus_planned and _r32.machine is None
-        and _r32.scheduled_start is None and _r32.scheduled_end is None and _r32.produced_good == 0
-        and _r32.scrap == 0 and _r32.due_date == rt.parse_date('2025-02-18')
-        for _r32 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:13563
-def _check_mined_37f193d783__reservation_rs0003_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_released)
-
-
-# tasks.world:13564
-def _check_mined_37f193d783__reservation_rs0004_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0004'].status, '==', _E17_ReservationStatus_released)
-
-
-# tasks.world:14013
-def _check_mined_b177f34da4__material_mat_001_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-001'].on_hand, '==', 65570.32) and rt.expect(
-        ep.t_materials['MAT-001'].reserved, '==', 0.0, part=1
-    )
-
-
-# tasks.world:14014
-def _check_mined_b177f34da4__material_mat_002_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-002'].on_hand, '==', 12018.07) and rt.expect(
-        ep.t_materials['MAT-002'].reserved, '==', 0.0, part=1
-    )
-
-
-# tasks.world:14015
-def _check_mined_b177f34da4__material_mat_004_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-004'].on_hand, '==', 11.6) and rt.expect(
-        ep.t_materials['MAT-004'].reserved, '==', 0.0, part=1
-    )
-
-
-def _check_mined_b177f34da4__productionorder_po0002_changed(  # tasks.world:14016
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['PO0002'].status, '==', _E11_OrderStatus_cancelled)
-
-
-def _check_mined_b177f34da4__productionorder_po0003_changed(  # tasks.world:14017
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['PO0003'].status, '==', _E11_OrderStatus_completed)
-        and rt.expect(ep.t_orders['PO0003'].produced_good, '==', 1, part=1)
-        and rt.expect(ep.t_orders['PO0003'].scrap, '==', 100, part=2)
-    )
-
-
-# tasks.world:14018
-def _check_mined_b177f34da4__reservation_rs0003_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_released)
-
-
-# tasks.world:14019
-def _check_mined_b177f34da4__reservation_rs0004_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0004'].status, '==', _E17_ReservationStatus_released)
-
-
-# tasks.world:14020
-def _check_mined_b177f34da4__reservation_rs0005_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0005'].status, '==', _E17_ReservationStatus_consumed)
-
-
-# tasks.world:14021
-def _check_mined_b177f34da4__reservation_rs0006_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0006'].status, '==', _E17_ReservationStatus_consumed)
-
-
-# tasks.world:14474
-def _check_mined_cb7fd4549e__current_planner_set(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_planner, '==', 'PL03')
-
-
-# tasks.world:14475
-def _check_mined_cb7fd4549e__material_mat_004_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-004'].on_hand, '==', 100042.0)
-
-
-# tasks.world:14927
-def _check_mined_6a4b5ad85b__current_planner_set(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_planner, '==', 'PL02')
-
-
-def _check_mined_6a4b5ad85b__new_productionorder(ep: FactoryPlanning) -> bool:  # tasks.world:14928
-    return any(
-        _r33.product == 'PR-101' and _r33.quantity == 89306
-        and _r33.status == _E11_OrderStatus_planned and _r33.machine is None
-        and _r33.scheduled_start is None and _r33.scheduled_end is None and _r33.produced_good == 0
-        and _r33.scrap == 0 and _r33.due_date == rt.parse_date('2025-02-12')
-        for _r33 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:15380
-def _check_mined_a9fe50aa5a__material_mat_001_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-001'].reserved, '==', 88.0)
-
-
-# tasks.world:15381
-def _check_mined_a9fe50aa5a__material_mat_002_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-002'].reserved, '==', 800.0)
-
-
-# tasks.world:15382
-def _check_mined_a9fe50aa5a__material_mat_004_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-004'].on_hand, '==', 42.0)
-
-
-def _check_mined_a9fe50aa5a__productionorder_po0001_changed(  # tasks.world:15383
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['PO0001'].status, '==', _E11_OrderStatus_materials_reserved)
-
-
-def _check_mined_a9fe50aa5a__new_reservation(ep: FactoryPlanning) -> bool:  # tasks.world:15384
-    return any(
-        _r34.order == 'PO0001' and _r34.material == 'MAT-001' and _r34.quantity == 40.0
-        and _r34.status == _E17_ReservationStatus_open_
-        for _r34 in rt.each(ep, ep.t_reservations)
-    )
-
-
-def _check_mined_a9fe50aa5a__new_reservation_1(ep: FactoryPlanning) -> bool:  # tasks.world:15385
-    return any(
-        _r35.order == 'PO0001' and _r35.material == 'MAT-002' and _r35.quantity == 400.0
-        and _r35.status == _E17_ReservationStatus_open_
-        for _r35 in rt.each(ep, ep.t_reservations)
-    )
-
-
-# tasks.world:15836
-def _check_mined_56014850ad__current_planner_set(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_planner, '==', 'PL03')
-
-
-# tasks.world:15837
-def _check_mined_56014850ad__material_mat_001_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-001'].reserved, '==', 8.0)
-
-
-# tasks.world:15838
-def _check_mined_56014850ad__material_mat_002_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-002'].reserved, '==', 0.0)
-
-
-def _check_mined_56014850ad__productionorder_po0002_changed(  # tasks.world:15839
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['PO0002'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:15840
-def _check_mined_56014850ad__reservation_rs0003_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_released)
-
-
-# tasks.world:15841
-def _check_mined_56014850ad__reservation_rs0004_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0004'].status, '==', _E17_ReservationStatus_released)
-
-
-# tasks.world:16293
-def _check_mined_7bf784b99d__material_mat_001_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-001'].on_hand, '==', 500.001)
-
-
-def _check_mined_7bf784b99d__productionorder_po0001_changed(  # tasks.world:16294
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['PO0001'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:16746
-def _check_mined_0ff480601f__material_mat_001_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-001'].on_hand, '==', 514.001) and rt.expect(
-        ep.t_materials['MAT-001'].reserved, '==', 8.0, part=1
-    )
-
-
-# tasks.world:16747
-def _check_mined_0ff480601f__material_mat_002_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-002'].reserved, '==', 0.0)
-
-
-def _check_mined_0ff480601f__productionorder_po0002_changed(  # tasks.world:16748
-    ep: FactoryPlanning
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['PO0002'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:16749
-def _check_mined_0ff480601f__reservation_rs0003_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0003'].status, '==', _E17_ReservationStatus_released)
-
-
-# tasks.world:16750
-def _check_mined_0ff480601f__reservation_rs0004_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_reservations['RS0004'].status, '==', _E17_ReservationStatus_released)
-
-
-# tasks.world:17202
-def _check_mined_7151d7da9c__material_mat_004_changed(ep: FactoryPlanning) -> rt.Verdict | bool:
-    return rt.expect(ep.t_materials['MAT-004'].on_hand, '==', 12.001)
-
-
-def _check_mined_7151d7da9c__new_productionorder(ep: FactoryPlanning) -> bool:  # tasks.world:17203
-    return any(
-        _r36.product == 'PR-101' and _r36.quantity == 13
-        and _r36.status == _E11_OrderStatus_planned and _r36.machine is None
-        and _r36.scheduled_start is None and _r36.scheduled_end is None and _r36.produced_good == 0
-        and _r36.scrap == 0 and _r36.due_date == rt.parse_date('2025-02-20')
-        for _r36 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:17204
-def _check_mined_7151d7da9c__new_productionorder_1(ep: FactoryPlanning) -> bool:
-    return any(
-        _r37.product == 'PR-101' and _r37.quantity == 10
-        and _r37.status == _E11_OrderStatus_planned and _r37.machine is None
-        and _r37.scheduled_start is None and _r37.scheduled_end is None and _r37.produced_good == 0
-        and _r37.scrap == 0 and _r37.due_date == rt.parse_date('2025-02-20')
-        for _r37 in rt.each(ep, ep.t_orders)
-    )
-
-
-FactoryPlanning.TASKS = task_registry(__name__, "tasks.json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -250,6 +250,7 @@ class FarmCoop(Episode):
     CLOCK: ClassVar[str] = "2025-08-25T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 7
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "farms": "Farm", "crops": "Crop", "silos": "Silo", "deliveries": "Delivery",
         "buyers": "Buyer", "contracts": "Contract", "sales": "Sale", "payments": "MemberPayment",
@@ -351,22 +352,16 @@ class FarmCoop(Episode):
             rt.check_deleted(
                 self, self.t_farms, ((self.t_deliveries, 'farm'), (self.t_payments, 'farm'))
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_crops,
                 ((self.t_silos, 'crop'), (self.t_deliveries, 'crop'), (self.t_contracts, 'crop')),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_silos, ((self.t_deliveries, 'silo'), (self.t_sales, 'silo'))
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_buyers, ((self.t_contracts, 'buyer'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_contracts, ((self.t_sales, 'contract'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_payments, ((self.t_deliveries, 'payment'),))
-        pass
 
     def fn_factor(self, g: Grade) -> float:  # farm_coop.world:151
         'The price factor of a grade.'
@@ -948,1051 +943,886 @@ class FarmCoop(Episode):
             self.set_field(self.t_deliveries[d.delivery_id], 'payment', payment.payment_id)
         return payment  # farm_coop.world:543
 
+    def _check_pay_riverbend__paid_once(self) -> bool:  # farm_coop.world:926
+        return any(
+            _p15.farm == 'F003' and _p15.amount == 6365.0 and _p15.deliveries == 2
+            and _p15.method == _E9_PayMethod_bank_transfer
+            for _p15 in rt.each(self, self.t_payments)
+        )
+
+    def _check_pay_riverbend__deliveries_paid(self) -> rt.Verdict | bool:  # farm_coop.world:927
+        return (
+            rt.expect(self.t_deliveries['D0003'].status, '==', _E14_DeliveryStatus_paid)
+            and rt.expect(
+                self.t_deliveries['D0006'].status, '==', _E14_DeliveryStatus_paid, part=1
+            )
+        )
+
+    # tasks.world:386
+    def _check_agritrade_switches_to_barley__rapeseed_cancelled(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_contracts['K003'].status, '==', _E14_ContractStatus_cancelled)
+
+    def _check_agritrade_switches_to_barley__barley_contract(self) -> bool:  # tasks.world:387
+        return any(
+            _c16.buyer == 'B03' and _c16.crop == 'BAR' and _c16.tonnes == 80.0
+            and _c16.price_per_t == 210.0 and _c16.deliver_by == rt.parse_date('2025-10-15')
+            and _c16.status == _E14_ContractStatus_open_ and _c16.delivered_t == 30.0
+            for _c16 in rt.each(self, self.t_contracts)
+        )
+
+    def _check_agritrade_switches_to_barley__loaded(self) -> rt.Verdict | bool:  # tasks.world:388
+        return rt.expect(self.t_silos['S03'].stock_t, '==', 180.0) and any(
+            _s17.silo == 'S03' and _s17.tonnes == 30.0 and _s17.amount == 6300.0
+            and _s17.truck_ref == 'TR-3001'
+            for _s17 in rt.each(self, self.t_sales)
+        )
+
+    # tasks.world:784
+    def _check_grade_two_wheat_loads_and_pay__green_acres_paid(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0004'].grade, '==', _E5_Grade_B)
+            and rt.expect(self.t_deliveries['D0004'].moisture_pct, '==', 13.8, part=1)
+            and rt.expect(
+                self.t_deliveries['D0004'].status, '==', _E14_DeliveryStatus_paid, part=2
+            )
+        )
+
+    # tasks.world:785
+    def _check_grade_two_wheat_loads_and_pay__hillside_rejected(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0008'].status, '==', _E14_DeliveryStatus_rejected)
+            and rt.expect(self.t_silos['S01'].stock_t, '==', 452.0, part=1)
+        )
+
+    def _check_grade_two_wheat_loads_and_pay__cheque(self) -> bool:  # tasks.world:786
+        return any(
+            _p18.farm == 'F001' and _p18.amount == 3564.0 and _p18.deliveries == 1
+            and _p18.method == _E9_PayMethod_cheque
+            for _p18 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_827a132469__silo_s04_changed(self) -> rt.Verdict | bool:  # tasks.world:1179
+        return rt.expect(self.t_silos['S04'].crop, '==', 'WHT') and rt.expect(
+            self.t_silos['S04'].stock_t, '==', 40.0, part=1
+        )
+
+    def _check_mined_827a132469__new_delivery(self) -> bool:  # tasks.world:1180
+        return any(
+            _r19.farm == 'F001' and _r19.crop == 'WHT' and _r19.silo == 'S04'
+            and _r19.weight_t == 40.0 and _r19.moisture_pct is None and _r19.grade is None
+            and _r19.status == _E14_DeliveryStatus_received and _r19.payment is None
+            for _r19 in rt.each(self, self.t_deliveries)
+        )
+
+    def _check_mined_827a132469__new_contract(self) -> bool:  # tasks.world:1181
+        return any(
+            _r20.buyer == 'B03' and _r20.crop == 'WHT' and _r20.tonnes == 1.0
+            and _r20.price_per_t == 151.22 and _r20.delivered_t == 0.0
+            and _r20.deliver_by == rt.parse_date('2025-09-24')
+            and _r20.status == _E14_ContractStatus_open_
+            for _r20 in rt.each(self, self.t_contracts)
+        )
+
+    def _check_mined_827a132469__new_contract_1(self) -> bool:  # tasks.world:1182
+        return any(
+            _r21.buyer == 'B03' and _r21.crop == 'BAR' and _r21.tonnes == 1.0
+            and _r21.price_per_t == 489.0 and _r21.delivered_t == 0.0
+            and _r21.deliver_by == rt.parse_date('2025-09-24')
+            and _r21.status == _E14_ContractStatus_cancelled
+            for _r21 in rt.each(self, self.t_contracts)
+        )
+
+    def _check_mined_73f3ecc23a__silo_s03_changed(self) -> rt.Verdict | bool:  # tasks.world:1576
+        return rt.expect(self.t_silos['S03'].stock_t, '==', 223.0)
+
+    # tasks.world:1577
+    def _check_mined_73f3ecc23a__delivery_d0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0003'].status, '==', _E14_DeliveryStatus_paid)
+            and rt.expect(self.t_deliveries['D0003'].payment, '==', 'MP005', part=1)
+        )
+
+    # tasks.world:1578
+    def _check_mined_73f3ecc23a__delivery_d0006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0006'].status, '==', _E14_DeliveryStatus_paid)
+            and rt.expect(self.t_deliveries['D0006'].payment, '==', 'MP005', part=1)
+        )
+
+    def _check_mined_73f3ecc23a__new_delivery(self) -> bool:  # tasks.world:1579
+        return any(
+            _r22.farm == 'F003' and _r22.crop == 'BAR' and _r22.silo == 'S03'
+            and _r22.weight_t == 13.0 and _r22.moisture_pct is None and _r22.grade is None
+            and _r22.status == _E14_DeliveryStatus_received and _r22.payment is None
+            for _r22 in rt.each(self, self.t_deliveries)
+        )
+
+    def _check_mined_73f3ecc23a__new_contract(self) -> bool:  # tasks.world:1580
+        return any(
+            _r23.buyer == 'B03' and _r23.crop == 'BAR' and _r23.tonnes == 1.0
+            and _r23.price_per_t == 1000.0 and _r23.delivered_t == 0.0
+            and _r23.deliver_by == rt.parse_date('2025-09-24')
+            and _r23.status == _E14_ContractStatus_open_
+            for _r23 in rt.each(self, self.t_contracts)
+        )
+
+    def _check_mined_73f3ecc23a__new_memberpayment(self) -> bool:  # tasks.world:1581
+        return any(
+            _r24.farm == 'F003' and _r24.amount == 6365.0 and _r24.deliveries == 2
+            and _r24.paid_on == rt.parse_date('2025-08-25')
+            and _r24.method == _E9_PayMethod_bank_transfer and _r24.reference == 'REF-MP005'
+            for _r24 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_7903f2535b__silo_s01_changed(self) -> rt.Verdict | bool:  # tasks.world:1975
+        return rt.expect(self.t_silos['S01'].stock_t, '==', 479.9)
+
+    def _check_mined_7903f2535b__new_delivery(self) -> bool:  # tasks.world:1976
+        return any(
+            _r25.farm == 'F001' and _r25.crop == 'WHT' and _r25.silo == 'S01'
+            and _r25.weight_t == 0.9 and _r25.moisture_pct == 60.0 and _r25.grade is None
+            and _r25.status == _E14_DeliveryStatus_rejected and _r25.payment is None
+            for _r25 in rt.each(self, self.t_deliveries)
+        )
+
+    # tasks.world:1977
+    def _check_mined_7903f2535b__contract_k001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_contracts['K001'].delivered_t, '==', 80.1)
+
+    def _check_mined_7903f2535b__new_sale(self) -> bool:  # tasks.world:1978
+        return any(
+            _r26.contract == 'K001' and _r26.silo == 'S01' and _r26.tonnes == 0.1
+            and _r26.amount == 24.5 and _r26.truck_ref == 'fulfilled'
+            for _r26 in rt.each(self, self.t_sales)
+        )
+
+    def _check_mined_f10d14ba8d__new_delivery(self) -> bool:  # tasks.world:2372
+        return any(
+            _r27.farm == 'F001' and _r27.crop == 'WHT' and _r27.silo == 'S04'
+            and _r27.weight_t == 0.75 and _r27.moisture_pct == 54.61 and _r27.grade is None
+            and _r27.status == _E14_DeliveryStatus_rejected and _r27.payment is None
+            for _r27 in rt.each(self, self.t_deliveries)
+        )
+
+    def _check_mined_0c6d07ee2b__silo_s04_changed(self) -> rt.Verdict | bool:  # tasks.world:2763
+        return rt.expect(self.t_silos['S04'].crop, '==', 'RAP') and rt.expect(
+            self.t_silos['S04'].stock_t, '==', 200.0, part=1
+        )
+
+    def _check_mined_0c6d07ee2b__new_delivery(self) -> bool:  # tasks.world:2764
+        return any(
+            _r28.farm == 'F001' and _r28.crop == 'RAP' and _r28.silo == 'S04'
+            and _r28.weight_t == 100.0 and _r28.moisture_pct is None and _r28.grade is None
+            and _r28.status == _E14_DeliveryStatus_received and _r28.payment is None
+            for _r28 in rt.each(self, self.t_deliveries)
+        )
+
+    def _check_mined_0c6d07ee2b__new_delivery_1(self) -> bool:  # tasks.world:2765
+        return any(
+            _r29.farm == 'F001' and _r29.crop == 'RAP' and _r29.silo == 'S04'
+            and _r29.weight_t == 100.0 and _r29.moisture_pct is None and _r29.grade is None
+            and _r29.status == _E14_DeliveryStatus_received and _r29.payment is None
+            for _r29 in rt.each(self, self.t_deliveries)
+        )
+
+    def _check_mined_0de295f13d__silo_s02_changed(self) -> rt.Verdict | bool:  # tasks.world:3156
+        return rt.expect(self.t_silos['S02'].stock_t, '==', 124.0)
+
+    def _check_mined_0de295f13d__new_delivery(self) -> bool:  # tasks.world:3157
+        return any(
+            _r30.farm == 'F003' and _r30.crop == 'WHT' and _r30.silo == 'S02'
+            and _r30.weight_t == 4.0 and _r30.moisture_pct is None and _r30.grade is None
+            and _r30.status == _E14_DeliveryStatus_received and _r30.payment is None
+            for _r30 in rt.each(self, self.t_deliveries)
+        )
+
+    def _check_mined_2c1dd5c2bd__silo_s03_changed(self) -> rt.Verdict | bool:  # tasks.world:3548
+        return rt.expect(self.t_silos['S03'].stock_t, '==', 296.66610000000003)
+
+    def _check_mined_2c1dd5c2bd__new_delivery(self) -> bool:  # tasks.world:3549
+        return any(
+            _r31.farm == 'F003' and _r31.crop == 'BAR' and _r31.silo == 'S03'
+            and _r31.weight_t == 86.6661 and _r31.moisture_pct is None and _r31.grade is None
+            and _r31.status == _E14_DeliveryStatus_received and _r31.payment is None
+            for _r31 in rt.each(self, self.t_deliveries)
+        )
+
+    def _check_mined_897e2cb8bc__new_contract(self) -> bool:  # tasks.world:3939
+        return any(
+            _r32.buyer == 'B03' and _r32.crop == 'BAR' and _r32.tonnes == 220.0
+            and _r32.price_per_t == 0.0 and _r32.delivered_t == 0.0
+            and _r32.deliver_by == rt.parse_date('2025-09-24')
+            and _r32.status == _E14_ContractStatus_cancelled
+            for _r32 in rt.each(self, self.t_contracts)
+        )
+
+    def _check_mined_8b19efde82__new_contract(self) -> bool:  # tasks.world:4329
+        return any(
+            _r33.buyer == 'B01' and _r33.crop == 'COR' and _r33.tonnes == 16023.7954
+            and _r33.price_per_t == 0.0 and _r33.delivered_t == 0.0
+            and _r33.deliver_by == rt.parse_date('2025-09-24')
+            and _r33.status == _E14_ContractStatus_open_
+            for _r33 in rt.each(self, self.t_contracts)
+        )
+
+    def _check_mined_b9da46486f__silo_s01_changed(self) -> rt.Verdict | bool:  # tasks.world:4719
+        return rt.expect(self.t_silos['S01'].stock_t, '==', 466.8)
+
+    def _check_mined_b9da46486f__silo_s02_changed(self) -> rt.Verdict | bool:  # tasks.world:4720
+        return rt.expect(self.t_silos['S02'].stock_t, '==', 133.2)
+
+    def _check_mined_c61aca3f3a__silo_s01_changed(self) -> rt.Verdict | bool:  # tasks.world:5109
+        return rt.expect(self.t_silos['S01'].stock_t, '==', 452.0)
+
+    # tasks.world:5110
+    def _check_mined_c61aca3f3a__delivery_d0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_deliveries['D0008'].moisture_pct, '==', 33.5) and rt.expect(
+            self.t_deliveries['D0008'].status, '==', _E14_DeliveryStatus_rejected, part=1
+        )
+
+    def _check_mined_f71c9f1b0b__silo_s02_changed(self) -> rt.Verdict | bool:  # tasks.world:5498
+        return rt.expect(self.t_silos['S02'].stock_t, '==', 102.0)
+
+    # tasks.world:5499
+    def _check_mined_f71c9f1b0b__delivery_d0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_deliveries['D0004'].moisture_pct, '==', 28.3) and rt.expect(
+            self.t_deliveries['D0004'].status, '==', _E14_DeliveryStatus_rejected, part=1
+        )
+
+    # tasks.world:5887
+    def _check_mined_728a3e3538__contract_k003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_contracts['K003'].status, '==', _E14_ContractStatus_cancelled)
+
+    # tasks.world:6275
+    def _check_mined_84fc34bdbc__delivery_d0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0003'].status, '==', _E14_DeliveryStatus_paid)
+            and rt.expect(self.t_deliveries['D0003'].payment, '==', 'MP005', part=1)
+        )
+
+    # tasks.world:6276
+    def _check_mined_84fc34bdbc__delivery_d0006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0006'].status, '==', _E14_DeliveryStatus_paid)
+            and rt.expect(self.t_deliveries['D0006'].payment, '==', 'MP005', part=1)
+        )
+
+    def _check_mined_84fc34bdbc__new_memberpayment(self) -> bool:  # tasks.world:6277
+        return any(
+            _r34.farm == 'F003' and _r34.amount == 6365.0 and _r34.deliveries == 2
+            and _r34.paid_on == rt.parse_date('2025-08-25') and _r34.method == _E9_PayMethod_cheque
+            and _r34.reference == 'REF-MP005'
+            for _r34 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:6665
+    def _check_mined_fcc38ff969__delivery_d0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0003'].status, '==', _E14_DeliveryStatus_paid)
+            and rt.expect(self.t_deliveries['D0003'].payment, '==', 'MP005', part=1)
+        )
+
+    # tasks.world:6666
+    def _check_mined_fcc38ff969__delivery_d0006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0006'].status, '==', _E14_DeliveryStatus_paid)
+            and rt.expect(self.t_deliveries['D0006'].payment, '==', 'MP005', part=1)
+        )
+
+    def _check_mined_fcc38ff969__new_delivery(self) -> bool:  # tasks.world:6667
+        return any(
+            _r35.farm == 'F003' and _r35.crop == 'WHT' and _r35.silo == 'S01'
+            and _r35.weight_t == 0.1 and _r35.moisture_pct == 16.9 and _r35.grade is None
+            and _r35.status == _E14_DeliveryStatus_rejected and _r35.payment is None
+            for _r35 in rt.each(self, self.t_deliveries)
+        )
+
+    # tasks.world:6668
+    def _check_mined_fcc38ff969__contract_k003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_contracts['K003'].status, '==', _E14_ContractStatus_cancelled)
+
+    def _check_mined_fcc38ff969__new_memberpayment(self) -> bool:  # tasks.world:6669
+        return any(
+            _r36.farm == 'F003' and _r36.amount == 6365.0 and _r36.deliveries == 2
+            and _r36.paid_on == rt.parse_date('2025-08-25') and _r36.method == _E9_PayMethod_cheque
+            and _r36.reference == 'REF-MP005'
+            for _r36 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_a51d76d4ee__silo_s02_changed(self) -> rt.Verdict | bool:  # tasks.world:7063
+        return rt.expect(self.t_silos['S02'].stock_t, '==', 102.0)
+
+    def _check_mined_a51d76d4ee__silo_s04_changed(self) -> rt.Verdict | bool:  # tasks.world:7064
+        return rt.expect(self.t_silos['S04'].crop, '==', 'BAR') and rt.expect(
+            self.t_silos['S04'].stock_t, '==', 27.8122, part=1
+        )
+
+    # tasks.world:7065
+    def _check_mined_a51d76d4ee__delivery_d0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_deliveries['D0004'].moisture_pct, '==', 29.6) and rt.expect(
+            self.t_deliveries['D0004'].status, '==', _E14_DeliveryStatus_rejected, part=1
+        )
+
+    def _check_mined_a51d76d4ee__new_delivery(self) -> bool:  # tasks.world:7066
+        return any(
+            _r37.farm == 'F001' and _r37.crop == 'BAR' and _r37.silo == 'S04'
+            and _r37.weight_t == 27.8122 and _r37.moisture_pct is None and _r37.grade is None
+            and _r37.status == _E14_DeliveryStatus_received and _r37.payment is None
+            for _r37 in rt.each(self, self.t_deliveries)
+        )
+
+    def _check_mined_a51d76d4ee__new_contract(self) -> bool:  # tasks.world:7067
+        return any(
+            _r38.buyer == 'B01' and _r38.crop == 'WHT' and _r38.tonnes == 1.0
+            and _r38.price_per_t == 855.0 and _r38.delivered_t == 0.0
+            and _r38.deliver_by == rt.parse_date('2025-10-15')
+            and _r38.status == _E14_ContractStatus_open_
+            for _r38 in rt.each(self, self.t_contracts)
+        )
+
+    def _check_mined_abb35c639f__silo_s04_changed(self) -> rt.Verdict | bool:  # tasks.world:7460
+        return rt.expect(self.t_silos['S04'].crop, '==', 'WHT') and rt.expect(
+            self.t_silos['S04'].stock_t, '==', 15.5, part=1
+        )
+
+    # tasks.world:7461
+    def _check_mined_abb35c639f__delivery_d0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0004'].moisture_pct, '==', 0.0)
+            and rt.expect(self.t_deliveries['D0004'].grade, '==', _E5_Grade_B, part=1)
+            and rt.expect(
+                self.t_deliveries['D0004'].status, '==', _E14_DeliveryStatus_graded, part=2
+            )
+        )
+
+    def _check_mined_abb35c639f__new_delivery(self) -> bool:  # tasks.world:7462
+        return any(
+            _r39.farm == 'F001' and _r39.crop == 'WHT' and _r39.silo == 'S04'
+            and _r39.weight_t == 15.5 and _r39.moisture_pct is None and _r39.grade is None
+            and _r39.status == _E14_DeliveryStatus_received and _r39.payment is None
+            for _r39 in rt.each(self, self.t_deliveries)
+        )
+
+    def _check_mined_abb35c639f__new_contract(self) -> bool:  # tasks.world:7463
+        return any(
+            _r40.buyer == 'B02' and _r40.crop == 'RAP' and _r40.tonnes == 93334.67
+            and _r40.price_per_t == 190.0 and _r40.delivered_t == 0.0
+            and _r40.deliver_by == rt.parse_date('2025-10-15')
+            and _r40.status == _E14_ContractStatus_open_
+            for _r40 in rt.each(self, self.t_contracts)
+        )
+
+    def _check_mined_95dcd0baa5__silo_s01_changed(self) -> rt.Verdict | bool:  # tasks.world:7856
+        return rt.expect(self.t_silos['S01'].stock_t, '==', 485.0)
+
+    def _check_mined_95dcd0baa5__silo_s04_changed(self) -> rt.Verdict | bool:  # tasks.world:7857
+        return rt.expect(self.t_silos['S04'].crop, '==', 'WHT') and rt.expect(
+            self.t_silos['S04'].stock_t, '==', 50.97, part=1
+        )
+
+    def _check_mined_95dcd0baa5__new_delivery(self) -> bool:  # tasks.world:7858
+        return any(
+            _r41.farm == 'F001' and _r41.crop == 'WHT' and _r41.silo == 'S04'
+            and _r41.weight_t == 55.97 and _r41.moisture_pct is None and _r41.grade is None
+            and _r41.status == _E14_DeliveryStatus_received and _r41.payment is None
+            for _r41 in rt.each(self, self.t_deliveries)
+        )
+
+    # tasks.world:7859
+    def _check_mined_95dcd0baa5__contract_k003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_contracts['K003'].status, '==', _E14_ContractStatus_cancelled)
+
+    def _check_mined_95dcd0baa5__new_contract(self) -> bool:  # tasks.world:7860
+        return any(
+            _r42.buyer == 'B03' and _r42.crop == 'RAP' and _r42.tonnes == 45140.59
+            and _r42.price_per_t == 274.1552 and _r42.delivered_t == 0.0
+            and _r42.deliver_by == rt.parse_date('2025-10-15')
+            and _r42.status == _E14_ContractStatus_open_
+            for _r42 in rt.each(self, self.t_contracts)
+        )
+
+    def _check_mined_dcb34bdb30__silo_s01_changed(self) -> rt.Verdict | bool:  # tasks.world:8253
+        return rt.expect(self.t_silos['S01'].stock_t, '==', 452.0)
+
+    def _check_mined_dcb34bdb30__silo_s04_changed(self) -> rt.Verdict | bool:  # tasks.world:8254
+        return rt.expect(self.t_silos['S04'].crop, '==', 'RAP') and rt.expect(
+            self.t_silos['S04'].stock_t, '==', 95.01, part=1
+        )
+
+    # tasks.world:8255
+    def _check_mined_dcb34bdb30__delivery_d0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_deliveries['D0008'].moisture_pct, '==', 26.0) and rt.expect(
+            self.t_deliveries['D0008'].status, '==', _E14_DeliveryStatus_rejected, part=1
+        )
+
+    def _check_mined_dcb34bdb30__new_delivery(self) -> bool:  # tasks.world:8256
+        return any(
+            _r43.farm == 'F001' and _r43.crop == 'RAP' and _r43.silo == 'S04'
+            and _r43.weight_t == 100.0 and _r43.moisture_pct == 39.6079 and _r43.grade is None
+            and _r43.status == _E14_DeliveryStatus_rejected and _r43.payment is None
+            for _r43 in rt.each(self, self.t_deliveries)
+        )
+
+    def _check_mined_dcb34bdb30__new_delivery_1(self) -> bool:  # tasks.world:8257
+        return any(
+            _r44.farm == 'F002' and _r44.crop == 'RAP' and _r44.silo == 'S04'
+            and _r44.weight_t == 95.01 and _r44.moisture_pct is None and _r44.grade is None
+            and _r44.status == _E14_DeliveryStatus_received and _r44.payment is None
+            for _r44 in rt.each(self, self.t_deliveries)
+        )
+
+    def _check_mined_d4e517d060__silo_s03_changed(self) -> rt.Verdict | bool:  # tasks.world:8651
+        return rt.expect(self.t_silos['S03'].stock_t, '==', 230.0)
+
+    # tasks.world:8652
+    def _check_mined_d4e517d060__delivery_d0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0003'].status, '==', _E14_DeliveryStatus_paid)
+            and rt.expect(self.t_deliveries['D0003'].payment, '==', 'MP005', part=1)
+        )
+
+    # tasks.world:8653
+    def _check_mined_d4e517d060__delivery_d0006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0006'].status, '==', _E14_DeliveryStatus_paid)
+            and rt.expect(self.t_deliveries['D0006'].payment, '==', 'MP005', part=1)
+        )
+
+    def _check_mined_d4e517d060__new_delivery(self) -> bool:  # tasks.world:8654
+        return any(
+            _r45.farm == 'F001' and _r45.crop == 'BAR' and _r45.silo == 'S03'
+            and _r45.weight_t == 20.0 and _r45.moisture_pct is None and _r45.grade is None
+            and _r45.status == _E14_DeliveryStatus_received and _r45.payment is None
+            for _r45 in rt.each(self, self.t_deliveries)
+        )
+
+    def _check_mined_d4e517d060__new_contract(self) -> bool:  # tasks.world:8655
+        return any(
+            _r46.buyer == 'B02' and _r46.crop == 'WHT' and _r46.tonnes == 300.0
+            and _r46.price_per_t == 9.0 and _r46.delivered_t == 0.0
+            and _r46.deliver_by == rt.parse_date('2025-08-25')
+            and _r46.status == _E14_ContractStatus_open_
+            for _r46 in rt.each(self, self.t_contracts)
+        )
+
+    def _check_mined_d4e517d060__new_memberpayment(self) -> bool:  # tasks.world:8656
+        return any(
+            _r47.farm == 'F003' and _r47.amount == 6365.0 and _r47.deliveries == 2
+            and _r47.paid_on == rt.parse_date('2025-08-25')
+            and _r47.method == _E9_PayMethod_bank_transfer and _r47.reference == 'REF-MP005'
+            for _r47 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_992e1af4ff__silo_s01_changed(self) -> rt.Verdict | bool:  # tasks.world:9049
+        return rt.expect(self.t_silos['S01'].stock_t, '==', 489.9)
+
+    def _check_mined_992e1af4ff__silo_s02_changed(self) -> rt.Verdict | bool:  # tasks.world:9050
+        return rt.expect(self.t_silos['S02'].stock_t, '==', 120.1)
+
+    # tasks.world:9051
+    def _check_mined_992e1af4ff__delivery_d0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_deliveries['D0008'].moisture_pct, '==', 28.01) and rt.expect(
+            self.t_deliveries['D0008'].status, '==', _E14_DeliveryStatus_rejected, part=1
+        )
+
+    def _check_mined_992e1af4ff__new_delivery(self) -> bool:  # tasks.world:9052
+        return any(
+            _r48.farm == 'F002' and _r48.crop == 'WHT' and _r48.silo == 'S01'
+            and _r48.weight_t == 39.0 and _r48.moisture_pct is None and _r48.grade is None
+            and _r48.status == _E14_DeliveryStatus_received and _r48.payment is None
+            for _r48 in rt.each(self, self.t_deliveries)
+        )
+
+    # tasks.world:9053
+    def _check_mined_992e1af4ff__contract_k001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_contracts['K001'].delivered_t, '==', 81.0)
+
+    def _check_mined_992e1af4ff__new_sale(self) -> bool:  # tasks.world:9054
+        return any(
+            _r49.contract == 'K001' and _r49.silo == 'S01' and _r49.tonnes == 1.0
+            and _r49.amount == 245.0 and _r49.truck_ref == 'S01'
+            for _r49 in rt.each(self, self.t_sales)
+        )
+
+    def _check_mined_cba2e925f2__silo_s01_changed(self) -> rt.Verdict | bool:  # tasks.world:9446
+        return rt.expect(self.t_silos['S01'].stock_t, '==', 479.9)
+
+    def _check_mined_cba2e925f2__silo_s04_changed(self) -> rt.Verdict | bool:  # tasks.world:9447
+        return rt.expect(self.t_silos['S04'].crop, '==', 'BAR') and rt.expect(
+            self.t_silos['S04'].stock_t, '==', 60.0, part=1
+        )
+
+    # tasks.world:9448
+    def _check_mined_cba2e925f2__delivery_d0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0003'].status, '==', _E14_DeliveryStatus_paid)
+            and rt.expect(self.t_deliveries['D0003'].payment, '==', 'MP005', part=1)
+        )
+
+    # tasks.world:9449
+    def _check_mined_cba2e925f2__delivery_d0006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0006'].status, '==', _E14_DeliveryStatus_paid)
+            and rt.expect(self.t_deliveries['D0006'].payment, '==', 'MP005', part=1)
+        )
+
+    def _check_mined_cba2e925f2__new_delivery(self) -> bool:  # tasks.world:9450
+        return any(
+            _r50.farm == 'F003' and _r50.crop == 'BAR' and _r50.silo == 'S04'
+            and _r50.weight_t == 60.0 and _r50.moisture_pct is None and _r50.grade is None
+            and _r50.status == _E14_DeliveryStatus_received and _r50.payment is None
+            for _r50 in rt.each(self, self.t_deliveries)
+        )
+
+    # tasks.world:9451
+    def _check_mined_cba2e925f2__contract_k001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_contracts['K001'].delivered_t, '==', 80.1)
+
+    def _check_mined_cba2e925f2__new_sale(self) -> bool:  # tasks.world:9452
+        return any(
+            _r51.contract == 'K001' and _r51.silo == 'S01' and _r51.tonnes == 0.1
+            and _r51.amount == 24.5 and _r51.truck_ref == 'C'
+            for _r51 in rt.each(self, self.t_sales)
+        )
+
+    def _check_mined_cba2e925f2__new_memberpayment(self) -> bool:  # tasks.world:9453
+        return any(
+            _r52.farm == 'F003' and _r52.amount == 6365.0 and _r52.deliveries == 2
+            and _r52.paid_on == rt.parse_date('2025-08-25') and _r52.method == _E9_PayMethod_cheque
+            and _r52.reference == 'REF-MP005'
+            for _r52 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:9845
+    def _check_mined_7074506013__delivery_d0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0003'].status, '==', _E14_DeliveryStatus_paid)
+            and rt.expect(self.t_deliveries['D0003'].payment, '==', 'MP005', part=1)
+        )
+
+    # tasks.world:9846
+    def _check_mined_7074506013__delivery_d0006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0006'].status, '==', _E14_DeliveryStatus_paid)
+            and rt.expect(self.t_deliveries['D0006'].payment, '==', 'MP005', part=1)
+        )
+
+    def _check_mined_7074506013__new_contract(self) -> bool:  # tasks.world:9847
+        return any(
+            _r53.buyer == 'B01' and _r53.crop == 'COR' and _r53.tonnes == 100000.0
+            and _r53.price_per_t == 22.0 and _r53.delivered_t == 0.0
+            and _r53.deliver_by == rt.parse_date('2025-08-31')
+            and _r53.status == _E14_ContractStatus_open_
+            for _r53 in rt.each(self, self.t_contracts)
+        )
+
+    def _check_mined_7074506013__new_contract_1(self) -> bool:  # tasks.world:9848
+        return any(
+            _r54.buyer == 'B01' and _r54.crop == 'COR' and _r54.tonnes == 91123.2
+            and _r54.price_per_t == 240.0 and _r54.delivered_t == 0.0
+            and _r54.deliver_by == rt.parse_date('2025-09-24')
+            and _r54.status == _E14_ContractStatus_open_
+            for _r54 in rt.each(self, self.t_contracts)
+        )
+
+    def _check_mined_7074506013__new_contract_2(self) -> bool:  # tasks.world:9849
+        return any(
+            _r55.buyer == 'B01' and _r55.crop == 'BAR' and _r55.tonnes == 1.0
+            and _r55.price_per_t == 975.0 and _r55.delivered_t == 0.0
+            and _r55.deliver_by == rt.parse_date('2025-09-24')
+            and _r55.status == _E14_ContractStatus_open_
+            for _r55 in rt.each(self, self.t_contracts)
+        )
+
+    def _check_mined_7074506013__new_memberpayment(self) -> bool:  # tasks.world:9850
+        return any(
+            _r56.farm == 'F003' and _r56.amount == 6365.0 and _r56.deliveries == 2
+            and _r56.paid_on == rt.parse_date('2025-08-25')
+            and _r56.method == _E9_PayMethod_bank_transfer and _r56.reference == 'REF-MP005'
+            for _r56 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:10243
+    def _check_mined_993599ef77__delivery_d0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0003'].status, '==', _E14_DeliveryStatus_paid)
+            and rt.expect(self.t_deliveries['D0003'].payment, '==', 'MP005', part=1)
+        )
+
+    # tasks.world:10244
+    def _check_mined_993599ef77__delivery_d0006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0006'].status, '==', _E14_DeliveryStatus_paid)
+            and rt.expect(self.t_deliveries['D0006'].payment, '==', 'MP005', part=1)
+        )
+
+    def _check_mined_993599ef77__new_contract(self) -> bool:  # tasks.world:10245
+        return any(
+            _r57.buyer == 'B02' and _r57.crop == 'RAP' and _r57.tonnes == 12.8
+            and _r57.price_per_t == 94.6 and _r57.delivered_t == 0.0
+            and _r57.deliver_by == rt.parse_date('2025-09-24')
+            and _r57.status == _E14_ContractStatus_open_
+            for _r57 in rt.each(self, self.t_contracts)
+        )
+
+    def _check_mined_993599ef77__new_contract_1(self) -> bool:  # tasks.world:10246
+        return any(
+            _r58.buyer == 'B02' and _r58.crop == 'COR' and _r58.tonnes == 5.0
+            and _r58.price_per_t == 94.6 and _r58.delivered_t == 0.0
+            and _r58.deliver_by == rt.parse_date('2025-10-15')
+            and _r58.status == _E14_ContractStatus_open_
+            for _r58 in rt.each(self, self.t_contracts)
+        )
+
+    def _check_mined_993599ef77__new_memberpayment(self) -> bool:  # tasks.world:10247
+        return any(
+            _r59.farm == 'F003' and _r59.amount == 6365.0 and _r59.deliveries == 2
+            and _r59.paid_on == rt.parse_date('2025-08-25') and _r59.method == _E9_PayMethod_cheque
+            and _r59.reference == 'REF-MP005'
+            for _r59 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_42791067d7__silo_s01_changed(self) -> rt.Verdict | bool:  # tasks.world:10639
+        return rt.expect(self.t_silos['S01'].stock_t, '==', 452.0)
+
+    # tasks.world:10640
+    def _check_mined_42791067d7__delivery_d0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_deliveries['D0008'].moisture_pct, '==', 60.0) and rt.expect(
+            self.t_deliveries['D0008'].status, '==', _E14_DeliveryStatus_rejected, part=1
+        )
+
+    def _check_mined_42791067d7__new_contract(self) -> bool:  # tasks.world:10641
+        return any(
+            _r60.buyer == 'B02' and _r60.crop == 'COR' and _r60.tonnes == 300.0
+            and _r60.price_per_t == 504.72 and _r60.delivered_t == 0.0
+            and _r60.deliver_by == rt.parse_date('2025-08-31')
+            and _r60.status == _E14_ContractStatus_open_
+            for _r60 in rt.each(self, self.t_contracts)
+        )
+
+    def _check_mined_7804720610__silo_s02_changed(self) -> rt.Verdict | bool:  # tasks.world:11032
+        return rt.expect(self.t_silos['S02'].stock_t, '==', 102.0)
+
+    # tasks.world:11033
+    def _check_mined_7804720610__delivery_d0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_deliveries['D0004'].moisture_pct, '==', 40.76) and rt.expect(
+            self.t_deliveries['D0004'].status, '==', _E14_DeliveryStatus_rejected, part=1
+        )
+
+    def _check_mined_7804720610__new_contract(self) -> bool:  # tasks.world:11034
+        return any(
+            _r61.buyer == 'B03' and _r61.crop == 'RAP' and _r61.tonnes == 240.0
+            and _r61.price_per_t == 480.0 and _r61.delivered_t == 0.0
+            and _r61.deliver_by == rt.parse_date('2025-09-24')
+            and _r61.status == _E14_ContractStatus_open_
+            for _r61 in rt.each(self, self.t_contracts)
+        )
+
+    def _check_mined_bfc9cef118__silo_s01_changed(self) -> rt.Verdict | bool:  # tasks.world:11426
+        return rt.expect(self.t_silos['S01'].stock_t, '==', 480.1)
+
+    def _check_mined_bfc9cef118__silo_s02_changed(self) -> rt.Verdict | bool:  # tasks.world:11427
+        return rt.expect(self.t_silos['S02'].stock_t, '==', 168.03)
+
+    # tasks.world:11428
+    def _check_mined_bfc9cef118__delivery_d0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0004'].moisture_pct, '==', 0.0)
+            and rt.expect(self.t_deliveries['D0004'].grade, '==', _E5_Grade_feed, part=1)
+            and rt.expect(
+                self.t_deliveries['D0004'].status, '==', _E14_DeliveryStatus_graded, part=2
+            )
+        )
+
+    def _check_mined_bfc9cef118__new_delivery(self) -> bool:  # tasks.world:11429
+        return any(
+            _r62.farm == 'F001' and _r62.crop == 'WHT' and _r62.silo == 'S02'
+            and _r62.weight_t == 48.13 and _r62.moisture_pct is None and _r62.grade is None
+            and _r62.status == _E14_DeliveryStatus_received and _r62.payment is None
+            for _r62 in rt.each(self, self.t_deliveries)
+        )
+
+    # tasks.world:11820
+    def _check_mined_16083b8354__delivery_d0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0003'].status, '==', _E14_DeliveryStatus_paid)
+            and rt.expect(self.t_deliveries['D0003'].payment, '==', 'MP005', part=1)
+        )
+
+    # tasks.world:11821
+    def _check_mined_16083b8354__delivery_d0006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0006'].status, '==', _E14_DeliveryStatus_paid)
+            and rt.expect(self.t_deliveries['D0006'].payment, '==', 'MP005', part=1)
+        )
+
+    # tasks.world:11822
+    def _check_mined_16083b8354__contract_k003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_contracts['K003'].status, '==', _E14_ContractStatus_cancelled)
+
+    def _check_mined_16083b8354__new_contract(self) -> bool:  # tasks.world:11823
+        return any(
+            _r63.buyer == 'B01' and _r63.crop == 'BAR' and _r63.tonnes == 80497.0
+            and _r63.price_per_t == 346.1426 and _r63.delivered_t == 0.0
+            and _r63.deliver_by == rt.parse_date('2025-10-15')
+            and _r63.status == _E14_ContractStatus_open_
+            for _r63 in rt.each(self, self.t_contracts)
+        )
+
+    def _check_mined_16083b8354__new_memberpayment(self) -> bool:  # tasks.world:11824
+        return any(
+            _r64.farm == 'F003' and _r64.amount == 6365.0 and _r64.deliveries == 2
+            and _r64.paid_on == rt.parse_date('2025-08-25')
+            and _r64.method == _E9_PayMethod_bank_transfer and _r64.reference == 'REF-MP005'
+            for _r64 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:12215
+    def _check_mined_afd0beba29__delivery_d0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0003'].status, '==', _E14_DeliveryStatus_paid)
+            and rt.expect(self.t_deliveries['D0003'].payment, '==', 'MP005', part=1)
+        )
+
+    # tasks.world:12216
+    def _check_mined_afd0beba29__delivery_d0006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0006'].status, '==', _E14_DeliveryStatus_paid)
+            and rt.expect(self.t_deliveries['D0006'].payment, '==', 'MP005', part=1)
+        )
+
+    def _check_mined_afd0beba29__new_contract(self) -> bool:  # tasks.world:12217
+        return any(
+            _r65.buyer == 'B01' and _r65.crop == 'COR' and _r65.tonnes == 12.8
+            and _r65.price_per_t == 0.0 and _r65.delivered_t == 0.0
+            and _r65.deliver_by == rt.parse_date('2025-08-31')
+            and _r65.status == _E14_ContractStatus_open_
+            for _r65 in rt.each(self, self.t_contracts)
+        )
+
+    def _check_mined_afd0beba29__new_memberpayment(self) -> bool:  # tasks.world:12218
+        return any(
+            _r66.farm == 'F003' and _r66.amount == 6365.0 and _r66.deliveries == 2
+            and _r66.paid_on == rt.parse_date('2025-08-25')
+            and _r66.method == _E9_PayMethod_bank_transfer and _r66.reference == 'REF-MP005'
+            for _r66 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_78d21feac8__silo_s04_changed(self) -> rt.Verdict | bool:  # tasks.world:12613
+        return rt.expect(self.t_silos['S04'].crop, '==', 'WHT') and rt.expect(
+            self.t_silos['S04'].stock_t, '==', 18.0, part=1
+        )
+
+    # tasks.world:12614
+    def _check_mined_78d21feac8__delivery_d0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0004'].moisture_pct, '==', 0.0)
+            and rt.expect(self.t_deliveries['D0004'].grade, '==', _E5_Grade_C, part=1)
+            and rt.expect(
+                self.t_deliveries['D0004'].status, '==', _E14_DeliveryStatus_graded, part=2
+            )
+        )
+
+    def _check_mined_78d21feac8__new_delivery(self) -> bool:  # tasks.world:12615
+        return any(
+            _r67.farm == 'F003' and _r67.crop == 'WHT' and _r67.silo == 'S04'
+            and _r67.weight_t == 18.0 and _r67.moisture_pct is None and _r67.grade is None
+            and _r67.status == _E14_DeliveryStatus_received and _r67.payment is None
+            for _r67 in rt.each(self, self.t_deliveries)
+        )
+
+    def _check_mined_19c3e1919a__silo_s03_changed(self) -> rt.Verdict | bool:  # tasks.world:13010
+        return rt.expect(self.t_silos['S03'].stock_t, '==', 192.0)
+
+    def _check_mined_19c3e1919a__silo_s04_changed(self) -> rt.Verdict | bool:  # tasks.world:13011
+        return rt.expect(self.t_silos['S04'].crop, '==', 'BAR') and rt.expect(
+            self.t_silos['S04'].stock_t, '==', 18.0, part=1
+        )
+
+    # tasks.world:13012
+    def _check_mined_19c3e1919a__contract_k003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_contracts['K003'].status, '==', _E14_ContractStatus_cancelled)
+
+    def _check_mined_aa157765b4__silo_s01_changed(self) -> rt.Verdict | bool:  # tasks.world:13405
+        return rt.expect(self.t_silos['S01'].stock_t, '==', 479.9)
+
+    def _check_mined_aa157765b4__silo_s02_changed(self) -> rt.Verdict | bool:  # tasks.world:13406
+        return rt.expect(self.t_silos['S02'].stock_t, '==', 102.1)
+
+    # tasks.world:13407
+    def _check_mined_aa157765b4__delivery_d0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_deliveries['D0004'].moisture_pct, '==', 30.21) and rt.expect(
+            self.t_deliveries['D0004'].status, '==', _E14_DeliveryStatus_rejected, part=1
+        )
+
+    def _check_mined_aa8c19295d__silo_s03_changed(self) -> rt.Verdict | bool:  # tasks.world:13800
+        return rt.expect(self.t_silos['S03'].stock_t, '==', 196.1)
+
+    def _check_mined_aa8c19295d__silo_s04_changed(self) -> rt.Verdict | bool:  # tasks.world:13801
+        return rt.expect(self.t_silos['S04'].crop, '==', 'BAR') and rt.expect(
+            self.t_silos['S04'].stock_t, '==', 13.9, part=1
+        )
+
+    # tasks.world:13802
+    def _check_mined_aa8c19295d__delivery_d0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0004'].moisture_pct, '==', 12.8)
+            and rt.expect(self.t_deliveries['D0004'].grade, '==', _E5_Grade_A, part=1)
+            and rt.expect(
+                self.t_deliveries['D0004'].status, '==', _E14_DeliveryStatus_graded, part=2
+            )
+        )
+
+    def _check_mined_98a44a1c4b__silo_s02_changed(self) -> rt.Verdict | bool:  # tasks.world:14196
+        return rt.expect(self.t_silos['S02'].stock_t, '==', 70.0)
+
+    def _check_mined_98a44a1c4b__silo_s04_changed(self) -> rt.Verdict | bool:  # tasks.world:14197
+        return rt.expect(self.t_silos['S04'].crop, '==', 'WHT') and rt.expect(
+            self.t_silos['S04'].stock_t, '==', 50.0, part=1
+        )
+
+    # tasks.world:14198
+    def _check_mined_98a44a1c4b__contract_k003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_contracts['K003'].status, '==', _E14_ContractStatus_cancelled)
+
+    # tasks.world:14591
+    def _check_mined_a6d0ff986e__contract_k003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_contracts['K003'].status, '==', _E14_ContractStatus_cancelled)
+
+    def _check_mined_a6d0ff986e__new_contract(self) -> bool:  # tasks.world:14592
+        return any(
+            _r68.buyer == 'B03' and _r68.crop == 'COR' and _r68.tonnes == 1.0
+            and _r68.price_per_t == 480.0 and _r68.delivered_t == 0.0
+            and _r68.deliver_by == rt.parse_date('2025-10-15')
+            and _r68.status == _E14_ContractStatus_open_
+            for _r68 in rt.each(self, self.t_contracts)
+        )
+
+    # tasks.world:14985
+    def _check_mined_9f22ecacb5__delivery_d0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0003'].status, '==', _E14_DeliveryStatus_paid)
+            and rt.expect(self.t_deliveries['D0003'].payment, '==', 'MP005', part=1)
+        )
+
+    # tasks.world:14986
+    def _check_mined_9f22ecacb5__delivery_d0006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0006'].status, '==', _E14_DeliveryStatus_paid)
+            and rt.expect(self.t_deliveries['D0006'].payment, '==', 'MP005', part=1)
+        )
+
+    # tasks.world:14987
+    def _check_mined_9f22ecacb5__contract_k003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_contracts['K003'].status, '==', _E14_ContractStatus_cancelled)
+
+    def _check_mined_9f22ecacb5__new_memberpayment(self) -> bool:  # tasks.world:14988
+        return any(
+            _r69.farm == 'F003' and _r69.amount == 6365.0 and _r69.deliveries == 2
+            and _r69.paid_on == rt.parse_date('2025-08-25')
+            and _r69.method == _E9_PayMethod_bank_transfer and _r69.reference == 'REF-MP005'
+            for _r69 in rt.each(self, self.t_payments)
+        )
+
 
 FarmCoop.TOOLS = tools(FarmCoop)
-
-
-def _check_pay_riverbend__paid_once(ep: FarmCoop) -> bool:  # farm_coop.world:926
-    return any(
-        _p15.farm == 'F003' and _p15.amount == 6365.0 and _p15.deliveries == 2
-        and _p15.method == _E9_PayMethod_bank_transfer
-        for _p15 in rt.each(ep, ep.t_payments)
-    )
-
-
-# farm_coop.world:927
-def _check_pay_riverbend__deliveries_paid(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0003'].status, '==', _E14_DeliveryStatus_paid)
-        and rt.expect(ep.t_deliveries['D0006'].status, '==', _E14_DeliveryStatus_paid, part=1)
-    )
-
-
-# tasks.world:386
-def _check_agritrade_switches_to_barley__rapeseed_cancelled(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_contracts['K003'].status, '==', _E14_ContractStatus_cancelled)
-
-
-def _check_agritrade_switches_to_barley__barley_contract(ep: FarmCoop) -> bool:  # tasks.world:387
-    return any(
-        _c16.buyer == 'B03' and _c16.crop == 'BAR' and _c16.tonnes == 80.0
-        and _c16.price_per_t == 210.0 and _c16.deliver_by == rt.parse_date('2025-10-15')
-        and _c16.status == _E14_ContractStatus_open_ and _c16.delivered_t == 30.0
-        for _c16 in rt.each(ep, ep.t_contracts)
-    )
-
-
-# tasks.world:388
-def _check_agritrade_switches_to_barley__loaded(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S03'].stock_t, '==', 180.0) and any(
-        _s17.silo == 'S03' and _s17.tonnes == 30.0 and _s17.amount == 6300.0
-        and _s17.truck_ref == 'TR-3001'
-        for _s17 in rt.each(ep, ep.t_sales)
-    )
-
-
-# tasks.world:784
-def _check_grade_two_wheat_loads_and_pay__green_acres_paid(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0004'].grade, '==', _E5_Grade_B)
-        and rt.expect(ep.t_deliveries['D0004'].moisture_pct, '==', 13.8, part=1)
-        and rt.expect(ep.t_deliveries['D0004'].status, '==', _E14_DeliveryStatus_paid, part=2)
-    )
-
-
-# tasks.world:785
-def _check_grade_two_wheat_loads_and_pay__hillside_rejected(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0008'].status, '==', _E14_DeliveryStatus_rejected)
-        and rt.expect(ep.t_silos['S01'].stock_t, '==', 452.0, part=1)
-    )
-
-
-def _check_grade_two_wheat_loads_and_pay__cheque(ep: FarmCoop) -> bool:  # tasks.world:786
-    return any(
-        _p18.farm == 'F001' and _p18.amount == 3564.0 and _p18.deliveries == 1
-        and _p18.method == _E9_PayMethod_cheque
-        for _p18 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:1179
-def _check_mined_827a132469__silo_s04_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S04'].crop, '==', 'WHT') and rt.expect(
-        ep.t_silos['S04'].stock_t, '==', 40.0, part=1
-    )
-
-
-def _check_mined_827a132469__new_delivery(ep: FarmCoop) -> bool:  # tasks.world:1180
-    return any(
-        _r19.farm == 'F001' and _r19.crop == 'WHT' and _r19.silo == 'S04' and _r19.weight_t == 40.0
-        and _r19.moisture_pct is None and _r19.grade is None
-        and _r19.status == _E14_DeliveryStatus_received and _r19.payment is None
-        for _r19 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-def _check_mined_827a132469__new_contract(ep: FarmCoop) -> bool:  # tasks.world:1181
-    return any(
-        _r20.buyer == 'B03' and _r20.crop == 'WHT' and _r20.tonnes == 1.0
-        and _r20.price_per_t == 151.22 and _r20.delivered_t == 0.0
-        and _r20.deliver_by == rt.parse_date('2025-09-24')
-        and _r20.status == _E14_ContractStatus_open_
-        for _r20 in rt.each(ep, ep.t_contracts)
-    )
-
-
-def _check_mined_827a132469__new_contract_1(ep: FarmCoop) -> bool:  # tasks.world:1182
-    return any(
-        _r21.buyer == 'B03' and _r21.crop == 'BAR' and _r21.tonnes == 1.0
-        and _r21.price_per_t == 489.0 and _r21.delivered_t == 0.0
-        and _r21.deliver_by == rt.parse_date('2025-09-24')
-        and _r21.status == _E14_ContractStatus_cancelled
-        for _r21 in rt.each(ep, ep.t_contracts)
-    )
-
-
-# tasks.world:1576
-def _check_mined_73f3ecc23a__silo_s03_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S03'].stock_t, '==', 223.0)
-
-
-# tasks.world:1577
-def _check_mined_73f3ecc23a__delivery_d0003_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0003'].status, '==', _E14_DeliveryStatus_paid)
-        and rt.expect(ep.t_deliveries['D0003'].payment, '==', 'MP005', part=1)
-    )
-
-
-# tasks.world:1578
-def _check_mined_73f3ecc23a__delivery_d0006_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0006'].status, '==', _E14_DeliveryStatus_paid)
-        and rt.expect(ep.t_deliveries['D0006'].payment, '==', 'MP005', part=1)
-    )
-
-
-def _check_mined_73f3ecc23a__new_delivery(ep: FarmCoop) -> bool:  # tasks.world:1579
-    return any(
-        _r22.farm == 'F003' and _r22.crop == 'BAR' and _r22.silo == 'S03' and _r22.weight_t == 13.0
-        and _r22.moisture_pct is None and _r22.grade is None
-        and _r22.status == _E14_DeliveryStatus_received and _r22.payment is None
-        for _r22 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-def _check_mined_73f3ecc23a__new_contract(ep: FarmCoop) -> bool:  # tasks.world:1580
-    return any(
-        _r23.buyer == 'B03' and _r23.crop == 'BAR' and _r23.tonnes == 1.0
-        and _r23.price_per_t == 1000.0 and _r23.delivered_t == 0.0
-        and _r23.deliver_by == rt.parse_date('2025-09-24')
-        and _r23.status == _E14_ContractStatus_open_
-        for _r23 in rt.each(ep, ep.t_contracts)
-    )
-
-
-def _check_mined_73f3ecc23a__new_memberpayment(ep: FarmCoop) -> bool:  # tasks.world:1581
-    return any(
-        _r24.farm == 'F003' and _r24.amount == 6365.0 and _r24.deliveries == 2
-        and _r24.paid_on == rt.parse_date('2025-08-25')
-        and _r24.method == _E9_PayMethod_bank_transfer and _r24.reference == 'REF-MP005'
-        for _r24 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:1975
-def _check_mined_7903f2535b__silo_s01_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S01'].stock_t, '==', 479.9)
-
-
-def _check_mined_7903f2535b__new_delivery(ep: FarmCoop) -> bool:  # tasks.world:1976
-    return any(
-        _r25.farm == 'F001' and _r25.crop == 'WHT' and _r25.silo == 'S01' and _r25.weight_t == 0.9
-        and _r25.moisture_pct == 60.0 and _r25.grade is None
-        and _r25.status == _E14_DeliveryStatus_rejected and _r25.payment is None
-        for _r25 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-# tasks.world:1977
-def _check_mined_7903f2535b__contract_k001_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_contracts['K001'].delivered_t, '==', 80.1)
-
-
-def _check_mined_7903f2535b__new_sale(ep: FarmCoop) -> bool:  # tasks.world:1978
-    return any(
-        _r26.contract == 'K001' and _r26.silo == 'S01' and _r26.tonnes == 0.1
-        and _r26.amount == 24.5 and _r26.truck_ref == 'fulfilled'
-        for _r26 in rt.each(ep, ep.t_sales)
-    )
-
-
-def _check_mined_f10d14ba8d__new_delivery(ep: FarmCoop) -> bool:  # tasks.world:2372
-    return any(
-        _r27.farm == 'F001' and _r27.crop == 'WHT' and _r27.silo == 'S04' and _r27.weight_t == 0.75
-        and _r27.moisture_pct == 54.61 and _r27.grade is None
-        and _r27.status == _E14_DeliveryStatus_rejected and _r27.payment is None
-        for _r27 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-# tasks.world:2763
-def _check_mined_0c6d07ee2b__silo_s04_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S04'].crop, '==', 'RAP') and rt.expect(
-        ep.t_silos['S04'].stock_t, '==', 200.0, part=1
-    )
-
-
-def _check_mined_0c6d07ee2b__new_delivery(ep: FarmCoop) -> bool:  # tasks.world:2764
-    return any(
-        _r28.farm == 'F001' and _r28.crop == 'RAP' and _r28.silo == 'S04'
-        and _r28.weight_t == 100.0 and _r28.moisture_pct is None and _r28.grade is None
-        and _r28.status == _E14_DeliveryStatus_received and _r28.payment is None
-        for _r28 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-def _check_mined_0c6d07ee2b__new_delivery_1(ep: FarmCoop) -> bool:  # tasks.world:2765
-    return any(
-        _r29.farm == 'F001' and _r29.crop == 'RAP' and _r29.silo == 'S04'
-        and _r29.weight_t == 100.0 and _r29.moisture_pct is None and _r29.grade is None
-        and _r29.status == _E14_DeliveryStatus_received and _r29.payment is None
-        for _r29 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-# tasks.world:3156
-def _check_mined_0de295f13d__silo_s02_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S02'].stock_t, '==', 124.0)
-
-
-def _check_mined_0de295f13d__new_delivery(ep: FarmCoop) -> bool:  # tasks.world:3157
-    return any(
-        _r30.farm == 'F003' and _r30.crop == 'WHT' and _r30.silo == 'S02' and _r30.weight_t == 4.0
-        and _r30.moisture_pct is None and _r30.grade is None
-        and _r30.status == _E14_DeliveryStatus_received and _r30.payment is None
-        for _r30 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-# tasks.world:3548
-def _check_mined_2c1dd5c2bd__silo_s03_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S03'].stock_t, '==', 296.66610000000003)
-
-
-def _check_mined_2c1dd5c2bd__new_delivery(ep: FarmCoop) -> bool:  # tasks.world:3549
-    return any(
-        _r31.farm == 'F003' and _r31.crop == 'BAR' and _r31.silo == 'S03'
-        and _r31.weight_t == 86.6661 and _r31.moisture_pct is None and _r31.grade is None
-        and _r31.status == _E14_DeliveryStatus_received and _r31.payment is None
-        for _r31 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-def _check_mined_897e2cb8bc__new_contract(ep: FarmCoop) -> bool:  # tasks.world:3939
-    return any(
-        _r32.buyer == 'B03' and _r32.crop == 'BAR' and _r32.tonnes == 220.0
-        and _r32.price_per_t == 0.0 and _r32.delivered_t == 0.0
-        and _r32.deliver_by == rt.parse_date('2025-09-24')
-        and _r32.status == _E14_ContractStatus_cancelled
-        for _r32 in rt.each(ep, ep.t_contracts)
-    )
-
-
-def _check_mined_8b19efde82__new_contract(ep: FarmCoop) -> bool:  # tasks.world:4329
-    return any(
-        _r33.buyer == 'B01' and _r33.crop == 'COR' and _r33.tonnes == 16023.7954
-        and _r33.price_per_t == 0.0 and _r33.delivered_t == 0.0
-        and _r33.deliver_by == rt.parse_date('2025-09-24')
-        and _r33.status == _E14_ContractStatus_open_
-        for _r33 in rt.each(ep, ep.t_contracts)
-    )
-
-
-# tasks.world:4719
-def _check_mined_b9da46486f__silo_s01_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S01'].stock_t, '==', 466.8)
-
-
-# tasks.world:4720
-def _check_mined_b9da46486f__silo_s02_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S02'].stock_t, '==', 133.2)
-
-
-# tasks.world:5109
-def _check_mined_c61aca3f3a__silo_s01_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S01'].stock_t, '==', 452.0)
-
-
-# tasks.world:5110
-def _check_mined_c61aca3f3a__delivery_d0008_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_deliveries['D0008'].moisture_pct, '==', 33.5) and rt.expect(
-        ep.t_deliveries['D0008'].status, '==', _E14_DeliveryStatus_rejected, part=1
-    )
-
-
-# tasks.world:5498
-def _check_mined_f71c9f1b0b__silo_s02_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S02'].stock_t, '==', 102.0)
-
-
-# tasks.world:5499
-def _check_mined_f71c9f1b0b__delivery_d0004_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_deliveries['D0004'].moisture_pct, '==', 28.3) and rt.expect(
-        ep.t_deliveries['D0004'].status, '==', _E14_DeliveryStatus_rejected, part=1
-    )
-
-
-# tasks.world:5887
-def _check_mined_728a3e3538__contract_k003_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_contracts['K003'].status, '==', _E14_ContractStatus_cancelled)
-
-
-# tasks.world:6275
-def _check_mined_84fc34bdbc__delivery_d0003_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0003'].status, '==', _E14_DeliveryStatus_paid)
-        and rt.expect(ep.t_deliveries['D0003'].payment, '==', 'MP005', part=1)
-    )
-
-
-# tasks.world:6276
-def _check_mined_84fc34bdbc__delivery_d0006_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0006'].status, '==', _E14_DeliveryStatus_paid)
-        and rt.expect(ep.t_deliveries['D0006'].payment, '==', 'MP005', part=1)
-    )
-
-
-def _check_mined_84fc34bdbc__new_memberpayment(ep: FarmCoop) -> bool:  # tasks.world:6277
-    return any(
-        _r34.farm == 'F003' and _r34.amount == 6365.0 and _r34.deliveries == 2
-        and _r34.paid_on == rt.parse_date('2025-08-25') and _r34.method == _E9_PayMethod_cheque
-        and _r34.reference == 'REF-MP005'
-        for _r34 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:6665
-def _check_mined_fcc38ff969__delivery_d0003_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0003'].status, '==', _E14_DeliveryStatus_paid)
-        and rt.expect(ep.t_deliveries['D0003'].payment, '==', 'MP005', part=1)
-    )
-
-
-# tasks.world:6666
-def _check_mined_fcc38ff969__delivery_d0006_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0006'].status, '==', _E14_DeliveryStatus_paid)
-        and rt.expect(ep.t_deliveries['D0006'].payment, '==', 'MP005', part=1)
-    )
-
-
-def _check_mined_fcc38ff969__new_delivery(ep: FarmCoop) -> bool:  # tasks.world:6667
-    return any(
-        _r35.farm == 'F003' and _r35.crop == 'WHT' and _r35.silo == 'S01' and _r35.weight_t == 0.1
-        and _r35.moisture_pct == 16.9 and _r35.grade is None
-        and _r35.status == _E14_DeliveryStatus_rejected and _r35.payment is None
-        for _r35 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-# tasks.world:6668
-def _check_mined_fcc38ff969__contract_k003_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_contracts['K003'].status, '==', _E14_ContractStatus_cancelled)
-
-
-def _check_mined_fcc38ff969__new_memberpayment(ep: FarmCoop) -> bool:  # tasks.world:6669
-    return any(
-        _r36.farm == 'F003' and _r36.amount == 6365.0 and _r36.deliveries == 2
-        and _r36.paid_on == rt.parse_date('2025-08-25') and _r36.method == _E9_PayMethod_cheque
-        and _r36.reference == 'REF-MP005'
-        for _r36 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:7063
-def _check_mined_a51d76d4ee__silo_s02_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S02'].stock_t, '==', 102.0)
-
-
-# tasks.world:7064
-def _check_mined_a51d76d4ee__silo_s04_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S04'].crop, '==', 'BAR') and rt.expect(
-        ep.t_silos['S04'].stock_t, '==', 27.8122, part=1
-    )
-
-
-# tasks.world:7065
-def _check_mined_a51d76d4ee__delivery_d0004_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_deliveries['D0004'].moisture_pct, '==', 29.6) and rt.expect(
-        ep.t_deliveries['D0004'].status, '==', _E14_DeliveryStatus_rejected, part=1
-    )
-
-
-def _check_mined_a51d76d4ee__new_delivery(ep: FarmCoop) -> bool:  # tasks.world:7066
-    return any(
-        _r37.farm == 'F001' and _r37.crop == 'BAR' and _r37.silo == 'S04'
-        and _r37.weight_t == 27.8122 and _r37.moisture_pct is None and _r37.grade is None
-        and _r37.status == _E14_DeliveryStatus_received and _r37.payment is None
-        for _r37 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-def _check_mined_a51d76d4ee__new_contract(ep: FarmCoop) -> bool:  # tasks.world:7067
-    return any(
-        _r38.buyer == 'B01' and _r38.crop == 'WHT' and _r38.tonnes == 1.0
-        and _r38.price_per_t == 855.0 and _r38.delivered_t == 0.0
-        and _r38.deliver_by == rt.parse_date('2025-10-15')
-        and _r38.status == _E14_ContractStatus_open_
-        for _r38 in rt.each(ep, ep.t_contracts)
-    )
-
-
-# tasks.world:7460
-def _check_mined_abb35c639f__silo_s04_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S04'].crop, '==', 'WHT') and rt.expect(
-        ep.t_silos['S04'].stock_t, '==', 15.5, part=1
-    )
-
-
-# tasks.world:7461
-def _check_mined_abb35c639f__delivery_d0004_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0004'].moisture_pct, '==', 0.0)
-        and rt.expect(ep.t_deliveries['D0004'].grade, '==', _E5_Grade_B, part=1)
-        and rt.expect(ep.t_deliveries['D0004'].status, '==', _E14_DeliveryStatus_graded, part=2)
-    )
-
-
-def _check_mined_abb35c639f__new_delivery(ep: FarmCoop) -> bool:  # tasks.world:7462
-    return any(
-        _r39.farm == 'F001' and _r39.crop == 'WHT' and _r39.silo == 'S04' and _r39.weight_t == 15.5
-        and _r39.moisture_pct is None and _r39.grade is None
-        and _r39.status == _E14_DeliveryStatus_received and _r39.payment is None
-        for _r39 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-def _check_mined_abb35c639f__new_contract(ep: FarmCoop) -> bool:  # tasks.world:7463
-    return any(
-        _r40.buyer == 'B02' and _r40.crop == 'RAP' and _r40.tonnes == 93334.67
-        and _r40.price_per_t == 190.0 and _r40.delivered_t == 0.0
-        and _r40.deliver_by == rt.parse_date('2025-10-15')
-        and _r40.status == _E14_ContractStatus_open_
-        for _r40 in rt.each(ep, ep.t_contracts)
-    )
-
-
-# tasks.world:7856
-def _check_mined_95dcd0baa5__silo_s01_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S01'].stock_t, '==', 485.0)
-
-
-# tasks.world:7857
-def _check_mined_95dcd0baa5__silo_s04_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S04'].crop, '==', 'WHT') and rt.expect(
-        ep.t_silos['S04'].stock_t, '==', 50.97, part=1
-    )
-
-
-def _check_mined_95dcd0baa5__new_delivery(ep: FarmCoop) -> bool:  # tasks.world:7858
-    return any(
-        _r41.farm == 'F001' and _r41.crop == 'WHT' and _r41.silo == 'S04'
-        and _r41.weight_t == 55.97 and _r41.moisture_pct is None and _r41.grade is None
-        and _r41.status == _E14_DeliveryStatus_received and _r41.payment is None
-        for _r41 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-# tasks.world:7859
-def _check_mined_95dcd0baa5__contract_k003_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_contracts['K003'].status, '==', _E14_ContractStatus_cancelled)
-
-
-def _check_mined_95dcd0baa5__new_contract(ep: FarmCoop) -> bool:  # tasks.world:7860
-    return any(
-        _r42.buyer == 'B03' and _r42.crop == 'RAP' and _r42.tonnes == 45140.59
-        and _r42.price_per_t == 274.1552 and _r42.delivered_t == 0.0
-        and _r42.deliver_by == rt.parse_date('2025-10-15')
-        and _r42.status == _E14_ContractStatus_open_
-        for _r42 in rt.each(ep, ep.t_contracts)
-    )
-
-
-# tasks.world:8253
-def _check_mined_dcb34bdb30__silo_s01_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S01'].stock_t, '==', 452.0)
-
-
-# tasks.world:8254
-def _check_mined_dcb34bdb30__silo_s04_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S04'].crop, '==', 'RAP') and rt.expect(
-        ep.t_silos['S04'].stock_t, '==', 95.01, part=1
-    )
-
-
-# tasks.world:8255
-def _check_mined_dcb34bdb30__delivery_d0008_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_deliveries['D0008'].moisture_pct, '==', 26.0) and rt.expect(
-        ep.t_deliveries['D0008'].status, '==', _E14_DeliveryStatus_rejected, part=1
-    )
-
-
-def _check_mined_dcb34bdb30__new_delivery(ep: FarmCoop) -> bool:  # tasks.world:8256
-    return any(
-        _r43.farm == 'F001' and _r43.crop == 'RAP' and _r43.silo == 'S04'
-        and _r43.weight_t == 100.0 and _r43.moisture_pct == 39.6079 and _r43.grade is None
-        and _r43.status == _E14_DeliveryStatus_rejected and _r43.payment is None
-        for _r43 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-def _check_mined_dcb34bdb30__new_delivery_1(ep: FarmCoop) -> bool:  # tasks.world:8257
-    return any(
-        _r44.farm == 'F002' and _r44.crop == 'RAP' and _r44.silo == 'S04'
-        and _r44.weight_t == 95.01 and _r44.moisture_pct is None and _r44.grade is None
-        and _r44.status == _E14_DeliveryStatus_received and _r44.payment is None
-        for _r44 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-# tasks.world:8651
-def _check_mined_d4e517d060__silo_s03_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S03'].stock_t, '==', 230.0)
-
-
-# tasks.world:8652
-def _check_mined_d4e517d060__delivery_d0003_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0003'].status, '==', _E14_DeliveryStatus_paid)
-        and rt.expect(ep.t_deliveries['D0003'].payment, '==', 'MP005', part=1)
-    )
-
-
-# tasks.world:8653
-def _check_mined_d4e517d060__delivery_d0006_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0006'].status, '==', _E14_DeliveryStatus_paid)
-        and rt.expect(ep.t_deliveries['D0006'].payment, '==', 'MP005', part=1)
-    )
-
-
-def _check_mined_d4e517d060__new_delivery(ep: FarmCoop) -> bool:  # tasks.world:8654
-    return any(
-        _r45.farm == 'F001' and _r45.crop == 'BAR' and _r45.silo == 'S03' and _r45.weight_t == 20.0
-        and _r45.moisture_pct is None and _r45.grade is None
-        and _r45.status == _E14_DeliveryStatus_received and _r45.payment is None
-        for _r45 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-def _check_mined_d4e517d060__new_contract(ep: FarmCoop) -> bool:  # tasks.world:8655
-    return any(
-        _r46.buyer == 'B02' and _r46.crop == 'WHT' and _r46.tonnes == 300.0
-        and _r46.price_per_t == 9.0 and _r46.delivered_t == 0.0
-        and _r46.deliver_by == rt.parse_date('2025-08-25')
-        and _r46.status == _E14_ContractStatus_open_
-        for _r46 in rt.each(ep, ep.t_contracts)
-    )
-
-
-def _check_mined_d4e517d060__new_memberpayment(ep: FarmCoop) -> bool:  # tasks.world:8656
-    return any(
-        _r47.farm == 'F003' and _r47.amount == 6365.0 and _r47.deliveries == 2
-        and _r47.paid_on == rt.parse_date('2025-08-25')
-        and _r47.method == _E9_PayMethod_bank_transfer and _r47.reference == 'REF-MP005'
-        for _r47 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:9049
-def _check_mined_992e1af4ff__silo_s01_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S01'].stock_t, '==', 489.9)
-
-
-# tasks.world:9050
-def _check_mined_992e1af4ff__silo_s02_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S02'].stock_t, '==', 120.1)
-
-
-# tasks.world:9051
-def _check_mined_992e1af4ff__delivery_d0008_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_deliveries['D0008'].moisture_pct, '==', 28.01) and rt.expect(
-        ep.t_deliveries['D0008'].status, '==', _E14_DeliveryStatus_rejected, part=1
-    )
-
-
-def _check_mined_992e1af4ff__new_delivery(ep: FarmCoop) -> bool:  # tasks.world:9052
-    return any(
-        _r48.farm == 'F002' and _r48.crop == 'WHT' and _r48.silo == 'S01' and _r48.weight_t == 39.0
-        and _r48.moisture_pct is None and _r48.grade is None
-        and _r48.status == _E14_DeliveryStatus_received and _r48.payment is None
-        for _r48 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-# tasks.world:9053
-def _check_mined_992e1af4ff__contract_k001_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_contracts['K001'].delivered_t, '==', 81.0)
-
-
-def _check_mined_992e1af4ff__new_sale(ep: FarmCoop) -> bool:  # tasks.world:9054
-    return any(
-        _r49.contract == 'K001' and _r49.silo == 'S01' and _r49.tonnes == 1.0
-        and _r49.amount == 245.0 and _r49.truck_ref == 'S01'
-        for _r49 in rt.each(ep, ep.t_sales)
-    )
-
-
-# tasks.world:9446
-def _check_mined_cba2e925f2__silo_s01_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S01'].stock_t, '==', 479.9)
-
-
-# tasks.world:9447
-def _check_mined_cba2e925f2__silo_s04_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S04'].crop, '==', 'BAR') and rt.expect(
-        ep.t_silos['S04'].stock_t, '==', 60.0, part=1
-    )
-
-
-# tasks.world:9448
-def _check_mined_cba2e925f2__delivery_d0003_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0003'].status, '==', _E14_DeliveryStatus_paid)
-        and rt.expect(ep.t_deliveries['D0003'].payment, '==', 'MP005', part=1)
-    )
-
-
-# tasks.world:9449
-def _check_mined_cba2e925f2__delivery_d0006_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0006'].status, '==', _E14_DeliveryStatus_paid)
-        and rt.expect(ep.t_deliveries['D0006'].payment, '==', 'MP005', part=1)
-    )
-
-
-def _check_mined_cba2e925f2__new_delivery(ep: FarmCoop) -> bool:  # tasks.world:9450
-    return any(
-        _r50.farm == 'F003' and _r50.crop == 'BAR' and _r50.silo == 'S04' and _r50.weight_t == 60.0
-        and _r50.moisture_pct is None and _r50.grade is None
-        and _r50.status == _E14_DeliveryStatus_received and _r50.payment is None
-        for _r50 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-# tasks.world:9451
-def _check_mined_cba2e925f2__contract_k001_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_contracts['K001'].delivered_t, '==', 80.1)
-
-
-def _check_mined_cba2e925f2__new_sale(ep: FarmCoop) -> bool:  # tasks.world:9452
-    return any(
-        _r51.contract == 'K001' and _r51.silo == 'S01' and _r51.tonnes == 0.1
-        and _r51.amount == 24.5 and _r51.truck_ref == 'C'
-        for _r51 in rt.each(ep, ep.t_sales)
-    )
-
-
-def _check_mined_cba2e925f2__new_memberpayment(ep: FarmCoop) -> bool:  # tasks.world:9453
-    return any(
-        _r52.farm == 'F003' and _r52.amount == 6365.0 and _r52.deliveries == 2
-        and _r52.paid_on == rt.parse_date('2025-08-25') and _r52.method == _E9_PayMethod_cheque
-        and _r52.reference == 'REF-MP005'
-        for _r52 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:9845
-def _check_mined_7074506013__delivery_d0003_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0003'].status, '==', _E14_DeliveryStatus_paid)
-        and rt.expect(ep.t_deliveries['D0003'].payment, '==', 'MP005', part=1)
-    )
-
-
-# tasks.world:9846
-def _check_mined_7074506013__delivery_d0006_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0006'].status, '==', _E14_DeliveryStatus_paid)
-        and rt.expect(ep.t_deliveries['D0006'].payment, '==', 'MP005', part=1)
-    )
-
-
-def _check_mined_7074506013__new_contract(ep: FarmCoop) -> bool:  # tasks.world:9847
-    return any(
-        _r53.buyer == 'B01' and _r53.crop == 'COR' and _r53.tonnes == 100000.0
-        and _r53.price_per_t == 22.0 and _r53.delivered_t == 0.0
-        and _r53.deliver_by == rt.parse_date('2025-08-31')
-        and _r53.status == _E14_ContractStatus_open_
-        for _r53 in rt.each(ep, ep.t_contracts)
-    )
-
-
-def _check_mined_7074506013__new_contract_1(ep: FarmCoop) -> bool:  # tasks.world:9848
-    return any(
-        _r54.buyer == 'B01' and _r54.crop == 'COR' and _r54.tonnes == 91123.2
-        and _r54.price_per_t == 240.0 and _r54.delivered_t == 0.0
-        and _r54.deliver_by == rt.parse_date('2025-09-24')
-        and _r54.status == _E14_ContractStatus_open_
-        for _r54 in rt.each(ep, ep.t_contracts)
-    )
-
-
-def _check_mined_7074506013__new_contract_2(ep: FarmCoop) -> bool:  # tasks.world:9849
-    return any(
-        _r55.buyer == 'B01' and _r55.crop == 'BAR' and _r55.tonnes == 1.0
-        and _r55.price_per_t == 975.0 and _r55.delivered_t == 0.0
-        and _r55.deliver_by == rt.parse_date('2025-09-24')
-        and _r55.status == _E14_ContractStatus_open_
-        for _r55 in rt.each(ep, ep.t_contracts)
-    )
-
-
-def _check_mined_7074506013__new_memberpayment(ep: FarmCoop) -> bool:  # tasks.world:9850
-    return any(
-        _r56.farm == 'F003' and _r56.amount == 6365.0 and _r56.deliveries == 2
-        and _r56.paid_on == rt.parse_date('2025-08-25')
-        and _r56.method == _E9_PayMethod_bank_transfer and _r56.reference == 'REF-MP005'
-        for _r56 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:10243
-def _check_mined_993599ef77__delivery_d0003_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0003'].status, '==', _E14_DeliveryStatus_paid)
-        and rt.expect(ep.t_deliveries['D0003'].payment, '==', 'MP005', part=1)
-    )
-
-
-# tasks.world:10244
-def _check_mined_993599ef77__delivery_d0006_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0006'].status, '==', _E14_DeliveryStatus_paid)
-        and rt.expect(ep.t_deliveries['D0006'].payment, '==', 'MP005', part=1)
-    )
-
-
-def _check_mined_993599ef77__new_contract(ep: FarmCoop) -> bool:  # tasks.world:10245
-    return any(
-        _r57.buyer == 'B02' and _r57.crop == 'RAP' and _r57.tonnes == 12.8
-        and _r57.price_per_t == 94.6 and _r57.delivered_t == 0.0
-        and _r57.deliver_by == rt.parse_date('2025-09-24')
-        and _r57.status == _E14_ContractStatus_open_
-        for _r57 in rt.each(ep, ep.t_contracts)
-    )
-
-
-def _check_mined_993599ef77__new_contract_1(ep: FarmCoop) -> bool:  # tasks.world:10246
-    return any(
-        _r58.buyer == 'B02' and _r58.crop == 'COR' and _r58.tonnes == 5.0
-        and _r58.price_per_t == 94.6 and _r58.delivered_t == 0.0
-        and _r58.deliver_by == rt.parse_date('2025-10-15')
-        and _r58.status == _E14_ContractStatus_open_
-        for _r58 in rt.each(ep, ep.t_contracts)
-    )
-
-
-def _check_mined_993599ef77__new_memberpayment(ep: FarmCoop) -> bool:  # tasks.world:10247
-    return any(
-        _r59.farm == 'F003' and _r59.amount == 6365.0 and _r59.deliveries == 2
-        and _r59.paid_on == rt.parse_date('2025-08-25') and _r59.method == _E9_PayMethod_cheque
-        and _r59.reference == 'REF-MP005'
-        for _r59 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:10639
-def _check_mined_42791067d7__silo_s01_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S01'].stock_t, '==', 452.0)
-
-
-# tasks.world:10640
-def _check_mined_42791067d7__delivery_d0008_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_deliveries['D0008'].moisture_pct, '==', 60.0) and rt.expect(
-        ep.t_deliveries['D0008'].status, '==', _E14_DeliveryStatus_rejected, part=1
-    )
-
-
-def _check_mined_42791067d7__new_contract(ep: FarmCoop) -> bool:  # tasks.world:10641
-    return any(
-        _r60.buyer == 'B02' and _r60.crop == 'COR' and _r60.tonnes == 300.0
-        and _r60.price_per_t == 504.72 and _r60.delivered_t == 0.0
-        and _r60.deliver_by == rt.parse_date('2025-08-31')
-        and _r60.status == _E14_ContractStatus_open_
-        for _r60 in rt.each(ep, ep.t_contracts)
-    )
-
-
-# tasks.world:11032
-def _check_mined_7804720610__silo_s02_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S02'].stock_t, '==', 102.0)
-
-
-# tasks.world:11033
-def _check_mined_7804720610__delivery_d0004_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_deliveries['D0004'].moisture_pct, '==', 40.76) and rt.expect(
-        ep.t_deliveries['D0004'].status, '==', _E14_DeliveryStatus_rejected, part=1
-    )
-
-
-def _check_mined_7804720610__new_contract(ep: FarmCoop) -> bool:  # tasks.world:11034
-    return any(
-        _r61.buyer == 'B03' and _r61.crop == 'RAP' and _r61.tonnes == 240.0
-        and _r61.price_per_t == 480.0 and _r61.delivered_t == 0.0
-        and _r61.deliver_by == rt.parse_date('2025-09-24')
-        and _r61.status == _E14_ContractStatus_open_
-        for _r61 in rt.each(ep, ep.t_contracts)
-    )
-
-
-# tasks.world:11426
-def _check_mined_bfc9cef118__silo_s01_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S01'].stock_t, '==', 480.1)
-
-
-# tasks.world:11427
-def _check_mined_bfc9cef118__silo_s02_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S02'].stock_t, '==', 168.03)
-
-
-# tasks.world:11428
-def _check_mined_bfc9cef118__delivery_d0004_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0004'].moisture_pct, '==', 0.0)
-        and rt.expect(ep.t_deliveries['D0004'].grade, '==', _E5_Grade_feed, part=1)
-        and rt.expect(ep.t_deliveries['D0004'].status, '==', _E14_DeliveryStatus_graded, part=2)
-    )
-
-
-def _check_mined_bfc9cef118__new_delivery(ep: FarmCoop) -> bool:  # tasks.world:11429
-    return any(
-        _r62.farm == 'F001' and _r62.crop == 'WHT' and _r62.silo == 'S02'
-        and _r62.weight_t == 48.13 and _r62.moisture_pct is None and _r62.grade is None
-        and _r62.status == _E14_DeliveryStatus_received and _r62.payment is None
-        for _r62 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-# tasks.world:11820
-def _check_mined_16083b8354__delivery_d0003_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0003'].status, '==', _E14_DeliveryStatus_paid)
-        and rt.expect(ep.t_deliveries['D0003'].payment, '==', 'MP005', part=1)
-    )
-
-
-# tasks.world:11821
-def _check_mined_16083b8354__delivery_d0006_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0006'].status, '==', _E14_DeliveryStatus_paid)
-        and rt.expect(ep.t_deliveries['D0006'].payment, '==', 'MP005', part=1)
-    )
-
-
-# tasks.world:11822
-def _check_mined_16083b8354__contract_k003_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_contracts['K003'].status, '==', _E14_ContractStatus_cancelled)
-
-
-def _check_mined_16083b8354__new_contract(ep: FarmCoop) -> bool:  # tasks.world:11823
-    return any(
-        _r63.buyer == 'B01' and _r63.crop == 'BAR' and _r63.tonnes == 80497.0
-        and _r63.price_per_t == 346.1426 and _r63.delivered_t == 0.0
-        and _r63.deliver_by == rt.parse_date('2025-10-15')
-        and _r63.status == _E14_ContractStatus_open_
-        for _r63 in rt.each(ep, ep.t_contracts)
-    )
-
-
-def _check_mined_16083b8354__new_memberpayment(ep: FarmCoop) -> bool:  # tasks.world:11824
-    return any(
-        _r64.farm == 'F003' and _r64.amount == 6365.0 and _r64.deliveries == 2
-        and _r64.paid_on == rt.parse_date('2025-08-25')
-        and _r64.method == _E9_PayMethod_bank_transfer and _r64.reference == 'REF-MP005'
-        for _r64 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:12215
-def _check_mined_afd0beba29__delivery_d0003_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0003'].status, '==', _E14_DeliveryStatus_paid)
-        and rt.expect(ep.t_deliveries['D0003'].payment, '==', 'MP005', part=1)
-    )
-
-
-# tasks.world:12216
-def _check_mined_afd0beba29__delivery_d0006_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0006'].status, '==', _E14_DeliveryStatus_paid)
-        and rt.expect(ep.t_deliveries['D0006'].payment, '==', 'MP005', part=1)
-    )
-
-
-def _check_mined_afd0beba29__new_contract(ep: FarmCoop) -> bool:  # tasks.world:12217
-    return any(
-        _r65.buyer == 'B01' and _r65.crop == 'COR' and _r65.tonnes == 12.8
-        and _r65.price_per_t == 0.0 and _r65.delivered_t == 0.0
-        and _r65.deliver_by == rt.parse_date('2025-08-31')
-        and _r65.status == _E14_ContractStatus_open_
-        for _r65 in rt.each(ep, ep.t_contracts)
-    )
-
-
-def _check_mined_afd0beba29__new_memberpayment(ep: FarmCoop) -> bool:  # tasks.world:12218
-    return any(
-        _r66.farm == 'F003' and _r66.amount == 6365.0 and _r66.deliveries == 2
-        and _r66.paid_on == rt.parse_date('2025-08-25')
-        and _r66.method == _E9_PayMethod_bank_transfer and _r66.reference == 'REF-MP005'
-        for _r66 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:12613
-def _check_mined_78d21feac8__silo_s04_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S04'].crop, '==', 'WHT') and rt.expect(
-        ep.t_silos['S04'].stock_t, '==', 18.0, part=1
-    )
-
-
-# tasks.world:12614
-def _check_mined_78d21feac8__delivery_d0004_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0004'].moisture_pct, '==', 0.0)
-        and rt.expect(ep.t_deliveries['D0004'].grade, '==', _E5_Grade_C, part=1)
-        and rt.expect(ep.t_deliveries['D0004'].status, '==', _E14_DeliveryStatus_graded, part=2)
-    )
-
-
-def _check_mined_78d21feac8__new_delivery(ep: FarmCoop) -> bool:  # tasks.world:12615
-    return any(
-        _r67.farm == 'F003' and _r67.crop == 'WHT' and _r67.silo == 'S04' and _r67.weight_t == 18.0
-        and _r67.moisture_pct is None and _r67.grade is None
-        and _r67.status == _E14_DeliveryStatus_received and _r67.payment is None
-        for _r67 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-# tasks.world:13010
-def _check_mined_19c3e1919a__silo_s03_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S03'].stock_t, '==', 192.0)
-
-
-# tasks.world:13011
-def _check_mined_19c3e1919a__silo_s04_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S04'].crop, '==', 'BAR') and rt.expect(
-        ep.t_silos['S04'].stock_t, '==', 18.0, part=1
-    )
-
-
-# tasks.world:13012
-def _check_mined_19c3e1919a__contract_k003_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_contracts['K003'].status, '==', _E14_ContractStatus_cancelled)
-
-
-# tasks.world:13405
-def _check_mined_aa157765b4__silo_s01_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S01'].stock_t, '==', 479.9)
-
-
-# tasks.world:13406
-def _check_mined_aa157765b4__silo_s02_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S02'].stock_t, '==', 102.1)
-
-
-# tasks.world:13407
-def _check_mined_aa157765b4__delivery_d0004_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_deliveries['D0004'].moisture_pct, '==', 30.21) and rt.expect(
-        ep.t_deliveries['D0004'].status, '==', _E14_DeliveryStatus_rejected, part=1
-    )
-
-
-# tasks.world:13800
-def _check_mined_aa8c19295d__silo_s03_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S03'].stock_t, '==', 196.1)
-
-
-# tasks.world:13801
-def _check_mined_aa8c19295d__silo_s04_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S04'].crop, '==', 'BAR') and rt.expect(
-        ep.t_silos['S04'].stock_t, '==', 13.9, part=1
-    )
-
-
-# tasks.world:13802
-def _check_mined_aa8c19295d__delivery_d0004_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0004'].moisture_pct, '==', 12.8)
-        and rt.expect(ep.t_deliveries['D0004'].grade, '==', _E5_Grade_A, part=1)
-        and rt.expect(ep.t_deliveries['D0004'].status, '==', _E14_DeliveryStatus_graded, part=2)
-    )
-
-
-# tasks.world:14196
-def _check_mined_98a44a1c4b__silo_s02_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S02'].stock_t, '==', 70.0)
-
-
-# tasks.world:14197
-def _check_mined_98a44a1c4b__silo_s04_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_silos['S04'].crop, '==', 'WHT') and rt.expect(
-        ep.t_silos['S04'].stock_t, '==', 50.0, part=1
-    )
-
-
-# tasks.world:14198
-def _check_mined_98a44a1c4b__contract_k003_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_contracts['K003'].status, '==', _E14_ContractStatus_cancelled)
-
-
-# tasks.world:14591
-def _check_mined_a6d0ff986e__contract_k003_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_contracts['K003'].status, '==', _E14_ContractStatus_cancelled)
-
-
-def _check_mined_a6d0ff986e__new_contract(ep: FarmCoop) -> bool:  # tasks.world:14592
-    return any(
-        _r68.buyer == 'B03' and _r68.crop == 'COR' and _r68.tonnes == 1.0
-        and _r68.price_per_t == 480.0 and _r68.delivered_t == 0.0
-        and _r68.deliver_by == rt.parse_date('2025-10-15')
-        and _r68.status == _E14_ContractStatus_open_
-        for _r68 in rt.each(ep, ep.t_contracts)
-    )
-
-
-# tasks.world:14985
-def _check_mined_9f22ecacb5__delivery_d0003_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0003'].status, '==', _E14_DeliveryStatus_paid)
-        and rt.expect(ep.t_deliveries['D0003'].payment, '==', 'MP005', part=1)
-    )
-
-
-# tasks.world:14986
-def _check_mined_9f22ecacb5__delivery_d0006_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0006'].status, '==', _E14_DeliveryStatus_paid)
-        and rt.expect(ep.t_deliveries['D0006'].payment, '==', 'MP005', part=1)
-    )
-
-
-# tasks.world:14987
-def _check_mined_9f22ecacb5__contract_k003_changed(ep: FarmCoop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_contracts['K003'].status, '==', _E14_ContractStatus_cancelled)
-
-
-def _check_mined_9f22ecacb5__new_memberpayment(ep: FarmCoop) -> bool:  # tasks.world:14988
-    return any(
-        _r69.farm == 'F003' and _r69.amount == 6365.0 and _r69.deliveries == 2
-        and _r69.paid_on == rt.parse_date('2025-08-25')
-        and _r69.method == _E9_PayMethod_bank_transfer and _r69.reference == 'REF-MP005'
-        for _r69 in rt.each(ep, ep.t_payments)
-    )
-
-
-FarmCoop.TASKS = task_registry(__name__, "tasks.json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -281,6 +281,7 @@ class FleetMaintenanceShop(Episode):
     CLOCK: ClassVar[str] = "2025-09-15T08:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 7
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "advisors": "Advisor", "vehicles": "Vehicle", "mechanics": "Mechanic", "parts": "Part",
         "work_orders": "WorkOrder", "tasks": "Task", "part_usages": "PartUsage",
@@ -420,18 +421,13 @@ class FleetMaintenanceShop(Episode):
                 self, self.t_advisors,
                 ((self.t_work_orders, 'opened_by'), (None, 'current_advisor')),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_vehicles, ((self.t_work_orders, 'vehicle'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_mechanics, ((self.t_work_orders, 'mechanic'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_parts, ((self.t_part_usages, 'part'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_work_orders,
                 ((self.t_tasks, 'work_order'), (self.t_part_usages, 'work_order')),
             )
-        pass
 
     def fn_actor(self) -> Advisor:  # fleet_maintenance_shop.world:154
         'The signed-in advisor; fails when nobody is signed in.'
@@ -1086,631 +1082,527 @@ class FleetMaintenanceShop(Episode):
         self.insert(self.t_part_usages, usage)  # fleet_maintenance_shop.world:609
         return usage  # fleet_maintenance_shop.world:610
 
+    # fleet_maintenance_shop.world:1009
+    def _check_finish_battery_job__battery_recorded(self) -> rt.Verdict | bool:
+        return (
+            any(
+                _u26.work_order == 'WO0003' and _u26.part == 'P-3001' and _u26.quantity == 1
+                for _u26 in rt.each(self, self.t_part_usages)
+            )
+            and rt.expect(self.t_parts['P-3001'].stock, '==', 2)
+        )
+
+    # fleet_maintenance_shop.world:1010
+    def _check_finish_battery_job__task_done(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tasks['T0005'].status, '==', _E10_TaskStatus_done) and rt.expect(
+            self.t_tasks['T0005'].actual_hours, '==', 1.5, part=1
+        )
+
+    # fleet_maintenance_shop.world:1011
+    def _check_finish_battery_job__order_closed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_work_orders['WO0003'].status, '==', _E11_OrderStatus_closed)
+
+    def _check_brake_pads_on_inspection__brake_task(self) -> bool:  # tasks.world:400
+        return any(
+            _t27.work_order == 'WO0004' and _t27.skill == _E5_Skill_brakes
+            and _t27.status == _E10_TaskStatus_pending and _t27.estimated_hours == 1.5
+            for _t27 in rt.each(self, self.t_tasks)
+        )
+
+    def _check_brake_pads_on_inspection__assigned(self) -> rt.Verdict | bool:  # tasks.world:401
+        return rt.expect(self.t_work_orders['WO0004'].mechanic, '==', 'M01') and rt.expect(
+            self.t_work_orders['WO0004'].status, '==', _E11_OrderStatus_in_progress, part=1
+        )
+
+    def _check_brake_pads_on_inspection__pads_used(self) -> rt.Verdict | bool:  # tasks.world:402
+        return rt.expect(self.t_parts['P-2001'].stock, '==', 3) and any(
+            _u28.work_order == 'WO0004' and _u28.part == 'P-2001' and _u28.quantity == 1
+            for _u28 in rt.each(self, self.t_part_usages)
+        )
+
+    def _check_volvo_inspection_with_brakes__brake_task_added(self) -> bool:  # tasks.world:812
+        return any(
+            _t29.work_order == 'WO0004' and _t29.skill == _E5_Skill_brakes
+            and _t29.estimated_hours == 1.0 and _t29.status == _E10_TaskStatus_pending
+            for _t29 in rt.each(self, self.t_tasks)
+        )
+
+    # tasks.world:813
+    def _check_volvo_inspection_with_brakes__lars_assigned(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_work_orders['WO0004'].mechanic, '==', 'M01') and rt.expect(
+            self.t_work_orders['WO0004'].status, '==', _E11_OrderStatus_in_progress, part=1
+        )
+
+    # tasks.world:1218
+    def _check_mined_d96f32e641__vehicle_v006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vehicles['V006'].mileage_km, '==', 2)
+
+    # tasks.world:1219
+    def _check_mined_d96f32e641__part_p_3001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-3001'].stock, '==', 946)
+
+    def _check_mined_d96f32e641__new_workorder(self) -> bool:  # tasks.world:1220
+        return any(
+            _r30.vehicle == 'V006' and _r30.opened_by == 'A01' and _r30.mechanic is None
+            and _r30.kind == _E9_OrderKind_inspection and _r30.status == _E11_OrderStatus_open_
+            and _r30.closed_at is None and _r30.odometer_km == 2 and _r30.complaint == 'repair'
+            for _r30 in rt.each(self, self.t_work_orders)
+        )
+
+    def _check_mined_d96f32e641__new_partusage(self) -> bool:  # tasks.world:1221
+        return any(
+            _r31.work_order == 'WO0003' and _r31.part == 'P-3001' and _r31.quantity == 2
+            and _r31.unit_cost == 110.0
+            for _r31 in rt.each(self, self.t_part_usages)
+        )
+
+    # tasks.world:1628
+    def _check_mined_84bd6fcb76__part_p_1001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-1001'].stock, '==', 41)
+
+    def _check_mined_84bd6fcb76__new_partusage(self) -> bool:  # tasks.world:1629
+        return any(
+            _r32.work_order == 'WO0003' and _r32.part == 'P-1001' and _r32.quantity == 19
+            and _r32.unit_cost == 8.5
+            for _r32 in rt.each(self, self.t_part_usages)
+        )
+
+    # tasks.world:2032
+    def _check_mined_72158b3b61__vehicle_v006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vehicles['V006'].mileage_km, '==', 3)
+
+    def _check_mined_72158b3b61__new_workorder(self) -> bool:  # tasks.world:2033
+        return any(
+            _r33.vehicle == 'V006' and _r33.opened_by == 'A01' and _r33.mechanic is None
+            and _r33.kind == _E9_OrderKind_scheduled_service
+            and _r33.status == _E11_OrderStatus_open_ and _r33.closed_at is None
+            and _r33.odometer_km == 3 and _r33.complaint == 'VAN-106'
+            for _r33 in rt.each(self, self.t_work_orders)
+        )
+
+    def _check_mined_8fb7c6acc1__task_t0005_changed(self) -> rt.Verdict | bool:  # tasks.world:2436
+        return rt.expect(self.t_tasks['T0005'].actual_hours, '==', 10.2) and rt.expect(
+            self.t_tasks['T0005'].status, '==', _E10_TaskStatus_done, part=1
+        )
+
+    # tasks.world:2839
+    def _check_mined_35e82bf3c8__part_p_3001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-3001'].stock, '==', 252)
+
+    # tasks.world:3242
+    def _check_mined_685d4b16c5__part_p_5001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-5001'].stock, '==', 51)
+
+    # tasks.world:3645
+    def _check_mined_a3c1d3f3a9__vehicle_v006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vehicles['V006'].mileage_km, '==', 9)
+
+    def _check_mined_a3c1d3f3a9__new_workorder(self) -> bool:  # tasks.world:3646
+        return any(
+            _r34.vehicle == 'V006' and _r34.opened_by == 'A01' and _r34.mechanic is None
+            and _r34.kind == _E9_OrderKind_repair and _r34.status == _E11_OrderStatus_open_
+            and _r34.closed_at is None and _r34.odometer_km == 9 and _r34.complaint == 'T'
+            for _r34 in rt.each(self, self.t_work_orders)
+        )
+
+    def _check_mined_c0cbaa1c63__new_workorder(self) -> bool:  # tasks.world:4048
+        return any(
+            _r35.vehicle == 'V006' and _r35.opened_by == 'A01' and _r35.mechanic is None
+            and _r35.kind == _E9_OrderKind_scheduled_service
+            and _r35.status == _E11_OrderStatus_open_ and _r35.closed_at is None
+            and _r35.odometer_km == 0 and _r35.complaint == '.Qh@8'
+            for _r35 in rt.each(self, self.t_work_orders)
+        )
+
+    # tasks.world:4450
+    def _check_mined_ebb1e529bb__vehicle_v006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vehicles['V006'].mileage_km, '==', 39)
+
+    def _check_mined_a2cba14714__new_task(self) -> bool:  # tasks.world:4852
+        return any(
+            _r36.work_order == 'WO0004' and _r36.description == 'f'
+            and _r36.skill == _E5_Skill_bodywork and _r36.estimated_hours == 21.913
+            and _r36.actual_hours is None and _r36.status == _E10_TaskStatus_pending
+            for _r36 in rt.each(self, self.t_tasks)
+        )
+
+    # tasks.world:5254
+    def _check_mined_3a75ae14ac__current_advisor_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_advisor, '==', 'A03')
+
+    # tasks.world:5656
+    def _check_mined_92c855478e__part_p_1001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-1001'].stock, '==', 62)
+
+    # tasks.world:6058
+    def _check_mined_c2c350a67a__part_p_5001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-5001'].stock, '==', 169)
+
+    # tasks.world:6460
+    def _check_mined_e1fde7e4eb__part_p_2001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-2001'].stock, '==', 695)
+
+    # tasks.world:6862
+    def _check_mined_fef7cdc163__part_p_3001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-3001'].stock, '==', 55)
+
+    # tasks.world:7264
+    def _check_mined_9f5eb6d5d3__current_advisor_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_advisor, '==', 'A03')
+
+    # tasks.world:7265
+    def _check_mined_9f5eb6d5d3__part_p_1001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-1001'].stock, '==', 630)
+
+    def _check_mined_9f5eb6d5d3__new_workorder(self) -> bool:  # tasks.world:7266
+        return any(
+            _r37.vehicle == 'V001' and _r37.opened_by == 'A01' and _r37.mechanic == 'M02'
+            and _r37.kind == _E9_OrderKind_inspection
+            and _r37.status == _E11_OrderStatus_in_progress and _r37.closed_at is None
+            and _r37.odometer_km == 84200 and _r37.complaint == 'null'
+            for _r37 in rt.each(self, self.t_work_orders)
+        )
+
+    # tasks.world:7674
+    def _check_mined_55ca305a0c__current_advisor_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_advisor, '==', 'A03')
+
+    # tasks.world:7675
+    def _check_mined_55ca305a0c__vehicle_v006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vehicles['V006'].mileage_km, '==', 65)
+
+    # tasks.world:7676
+    def _check_mined_55ca305a0c__workorder_wo0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_work_orders['WO0003'].status, '==', _E11_OrderStatus_closed)
+
+    def _check_mined_55ca305a0c__task_t0005_changed(self) -> rt.Verdict | bool:  # tasks.world:7677
+        return rt.expect(self.t_tasks['T0005'].actual_hours, '==', 0.1) and rt.expect(
+            self.t_tasks['T0005'].status, '==', _E10_TaskStatus_done, part=1
+        )
+
+    # tasks.world:8084
+    def _check_mined_d007936c31__vehicle_v006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vehicles['V006'].mileage_km, '==', 42)
+
+    # tasks.world:8085
+    def _check_mined_d007936c31__part_p_1002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-1002'].stock, '==', 136)
+
+    def _check_mined_d007936c31__new_workorder(self) -> bool:  # tasks.world:8086
+        return any(
+            _r38.vehicle == 'V004' and _r38.opened_by == 'A01' and _r38.mechanic == 'M03'
+            and _r38.kind == _E9_OrderKind_scheduled_service
+            and _r38.status == _E11_OrderStatus_in_progress and _r38.closed_at is None
+            and _r38.odometer_km == 210500 and _r38.complaint == 'Ford E-Transit'
+            for _r38 in rt.each(self, self.t_work_orders)
+        )
+
+    # tasks.world:8493
+    def _check_mined_7dbc969725__current_advisor_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_advisor, '==', 'A02')
+
+    # tasks.world:8494
+    def _check_mined_7dbc969725__vehicle_v006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vehicles['V006'].mileage_km, '==', 24)
+
+    def _check_mined_7dbc969725__new_workorder(self) -> bool:  # tasks.world:8495
+        return any(
+            _r39.vehicle == 'V006' and _r39.opened_by == 'A02' and _r39.mechanic is None
+            and _r39.kind == _E9_OrderKind_repair and _r39.status == _E11_OrderStatus_open_
+            and _r39.closed_at is None and _r39.odometer_km == 24
+            and _r39.complaint == 'ivan.novak@fleetshop.example'
+            for _r39 in rt.each(self, self.t_work_orders)
+        )
+
+    def _check_mined_7dbc969725__task_t0005_changed(self) -> rt.Verdict | bool:  # tasks.world:8496
+        return rt.expect(self.t_tasks['T0005'].actual_hours, '==', 24.0) and rt.expect(
+            self.t_tasks['T0005'].status, '==', _E10_TaskStatus_done, part=1
+        )
+
+    def _check_mined_7dbc969725__new_task(self) -> bool:  # tasks.world:8497
+        return any(
+            _r40.work_order == 'WO0006' and _r40.description == 'tyres'
+            and _r40.skill == _E5_Skill_brakes and _r40.estimated_hours == 6.0
+            and _r40.actual_hours is None and _r40.status == _E10_TaskStatus_pending
+            for _r40 in rt.each(self, self.t_tasks)
+        )
+
+    # tasks.world:8904
+    def _check_mined_adf3262ac8__vehicle_v006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vehicles['V006'].mileage_km, '==', 8)
+
+    # tasks.world:8905
+    def _check_mined_adf3262ac8__part_p_4001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-4001'].stock, '==', 457)
+
+    def _check_mined_adf3262ac8__new_workorder(self) -> bool:  # tasks.world:8906
+        return any(
+            _r41.vehicle == 'V006' and _r41.opened_by == 'A01' and _r41.mechanic is None
+            and _r41.kind == _E9_OrderKind_scheduled_service
+            and _r41.status == _E11_OrderStatus_open_ and _r41.closed_at is None
+            and _r41.odometer_km == 8 and _r41.complaint == 'inspection'
+            for _r41 in rt.each(self, self.t_work_orders)
+        )
+
+    def _check_mined_adf3262ac8__task_t0005_changed(self) -> rt.Verdict | bool:  # tasks.world:8907
+        return rt.expect(self.t_tasks['T0005'].actual_hours, '==', 0.1) and rt.expect(
+            self.t_tasks['T0005'].status, '==', _E10_TaskStatus_done, part=1
+        )
+
+    # tasks.world:9314
+    def _check_mined_f06e6727c7__current_advisor_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_advisor, '==', 'A02')
+
+    # tasks.world:9315
+    def _check_mined_f06e6727c7__vehicle_v006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vehicles['V006'].mileage_km, '==', 96)
+
+    # tasks.world:9316
+    def _check_mined_f06e6727c7__part_p_2001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-2001'].stock, '==', 640)
+
+    def _check_mined_f06e6727c7__new_workorder(self) -> bool:  # tasks.world:9317
+        return any(
+            _r42.vehicle == 'V006' and _r42.opened_by == 'A02' and _r42.mechanic is None
+            and _r42.kind == _E9_OrderKind_inspection and _r42.status == _E11_OrderStatus_open_
+            and _r42.closed_at is None and _r42.odometer_km == 96 and _r42.complaint == 'Sven Aho'
+            for _r42 in rt.each(self, self.t_work_orders)
+        )
+
+    # tasks.world:9724
+    def _check_mined_e939666f82__current_advisor_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_advisor, '==', 'A02')
+
+    # tasks.world:9725
+    def _check_mined_e939666f82__part_p_3001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-3001'].stock, '==', 818)
+
+    # tasks.world:9726
+    def _check_mined_e939666f82__workorder_wo0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_work_orders['WO0004'].mechanic, '==', 'M02') and rt.expect(
+            self.t_work_orders['WO0004'].status, '==', _E11_OrderStatus_in_progress, part=1
+        )
+
+    def _check_mined_e939666f82__task_t0006_changed(self) -> rt.Verdict | bool:  # tasks.world:9727
+        return rt.expect(self.t_tasks['T0006'].actual_hours, '==', 16.0) and rt.expect(
+            self.t_tasks['T0006'].status, '==', _E10_TaskStatus_done, part=1
+        )
+
+    # tasks.world:10134
+    def _check_mined_94e26a37f4__current_advisor_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_advisor, '==', 'A02')
+
+    # tasks.world:10135
+    def _check_mined_94e26a37f4__vehicle_v006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vehicles['V006'].mileage_km, '==', 2)
+
+    # tasks.world:10136
+    def _check_mined_94e26a37f4__part_p_3001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-3001'].stock, '==', 992)
+
+    def _check_mined_94e26a37f4__new_workorder(self) -> bool:  # tasks.world:10137
+        return any(
+            _r43.vehicle == 'V006' and _r43.opened_by == 'A02' and _r43.mechanic is None
+            and _r43.kind == _E9_OrderKind_inspection and _r43.status == _E11_OrderStatus_open_
+            and _r43.closed_at is None and _r43.odometer_km == 2 and _r43.complaint == 'electrical'
+            for _r43 in rt.each(self, self.t_work_orders)
+        )
+
+    # tasks.world:10543
+    def _check_mined_7865edf082__part_p_1001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-1001'].stock, '==', 108)
+
+    # tasks.world:10544
+    def _check_mined_7865edf082__task_t0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tasks['T0005'].actual_hours, '==', 6.02) and rt.expect(
+            self.t_tasks['T0005'].status, '==', _E10_TaskStatus_done, part=1
+        )
+
+    # tasks.world:10950
+    def _check_mined_74e57d65cb__vehicle_v006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vehicles['V006'].mileage_km, '==', 22)
+
+    # tasks.world:10951
+    def _check_mined_74e57d65cb__task_t0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tasks['T0005'].actual_hours, '==', 0.1) and rt.expect(
+            self.t_tasks['T0005'].status, '==', _E10_TaskStatus_done, part=1
+        )
+
+    # tasks.world:11356
+    def _check_mined_acbb31507e__current_advisor_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_advisor, '==', 'A03')
+
+    # tasks.world:11357
+    def _check_mined_acbb31507e__part_p_1002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-1002'].stock, '==', 154)
+
+    def _check_mined_acbb31507e__new_task(self) -> bool:  # tasks.world:11358
+        return any(
+            _r44.work_order == 'WO0003' and _r44.description == 'Oil filter'
+            and _r44.skill == _E5_Skill_general and _r44.estimated_hours == 6.05
+            and _r44.actual_hours is None and _r44.status == _E10_TaskStatus_pending
+            for _r44 in rt.each(self, self.t_tasks)
+        )
+
+    # tasks.world:11764
+    def _check_mined_84d395361a__current_advisor_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_advisor, '==', 'A02')
+
+    # tasks.world:11765
+    def _check_mined_84d395361a__part_p_3001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-3001'].stock, '==', 991)
+
+    def _check_mined_84d395361a__new_task(self) -> bool:  # tasks.world:11766
+        return any(
+            _r45.work_order == 'WO0004' and _r45.description == 'Engine oil 5W-30'
+            and _r45.skill == _E5_Skill_brakes and _r45.estimated_hours == 0.1
+            and _r45.actual_hours is None and _r45.status == _E10_TaskStatus_pending
+            for _r45 in rt.each(self, self.t_tasks)
+        )
+
+    def _check_mined_84d395361a__new_task_1(self) -> bool:  # tasks.world:11767
+        return any(
+            _r46.work_order == 'WO0003' and _r46.description == 'electrical'
+            and _r46.skill == _E5_Skill_general and _r46.estimated_hours == 21.882
+            and _r46.actual_hours is None and _r46.status == _E10_TaskStatus_pending
+            for _r46 in rt.each(self, self.t_tasks)
+        )
+
+    # tasks.world:12173
+    def _check_mined_a293675d1a__current_advisor_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_advisor, '==', 'A03')
+
+    # tasks.world:12174
+    def _check_mined_a293675d1a__part_p_1002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-1002'].stock, '==', 21)
+
+    def _check_mined_a293675d1a__new_task(self) -> bool:  # tasks.world:12175
+        return any(
+            _r47.work_order == 'WO0003' and _r47.description == '#f9NY'
+            and _r47.skill == _E5_Skill_electrical and _r47.estimated_hours == 4.0
+            and _r47.actual_hours is None and _r47.status == _E10_TaskStatus_pending
+            for _r47 in rt.each(self, self.t_tasks)
+        )
+
+    def _check_mined_a293675d1a__new_partusage(self) -> bool:  # tasks.world:12176
+        return any(
+            _r48.work_order == 'WO0003' and _r48.part == 'P-1002' and _r48.quantity == 4
+            and _r48.unit_cost == 6.0
+            for _r48 in rt.each(self, self.t_part_usages)
+        )
+
+    # tasks.world:12581
+    def _check_mined_2f83001561__vehicle_v006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vehicles['V006'].mileage_km, '==', 8)
+
+    # tasks.world:12582
+    def _check_mined_2f83001561__part_p_4001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-4001'].stock, '==', 41)
+
+    def _check_mined_2f83001561__new_workorder(self) -> bool:  # tasks.world:12583
+        return any(
+            _r49.vehicle == 'V006' and _r49.opened_by == 'A01' and _r49.mechanic is None
+            and _r49.kind == _E9_OrderKind_repair and _r49.status == _E11_OrderStatus_open_
+            and _r49.closed_at is None and _r49.odometer_km == 8 and _r49.complaint == 'VAN-106'
+            for _r49 in rt.each(self, self.t_work_orders)
+        )
+
+    # tasks.world:12991
+    def _check_mined_9e6102b5a9__current_advisor_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_advisor, '==', 'A03')
+
+    # tasks.world:12992
+    def _check_mined_9e6102b5a9__workorder_wo0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_work_orders['WO0003'].mechanic, '==', 'M01')
+
+    # tasks.world:12993
+    def _check_mined_9e6102b5a9__task_t0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tasks['T0005'].actual_hours, '==', 8.7466) and rt.expect(
+            self.t_tasks['T0005'].status, '==', _E10_TaskStatus_done, part=1
+        )
+
+    # tasks.world:13401
+    def _check_mined_17c95157e7__current_advisor_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_advisor, '==', 'A03')
+
+    # tasks.world:13402
+    def _check_mined_17c95157e7__vehicle_v006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vehicles['V006'].mileage_km, '==', 52)
+
+    def _check_mined_17c95157e7__new_workorder(self) -> bool:  # tasks.world:13403
+        return any(
+            _r50.vehicle == 'V006' and _r50.opened_by == 'A03' and _r50.mechanic is None
+            and _r50.kind == _E9_OrderKind_scheduled_service
+            and _r50.status == _E11_OrderStatus_open_ and _r50.closed_at is None
+            and _r50.odometer_km == 52 and _r50.complaint == 'tyres'
+            for _r50 in rt.each(self, self.t_work_orders)
+        )
+
+    # tasks.world:13812
+    def _check_mined_9e021729d6__current_advisor_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_advisor, '==', 'A03')
+
+    # tasks.world:13813
+    def _check_mined_9e021729d6__part_p_1002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-1002'].stock, '==', 30)
+
+    def _check_mined_9e021729d6__new_workorder(self) -> bool:  # tasks.world:13814
+        return any(
+            _r51.vehicle == 'V005' and _r51.opened_by == 'A03' and _r51.mechanic is None
+            and _r51.kind == _E9_OrderKind_scheduled_service
+            and _r51.status == _E11_OrderStatus_open_ and _r51.closed_at is None
+            and _r51.odometer_km == 30500 and _r51.complaint == 'A03'
+            for _r51 in rt.each(self, self.t_work_orders)
+        )
+
+    # tasks.world:14222
+    def _check_mined_c36d864876__part_p_5001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-5001'].stock, '==', 1650)
+
+    def _check_mined_c36d864876__new_task(self) -> bool:  # tasks.world:14223
+        return any(
+            _r52.work_order == 'WO0004' and _r52.description == 'general'
+            and _r52.skill == _E5_Skill_engine and _r52.estimated_hours == 0.1
+            and _r52.actual_hours is None and _r52.status == _E10_TaskStatus_pending
+            for _r52 in rt.each(self, self.t_tasks)
+        )
+
+    # tasks.world:14632
+    def _check_mined_560a000b1f__vehicle_v006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vehicles['V006'].mileage_km, '==', 9)
+
+    def _check_mined_560a000b1f__new_workorder(self) -> bool:  # tasks.world:14633
+        return any(
+            _r53.vehicle == 'V006' and _r53.opened_by == 'A03' and _r53.mechanic is None
+            and _r53.kind == _E9_OrderKind_scheduled_service
+            and _r53.status == _E11_OrderStatus_open_ and _r53.closed_at is None
+            and _r53.odometer_km == 9 and _r53.complaint == 'van'
+            for _r53 in rt.each(self, self.t_work_orders)
+        )
+
+    # tasks.world:15042
+    def _check_mined_912ea16999__part_p_1002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-1002'].stock, '==', 49)
+
+    def _check_mined_912ea16999__new_task(self) -> bool:  # tasks.world:15043
+        return any(
+            _r54.work_order == 'WO0004' and _r54.description == 'vp._A+Lx PvaX_rB'
+            and _r54.skill == _E5_Skill_tyres and _r54.estimated_hours == 20.84
+            and _r54.actual_hours is None and _r54.status == _E10_TaskStatus_pending
+            for _r54 in rt.each(self, self.t_tasks)
+        )
+
+    def _check_mined_912ea16999__new_task_1(self) -> bool:  # tasks.world:15044
+        return any(
+            _r55.work_order == 'WO0004' and _r55.description == 'repair'
+            and _r55.skill == _E5_Skill_brakes and _r55.estimated_hours == 24.0
+            and _r55.actual_hours is None and _r55.status == _E10_TaskStatus_pending
+            for _r55 in rt.each(self, self.t_tasks)
+        )
+
+    # tasks.world:15452
+    def _check_mined_b2cf53fbea__part_p_5001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_parts['P-5001'].stock, '==', 5)
+
 
 FleetMaintenanceShop.TOOLS = tools(FleetMaintenanceShop)
-
-
-# fleet_maintenance_shop.world:1009
-def _check_finish_battery_job__battery_recorded(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return (
-        any(
-            _u26.work_order == 'WO0003' and _u26.part == 'P-3001' and _u26.quantity == 1
-            for _u26 in rt.each(ep, ep.t_part_usages)
-        )
-        and rt.expect(ep.t_parts['P-3001'].stock, '==', 2)
-    )
-
-
-# fleet_maintenance_shop.world:1010
-def _check_finish_battery_job__task_done(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tasks['T0005'].status, '==', _E10_TaskStatus_done) and rt.expect(
-        ep.t_tasks['T0005'].actual_hours, '==', 1.5, part=1
-    )
-
-
-# fleet_maintenance_shop.world:1011
-def _check_finish_battery_job__order_closed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_work_orders['WO0003'].status, '==', _E11_OrderStatus_closed)
-
-
-# tasks.world:400
-def _check_brake_pads_on_inspection__brake_task(ep: FleetMaintenanceShop) -> bool:
-    return any(
-        _t27.work_order == 'WO0004' and _t27.skill == _E5_Skill_brakes
-        and _t27.status == _E10_TaskStatus_pending and _t27.estimated_hours == 1.5
-        for _t27 in rt.each(ep, ep.t_tasks)
-    )
-
-
-# tasks.world:401
-def _check_brake_pads_on_inspection__assigned(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_work_orders['WO0004'].mechanic, '==', 'M01') and rt.expect(
-        ep.t_work_orders['WO0004'].status, '==', _E11_OrderStatus_in_progress, part=1
-    )
-
-
-# tasks.world:402
-def _check_brake_pads_on_inspection__pads_used(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-2001'].stock, '==', 3) and any(
-        _u28.work_order == 'WO0004' and _u28.part == 'P-2001' and _u28.quantity == 1
-        for _u28 in rt.each(ep, ep.t_part_usages)
-    )
-
-
-# tasks.world:812
-def _check_volvo_inspection_with_brakes__brake_task_added(ep: FleetMaintenanceShop) -> bool:
-    return any(
-        _t29.work_order == 'WO0004' and _t29.skill == _E5_Skill_brakes
-        and _t29.estimated_hours == 1.0 and _t29.status == _E10_TaskStatus_pending
-        for _t29 in rt.each(ep, ep.t_tasks)
-    )
-
-
-def _check_volvo_inspection_with_brakes__lars_assigned(  # tasks.world:813
-    ep: FleetMaintenanceShop
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_work_orders['WO0004'].mechanic, '==', 'M01') and rt.expect(
-        ep.t_work_orders['WO0004'].status, '==', _E11_OrderStatus_in_progress, part=1
-    )
-
-
-# tasks.world:1218
-def _check_mined_d96f32e641__vehicle_v006_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vehicles['V006'].mileage_km, '==', 2)
-
-
-# tasks.world:1219
-def _check_mined_d96f32e641__part_p_3001_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-3001'].stock, '==', 946)
-
-
-def _check_mined_d96f32e641__new_workorder(ep: FleetMaintenanceShop) -> bool:  # tasks.world:1220
-    return any(
-        _r30.vehicle == 'V006' and _r30.opened_by == 'A01' and _r30.mechanic is None
-        and _r30.kind == _E9_OrderKind_inspection and _r30.status == _E11_OrderStatus_open_
-        and _r30.closed_at is None and _r30.odometer_km == 2 and _r30.complaint == 'repair'
-        for _r30 in rt.each(ep, ep.t_work_orders)
-    )
-
-
-def _check_mined_d96f32e641__new_partusage(ep: FleetMaintenanceShop) -> bool:  # tasks.world:1221
-    return any(
-        _r31.work_order == 'WO0003' and _r31.part == 'P-3001' and _r31.quantity == 2
-        and _r31.unit_cost == 110.0
-        for _r31 in rt.each(ep, ep.t_part_usages)
-    )
-
-
-# tasks.world:1628
-def _check_mined_84bd6fcb76__part_p_1001_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-1001'].stock, '==', 41)
-
-
-def _check_mined_84bd6fcb76__new_partusage(ep: FleetMaintenanceShop) -> bool:  # tasks.world:1629
-    return any(
-        _r32.work_order == 'WO0003' and _r32.part == 'P-1001' and _r32.quantity == 19
-        and _r32.unit_cost == 8.5
-        for _r32 in rt.each(ep, ep.t_part_usages)
-    )
-
-
-# tasks.world:2032
-def _check_mined_72158b3b61__vehicle_v006_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vehicles['V006'].mileage_km, '==', 3)
-
-
-def _check_mined_72158b3b61__new_workorder(ep: FleetMaintenanceShop) -> bool:  # tasks.world:2033
-    return any(
-        _r33.vehicle == 'V006' and _r33.opened_by == 'A01' and _r33.mechanic is None
-        and _r33.kind == _E9_OrderKind_scheduled_service and _r33.status == _E11_OrderStatus_open_
-        and _r33.closed_at is None and _r33.odometer_km == 3 and _r33.complaint == 'VAN-106'
-        for _r33 in rt.each(ep, ep.t_work_orders)
-    )
-
-
-# tasks.world:2436
-def _check_mined_8fb7c6acc1__task_t0005_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tasks['T0005'].actual_hours, '==', 10.2) and rt.expect(
-        ep.t_tasks['T0005'].status, '==', _E10_TaskStatus_done, part=1
-    )
-
-
-# tasks.world:2839
-def _check_mined_35e82bf3c8__part_p_3001_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-3001'].stock, '==', 252)
-
-
-# tasks.world:3242
-def _check_mined_685d4b16c5__part_p_5001_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-5001'].stock, '==', 51)
-
-
-# tasks.world:3645
-def _check_mined_a3c1d3f3a9__vehicle_v006_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vehicles['V006'].mileage_km, '==', 9)
-
-
-def _check_mined_a3c1d3f3a9__new_workorder(ep: FleetMaintenanceShop) -> bool:  # tasks.world:3646
-    return any(
-        _r34.vehicle == 'V006' and _r34.opened_by == 'A01' and _r34.mechanic is None
-        and _r34.kind == _E9_OrderKind_repair and _r34.status == _E11_OrderStatus_open_
-        and _r34.closed_at is None and _r34.odometer_km == 9 and _r34.complaint == 'T'
-        for _r34 in rt.each(ep, ep.t_work_orders)
-    )
-
-
-def _check_mined_c0cbaa1c63__new_workorder(ep: FleetMaintenanceShop) -> bool:  # tasks.world:4048
-    return any(
-        _r35.vehicle == 'V006' and _r35.opened_by == 'A01' and _r35.mechanic is None
-        and _r35.kind == _E9_OrderKind_scheduled_service and _r35.status == _E11_OrderStatus_open_
-        and _r35.closed_at is None and _r35.odometer_km == 0 and _r35.complaint == '.Qh@8'
-        for _r35 in rt.each(ep, ep.t_work_orders)
-    )
-
-
-# tasks.world:4450
-def _check_mined_ebb1e529bb__vehicle_v006_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vehicles['V006'].mileage_km, '==', 39)
-
-
-def _check_mined_a2cba14714__new_task(ep: FleetMaintenanceShop) -> bool:  # tasks.world:4852
-    return any(
-        _r36.work_order == 'WO0004' and _r36.description == 'f'
-        and _r36.skill == _E5_Skill_bodywork and _r36.estimated_hours == 21.913
-        and _r36.actual_hours is None and _r36.status == _E10_TaskStatus_pending
-        for _r36 in rt.each(ep, ep.t_tasks)
-    )
-
-
-# tasks.world:5254
-def _check_mined_3a75ae14ac__current_advisor_set(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_advisor, '==', 'A03')
-
-
-# tasks.world:5656
-def _check_mined_92c855478e__part_p_1001_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-1001'].stock, '==', 62)
-
-
-# tasks.world:6058
-def _check_mined_c2c350a67a__part_p_5001_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-5001'].stock, '==', 169)
-
-
-# tasks.world:6460
-def _check_mined_e1fde7e4eb__part_p_2001_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-2001'].stock, '==', 695)
-
-
-# tasks.world:6862
-def _check_mined_fef7cdc163__part_p_3001_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-3001'].stock, '==', 55)
-
-
-# tasks.world:7264
-def _check_mined_9f5eb6d5d3__current_advisor_set(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_advisor, '==', 'A03')
-
-
-# tasks.world:7265
-def _check_mined_9f5eb6d5d3__part_p_1001_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-1001'].stock, '==', 630)
-
-
-def _check_mined_9f5eb6d5d3__new_workorder(ep: FleetMaintenanceShop) -> bool:  # tasks.world:7266
-    return any(
-        _r37.vehicle == 'V001' and _r37.opened_by == 'A01' and _r37.mechanic == 'M02'
-        and _r37.kind == _E9_OrderKind_inspection and _r37.status == _E11_OrderStatus_in_progress
-        and _r37.closed_at is None and _r37.odometer_km == 84200 and _r37.complaint == 'null'
-        for _r37 in rt.each(ep, ep.t_work_orders)
-    )
-
-
-# tasks.world:7674
-def _check_mined_55ca305a0c__current_advisor_set(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_advisor, '==', 'A03')
-
-
-# tasks.world:7675
-def _check_mined_55ca305a0c__vehicle_v006_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vehicles['V006'].mileage_km, '==', 65)
-
-
-def _check_mined_55ca305a0c__workorder_wo0003_changed(  # tasks.world:7676
-    ep: FleetMaintenanceShop
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_work_orders['WO0003'].status, '==', _E11_OrderStatus_closed)
-
-
-# tasks.world:7677
-def _check_mined_55ca305a0c__task_t0005_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tasks['T0005'].actual_hours, '==', 0.1) and rt.expect(
-        ep.t_tasks['T0005'].status, '==', _E10_TaskStatus_done, part=1
-    )
-
-
-# tasks.world:8084
-def _check_mined_d007936c31__vehicle_v006_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vehicles['V006'].mileage_km, '==', 42)
-
-
-# tasks.world:8085
-def _check_mined_d007936c31__part_p_1002_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-1002'].stock, '==', 136)
-
-
-def _check_mined_d007936c31__new_workorder(ep: FleetMaintenanceShop) -> bool:  # tasks.world:8086
-    return any(
-        _r38.vehicle == 'V004' and _r38.opened_by == 'A01' and _r38.mechanic == 'M03'
-        and _r38.kind == _E9_OrderKind_scheduled_service
-        and _r38.status == _E11_OrderStatus_in_progress and _r38.closed_at is None
-        and _r38.odometer_km == 210500 and _r38.complaint == 'Ford E-Transit'
-        for _r38 in rt.each(ep, ep.t_work_orders)
-    )
-
-
-# tasks.world:8493
-def _check_mined_7dbc969725__current_advisor_set(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_advisor, '==', 'A02')
-
-
-# tasks.world:8494
-def _check_mined_7dbc969725__vehicle_v006_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vehicles['V006'].mileage_km, '==', 24)
-
-
-def _check_mined_7dbc969725__new_workorder(ep: FleetMaintenanceShop) -> bool:  # tasks.world:8495
-    return any(
-        _r39.vehicle == 'V006' and _r39.opened_by == 'A02' and _r39.mechanic is None
-        and _r39.kind == _E9_OrderKind_repair and _r39.status == _E11_OrderStatus_open_
-        and _r39.closed_at is None and _r39.odometer_km == 24
-        and _r39.complaint == 'ivan.novak@fleetshop.example'
-        for _r39 in rt.each(ep, ep.t_work_orders)
-    )
-
-
-# tasks.world:8496
-def _check_mined_7dbc969725__task_t0005_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tasks['T0005'].actual_hours, '==', 24.0) and rt.expect(
-        ep.t_tasks['T0005'].status, '==', _E10_TaskStatus_done, part=1
-    )
-
-
-def _check_mined_7dbc969725__new_task(ep: FleetMaintenanceShop) -> bool:  # tasks.world:8497
-    return any(
-        _r40.work_order == 'WO0006' and _r40.description == 'tyres'
-        and _r40.skill == _E5_Skill_brakes and _r40.estimated_hours == 6.0
-        and _r40.actual_hours is None and _r40.status == _E10_TaskStatus_pending
-        for _r40 in rt.each(ep, ep.t_tasks)
-    )
-
-
-# tasks.world:8904
-def _check_mined_adf3262ac8__vehicle_v006_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vehicles['V006'].mileage_km, '==', 8)
-
-
-# tasks.world:8905
-def _check_mined_adf3262ac8__part_p_4001_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-4001'].stock, '==', 457)
-
-
-def _check_mined_adf3262ac8__new_workorder(ep: FleetMaintenanceShop) -> bool:  # tasks.world:8906
-    return any(
-        _r41.vehicle == 'V006' and _r41.opened_by == 'A01' and _r41.mechanic is None
-        and _r41.kind == _E9_OrderKind_scheduled_service and _r41.status == _E11_OrderStatus_open_
-        and _r41.closed_at is None and _r41.odometer_km == 8 and _r41.complaint == 'inspection'
-        for _r41 in rt.each(ep, ep.t_work_orders)
-    )
-
-
-# tasks.world:8907
-def _check_mined_adf3262ac8__task_t0005_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tasks['T0005'].actual_hours, '==', 0.1) and rt.expect(
-        ep.t_tasks['T0005'].status, '==', _E10_TaskStatus_done, part=1
-    )
-
-
-# tasks.world:9314
-def _check_mined_f06e6727c7__current_advisor_set(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_advisor, '==', 'A02')
-
-
-# tasks.world:9315
-def _check_mined_f06e6727c7__vehicle_v006_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vehicles['V006'].mileage_km, '==', 96)
-
-
-# tasks.world:9316
-def _check_mined_f06e6727c7__part_p_2001_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-2001'].stock, '==', 640)
-
-
-def _check_mined_f06e6727c7__new_workorder(ep: FleetMaintenanceShop) -> bool:  # tasks.world:9317
-    return any(
-        _r42.vehicle == 'V006' and _r42.opened_by == 'A02' and _r42.mechanic is None
-        and _r42.kind == _E9_OrderKind_inspection and _r42.status == _E11_OrderStatus_open_
-        and _r42.closed_at is None and _r42.odometer_km == 96 and _r42.complaint == 'Sven Aho'
-        for _r42 in rt.each(ep, ep.t_work_orders)
-    )
-
-
-# tasks.world:9724
-def _check_mined_e939666f82__current_advisor_set(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_advisor, '==', 'A02')
-
-
-# tasks.world:9725
-def _check_mined_e939666f82__part_p_3001_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-3001'].stock, '==', 818)
-
-
-def _check_mined_e939666f82__workorder_wo0004_changed(  # tasks.world:9726
-    ep: FleetMaintenanceShop
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_work_orders['WO0004'].mechanic, '==', 'M02') and rt.expect(
-        ep.t_work_orders['WO0004'].status, '==', _E11_OrderStatus_in_progress, part=1
-    )
-
-
-# tasks.world:9727
-def _check_mined_e939666f82__task_t0006_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tasks['T0006'].actual_hours, '==', 16.0) and rt.expect(
-        ep.t_tasks['T0006'].status, '==', _E10_TaskStatus_done, part=1
-    )
-
-
-# tasks.world:10134
-def _check_mined_94e26a37f4__current_advisor_set(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_advisor, '==', 'A02')
-
-
-# tasks.world:10135
-def _check_mined_94e26a37f4__vehicle_v006_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vehicles['V006'].mileage_km, '==', 2)
-
-
-# tasks.world:10136
-def _check_mined_94e26a37f4__part_p_3001_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-3001'].stock, '==', 992)
-
-
-def _check_mined_94e26a37f4__new_workorder(ep: FleetMaintenanceShop) -> bool:  # tasks.world:10137
-    return any(
-        _r43.vehicle == 'V006' and _r43.opened_by == 'A02' and _r43.mechanic is None
-        and _r43.kind == _E9_OrderKind_inspection and _r43.status == _E11_OrderStatus_open_
-        and _r43.closed_at is None and _r43.odometer_km == 2 and _r43.complaint == 'electrical'
-        for _r43 in rt.each(ep, ep.t_work_orders)
-    )
-
-
-# tasks.world:10543
-def _check_mined_7865edf082__part_p_1001_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-1001'].stock, '==', 108)
-
-
-# tasks.world:10544
-def _check_mined_7865edf082__task_t0005_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tasks['T0005'].actual_hours, '==', 6.02) and rt.expect(
-        ep.t_tasks['T0005'].status, '==', _E10_TaskStatus_done, part=1
-    )
-
-
-# tasks.world:10950
-def _check_mined_74e57d65cb__vehicle_v006_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vehicles['V006'].mileage_km, '==', 22)
-
-
-# tasks.world:10951
-def _check_mined_74e57d65cb__task_t0005_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tasks['T0005'].actual_hours, '==', 0.1) and rt.expect(
-        ep.t_tasks['T0005'].status, '==', _E10_TaskStatus_done, part=1
-    )
-
-
-# tasks.world:11356
-def _check_mined_acbb31507e__current_advisor_set(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_advisor, '==', 'A03')
-
-
-# tasks.world:11357
-def _check_mined_acbb31507e__part_p_1002_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-1002'].stock, '==', 154)
-
-
-def _check_mined_acbb31507e__new_task(ep: FleetMaintenanceShop) -> bool:  # tasks.world:11358
-    return any(
-        _r44.work_order == 'WO0003' and _r44.description == 'Oil filter'
-        and _r44.skill == _E5_Skill_general and _r44.estimated_hours == 6.05
-        and _r44.actual_hours is None and _r44.status == _E10_TaskStatus_pending
-        for _r44 in rt.each(ep, ep.t_tasks)
-    )
-
-
-# tasks.world:11764
-def _check_mined_84d395361a__current_advisor_set(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_advisor, '==', 'A02')
-
-
-# tasks.world:11765
-def _check_mined_84d395361a__part_p_3001_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-3001'].stock, '==', 991)
-
-
-def _check_mined_84d395361a__new_task(ep: FleetMaintenanceShop) -> bool:  # tasks.world:11766
-    return any(
-        _r45.work_order == 'WO0004' and _r45.description == 'Engine oil 5W-30'
-        and _r45.skill == _E5_Skill_brakes and _r45.estimated_hours == 0.1
-        and _r45.actual_hours is None and _r45.status == _E10_TaskStatus_pending
-        for _r45 in rt.each(ep, ep.t_tasks)
-    )
-
-
-def _check_mined_84d395361a__new_task_1(ep: FleetMaintenanceShop) -> bool:  # tasks.world:11767
-    return any(
-        _r46.work_order == 'WO0003' and _r46.description == 'electrical'
-        and _r46.skill == _E5_Skill_general and _r46.estimated_hours == 21.882
-        and _r46.actual_hours is None and _r46.status == _E10_TaskStatus_pending
-        for _r46 in rt.each(ep, ep.t_tasks)
-    )
-
-
-# tasks.world:12173
-def _check_mined_a293675d1a__current_advisor_set(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_advisor, '==', 'A03')
-
-
-# tasks.world:12174
-def _check_mined_a293675d1a__part_p_1002_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-1002'].stock, '==', 21)
-
-
-def _check_mined_a293675d1a__new_task(ep: FleetMaintenanceShop) -> bool:  # tasks.world:12175
-    return any(
-        _r47.work_order == 'WO0003' and _r47.description == '#f9NY'
-        and _r47.skill == _E5_Skill_electrical and _r47.estimated_hours == 4.0
-        and _r47.actual_hours is None and _r47.status == _E10_TaskStatus_pending
-        for _r47 in rt.each(ep, ep.t_tasks)
-    )
-
-
-def _check_mined_a293675d1a__new_partusage(ep: FleetMaintenanceShop) -> bool:  # tasks.world:12176
-    return any(
-        _r48.work_order == 'WO0003' and _r48.part == 'P-1002' and _r48.quantity == 4
-        and _r48.unit_cost == 6.0
-        for _r48 in rt.each(ep, ep.t_part_usages)
-    )
-
-
-# tasks.world:12581
-def _check_mined_2f83001561__vehicle_v006_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vehicles['V006'].mileage_km, '==', 8)
-
-
-# tasks.world:12582
-def _check_mined_2f83001561__part_p_4001_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-4001'].stock, '==', 41)
-
-
-def _check_mined_2f83001561__new_workorder(ep: FleetMaintenanceShop) -> bool:  # tasks.world:12583
-    return any(
-        _r49.vehicle == 'V006' and _r49.opened_by == 'A01' and _r49.mechanic is None
-        and _r49.kind == _E9_OrderKind_repair and _r49.status == _E11_OrderStatus_open_
-        and _r49.closed_at is None and _r49.odometer_km == 8 and _r49.complaint == 'VAN-106'
-        for _r49 in rt.each(ep, ep.t_work_orders)
-    )
-
-
-# tasks.world:12991
-def _check_mined_9e6102b5a9__current_advisor_set(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_advisor, '==', 'A03')
-
-
-def _check_mined_9e6102b5a9__workorder_wo0003_changed(  # tasks.world:12992
-    ep: FleetMaintenanceShop
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_work_orders['WO0003'].mechanic, '==', 'M01')
-
-
-# tasks.world:12993
-def _check_mined_9e6102b5a9__task_t0005_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tasks['T0005'].actual_hours, '==', 8.7466) and rt.expect(
-        ep.t_tasks['T0005'].status, '==', _E10_TaskStatus_done, part=1
-    )
-
-
-# tasks.world:13401
-def _check_mined_17c95157e7__current_advisor_set(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_advisor, '==', 'A03')
-
-
-# tasks.world:13402
-def _check_mined_17c95157e7__vehicle_v006_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vehicles['V006'].mileage_km, '==', 52)
-
-
-def _check_mined_17c95157e7__new_workorder(ep: FleetMaintenanceShop) -> bool:  # tasks.world:13403
-    return any(
-        _r50.vehicle == 'V006' and _r50.opened_by == 'A03' and _r50.mechanic is None
-        and _r50.kind == _E9_OrderKind_scheduled_service and _r50.status == _E11_OrderStatus_open_
-        and _r50.closed_at is None and _r50.odometer_km == 52 and _r50.complaint == 'tyres'
-        for _r50 in rt.each(ep, ep.t_work_orders)
-    )
-
-
-# tasks.world:13812
-def _check_mined_9e021729d6__current_advisor_set(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_advisor, '==', 'A03')
-
-
-# tasks.world:13813
-def _check_mined_9e021729d6__part_p_1002_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-1002'].stock, '==', 30)
-
-
-def _check_mined_9e021729d6__new_workorder(ep: FleetMaintenanceShop) -> bool:  # tasks.world:13814
-    return any(
-        _r51.vehicle == 'V005' and _r51.opened_by == 'A03' and _r51.mechanic is None
-        and _r51.kind == _E9_OrderKind_scheduled_service and _r51.status == _E11_OrderStatus_open_
-        and _r51.closed_at is None and _r51.odometer_km == 30500 and _r51.complaint == 'A03'
-        for _r51 in rt.each(ep, ep.t_work_orders)
-    )
-
-
-# tasks.world:14222
-def _check_mined_c36d864876__part_p_5001_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-5001'].stock, '==', 1650)
-
-
-def _check_mined_c36d864876__new_task(ep: FleetMaintenanceShop) -> bool:  # tasks.world:14223
-    return any(
-        _r52.work_order == 'WO0004' and _r52.description == 'general'
-        and _r52.skill == _E5_Skill_engine and _r52.estimated_hours == 0.1
-        and _r52.actual_hours is None and _r52.status == _E10_TaskStatus_pending
-        for _r52 in rt.each(ep, ep.t_tasks)
-    )
-
-
-# tasks.world:14632
-def _check_mined_560a000b1f__vehicle_v006_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vehicles['V006'].mileage_km, '==', 9)
-
-
-def _check_mined_560a000b1f__new_workorder(ep: FleetMaintenanceShop) -> bool:  # tasks.world:14633
-    return any(
-        _r53.vehicle == 'V006' and _r53.opened_by == 'A03' and _r53.mechanic is None
-        and _r53.kind == _E9_OrderKind_scheduled_service and _r53.status == _E11_OrderStatus_open_
-        and _r53.closed_at is None and _r53.odometer_km == 9 and _r53.complaint == 'van'
-        for _r53 in rt.each(ep, ep.t_work_orders)
-    )
-
-
-# tasks.world:15042
-def _check_mined_912ea16999__part_p_1002_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-1002'].stock, '==', 49)
-
-
-def _check_mined_912ea16999__new_task(ep: FleetMaintenanceShop) -> bool:  # tasks.world:15043
-    return any(
-        _r54.work_order == 'WO0004' and _r54.description == 'vp._A+Lx PvaX_rB'
-        and _r54.skill == _E5_Skill_tyres and _r54.estimated_hours == 20.84
-        and _r54.actual_hours is None and _r54.status == _E10_TaskStatus_pending
-        for _r54 in rt.each(ep, ep.t_tasks)
-    )
-
-
-def _check_mined_912ea16999__new_task_1(ep: FleetMaintenanceShop) -> bool:  # tasks.world:15044
-    return any(
-        _r55.work_order == 'WO0004' and _r55.description == 'repair'
-        and _r55.skill == _E5_Skill_brakes and _r55.estimated_hours == 24.0
-        and _r55.actual_hours is None and _r55.status == _E10_TaskStatus_pending
-        for _r55 in rt.each(ep, ep.t_tasks)
-    )
-
-
-# tasks.world:15452
-def _check_mined_b2cf53fbea__part_p_5001_changed(ep: FleetMaintenanceShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_parts['P-5001'].stock, '==', 5)
-
-
-FleetMaintenanceShop.TASKS = task_registry(__name__, "tasks.json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Arrangement", "Cancellation", "Courier", "CourierDay", "Customer", "Delivery",
@@ -326,12 +326,8 @@ class FloristDesk(Episode):
     CLOCK: ClassVar[str] = "2025-02-13T08:00:00"
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Take and change orders only as the customer asks. Look up ids (customers, orders,\n'
-        'arrangements, couriers) with the tools; never guess them. Refund a failed delivery in '
-        'full\n'
-        'unless the customer agrees to less.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "customers": "Customer", "varieties": "FlowerVariety", "arrangements": "Arrangement",
         "couriers": "Courier", "orders": "Order", "deliveries": "Delivery", "refunds": "Refund",
@@ -526,15 +522,11 @@ class FloristDesk(Episode):
             rt.check_refs(self.t_orders, _row80.order, 'Refund.order')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_customers, ((self.t_orders, 'customer'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_arrangements, ((self.t_orders, 'arrangement'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_couriers, ((self.t_deliveries, 'courier'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_orders, ((self.t_deliveries, 'order'), (self.t_refunds, 'order'))
             )
-        pass
 
     def fn_free_of(self, v_: FlowerVariety) -> int:  # florist_desk.world:185
         'Stems of a variety free to reserve.'
@@ -1163,1064 +1155,912 @@ class FloristDesk(Episode):
             found = rt.each(self, found) + (r.refund_id,)  # florist_desk.world:692
         return found  # florist_desk.world:694
 
+    # florist_desk.world:1076
+    def _check_reserve_birthday_stems__reserved(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_reserved)
+
+    # florist_desk.world:1077
+    def _check_reserve_birthday_stems__tulips(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['TUL-YEL'].reserved, '==', 10)
+
+    # florist_desk.world:1078
+    def _check_reserve_birthday_stems__eucalyptus(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['EUC-GRN'].reserved, '==', 7)
+
+    def _check_send_out_with_omar__out(self) -> rt.Verdict | bool:  # florist_desk.world:1465
+        return rt.expect(self.t_orders['O002'].status, '==', _E11_OrderStatus_out_for_delivery)
+
+    def _check_send_out_with_omar__with_omar(self) -> bool:  # florist_desk.world:1466
+        return any(
+            _d9.order == 'O002' and _d9.courier == 'K02' and _d9.status == _E14_DeliveryStatus_out
+            and _d9.day == rt.parse_date('2025-02-13')
+            for _d9 in rt.each(self, self.t_deliveries)
+        )
+
+    # florist_desk.world:1467
+    def _check_send_out_with_omar__roses_left(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['ROS-RED'].stock, '==', 108) and rt.expect(
+            self.t_varieties['ROS-RED'].reserved, '==', 0, part=1
+        )
+
+    def _check_rush_mia_bouquet_today__moved_and_out(self) -> rt.Verdict | bool:  # tasks.world:385
+        return (
+            rt.expect(self.t_orders['O001'].delivery_date, '==', rt.parse_date('2025-02-13'))
+            and rt.expect(
+                self.t_orders['O001'].status, '==', _E11_OrderStatus_out_for_delivery, part=1
+            )
+        )
+
+    def _check_rush_mia_bouquet_today__with_lena(self) -> bool:  # tasks.world:386
+        return any(
+            _d10.order == 'O001' and _d10.courier == 'K03'
+            and _d10.status == _E14_DeliveryStatus_out and _d10.day == rt.parse_date('2025-02-13')
+            for _d10 in rt.each(self, self.t_deliveries)
+        )
+
+    def _check_rush_mia_bouquet_today__stems_used(self) -> rt.Verdict | bool:  # tasks.world:387
+        return (
+            rt.expect(self.t_varieties['TUL-YEL'].stock, '==', 50)
+            and rt.expect(self.t_varieties['TUL-YEL'].reserved, '==', 0, part=1)
+            and rt.expect(self.t_varieties['EUC-GRN'].stock, '==', 76, part=2)
+            and rt.expect(self.t_varieties['EUC-GRN'].reserved, '==', 3, part=3)
+        )
+
+    def _check_nora_switches_to_gerberas__cancelled(self) -> rt.Verdict | bool:  # tasks.world:781
+        return rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_nora_switches_to_gerberas__store_credit(self) -> bool:  # tasks.world:782
+        return any(
+            _r11.order == 'O001' and _r11.reason == _E12_RefundReason_cancelled
+            and _r11.method == _E12_RefundMethod_store_credit and _r11.amount == 56.5
+            for _r11 in rt.each(self, self.t_refunds)
+        )
+
+    def _check_nora_switches_to_gerberas__new_order(self) -> bool:  # tasks.world:783
+        return any(
+            _o12.customer == 'C001' and _o12.arrangement == 'AR04' and _o12.quantity == 1
+            and _o12.delivery_date == rt.parse_date('2025-02-14')
+            and _o12.status == _E11_OrderStatus_reserved and _o12.recipient.name == 'Mia Quinn'
+            and _o12.card_message == 'Happy birthday, Mia!'
+            for _o12 in rt.each(self, self.t_orders)
+        )
+
+    def _check_nora_switches_to_gerberas__stems(self) -> rt.Verdict | bool:  # tasks.world:784
+        return rt.expect(self.t_varieties['GER-PNK'].reserved, '==', 8)
+
+    # tasks.world:1175
+    def _check_mined_386135e73d__flowervariety_ros_red_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['ROS-RED'].reserved, '==', 72)
+
+    # tasks.world:1176
+    def _check_mined_386135e73d__flowervariety_euc_grn_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['EUC-GRN'].reserved, '==', 18)
+
+    def _check_mined_386135e73d__new_order(self) -> bool:  # tasks.world:1177
+        return any(
+            _r13.customer == 'C003' and _r13.arrangement == 'AR01' and _r13.quantity == 5
+            and _r13.delivery_date == rt.parse_date('2025-02-14')
+            and _r13.recipient == Recipient(
+                v.check_length('xxx', 'Recipient.name', 1, 80),
+                v.check_length('xT.8+', 'Recipient.street', 1, 100),
+                v.check_length('car', 'Recipient.city', 1, 60),
+                v.check_pattern('+53 2971169', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r13.card_message == 'congratulations' and _r13.status == _E11_OrderStatus_reserved
+            and _r13.total == 402.5
+            for _r13 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_386135e73d__new_order_1(self) -> bool:  # tasks.world:1178
+        return any(
+            _r14.customer == 'C002' and _r14.arrangement == 'AR01' and _r14.quantity == 5
+            and _r14.delivery_date == rt.parse_date('2025-02-13')
+            and _r14.recipient == Recipient(
+                v.check_length('2025-02-12T12:40:00', 'Recipient.name', 1, 80),
+                v.check_length('Red rose', 'Recipient.street', 1, 100),
+                v.check_length('{}', 'Recipient.city', 1, 60),
+                v.check_pattern('+53 2971169', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r14.card_message == 'green' and _r14.status == _E11_OrderStatus_received
+            and _r14.total == 402.5
+            for _r14 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_386135e73d__new_order_2(self) -> bool:  # tasks.world:1179
+        return any(
+            _r15.customer == 'C002' and _r15.arrangement == 'AR01' and _r15.quantity == 5
+            and _r15.delivery_date == rt.parse_date('2025-02-13')
+            and _r15.recipient == Recipient(
+                v.check_length('original_payment', 'Recipient.name', 1, 80),
+                v.check_length('congratulations', 'Recipient.street', 1, 100),
+                v.check_length('C003', 'Recipient.city', 1, 60),
+                v.check_pattern('+53 2971169', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r15.card_message == 'Eucalyptus' and _r15.status == _E11_OrderStatus_received
+            and _r15.total == 402.5
+            for _r15 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_3bb1ada0ff__new_order(self) -> bool:  # tasks.world:1570
+        return any(
+            _r16.customer == 'C003' and _r16.arrangement == 'AR04' and _r16.quantity == 9
+            and _r16.delivery_date == rt.parse_date('2025-02-14')
+            and _r16.recipient == Recipient(
+                v.check_length('birthday', 'Recipient.name', 1, 80),
+                v.check_length('K01', 'Recipient.street', 1, 100),
+                v.check_length('2025-02-10T11:00:00', 'Recipient.city', 1, 60),
+                v.check_pattern('+4576109', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r16.card_message == 'White lily' and _r16.status == _E11_OrderStatus_received
+            and _r16.total == 358.5
+            for _r16 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_3bb1ada0ff__new_order_1(self) -> bool:  # tasks.world:1571
+        return any(
+            _r17.customer == 'C002' and _r17.arrangement == 'AR04' and _r17.quantity == 9
+            and _r17.delivery_date == rt.parse_date('2025-02-20')
+            and _r17.recipient == Recipient(
+                v.check_length('birthday', 'Recipient.name', 1, 80),
+                v.check_length('U1', 'Recipient.street', 1, 100),
+                v.check_length('+1 555 0818', 'Recipient.city', 1, 60),
+                v.check_pattern('+4576109', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r17.card_message == 'AR04' and _r17.status == _E11_OrderStatus_received
+            and _r17.total == 358.5
+            for _r17 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_c9885e9988__new_order(self) -> bool:  # tasks.world:1961
+        return any(
+            _r18.customer == 'C003' and _r18.arrangement == 'AR02' and _r18.quantity == 1
+            and _r18.delivery_date == rt.parse_date('2025-02-14')
+            and _r18.recipient == Recipient(
+                v.check_length('9 Oak Ave', 'Recipient.name', 1, 80),
+                v.check_length('O009', 'Recipient.street', 1, 100),
+                v.check_length('Omar Said', 'Recipient.city', 1, 60),
+                v.check_pattern('904108537', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r18.card_message == 'original_payment'
+            and _r18.status == _E11_OrderStatus_received and _r18.total == 56.5
+            for _r18 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_c9885e9988__new_order_1(self) -> bool:  # tasks.world:1962
+        return any(
+            _r19.customer == 'C001' and _r19.arrangement == 'AR02' and _r19.quantity == 1
+            and _r19.delivery_date == rt.parse_date('2025-02-14')
+            and _r19.recipient == Recipient(
+                v.check_length('f', 'Recipient.name', 1, 80),
+                v.check_length('received', 'Recipient.street', 1, 100),
+                v.check_length('Om', 'Recipient.city', 1, 60),
+                v.check_pattern('6 01 06', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r19.card_message == 'failed_delivery'
+            and _r19.status == _E11_OrderStatus_cancelled and _r19.total == 56.5
+            for _r19 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_c9885e9988__new_refund(self) -> bool:  # tasks.world:1963
+        return any(
+            _r20.order == 'O011' and _r20.amount == 56.5
+            and _r20.reason == _E12_RefundReason_cancelled
+            and _r20.method == _E12_RefundMethod_original_payment
+            for _r20 in rt.each(self, self.t_refunds)
+        )
+
+    # tasks.world:2353
+    def _check_mined_8246204541__flowervariety_ros_red_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['ROS-RED'].stock, '==', 108) and rt.expect(
+            self.t_varieties['ROS-RED'].reserved, '==', 0, part=1
+        )
+
+    # tasks.world:2354
+    def _check_mined_8246204541__flowervariety_euc_grn_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['EUC-GRN'].stock, '==', 77) and rt.expect(
+            self.t_varieties['EUC-GRN'].reserved, '==', 0, part=1
+        )
+
+    def _check_mined_8246204541__order_o002_changed(self) -> rt.Verdict | bool:  # tasks.world:2355
+        return rt.expect(self.t_orders['O002'].status, '==', _E11_OrderStatus_failed)
+
+    def _check_mined_8246204541__new_delivery(self) -> bool:  # tasks.world:2356
+        return any(
+            _r21.order == 'O002' and _r21.courier == 'K01'
+            and _r21.day == rt.parse_date('2025-02-13')
+            and _r21.status == _E14_DeliveryStatus_failed and _r21.failure_reason == 'O002'
+            for _r21 in rt.each(self, self.t_deliveries)
+        )
+
+    # tasks.world:2745
+    def _check_mined_eb11080476__flowervariety_ros_red_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['ROS-RED'].stock, '==', 108) and rt.expect(
+            self.t_varieties['ROS-RED'].reserved, '==', 0, part=1
+        )
+
+    # tasks.world:2746
+    def _check_mined_eb11080476__flowervariety_euc_grn_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['EUC-GRN'].stock, '==', 77) and rt.expect(
+            self.t_varieties['EUC-GRN'].reserved, '==', 0, part=1
+        )
+
+    def _check_mined_eb11080476__order_o002_changed(self) -> rt.Verdict | bool:  # tasks.world:2747
+        return rt.expect(self.t_orders['O002'].status, '==', _E11_OrderStatus_delivered)
+
+    def _check_mined_eb11080476__new_delivery(self) -> bool:  # tasks.world:2748
+        return any(
+            _r22.order == 'O002' and _r22.courier == 'K01'
+            and _r22.day == rt.parse_date('2025-02-13')
+            and _r22.status == _E14_DeliveryStatus_delivered and _r22.failure_reason is None
+            for _r22 in rt.each(self, self.t_deliveries)
+        )
+
+    def _check_mined_1fa839f175__order_o001_changed(self) -> rt.Verdict | bool:  # tasks.world:3137
+        return (
+            rt.expect(self.t_orders['O001'].delivery_date, '==', rt.parse_date('2025-02-13'))
+            and rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_cancelled, part=1)
+        )
+
+    def _check_mined_1fa839f175__new_refund(self) -> bool:  # tasks.world:3138
+        return any(
+            _r23.order == 'O001' and _r23.amount == 56.5
+            and _r23.reason == _E12_RefundReason_cancelled
+            and _r23.method == _E12_RefundMethod_store_credit
+            for _r23 in rt.each(self, self.t_refunds)
+        )
+
+    # tasks.world:3527
+    def _check_mined_4d297fcaed__flowervariety_ros_red_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['ROS-RED'].stock, '==', 108) and rt.expect(
+            self.t_varieties['ROS-RED'].reserved, '==', 0, part=1
+        )
+
+    # tasks.world:3528
+    def _check_mined_4d297fcaed__flowervariety_euc_grn_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['EUC-GRN'].stock, '==', 77) and rt.expect(
+            self.t_varieties['EUC-GRN'].reserved, '==', 0, part=1
+        )
+
+    def _check_mined_4d297fcaed__order_o002_changed(self) -> rt.Verdict | bool:  # tasks.world:3529
+        return rt.expect(self.t_orders['O002'].status, '==', _E11_OrderStatus_out_for_delivery)
+
+    def _check_mined_4d297fcaed__new_delivery(self) -> bool:  # tasks.world:3530
+        return any(
+            _r24.order == 'O002' and _r24.courier == 'K02'
+            and _r24.day == rt.parse_date('2025-02-13') and _r24.status == _E14_DeliveryStatus_out
+            and _r24.completed_at is None and _r24.failure_reason is None
+            for _r24 in rt.each(self, self.t_deliveries)
+        )
+
+    def _check_mined_11e8d5f5ed__new_order(self) -> bool:  # tasks.world:3918
+        return any(
+            _r25.customer == 'C003' and _r25.arrangement == 'AR01' and _r25.quantity == 9
+            and _r25.delivery_date == rt.parse_date('2025-02-14')
+            and _r25.recipient == Recipient(
+                v.check_length('+1 555 0814', 'Recipient.name', 1, 80),
+                v.check_length('congratulations', 'Recipient.street', 1, 100),
+                v.check_length('received', 'Recipient.city', 1, 60),
+                v.check_pattern('+1 555 0818', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r25.card_message == 'romance' and _r25.status == _E11_OrderStatus_received
+            and _r25.total == 718.5
+            for _r25 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_2ff17d5fdb__order_o003_changed(self) -> rt.Verdict | bool:  # tasks.world:4306
+        return rt.expect(self.t_orders['O003'].status, '==', _E11_OrderStatus_delivered)
+
+    # tasks.world:4307
+    def _check_mined_2ff17d5fdb__delivery_d0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_deliveries['D0005'].status, '==', _E14_DeliveryStatus_delivered)
+
+    # tasks.world:4694
+    def _check_mined_f6ec31b11b__flowervariety_tul_yel_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['TUL-YEL'].reserved, '==', 10)
+
+    # tasks.world:4695
+    def _check_mined_f6ec31b11b__flowervariety_euc_grn_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['EUC-GRN'].reserved, '==', 7)
+
+    def _check_mined_f6ec31b11b__order_o001_changed(self) -> rt.Verdict | bool:  # tasks.world:4696
+        return rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_reserved)
+
+    def _check_mined_50b0c61044__order_o003_changed(self) -> rt.Verdict | bool:  # tasks.world:5083
+        return rt.expect(self.t_orders['O003'].status, '==', _E11_OrderStatus_failed)
+
+    # tasks.world:5084
+    def _check_mined_50b0c61044__delivery_d0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0005'].status, '==', _E14_DeliveryStatus_failed)
+            and rt.expect(self.t_deliveries['D0005'].failure_reason, '==', 'Tacoma', part=1)
+        )
+
+    def _check_mined_6fde229a8a__order_o004_changed(self) -> rt.Verdict | bool:  # tasks.world:5471
+        return rt.expect(self.t_orders['O004'].status, '==', _E11_OrderStatus_refunded)
+
+    def _check_mined_6fde229a8a__new_refund(self) -> bool:  # tasks.world:5472
+        return any(
+            _r26.order == 'O004' and _r26.amount == 0.01
+            and _r26.reason == _E12_RefundReason_failed_delivery
+            and _r26.method == _E12_RefundMethod_store_credit
+            for _r26 in rt.each(self, self.t_refunds)
+        )
+
+    # tasks.world:5859
+    def _check_mined_3a3bb0a444__flowervariety_ros_red_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['ROS-RED'].reserved, '==', 0)
+
+    # tasks.world:5860
+    def _check_mined_3a3bb0a444__flowervariety_euc_grn_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['EUC-GRN'].reserved, '==', 0)
+
+    def _check_mined_3a3bb0a444__order_o002_changed(self) -> rt.Verdict | bool:  # tasks.world:5861
+        return rt.expect(self.t_orders['O002'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_mined_3a3bb0a444__new_refund(self) -> bool:  # tasks.world:5862
+        return any(
+            _r27.order == 'O002' and _r27.amount == 86.5
+            and _r27.reason == _E12_RefundReason_cancelled
+            and _r27.method == _E12_RefundMethod_store_credit
+            for _r27 in rt.each(self, self.t_refunds)
+        )
+
+    def _check_mined_4733d26bef__order_o001_changed(self) -> rt.Verdict | bool:  # tasks.world:6249
+        return rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_mined_4733d26bef__new_refund(self) -> bool:  # tasks.world:6250
+        return any(
+            _r28.order == 'O001' and _r28.amount == 56.5
+            and _r28.reason == _E12_RefundReason_cancelled
+            and _r28.method == _E12_RefundMethod_store_credit
+            for _r28 in rt.each(self, self.t_refunds)
+        )
+
+    # tasks.world:6639
+    def _check_mined_5170822af3__flowervariety_ros_red_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['ROS-RED'].stock, '==', 108) and rt.expect(
+            self.t_varieties['ROS-RED'].reserved, '==', 0, part=1
+        )
+
+    # tasks.world:6640
+    def _check_mined_5170822af3__flowervariety_euc_grn_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['EUC-GRN'].stock, '==', 77) and rt.expect(
+            self.t_varieties['EUC-GRN'].reserved, '==', 0, part=1
+        )
+
+    def _check_mined_5170822af3__order_o002_changed(self) -> rt.Verdict | bool:  # tasks.world:6641
+        return rt.expect(self.t_orders['O002'].status, '==', _E11_OrderStatus_out_for_delivery)
+
+    def _check_mined_5170822af3__new_order(self) -> bool:  # tasks.world:6642
+        return any(
+            _r29.customer == 'C002' and _r29.arrangement == 'AR03' and _r29.quantity == 6
+            and _r29.delivery_date == rt.parse_date('2025-02-14')
+            and _r29.recipient == Recipient(
+                v.check_length('Eucalyptus', 'Recipient.name', 1, 80),
+                v.check_length('Eva Lind', 'Recipient.street', 1, 100),
+                v.check_length('romance', 'Recipient.city', 1, 60),
+                v.check_pattern('056086569', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r29.card_message == '2025-02-12T15:00:00'
+            and _r29.status == _E11_OrderStatus_cancelled and _r29.total == 541.5
+            for _r29 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_5170822af3__new_delivery(self) -> bool:  # tasks.world:6643
+        return any(
+            _r30.order == 'O002' and _r30.courier == 'K02'
+            and _r30.day == rt.parse_date('2025-02-13') and _r30.status == _E14_DeliveryStatus_out
+            and _r30.completed_at is None and _r30.failure_reason is None
+            for _r30 in rt.each(self, self.t_deliveries)
+        )
+
+    def _check_mined_5170822af3__new_refund(self) -> bool:  # tasks.world:6644
+        return any(
+            _r31.order == 'O010' and _r31.amount == 541.5
+            and _r31.reason == _E12_RefundReason_cancelled
+            and _r31.method == _E12_RefundMethod_store_credit
+            for _r31 in rt.each(self, self.t_refunds)
+        )
+
+    # tasks.world:7038
+    def _check_mined_147db0cb19__flowervariety_ros_red_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['ROS-RED'].stock, '==', 108) and rt.expect(
+            self.t_varieties['ROS-RED'].reserved, '==', 0, part=1
+        )
+
+    # tasks.world:7039
+    def _check_mined_147db0cb19__flowervariety_euc_grn_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['EUC-GRN'].stock, '==', 77) and rt.expect(
+            self.t_varieties['EUC-GRN'].reserved, '==', 0, part=1
+        )
+
+    def _check_mined_147db0cb19__order_o002_changed(self) -> rt.Verdict | bool:  # tasks.world:7040
+        return rt.expect(self.t_orders['O002'].status, '==', _E11_OrderStatus_out_for_delivery)
+
+    def _check_mined_147db0cb19__order_o003_changed(self) -> rt.Verdict | bool:  # tasks.world:7041
+        return rt.expect(self.t_orders['O003'].status, '==', _E11_OrderStatus_delivered)
+
+    def _check_mined_147db0cb19__order_o004_changed(self) -> rt.Verdict | bool:  # tasks.world:7042
+        return rt.expect(self.t_orders['O004'].status, '==', _E11_OrderStatus_refunded)
+
+    def _check_mined_147db0cb19__new_order(self) -> bool:  # tasks.world:7043
+        return any(
+            _r32.customer == 'C004' and _r32.arrangement == 'AR04' and _r32.quantity == 1
+            and _r32.delivery_date == rt.parse_date('2025-02-13')
+            and _r32.recipient == Recipient(
+                v.check_length('f', 'Recipient.name', 1, 80),
+                v.check_length('store_credit', 'Recipient.street', 1, 100),
+                v.check_length('Congratulations!', 'Recipient.city', 1, 60),
+                v.check_pattern('67 9732958', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r32.card_message == 'C001' and _r32.status == _E11_OrderStatus_received
+            and _r32.total == 46.5
+            for _r32 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:7044
+    def _check_mined_147db0cb19__delivery_d0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_deliveries['D0005'].status, '==', _E14_DeliveryStatus_delivered)
+
+    def _check_mined_147db0cb19__new_delivery(self) -> bool:  # tasks.world:7045
+        return any(
+            _r33.order == 'O002' and _r33.courier == 'K01'
+            and _r33.day == rt.parse_date('2025-02-13') and _r33.status == _E14_DeliveryStatus_out
+            and _r33.completed_at is None and _r33.failure_reason is None
+            for _r33 in rt.each(self, self.t_deliveries)
+        )
+
+    def _check_mined_147db0cb19__new_refund(self) -> bool:  # tasks.world:7046
+        return any(
+            _r34.order == 'O004' and _r34.amount == 0.01
+            and _r34.reason == _E12_RefundReason_failed_delivery
+            and _r34.method == _E12_RefundMethod_original_payment
+            for _r34 in rt.each(self, self.t_refunds)
+        )
+
+    # tasks.world:7437
+    def _check_mined_302b45eb9e__flowervariety_ros_red_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['ROS-RED'].stock, '==', 108) and rt.expect(
+            self.t_varieties['ROS-RED'].reserved, '==', 0, part=1
+        )
+
+    # tasks.world:7438
+    def _check_mined_302b45eb9e__flowervariety_euc_grn_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['EUC-GRN'].stock, '==', 77) and rt.expect(
+            self.t_varieties['EUC-GRN'].reserved, '==', 0, part=1
+        )
+
+    def _check_mined_302b45eb9e__order_o002_changed(self) -> rt.Verdict | bool:  # tasks.world:7439
+        return rt.expect(self.t_orders['O002'].status, '==', _E11_OrderStatus_delivered)
+
+    def _check_mined_302b45eb9e__order_o003_changed(self) -> rt.Verdict | bool:  # tasks.world:7440
+        return rt.expect(self.t_orders['O003'].status, '==', _E11_OrderStatus_delivered)
+
+    def _check_mined_302b45eb9e__new_order(self) -> bool:  # tasks.world:7441
+        return any(
+            _r35.customer == 'C002' and _r35.arrangement == 'AR04' and _r35.quantity == 6
+            and _r35.delivery_date == rt.parse_date('2025-02-13')
+            and _r35.recipient == Recipient(
+                v.check_length('everyday', 'Recipient.name', 1, 80),
+                v.check_length('_', 'Recipient.street', 1, 100),
+                v.check_length('a\nb', 'Recipient.city', 1, 60),
+                v.check_pattern('+1 555 0901', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r35.card_message == 'out_for_delivery'
+            and _r35.status == _E11_OrderStatus_received and _r35.total == 241.5
+            for _r35 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:7442
+    def _check_mined_302b45eb9e__delivery_d0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_deliveries['D0005'].status, '==', _E14_DeliveryStatus_delivered)
+
+    def _check_mined_302b45eb9e__new_delivery(self) -> bool:  # tasks.world:7443
+        return any(
+            _r36.order == 'O002' and _r36.courier == 'K02'
+            and _r36.day == rt.parse_date('2025-02-13')
+            and _r36.status == _E14_DeliveryStatus_delivered and _r36.failure_reason is None
+            for _r36 in rt.each(self, self.t_deliveries)
+        )
+
+    def _check_mined_592947a3cb__order_o003_changed(self) -> rt.Verdict | bool:  # tasks.world:7834
+        return rt.expect(self.t_orders['O003'].status, '==', _E11_OrderStatus_delivered)
+
+    def _check_mined_592947a3cb__new_order(self) -> bool:  # tasks.world:7835
+        return any(
+            _r37.customer == 'C002' and _r37.arrangement == 'AR04' and _r37.quantity == 1
+            and _r37.delivery_date == rt.parse_date('2025-02-14')
+            and _r37.recipient == Recipient(
+                v.check_length('+1 555 0811', 'Recipient.name', 1, 80),
+                v.check_length('AR02', 'Recipient.street', 1, 100),
+                v.check_length('i', 'Recipient.city', 1, 60),
+                v.check_pattern('+1 555 0813', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r37.card_message == '2025-02-12T08:15:00'
+            and _r37.status == _E11_OrderStatus_received and _r37.total == 46.5
+            for _r37 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:7836
+    def _check_mined_592947a3cb__delivery_d0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_deliveries['D0005'].status, '==', _E14_DeliveryStatus_delivered)
+
+    # tasks.world:8227
+    def _check_mined_e6004ebd04__flowervariety_tul_yel_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['TUL-YEL'].reserved, '==', 10)
+
+    # tasks.world:8228
+    def _check_mined_e6004ebd04__flowervariety_euc_grn_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['EUC-GRN'].reserved, '==', 7)
+
+    def _check_mined_e6004ebd04__order_o001_changed(self) -> rt.Verdict | bool:  # tasks.world:8229
+        return rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_reserved)
+
+    def _check_mined_e6004ebd04__new_order(self) -> bool:  # tasks.world:8230
+        return any(
+            _r38.customer == 'C001' and _r38.arrangement == 'AR01' and _r38.quantity == 1
+            and _r38.delivery_date == rt.parse_date('2025-02-14')
+            and _r38.recipient == Recipient(
+                v.check_length('Coast Greens', 'Recipient.name', 1, 80),
+                v.check_length('2025-02-11T13:10:00', 'Recipient.street', 1, 100),
+                v.check_length('+1 555 0904', 'Recipient.city', 1, 60),
+                v.check_pattern('+1 555 0802', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r38.card_message == 'LWOBA' and _r38.status == _E11_OrderStatus_received
+            and _r38.total == 86.5
+            for _r38 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_e6004ebd04__new_order_1(self) -> bool:  # tasks.world:8231
+        return any(
+            _r39.customer == 'C001' and _r39.arrangement == 'AR01' and _r39.quantity == 1
+            and _r39.delivery_date == rt.parse_date('2025-02-20')
+            and _r39.recipient == Recipient(
+                v.check_length('a\nb', 'Recipient.name', 1, 80),
+                v.check_length('O010', 'Recipient.street', 1, 100),
+                v.check_length('received', 'Recipient.city', 1, 60),
+                v.check_pattern('+1 555 0802', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r39.card_message == 'everyday' and _r39.status == _E11_OrderStatus_received
+            and _r39.total == 86.5
+            for _r39 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_72fa061dce__order_o003_changed(self) -> rt.Verdict | bool:  # tasks.world:8623
+        return rt.expect(self.t_orders['O003'].status, '==', _E11_OrderStatus_failed)
+
+    def _check_mined_72fa061dce__new_order(self) -> bool:  # tasks.world:8624
+        return any(
+            _r40.customer == 'C001' and _r40.arrangement == 'AR04' and _r40.quantity == 8
+            and _r40.delivery_date == rt.parse_date('2025-02-13')
+            and _r40.recipient == Recipient(
+                v.check_length('Pink gerbera', 'Recipient.name', 1, 80),
+                v.check_length('green', 'Recipient.street', 1, 100),
+                v.check_length('+1 555 0813', 'Recipient.city', 1, 60),
+                v.check_pattern('+1 555 0901', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r40.card_message == '+1 555 0813' and _r40.status == _E11_OrderStatus_received
+            and _r40.total == 319.5
+            for _r40 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:8625
+    def _check_mined_72fa061dce__delivery_d0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0005'].status, '==', _E14_DeliveryStatus_failed)
+            and rt.expect(self.t_deliveries['D0005'].failure_reason, '==', 'Pink gerbera', part=1)
+        )
+
+    # tasks.world:9015
+    def _check_mined_0725571ede__flowervariety_tul_yel_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['TUL-YEL'].reserved, '==', 10)
+
+    # tasks.world:9016
+    def _check_mined_0725571ede__flowervariety_euc_grn_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['EUC-GRN'].reserved, '==', 7)
+
+    def _check_mined_0725571ede__order_o001_changed(self) -> rt.Verdict | bool:  # tasks.world:9017
+        return rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_reserved)
+
+    def _check_mined_0725571ede__order_o003_changed(self) -> rt.Verdict | bool:  # tasks.world:9018
+        return rt.expect(self.t_orders['O003'].status, '==', _E11_OrderStatus_delivered)
+
+    def _check_mined_0725571ede__order_o004_changed(self) -> rt.Verdict | bool:  # tasks.world:9019
+        return rt.expect(self.t_orders['O004'].status, '==', _E11_OrderStatus_refunded)
+
+    def _check_mined_0725571ede__new_order(self) -> bool:  # tasks.world:9020
+        return any(
+            _r41.customer == 'C004' and _r41.arrangement == 'AR02' and _r41.quantity == 2
+            and _r41.delivery_date == rt.parse_date('2025-02-14')
+            and _r41.recipient == Recipient(
+                v.check_length('0', 'Recipient.name', 1, 80),
+                v.check_length('Necj9', 'Recipient.street', 1, 100),
+                v.check_length('original_payment', 'Recipient.city', 1, 60),
+                v.check_pattern('+1 555 0814', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r41.card_message == 'sympathy' and _r41.status == _E11_OrderStatus_received
+            and _r41.total == 105.5
+            for _r41 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:9021
+    def _check_mined_0725571ede__delivery_d0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_deliveries['D0005'].status, '==', _E14_DeliveryStatus_delivered)
+
+    def _check_mined_0725571ede__new_refund(self) -> bool:  # tasks.world:9022
+        return any(
+            _r42.order == 'O004' and _r42.amount == 96.5
+            and _r42.reason == _E12_RefundReason_failed_delivery
+            and _r42.method == _E12_RefundMethod_original_payment
+            for _r42 in rt.each(self, self.t_refunds)
+        )
+
+    # tasks.world:9412
+    def _check_mined_5c419752c3__flowervariety_ros_red_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['ROS-RED'].stock, '==', 108) and rt.expect(
+            self.t_varieties['ROS-RED'].reserved, '==', 0, part=1
+        )
+
+    # tasks.world:9413
+    def _check_mined_5c419752c3__flowervariety_euc_grn_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['EUC-GRN'].stock, '==', 77) and rt.expect(
+            self.t_varieties['EUC-GRN'].reserved, '==', 0, part=1
+        )
+
+    def _check_mined_5c419752c3__order_o002_changed(self) -> rt.Verdict | bool:  # tasks.world:9414
+        return rt.expect(self.t_orders['O002'].status, '==', _E11_OrderStatus_out_for_delivery)
+
+    def _check_mined_5c419752c3__new_order(self) -> bool:  # tasks.world:9415
+        return any(
+            _r43.customer == 'C002' and _r43.arrangement == 'AR01' and _r43.quantity == 6
+            and _r43.delivery_date == rt.parse_date('2025-02-13')
+            and _r43.recipient == Recipient(
+                v.check_length('Czp#p', 'Recipient.name', 1, 80),
+                v.check_length('failed_delivery', 'Recipient.street', 1, 100),
+                v.check_length('Z', 'Recipient.city', 1, 60),
+                v.check_pattern('+1 555 0812', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r43.card_message == 'store_credit' and _r43.status == _E11_OrderStatus_received
+            and _r43.total == 481.5
+            for _r43 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_5c419752c3__new_delivery(self) -> bool:  # tasks.world:9416
+        return any(
+            _r44.order == 'O002' and _r44.courier == 'K03'
+            and _r44.day == rt.parse_date('2025-02-13') and _r44.status == _E14_DeliveryStatus_out
+            and _r44.completed_at is None and _r44.failure_reason is None
+            for _r44 in rt.each(self, self.t_deliveries)
+        )
+
+    def _check_mined_dd2eaf64f0__order_o001_changed(self) -> rt.Verdict | bool:  # tasks.world:9808
+        return rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_mined_dd2eaf64f0__order_o003_changed(self) -> rt.Verdict | bool:  # tasks.world:9809
+        return rt.expect(self.t_orders['O003'].status, '==', _E11_OrderStatus_failed)
+
+    def _check_mined_dd2eaf64f0__new_order(self) -> bool:  # tasks.world:9810
+        return any(
+            _r45.customer == 'C001' and _r45.arrangement == 'AR02' and _r45.quantity == 1
+            and _r45.delivery_date == rt.parse_date('2025-02-14')
+            and _r45.recipient == Recipient(
+                v.check_length('birthday', 'Recipient.name', 1, 80),
+                v.check_length('Happy birthday, Mia!', 'Recipient.street', 1, 100),
+                v.check_length('S', 'Recipient.city', 1, 60),
+                v.check_pattern('+33021 762', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r45.card_message == 'refunded' and _r45.status == _E11_OrderStatus_received
+            and _r45.total == 56.5
+            for _r45 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:9811
+    def _check_mined_dd2eaf64f0__delivery_d0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0005'].status, '==', _E14_DeliveryStatus_failed)
+            and rt.expect(self.t_deliveries['D0005'].failure_reason, '==', 'O009', part=1)
+        )
+
+    def _check_mined_dd2eaf64f0__new_refund(self) -> bool:  # tasks.world:9812
+        return any(
+            _r46.order == 'O001' and _r46.amount == 56.5
+            and _r46.reason == _E12_RefundReason_cancelled
+            and _r46.method == _E12_RefundMethod_store_credit
+            for _r46 in rt.each(self, self.t_refunds)
+        )
+
+    # tasks.world:10206
+    def _check_mined_a010e36da2__flowervariety_tul_yel_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['TUL-YEL'].reserved, '==', 10)
+
+    # tasks.world:10207
+    def _check_mined_a010e36da2__flowervariety_euc_grn_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['EUC-GRN'].reserved, '==', 7)
+
+    # tasks.world:10208
+    def _check_mined_a010e36da2__order_o001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_reserved)
+
+    def _check_mined_a010e36da2__new_order(self) -> bool:  # tasks.world:10209
+        return any(
+            _r47.customer == 'C001' and _r47.arrangement == 'AR02' and _r47.quantity == 4
+            and _r47.delivery_date == rt.parse_date('2025-02-14')
+            and _r47.recipient == Recipient(
+                v.check_length('+1 555 0817', 'Recipient.name', 1, 80),
+                v.check_length('cancelled', 'Recipient.street', 1, 100),
+                v.check_length('Skagit Bulbs', 'Recipient.city', 1, 60),
+                v.check_pattern('+1 555 0814', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r47.card_message == 'Tacoma' and _r47.status == _E11_OrderStatus_received
+            and _r47.total == 203.5
+            for _r47 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_a010e36da2__new_order_1(self) -> bool:  # tasks.world:10210
+        return any(
+            _r48.customer == 'C001' and _r48.arrangement == 'AR04' and _r48.quantity == 5
+            and _r48.delivery_date == rt.parse_date('2025-02-14')
+            and _r48.recipient == Recipient(
+                v.check_length('2025-02-13T07:45:00', 'Recipient.name', 1, 80),
+                v.check_length('out_for_delivery', 'Recipient.street', 1, 100),
+                v.check_length('everyday', 'Recipient.city', 1, 60),
+                v.check_pattern('+5139190 20', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r48.card_message == 'R002' and _r48.status == _E11_OrderStatus_received
+            and _r48.total == 202.5
+            for _r48 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_a010e36da2__new_order_2(self) -> bool:  # tasks.world:10211
+        return any(
+            _r49.customer == 'C001' and _r49.arrangement == 'AR04' and _r49.quantity == 2
+            and _r49.delivery_date == rt.parse_date('2025-02-14')
+            and _r49.recipient == Recipient(
+                v.check_length('congratulations', 'Recipient.name', 1, 80),
+                v.check_length('sympathy', 'Recipient.street', 1, 100),
+                v.check_length('p_tQ7', 'Recipient.city', 1, 60),
+                v.check_pattern('+1 555 0814', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r49.card_message == '+1 555 0814' and _r49.status == _E11_OrderStatus_received
+            and _r49.total == 85.5
+            for _r49 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:10604
+    def _check_mined_d0aedc65e4__flowervariety_tul_yel_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['TUL-YEL'].reserved, '==', 10)
+
+    # tasks.world:10605
+    def _check_mined_d0aedc65e4__flowervariety_euc_grn_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['EUC-GRN'].reserved, '==', 7)
+
+    # tasks.world:10606
+    def _check_mined_d0aedc65e4__order_o001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_reserved)
+
+    # tasks.world:10607
+    def _check_mined_d0aedc65e4__order_o003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O003'].status, '==', _E11_OrderStatus_failed)
+
+    # tasks.world:10608
+    def _check_mined_d0aedc65e4__delivery_d0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0005'].status, '==', _E14_DeliveryStatus_failed)
+            and rt.expect(self.t_deliveries['D0005'].failure_reason, '==', 'Coast Greens', part=1)
+        )
+
+    # tasks.world:11000
+    def _check_mined_ed6e9a306e__flowervariety_ros_red_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['ROS-RED'].reserved, '==', 0)
+
+    # tasks.world:11001
+    def _check_mined_ed6e9a306e__flowervariety_tul_yel_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['TUL-YEL'].reserved, '==', 10)
+
+    # tasks.world:11002
+    def _check_mined_ed6e9a306e__flowervariety_euc_grn_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['EUC-GRN'].reserved, '==', 4)
+
+    # tasks.world:11003
+    def _check_mined_ed6e9a306e__order_o001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_reserved)
+
+    # tasks.world:11004
+    def _check_mined_ed6e9a306e__order_o002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O002'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_mined_ed6e9a306e__new_refund(self) -> bool:  # tasks.world:11005
+        return any(
+            _r50.order == 'O002' and _r50.amount == 86.5
+            and _r50.reason == _E12_RefundReason_cancelled
+            and _r50.method == _E12_RefundMethod_store_credit
+            for _r50 in rt.each(self, self.t_refunds)
+        )
+
+    # tasks.world:11397
+    def _check_mined_e1ee39d8bb__order_o001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_cancelled)
+
+    # tasks.world:11398
+    def _check_mined_e1ee39d8bb__order_o003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O003'].status, '==', _E11_OrderStatus_failed)
+
+    # tasks.world:11399
+    def _check_mined_e1ee39d8bb__delivery_d0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_deliveries['D0005'].status, '==', _E14_DeliveryStatus_failed)
+            and rt.expect(self.t_deliveries['D0005'].failure_reason, '==', 'AR02', part=1)
+        )
+
+    def _check_mined_e1ee39d8bb__new_refund(self) -> bool:  # tasks.world:11400
+        return any(
+            _r51.order == 'O001' and _r51.amount == 56.5
+            and _r51.reason == _E12_RefundReason_cancelled
+            and _r51.method == _E12_RefundMethod_store_credit
+            for _r51 in rt.each(self, self.t_refunds)
+        )
+
+    # tasks.world:11793
+    def _check_mined_3df31802ca__order_o001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_mined_3df31802ca__new_order(self) -> bool:  # tasks.world:11794
+        return any(
+            _r52.customer == 'C004' and _r52.arrangement == 'AR02' and _r52.quantity == 1
+            and _r52.delivery_date == rt.parse_date('2025-02-14')
+            and _r52.recipient == Recipient(
+                v.check_length('van', 'Recipient.name', 1, 80),
+                v.check_length('failed_delivery', 'Recipient.street', 1, 100),
+                v.check_length('red', 'Recipient.city', 1, 60),
+                v.check_pattern('+1 555 0811', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r52.card_message == 'N' and _r52.status == _E11_OrderStatus_received
+            and _r52.total == 56.5
+            for _r52 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_3df31802ca__new_refund(self) -> bool:  # tasks.world:11795
+        return any(
+            _r53.order == 'O001' and _r53.amount == 56.5
+            and _r53.reason == _E12_RefundReason_cancelled
+            and _r53.method == _E12_RefundMethod_store_credit
+            for _r53 in rt.each(self, self.t_refunds)
+        )
+
+    # tasks.world:12188
+    def _check_mined_dca2bcffe2__flowervariety_ros_red_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['ROS-RED'].reserved, '==', 0)
+
+    # tasks.world:12189
+    def _check_mined_dca2bcffe2__flowervariety_euc_grn_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_varieties['EUC-GRN'].reserved, '==', 0)
+
+    # tasks.world:12190
+    def _check_mined_dca2bcffe2__order_o002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O002'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_mined_dca2bcffe2__new_order(self) -> bool:  # tasks.world:12191
+        return any(
+            _r54.customer == 'C002' and _r54.arrangement == 'AR02' and _r54.quantity == 1
+            and _r54.delivery_date == rt.parse_date('2025-02-20')
+            and _r54.recipient == Recipient(
+                v.check_length('out', 'Recipient.name', 1, 80),
+                v.check_length('C002', 'Recipient.street', 1, 100),
+                v.check_length('ROS-RED', 'Recipient.city', 1, 60),
+                v.check_pattern('+1 555 0812', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
+            )
+            and _r54.card_message == '名前' and _r54.status == _E11_OrderStatus_received
+            and _r54.total == 56.5
+            for _r54 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_dca2bcffe2__new_refund(self) -> bool:  # tasks.world:12192
+        return any(
+            _r55.order == 'O002' and _r55.amount == 86.5
+            and _r55.reason == _E12_RefundReason_cancelled
+            and _r55.method == _E12_RefundMethod_original_payment
+            for _r55 in rt.each(self, self.t_refunds)
+        )
+
 
 FloristDesk.TOOLS = tools(FloristDesk)
-
-
-# florist_desk.world:1076
-def _check_reserve_birthday_stems__reserved(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_reserved)
-
-
-# florist_desk.world:1077
-def _check_reserve_birthday_stems__tulips(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['TUL-YEL'].reserved, '==', 10)
-
-
-# florist_desk.world:1078
-def _check_reserve_birthday_stems__eucalyptus(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['EUC-GRN'].reserved, '==', 7)
-
-
-# florist_desk.world:1465
-def _check_send_out_with_omar__out(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O002'].status, '==', _E11_OrderStatus_out_for_delivery)
-
-
-def _check_send_out_with_omar__with_omar(ep: FloristDesk) -> bool:  # florist_desk.world:1466
-    return any(
-        _d9.order == 'O002' and _d9.courier == 'K02' and _d9.status == _E14_DeliveryStatus_out
-        and _d9.day == rt.parse_date('2025-02-13')
-        for _d9 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-# florist_desk.world:1467
-def _check_send_out_with_omar__roses_left(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['ROS-RED'].stock, '==', 108) and rt.expect(
-        ep.t_varieties['ROS-RED'].reserved, '==', 0, part=1
-    )
-
-
-# tasks.world:385
-def _check_rush_mia_bouquet_today__moved_and_out(ep: FloristDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['O001'].delivery_date, '==', rt.parse_date('2025-02-13'))
-        and rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_out_for_delivery, part=1)
-    )
-
-
-def _check_rush_mia_bouquet_today__with_lena(ep: FloristDesk) -> bool:  # tasks.world:386
-    return any(
-        _d10.order == 'O001' and _d10.courier == 'K03' and _d10.status == _E14_DeliveryStatus_out
-        and _d10.day == rt.parse_date('2025-02-13')
-        for _d10 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-# tasks.world:387
-def _check_rush_mia_bouquet_today__stems_used(ep: FloristDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_varieties['TUL-YEL'].stock, '==', 50)
-        and rt.expect(ep.t_varieties['TUL-YEL'].reserved, '==', 0, part=1)
-        and rt.expect(ep.t_varieties['EUC-GRN'].stock, '==', 76, part=2)
-        and rt.expect(ep.t_varieties['EUC-GRN'].reserved, '==', 3, part=3)
-    )
-
-
-# tasks.world:781
-def _check_nora_switches_to_gerberas__cancelled(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_cancelled)
-
-
-def _check_nora_switches_to_gerberas__store_credit(ep: FloristDesk) -> bool:  # tasks.world:782
-    return any(
-        _r11.order == 'O001' and _r11.reason == _E12_RefundReason_cancelled
-        and _r11.method == _E12_RefundMethod_store_credit and _r11.amount == 56.5
-        for _r11 in rt.each(ep, ep.t_refunds)
-    )
-
-
-def _check_nora_switches_to_gerberas__new_order(ep: FloristDesk) -> bool:  # tasks.world:783
-    return any(
-        _o12.customer == 'C001' and _o12.arrangement == 'AR04' and _o12.quantity == 1
-        and _o12.delivery_date == rt.parse_date('2025-02-14')
-        and _o12.status == _E11_OrderStatus_reserved and _o12.recipient.name == 'Mia Quinn'
-        and _o12.card_message == 'Happy birthday, Mia!'
-        for _o12 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:784
-def _check_nora_switches_to_gerberas__stems(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['GER-PNK'].reserved, '==', 8)
-
-
-# tasks.world:1175
-def _check_mined_386135e73d__flowervariety_ros_red_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['ROS-RED'].reserved, '==', 72)
-
-
-# tasks.world:1176
-def _check_mined_386135e73d__flowervariety_euc_grn_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['EUC-GRN'].reserved, '==', 18)
-
-
-def _check_mined_386135e73d__new_order(ep: FloristDesk) -> bool:  # tasks.world:1177
-    return any(
-        _r13.customer == 'C003' and _r13.arrangement == 'AR01' and _r13.quantity == 5
-        and _r13.delivery_date == rt.parse_date('2025-02-14')
-        and _r13.recipient == Recipient(
-            v.check_length('xxx', 'Recipient.name', 1, 80),
-            v.check_length('xT.8+', 'Recipient.street', 1, 100),
-            v.check_length('car', 'Recipient.city', 1, 60),
-            v.check_pattern('+53 2971169', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r13.card_message == 'congratulations' and _r13.status == _E11_OrderStatus_reserved
-        and _r13.total == 402.5
-        for _r13 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_mined_386135e73d__new_order_1(ep: FloristDesk) -> bool:  # tasks.world:1178
-    return any(
-        _r14.customer == 'C002' and _r14.arrangement == 'AR01' and _r14.quantity == 5
-        and _r14.delivery_date == rt.parse_date('2025-02-13')
-        and _r14.recipient == Recipient(
-            v.check_length('2025-02-12T12:40:00', 'Recipient.name', 1, 80),
-            v.check_length('Red rose', 'Recipient.street', 1, 100),
-            v.check_length('{}', 'Recipient.city', 1, 60),
-            v.check_pattern('+53 2971169', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r14.card_message == 'green' and _r14.status == _E11_OrderStatus_received
-        and _r14.total == 402.5
-        for _r14 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_mined_386135e73d__new_order_2(ep: FloristDesk) -> bool:  # tasks.world:1179
-    return any(
-        _r15.customer == 'C002' and _r15.arrangement == 'AR01' and _r15.quantity == 5
-        and _r15.delivery_date == rt.parse_date('2025-02-13')
-        and _r15.recipient == Recipient(
-            v.check_length('original_payment', 'Recipient.name', 1, 80),
-            v.check_length('congratulations', 'Recipient.street', 1, 100),
-            v.check_length('C003', 'Recipient.city', 1, 60),
-            v.check_pattern('+53 2971169', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r15.card_message == 'Eucalyptus' and _r15.status == _E11_OrderStatus_received
-        and _r15.total == 402.5
-        for _r15 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_mined_3bb1ada0ff__new_order(ep: FloristDesk) -> bool:  # tasks.world:1570
-    return any(
-        _r16.customer == 'C003' and _r16.arrangement == 'AR04' and _r16.quantity == 9
-        and _r16.delivery_date == rt.parse_date('2025-02-14')
-        and _r16.recipient == Recipient(
-            v.check_length('birthday', 'Recipient.name', 1, 80),
-            v.check_length('K01', 'Recipient.street', 1, 100),
-            v.check_length('2025-02-10T11:00:00', 'Recipient.city', 1, 60),
-            v.check_pattern('+4576109', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r16.card_message == 'White lily' and _r16.status == _E11_OrderStatus_received
-        and _r16.total == 358.5
-        for _r16 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_mined_3bb1ada0ff__new_order_1(ep: FloristDesk) -> bool:  # tasks.world:1571
-    return any(
-        _r17.customer == 'C002' and _r17.arrangement == 'AR04' and _r17.quantity == 9
-        and _r17.delivery_date == rt.parse_date('2025-02-20')
-        and _r17.recipient == Recipient(
-            v.check_length('birthday', 'Recipient.name', 1, 80),
-            v.check_length('U1', 'Recipient.street', 1, 100),
-            v.check_length('+1 555 0818', 'Recipient.city', 1, 60),
-            v.check_pattern('+4576109', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r17.card_message == 'AR04' and _r17.status == _E11_OrderStatus_received
-        and _r17.total == 358.5
-        for _r17 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_mined_c9885e9988__new_order(ep: FloristDesk) -> bool:  # tasks.world:1961
-    return any(
-        _r18.customer == 'C003' and _r18.arrangement == 'AR02' and _r18.quantity == 1
-        and _r18.delivery_date == rt.parse_date('2025-02-14')
-        and _r18.recipient == Recipient(
-            v.check_length('9 Oak Ave', 'Recipient.name', 1, 80),
-            v.check_length('O009', 'Recipient.street', 1, 100),
-            v.check_length('Omar Said', 'Recipient.city', 1, 60),
-            v.check_pattern('904108537', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r18.card_message == 'original_payment' and _r18.status == _E11_OrderStatus_received
-        and _r18.total == 56.5
-        for _r18 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_mined_c9885e9988__new_order_1(ep: FloristDesk) -> bool:  # tasks.world:1962
-    return any(
-        _r19.customer == 'C001' and _r19.arrangement == 'AR02' and _r19.quantity == 1
-        and _r19.delivery_date == rt.parse_date('2025-02-14')
-        and _r19.recipient == Recipient(
-            v.check_length('f', 'Recipient.name', 1, 80),
-            v.check_length('received', 'Recipient.street', 1, 100),
-            v.check_length('Om', 'Recipient.city', 1, 60),
-            v.check_pattern('6 01 06', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r19.card_message == 'failed_delivery' and _r19.status == _E11_OrderStatus_cancelled
-        and _r19.total == 56.5
-        for _r19 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_mined_c9885e9988__new_refund(ep: FloristDesk) -> bool:  # tasks.world:1963
-    return any(
-        _r20.order == 'O011' and _r20.amount == 56.5 and _r20.reason == _E12_RefundReason_cancelled
-        and _r20.method == _E12_RefundMethod_original_payment
-        for _r20 in rt.each(ep, ep.t_refunds)
-    )
-
-
-# tasks.world:2353
-def _check_mined_8246204541__flowervariety_ros_red_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['ROS-RED'].stock, '==', 108) and rt.expect(
-        ep.t_varieties['ROS-RED'].reserved, '==', 0, part=1
-    )
-
-
-# tasks.world:2354
-def _check_mined_8246204541__flowervariety_euc_grn_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['EUC-GRN'].stock, '==', 77) and rt.expect(
-        ep.t_varieties['EUC-GRN'].reserved, '==', 0, part=1
-    )
-
-
-# tasks.world:2355
-def _check_mined_8246204541__order_o002_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O002'].status, '==', _E11_OrderStatus_failed)
-
-
-def _check_mined_8246204541__new_delivery(ep: FloristDesk) -> bool:  # tasks.world:2356
-    return any(
-        _r21.order == 'O002' and _r21.courier == 'K01' and _r21.day == rt.parse_date('2025-02-13')
-        and _r21.status == _E14_DeliveryStatus_failed and _r21.failure_reason == 'O002'
-        for _r21 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-# tasks.world:2745
-def _check_mined_eb11080476__flowervariety_ros_red_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['ROS-RED'].stock, '==', 108) and rt.expect(
-        ep.t_varieties['ROS-RED'].reserved, '==', 0, part=1
-    )
-
-
-# tasks.world:2746
-def _check_mined_eb11080476__flowervariety_euc_grn_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['EUC-GRN'].stock, '==', 77) and rt.expect(
-        ep.t_varieties['EUC-GRN'].reserved, '==', 0, part=1
-    )
-
-
-# tasks.world:2747
-def _check_mined_eb11080476__order_o002_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O002'].status, '==', _E11_OrderStatus_delivered)
-
-
-def _check_mined_eb11080476__new_delivery(ep: FloristDesk) -> bool:  # tasks.world:2748
-    return any(
-        _r22.order == 'O002' and _r22.courier == 'K01' and _r22.day == rt.parse_date('2025-02-13')
-        and _r22.status == _E14_DeliveryStatus_delivered and _r22.failure_reason is None
-        for _r22 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-# tasks.world:3137
-def _check_mined_1fa839f175__order_o001_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['O001'].delivery_date, '==', rt.parse_date('2025-02-13'))
-        and rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_cancelled, part=1)
-    )
-
-
-def _check_mined_1fa839f175__new_refund(ep: FloristDesk) -> bool:  # tasks.world:3138
-    return any(
-        _r23.order == 'O001' and _r23.amount == 56.5 and _r23.reason == _E12_RefundReason_cancelled
-        and _r23.method == _E12_RefundMethod_store_credit
-        for _r23 in rt.each(ep, ep.t_refunds)
-    )
-
-
-# tasks.world:3527
-def _check_mined_4d297fcaed__flowervariety_ros_red_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['ROS-RED'].stock, '==', 108) and rt.expect(
-        ep.t_varieties['ROS-RED'].reserved, '==', 0, part=1
-    )
-
-
-# tasks.world:3528
-def _check_mined_4d297fcaed__flowervariety_euc_grn_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['EUC-GRN'].stock, '==', 77) and rt.expect(
-        ep.t_varieties['EUC-GRN'].reserved, '==', 0, part=1
-    )
-
-
-# tasks.world:3529
-def _check_mined_4d297fcaed__order_o002_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O002'].status, '==', _E11_OrderStatus_out_for_delivery)
-
-
-def _check_mined_4d297fcaed__new_delivery(ep: FloristDesk) -> bool:  # tasks.world:3530
-    return any(
-        _r24.order == 'O002' and _r24.courier == 'K02' and _r24.day == rt.parse_date('2025-02-13')
-        and _r24.status == _E14_DeliveryStatus_out and _r24.completed_at is None
-        and _r24.failure_reason is None
-        for _r24 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-def _check_mined_11e8d5f5ed__new_order(ep: FloristDesk) -> bool:  # tasks.world:3918
-    return any(
-        _r25.customer == 'C003' and _r25.arrangement == 'AR01' and _r25.quantity == 9
-        and _r25.delivery_date == rt.parse_date('2025-02-14')
-        and _r25.recipient == Recipient(
-            v.check_length('+1 555 0814', 'Recipient.name', 1, 80),
-            v.check_length('congratulations', 'Recipient.street', 1, 100),
-            v.check_length('received', 'Recipient.city', 1, 60),
-            v.check_pattern('+1 555 0818', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r25.card_message == 'romance' and _r25.status == _E11_OrderStatus_received
-        and _r25.total == 718.5
-        for _r25 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:4306
-def _check_mined_2ff17d5fdb__order_o003_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_delivered)
-
-
-# tasks.world:4307
-def _check_mined_2ff17d5fdb__delivery_d0005_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_deliveries['D0005'].status, '==', _E14_DeliveryStatus_delivered)
-
-
-# tasks.world:4694
-def _check_mined_f6ec31b11b__flowervariety_tul_yel_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['TUL-YEL'].reserved, '==', 10)
-
-
-# tasks.world:4695
-def _check_mined_f6ec31b11b__flowervariety_euc_grn_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['EUC-GRN'].reserved, '==', 7)
-
-
-# tasks.world:4696
-def _check_mined_f6ec31b11b__order_o001_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_reserved)
-
-
-# tasks.world:5083
-def _check_mined_50b0c61044__order_o003_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_failed)
-
-
-# tasks.world:5084
-def _check_mined_50b0c61044__delivery_d0005_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0005'].status, '==', _E14_DeliveryStatus_failed)
-        and rt.expect(ep.t_deliveries['D0005'].failure_reason, '==', 'Tacoma', part=1)
-    )
-
-
-# tasks.world:5471
-def _check_mined_6fde229a8a__order_o004_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O004'].status, '==', _E11_OrderStatus_refunded)
-
-
-def _check_mined_6fde229a8a__new_refund(ep: FloristDesk) -> bool:  # tasks.world:5472
-    return any(
-        _r26.order == 'O004' and _r26.amount == 0.01
-        and _r26.reason == _E12_RefundReason_failed_delivery
-        and _r26.method == _E12_RefundMethod_store_credit
-        for _r26 in rt.each(ep, ep.t_refunds)
-    )
-
-
-# tasks.world:5859
-def _check_mined_3a3bb0a444__flowervariety_ros_red_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['ROS-RED'].reserved, '==', 0)
-
-
-# tasks.world:5860
-def _check_mined_3a3bb0a444__flowervariety_euc_grn_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['EUC-GRN'].reserved, '==', 0)
-
-
-# tasks.world:5861
-def _check_mined_3a3bb0a444__order_o002_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O002'].status, '==', _E11_OrderStatus_cancelled)
-
-
-def _check_mined_3a3bb0a444__new_refund(ep: FloristDesk) -> bool:  # tasks.world:5862
-    return any(
-        _r27.order == 'O002' and _r27.amount == 86.5 and _r27.reason == _E12_RefundReason_cancelled
-        and _r27.method == _E12_RefundMethod_store_credit
-        for _r27 in rt.each(ep, ep.t_refunds)
-    )
-
-
-# tasks.world:6249
-def _check_mined_4733d26bef__order_o001_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_cancelled)
-
-
-def _check_mined_4733d26bef__new_refund(ep: FloristDesk) -> bool:  # tasks.world:6250
-    return any(
-        _r28.order == 'O001' and _r28.amount == 56.5 and _r28.reason == _E12_RefundReason_cancelled
-        and _r28.method == _E12_RefundMethod_store_credit
-        for _r28 in rt.each(ep, ep.t_refunds)
-    )
-
-
-# tasks.world:6639
-def _check_mined_5170822af3__flowervariety_ros_red_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['ROS-RED'].stock, '==', 108) and rt.expect(
-        ep.t_varieties['ROS-RED'].reserved, '==', 0, part=1
-    )
-
-
-# tasks.world:6640
-def _check_mined_5170822af3__flowervariety_euc_grn_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['EUC-GRN'].stock, '==', 77) and rt.expect(
-        ep.t_varieties['EUC-GRN'].reserved, '==', 0, part=1
-    )
-
-
-# tasks.world:6641
-def _check_mined_5170822af3__order_o002_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O002'].status, '==', _E11_OrderStatus_out_for_delivery)
-
-
-def _check_mined_5170822af3__new_order(ep: FloristDesk) -> bool:  # tasks.world:6642
-    return any(
-        _r29.customer == 'C002' and _r29.arrangement == 'AR03' and _r29.quantity == 6
-        and _r29.delivery_date == rt.parse_date('2025-02-14')
-        and _r29.recipient == Recipient(
-            v.check_length('Eucalyptus', 'Recipient.name', 1, 80),
-            v.check_length('Eva Lind', 'Recipient.street', 1, 100),
-            v.check_length('romance', 'Recipient.city', 1, 60),
-            v.check_pattern('056086569', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r29.card_message == '2025-02-12T15:00:00'
-        and _r29.status == _E11_OrderStatus_cancelled and _r29.total == 541.5
-        for _r29 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_mined_5170822af3__new_delivery(ep: FloristDesk) -> bool:  # tasks.world:6643
-    return any(
-        _r30.order == 'O002' and _r30.courier == 'K02' and _r30.day == rt.parse_date('2025-02-13')
-        and _r30.status == _E14_DeliveryStatus_out and _r30.completed_at is None
-        and _r30.failure_reason is None
-        for _r30 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-def _check_mined_5170822af3__new_refund(ep: FloristDesk) -> bool:  # tasks.world:6644
-    return any(
-        _r31.order == 'O010' and _r31.amount == 541.5
-        and _r31.reason == _E12_RefundReason_cancelled
-        and _r31.method == _E12_RefundMethod_store_credit
-        for _r31 in rt.each(ep, ep.t_refunds)
-    )
-
-
-# tasks.world:7038
-def _check_mined_147db0cb19__flowervariety_ros_red_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['ROS-RED'].stock, '==', 108) and rt.expect(
-        ep.t_varieties['ROS-RED'].reserved, '==', 0, part=1
-    )
-
-
-# tasks.world:7039
-def _check_mined_147db0cb19__flowervariety_euc_grn_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['EUC-GRN'].stock, '==', 77) and rt.expect(
-        ep.t_varieties['EUC-GRN'].reserved, '==', 0, part=1
-    )
-
-
-# tasks.world:7040
-def _check_mined_147db0cb19__order_o002_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O002'].status, '==', _E11_OrderStatus_out_for_delivery)
-
-
-# tasks.world:7041
-def _check_mined_147db0cb19__order_o003_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_delivered)
-
-
-# tasks.world:7042
-def _check_mined_147db0cb19__order_o004_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O004'].status, '==', _E11_OrderStatus_refunded)
-
-
-def _check_mined_147db0cb19__new_order(ep: FloristDesk) -> bool:  # tasks.world:7043
-    return any(
-        _r32.customer == 'C004' and _r32.arrangement == 'AR04' and _r32.quantity == 1
-        and _r32.delivery_date == rt.parse_date('2025-02-13')
-        and _r32.recipient == Recipient(
-            v.check_length('f', 'Recipient.name', 1, 80),
-            v.check_length('store_credit', 'Recipient.street', 1, 100),
-            v.check_length('Congratulations!', 'Recipient.city', 1, 60),
-            v.check_pattern('67 9732958', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r32.card_message == 'C001' and _r32.status == _E11_OrderStatus_received
-        and _r32.total == 46.5
-        for _r32 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:7044
-def _check_mined_147db0cb19__delivery_d0005_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_deliveries['D0005'].status, '==', _E14_DeliveryStatus_delivered)
-
-
-def _check_mined_147db0cb19__new_delivery(ep: FloristDesk) -> bool:  # tasks.world:7045
-    return any(
-        _r33.order == 'O002' and _r33.courier == 'K01' and _r33.day == rt.parse_date('2025-02-13')
-        and _r33.status == _E14_DeliveryStatus_out and _r33.completed_at is None
-        and _r33.failure_reason is None
-        for _r33 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-def _check_mined_147db0cb19__new_refund(ep: FloristDesk) -> bool:  # tasks.world:7046
-    return any(
-        _r34.order == 'O004' and _r34.amount == 0.01
-        and _r34.reason == _E12_RefundReason_failed_delivery
-        and _r34.method == _E12_RefundMethod_original_payment
-        for _r34 in rt.each(ep, ep.t_refunds)
-    )
-
-
-# tasks.world:7437
-def _check_mined_302b45eb9e__flowervariety_ros_red_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['ROS-RED'].stock, '==', 108) and rt.expect(
-        ep.t_varieties['ROS-RED'].reserved, '==', 0, part=1
-    )
-
-
-# tasks.world:7438
-def _check_mined_302b45eb9e__flowervariety_euc_grn_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['EUC-GRN'].stock, '==', 77) and rt.expect(
-        ep.t_varieties['EUC-GRN'].reserved, '==', 0, part=1
-    )
-
-
-# tasks.world:7439
-def _check_mined_302b45eb9e__order_o002_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O002'].status, '==', _E11_OrderStatus_delivered)
-
-
-# tasks.world:7440
-def _check_mined_302b45eb9e__order_o003_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_delivered)
-
-
-def _check_mined_302b45eb9e__new_order(ep: FloristDesk) -> bool:  # tasks.world:7441
-    return any(
-        _r35.customer == 'C002' and _r35.arrangement == 'AR04' and _r35.quantity == 6
-        and _r35.delivery_date == rt.parse_date('2025-02-13')
-        and _r35.recipient == Recipient(
-            v.check_length('everyday', 'Recipient.name', 1, 80),
-            v.check_length('_', 'Recipient.street', 1, 100),
-            v.check_length('a\nb', 'Recipient.city', 1, 60),
-            v.check_pattern('+1 555 0901', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r35.card_message == 'out_for_delivery' and _r35.status == _E11_OrderStatus_received
-        and _r35.total == 241.5
-        for _r35 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:7442
-def _check_mined_302b45eb9e__delivery_d0005_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_deliveries['D0005'].status, '==', _E14_DeliveryStatus_delivered)
-
-
-def _check_mined_302b45eb9e__new_delivery(ep: FloristDesk) -> bool:  # tasks.world:7443
-    return any(
-        _r36.order == 'O002' and _r36.courier == 'K02' and _r36.day == rt.parse_date('2025-02-13')
-        and _r36.status == _E14_DeliveryStatus_delivered and _r36.failure_reason is None
-        for _r36 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-# tasks.world:7834
-def _check_mined_592947a3cb__order_o003_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_delivered)
-
-
-def _check_mined_592947a3cb__new_order(ep: FloristDesk) -> bool:  # tasks.world:7835
-    return any(
-        _r37.customer == 'C002' and _r37.arrangement == 'AR04' and _r37.quantity == 1
-        and _r37.delivery_date == rt.parse_date('2025-02-14')
-        and _r37.recipient == Recipient(
-            v.check_length('+1 555 0811', 'Recipient.name', 1, 80),
-            v.check_length('AR02', 'Recipient.street', 1, 100),
-            v.check_length('i', 'Recipient.city', 1, 60),
-            v.check_pattern('+1 555 0813', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r37.card_message == '2025-02-12T08:15:00' and _r37.status == _E11_OrderStatus_received
-        and _r37.total == 46.5
-        for _r37 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:7836
-def _check_mined_592947a3cb__delivery_d0005_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_deliveries['D0005'].status, '==', _E14_DeliveryStatus_delivered)
-
-
-# tasks.world:8227
-def _check_mined_e6004ebd04__flowervariety_tul_yel_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['TUL-YEL'].reserved, '==', 10)
-
-
-# tasks.world:8228
-def _check_mined_e6004ebd04__flowervariety_euc_grn_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['EUC-GRN'].reserved, '==', 7)
-
-
-# tasks.world:8229
-def _check_mined_e6004ebd04__order_o001_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_reserved)
-
-
-def _check_mined_e6004ebd04__new_order(ep: FloristDesk) -> bool:  # tasks.world:8230
-    return any(
-        _r38.customer == 'C001' and _r38.arrangement == 'AR01' and _r38.quantity == 1
-        and _r38.delivery_date == rt.parse_date('2025-02-14')
-        and _r38.recipient == Recipient(
-            v.check_length('Coast Greens', 'Recipient.name', 1, 80),
-            v.check_length('2025-02-11T13:10:00', 'Recipient.street', 1, 100),
-            v.check_length('+1 555 0904', 'Recipient.city', 1, 60),
-            v.check_pattern('+1 555 0802', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r38.card_message == 'LWOBA' and _r38.status == _E11_OrderStatus_received
-        and _r38.total == 86.5
-        for _r38 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_mined_e6004ebd04__new_order_1(ep: FloristDesk) -> bool:  # tasks.world:8231
-    return any(
-        _r39.customer == 'C001' and _r39.arrangement == 'AR01' and _r39.quantity == 1
-        and _r39.delivery_date == rt.parse_date('2025-02-20')
-        and _r39.recipient == Recipient(
-            v.check_length('a\nb', 'Recipient.name', 1, 80),
-            v.check_length('O010', 'Recipient.street', 1, 100),
-            v.check_length('received', 'Recipient.city', 1, 60),
-            v.check_pattern('+1 555 0802', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r39.card_message == 'everyday' and _r39.status == _E11_OrderStatus_received
-        and _r39.total == 86.5
-        for _r39 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:8623
-def _check_mined_72fa061dce__order_o003_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_failed)
-
-
-def _check_mined_72fa061dce__new_order(ep: FloristDesk) -> bool:  # tasks.world:8624
-    return any(
-        _r40.customer == 'C001' and _r40.arrangement == 'AR04' and _r40.quantity == 8
-        and _r40.delivery_date == rt.parse_date('2025-02-13')
-        and _r40.recipient == Recipient(
-            v.check_length('Pink gerbera', 'Recipient.name', 1, 80),
-            v.check_length('green', 'Recipient.street', 1, 100),
-            v.check_length('+1 555 0813', 'Recipient.city', 1, 60),
-            v.check_pattern('+1 555 0901', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r40.card_message == '+1 555 0813' and _r40.status == _E11_OrderStatus_received
-        and _r40.total == 319.5
-        for _r40 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:8625
-def _check_mined_72fa061dce__delivery_d0005_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0005'].status, '==', _E14_DeliveryStatus_failed)
-        and rt.expect(ep.t_deliveries['D0005'].failure_reason, '==', 'Pink gerbera', part=1)
-    )
-
-
-# tasks.world:9015
-def _check_mined_0725571ede__flowervariety_tul_yel_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['TUL-YEL'].reserved, '==', 10)
-
-
-# tasks.world:9016
-def _check_mined_0725571ede__flowervariety_euc_grn_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['EUC-GRN'].reserved, '==', 7)
-
-
-# tasks.world:9017
-def _check_mined_0725571ede__order_o001_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_reserved)
-
-
-# tasks.world:9018
-def _check_mined_0725571ede__order_o003_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_delivered)
-
-
-# tasks.world:9019
-def _check_mined_0725571ede__order_o004_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O004'].status, '==', _E11_OrderStatus_refunded)
-
-
-def _check_mined_0725571ede__new_order(ep: FloristDesk) -> bool:  # tasks.world:9020
-    return any(
-        _r41.customer == 'C004' and _r41.arrangement == 'AR02' and _r41.quantity == 2
-        and _r41.delivery_date == rt.parse_date('2025-02-14')
-        and _r41.recipient == Recipient(
-            v.check_length('0', 'Recipient.name', 1, 80),
-            v.check_length('Necj9', 'Recipient.street', 1, 100),
-            v.check_length('original_payment', 'Recipient.city', 1, 60),
-            v.check_pattern('+1 555 0814', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r41.card_message == 'sympathy' and _r41.status == _E11_OrderStatus_received
-        and _r41.total == 105.5
-        for _r41 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:9021
-def _check_mined_0725571ede__delivery_d0005_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_deliveries['D0005'].status, '==', _E14_DeliveryStatus_delivered)
-
-
-def _check_mined_0725571ede__new_refund(ep: FloristDesk) -> bool:  # tasks.world:9022
-    return any(
-        _r42.order == 'O004' and _r42.amount == 96.5
-        and _r42.reason == _E12_RefundReason_failed_delivery
-        and _r42.method == _E12_RefundMethod_original_payment
-        for _r42 in rt.each(ep, ep.t_refunds)
-    )
-
-
-# tasks.world:9412
-def _check_mined_5c419752c3__flowervariety_ros_red_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['ROS-RED'].stock, '==', 108) and rt.expect(
-        ep.t_varieties['ROS-RED'].reserved, '==', 0, part=1
-    )
-
-
-# tasks.world:9413
-def _check_mined_5c419752c3__flowervariety_euc_grn_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['EUC-GRN'].stock, '==', 77) and rt.expect(
-        ep.t_varieties['EUC-GRN'].reserved, '==', 0, part=1
-    )
-
-
-# tasks.world:9414
-def _check_mined_5c419752c3__order_o002_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O002'].status, '==', _E11_OrderStatus_out_for_delivery)
-
-
-def _check_mined_5c419752c3__new_order(ep: FloristDesk) -> bool:  # tasks.world:9415
-    return any(
-        _r43.customer == 'C002' and _r43.arrangement == 'AR01' and _r43.quantity == 6
-        and _r43.delivery_date == rt.parse_date('2025-02-13')
-        and _r43.recipient == Recipient(
-            v.check_length('Czp#p', 'Recipient.name', 1, 80),
-            v.check_length('failed_delivery', 'Recipient.street', 1, 100),
-            v.check_length('Z', 'Recipient.city', 1, 60),
-            v.check_pattern('+1 555 0812', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r43.card_message == 'store_credit' and _r43.status == _E11_OrderStatus_received
-        and _r43.total == 481.5
-        for _r43 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_mined_5c419752c3__new_delivery(ep: FloristDesk) -> bool:  # tasks.world:9416
-    return any(
-        _r44.order == 'O002' and _r44.courier == 'K03' and _r44.day == rt.parse_date('2025-02-13')
-        and _r44.status == _E14_DeliveryStatus_out and _r44.completed_at is None
-        and _r44.failure_reason is None
-        for _r44 in rt.each(ep, ep.t_deliveries)
-    )
-
-
-# tasks.world:9808
-def _check_mined_dd2eaf64f0__order_o001_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:9809
-def _check_mined_dd2eaf64f0__order_o003_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_failed)
-
-
-def _check_mined_dd2eaf64f0__new_order(ep: FloristDesk) -> bool:  # tasks.world:9810
-    return any(
-        _r45.customer == 'C001' and _r45.arrangement == 'AR02' and _r45.quantity == 1
-        and _r45.delivery_date == rt.parse_date('2025-02-14')
-        and _r45.recipient == Recipient(
-            v.check_length('birthday', 'Recipient.name', 1, 80),
-            v.check_length('Happy birthday, Mia!', 'Recipient.street', 1, 100),
-            v.check_length('S', 'Recipient.city', 1, 60),
-            v.check_pattern('+33021 762', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r45.card_message == 'refunded' and _r45.status == _E11_OrderStatus_received
-        and _r45.total == 56.5
-        for _r45 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:9811
-def _check_mined_dd2eaf64f0__delivery_d0005_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0005'].status, '==', _E14_DeliveryStatus_failed)
-        and rt.expect(ep.t_deliveries['D0005'].failure_reason, '==', 'O009', part=1)
-    )
-
-
-def _check_mined_dd2eaf64f0__new_refund(ep: FloristDesk) -> bool:  # tasks.world:9812
-    return any(
-        _r46.order == 'O001' and _r46.amount == 56.5 and _r46.reason == _E12_RefundReason_cancelled
-        and _r46.method == _E12_RefundMethod_store_credit
-        for _r46 in rt.each(ep, ep.t_refunds)
-    )
-
-
-# tasks.world:10206
-def _check_mined_a010e36da2__flowervariety_tul_yel_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['TUL-YEL'].reserved, '==', 10)
-
-
-# tasks.world:10207
-def _check_mined_a010e36da2__flowervariety_euc_grn_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['EUC-GRN'].reserved, '==', 7)
-
-
-# tasks.world:10208
-def _check_mined_a010e36da2__order_o001_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_reserved)
-
-
-def _check_mined_a010e36da2__new_order(ep: FloristDesk) -> bool:  # tasks.world:10209
-    return any(
-        _r47.customer == 'C001' and _r47.arrangement == 'AR02' and _r47.quantity == 4
-        and _r47.delivery_date == rt.parse_date('2025-02-14')
-        and _r47.recipient == Recipient(
-            v.check_length('+1 555 0817', 'Recipient.name', 1, 80),
-            v.check_length('cancelled', 'Recipient.street', 1, 100),
-            v.check_length('Skagit Bulbs', 'Recipient.city', 1, 60),
-            v.check_pattern('+1 555 0814', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r47.card_message == 'Tacoma' and _r47.status == _E11_OrderStatus_received
-        and _r47.total == 203.5
-        for _r47 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_mined_a010e36da2__new_order_1(ep: FloristDesk) -> bool:  # tasks.world:10210
-    return any(
-        _r48.customer == 'C001' and _r48.arrangement == 'AR04' and _r48.quantity == 5
-        and _r48.delivery_date == rt.parse_date('2025-02-14')
-        and _r48.recipient == Recipient(
-            v.check_length('2025-02-13T07:45:00', 'Recipient.name', 1, 80),
-            v.check_length('out_for_delivery', 'Recipient.street', 1, 100),
-            v.check_length('everyday', 'Recipient.city', 1, 60),
-            v.check_pattern('+5139190 20', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r48.card_message == 'R002' and _r48.status == _E11_OrderStatus_received
-        and _r48.total == 202.5
-        for _r48 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_mined_a010e36da2__new_order_2(ep: FloristDesk) -> bool:  # tasks.world:10211
-    return any(
-        _r49.customer == 'C001' and _r49.arrangement == 'AR04' and _r49.quantity == 2
-        and _r49.delivery_date == rt.parse_date('2025-02-14')
-        and _r49.recipient == Recipient(
-            v.check_length('congratulations', 'Recipient.name', 1, 80),
-            v.check_length('sympathy', 'Recipient.street', 1, 100),
-            v.check_length('p_tQ7', 'Recipient.city', 1, 60),
-            v.check_pattern('+1 555 0814', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r49.card_message == '+1 555 0814' and _r49.status == _E11_OrderStatus_received
-        and _r49.total == 85.5
-        for _r49 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:10604
-def _check_mined_d0aedc65e4__flowervariety_tul_yel_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['TUL-YEL'].reserved, '==', 10)
-
-
-# tasks.world:10605
-def _check_mined_d0aedc65e4__flowervariety_euc_grn_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['EUC-GRN'].reserved, '==', 7)
-
-
-# tasks.world:10606
-def _check_mined_d0aedc65e4__order_o001_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_reserved)
-
-
-# tasks.world:10607
-def _check_mined_d0aedc65e4__order_o003_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_failed)
-
-
-# tasks.world:10608
-def _check_mined_d0aedc65e4__delivery_d0005_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0005'].status, '==', _E14_DeliveryStatus_failed)
-        and rt.expect(ep.t_deliveries['D0005'].failure_reason, '==', 'Coast Greens', part=1)
-    )
-
-
-# tasks.world:11000
-def _check_mined_ed6e9a306e__flowervariety_ros_red_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['ROS-RED'].reserved, '==', 0)
-
-
-# tasks.world:11001
-def _check_mined_ed6e9a306e__flowervariety_tul_yel_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['TUL-YEL'].reserved, '==', 10)
-
-
-# tasks.world:11002
-def _check_mined_ed6e9a306e__flowervariety_euc_grn_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['EUC-GRN'].reserved, '==', 4)
-
-
-# tasks.world:11003
-def _check_mined_ed6e9a306e__order_o001_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_reserved)
-
-
-# tasks.world:11004
-def _check_mined_ed6e9a306e__order_o002_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O002'].status, '==', _E11_OrderStatus_cancelled)
-
-
-def _check_mined_ed6e9a306e__new_refund(ep: FloristDesk) -> bool:  # tasks.world:11005
-    return any(
-        _r50.order == 'O002' and _r50.amount == 86.5 and _r50.reason == _E12_RefundReason_cancelled
-        and _r50.method == _E12_RefundMethod_store_credit
-        for _r50 in rt.each(ep, ep.t_refunds)
-    )
-
-
-# tasks.world:11397
-def _check_mined_e1ee39d8bb__order_o001_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:11398
-def _check_mined_e1ee39d8bb__order_o003_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_failed)
-
-
-# tasks.world:11399
-def _check_mined_e1ee39d8bb__delivery_d0005_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_deliveries['D0005'].status, '==', _E14_DeliveryStatus_failed)
-        and rt.expect(ep.t_deliveries['D0005'].failure_reason, '==', 'AR02', part=1)
-    )
-
-
-def _check_mined_e1ee39d8bb__new_refund(ep: FloristDesk) -> bool:  # tasks.world:11400
-    return any(
-        _r51.order == 'O001' and _r51.amount == 56.5 and _r51.reason == _E12_RefundReason_cancelled
-        and _r51.method == _E12_RefundMethod_store_credit
-        for _r51 in rt.each(ep, ep.t_refunds)
-    )
-
-
-# tasks.world:11793
-def _check_mined_3df31802ca__order_o001_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_cancelled)
-
-
-def _check_mined_3df31802ca__new_order(ep: FloristDesk) -> bool:  # tasks.world:11794
-    return any(
-        _r52.customer == 'C004' and _r52.arrangement == 'AR02' and _r52.quantity == 1
-        and _r52.delivery_date == rt.parse_date('2025-02-14')
-        and _r52.recipient == Recipient(
-            v.check_length('van', 'Recipient.name', 1, 80),
-            v.check_length('failed_delivery', 'Recipient.street', 1, 100),
-            v.check_length('red', 'Recipient.city', 1, 60),
-            v.check_pattern('+1 555 0811', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r52.card_message == 'N' and _r52.status == _E11_OrderStatus_received
-        and _r52.total == 56.5
-        for _r52 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_mined_3df31802ca__new_refund(ep: FloristDesk) -> bool:  # tasks.world:11795
-    return any(
-        _r53.order == 'O001' and _r53.amount == 56.5 and _r53.reason == _E12_RefundReason_cancelled
-        and _r53.method == _E12_RefundMethod_store_credit
-        for _r53 in rt.each(ep, ep.t_refunds)
-    )
-
-
-# tasks.world:12188
-def _check_mined_dca2bcffe2__flowervariety_ros_red_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['ROS-RED'].reserved, '==', 0)
-
-
-# tasks.world:12189
-def _check_mined_dca2bcffe2__flowervariety_euc_grn_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_varieties['EUC-GRN'].reserved, '==', 0)
-
-
-# tasks.world:12190
-def _check_mined_dca2bcffe2__order_o002_changed(ep: FloristDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O002'].status, '==', _E11_OrderStatus_cancelled)
-
-
-def _check_mined_dca2bcffe2__new_order(ep: FloristDesk) -> bool:  # tasks.world:12191
-    return any(
-        _r54.customer == 'C002' and _r54.arrangement == 'AR02' and _r54.quantity == 1
-        and _r54.delivery_date == rt.parse_date('2025-02-20')
-        and _r54.recipient == Recipient(
-            v.check_length('out', 'Recipient.name', 1, 80),
-            v.check_length('C002', 'Recipient.street', 1, 100),
-            v.check_length('ROS-RED', 'Recipient.city', 1, 60),
-            v.check_pattern('+1 555 0812', 'Recipient.phone', '^\\+?[0-9 ]{7,20}$'),
-        )
-        and _r54.card_message == '名前' and _r54.status == _E11_OrderStatus_received
-        and _r54.total == 56.5
-        for _r54 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_mined_dca2bcffe2__new_refund(ep: FloristDesk) -> bool:  # tasks.world:12192
-    return any(
-        _r55.order == 'O002' and _r55.amount == 86.5 and _r55.reason == _E12_RefundReason_cancelled
-        and _r55.method == _E12_RefundMethod_original_payment
-        for _r55 in rt.each(ep, ep.t_refunds)
-    )
-
-
-FloristDesk.TASKS = task_registry(__name__, "tasks.json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Agency", "AgencyInfo", "AgencyStatus", "DayInfo", "DayStatus", "DietaryNeed",
@@ -365,11 +365,8 @@ class FoodBankDesk(Episode):
     CLOCK: ClassVar[str] = "2025-03-12T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act as the signed-in staff member. Stock never goes below zero, a household gets one '
-        'distribution\n'
-        "a week, and an agency's orders stay within its weekly allocation."
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "staff": "Staff", "agencies": "Agency", "households": "Household", "items": "FoodItem",
         "lots": "StockLot", "distribution_days": "DistributionDay", "orders": "Order",
@@ -517,21 +514,15 @@ class FoodBankDesk(Episode):
             rt.check_deleted(
                 self, self.t_staff, ((self.t_donations, 'received_by'), (None, 'current_staff'))
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_agencies, ((self.t_households, 'agency'), (self.t_orders, 'agency'))
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_households, ((self.t_orders, 'household'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_items, ((self.t_lots, 'item'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_distribution_days, ((self.t_orders, 'distribution_day'),)
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_donations, ((self.t_lots, 'donation'),))
-        pass
 
     def fn_week_of(self, d: dt.date) -> str:  # food_bank_desk.world:188
         'The ISO year and week of a day, e.g. 2025-11.'
@@ -1273,890 +1264,758 @@ class FoodBankDesk(Episode):
         )
         return order_id  # food_bank_desk.world:618
 
+    def _check_order_for_maria__placed_and_packed(self) -> bool:  # food_bank_desk.world:1010
+        return any(
+            _o34.household == 'HH0001' and _o34.distribution_day == 'DD002'
+            and _o34.status == _E11_OrderStatus_packed and _o34.weight_kg == 6.0
+            for _o34 in rt.each(self, self.t_orders)
+        )
+
+    # food_bank_desk.world:1011
+    def _check_order_for_maria__stock_taken(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0001'].quantity, '==', 195) and rt.expect(
+            self.t_lots['LOT0002'].quantity, '==', 116, part=1
+        )
+
+    # tasks.world:393
+    def _check_amina_moves_to_next_week__old_cancelled(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['OR0003'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_amina_moves_to_next_week__new_order(self) -> bool:  # tasks.world:394
+        return any(
+            _o35.household == 'HH0003' and _o35.agency == 'AG02'
+            and _o35.distribution_day == 'DD003' and _o35.status == _E11_OrderStatus_placed
+            and _o35.weight_kg == 9.4 and len(_o35.lines) == 3
+            for _o35 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:795
+    def _check_release_today_and_pack_amina__released(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['OR0002'].status, '==', _E11_OrderStatus_released)
+            and rt.expect(self.t_orders['OR0002'].released_at, 'is not', None, part=1)
+        )
+
+    def _check_release_today_and_pack_amina__packed(self) -> rt.Verdict | bool:  # tasks.world:796
+        return rt.expect(self.t_orders['OR0003'].status, '==', _E11_OrderStatus_packed)
+
+    # tasks.world:797
+    def _check_release_today_and_pack_amina__stock_taken(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_lots['LOT0007'].quantity, '==', 21)
+            and rt.expect(self.t_lots['LOT0001'].quantity, '==', 190, part=1)
+            and rt.expect(self.t_lots['LOT0008'].quantity, '==', 74, part=2)
+        )
+
+    def _check_mined_4afff5732a__new_household(self) -> bool:  # tasks.world:1196
+        return any(
+            _r36.agency == 'AG02' and _r36.contact_name == 'o1TKEHT#f9NYH@'
+            and _r36.phone == '67498270' and _r36.size == 18 and _r36.postcode == '14898'
+            and _r36.registered_on == rt.parse_date('2025-03-12')
+            for _r36 in rt.each(self, self.t_households)
+        )
+
+    def _check_mined_4afff5732a__new_household_1(self) -> bool:  # tasks.world:1197
+        return any(
+            _r37.agency == 'AG02' and _r37.contact_name == 'closed' and _r37.phone == '8799012285'
+            and _r37.size == 6 and _r37.postcode == '14898'
+            and _r37.registered_on == rt.parse_date('2025-03-12')
+            for _r37 in rt.each(self, self.t_households)
+        )
+
+    def _check_mined_4afff5732a__new_order(self) -> bool:  # tasks.world:1198
+        return any(
+            _r38.agency == 'AG02' and _r38.household == 'HH0003'
+            and _r38.distribution_day == 'DD003'
+            and _r38.lines == (
+                OrderLine('FD-001', v.check_range(9, 'OrderLine.quantity', 1, 100), ()),
+            )
+            and _r38.weight_kg == 3.6 and _r38.status == _E11_OrderStatus_placed
+            and _r38.released_at is None
+            for _r38 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_1bf5db799f__new_household(self) -> bool:  # tasks.world:1597
+        return any(
+            _r39.agency == 'AG03' and _r39.contact_name == 'closed' and _r39.phone == '7569604978'
+            and _r39.size == 1 and _r39.postcode == '58711'
+            and _r39.registered_on == rt.parse_date('2025-03-12')
+            for _r39 in rt.each(self, self.t_households)
+        )
+
+    def _check_mined_1bf5db799f__new_household_1(self) -> bool:  # tasks.world:1598
+        return any(
+            _r40.agency == 'AG01' and _r40.contact_name == 'farm' and _r40.phone == '+6101895103'
+            and _r40.size == 12 and _r40.postcode == '58711'
+            and _r40.registered_on == rt.parse_date('2025-03-12')
+            for _r40 in rt.each(self, self.t_households)
+        )
+
+    # tasks.world:1599
+    def _check_mined_1bf5db799f__stocklot_lot0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0002'].quantity, '==', 122)
+
+    # tasks.world:1600
+    def _check_mined_1bf5db799f__stocklot_lot0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0003'].quantity, '==', 52)
+
+    # tasks.world:1601
+    def _check_mined_1bf5db799f__order_or0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_orders['OR0002'].lines, '==', (
+                    OrderLine('FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
+                    OrderLine('FD-003', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
+                ),
+            )
+            and rt.expect(self.t_orders['OR0002'].status, '==', _E11_OrderStatus_cancelled, part=1)
+        )
+
+    def _check_mined_e882759426__new_household(self) -> bool:  # tasks.world:2000
+        return any(
+            _r41.agency == 'AG01' and _r41.contact_name == 'farm' and _r41.phone == '+1 555 0104'
+            and _r41.size == 1 and _r41.postcode == '79759'
+            and _r41.registered_on == rt.parse_date('2025-03-12')
+            for _r41 in rt.each(self, self.t_households)
+        )
+
+    def _check_mined_e882759426__new_household_1(self) -> bool:  # tasks.world:2001
+        return any(
+            _r42.agency == 'AG01' and _r42.contact_name == '9elK7J2-0H8'
+            and _r42.phone == '+0655212594' and _r42.size == 9 and _r42.postcode == '55980'
+            and _r42.registered_on == rt.parse_date('2025-03-12')
+            for _r42 in rt.each(self, self.t_households)
+        )
+
+    def _check_mined_9afc318090__new_household(self) -> bool:  # tasks.world:2399
+        return any(
+            _r43.agency == 'AG01' and _r43.contact_name == 'infant' and _r43.phone == '1723566'
+            and _r43.size == 8 and _r43.postcode == '10005'
+            and _r43.registered_on == rt.parse_date('2025-03-12')
+            for _r43 in rt.each(self, self.t_households)
+        )
+
+    # tasks.world:2795
+    def _check_mined_0594914c52__order_or0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['OR0003'].status, '==', _E11_OrderStatus_cancelled)
+
+    # tasks.world:3192
+    def _check_mined_5efc393fb0__order_or0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['OR0002'].status, '==', _E11_OrderStatus_released)
+
+    # tasks.world:3588
+    def _check_mined_025bec727a__stocklot_lot0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0001'].quantity, '==', 190)
+
+    # tasks.world:3589
+    def _check_mined_025bec727a__stocklot_lot0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0007'].quantity, '==', 21)
+
+    # tasks.world:3590
+    def _check_mined_025bec727a__stocklot_lot0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0008'].quantity, '==', 74)
+
+    # tasks.world:3591
+    def _check_mined_025bec727a__order_or0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_orders['OR0003'].lines, '==', (
+                    OrderLine(
+                        'FD-005', v.check_range(3, 'OrderLine.quantity', 1, 100),
+                        (LotTake('LOT0007', v.check_range(3, 'LotTake.quantity', 1, None)),),
+                    ),
+                    OrderLine(
+                        'FD-001', v.check_range(10, 'OrderLine.quantity', 1, 100),
+                        (LotTake('LOT0001', v.check_range(10, 'LotTake.quantity', 1, None)),),
+                    ),
+                    OrderLine(
+                        'FD-006', v.check_range(6, 'OrderLine.quantity', 1, 100),
+                        (LotTake('LOT0008', v.check_range(6, 'LotTake.quantity', 1, None)),),
+                    ),
+                ),
+            )
+            and rt.expect(self.t_orders['OR0003'].status, '==', _E11_OrderStatus_packed, part=1)
+        )
+
+    # tasks.world:3986
+    def _check_mined_03cf2977fc__stocklot_lot0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0002'].quantity, '==', 118)
+
+    # tasks.world:3987
+    def _check_mined_03cf2977fc__order_or0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_orders['OR0004'].lines, '==', (
+                    OrderLine(
+                        'FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100),
+                        (LotTake('LOT0002', v.check_range(2, 'LotTake.quantity', 1, None)),),
+                    ),
+                ),
+            )
+            and rt.expect(self.t_orders['OR0004'].status, '==', _E11_OrderStatus_packed, part=1)
+        )
+
+    # tasks.world:4382
+    def _check_mined_0a76f49a4d__order_or0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['OR0004'].status, '==', _E11_OrderStatus_cancelled)
+
+    # tasks.world:4777
+    def _check_mined_499b892d29__order_or0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['OR0003'].status, '==', _E11_OrderStatus_cancelled)
+
+    # tasks.world:5172
+    def _check_mined_85aeca7fae__stocklot_lot0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0002'].quantity, '==', 122)
+
+    # tasks.world:5173
+    def _check_mined_85aeca7fae__stocklot_lot0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0003'].quantity, '==', 52)
+
+    # tasks.world:5174
+    def _check_mined_85aeca7fae__order_or0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_orders['OR0002'].lines, '==', (
+                    OrderLine('FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
+                    OrderLine('FD-003', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
+                ),
+            )
+            and rt.expect(self.t_orders['OR0002'].status, '==', _E11_OrderStatus_cancelled, part=1)
+        )
+
+    def _check_mined_0aa5df26da__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:5569
+        return rt.expect(self.state.current_staff, '==', 'ST03')
+
+    def _check_mined_0aa5df26da__new_household(self) -> bool:  # tasks.world:5570
+        return any(
+            _r44.agency == 'AG01' and _r44.contact_name == '0-' and _r44.phone == '5905075906'
+            and _r44.size == 5 and _r44.postcode == '10002'
+            and _r44.registered_on == rt.parse_date('2025-03-12')
+            for _r44 in rt.each(self, self.t_households)
+        )
+
+    def _check_mined_0aa5df26da__new_household_1(self) -> bool:  # tasks.world:5571
+        return any(
+            _r45.agency == 'AG01' and _r45.contact_name == 'HH0007' and _r45.phone == '84924079'
+            and _r45.size == 7 and _r45.postcode == '10002'
+            and _r45.registered_on == rt.parse_date('2025-03-12')
+            for _r45 in rt.each(self, self.t_households)
+        )
+
+    # tasks.world:5572
+    def _check_mined_0aa5df26da__stocklot_lot0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0002'].quantity, '==', 122)
+
+    # tasks.world:5573
+    def _check_mined_0aa5df26da__stocklot_lot0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0003'].quantity, '==', 52)
+
+    # tasks.world:5574
+    def _check_mined_0aa5df26da__order_or0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_orders['OR0002'].lines, '==', (
+                    OrderLine('FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
+                    OrderLine('FD-003', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
+                ),
+            )
+            and rt.expect(self.t_orders['OR0002'].status, '==', _E11_OrderStatus_cancelled, part=1)
+        )
+
+    def _check_mined_6098ae35f0__new_household(self) -> bool:  # tasks.world:5975
+        return any(
+            _r46.agency == 'AG02' and _r46.contact_name == 'packed' and _r46.phone == '+1 555 0102'
+            and _r46.size == 10 and _r46.postcode == '96551'
+            and _r46.registered_on == rt.parse_date('2025-03-12')
+            for _r46 in rt.each(self, self.t_households)
+        )
+
+    def _check_mined_6098ae35f0__new_household_1(self) -> bool:  # tasks.world:5976
+        return any(
+            _r47.agency == 'AG03' and _r47.contact_name == 'LOT0005'
+            and _r47.phone == '+1 555 0102' and _r47.size == 2 and _r47.postcode == '18573'
+            and _r47.registered_on == rt.parse_date('2025-03-12')
+            for _r47 in rt.each(self, self.t_households)
+        )
+
+    # tasks.world:5977
+    def _check_mined_6098ae35f0__order_or0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['OR0003'].status, '==', _E11_OrderStatus_cancelled)
+
+    # tasks.world:5978
+    def _check_mined_6098ae35f0__order_or0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['OR0004'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_mined_26ec5381e8__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:6380
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    def _check_mined_26ec5381e8__new_household(self) -> bool:  # tasks.world:6381
+        return any(
+            _r48.agency == 'AG01' and _r48.contact_name == 'closed' and _r48.phone == ' 6744830 6'
+            and _r48.size == 1 and _r48.postcode == '10001'
+            and _r48.registered_on == rt.parse_date('2025-03-12')
+            for _r48 in rt.each(self, self.t_households)
+        )
+
+    # tasks.world:6382
+    def _check_mined_26ec5381e8__stocklot_lot0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0002'].quantity, '==', 122)
+
+    # tasks.world:6383
+    def _check_mined_26ec5381e8__stocklot_lot0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0003'].quantity, '==', 52)
+
+    # tasks.world:6384
+    def _check_mined_26ec5381e8__order_or0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_orders['OR0002'].lines, '==', (
+                    OrderLine('FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
+                    OrderLine('FD-003', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
+                ),
+            )
+            and rt.expect(self.t_orders['OR0002'].status, '==', _E11_OrderStatus_cancelled, part=1)
+        )
+
+    def _check_mined_bb3eb8f967__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:6783
+        return rt.expect(self.state.current_staff, '==', 'ST03')
+
+    def _check_mined_bb3eb8f967__new_household(self) -> bool:  # tasks.world:6784
+        return any(
+            _r49.agency == 'AG03' and _r49.contact_name == 'tara.bell@foodbank.example'
+            and _r49.phone == '+6 76906' and _r49.size == 3 and _r49.postcode == '10006'
+            and _r49.registered_on == rt.parse_date('2025-03-12')
+            for _r49 in rt.each(self, self.t_households)
+        )
+
+    # tasks.world:6785
+    def _check_mined_bb3eb8f967__order_or0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['OR0002'].status, '==', _E11_OrderStatus_released)
+
+    def _check_mined_80387ca6f0__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:7185
+        return rt.expect(self.state.current_staff, '==', 'ST03')
+
+    def _check_mined_80387ca6f0__new_household(self) -> bool:  # tasks.world:7186
+        return any(
+            _r50.agency == 'AG01' and _r50.contact_name == 'intake' and _r50.phone == '+1 555 0106'
+            and _r50.size == 12 and _r50.postcode == '68400'
+            and _r50.registered_on == rt.parse_date('2025-03-12')
+            for _r50 in rt.each(self, self.t_households)
+        )
+
+    # tasks.world:7187
+    def _check_mined_80387ca6f0__stocklot_lot0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0005'].quantity, '==', 0) and rt.expect(
+            self.t_lots['LOT0005'].status, '==', _E9_LotStatus_written_off, part=1
+        )
+
+    # tasks.world:7188
+    def _check_mined_80387ca6f0__order_or0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['OR0002'].status, '==', _E11_OrderStatus_released)
+
+    def _check_mined_10c06c0793__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:7588
+        return rt.expect(self.state.current_staff, '==', 'ST03')
+
+    def _check_mined_10c06c0793__new_household(self) -> bool:  # tasks.world:7589
+        return any(
+            _r51.agency == 'AG02' and _r51.contact_name == '2026-01-31'
+            and _r51.phone == '9400 0444' and _r51.size == 10 and _r51.postcode == '10002'
+            and _r51.registered_on == rt.parse_date('2025-03-12')
+            for _r51 in rt.each(self, self.t_households)
+        )
+
+    # tasks.world:7590
+    def _check_mined_10c06c0793__order_or0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['OR0003'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_mined_22b6094244__new_household(self) -> bool:  # tasks.world:7990
+        return any(
+            _r52.agency == 'AG03' and _r52.contact_name == 'City Food Drive'
+            and _r52.phone == '+1 555 0102' and _r52.size == 20 and _r52.postcode == '41025'
+            and _r52.registered_on == rt.parse_date('2025-03-12')
+            for _r52 in rt.each(self, self.t_households)
+        )
+
+    def _check_mined_22b6094244__new_household_1(self) -> bool:  # tasks.world:7991
+        return any(
+            _r53.agency == 'AG03' and _r53.contact_name == '\\' and _r53.phone == '668714599'
+            and _r53.size == 7 and _r53.postcode == '17020'
+            and _r53.registered_on == rt.parse_date('2025-03-12')
+            for _r53 in rt.each(self, self.t_households)
+        )
+
+    # tasks.world:7992
+    def _check_mined_22b6094244__stocklot_lot0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0002'].quantity, '==', 118)
+
+    # tasks.world:7993
+    def _check_mined_22b6094244__order_or0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['OR0002'].status, '==', _E11_OrderStatus_released)
+
+    # tasks.world:7994
+    def _check_mined_22b6094244__order_or0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_orders['OR0004'].lines, '==', (
+                    OrderLine(
+                        'FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100),
+                        (LotTake('LOT0002', v.check_range(2, 'LotTake.quantity', 1, None)),),
+                    ),
+                ),
+            )
+            and rt.expect(self.t_orders['OR0004'].status, '==', _E11_OrderStatus_packed, part=1)
+        )
+
+    def _check_mined_07191d0f61__new_household(self) -> bool:  # tasks.world:8393
+        return any(
+            _r54.agency == 'AG02' and _r54.contact_name == 'Ez' and _r54.phone == '3440563685'
+            and _r54.size == 5 and _r54.postcode == '10003'
+            and _r54.registered_on == rt.parse_date('2025-03-12')
+            for _r54 in rt.each(self, self.t_households)
+        )
+
+    # tasks.world:8394
+    def _check_mined_07191d0f61__stocklot_lot0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0001'].quantity, '==', 190)
+
+    # tasks.world:8395
+    def _check_mined_07191d0f61__stocklot_lot0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0007'].quantity, '==', 21)
+
+    # tasks.world:8396
+    def _check_mined_07191d0f61__stocklot_lot0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0008'].quantity, '==', 74)
+
+    # tasks.world:8397
+    def _check_mined_07191d0f61__order_or0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_orders['OR0003'].lines, '==', (
+                    OrderLine(
+                        'FD-005', v.check_range(3, 'OrderLine.quantity', 1, 100),
+                        (LotTake('LOT0007', v.check_range(3, 'LotTake.quantity', 1, None)),),
+                    ),
+                    OrderLine(
+                        'FD-001', v.check_range(10, 'OrderLine.quantity', 1, 100),
+                        (LotTake('LOT0001', v.check_range(10, 'LotTake.quantity', 1, None)),),
+                    ),
+                    OrderLine(
+                        'FD-006', v.check_range(6, 'OrderLine.quantity', 1, 100),
+                        (LotTake('LOT0008', v.check_range(6, 'LotTake.quantity', 1, None)),),
+                    ),
+                ),
+            )
+            and rt.expect(self.t_orders['OR0003'].status, '==', _E11_OrderStatus_packed, part=1)
+        )
+
+    def _check_mined_3f83a6a759__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:8796
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    def _check_mined_3f83a6a759__new_household(self) -> bool:  # tasks.world:8797
+        return any(
+            _r55.agency == 'AG03' and _r55.contact_name == 'hello@youthout.example'
+            and _r55.phone == '+1 555 0105' and _r55.size == 2 and _r55.postcode == '10004'
+            and _r55.registered_on == rt.parse_date('2025-03-12')
+            for _r55 in rt.each(self, self.t_households)
+        )
+
+    def _check_mined_3f83a6a759__new_household_1(self) -> bool:  # tasks.world:8798
+        return any(
+            _r56.agency == 'AG01' and _r56.contact_name == '10004' and _r56.phone == '+1 555 0106'
+            and _r56.size == 7 and _r56.postcode == '10004'
+            and _r56.registered_on == rt.parse_date('2025-03-12')
+            for _r56 in rt.each(self, self.t_households)
+        )
+
+    def _check_mined_f7ad632c83__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:9197
+        return rt.expect(self.state.current_staff, '==', 'ST03')
+
+    # tasks.world:9198
+    def _check_mined_f7ad632c83__order_or0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['OR0004'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_mined_f7ad632c83__new_order(self) -> bool:  # tasks.world:9199
+        return any(
+            _r57.agency == 'AG03' and _r57.household == 'HH0004'
+            and _r57.distribution_day == 'DD003'
+            and _r57.lines == (
+                OrderLine('FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
+            )
+            and _r57.weight_kg == 2.0 and _r57.status == _E11_OrderStatus_placed
+            and _r57.released_at is None
+            for _r57 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_61e6481658__new_household(self) -> bool:  # tasks.world:9597
+        return any(
+            _r58.agency == 'AG02' and _r58.contact_name == 'active' and _r58.phone == '30 0869141'
+            and _r58.size == 6 and _r58.postcode == '10005'
+            and _r58.registered_on == rt.parse_date('2025-03-12')
+            for _r58 in rt.each(self, self.t_households)
+        )
+
+    def _check_mined_61e6481658__new_household_1(self) -> bool:  # tasks.world:9598
+        return any(
+            _r59.agency == 'AG01' and _r59.contact_name == 'manufacturer'
+            and _r59.phone == '30 0869141' and _r59.size == 8 and _r59.postcode == '10005'
+            and _r59.registered_on == rt.parse_date('2025-03-12')
+            for _r59 in rt.each(self, self.t_households)
+        )
+
+    # tasks.world:9599
+    def _check_mined_61e6481658__stocklot_lot0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0002'].quantity, '==', 122)
+
+    # tasks.world:9600
+    def _check_mined_61e6481658__stocklot_lot0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0003'].quantity, '==', 52)
+
+    # tasks.world:9601
+    def _check_mined_61e6481658__order_or0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_orders['OR0002'].lines, '==', (
+                    OrderLine('FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
+                    OrderLine('FD-003', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
+                ),
+            )
+            and rt.expect(self.t_orders['OR0002'].status, '==', _E11_OrderStatus_cancelled, part=1)
+        )
+
+    # tasks.world:9602
+    def _check_mined_61e6481658__order_or0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['OR0003'].status, '==', _E11_OrderStatus_cancelled)
+
+    # tasks.world:10001
+    def _check_mined_bf865571f5__stocklot_lot0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0002'].quantity, '==', 122)
+
+    # tasks.world:10002
+    def _check_mined_bf865571f5__stocklot_lot0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0003'].quantity, '==', 52)
+
+    # tasks.world:10003
+    def _check_mined_bf865571f5__order_or0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_orders['OR0002'].lines, '==', (
+                    OrderLine('FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
+                    OrderLine('FD-003', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
+                ),
+            )
+            and rt.expect(self.t_orders['OR0002'].status, '==', _E11_OrderStatus_cancelled, part=1)
+        )
+
+    def _check_mined_f1d0319f3a__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:10401
+        return rt.expect(self.state.current_staff, '==', 'ST03')
+
+    def _check_mined_f1d0319f3a__new_household(self) -> bool:  # tasks.world:10402
+        return any(
+            _r60.agency == 'AG01' and _r60.contact_name == 'TIAqOxL#il7iLd#mxAWt_qRsB4zQR5Vh9E7R'
+            and _r60.phone == '+1 555 0105' and _r60.size == 19 and _r60.postcode == '88505'
+            and _r60.registered_on == rt.parse_date('2025-03-12')
+            for _r60 in rt.each(self, self.t_households)
+        )
+
+    def _check_mined_8afef7a7ad__new_household(self) -> bool:  # tasks.world:10800
+        return any(
+            _r61.agency == 'AG01' and _r61.contact_name == 'released' and _r61.phone == '92 601748'
+            and _r61.size == 2 and _r61.postcode == '49209'
+            and _r61.registered_on == rt.parse_date('2025-03-12')
+            for _r61 in rt.each(self, self.t_households)
+        )
+
+    # tasks.world:10801
+    def _check_mined_8afef7a7ad__stocklot_lot0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0002'].quantity, '==', 122)
+
+    # tasks.world:10802
+    def _check_mined_8afef7a7ad__stocklot_lot0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0003'].quantity, '==', 52)
+
+    # tasks.world:10803
+    def _check_mined_8afef7a7ad__order_or0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_orders['OR0002'].lines, '==', (
+                    OrderLine('FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
+                    OrderLine('FD-003', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
+                ),
+            )
+            and rt.expect(self.t_orders['OR0002'].status, '==', _E11_OrderStatus_cancelled, part=1)
+        )
+
+    # tasks.world:11200
+    def _check_mined_9257bdb07c__stocklot_lot0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0005'].quantity, '==', 0) and rt.expect(
+            self.t_lots['LOT0005'].status, '==', _E9_LotStatus_written_off, part=1
+        )
+
+    # tasks.world:11201
+    def _check_mined_9257bdb07c__order_or0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['OR0002'].status, '==', _E11_OrderStatus_released)
+
+    def _check_mined_1199a0d29c__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:11599
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    # tasks.world:11600
+    def _check_mined_1199a0d29c__stocklot_lot0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0002'].quantity, '==', 118)
+
+    # tasks.world:11601
+    def _check_mined_1199a0d29c__order_or0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_orders['OR0004'].lines, '==', (
+                    OrderLine(
+                        'FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100),
+                        (LotTake('LOT0002', v.check_range(2, 'LotTake.quantity', 1, None)),),
+                    ),
+                ),
+            )
+            and rt.expect(self.t_orders['OR0004'].status, '==', _E11_OrderStatus_packed, part=1)
+        )
+
+    def _check_mined_71c9ccce56__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:11998
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    # tasks.world:11999
+    def _check_mined_71c9ccce56__order_or0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['OR0004'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_mined_32ac57212a__new_household(self) -> bool:  # tasks.world:12398
+        return any(
+            _r62.agency == 'AG03' and _r62.contact_name == 'DD001' and _r62.phone == '+1 555 0102'
+            and _r62.size == 1 and _r62.postcode == '42597'
+            and _r62.registered_on == rt.parse_date('2025-03-12')
+            for _r62 in rt.each(self, self.t_households)
+        )
+
+    # tasks.world:12399
+    def _check_mined_32ac57212a__stocklot_lot0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0002'].quantity, '==', 122)
+
+    # tasks.world:12400
+    def _check_mined_32ac57212a__stocklot_lot0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0003'].quantity, '==', 52)
+
+    # tasks.world:12401
+    def _check_mined_32ac57212a__order_or0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_orders['OR0002'].lines, '==', (
+                    OrderLine('FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
+                    OrderLine('FD-003', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
+                ),
+            )
+            and rt.expect(self.t_orders['OR0002'].status, '==', _E11_OrderStatus_cancelled, part=1)
+        )
+
+    def _check_mined_3d7875bd0b__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:12801
+        return rt.expect(self.state.current_staff, '==', 'ST03')
+
+    # tasks.world:12802
+    def _check_mined_3d7875bd0b__stocklot_lot0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0002'].quantity, '==', 122)
+
+    # tasks.world:12803
+    def _check_mined_3d7875bd0b__stocklot_lot0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0003'].quantity, '==', 52)
+
+    # tasks.world:12804
+    def _check_mined_3d7875bd0b__order_or0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_orders['OR0002'].lines, '==', (
+                    OrderLine('FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
+                    OrderLine('FD-003', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
+                ),
+            )
+            and rt.expect(self.t_orders['OR0002'].status, '==', _E11_OrderStatus_cancelled, part=1)
+        )
+
+    def _check_mined_861268ef90__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:13204
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    # tasks.world:13205
+    def _check_mined_861268ef90__stocklot_lot0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0001'].quantity, '==', 190)
+
+    # tasks.world:13206
+    def _check_mined_861268ef90__stocklot_lot0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0007'].quantity, '==', 21)
+
+    # tasks.world:13207
+    def _check_mined_861268ef90__stocklot_lot0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0008'].quantity, '==', 74)
+
+    # tasks.world:13208
+    def _check_mined_861268ef90__order_or0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_orders['OR0003'].lines, '==', (
+                    OrderLine(
+                        'FD-005', v.check_range(3, 'OrderLine.quantity', 1, 100),
+                        (LotTake('LOT0007', v.check_range(3, 'LotTake.quantity', 1, None)),),
+                    ),
+                    OrderLine(
+                        'FD-001', v.check_range(10, 'OrderLine.quantity', 1, 100),
+                        (LotTake('LOT0001', v.check_range(10, 'LotTake.quantity', 1, None)),),
+                    ),
+                    OrderLine(
+                        'FD-006', v.check_range(6, 'OrderLine.quantity', 1, 100),
+                        (LotTake('LOT0008', v.check_range(6, 'LotTake.quantity', 1, None)),),
+                    ),
+                ),
+            )
+            and rt.expect(self.t_orders['OR0003'].status, '==', _E11_OrderStatus_packed, part=1)
+        )
+
+    # tasks.world:13608
+    def _check_mined_47b8c5f195__stocklot_lot0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0002'].quantity, '==', 122)
+
+    # tasks.world:13609
+    def _check_mined_47b8c5f195__stocklot_lot0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lots['LOT0003'].quantity, '==', 52)
+
+    # tasks.world:13610
+    def _check_mined_47b8c5f195__order_or0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_orders['OR0002'].lines, '==', (
+                    OrderLine('FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
+                    OrderLine('FD-003', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
+                ),
+            )
+            and rt.expect(self.t_orders['OR0002'].status, '==', _E11_OrderStatus_cancelled, part=1)
+        )
+
+    # tasks.world:13611
+    def _check_mined_47b8c5f195__order_or0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['OR0004'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_mined_95ff87c09f__new_household(self) -> bool:  # tasks.world:14010
+        return any(
+            _r63.agency == 'AG03' and _r63.contact_name == '2025-03-11T15:00:00'
+            and _r63.phone == '339776323' and _r63.size == 1 and _r63.postcode == '10006'
+            and _r63.registered_on == rt.parse_date('2025-03-12')
+            for _r63 in rt.each(self, self.t_households)
+        )
+
+    # tasks.world:14011
+    def _check_mined_95ff87c09f__order_or0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['OR0004'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_mined_d68b13759a__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:14411
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    # tasks.world:14412
+    def _check_mined_d68b13759a__order_or0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['OR0004'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_mined_a770073f0d__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:14812
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
 
 FoodBankDesk.TOOLS = tools(FoodBankDesk)
-
-
-# food_bank_desk.world:1010
-def _check_order_for_maria__placed_and_packed(ep: FoodBankDesk) -> bool:
-    return any(
-        _o34.household == 'HH0001' and _o34.distribution_day == 'DD002'
-        and _o34.status == _E11_OrderStatus_packed and _o34.weight_kg == 6.0
-        for _o34 in rt.each(ep, ep.t_orders)
-    )
-
-
-# food_bank_desk.world:1011
-def _check_order_for_maria__stock_taken(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0001'].quantity, '==', 195) and rt.expect(
-        ep.t_lots['LOT0002'].quantity, '==', 116, part=1
-    )
-
-
-# tasks.world:393
-def _check_amina_moves_to_next_week__old_cancelled(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['OR0003'].status, '==', _E11_OrderStatus_cancelled)
-
-
-def _check_amina_moves_to_next_week__new_order(ep: FoodBankDesk) -> bool:  # tasks.world:394
-    return any(
-        _o35.household == 'HH0003' and _o35.agency == 'AG02' and _o35.distribution_day == 'DD003'
-        and _o35.status == _E11_OrderStatus_placed and _o35.weight_kg == 9.4
-        and len(_o35.lines) == 3
-        for _o35 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:795
-def _check_release_today_and_pack_amina__released(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['OR0002'].status, '==', _E11_OrderStatus_released) and rt.expect(
-        ep.t_orders['OR0002'].released_at, 'is not', None, part=1
-    )
-
-
-# tasks.world:796
-def _check_release_today_and_pack_amina__packed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['OR0003'].status, '==', _E11_OrderStatus_packed)
-
-
-# tasks.world:797
-def _check_release_today_and_pack_amina__stock_taken(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_lots['LOT0007'].quantity, '==', 21)
-        and rt.expect(ep.t_lots['LOT0001'].quantity, '==', 190, part=1)
-        and rt.expect(ep.t_lots['LOT0008'].quantity, '==', 74, part=2)
-    )
-
-
-def _check_mined_4afff5732a__new_household(ep: FoodBankDesk) -> bool:  # tasks.world:1196
-    return any(
-        _r36.agency == 'AG02' and _r36.contact_name == 'o1TKEHT#f9NYH@'
-        and _r36.phone == '67498270' and _r36.size == 18 and _r36.postcode == '14898'
-        and _r36.registered_on == rt.parse_date('2025-03-12')
-        for _r36 in rt.each(ep, ep.t_households)
-    )
-
-
-def _check_mined_4afff5732a__new_household_1(ep: FoodBankDesk) -> bool:  # tasks.world:1197
-    return any(
-        _r37.agency == 'AG02' and _r37.contact_name == 'closed' and _r37.phone == '8799012285'
-        and _r37.size == 6 and _r37.postcode == '14898'
-        and _r37.registered_on == rt.parse_date('2025-03-12')
-        for _r37 in rt.each(ep, ep.t_households)
-    )
-
-
-def _check_mined_4afff5732a__new_order(ep: FoodBankDesk) -> bool:  # tasks.world:1198
-    return any(
-        _r38.agency == 'AG02' and _r38.household == 'HH0003' and _r38.distribution_day == 'DD003'
-        and _r38.lines == (
-            OrderLine('FD-001', v.check_range(9, 'OrderLine.quantity', 1, 100), ()),
-        )
-        and _r38.weight_kg == 3.6 and _r38.status == _E11_OrderStatus_placed
-        and _r38.released_at is None
-        for _r38 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_mined_1bf5db799f__new_household(ep: FoodBankDesk) -> bool:  # tasks.world:1597
-    return any(
-        _r39.agency == 'AG03' and _r39.contact_name == 'closed' and _r39.phone == '7569604978'
-        and _r39.size == 1 and _r39.postcode == '58711'
-        and _r39.registered_on == rt.parse_date('2025-03-12')
-        for _r39 in rt.each(ep, ep.t_households)
-    )
-
-
-def _check_mined_1bf5db799f__new_household_1(ep: FoodBankDesk) -> bool:  # tasks.world:1598
-    return any(
-        _r40.agency == 'AG01' and _r40.contact_name == 'farm' and _r40.phone == '+6101895103'
-        and _r40.size == 12 and _r40.postcode == '58711'
-        and _r40.registered_on == rt.parse_date('2025-03-12')
-        for _r40 in rt.each(ep, ep.t_households)
-    )
-
-
-# tasks.world:1599
-def _check_mined_1bf5db799f__stocklot_lot0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0002'].quantity, '==', 122)
-
-
-# tasks.world:1600
-def _check_mined_1bf5db799f__stocklot_lot0003_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0003'].quantity, '==', 52)
-
-
-# tasks.world:1601
-def _check_mined_1bf5db799f__order_or0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_orders['OR0002'].lines, '==', (
-                OrderLine('FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
-                OrderLine('FD-003', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
-            ),
-        )
-        and rt.expect(ep.t_orders['OR0002'].status, '==', _E11_OrderStatus_cancelled, part=1)
-    )
-
-
-def _check_mined_e882759426__new_household(ep: FoodBankDesk) -> bool:  # tasks.world:2000
-    return any(
-        _r41.agency == 'AG01' and _r41.contact_name == 'farm' and _r41.phone == '+1 555 0104'
-        and _r41.size == 1 and _r41.postcode == '79759'
-        and _r41.registered_on == rt.parse_date('2025-03-12')
-        for _r41 in rt.each(ep, ep.t_households)
-    )
-
-
-def _check_mined_e882759426__new_household_1(ep: FoodBankDesk) -> bool:  # tasks.world:2001
-    return any(
-        _r42.agency == 'AG01' and _r42.contact_name == '9elK7J2-0H8'
-        and _r42.phone == '+0655212594' and _r42.size == 9 and _r42.postcode == '55980'
-        and _r42.registered_on == rt.parse_date('2025-03-12')
-        for _r42 in rt.each(ep, ep.t_households)
-    )
-
-
-def _check_mined_9afc318090__new_household(ep: FoodBankDesk) -> bool:  # tasks.world:2399
-    return any(
-        _r43.agency == 'AG01' and _r43.contact_name == 'infant' and _r43.phone == '1723566'
-        and _r43.size == 8 and _r43.postcode == '10005'
-        and _r43.registered_on == rt.parse_date('2025-03-12')
-        for _r43 in rt.each(ep, ep.t_households)
-    )
-
-
-# tasks.world:2795
-def _check_mined_0594914c52__order_or0003_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['OR0003'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:3192
-def _check_mined_5efc393fb0__order_or0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['OR0002'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:3588
-def _check_mined_025bec727a__stocklot_lot0001_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0001'].quantity, '==', 190)
-
-
-# tasks.world:3589
-def _check_mined_025bec727a__stocklot_lot0007_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0007'].quantity, '==', 21)
-
-
-# tasks.world:3590
-def _check_mined_025bec727a__stocklot_lot0008_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0008'].quantity, '==', 74)
-
-
-# tasks.world:3591
-def _check_mined_025bec727a__order_or0003_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_orders['OR0003'].lines, '==', (
-                OrderLine(
-                    'FD-005', v.check_range(3, 'OrderLine.quantity', 1, 100),
-                    (LotTake('LOT0007', v.check_range(3, 'LotTake.quantity', 1, None)),),
-                ),
-                OrderLine(
-                    'FD-001', v.check_range(10, 'OrderLine.quantity', 1, 100),
-                    (LotTake('LOT0001', v.check_range(10, 'LotTake.quantity', 1, None)),),
-                ),
-                OrderLine(
-                    'FD-006', v.check_range(6, 'OrderLine.quantity', 1, 100),
-                    (LotTake('LOT0008', v.check_range(6, 'LotTake.quantity', 1, None)),),
-                ),
-            ),
-        )
-        and rt.expect(ep.t_orders['OR0003'].status, '==', _E11_OrderStatus_packed, part=1)
-    )
-
-
-# tasks.world:3986
-def _check_mined_03cf2977fc__stocklot_lot0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0002'].quantity, '==', 118)
-
-
-# tasks.world:3987
-def _check_mined_03cf2977fc__order_or0004_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_orders['OR0004'].lines, '==', (
-                OrderLine(
-                    'FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100),
-                    (LotTake('LOT0002', v.check_range(2, 'LotTake.quantity', 1, None)),),
-                ),
-            ),
-        )
-        and rt.expect(ep.t_orders['OR0004'].status, '==', _E11_OrderStatus_packed, part=1)
-    )
-
-
-# tasks.world:4382
-def _check_mined_0a76f49a4d__order_or0004_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['OR0004'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:4777
-def _check_mined_499b892d29__order_or0003_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['OR0003'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:5172
-def _check_mined_85aeca7fae__stocklot_lot0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0002'].quantity, '==', 122)
-
-
-# tasks.world:5173
-def _check_mined_85aeca7fae__stocklot_lot0003_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0003'].quantity, '==', 52)
-
-
-# tasks.world:5174
-def _check_mined_85aeca7fae__order_or0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_orders['OR0002'].lines, '==', (
-                OrderLine('FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
-                OrderLine('FD-003', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
-            ),
-        )
-        and rt.expect(ep.t_orders['OR0002'].status, '==', _E11_OrderStatus_cancelled, part=1)
-    )
-
-
-# tasks.world:5569
-def _check_mined_0aa5df26da__current_staff_set(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST03')
-
-
-def _check_mined_0aa5df26da__new_household(ep: FoodBankDesk) -> bool:  # tasks.world:5570
-    return any(
-        _r44.agency == 'AG01' and _r44.contact_name == '0-' and _r44.phone == '5905075906'
-        and _r44.size == 5 and _r44.postcode == '10002'
-        and _r44.registered_on == rt.parse_date('2025-03-12')
-        for _r44 in rt.each(ep, ep.t_households)
-    )
-
-
-def _check_mined_0aa5df26da__new_household_1(ep: FoodBankDesk) -> bool:  # tasks.world:5571
-    return any(
-        _r45.agency == 'AG01' and _r45.contact_name == 'HH0007' and _r45.phone == '84924079'
-        and _r45.size == 7 and _r45.postcode == '10002'
-        and _r45.registered_on == rt.parse_date('2025-03-12')
-        for _r45 in rt.each(ep, ep.t_households)
-    )
-
-
-# tasks.world:5572
-def _check_mined_0aa5df26da__stocklot_lot0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0002'].quantity, '==', 122)
-
-
-# tasks.world:5573
-def _check_mined_0aa5df26da__stocklot_lot0003_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0003'].quantity, '==', 52)
-
-
-# tasks.world:5574
-def _check_mined_0aa5df26da__order_or0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_orders['OR0002'].lines, '==', (
-                OrderLine('FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
-                OrderLine('FD-003', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
-            ),
-        )
-        and rt.expect(ep.t_orders['OR0002'].status, '==', _E11_OrderStatus_cancelled, part=1)
-    )
-
-
-def _check_mined_6098ae35f0__new_household(ep: FoodBankDesk) -> bool:  # tasks.world:5975
-    return any(
-        _r46.agency == 'AG02' and _r46.contact_name == 'packed' and _r46.phone == '+1 555 0102'
-        and _r46.size == 10 and _r46.postcode == '96551'
-        and _r46.registered_on == rt.parse_date('2025-03-12')
-        for _r46 in rt.each(ep, ep.t_households)
-    )
-
-
-def _check_mined_6098ae35f0__new_household_1(ep: FoodBankDesk) -> bool:  # tasks.world:5976
-    return any(
-        _r47.agency == 'AG03' and _r47.contact_name == 'LOT0005' and _r47.phone == '+1 555 0102'
-        and _r47.size == 2 and _r47.postcode == '18573'
-        and _r47.registered_on == rt.parse_date('2025-03-12')
-        for _r47 in rt.each(ep, ep.t_households)
-    )
-
-
-# tasks.world:5977
-def _check_mined_6098ae35f0__order_or0003_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['OR0003'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:5978
-def _check_mined_6098ae35f0__order_or0004_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['OR0004'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:6380
-def _check_mined_26ec5381e8__current_staff_set(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-def _check_mined_26ec5381e8__new_household(ep: FoodBankDesk) -> bool:  # tasks.world:6381
-    return any(
-        _r48.agency == 'AG01' and _r48.contact_name == 'closed' and _r48.phone == ' 6744830 6'
-        and _r48.size == 1 and _r48.postcode == '10001'
-        and _r48.registered_on == rt.parse_date('2025-03-12')
-        for _r48 in rt.each(ep, ep.t_households)
-    )
-
-
-# tasks.world:6382
-def _check_mined_26ec5381e8__stocklot_lot0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0002'].quantity, '==', 122)
-
-
-# tasks.world:6383
-def _check_mined_26ec5381e8__stocklot_lot0003_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0003'].quantity, '==', 52)
-
-
-# tasks.world:6384
-def _check_mined_26ec5381e8__order_or0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_orders['OR0002'].lines, '==', (
-                OrderLine('FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
-                OrderLine('FD-003', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
-            ),
-        )
-        and rt.expect(ep.t_orders['OR0002'].status, '==', _E11_OrderStatus_cancelled, part=1)
-    )
-
-
-# tasks.world:6783
-def _check_mined_bb3eb8f967__current_staff_set(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST03')
-
-
-def _check_mined_bb3eb8f967__new_household(ep: FoodBankDesk) -> bool:  # tasks.world:6784
-    return any(
-        _r49.agency == 'AG03' and _r49.contact_name == 'tara.bell@foodbank.example'
-        and _r49.phone == '+6 76906' and _r49.size == 3 and _r49.postcode == '10006'
-        and _r49.registered_on == rt.parse_date('2025-03-12')
-        for _r49 in rt.each(ep, ep.t_households)
-    )
-
-
-# tasks.world:6785
-def _check_mined_bb3eb8f967__order_or0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['OR0002'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:7185
-def _check_mined_80387ca6f0__current_staff_set(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST03')
-
-
-def _check_mined_80387ca6f0__new_household(ep: FoodBankDesk) -> bool:  # tasks.world:7186
-    return any(
-        _r50.agency == 'AG01' and _r50.contact_name == 'intake' and _r50.phone == '+1 555 0106'
-        and _r50.size == 12 and _r50.postcode == '68400'
-        and _r50.registered_on == rt.parse_date('2025-03-12')
-        for _r50 in rt.each(ep, ep.t_households)
-    )
-
-
-# tasks.world:7187
-def _check_mined_80387ca6f0__stocklot_lot0005_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0005'].quantity, '==', 0) and rt.expect(
-        ep.t_lots['LOT0005'].status, '==', _E9_LotStatus_written_off, part=1
-    )
-
-
-# tasks.world:7188
-def _check_mined_80387ca6f0__order_or0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['OR0002'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:7588
-def _check_mined_10c06c0793__current_staff_set(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST03')
-
-
-def _check_mined_10c06c0793__new_household(ep: FoodBankDesk) -> bool:  # tasks.world:7589
-    return any(
-        _r51.agency == 'AG02' and _r51.contact_name == '2026-01-31' and _r51.phone == '9400 0444'
-        and _r51.size == 10 and _r51.postcode == '10002'
-        and _r51.registered_on == rt.parse_date('2025-03-12')
-        for _r51 in rt.each(ep, ep.t_households)
-    )
-
-
-# tasks.world:7590
-def _check_mined_10c06c0793__order_or0003_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['OR0003'].status, '==', _E11_OrderStatus_cancelled)
-
-
-def _check_mined_22b6094244__new_household(ep: FoodBankDesk) -> bool:  # tasks.world:7990
-    return any(
-        _r52.agency == 'AG03' and _r52.contact_name == 'City Food Drive'
-        and _r52.phone == '+1 555 0102' and _r52.size == 20 and _r52.postcode == '41025'
-        and _r52.registered_on == rt.parse_date('2025-03-12')
-        for _r52 in rt.each(ep, ep.t_households)
-    )
-
-
-def _check_mined_22b6094244__new_household_1(ep: FoodBankDesk) -> bool:  # tasks.world:7991
-    return any(
-        _r53.agency == 'AG03' and _r53.contact_name == '\\' and _r53.phone == '668714599'
-        and _r53.size == 7 and _r53.postcode == '17020'
-        and _r53.registered_on == rt.parse_date('2025-03-12')
-        for _r53 in rt.each(ep, ep.t_households)
-    )
-
-
-# tasks.world:7992
-def _check_mined_22b6094244__stocklot_lot0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0002'].quantity, '==', 118)
-
-
-# tasks.world:7993
-def _check_mined_22b6094244__order_or0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['OR0002'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:7994
-def _check_mined_22b6094244__order_or0004_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_orders['OR0004'].lines, '==', (
-                OrderLine(
-                    'FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100),
-                    (LotTake('LOT0002', v.check_range(2, 'LotTake.quantity', 1, None)),),
-                ),
-            ),
-        )
-        and rt.expect(ep.t_orders['OR0004'].status, '==', _E11_OrderStatus_packed, part=1)
-    )
-
-
-def _check_mined_07191d0f61__new_household(ep: FoodBankDesk) -> bool:  # tasks.world:8393
-    return any(
-        _r54.agency == 'AG02' and _r54.contact_name == 'Ez' and _r54.phone == '3440563685'
-        and _r54.size == 5 and _r54.postcode == '10003'
-        and _r54.registered_on == rt.parse_date('2025-03-12')
-        for _r54 in rt.each(ep, ep.t_households)
-    )
-
-
-# tasks.world:8394
-def _check_mined_07191d0f61__stocklot_lot0001_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0001'].quantity, '==', 190)
-
-
-# tasks.world:8395
-def _check_mined_07191d0f61__stocklot_lot0007_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0007'].quantity, '==', 21)
-
-
-# tasks.world:8396
-def _check_mined_07191d0f61__stocklot_lot0008_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0008'].quantity, '==', 74)
-
-
-# tasks.world:8397
-def _check_mined_07191d0f61__order_or0003_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_orders['OR0003'].lines, '==', (
-                OrderLine(
-                    'FD-005', v.check_range(3, 'OrderLine.quantity', 1, 100),
-                    (LotTake('LOT0007', v.check_range(3, 'LotTake.quantity', 1, None)),),
-                ),
-                OrderLine(
-                    'FD-001', v.check_range(10, 'OrderLine.quantity', 1, 100),
-                    (LotTake('LOT0001', v.check_range(10, 'LotTake.quantity', 1, None)),),
-                ),
-                OrderLine(
-                    'FD-006', v.check_range(6, 'OrderLine.quantity', 1, 100),
-                    (LotTake('LOT0008', v.check_range(6, 'LotTake.quantity', 1, None)),),
-                ),
-            ),
-        )
-        and rt.expect(ep.t_orders['OR0003'].status, '==', _E11_OrderStatus_packed, part=1)
-    )
-
-
-# tasks.world:8796
-def _check_mined_3f83a6a759__current_staff_set(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-def _check_mined_3f83a6a759__new_household(ep: FoodBankDesk) -> bool:  # tasks.world:8797
-    return any(
-        _r55.agency == 'AG03' and _r55.contact_name == 'hello@youthout.example'
-        and _r55.phone == '+1 555 0105' and _r55.size == 2 and _r55.postcode == '10004'
-        and _r55.registered_on == rt.parse_date('2025-03-12')
-        for _r55 in rt.each(ep, ep.t_households)
-    )
-
-
-def _check_mined_3f83a6a759__new_household_1(ep: FoodBankDesk) -> bool:  # tasks.world:8798
-    return any(
-        _r56.agency == 'AG01' and _r56.contact_name == '10004' and _r56.phone == '+1 555 0106'
-        and _r56.size == 7 and _r56.postcode == '10004'
-        and _r56.registered_on == rt.parse_date('2025-03-12')
-        for _r56 in rt.each(ep, ep.t_households)
-    )
-
-
-# tasks.world:9197
-def _check_mined_f7ad632c83__current_staff_set(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST03')
-
-
-# tasks.world:9198
-def _check_mined_f7ad632c83__order_or0004_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['OR0004'].status, '==', _E11_OrderStatus_cancelled)
-
-
-def _check_mined_f7ad632c83__new_order(ep: FoodBankDesk) -> bool:  # tasks.world:9199
-    return any(
-        _r57.agency == 'AG03' and _r57.household == 'HH0004' and _r57.distribution_day == 'DD003'
-        and _r57.lines == (
-            OrderLine('FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
-        )
-        and _r57.weight_kg == 2.0 and _r57.status == _E11_OrderStatus_placed
-        and _r57.released_at is None
-        for _r57 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_mined_61e6481658__new_household(ep: FoodBankDesk) -> bool:  # tasks.world:9597
-    return any(
-        _r58.agency == 'AG02' and _r58.contact_name == 'active' and _r58.phone == '30 0869141'
-        and _r58.size == 6 and _r58.postcode == '10005'
-        and _r58.registered_on == rt.parse_date('2025-03-12')
-        for _r58 in rt.each(ep, ep.t_households)
-    )
-
-
-def _check_mined_61e6481658__new_household_1(ep: FoodBankDesk) -> bool:  # tasks.world:9598
-    return any(
-        _r59.agency == 'AG01' and _r59.contact_name == 'manufacturer'
-        and _r59.phone == '30 0869141' and _r59.size == 8 and _r59.postcode == '10005'
-        and _r59.registered_on == rt.parse_date('2025-03-12')
-        for _r59 in rt.each(ep, ep.t_households)
-    )
-
-
-# tasks.world:9599
-def _check_mined_61e6481658__stocklot_lot0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0002'].quantity, '==', 122)
-
-
-# tasks.world:9600
-def _check_mined_61e6481658__stocklot_lot0003_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0003'].quantity, '==', 52)
-
-
-# tasks.world:9601
-def _check_mined_61e6481658__order_or0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_orders['OR0002'].lines, '==', (
-                OrderLine('FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
-                OrderLine('FD-003', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
-            ),
-        )
-        and rt.expect(ep.t_orders['OR0002'].status, '==', _E11_OrderStatus_cancelled, part=1)
-    )
-
-
-# tasks.world:9602
-def _check_mined_61e6481658__order_or0003_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['OR0003'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:10001
-def _check_mined_bf865571f5__stocklot_lot0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0002'].quantity, '==', 122)
-
-
-# tasks.world:10002
-def _check_mined_bf865571f5__stocklot_lot0003_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0003'].quantity, '==', 52)
-
-
-# tasks.world:10003
-def _check_mined_bf865571f5__order_or0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_orders['OR0002'].lines, '==', (
-                OrderLine('FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
-                OrderLine('FD-003', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
-            ),
-        )
-        and rt.expect(ep.t_orders['OR0002'].status, '==', _E11_OrderStatus_cancelled, part=1)
-    )
-
-
-# tasks.world:10401
-def _check_mined_f1d0319f3a__current_staff_set(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST03')
-
-
-def _check_mined_f1d0319f3a__new_household(ep: FoodBankDesk) -> bool:  # tasks.world:10402
-    return any(
-        _r60.agency == 'AG01' and _r60.contact_name == 'TIAqOxL#il7iLd#mxAWt_qRsB4zQR5Vh9E7R'
-        and _r60.phone == '+1 555 0105' and _r60.size == 19 and _r60.postcode == '88505'
-        and _r60.registered_on == rt.parse_date('2025-03-12')
-        for _r60 in rt.each(ep, ep.t_households)
-    )
-
-
-def _check_mined_8afef7a7ad__new_household(ep: FoodBankDesk) -> bool:  # tasks.world:10800
-    return any(
-        _r61.agency == 'AG01' and _r61.contact_name == 'released' and _r61.phone == '92 601748'
-        and _r61.size == 2 and _r61.postcode == '49209'
-        and _r61.registered_on == rt.parse_date('2025-03-12')
-        for _r61 in rt.each(ep, ep.t_households)
-    )
-
-
-# tasks.world:10801
-def _check_mined_8afef7a7ad__stocklot_lot0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0002'].quantity, '==', 122)
-
-
-# tasks.world:10802
-def _check_mined_8afef7a7ad__stocklot_lot0003_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0003'].quantity, '==', 52)
-
-
-# tasks.world:10803
-def _check_mined_8afef7a7ad__order_or0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_orders['OR0002'].lines, '==', (
-                OrderLine('FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
-                OrderLine('FD-003', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
-            ),
-        )
-        and rt.expect(ep.t_orders['OR0002'].status, '==', _E11_OrderStatus_cancelled, part=1)
-    )
-
-
-# tasks.world:11200
-def _check_mined_9257bdb07c__stocklot_lot0005_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0005'].quantity, '==', 0) and rt.expect(
-        ep.t_lots['LOT0005'].status, '==', _E9_LotStatus_written_off, part=1
-    )
-
-
-# tasks.world:11201
-def _check_mined_9257bdb07c__order_or0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['OR0002'].status, '==', _E11_OrderStatus_released)
-
-
-# tasks.world:11599
-def _check_mined_1199a0d29c__current_staff_set(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-# tasks.world:11600
-def _check_mined_1199a0d29c__stocklot_lot0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0002'].quantity, '==', 118)
-
-
-# tasks.world:11601
-def _check_mined_1199a0d29c__order_or0004_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_orders['OR0004'].lines, '==', (
-                OrderLine(
-                    'FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100),
-                    (LotTake('LOT0002', v.check_range(2, 'LotTake.quantity', 1, None)),),
-                ),
-            ),
-        )
-        and rt.expect(ep.t_orders['OR0004'].status, '==', _E11_OrderStatus_packed, part=1)
-    )
-
-
-# tasks.world:11998
-def _check_mined_71c9ccce56__current_staff_set(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-# tasks.world:11999
-def _check_mined_71c9ccce56__order_or0004_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['OR0004'].status, '==', _E11_OrderStatus_cancelled)
-
-
-def _check_mined_32ac57212a__new_household(ep: FoodBankDesk) -> bool:  # tasks.world:12398
-    return any(
-        _r62.agency == 'AG03' and _r62.contact_name == 'DD001' and _r62.phone == '+1 555 0102'
-        and _r62.size == 1 and _r62.postcode == '42597'
-        and _r62.registered_on == rt.parse_date('2025-03-12')
-        for _r62 in rt.each(ep, ep.t_households)
-    )
-
-
-# tasks.world:12399
-def _check_mined_32ac57212a__stocklot_lot0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0002'].quantity, '==', 122)
-
-
-# tasks.world:12400
-def _check_mined_32ac57212a__stocklot_lot0003_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0003'].quantity, '==', 52)
-
-
-# tasks.world:12401
-def _check_mined_32ac57212a__order_or0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_orders['OR0002'].lines, '==', (
-                OrderLine('FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
-                OrderLine('FD-003', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
-            ),
-        )
-        and rt.expect(ep.t_orders['OR0002'].status, '==', _E11_OrderStatus_cancelled, part=1)
-    )
-
-
-# tasks.world:12801
-def _check_mined_3d7875bd0b__current_staff_set(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST03')
-
-
-# tasks.world:12802
-def _check_mined_3d7875bd0b__stocklot_lot0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0002'].quantity, '==', 122)
-
-
-# tasks.world:12803
-def _check_mined_3d7875bd0b__stocklot_lot0003_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0003'].quantity, '==', 52)
-
-
-# tasks.world:12804
-def _check_mined_3d7875bd0b__order_or0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_orders['OR0002'].lines, '==', (
-                OrderLine('FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
-                OrderLine('FD-003', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
-            ),
-        )
-        and rt.expect(ep.t_orders['OR0002'].status, '==', _E11_OrderStatus_cancelled, part=1)
-    )
-
-
-# tasks.world:13204
-def _check_mined_861268ef90__current_staff_set(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-# tasks.world:13205
-def _check_mined_861268ef90__stocklot_lot0001_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0001'].quantity, '==', 190)
-
-
-# tasks.world:13206
-def _check_mined_861268ef90__stocklot_lot0007_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0007'].quantity, '==', 21)
-
-
-# tasks.world:13207
-def _check_mined_861268ef90__stocklot_lot0008_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0008'].quantity, '==', 74)
-
-
-# tasks.world:13208
-def _check_mined_861268ef90__order_or0003_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_orders['OR0003'].lines, '==', (
-                OrderLine(
-                    'FD-005', v.check_range(3, 'OrderLine.quantity', 1, 100),
-                    (LotTake('LOT0007', v.check_range(3, 'LotTake.quantity', 1, None)),),
-                ),
-                OrderLine(
-                    'FD-001', v.check_range(10, 'OrderLine.quantity', 1, 100),
-                    (LotTake('LOT0001', v.check_range(10, 'LotTake.quantity', 1, None)),),
-                ),
-                OrderLine(
-                    'FD-006', v.check_range(6, 'OrderLine.quantity', 1, 100),
-                    (LotTake('LOT0008', v.check_range(6, 'LotTake.quantity', 1, None)),),
-                ),
-            ),
-        )
-        and rt.expect(ep.t_orders['OR0003'].status, '==', _E11_OrderStatus_packed, part=1)
-    )
-
-
-# tasks.world:13608
-def _check_mined_47b8c5f195__stocklot_lot0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0002'].quantity, '==', 122)
-
-
-# tasks.world:13609
-def _check_mined_47b8c5f195__stocklot_lot0003_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lots['LOT0003'].quantity, '==', 52)
-
-
-# tasks.world:13610
-def _check_mined_47b8c5f195__order_or0002_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_orders['OR0002'].lines, '==', (
-                OrderLine('FD-002', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
-                OrderLine('FD-003', v.check_range(2, 'OrderLine.quantity', 1, 100), ()),
-            ),
-        )
-        and rt.expect(ep.t_orders['OR0002'].status, '==', _E11_OrderStatus_cancelled, part=1)
-    )
-
-
-# tasks.world:13611
-def _check_mined_47b8c5f195__order_or0004_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['OR0004'].status, '==', _E11_OrderStatus_cancelled)
-
-
-def _check_mined_95ff87c09f__new_household(ep: FoodBankDesk) -> bool:  # tasks.world:14010
-    return any(
-        _r63.agency == 'AG03' and _r63.contact_name == '2025-03-11T15:00:00'
-        and _r63.phone == '339776323' and _r63.size == 1 and _r63.postcode == '10006'
-        and _r63.registered_on == rt.parse_date('2025-03-12')
-        for _r63 in rt.each(ep, ep.t_households)
-    )
-
-
-# tasks.world:14011
-def _check_mined_95ff87c09f__order_or0004_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['OR0004'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:14411
-def _check_mined_d68b13759a__current_staff_set(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-# tasks.world:14412
-def _check_mined_d68b13759a__order_or0004_changed(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['OR0004'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:14812
-def _check_mined_a770073f0d__current_staff_set(ep: FoodBankDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-FoodBankDesk.TASKS = task_registry(__name__, "tasks.json")

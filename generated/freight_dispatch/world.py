@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Driver", "DriverStatus", "DutyActivity", "FreightDispatch", "HoursLog", "LicenseClass",
@@ -262,11 +262,8 @@ class FreightDispatch(Episode):
     CLOCK: ClassVar[str] = "2025-05-12T07:00:00"
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 1
-    POLICY: ClassVar[str] = (
-        'Find shippers, drivers, trucks and loads by what the caller tells you before changing '
-        'anything.\n'
-        "Never plan a trip over the truck's capacity or beyond the driver's hours."
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "shippers": "Shipper", "trucks": "Truck", "drivers": "Driver", "loads": "Load",
         "trips": "Trip", "hours_logs": "HoursLog",
@@ -433,17 +430,13 @@ class FreightDispatch(Episode):
             rt.check_refs(self.t_trips, _row50.trip, 'HoursLog.trip')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_shippers, ((self.t_loads, 'shipper'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_trucks, ((self.t_trips, 'truck'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_drivers, ((self.t_trips, 'driver'), (self.t_hours_logs, 'driver'))
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_trips, ((self.t_loads, 'trip'), (self.t_hours_logs, 'trip'))
             )
-        pass
 
     def fn_live(self, trip: Trip) -> bool:  # freight_dispatch.world:149
         'Whether a trip is planned or in progress.'
@@ -981,830 +974,651 @@ class FreightDispatch(Episode):
         self.set_field(self.t_drivers[trip.driver], 'status', _E12_DriverStatus_available)
         return trip  # freight_dispatch.world:564
 
+    def _check_add_lumber_load__assigned(self) -> rt.Verdict | bool:  # freight_dispatch.world:948
+        return (
+            rt.expect(self.t_loads['L0001'].status, '==', _E10_LoadStatus_assigned)
+            and rt.expect(self.t_loads['L0001'].trip, '==', 'T0002', part=1)
+        )
+
+    # freight_dispatch.world:1340
+    def _check_finish_steel_run__delivered(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loads['L0003'].status, '==', _E10_LoadStatus_delivered)
+
+    # freight_dispatch.world:1341
+    def _check_finish_steel_run__completed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_trips['T0001'].status, '==', _E10_TripStatus_completed)
+
+    def _check_finish_steel_run__freed(self) -> rt.Verdict | bool:  # freight_dispatch.world:1342
+        return (
+            rt.expect(self.t_trucks['TR02'].status, '==', _E11_TruckStatus_available)
+            and rt.expect(self.t_drivers['DR02'].status, '==', _E12_DriverStatus_available, part=1)
+        )
+
+    def _check_finish_steel_run__hours(self) -> rt.Verdict | bool:  # freight_dispatch.world:1343
+        return rt.expect(self.t_drivers['DR02'].hours_left, '==', 2.0) and any(
+            _h9.driver == 'DR02' and _h9.activity == _E12_DutyActivity_driving and _h9.hours == 6.0
+            and _h9.logged_on == rt.parse_date('2025-05-12')
+            for _h9 in rt.each(self, self.t_hours_logs)
+        )
+
+    def _check_plan_steel_beams_trip__trip_planned(self) -> bool:  # tasks.world:387
+        return any(
+            _t10.truck == 'TR03' and _t10.driver == 'DR03'
+            and _t10.status == _E10_TripStatus_planned
+            and _t10.planned_start == rt.parse_datetime('2025-05-13T06:00:00')
+            for _t10 in rt.each(self, self.t_trips)
+        )
+
+    def _check_plan_steel_beams_trip__beams_on_trip(self) -> rt.Verdict | bool:  # tasks.world:388
+        return rt.expect(self.t_loads['L0006'].status, '==', _E10_LoadStatus_assigned) and any(
+            _t11.driver == 'DR03' and _t11.status == _E10_TripStatus_planned
+            and self.t_loads['L0006'].trip == _t11.trip_id
+            for _t11 in rt.each(self, self.t_trips)
+        )
+
+    # tasks.world:389
+    def _check_plan_steel_beams_trip__truck_and_driver_busy(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_trucks['TR03'].status, '==', _E11_TruckStatus_on_trip)
+            and rt.expect(self.t_drivers['DR03'].status, '==', _E12_DriverStatus_on_trip, part=1)
+        )
+
+    # tasks.world:785
+    def _check_swap_apples_for_pears__apples_cancelled(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_cancelled)
+            and rt.expect(self.t_loads['L0002'].trip, 'is', None, part=1)
+        )
+
+    def _check_swap_apples_for_pears__pears_posted(self) -> bool:  # tasks.world:786
+        return any(
+            _l12.shipper == 'SH02' and _l12.weight_kg == 7000
+            and _l12.status == _E10_LoadStatus_posted and _l12.pickup.city == 'Yakima'
+            and _l12.dropoff.city == 'Seattle'
+            and _l12.pickup.window_start == rt.parse_datetime('2025-05-13T13:00:00')
+            and _l12.dropoff.window_start == rt.parse_datetime('2025-05-13T18:00:00')
+            and _l12.rate == 1900.0
+            for _l12 in rt.each(self, self.t_loads)
+        )
+
+    def _check_mined_036aec4b34__new_hourslog(self) -> bool:  # tasks.world:1177
+        return any(
+            _r13.driver == 'DR01' and _r13.trip == 'T0002'
+            and _r13.activity == _E12_DutyActivity_off_duty and _r13.hours == 1.05
+            and _r13.logged_on == rt.parse_date('2023-06-21') and _r13.note == ''
+            for _r13 in rt.each(self, self.t_hours_logs)
+        )
+
+    def _check_mined_c4e10f1696__truck_tr01_changed(self) -> rt.Verdict | bool:  # tasks.world:1567
+        return rt.expect(self.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
+
+    # tasks.world:1568
+    def _check_mined_c4e10f1696__driver_dr01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
+
+    def _check_mined_c4e10f1696__load_l0002_changed(self) -> rt.Verdict | bool:  # tasks.world:1569
+        return rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_delivered)
+
+    def _check_mined_c4e10f1696__trip_t0002_changed(self) -> rt.Verdict | bool:  # tasks.world:1570
+        return rt.expect(self.t_trips['T0002'].status, '==', _E10_TripStatus_completed)
+
+    def _check_mined_6340e5c128__load_l0002_changed(self) -> rt.Verdict | bool:  # tasks.world:1960
+        return (
+            rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_cancelled)
+            and rt.expect(self.t_loads['L0002'].trip, 'is', None, part=1)
+        )
+
+    def _check_mined_cfc59f0fcd__truck_tr01_changed(self) -> rt.Verdict | bool:  # tasks.world:2350
+        return rt.expect(self.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
+
+    # tasks.world:2351
+    def _check_mined_cfc59f0fcd__driver_dr01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
+
+    def _check_mined_cfc59f0fcd__load_l0002_changed(self) -> rt.Verdict | bool:  # tasks.world:2352
+        return rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_posted) and rt.expect(
+            self.t_loads['L0002'].trip, 'is', None, part=1
+        )
+
+    def _check_mined_cfc59f0fcd__trip_t0002_changed(self) -> rt.Verdict | bool:  # tasks.world:2353
+        return rt.expect(self.t_trips['T0002'].status, '==', _E10_TripStatus_cancelled)
+
+    def _check_mined_298dbf0054__load_l0002_changed(self) -> rt.Verdict | bool:  # tasks.world:2742
+        return rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_picked_up)
+
+    def _check_mined_298dbf0054__trip_t0002_changed(self) -> rt.Verdict | bool:  # tasks.world:2743
+        return rt.expect(self.t_trips['T0002'].status, '==', _E10_TripStatus_in_progress)
+
+    def _check_mined_f8bebe5376__load_l0002_changed(self) -> rt.Verdict | bool:  # tasks.world:3132
+        return rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_posted) and rt.expect(
+            self.t_loads['L0002'].trip, 'is', None, part=1
+        )
+
+    def _check_mined_19821fe595__load_l0006_changed(self) -> rt.Verdict | bool:  # tasks.world:3521
+        return rt.expect(self.t_loads['L0006'].status, '==', _E10_LoadStatus_cancelled)
+
+    def _check_mined_5873713ced__truck_tr02_changed(self) -> rt.Verdict | bool:  # tasks.world:3910
+        return rt.expect(self.t_trucks['TR02'].status, '==', _E11_TruckStatus_available)
+
+    # tasks.world:3911
+    def _check_mined_5873713ced__driver_dr02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_drivers['DR02'].status, '==', _E12_DriverStatus_available)
+
+    def _check_mined_5873713ced__load_l0003_changed(self) -> rt.Verdict | bool:  # tasks.world:3912
+        return rt.expect(self.t_loads['L0003'].status, '==', _E10_LoadStatus_delivered)
+
+    def _check_mined_5873713ced__trip_t0001_changed(self) -> rt.Verdict | bool:  # tasks.world:3913
+        return rt.expect(self.t_trips['T0001'].status, '==', _E10_TripStatus_completed)
+
+    def _check_mined_c3c8a4a7db__load_l0001_changed(self) -> rt.Verdict | bool:  # tasks.world:4302
+        return rt.expect(self.t_loads['L0001'].status, '==', _E10_LoadStatus_cancelled)
+
+    def _check_mined_e2d10faa17__truck_tr02_changed(self) -> rt.Verdict | bool:  # tasks.world:4691
+        return rt.expect(self.t_trucks['TR02'].status, '==', _E11_TruckStatus_available)
+
+    # tasks.world:4692
+    def _check_mined_e2d10faa17__driver_dr02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_drivers['DR02'].status, '==', _E12_DriverStatus_available)
+
+    def _check_mined_e2d10faa17__load_l0002_changed(self) -> rt.Verdict | bool:  # tasks.world:4693
+        return (
+            rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_cancelled)
+            and rt.expect(self.t_loads['L0002'].trip, 'is', None, part=1)
+        )
+
+    def _check_mined_e2d10faa17__load_l0003_changed(self) -> rt.Verdict | bool:  # tasks.world:4694
+        return rt.expect(self.t_loads['L0003'].status, '==', _E10_LoadStatus_delivered)
+
+    def _check_mined_e2d10faa17__new_load(self) -> bool:  # tasks.world:4695
+        return any(
+            _r14.shipper == 'SH02' and _r14.description == 'SH02' and _r14.weight_kg == 2100
+            and _r14.pickup == Stop(
+                v.check_length('2025-05-12T15:00:00', 'Stop.facility', 1, 80),
+                v.check_length('2025-04-30', 'Stop.city', 1, 60),
+                rt.parse_datetime('2023-06-06T23:15:00'), rt.parse_datetime('2025-05-12T18:00:00'),
+            )
+            and _r14.dropoff == Stop(
+                v.check_length('assigned', 'Stop.facility', 1, 80),
+                v.check_length('2026-09-30', 'Stop.city', 1, 60),
+                rt.parse_datetime('2025-05-12T13:00:00'), rt.parse_datetime('2025-05-12T15:00:00'),
+            )
+            and _r14.rate == 172.79 and _r14.status == _E10_LoadStatus_posted and _r14.trip is None
+            for _r14 in rt.each(self, self.t_loads)
+        )
+
+    def _check_mined_e2d10faa17__trip_t0001_changed(self) -> rt.Verdict | bool:  # tasks.world:4696
+        return rt.expect(self.t_trips['T0001'].status, '==', _E10_TripStatus_completed)
+
+    def _check_mined_ecf27ee9a9__load_l0002_changed(self) -> rt.Verdict | bool:  # tasks.world:5089
+        return rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_posted) and rt.expect(
+            self.t_loads['L0002'].trip, 'is', None, part=1
+        )
+
+    def _check_mined_ecf27ee9a9__new_trip(self) -> bool:  # tasks.world:5090
+        return any(
+            _r15.truck == 'TR03' and _r15.driver == 'DR03'
+            and _r15.planned_start == rt.parse_datetime('2025-05-12T21:00:00')
+            and _r15.estimated_hours == 0.5 and _r15.status == _E10_TripStatus_cancelled
+            and _r15.started_at is None and _r15.completed_at is None
+            for _r15 in rt.each(self, self.t_trips)
+        )
+
+    def _check_mined_1b50f5fde4__truck_tr01_changed(self) -> rt.Verdict | bool:  # tasks.world:5484
+        return rt.expect(self.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
+
+    # tasks.world:5485
+    def _check_mined_1b50f5fde4__driver_dr01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_drivers['DR01'].hours_left, '==', 20.4) and rt.expect(
+            self.t_drivers['DR01'].status, '==', _E12_DriverStatus_available, part=1
+        )
+
+    # tasks.world:5486
+    def _check_mined_1b50f5fde4__driver_dr03_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_drivers['DR03'].hours_left, '==', 52.4)
+
+    def _check_mined_1b50f5fde4__load_l0002_changed(self) -> rt.Verdict | bool:  # tasks.world:5487
+        return rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_delivered)
+
+    def _check_mined_1b50f5fde4__trip_t0002_changed(self) -> rt.Verdict | bool:  # tasks.world:5488
+        return rt.expect(self.t_trips['T0002'].status, '==', _E10_TripStatus_completed)
+
+    def _check_mined_1b50f5fde4__new_hourslog(self) -> bool:  # tasks.world:5489
+        return any(
+            _r16.driver == 'DR03' and _r16.trip == 'T0003'
+            and _r16.activity == _E12_DutyActivity_driving and _r16.hours == 7.6
+            and _r16.logged_on == rt.parse_date('2025-05-11') and _r16.note == 'é'
+            for _r16 in rt.each(self, self.t_hours_logs)
+        )
+
+    def _check_mined_1b50f5fde4__new_hourslog_1(self) -> bool:  # tasks.world:5490
+        return any(
+            _r17.driver == 'DR01' and _r17.trip == 'T0002'
+            and _r17.activity == _E12_DutyActivity_on_duty and _r17.hours == 22.1
+            and _r17.logged_on == rt.parse_date('2025-05-11') and _r17.note == 'assigned'
+            for _r17 in rt.each(self, self.t_hours_logs)
+        )
+
+    def _check_mined_39ab6cad2a__new_load(self) -> bool:  # tasks.world:5883
+        return any(
+            _r18.shipper == 'SH01' and _r18.description == 'delivered' and _r18.weight_kg == 6
+            and _r18.pickup == Stop(
+                v.check_length('off_duty', 'Stop.facility', 1, 80),
+                v.check_length('f', 'Stop.city', 1, 60), rt.parse_datetime('2023-02-18T04:30:00'),
+                rt.parse_datetime('2025-05-12T16:00:00'),
+            )
+            and _r18.dropoff == Stop(
+                v.check_length('off_duty', 'Stop.facility', 1, 80),
+                v.check_length('+1 206 555 0203', 'Stop.city', 1, 60),
+                rt.parse_datetime('2024-08-23T22:15:00'), rt.parse_datetime('2025-05-08T11:00:00'),
+            )
+            and _r18.rate == 6.0 and _r18.status == _E10_LoadStatus_posted and _r18.trip is None
+            for _r18 in rt.each(self, self.t_loads)
+        )
+
+    def _check_mined_39ab6cad2a__new_hourslog(self) -> bool:  # tasks.world:5884
+        return any(
+            _r19.driver == 'DR03' and _r19.trip == 'T0003'
+            and _r19.activity == _E12_DutyActivity_off_duty and _r19.hours == 15.5542
+            and _r19.logged_on == rt.parse_date('2024-06-23') and _r19.note == ''
+            for _r19 in rt.each(self, self.t_hours_logs)
+        )
+
+    def _check_mined_fbd2996d40__load_l0002_changed(self) -> rt.Verdict | bool:  # tasks.world:6276
+        return rt.expect(self.t_loads['L0002'].trip, '==', 'T0005')
+
+    def _check_mined_fbd2996d40__trip_t0002_changed(self) -> rt.Verdict | bool:  # tasks.world:6277
+        return rt.expect(self.t_trips['T0002'].status, '==', _E10_TripStatus_cancelled)
+
+    def _check_mined_fbd2996d40__new_trip(self) -> bool:  # tasks.world:6278
+        return any(
+            _r20.truck == 'TR01' and _r20.driver == 'DR01'
+            and _r20.planned_start == rt.parse_datetime('2025-05-12T15:00:00')
+            and _r20.estimated_hours == 13.4808 and _r20.status == _E10_TripStatus_planned
+            and _r20.started_at is None and _r20.completed_at is None
+            for _r20 in rt.each(self, self.t_trips)
+        )
+
+    def _check_mined_fbd2996d40__new_hourslog(self) -> bool:  # tasks.world:6279
+        return any(
+            _r21.driver == 'DR01' and _r21.trip == 'T0002'
+            and _r21.activity == _E12_DutyActivity_off_duty and _r21.hours == 24.0
+            and _r21.logged_on == rt.parse_date('2023-10-03') and _r21.note == 'completed'
+            for _r21 in rt.each(self, self.t_hours_logs)
+        )
+
+    def _check_mined_cd27a18b6e__load_l0001_changed(self) -> rt.Verdict | bool:  # tasks.world:6671
+        return rt.expect(self.t_loads['L0001'].status, '==', _E10_LoadStatus_cancelled)
+
+    def _check_mined_cd27a18b6e__load_l0002_changed(self) -> rt.Verdict | bool:  # tasks.world:6672
+        return rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_posted) and rt.expect(
+            self.t_loads['L0002'].trip, 'is', None, part=1
+        )
+
+    def _check_mined_cd27a18b6e__new_load(self) -> bool:  # tasks.world:6673
+        return any(
+            _r22.shipper == 'SH01' and _r22.description == '2025-05-09T14:00:00'
+            and _r22.weight_kg == 1450
+            and _r22.pickup == Stop(
+                v.check_length('cancelled', 'Stop.facility', 1, 80),
+                v.check_length('planned', 'Stop.city', 1, 60),
+                rt.parse_datetime('2025-05-10T07:00:00'), rt.parse_datetime('2025-05-12T13:00:00'),
+            )
+            and _r22.dropoff == Stop(
+                v.check_length('completed', 'Stop.facility', 1, 80),
+                v.check_length('IWVFJtMHZuw', 'Stop.city', 1, 60),
+                rt.parse_datetime('2025-05-10T09:00:00'), rt.parse_datetime('2025-05-12T18:00:00'),
+            )
+            and _r22.rate == 789.0 and _r22.status == _E10_LoadStatus_posted and _r22.trip is None
+            for _r22 in rt.each(self, self.t_loads)
+        )
+
+    def _check_mined_cd27a18b6e__trip_t0002_changed(self) -> rt.Verdict | bool:  # tasks.world:6674
+        return rt.expect(self.t_trips['T0002'].status, '==', _E10_TripStatus_cancelled)
+
+    def _check_mined_cd27a18b6e__new_trip(self) -> bool:  # tasks.world:6675
+        return any(
+            _r23.truck == 'TR01' and _r23.driver == 'DR01'
+            and _r23.planned_start == rt.parse_datetime('2025-05-12T16:00:00')
+            and _r23.estimated_hours == 14.0 and _r23.status == _E10_TripStatus_planned
+            and _r23.started_at is None and _r23.completed_at is None
+            for _r23 in rt.each(self, self.t_trips)
+        )
+
+    def _check_mined_09076652c5__truck_tr01_changed(self) -> rt.Verdict | bool:  # tasks.world:7067
+        return rt.expect(self.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
+
+    # tasks.world:7068
+    def _check_mined_09076652c5__driver_dr01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
+
+    def _check_mined_09076652c5__load_l0002_changed(self) -> rt.Verdict | bool:  # tasks.world:7069
+        return rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_delivered)
+
+    def _check_mined_09076652c5__load_l0006_changed(self) -> rt.Verdict | bool:  # tasks.world:7070
+        return rt.expect(self.t_loads['L0006'].status, '==', _E10_LoadStatus_cancelled)
+
+    def _check_mined_09076652c5__new_load(self) -> bool:  # tasks.world:7071
+        return any(
+            _r24.shipper == 'SH02' and _r24.description == '2025-05-12T13:00:00'
+            and _r24.weight_kg == 2517
+            and _r24.pickup == Stop(
+                v.check_length('Steel beams', 'Stop.facility', 1, 80),
+                v.check_length('2025-05-05T10:00:00', 'Stop.city', 1, 60),
+                rt.parse_datetime('2024-03-07T03:15:00'), rt.parse_datetime('2025-05-12T22:00:00'),
+            )
+            and _r24.dropoff == Stop(
+                v.check_length('planned', 'Stop.facility', 1, 80),
+                v.check_length('@.#1xVfUB', 'Stop.city', 1, 60),
+                rt.parse_datetime('2025-05-11T15:00:00'), rt.parse_datetime('2025-05-13T06:00:00'),
+            )
+            and _r24.rate == 251.83 and _r24.status == _E10_LoadStatus_posted and _r24.trip is None
+            for _r24 in rt.each(self, self.t_loads)
+        )
+
+    def _check_mined_09076652c5__trip_t0002_changed(self) -> rt.Verdict | bool:  # tasks.world:7072
+        return rt.expect(self.t_trips['T0002'].status, '==', _E10_TripStatus_completed)
+
+    def _check_mined_d4704dcd40__truck_tr01_changed(self) -> rt.Verdict | bool:  # tasks.world:7464
+        return rt.expect(self.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
+
+    # tasks.world:7465
+    def _check_mined_d4704dcd40__driver_dr01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
+
+    def _check_mined_d4704dcd40__load_l0002_changed(self) -> rt.Verdict | bool:  # tasks.world:7466
+        return rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_delivered)
+
+    def _check_mined_d4704dcd40__new_load(self) -> bool:  # tasks.world:7467
+        return any(
+            _r25.shipper == 'SH01' and _r25.description == 'available' and _r25.weight_kg == 2100
+            and _r25.pickup == Stop(
+                v.check_length('T0002', 'Stop.facility', 1, 80),
+                v.check_length('Seattle', 'Stop.city', 1, 60),
+                rt.parse_datetime('2024-04-24T01:30:00'), rt.parse_datetime('2025-05-12T21:00:00'),
+            )
+            and _r25.dropoff == Stop(
+                v.check_length('#19XD', 'Stop.facility', 1, 80),
+                v.check_length(' ', 'Stop.city', 1, 60), rt.parse_datetime('2025-05-11T08:00:00'),
+                rt.parse_datetime('2025-05-12T18:00:00'),
+            )
+            and _r25.rate == 9.0 and _r25.status == _E10_LoadStatus_cancelled and _r25.trip is None
+            for _r25 in rt.each(self, self.t_loads)
+        )
+
+    def _check_mined_d4704dcd40__trip_t0002_changed(self) -> rt.Verdict | bool:  # tasks.world:7468
+        return rt.expect(self.t_trips['T0002'].status, '==', _E10_TripStatus_completed)
+
+    def _check_mined_cc9bbf6348__truck_tr01_changed(self) -> rt.Verdict | bool:  # tasks.world:7860
+        return rt.expect(self.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
+
+    def _check_mined_cc9bbf6348__truck_tr02_changed(self) -> rt.Verdict | bool:  # tasks.world:7861
+        return rt.expect(self.t_trucks['TR02'].status, '==', _E11_TruckStatus_available)
+
+    # tasks.world:7862
+    def _check_mined_cc9bbf6348__driver_dr01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
+
+    # tasks.world:7863
+    def _check_mined_cc9bbf6348__driver_dr02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_drivers['DR02'].status, '==', _E12_DriverStatus_available)
+
+    def _check_mined_cc9bbf6348__load_l0002_changed(self) -> rt.Verdict | bool:  # tasks.world:7864
+        return rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_delivered)
+
+    def _check_mined_cc9bbf6348__load_l0003_changed(self) -> rt.Verdict | bool:  # tasks.world:7865
+        return rt.expect(self.t_loads['L0003'].status, '==', _E10_LoadStatus_delivered)
+
+    def _check_mined_cc9bbf6348__new_load(self) -> bool:  # tasks.world:7866
+        return any(
+            _r26.shipper == 'SH02' and _r26.description == '2025-05-12T22:00:00'
+            and _r26.weight_kg == 17586
+            and _r26.pickup == Stop(
+                v.check_length('UohkN-#zwj-', 'Stop.facility', 1, 80),
+                v.check_length('Wx', 'Stop.city', 1, 60), rt.parse_datetime('2023-04-11T16:00:00'),
+                rt.parse_datetime('2025-05-12T16:00:00'),
+            )
+            and _r26.dropoff == Stop(
+                v.check_length('Seattle', 'Stop.facility', 1, 80),
+                v.check_length('L0003', 'Stop.city', 1, 60),
+                rt.parse_datetime('2023-05-27T05:15:00'), rt.parse_datetime('2023-10-24T15:30:00'),
+            )
+            and _r26.rate == 0.0 and _r26.status == _E10_LoadStatus_posted and _r26.trip is None
+            for _r26 in rt.each(self, self.t_loads)
+        )
+
+    def _check_mined_cc9bbf6348__trip_t0001_changed(self) -> rt.Verdict | bool:  # tasks.world:7867
+        return rt.expect(self.t_trips['T0001'].status, '==', _E10_TripStatus_completed)
+
+    def _check_mined_cc9bbf6348__trip_t0002_changed(self) -> rt.Verdict | bool:  # tasks.world:7868
+        return rt.expect(self.t_trips['T0002'].status, '==', _E10_TripStatus_completed)
+
+    def _check_mined_92c413c957__load_l0002_changed(self) -> rt.Verdict | bool:  # tasks.world:8260
+        return (
+            rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_cancelled)
+            and rt.expect(self.t_loads['L0002'].trip, 'is', None, part=1)
+        )
+
+    def _check_mined_92c413c957__load_l0006_changed(self) -> rt.Verdict | bool:  # tasks.world:8261
+        return rt.expect(self.t_loads['L0006'].status, '==', _E10_LoadStatus_cancelled)
+
+    def _check_mined_92c413c957__trip_t0002_changed(self) -> rt.Verdict | bool:  # tasks.world:8262
+        return rt.expect(self.t_trips['T0002'].status, '==', _E10_TripStatus_cancelled)
+
+    def _check_mined_92c413c957__new_trip(self) -> bool:  # tasks.world:8263
+        return any(
+            _r27.truck == 'TR01' and _r27.driver == 'DR01'
+            and _r27.planned_start == rt.parse_datetime('2025-05-13T20:00:00')
+            and _r27.estimated_hours == 14.0 and _r27.status == _E10_TripStatus_planned
+            and _r27.started_at is None and _r27.completed_at is None
+            for _r27 in rt.each(self, self.t_trips)
+        )
+
+    def _check_mined_d5458ac6fc__truck_tr01_changed(self) -> rt.Verdict | bool:  # tasks.world:8655
+        return rt.expect(self.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
+
+    # tasks.world:8656
+    def _check_mined_d5458ac6fc__driver_dr01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
+
+    def _check_mined_d5458ac6fc__load_l0002_changed(self) -> rt.Verdict | bool:  # tasks.world:8657
+        return rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_posted) and rt.expect(
+            self.t_loads['L0002'].trip, 'is', None, part=1
+        )
+
+    def _check_mined_d5458ac6fc__new_load(self) -> bool:  # tasks.world:8658
+        return any(
+            _r28.shipper == 'SH03' and _r28.description == '4' and _r28.weight_kg == 18000
+            and _r28.pickup == Stop(
+                v.check_length('Seattle', 'Stop.facility', 1, 80),
+                v.check_length('2025-05-12T15:00:00', 'Stop.city', 1, 60),
+                rt.parse_datetime('2023-11-02T00:00:00'), rt.parse_datetime('2025-05-12T18:00:00'),
+            )
+            and _r28.dropoff == Stop(
+                v.check_length('picked_up', 'Stop.facility', 1, 80),
+                v.check_length('Chilled apples', 'Stop.city', 1, 60),
+                rt.parse_datetime('2025-01-22T19:00:00'), rt.parse_datetime('2025-05-12T21:00:00'),
+            )
+            and _r28.rate == 42.5 and _r28.status == _E10_LoadStatus_cancelled
+            and _r28.trip is None
+            for _r28 in rt.each(self, self.t_loads)
+        )
+
+    def _check_mined_d5458ac6fc__trip_t0002_changed(self) -> rt.Verdict | bool:  # tasks.world:8659
+        return rt.expect(self.t_trips['T0002'].status, '==', _E10_TripStatus_cancelled)
+
+    # tasks.world:9050
+    def _check_mined_f07e019504__driver_dr01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_drivers['DR01'].hours_left, '==', 42.25)
+
+    def _check_mined_f07e019504__load_l0001_changed(self) -> rt.Verdict | bool:  # tasks.world:9051
+        return (
+            rt.expect(self.t_loads['L0001'].status, '==', _E10_LoadStatus_assigned)
+            and rt.expect(self.t_loads['L0001'].trip, '==', 'T0002', part=1)
+        )
+
+    def _check_mined_f07e019504__load_l0002_changed(self) -> rt.Verdict | bool:  # tasks.world:9052
+        return rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_posted) and rt.expect(
+            self.t_loads['L0002'].trip, 'is', None, part=1
+        )
+
+    def _check_mined_f07e019504__new_hourslog(self) -> bool:  # tasks.world:9053
+        return any(
+            _r29.driver == 'DR01' and _r29.trip == 'T0002'
+            and _r29.activity == _E12_DutyActivity_driving and _r29.hours == 0.25
+            and _r29.logged_on == rt.parse_date('2025-05-12') and _r29.note == 'Yakima'
+            for _r29 in rt.each(self, self.t_hours_logs)
+        )
+
+    def _check_mined_cd73574d66__truck_tr01_changed(self) -> rt.Verdict | bool:  # tasks.world:9444
+        return rt.expect(self.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
+
+    # tasks.world:9445
+    def _check_mined_cd73574d66__driver_dr01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
+
+    def _check_mined_cd73574d66__load_l0001_changed(self) -> rt.Verdict | bool:  # tasks.world:9446
+        return rt.expect(self.t_loads['L0001'].status, '==', _E10_LoadStatus_cancelled)
+
+    def _check_mined_cd73574d66__load_l0002_changed(self) -> rt.Verdict | bool:  # tasks.world:9447
+        return rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_delivered)
+
+    def _check_mined_cd73574d66__trip_t0002_changed(self) -> rt.Verdict | bool:  # tasks.world:9448
+        return rt.expect(self.t_trips['T0002'].status, '==', _E10_TripStatus_completed)
+
+    def _check_mined_d285b33bbe__truck_tr01_changed(self) -> rt.Verdict | bool:  # tasks.world:9839
+        return rt.expect(self.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
+
+    def _check_mined_d285b33bbe__truck_tr02_changed(self) -> rt.Verdict | bool:  # tasks.world:9840
+        return rt.expect(self.t_trucks['TR02'].status, '==', _E11_TruckStatus_available)
+
+    # tasks.world:9841
+    def _check_mined_d285b33bbe__driver_dr01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
+
+    # tasks.world:9842
+    def _check_mined_d285b33bbe__driver_dr02_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_drivers['DR02'].status, '==', _E12_DriverStatus_available)
+
+    def _check_mined_d285b33bbe__load_l0001_changed(self) -> rt.Verdict | bool:  # tasks.world:9843
+        return rt.expect(self.t_loads['L0001'].status, '==', _E10_LoadStatus_cancelled)
+
+    def _check_mined_d285b33bbe__load_l0002_changed(self) -> rt.Verdict | bool:  # tasks.world:9844
+        return rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_posted) and rt.expect(
+            self.t_loads['L0002'].trip, 'is', None, part=1
+        )
+
+    def _check_mined_d285b33bbe__load_l0003_changed(self) -> rt.Verdict | bool:  # tasks.world:9845
+        return rt.expect(self.t_loads['L0003'].status, '==', _E10_LoadStatus_delivered)
+
+    def _check_mined_d285b33bbe__trip_t0001_changed(self) -> rt.Verdict | bool:  # tasks.world:9846
+        return rt.expect(self.t_trips['T0001'].status, '==', _E10_TripStatus_completed)
+
+    def _check_mined_d285b33bbe__trip_t0002_changed(self) -> rt.Verdict | bool:  # tasks.world:9847
+        return rt.expect(self.t_trips['T0002'].status, '==', _E10_TripStatus_cancelled)
+
+    # tasks.world:10238
+    def _check_mined_f578e37bdd__truck_tr01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
+
+    # tasks.world:10239
+    def _check_mined_f578e37bdd__driver_dr01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
+
+    # tasks.world:10240
+    def _check_mined_f578e37bdd__load_l0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loads['L0001'].status, '==', _E10_LoadStatus_cancelled)
+
+    # tasks.world:10241
+    def _check_mined_f578e37bdd__load_l0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_cancelled)
+            and rt.expect(self.t_loads['L0002'].trip, 'is', None, part=1)
+        )
+
+    # tasks.world:10242
+    def _check_mined_f578e37bdd__trip_t0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_trips['T0002'].status, '==', _E10_TripStatus_cancelled)
+
+    # tasks.world:10636
+    def _check_mined_2530e29380__truck_tr01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
+
+    # tasks.world:10637
+    def _check_mined_2530e29380__driver_dr01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
+
+    # tasks.world:10638
+    def _check_mined_2530e29380__load_l0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loads['L0001'].status, '==', _E10_LoadStatus_cancelled)
+
+    # tasks.world:10639
+    def _check_mined_2530e29380__load_l0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_posted) and rt.expect(
+            self.t_loads['L0002'].trip, 'is', None, part=1
+        )
+
+    # tasks.world:10640
+    def _check_mined_2530e29380__trip_t0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_trips['T0002'].status, '==', _E10_TripStatus_cancelled)
+
+    # tasks.world:11033
+    def _check_mined_e4cf85a2ab__truck_tr01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
+
+    # tasks.world:11034
+    def _check_mined_e4cf85a2ab__driver_dr01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
+
+    # tasks.world:11035
+    def _check_mined_e4cf85a2ab__load_l0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_posted) and rt.expect(
+            self.t_loads['L0002'].trip, 'is', None, part=1
+        )
+
+    # tasks.world:11036
+    def _check_mined_e4cf85a2ab__load_l0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loads['L0006'].status, '==', _E10_LoadStatus_cancelled)
+
+    # tasks.world:11037
+    def _check_mined_e4cf85a2ab__trip_t0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_trips['T0002'].status, '==', _E10_TripStatus_cancelled)
+
+    # tasks.world:11430
+    def _check_mined_2e37d7831f__load_l0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loads['L0001'].status, '==', _E10_LoadStatus_cancelled)
+
+    # tasks.world:11431
+    def _check_mined_2e37d7831f__load_l0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_posted) and rt.expect(
+            self.t_loads['L0002'].trip, 'is', None, part=1
+        )
+
+    # tasks.world:11824
+    def _check_mined_4511f47a38__truck_tr01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
+
+    # tasks.world:11825
+    def _check_mined_4511f47a38__driver_dr01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
+
+    # tasks.world:11826
+    def _check_mined_4511f47a38__load_l0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_loads['L0002'].status, '==', _E10_LoadStatus_cancelled)
+            and rt.expect(self.t_loads['L0002'].trip, 'is', None, part=1)
+        )
+
+    # tasks.world:11827
+    def _check_mined_4511f47a38__trip_t0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_trips['T0002'].status, '==', _E10_TripStatus_cancelled)
+
+    # tasks.world:12220
+    def _check_mined_7c881343ee__load_l0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loads['L0001'].status, '==', _E10_LoadStatus_cancelled)
+
+    # tasks.world:12221
+    def _check_mined_7c881343ee__load_l0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loads['L0006'].status, '==', _E10_LoadStatus_cancelled)
+
 
 FreightDispatch.TOOLS = tools(FreightDispatch)
-
-
-# freight_dispatch.world:948
-def _check_add_lumber_load__assigned(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0001'].status, '==', _E10_LoadStatus_assigned) and rt.expect(
-        ep.t_loads['L0001'].trip, '==', 'T0002', part=1
-    )
-
-
-# freight_dispatch.world:1340
-def _check_finish_steel_run__delivered(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0003'].status, '==', _E10_LoadStatus_delivered)
-
-
-# freight_dispatch.world:1341
-def _check_finish_steel_run__completed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trips['T0001'].status, '==', _E10_TripStatus_completed)
-
-
-# freight_dispatch.world:1342
-def _check_finish_steel_run__freed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trucks['TR02'].status, '==', _E11_TruckStatus_available) and rt.expect(
-        ep.t_drivers['DR02'].status, '==', _E12_DriverStatus_available, part=1
-    )
-
-
-# freight_dispatch.world:1343
-def _check_finish_steel_run__hours(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_drivers['DR02'].hours_left, '==', 2.0) and any(
-        _h9.driver == 'DR02' and _h9.activity == _E12_DutyActivity_driving and _h9.hours == 6.0
-        and _h9.logged_on == rt.parse_date('2025-05-12')
-        for _h9 in rt.each(ep, ep.t_hours_logs)
-    )
-
-
-def _check_plan_steel_beams_trip__trip_planned(ep: FreightDispatch) -> bool:  # tasks.world:387
-    return any(
-        _t10.truck == 'TR03' and _t10.driver == 'DR03' and _t10.status == _E10_TripStatus_planned
-        and _t10.planned_start == rt.parse_datetime('2025-05-13T06:00:00')
-        for _t10 in rt.each(ep, ep.t_trips)
-    )
-
-
-# tasks.world:388
-def _check_plan_steel_beams_trip__beams_on_trip(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0006'].status, '==', _E10_LoadStatus_assigned) and any(
-        _t11.driver == 'DR03' and _t11.status == _E10_TripStatus_planned
-        and ep.t_loads['L0006'].trip == _t11.trip_id
-        for _t11 in rt.each(ep, ep.t_trips)
-    )
-
-
-# tasks.world:389
-def _check_plan_steel_beams_trip__truck_and_driver_busy(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trucks['TR03'].status, '==', _E11_TruckStatus_on_trip) and rt.expect(
-        ep.t_drivers['DR03'].status, '==', _E12_DriverStatus_on_trip, part=1
-    )
-
-
-# tasks.world:785
-def _check_swap_apples_for_pears__apples_cancelled(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_cancelled) and rt.expect(
-        ep.t_loads['L0002'].trip, 'is', None, part=1
-    )
-
-
-def _check_swap_apples_for_pears__pears_posted(ep: FreightDispatch) -> bool:  # tasks.world:786
-    return any(
-        _l12.shipper == 'SH02' and _l12.weight_kg == 7000 and _l12.status == _E10_LoadStatus_posted
-        and _l12.pickup.city == 'Yakima' and _l12.dropoff.city == 'Seattle'
-        and _l12.pickup.window_start == rt.parse_datetime('2025-05-13T13:00:00')
-        and _l12.dropoff.window_start == rt.parse_datetime('2025-05-13T18:00:00')
-        and _l12.rate == 1900.0
-        for _l12 in rt.each(ep, ep.t_loads)
-    )
-
-
-def _check_mined_036aec4b34__new_hourslog(ep: FreightDispatch) -> bool:  # tasks.world:1177
-    return any(
-        _r13.driver == 'DR01' and _r13.trip == 'T0002'
-        and _r13.activity == _E12_DutyActivity_off_duty and _r13.hours == 1.05
-        and _r13.logged_on == rt.parse_date('2023-06-21') and _r13.note == ''
-        for _r13 in rt.each(ep, ep.t_hours_logs)
-    )
-
-
-# tasks.world:1567
-def _check_mined_c4e10f1696__truck_tr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
-
-
-# tasks.world:1568
-def _check_mined_c4e10f1696__driver_dr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
-
-
-# tasks.world:1569
-def _check_mined_c4e10f1696__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_delivered)
-
-
-# tasks.world:1570
-def _check_mined_c4e10f1696__trip_t0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trips['T0002'].status, '==', _E10_TripStatus_completed)
-
-
-# tasks.world:1960
-def _check_mined_6340e5c128__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_cancelled) and rt.expect(
-        ep.t_loads['L0002'].trip, 'is', None, part=1
-    )
-
-
-# tasks.world:2350
-def _check_mined_cfc59f0fcd__truck_tr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
-
-
-# tasks.world:2351
-def _check_mined_cfc59f0fcd__driver_dr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
-
-
-# tasks.world:2352
-def _check_mined_cfc59f0fcd__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_posted) and rt.expect(
-        ep.t_loads['L0002'].trip, 'is', None, part=1
-    )
-
-
-# tasks.world:2353
-def _check_mined_cfc59f0fcd__trip_t0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trips['T0002'].status, '==', _E10_TripStatus_cancelled)
-
-
-# tasks.world:2742
-def _check_mined_298dbf0054__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_picked_up)
-
-
-# tasks.world:2743
-def _check_mined_298dbf0054__trip_t0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trips['T0002'].status, '==', _E10_TripStatus_in_progress)
-
-
-# tasks.world:3132
-def _check_mined_f8bebe5376__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_posted) and rt.expect(
-        ep.t_loads['L0002'].trip, 'is', None, part=1
-    )
-
-
-# tasks.world:3521
-def _check_mined_19821fe595__load_l0006_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0006'].status, '==', _E10_LoadStatus_cancelled)
-
-
-# tasks.world:3910
-def _check_mined_5873713ced__truck_tr02_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trucks['TR02'].status, '==', _E11_TruckStatus_available)
-
-
-# tasks.world:3911
-def _check_mined_5873713ced__driver_dr02_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_drivers['DR02'].status, '==', _E12_DriverStatus_available)
-
-
-# tasks.world:3912
-def _check_mined_5873713ced__load_l0003_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0003'].status, '==', _E10_LoadStatus_delivered)
-
-
-# tasks.world:3913
-def _check_mined_5873713ced__trip_t0001_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trips['T0001'].status, '==', _E10_TripStatus_completed)
-
-
-# tasks.world:4302
-def _check_mined_c3c8a4a7db__load_l0001_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0001'].status, '==', _E10_LoadStatus_cancelled)
-
-
-# tasks.world:4691
-def _check_mined_e2d10faa17__truck_tr02_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trucks['TR02'].status, '==', _E11_TruckStatus_available)
-
-
-# tasks.world:4692
-def _check_mined_e2d10faa17__driver_dr02_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_drivers['DR02'].status, '==', _E12_DriverStatus_available)
-
-
-# tasks.world:4693
-def _check_mined_e2d10faa17__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_cancelled) and rt.expect(
-        ep.t_loads['L0002'].trip, 'is', None, part=1
-    )
-
-
-# tasks.world:4694
-def _check_mined_e2d10faa17__load_l0003_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0003'].status, '==', _E10_LoadStatus_delivered)
-
-
-def _check_mined_e2d10faa17__new_load(ep: FreightDispatch) -> bool:  # tasks.world:4695
-    return any(
-        _r14.shipper == 'SH02' and _r14.description == 'SH02' and _r14.weight_kg == 2100
-        and _r14.pickup == Stop(
-            v.check_length('2025-05-12T15:00:00', 'Stop.facility', 1, 80),
-            v.check_length('2025-04-30', 'Stop.city', 1, 60),
-            rt.parse_datetime('2023-06-06T23:15:00'), rt.parse_datetime('2025-05-12T18:00:00'),
-        )
-        and _r14.dropoff == Stop(
-            v.check_length('assigned', 'Stop.facility', 1, 80),
-            v.check_length('2026-09-30', 'Stop.city', 1, 60),
-            rt.parse_datetime('2025-05-12T13:00:00'), rt.parse_datetime('2025-05-12T15:00:00'),
-        )
-        and _r14.rate == 172.79 and _r14.status == _E10_LoadStatus_posted and _r14.trip is None
-        for _r14 in rt.each(ep, ep.t_loads)
-    )
-
-
-# tasks.world:4696
-def _check_mined_e2d10faa17__trip_t0001_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trips['T0001'].status, '==', _E10_TripStatus_completed)
-
-
-# tasks.world:5089
-def _check_mined_ecf27ee9a9__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_posted) and rt.expect(
-        ep.t_loads['L0002'].trip, 'is', None, part=1
-    )
-
-
-def _check_mined_ecf27ee9a9__new_trip(ep: FreightDispatch) -> bool:  # tasks.world:5090
-    return any(
-        _r15.truck == 'TR03' and _r15.driver == 'DR03'
-        and _r15.planned_start == rt.parse_datetime('2025-05-12T21:00:00')
-        and _r15.estimated_hours == 0.5 and _r15.status == _E10_TripStatus_cancelled
-        and _r15.started_at is None and _r15.completed_at is None
-        for _r15 in rt.each(ep, ep.t_trips)
-    )
-
-
-# tasks.world:5484
-def _check_mined_1b50f5fde4__truck_tr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
-
-
-# tasks.world:5485
-def _check_mined_1b50f5fde4__driver_dr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_drivers['DR01'].hours_left, '==', 20.4) and rt.expect(
-        ep.t_drivers['DR01'].status, '==', _E12_DriverStatus_available, part=1
-    )
-
-
-# tasks.world:5486
-def _check_mined_1b50f5fde4__driver_dr03_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_drivers['DR03'].hours_left, '==', 52.4)
-
-
-# tasks.world:5487
-def _check_mined_1b50f5fde4__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_delivered)
-
-
-# tasks.world:5488
-def _check_mined_1b50f5fde4__trip_t0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trips['T0002'].status, '==', _E10_TripStatus_completed)
-
-
-def _check_mined_1b50f5fde4__new_hourslog(ep: FreightDispatch) -> bool:  # tasks.world:5489
-    return any(
-        _r16.driver == 'DR03' and _r16.trip == 'T0003'
-        and _r16.activity == _E12_DutyActivity_driving and _r16.hours == 7.6
-        and _r16.logged_on == rt.parse_date('2025-05-11') and _r16.note == 'é'
-        for _r16 in rt.each(ep, ep.t_hours_logs)
-    )
-
-
-def _check_mined_1b50f5fde4__new_hourslog_1(ep: FreightDispatch) -> bool:  # tasks.world:5490
-    return any(
-        _r17.driver == 'DR01' and _r17.trip == 'T0002'
-        and _r17.activity == _E12_DutyActivity_on_duty and _r17.hours == 22.1
-        and _r17.logged_on == rt.parse_date('2025-05-11') and _r17.note == 'assigned'
-        for _r17 in rt.each(ep, ep.t_hours_logs)
-    )
-
-
-def _check_mined_39ab6cad2a__new_load(ep: FreightDispatch) -> bool:  # tasks.world:5883
-    return any(
-        _r18.shipper == 'SH01' and _r18.description == 'delivered' and _r18.weight_kg == 6
-        and _r18.pickup == Stop(
-            v.check_length('off_duty', 'Stop.facility', 1, 80),
-            v.check_length('f', 'Stop.city', 1, 60), rt.parse_datetime('2023-02-18T04:30:00'),
-            rt.parse_datetime('2025-05-12T16:00:00'),
-        )
-        and _r18.dropoff == Stop(
-            v.check_length('off_duty', 'Stop.facility', 1, 80),
-            v.check_length('+1 206 555 0203', 'Stop.city', 1, 60),
-            rt.parse_datetime('2024-08-23T22:15:00'), rt.parse_datetime('2025-05-08T11:00:00'),
-        )
-        and _r18.rate == 6.0 and _r18.status == _E10_LoadStatus_posted and _r18.trip is None
-        for _r18 in rt.each(ep, ep.t_loads)
-    )
-
-
-def _check_mined_39ab6cad2a__new_hourslog(ep: FreightDispatch) -> bool:  # tasks.world:5884
-    return any(
-        _r19.driver == 'DR03' and _r19.trip == 'T0003'
-        and _r19.activity == _E12_DutyActivity_off_duty and _r19.hours == 15.5542
-        and _r19.logged_on == rt.parse_date('2024-06-23') and _r19.note == ''
-        for _r19 in rt.each(ep, ep.t_hours_logs)
-    )
-
-
-# tasks.world:6276
-def _check_mined_fbd2996d40__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].trip, '==', 'T0005')
-
-
-# tasks.world:6277
-def _check_mined_fbd2996d40__trip_t0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trips['T0002'].status, '==', _E10_TripStatus_cancelled)
-
-
-def _check_mined_fbd2996d40__new_trip(ep: FreightDispatch) -> bool:  # tasks.world:6278
-    return any(
-        _r20.truck == 'TR01' and _r20.driver == 'DR01'
-        and _r20.planned_start == rt.parse_datetime('2025-05-12T15:00:00')
-        and _r20.estimated_hours == 13.4808 and _r20.status == _E10_TripStatus_planned
-        and _r20.started_at is None and _r20.completed_at is None
-        for _r20 in rt.each(ep, ep.t_trips)
-    )
-
-
-def _check_mined_fbd2996d40__new_hourslog(ep: FreightDispatch) -> bool:  # tasks.world:6279
-    return any(
-        _r21.driver == 'DR01' and _r21.trip == 'T0002'
-        and _r21.activity == _E12_DutyActivity_off_duty and _r21.hours == 24.0
-        and _r21.logged_on == rt.parse_date('2023-10-03') and _r21.note == 'completed'
-        for _r21 in rt.each(ep, ep.t_hours_logs)
-    )
-
-
-# tasks.world:6671
-def _check_mined_cd27a18b6e__load_l0001_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0001'].status, '==', _E10_LoadStatus_cancelled)
-
-
-# tasks.world:6672
-def _check_mined_cd27a18b6e__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_posted) and rt.expect(
-        ep.t_loads['L0002'].trip, 'is', None, part=1
-    )
-
-
-def _check_mined_cd27a18b6e__new_load(ep: FreightDispatch) -> bool:  # tasks.world:6673
-    return any(
-        _r22.shipper == 'SH01' and _r22.description == '2025-05-09T14:00:00'
-        and _r22.weight_kg == 1450
-        and _r22.pickup == Stop(
-            v.check_length('cancelled', 'Stop.facility', 1, 80),
-            v.check_length('planned', 'Stop.city', 1, 60),
-            rt.parse_datetime('2025-05-10T07:00:00'), rt.parse_datetime('2025-05-12T13:00:00'),
-        )
-        and _r22.dropoff == Stop(
-            v.check_length('completed', 'Stop.facility', 1, 80),
-            v.check_length('IWVFJtMHZuw', 'Stop.city', 1, 60),
-            rt.parse_datetime('2025-05-10T09:00:00'), rt.parse_datetime('2025-05-12T18:00:00'),
-        )
-        and _r22.rate == 789.0 and _r22.status == _E10_LoadStatus_posted and _r22.trip is None
-        for _r22 in rt.each(ep, ep.t_loads)
-    )
-
-
-# tasks.world:6674
-def _check_mined_cd27a18b6e__trip_t0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trips['T0002'].status, '==', _E10_TripStatus_cancelled)
-
-
-def _check_mined_cd27a18b6e__new_trip(ep: FreightDispatch) -> bool:  # tasks.world:6675
-    return any(
-        _r23.truck == 'TR01' and _r23.driver == 'DR01'
-        and _r23.planned_start == rt.parse_datetime('2025-05-12T16:00:00')
-        and _r23.estimated_hours == 14.0 and _r23.status == _E10_TripStatus_planned
-        and _r23.started_at is None and _r23.completed_at is None
-        for _r23 in rt.each(ep, ep.t_trips)
-    )
-
-
-# tasks.world:7067
-def _check_mined_09076652c5__truck_tr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
-
-
-# tasks.world:7068
-def _check_mined_09076652c5__driver_dr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
-
-
-# tasks.world:7069
-def _check_mined_09076652c5__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_delivered)
-
-
-# tasks.world:7070
-def _check_mined_09076652c5__load_l0006_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0006'].status, '==', _E10_LoadStatus_cancelled)
-
-
-def _check_mined_09076652c5__new_load(ep: FreightDispatch) -> bool:  # tasks.world:7071
-    return any(
-        _r24.shipper == 'SH02' and _r24.description == '2025-05-12T13:00:00'
-        and _r24.weight_kg == 2517
-        and _r24.pickup == Stop(
-            v.check_length('Steel beams', 'Stop.facility', 1, 80),
-            v.check_length('2025-05-05T10:00:00', 'Stop.city', 1, 60),
-            rt.parse_datetime('2024-03-07T03:15:00'), rt.parse_datetime('2025-05-12T22:00:00'),
-        )
-        and _r24.dropoff == Stop(
-            v.check_length('planned', 'Stop.facility', 1, 80),
-            v.check_length('@.#1xVfUB', 'Stop.city', 1, 60),
-            rt.parse_datetime('2025-05-11T15:00:00'), rt.parse_datetime('2025-05-13T06:00:00'),
-        )
-        and _r24.rate == 251.83 and _r24.status == _E10_LoadStatus_posted and _r24.trip is None
-        for _r24 in rt.each(ep, ep.t_loads)
-    )
-
-
-# tasks.world:7072
-def _check_mined_09076652c5__trip_t0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trips['T0002'].status, '==', _E10_TripStatus_completed)
-
-
-# tasks.world:7464
-def _check_mined_d4704dcd40__truck_tr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
-
-
-# tasks.world:7465
-def _check_mined_d4704dcd40__driver_dr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
-
-
-# tasks.world:7466
-def _check_mined_d4704dcd40__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_delivered)
-
-
-def _check_mined_d4704dcd40__new_load(ep: FreightDispatch) -> bool:  # tasks.world:7467
-    return any(
-        _r25.shipper == 'SH01' and _r25.description == 'available' and _r25.weight_kg == 2100
-        and _r25.pickup == Stop(
-            v.check_length('T0002', 'Stop.facility', 1, 80),
-            v.check_length('Seattle', 'Stop.city', 1, 60),
-            rt.parse_datetime('2024-04-24T01:30:00'), rt.parse_datetime('2025-05-12T21:00:00'),
-        )
-        and _r25.dropoff == Stop(
-            v.check_length('#19XD', 'Stop.facility', 1, 80),
-            v.check_length(' ', 'Stop.city', 1, 60), rt.parse_datetime('2025-05-11T08:00:00'),
-            rt.parse_datetime('2025-05-12T18:00:00'),
-        )
-        and _r25.rate == 9.0 and _r25.status == _E10_LoadStatus_cancelled and _r25.trip is None
-        for _r25 in rt.each(ep, ep.t_loads)
-    )
-
-
-# tasks.world:7468
-def _check_mined_d4704dcd40__trip_t0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trips['T0002'].status, '==', _E10_TripStatus_completed)
-
-
-# tasks.world:7860
-def _check_mined_cc9bbf6348__truck_tr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
-
-
-# tasks.world:7861
-def _check_mined_cc9bbf6348__truck_tr02_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trucks['TR02'].status, '==', _E11_TruckStatus_available)
-
-
-# tasks.world:7862
-def _check_mined_cc9bbf6348__driver_dr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
-
-
-# tasks.world:7863
-def _check_mined_cc9bbf6348__driver_dr02_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_drivers['DR02'].status, '==', _E12_DriverStatus_available)
-
-
-# tasks.world:7864
-def _check_mined_cc9bbf6348__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_delivered)
-
-
-# tasks.world:7865
-def _check_mined_cc9bbf6348__load_l0003_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0003'].status, '==', _E10_LoadStatus_delivered)
-
-
-def _check_mined_cc9bbf6348__new_load(ep: FreightDispatch) -> bool:  # tasks.world:7866
-    return any(
-        _r26.shipper == 'SH02' and _r26.description == '2025-05-12T22:00:00'
-        and _r26.weight_kg == 17586
-        and _r26.pickup == Stop(
-            v.check_length('UohkN-#zwj-', 'Stop.facility', 1, 80),
-            v.check_length('Wx', 'Stop.city', 1, 60), rt.parse_datetime('2023-04-11T16:00:00'),
-            rt.parse_datetime('2025-05-12T16:00:00'),
-        )
-        and _r26.dropoff == Stop(
-            v.check_length('Seattle', 'Stop.facility', 1, 80),
-            v.check_length('L0003', 'Stop.city', 1, 60), rt.parse_datetime('2023-05-27T05:15:00'),
-            rt.parse_datetime('2023-10-24T15:30:00'),
-        )
-        and _r26.rate == 0.0 and _r26.status == _E10_LoadStatus_posted and _r26.trip is None
-        for _r26 in rt.each(ep, ep.t_loads)
-    )
-
-
-# tasks.world:7867
-def _check_mined_cc9bbf6348__trip_t0001_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trips['T0001'].status, '==', _E10_TripStatus_completed)
-
-
-# tasks.world:7868
-def _check_mined_cc9bbf6348__trip_t0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trips['T0002'].status, '==', _E10_TripStatus_completed)
-
-
-# tasks.world:8260
-def _check_mined_92c413c957__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_cancelled) and rt.expect(
-        ep.t_loads['L0002'].trip, 'is', None, part=1
-    )
-
-
-# tasks.world:8261
-def _check_mined_92c413c957__load_l0006_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0006'].status, '==', _E10_LoadStatus_cancelled)
-
-
-# tasks.world:8262
-def _check_mined_92c413c957__trip_t0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trips['T0002'].status, '==', _E10_TripStatus_cancelled)
-
-
-def _check_mined_92c413c957__new_trip(ep: FreightDispatch) -> bool:  # tasks.world:8263
-    return any(
-        _r27.truck == 'TR01' and _r27.driver == 'DR01'
-        and _r27.planned_start == rt.parse_datetime('2025-05-13T20:00:00')
-        and _r27.estimated_hours == 14.0 and _r27.status == _E10_TripStatus_planned
-        and _r27.started_at is None and _r27.completed_at is None
-        for _r27 in rt.each(ep, ep.t_trips)
-    )
-
-
-# tasks.world:8655
-def _check_mined_d5458ac6fc__truck_tr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
-
-
-# tasks.world:8656
-def _check_mined_d5458ac6fc__driver_dr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
-
-
-# tasks.world:8657
-def _check_mined_d5458ac6fc__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_posted) and rt.expect(
-        ep.t_loads['L0002'].trip, 'is', None, part=1
-    )
-
-
-def _check_mined_d5458ac6fc__new_load(ep: FreightDispatch) -> bool:  # tasks.world:8658
-    return any(
-        _r28.shipper == 'SH03' and _r28.description == '4' and _r28.weight_kg == 18000
-        and _r28.pickup == Stop(
-            v.check_length('Seattle', 'Stop.facility', 1, 80),
-            v.check_length('2025-05-12T15:00:00', 'Stop.city', 1, 60),
-            rt.parse_datetime('2023-11-02T00:00:00'), rt.parse_datetime('2025-05-12T18:00:00'),
-        )
-        and _r28.dropoff == Stop(
-            v.check_length('picked_up', 'Stop.facility', 1, 80),
-            v.check_length('Chilled apples', 'Stop.city', 1, 60),
-            rt.parse_datetime('2025-01-22T19:00:00'), rt.parse_datetime('2025-05-12T21:00:00'),
-        )
-        and _r28.rate == 42.5 and _r28.status == _E10_LoadStatus_cancelled and _r28.trip is None
-        for _r28 in rt.each(ep, ep.t_loads)
-    )
-
-
-# tasks.world:8659
-def _check_mined_d5458ac6fc__trip_t0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trips['T0002'].status, '==', _E10_TripStatus_cancelled)
-
-
-# tasks.world:9050
-def _check_mined_f07e019504__driver_dr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_drivers['DR01'].hours_left, '==', 42.25)
-
-
-# tasks.world:9051
-def _check_mined_f07e019504__load_l0001_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0001'].status, '==', _E10_LoadStatus_assigned) and rt.expect(
-        ep.t_loads['L0001'].trip, '==', 'T0002', part=1
-    )
-
-
-# tasks.world:9052
-def _check_mined_f07e019504__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_posted) and rt.expect(
-        ep.t_loads['L0002'].trip, 'is', None, part=1
-    )
-
-
-def _check_mined_f07e019504__new_hourslog(ep: FreightDispatch) -> bool:  # tasks.world:9053
-    return any(
-        _r29.driver == 'DR01' and _r29.trip == 'T0002'
-        and _r29.activity == _E12_DutyActivity_driving and _r29.hours == 0.25
-        and _r29.logged_on == rt.parse_date('2025-05-12') and _r29.note == 'Yakima'
-        for _r29 in rt.each(ep, ep.t_hours_logs)
-    )
-
-
-# tasks.world:9444
-def _check_mined_cd73574d66__truck_tr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
-
-
-# tasks.world:9445
-def _check_mined_cd73574d66__driver_dr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
-
-
-# tasks.world:9446
-def _check_mined_cd73574d66__load_l0001_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0001'].status, '==', _E10_LoadStatus_cancelled)
-
-
-# tasks.world:9447
-def _check_mined_cd73574d66__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_delivered)
-
-
-# tasks.world:9448
-def _check_mined_cd73574d66__trip_t0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trips['T0002'].status, '==', _E10_TripStatus_completed)
-
-
-# tasks.world:9839
-def _check_mined_d285b33bbe__truck_tr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
-
-
-# tasks.world:9840
-def _check_mined_d285b33bbe__truck_tr02_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trucks['TR02'].status, '==', _E11_TruckStatus_available)
-
-
-# tasks.world:9841
-def _check_mined_d285b33bbe__driver_dr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
-
-
-# tasks.world:9842
-def _check_mined_d285b33bbe__driver_dr02_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_drivers['DR02'].status, '==', _E12_DriverStatus_available)
-
-
-# tasks.world:9843
-def _check_mined_d285b33bbe__load_l0001_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0001'].status, '==', _E10_LoadStatus_cancelled)
-
-
-# tasks.world:9844
-def _check_mined_d285b33bbe__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_posted) and rt.expect(
-        ep.t_loads['L0002'].trip, 'is', None, part=1
-    )
-
-
-# tasks.world:9845
-def _check_mined_d285b33bbe__load_l0003_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0003'].status, '==', _E10_LoadStatus_delivered)
-
-
-# tasks.world:9846
-def _check_mined_d285b33bbe__trip_t0001_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trips['T0001'].status, '==', _E10_TripStatus_completed)
-
-
-# tasks.world:9847
-def _check_mined_d285b33bbe__trip_t0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trips['T0002'].status, '==', _E10_TripStatus_cancelled)
-
-
-# tasks.world:10238
-def _check_mined_f578e37bdd__truck_tr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
-
-
-# tasks.world:10239
-def _check_mined_f578e37bdd__driver_dr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
-
-
-# tasks.world:10240
-def _check_mined_f578e37bdd__load_l0001_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0001'].status, '==', _E10_LoadStatus_cancelled)
-
-
-# tasks.world:10241
-def _check_mined_f578e37bdd__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_cancelled) and rt.expect(
-        ep.t_loads['L0002'].trip, 'is', None, part=1
-    )
-
-
-# tasks.world:10242
-def _check_mined_f578e37bdd__trip_t0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trips['T0002'].status, '==', _E10_TripStatus_cancelled)
-
-
-# tasks.world:10636
-def _check_mined_2530e29380__truck_tr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
-
-
-# tasks.world:10637
-def _check_mined_2530e29380__driver_dr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
-
-
-# tasks.world:10638
-def _check_mined_2530e29380__load_l0001_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0001'].status, '==', _E10_LoadStatus_cancelled)
-
-
-# tasks.world:10639
-def _check_mined_2530e29380__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_posted) and rt.expect(
-        ep.t_loads['L0002'].trip, 'is', None, part=1
-    )
-
-
-# tasks.world:10640
-def _check_mined_2530e29380__trip_t0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trips['T0002'].status, '==', _E10_TripStatus_cancelled)
-
-
-# tasks.world:11033
-def _check_mined_e4cf85a2ab__truck_tr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
-
-
-# tasks.world:11034
-def _check_mined_e4cf85a2ab__driver_dr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
-
-
-# tasks.world:11035
-def _check_mined_e4cf85a2ab__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_posted) and rt.expect(
-        ep.t_loads['L0002'].trip, 'is', None, part=1
-    )
-
-
-# tasks.world:11036
-def _check_mined_e4cf85a2ab__load_l0006_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0006'].status, '==', _E10_LoadStatus_cancelled)
-
-
-# tasks.world:11037
-def _check_mined_e4cf85a2ab__trip_t0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trips['T0002'].status, '==', _E10_TripStatus_cancelled)
-
-
-# tasks.world:11430
-def _check_mined_2e37d7831f__load_l0001_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0001'].status, '==', _E10_LoadStatus_cancelled)
-
-
-# tasks.world:11431
-def _check_mined_2e37d7831f__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_posted) and rt.expect(
-        ep.t_loads['L0002'].trip, 'is', None, part=1
-    )
-
-
-# tasks.world:11824
-def _check_mined_4511f47a38__truck_tr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trucks['TR01'].status, '==', _E11_TruckStatus_available)
-
-
-# tasks.world:11825
-def _check_mined_4511f47a38__driver_dr01_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_drivers['DR01'].status, '==', _E12_DriverStatus_available)
-
-
-# tasks.world:11826
-def _check_mined_4511f47a38__load_l0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0002'].status, '==', _E10_LoadStatus_cancelled) and rt.expect(
-        ep.t_loads['L0002'].trip, 'is', None, part=1
-    )
-
-
-# tasks.world:11827
-def _check_mined_4511f47a38__trip_t0002_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_trips['T0002'].status, '==', _E10_TripStatus_cancelled)
-
-
-# tasks.world:12220
-def _check_mined_7c881343ee__load_l0001_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0001'].status, '==', _E10_LoadStatus_cancelled)
-
-
-# tasks.world:12221
-def _check_mined_7c881343ee__load_l0006_changed(ep: FreightDispatch) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loads['L0006'].status, '==', _E10_LoadStatus_cancelled)
-
-
-FreightDispatch.TASKS = task_registry(__name__, "tasks.json")

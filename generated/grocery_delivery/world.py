@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Address", "Category", "Customer", "DeliverySlot", "Driver", "GroceryDelivery", "ItemRequest",
@@ -255,11 +255,8 @@ class GroceryDelivery(Episode):
     CLOCK: ClassVar[str] = "2025-05-20T10:00:00"
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 1
-    POLICY: ClassVar[str] = (
-        'Identify the customer (by email, name or phone) and the order before changing anything.\n'
-        'Substitute an item only for customers who allow substitutions, and tell them the new '
-        'price.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "customers": "Customer", "products": "Product", "slots": "DeliverySlot",
         "drivers": "Driver", "orders": "Order", "order_items": "OrderItem", "refunds": "Refund",
@@ -436,24 +433,18 @@ class GroceryDelivery(Episode):
             rt.check_refs(self.t_order_items, _row60.item, 'Refund.item')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_customers, ((self.t_orders, 'customer'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_products, (
                     (self.t_products, 'substitute'), (self.t_order_items, 'product'),
                     (self.t_order_items, 'original_product'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_slots, ((self.t_orders, 'slot'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_drivers, ((self.t_orders, 'driver'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_orders, ((self.t_order_items, 'order'), (self.t_refunds, 'order'))
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_order_items, ((self.t_refunds, 'item'),))
-        pass
 
     def fn_booked(self, slot: DeliverySlot) -> int:  # grocery_delivery.world:149
         'Orders of a slot that are not cancelled.'
@@ -1076,816 +1067,703 @@ class GroceryDelivery(Episode):
         self.set_field(item, 'status', _E10_ItemStatus_refunded)  # grocery_delivery.world:589
         return refund  # grocery_delivery.world:590
 
+    # grocery_delivery.world:1093
+    def _check_substitute_oat_milk__substituted(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_order_items['I0004'].product, '==', 'SKU1004') and rt.expect(
+            self.t_order_items['I0004'].original_product, '==', 'SKU1003', part=1
+        )
+
+    # grocery_delivery.world:1094
+    def _check_substitute_oat_milk__price(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_order_items['I0004'].unit_price, '==', 2.99)
+
+    # grocery_delivery.world:1095
+    def _check_substitute_oat_milk__total(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0002'].items_total, '==', 23.96)
+
+    # grocery_delivery.world:1601
+    def _check_refund_dish_soap__refunded(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_order_items['I0006'].status, '==', _E10_ItemStatus_refunded)
+
+    def _check_refund_dish_soap__amount(self) -> bool:  # grocery_delivery.world:1602
+        return any(
+            _r11.item == 'I0006' and _r11.amount == 3.49
+            and _r11.reason == _E12_RefundReason_missing
+            for _r11 in rt.each(self, self.t_refunds)
+        )
+
+    def _check_dispatch_afternoon_orders__sent_out(self) -> rt.Verdict | bool:  # tasks.world:504
+        return (
+            rt.expect(self.t_orders['O0001'].status, '==', _E11_OrderStatus_out_for_delivery)
+            and rt.expect(self.t_orders['O0001'].driver, '==', 'D03', part=1)
+        )
+
+    # tasks.world:505
+    def _check_dispatch_afternoon_orders__stock_taken(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_products['SKU1001'].stock, '==', 87)
+            and rt.expect(self.t_products['SKU1002'].stock, '==', 58, part=1)
+            and rt.expect(self.t_products['SKU1005'].stock, '==', 49, part=2)
+        )
+
+    # tasks.world:506
+    def _check_dispatch_afternoon_orders__luis_delivered(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['O0004'].status, '==', _E11_OrderStatus_delivered)
+            and rt.expect(
+                self.t_orders['O0004'].delivered_at, '==',
+                rt.parse_datetime('2025-05-20T10:00:00'), part=1,
+            )
+        )
+
+    def _check_emma_merges_deliveries__cancelled(self) -> rt.Verdict | bool:  # tasks.world:1020
+        return rt.expect(self.t_orders['O0005'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_emma_merges_deliveries__chicken_added(self) -> bool:  # tasks.world:1021
+        return any(
+            _i12.order == 'O0001' and _i12.product == 'SKU1007' and _i12.quantity == 1
+            for _i12 in rt.each(self, self.t_order_items)
+        )
+
+    def _check_emma_merges_deliveries__peas_added(self) -> bool:  # tasks.world:1022
+        return any(
+            _i13.order == 'O0001' and _i13.product == 'SKU1009' and _i13.quantity == 3
+            for _i13 in rt.each(self, self.t_order_items)
+        )
+
+    def _check_emma_merges_deliveries__total(self) -> rt.Verdict | bool:  # tasks.world:1023
+        return rt.expect(abs(self.t_orders['O0001'].items_total - 31.01), '<', 0.005)
+
+    # tasks.world:1533
+    def _check_mined_b45dbc3a82__product_sku1001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1001'].stock, '==', 82)
+
+    # tasks.world:1534
+    def _check_mined_b45dbc3a82__product_sku1004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1004'].stock, '==', 57)
+
+    # tasks.world:1535
+    def _check_mined_b45dbc3a82__product_sku1005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1005'].stock, '==', 48)
+
+    # tasks.world:1536
+    def _check_mined_b45dbc3a82__order_o0006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['O0006'].status, '==', _E11_OrderStatus_delivered)
+            and rt.expect(self.t_orders['O0006'].driver, '==', 'D01', part=1)
+            and rt.expect(self.t_orders['O0006'].items_total, '==', 33.89, part=2)
+        )
+
+    def _check_mined_b45dbc3a82__new_orderitem(self) -> bool:  # tasks.world:1537
+        return any(
+            _r14.order == 'O0006' and _r14.product == 'SKU1001' and _r14.original_product is None
+            and _r14.quantity == 8 and _r14.unit_price == 1.99
+            and _r14.status == _E10_ItemStatus_ordered
+            for _r14 in rt.each(self, self.t_order_items)
+        )
+
+    # tasks.world:2046
+    def _check_mined_9ba1bd5f88__order_o0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0002'].status, '==', _E11_OrderStatus_cancelled)
+
+    # tasks.world:2047
+    def _check_mined_9ba1bd5f88__order_o0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0005'].status, '==', _E11_OrderStatus_cancelled)
+
+    def _check_mined_9ba1bd5f88__new_order(self) -> bool:  # tasks.world:2048
+        return any(
+            _r15.customer == 'C004' and _r15.slot == 'S005'
+            and _r15.status == _E11_OrderStatus_placed
+            and _r15.delivery_address == Address(
+                v.check_length('Cal Reyes', 'Address.street', 1, 100),
+                v.check_length('O0002', 'Address.city', 1, 60),
+                v.check_pattern('97202', 'Address.postcode', '^[0-9]{5}$'),
+            )
+            and _r15.driver is None and _r15.items_total == 174.5 and _r15.delivered_at is None
+            for _r15 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_9ba1bd5f88__new_orderitem(self) -> bool:  # tasks.world:2049
+        return any(
+            _r16.order == 'O0009' and _r16.product == 'SKU1008' and _r16.original_product is None
+            and _r16.quantity == 50 and _r16.unit_price == 3.49
+            and _r16.status == _E10_ItemStatus_ordered
+            for _r16 in rt.each(self, self.t_order_items)
+        )
+
+    # tasks.world:2559
+    def _check_mined_354fffd1e3__order_o0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0001'].slot, '==', 'S006') and rt.expect(
+            self.t_orders['O0001'].items_total, '==', 24.44, part=1
+        )
+
+    def _check_mined_354fffd1e3__new_orderitem(self) -> bool:  # tasks.world:2560
+        return any(
+            _r17.order == 'O0001' and _r17.product == 'SKU1007' and _r17.original_product is None
+            and _r17.quantity == 1 and _r17.unit_price == 8.99
+            and _r17.status == _E10_ItemStatus_ordered
+            for _r17 in rt.each(self, self.t_order_items)
+        )
+
+    # tasks.world:3069
+    def _check_mined_2e5c68d7ae__product_sku1001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1001'].stock, '==', 87)
+
+    # tasks.world:3070
+    def _check_mined_2e5c68d7ae__product_sku1002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1002'].stock, '==', 58)
+
+    # tasks.world:3071
+    def _check_mined_2e5c68d7ae__product_sku1005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1005'].stock, '==', 49)
+
+    # tasks.world:3072
+    def _check_mined_2e5c68d7ae__order_o0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['O0001'].status, '==', _E11_OrderStatus_out_for_delivery)
+            and rt.expect(self.t_orders['O0001'].driver, '==', 'D01', part=1)
+        )
+
+    def _check_mined_2e5c68d7ae__new_order(self) -> bool:  # tasks.world:3073
+        return any(
+            _r18.customer == 'C004' and _r18.slot == 'S001'
+            and _r18.status == _E11_OrderStatus_placed
+            and _r18.delivery_address == Address(
+                v.check_length('S003', 'Address.street', 1, 100),
+                v.check_length('car', 'Address.city', 1, 60),
+                v.check_pattern('97203', 'Address.postcode', '^[0-9]{5}$'),
+            )
+            and _r18.driver is None and _r18.items_total == 149.25 and _r18.delivered_at is None
+            for _r18 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_2e5c68d7ae__new_orderitem(self) -> bool:  # tasks.world:3074
+        return any(
+            _r19.order == 'O0009' and _r19.product == 'SKU1004' and _r19.original_product is None
+            and _r19.quantity == 8 and _r19.unit_price == 2.99
+            and _r19.status == _E10_ItemStatus_ordered
+            for _r19 in rt.each(self, self.t_order_items)
+        )
+
+    def _check_mined_2e5c68d7ae__new_orderitem_1(self) -> bool:  # tasks.world:3075
+        return any(
+            _r20.order == 'O0009' and _r20.product == 'SKU1002' and _r20.original_product is None
+            and _r20.quantity == 37 and _r20.unit_price == 2.49
+            and _r20.status == _E10_ItemStatus_ordered
+            for _r20 in rt.each(self, self.t_order_items)
+        )
+
+    def _check_mined_2e5c68d7ae__new_orderitem_2(self) -> bool:  # tasks.world:3076
+        return any(
+            _r21.order == 'O0009' and _r21.product == 'SKU1006' and _r21.original_product is None
+            and _r21.quantity == 4 and _r21.unit_price == 3.8
+            and _r21.status == _E10_ItemStatus_ordered
+            for _r21 in rt.each(self, self.t_order_items)
+        )
+
+    def _check_mined_2e5c68d7ae__new_orderitem_3(self) -> bool:  # tasks.world:3077
+        return any(
+            _r22.order == 'O0009' and _r22.product == 'SKU1005' and _r22.original_product is None
+            and _r22.quantity == 4 and _r22.unit_price == 4.5
+            and _r22.status == _E10_ItemStatus_ordered
+            for _r22 in rt.each(self, self.t_order_items)
+        )
+
+    # tasks.world:3586
+    def _check_mined_238e71f5df__product_sku1007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1007'].stock, '==', 59)
+
+    # tasks.world:3587
+    def _check_mined_238e71f5df__product_sku1009_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1009'].stock, '==', 47)
+
+    # tasks.world:3588
+    def _check_mined_238e71f5df__order_o0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['O0005'].status, '==', _E11_OrderStatus_delivered)
+            and rt.expect(self.t_orders['O0005'].driver, '==', 'D03', part=1)
+        )
+
+    # tasks.world:4097
+    def _check_mined_bf6690fa96__product_sku1004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1004'].stock, '==', 57)
+
+    # tasks.world:4098
+    def _check_mined_bf6690fa96__product_sku1005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1005'].stock, '==', 48)
+
+    # tasks.world:4099
+    def _check_mined_bf6690fa96__order_o0006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['O0006'].status, '==', _E11_OrderStatus_delivered)
+            and rt.expect(self.t_orders['O0006'].driver, '==', 'D03', part=1)
+        )
+
+    # tasks.world:4607
+    def _check_mined_d003a44859__product_sku1007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1007'].stock, '==', 45)
+
+    # tasks.world:4608
+    def _check_mined_d003a44859__product_sku1009_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1009'].stock, '==', 47)
+
+    # tasks.world:4609
+    def _check_mined_d003a44859__order_o0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['O0005'].status, '==', _E11_OrderStatus_out_for_delivery)
+            and rt.expect(self.t_orders['O0005'].driver, '==', 'D01', part=1)
+            and rt.expect(self.t_orders['O0005'].items_total, '==', 141.42, part=2)
+        )
+
+    # tasks.world:4610
+    def _check_mined_d003a44859__orderitem_i0011_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_order_items['I0011'].quantity, '==', 15)
+
+    # tasks.world:5119
+    def _check_mined_ef5e4a381a__order_o0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0006'].slot, '==', 'S005') and rt.expect(
+            self.t_orders['O0006'].items_total, '==', 117.47, part=1
+        )
+
+    def _check_mined_ef5e4a381a__new_orderitem(self) -> bool:  # tasks.world:5120
+        return any(
+            _r23.order == 'O0006' and _r23.product == 'SKU1001' and _r23.original_product is None
+            and _r23.quantity == 50 and _r23.unit_price == 1.99
+            and _r23.status == _E10_ItemStatus_ordered
+            for _r23 in rt.each(self, self.t_order_items)
+        )
+
+    # tasks.world:5628
+    def _check_mined_03dfe8ccb0__order_o0006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['O0006'].status, '==', _E11_OrderStatus_cancelled)
+            and rt.expect(self.t_orders['O0006'].items_total, '==', 56.36, part=1)
+        )
+
+    def _check_mined_03dfe8ccb0__new_orderitem(self) -> bool:  # tasks.world:5629
+        return any(
+            _r24.order == 'O0006' and _r24.product == 'SKU1008' and _r24.original_product is None
+            and _r24.quantity == 11 and _r24.unit_price == 3.49
+            and _r24.status == _E10_ItemStatus_ordered
+            for _r24 in rt.each(self, self.t_order_items)
+        )
+
+    # tasks.world:6138
+    def _check_mined_4016c20feb__order_o0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0001'].slot, '==', 'S006') and rt.expect(
+            self.t_orders['O0001'].items_total, '==', 235.95, part=1
+        )
+
+    # tasks.world:6139
+    def _check_mined_4016c20feb__orderitem_i0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_order_items['I0003'].quantity, '==', 50)
+
+    # tasks.world:6648
+    def _check_mined_8b60687232__order_o0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0005'].slot, '==', 'S005')
+
+    # tasks.world:6649
+    def _check_mined_8b60687232__order_o0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0006'].slot, '==', 'S005') and rt.expect(
+            self.t_orders['O0006'].status, '==', _E11_OrderStatus_cancelled, part=1
+        )
+
+    # tasks.world:7158
+    def _check_mined_1911cebb02__orderitem_i0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_order_items['I0006'].status, '==', _E10_ItemStatus_refunded)
+
+    def _check_mined_1911cebb02__new_refund(self) -> bool:  # tasks.world:7159
+        return any(
+            _r25.order == 'O0003' and _r25.item == 'I0006' and _r25.amount == 3.49
+            and _r25.reason == _E12_RefundReason_expired
+            for _r25 in rt.each(self, self.t_refunds)
+        )
+
+    # tasks.world:7666
+    def _check_mined_caa10de28a__product_sku1007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1007'].stock, '==', 59)
+
+    # tasks.world:7667
+    def _check_mined_caa10de28a__product_sku1009_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1009'].stock, '==', 47)
+
+    # tasks.world:7668
+    def _check_mined_caa10de28a__order_o0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0002'].slot, '==', 'S005')
+
+    # tasks.world:7669
+    def _check_mined_caa10de28a__order_o0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['O0005'].status, '==', _E11_OrderStatus_out_for_delivery)
+            and rt.expect(self.t_orders['O0005'].driver, '==', 'D02', part=1)
+        )
+
+    # tasks.world:7670
+    def _check_mined_caa10de28a__orderitem_i0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_order_items['I0008'].status, '==', _E10_ItemStatus_refunded)
+
+    def _check_mined_caa10de28a__new_refund(self) -> bool:  # tasks.world:7671
+        return any(
+            _r26.order == 'O0003' and _r26.item == 'I0008' and _r26.amount == 3.98
+            and _r26.reason == _E12_RefundReason_damaged
+            for _r26 in rt.each(self, self.t_refunds)
+        )
+
+    # tasks.world:8180
+    def _check_mined_0e0b7d11b3__order_o0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0001'].items_total, '==', 45.3)
+
+    # tasks.world:8181
+    def _check_mined_0e0b7d11b3__orderitem_i0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_order_items['I0001'].quantity, '==', 18)
+
+    # tasks.world:8688
+    def _check_mined_4290ee7819__product_sku1001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1001'].stock, '==', 87)
+
+    # tasks.world:8689
+    def _check_mined_4290ee7819__product_sku1002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1002'].stock, '==', 58)
+
+    # tasks.world:8690
+    def _check_mined_4290ee7819__product_sku1005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1005'].stock, '==', 49)
+
+    # tasks.world:8691
+    def _check_mined_4290ee7819__order_o0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['O0001'].status, '==', _E11_OrderStatus_out_for_delivery)
+            and rt.expect(self.t_orders['O0001'].driver, '==', 'D03', part=1)
+        )
+
+    # tasks.world:9199
+    def _check_mined_614e98f731__order_o0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0006'].items_total, '==', 35.97)
+
+    # tasks.world:9200
+    def _check_mined_614e98f731__orderitem_i0013_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_order_items['I0013'].quantity, '==', 6)
+
+    # tasks.world:9707
+    def _check_mined_61f321661d__product_sku1007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1007'].stock, '==', 59)
+
+    # tasks.world:9708
+    def _check_mined_61f321661d__product_sku1009_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1009'].stock, '==', 47)
+
+    # tasks.world:9709
+    def _check_mined_61f321661d__order_o0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['O0005'].status, '==', _E11_OrderStatus_out_for_delivery)
+            and rt.expect(self.t_orders['O0005'].driver, '==', 'D03', part=1)
+        )
+
+    # tasks.world:10217
+    def _check_mined_7b7e00f63b__order_o0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0005'].items_total, '==', 38.06)
+
+    def _check_mined_7b7e00f63b__new_orderitem(self) -> bool:  # tasks.world:10218
+        return any(
+            _r27.order == 'O0005' and _r27.product == 'SKU1005' and _r27.original_product is None
+            and _r27.quantity == 5 and _r27.unit_price == 4.5
+            and _r27.status == _E10_ItemStatus_ordered
+            for _r27 in rt.each(self, self.t_order_items)
+        )
+
+    # tasks.world:10726
+    def _check_mined_922e85fa0c__product_sku1004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1004'].stock, '==', 57)
+
+    # tasks.world:10727
+    def _check_mined_922e85fa0c__product_sku1005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1005'].stock, '==', 48)
+
+    # tasks.world:10728
+    def _check_mined_922e85fa0c__order_o0006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['O0006'].status, '==', _E11_OrderStatus_out_for_delivery)
+            and rt.expect(self.t_orders['O0006'].driver, '==', 'D03', part=1)
+        )
+
+    # tasks.world:11236
+    def _check_mined_cac6484d21__order_o0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0005'].items_total, '==', 26.51)
+
+    # tasks.world:11237
+    def _check_mined_cac6484d21__orderitem_i0012_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_order_items['I0012'].quantity, '==', 8)
+
+    # tasks.world:11744
+    def _check_mined_d50bff79a7__order_o0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0006'].items_total, '==', 83.67)
+
+    def _check_mined_d50bff79a7__new_orderitem(self) -> bool:  # tasks.world:11745
+        return any(
+            _r28.order == 'O0006' and _r28.product == 'SKU1009' and _r28.original_product is None
+            and _r28.quantity == 30 and _r28.unit_price == 2.19
+            and _r28.status == _E10_ItemStatus_ordered
+            for _r28 in rt.each(self, self.t_order_items)
+        )
+
+    # tasks.world:12254
+    def _check_mined_c7cff20b0e__product_sku1001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1001'].stock, '==', 87)
+
+    # tasks.world:12255
+    def _check_mined_c7cff20b0e__product_sku1002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1002'].stock, '==', 58)
+
+    # tasks.world:12256
+    def _check_mined_c7cff20b0e__product_sku1005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1005'].stock, '==', 49)
+
+    # tasks.world:12257
+    def _check_mined_c7cff20b0e__order_o0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['O0001'].status, '==', _E11_OrderStatus_delivered)
+            and rt.expect(self.t_orders['O0001'].driver, '==', 'D01', part=1)
+        )
+
+    # tasks.world:12764
+    def _check_mined_da97e084af__order_o0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0002'].slot, '==', 'S001') and rt.expect(
+            self.t_orders['O0002'].status, '==', _E11_OrderStatus_cancelled, part=1
+        )
+
+    # tasks.world:13271
+    def _check_mined_fbaca865c3__order_o0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0004'].status, '==', _E11_OrderStatus_delivered)
+
+    # tasks.world:13777
+    def _check_mined_31a71767b2__order_o0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0006'].slot, '==', 'S006')
+
+    # tasks.world:14283
+    def _check_mined_1bebd78840__order_o0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0002'].status, '==', _E11_OrderStatus_cancelled)
+
+    # tasks.world:14789
+    def _check_mined_2134169cb8__order_o0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0001'].status, '==', _E11_OrderStatus_cancelled)
+
+    # tasks.world:15295
+    def _check_mined_4cd005d175__order_o0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0006'].status, '==', _E11_OrderStatus_cancelled)
+
+    # tasks.world:15801
+    def _check_mined_14fb0e413a__product_sku1001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1001'].stock, '==', 87)
+
+    # tasks.world:15802
+    def _check_mined_14fb0e413a__product_sku1002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1002'].stock, '==', 58)
+
+    # tasks.world:15803
+    def _check_mined_14fb0e413a__product_sku1005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1005'].stock, '==', 49)
+
+    # tasks.world:15804
+    def _check_mined_14fb0e413a__order_o0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['O0001'].slot, '==', 'S005')
+            and rt.expect(
+                self.t_orders['O0001'].status, '==', _E11_OrderStatus_out_for_delivery, part=1
+            )
+            and rt.expect(self.t_orders['O0001'].driver, '==', 'D02', part=2)
+        )
+
+    # tasks.world:15805
+    def _check_mined_14fb0e413a__order_o0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0002'].status, '==', _E11_OrderStatus_cancelled)
+
+    # tasks.world:15806
+    def _check_mined_14fb0e413a__order_o0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0004'].status, '==', _E11_OrderStatus_delivered)
+
+    # tasks.world:16318
+    def _check_mined_4cb701f27e__order_o0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0005'].items_total, '==', 43.48)
+
+    def _check_mined_4cb701f27e__new_order(self) -> bool:  # tasks.world:16319
+        return any(
+            _r29.customer == 'C001' and _r29.slot == 'S001'
+            and _r29.status == _E11_OrderStatus_placed
+            and _r29.delivery_address == Address(
+                v.check_length('97201', 'Address.street', 1, 100),
+                v.check_length('5 Birch Lane', 'Address.city', 1, 60),
+                v.check_pattern('97201', 'Address.postcode', '^[0-9]{5}$'),
+            )
+            and _r29.driver is None and _r29.items_total == 150.07 and _r29.delivered_at is None
+            for _r29 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_4cb701f27e__new_orderitem(self) -> bool:  # tasks.world:16320
+        return any(
+            _r30.order == 'O0005' and _r30.product == 'SKU1008' and _r30.original_product is None
+            and _r30.quantity == 8 and _r30.unit_price == 3.49
+            and _r30.status == _E10_ItemStatus_ordered
+            for _r30 in rt.each(self, self.t_order_items)
+        )
+
+    def _check_mined_4cb701f27e__new_orderitem_1(self) -> bool:  # tasks.world:16321
+        return any(
+            _r31.order == 'O0009' and _r31.product == 'SKU1008' and _r31.original_product is None
+            and _r31.quantity == 43 and _r31.unit_price == 3.49
+            and _r31.status == _E10_ItemStatus_ordered
+            for _r31 in rt.each(self, self.t_order_items)
+        )
+
+    # tasks.world:16832
+    def _check_mined_0199f95364__order_o0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0002'].items_total, '==', 22.96)
+
+    # tasks.world:16833
+    def _check_mined_0199f95364__order_o0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0004'].status, '==', _E11_OrderStatus_delivered)
+
+    # tasks.world:16834
+    def _check_mined_0199f95364__order_o0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0006'].slot, '==', 'S005')
+
+    # tasks.world:16835
+    def _check_mined_0199f95364__orderitem_i0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_order_items['I0004'].product, '==', 'SKU1002')
+            and rt.expect(self.t_order_items['I0004'].original_product, '==', 'SKU1003', part=1)
+            and rt.expect(self.t_order_items['I0004'].unit_price, '==', 2.49, part=2)
+            and rt.expect(
+                self.t_order_items['I0004'].status, '==', _E10_ItemStatus_substituted, part=3
+            )
+        )
+
+    # tasks.world:17349
+    def _check_mined_8c629d353a__order_o0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0001'].status, '==', _E11_OrderStatus_cancelled)
+
+    # tasks.world:17350
+    def _check_mined_8c629d353a__order_o0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0005'].items_total, '==', 96.29)
+
+    def _check_mined_8c629d353a__new_orderitem(self) -> bool:  # tasks.world:17351
+        return any(
+            _r32.order == 'O0005' and _r32.product == 'SKU1004' and _r32.original_product is None
+            and _r32.quantity == 27 and _r32.unit_price == 2.99
+            and _r32.status == _E10_ItemStatus_ordered
+            for _r32 in rt.each(self, self.t_order_items)
+        )
+
+    # tasks.world:17862
+    def _check_mined_9a4766cbbc__product_sku1001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1001'].stock, '==', 87)
+
+    # tasks.world:17863
+    def _check_mined_9a4766cbbc__product_sku1002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1002'].stock, '==', 58)
+
+    # tasks.world:17864
+    def _check_mined_9a4766cbbc__product_sku1005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1005'].stock, '==', 49)
+
+    # tasks.world:17865
+    def _check_mined_9a4766cbbc__product_sku1008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1008'].stock, '==', 55)
+
+    # tasks.world:17866
+    def _check_mined_9a4766cbbc__order_o0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['O0001'].status, '==', _E11_OrderStatus_out_for_delivery)
+            and rt.expect(self.t_orders['O0001'].driver, '==', 'D01', part=1)
+            and rt.expect(self.t_orders['O0001'].items_total, '==', 32.9, part=2)
+        )
+
+    # tasks.world:17867
+    def _check_mined_9a4766cbbc__order_o0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0006'].slot, '==', 'S006')
+
+    # tasks.world:17868
+    def _check_mined_9a4766cbbc__orderitem_i0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_order_items['I0008'].status, '==', _E10_ItemStatus_refunded)
+
+    def _check_mined_9a4766cbbc__new_orderitem(self) -> bool:  # tasks.world:17869
+        return any(
+            _r33.order == 'O0001' and _r33.product == 'SKU1008' and _r33.original_product is None
+            and _r33.quantity == 5 and _r33.unit_price == 3.49
+            and _r33.status == _E10_ItemStatus_ordered
+            for _r33 in rt.each(self, self.t_order_items)
+        )
+
+    def _check_mined_9a4766cbbc__new_refund(self) -> bool:  # tasks.world:17870
+        return any(
+            _r34.order == 'O0003' and _r34.item == 'I0008' and _r34.amount == 3.98
+            and _r34.reason == _E12_RefundReason_damaged
+            for _r34 in rt.each(self, self.t_refunds)
+        )
+
+    # tasks.world:18384
+    def _check_mined_1f02ecbf6c__product_sku1007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1007'].stock, '==', 59)
+
+    # tasks.world:18385
+    def _check_mined_1f02ecbf6c__product_sku1009_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1009'].stock, '==', 47)
+
+    # tasks.world:18386
+    def _check_mined_1f02ecbf6c__order_o0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0002'].status, '==', _E11_OrderStatus_cancelled)
+
+    # tasks.world:18387
+    def _check_mined_1f02ecbf6c__order_o0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['O0005'].status, '==', _E11_OrderStatus_delivered)
+            and rt.expect(self.t_orders['O0005'].driver, '==', 'D01', part=1)
+        )
+
+    # tasks.world:18898
+    def _check_mined_f21a707ab9__product_sku1007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1007'].stock, '==', 59)
+
+    # tasks.world:18899
+    def _check_mined_f21a707ab9__product_sku1009_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_products['SKU1009'].stock, '==', 47)
+
+    # tasks.world:18900
+    def _check_mined_f21a707ab9__order_o0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['O0005'].slot, '==', 'S006')
+            and rt.expect(
+                self.t_orders['O0005'].status, '==', _E11_OrderStatus_out_for_delivery, part=1
+            )
+            and rt.expect(self.t_orders['O0005'].driver, '==', 'D02', part=2)
+        )
+
+    # tasks.world:18901
+    def _check_mined_f21a707ab9__order_o0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0006'].status, '==', _E11_OrderStatus_cancelled)
+
+    # tasks.world:19412
+    def _check_mined_3a69fe64c8__order_o0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0001'].items_total, '==', 23.05)
+
+    # tasks.world:19413
+    def _check_mined_3a69fe64c8__order_o0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O0002'].items_total, '==', 60.44)
+
+    def _check_mined_3a69fe64c8__new_orderitem(self) -> bool:  # tasks.world:19414
+        return any(
+            _r35.order == 'O0002' and _r35.product == 'SKU1004' and _r35.original_product is None
+            and _r35.quantity == 12 and _r35.unit_price == 2.99
+            and _r35.status == _E10_ItemStatus_ordered
+            for _r35 in rt.each(self, self.t_order_items)
+        )
+
+    def _check_mined_3a69fe64c8__new_orderitem_1(self) -> bool:  # tasks.world:19415
+        return any(
+            _r36.order == 'O0001' and _r36.product == 'SKU1006' and _r36.original_product is None
+            and _r36.quantity == 2 and _r36.unit_price == 3.8
+            and _r36.status == _E10_ItemStatus_ordered
+            for _r36 in rt.each(self, self.t_order_items)
+        )
+
 
 GroceryDelivery.TOOLS = tools(GroceryDelivery)
-
-
-# grocery_delivery.world:1093
-def _check_substitute_oat_milk__substituted(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_order_items['I0004'].product, '==', 'SKU1004') and rt.expect(
-        ep.t_order_items['I0004'].original_product, '==', 'SKU1003', part=1
-    )
-
-
-# grocery_delivery.world:1094
-def _check_substitute_oat_milk__price(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_order_items['I0004'].unit_price, '==', 2.99)
-
-
-# grocery_delivery.world:1095
-def _check_substitute_oat_milk__total(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0002'].items_total, '==', 23.96)
-
-
-# grocery_delivery.world:1601
-def _check_refund_dish_soap__refunded(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_order_items['I0006'].status, '==', _E10_ItemStatus_refunded)
-
-
-def _check_refund_dish_soap__amount(ep: GroceryDelivery) -> bool:  # grocery_delivery.world:1602
-    return any(
-        _r11.item == 'I0006' and _r11.amount == 3.49 and _r11.reason == _E12_RefundReason_missing
-        for _r11 in rt.each(ep, ep.t_refunds)
-    )
-
-
-# tasks.world:504
-def _check_dispatch_afternoon_orders__sent_out(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['O0001'].status, '==', _E11_OrderStatus_out_for_delivery)
-        and rt.expect(ep.t_orders['O0001'].driver, '==', 'D03', part=1)
-    )
-
-
-# tasks.world:505
-def _check_dispatch_afternoon_orders__stock_taken(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_products['SKU1001'].stock, '==', 87)
-        and rt.expect(ep.t_products['SKU1002'].stock, '==', 58, part=1)
-        and rt.expect(ep.t_products['SKU1005'].stock, '==', 49, part=2)
-    )
-
-
-# tasks.world:506
-def _check_dispatch_afternoon_orders__luis_delivered(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0004'].status, '==', _E11_OrderStatus_delivered) and rt.expect(
-        ep.t_orders['O0004'].delivered_at, '==', rt.parse_datetime('2025-05-20T10:00:00'), part=1
-    )
-
-
-# tasks.world:1020
-def _check_emma_merges_deliveries__cancelled(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0005'].status, '==', _E11_OrderStatus_cancelled)
-
-
-def _check_emma_merges_deliveries__chicken_added(ep: GroceryDelivery) -> bool:  # tasks.world:1021
-    return any(
-        _i12.order == 'O0001' and _i12.product == 'SKU1007' and _i12.quantity == 1
-        for _i12 in rt.each(ep, ep.t_order_items)
-    )
-
-
-def _check_emma_merges_deliveries__peas_added(ep: GroceryDelivery) -> bool:  # tasks.world:1022
-    return any(
-        _i13.order == 'O0001' and _i13.product == 'SKU1009' and _i13.quantity == 3
-        for _i13 in rt.each(ep, ep.t_order_items)
-    )
-
-
-# tasks.world:1023
-def _check_emma_merges_deliveries__total(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(abs(ep.t_orders['O0001'].items_total - 31.01), '<', 0.005)
-
-
-# tasks.world:1533
-def _check_mined_b45dbc3a82__product_sku1001_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1001'].stock, '==', 82)
-
-
-# tasks.world:1534
-def _check_mined_b45dbc3a82__product_sku1004_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1004'].stock, '==', 57)
-
-
-# tasks.world:1535
-def _check_mined_b45dbc3a82__product_sku1005_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1005'].stock, '==', 48)
-
-
-# tasks.world:1536
-def _check_mined_b45dbc3a82__order_o0006_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['O0006'].status, '==', _E11_OrderStatus_delivered)
-        and rt.expect(ep.t_orders['O0006'].driver, '==', 'D01', part=1)
-        and rt.expect(ep.t_orders['O0006'].items_total, '==', 33.89, part=2)
-    )
-
-
-def _check_mined_b45dbc3a82__new_orderitem(ep: GroceryDelivery) -> bool:  # tasks.world:1537
-    return any(
-        _r14.order == 'O0006' and _r14.product == 'SKU1001' and _r14.original_product is None
-        and _r14.quantity == 8 and _r14.unit_price == 1.99
-        and _r14.status == _E10_ItemStatus_ordered
-        for _r14 in rt.each(ep, ep.t_order_items)
-    )
-
-
-# tasks.world:2046
-def _check_mined_9ba1bd5f88__order_o0002_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0002'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:2047
-def _check_mined_9ba1bd5f88__order_o0005_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0005'].status, '==', _E11_OrderStatus_cancelled)
-
-
-def _check_mined_9ba1bd5f88__new_order(ep: GroceryDelivery) -> bool:  # tasks.world:2048
-    return any(
-        _r15.customer == 'C004' and _r15.slot == 'S005' and _r15.status == _E11_OrderStatus_placed
-        and _r15.delivery_address == Address(
-            v.check_length('Cal Reyes', 'Address.street', 1, 100),
-            v.check_length('O0002', 'Address.city', 1, 60),
-            v.check_pattern('97202', 'Address.postcode', '^[0-9]{5}$'),
-        )
-        and _r15.driver is None and _r15.items_total == 174.5 and _r15.delivered_at is None
-        for _r15 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_mined_9ba1bd5f88__new_orderitem(ep: GroceryDelivery) -> bool:  # tasks.world:2049
-    return any(
-        _r16.order == 'O0009' and _r16.product == 'SKU1008' and _r16.original_product is None
-        and _r16.quantity == 50 and _r16.unit_price == 3.49
-        and _r16.status == _E10_ItemStatus_ordered
-        for _r16 in rt.each(ep, ep.t_order_items)
-    )
-
-
-# tasks.world:2559
-def _check_mined_354fffd1e3__order_o0001_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0001'].slot, '==', 'S006') and rt.expect(
-        ep.t_orders['O0001'].items_total, '==', 24.44, part=1
-    )
-
-
-def _check_mined_354fffd1e3__new_orderitem(ep: GroceryDelivery) -> bool:  # tasks.world:2560
-    return any(
-        _r17.order == 'O0001' and _r17.product == 'SKU1007' and _r17.original_product is None
-        and _r17.quantity == 1 and _r17.unit_price == 8.99
-        and _r17.status == _E10_ItemStatus_ordered
-        for _r17 in rt.each(ep, ep.t_order_items)
-    )
-
-
-# tasks.world:3069
-def _check_mined_2e5c68d7ae__product_sku1001_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1001'].stock, '==', 87)
-
-
-# tasks.world:3070
-def _check_mined_2e5c68d7ae__product_sku1002_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1002'].stock, '==', 58)
-
-
-# tasks.world:3071
-def _check_mined_2e5c68d7ae__product_sku1005_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1005'].stock, '==', 49)
-
-
-# tasks.world:3072
-def _check_mined_2e5c68d7ae__order_o0001_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['O0001'].status, '==', _E11_OrderStatus_out_for_delivery)
-        and rt.expect(ep.t_orders['O0001'].driver, '==', 'D01', part=1)
-    )
-
-
-def _check_mined_2e5c68d7ae__new_order(ep: GroceryDelivery) -> bool:  # tasks.world:3073
-    return any(
-        _r18.customer == 'C004' and _r18.slot == 'S001' and _r18.status == _E11_OrderStatus_placed
-        and _r18.delivery_address == Address(
-            v.check_length('S003', 'Address.street', 1, 100),
-            v.check_length('car', 'Address.city', 1, 60),
-            v.check_pattern('97203', 'Address.postcode', '^[0-9]{5}$'),
-        )
-        and _r18.driver is None and _r18.items_total == 149.25 and _r18.delivered_at is None
-        for _r18 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_mined_2e5c68d7ae__new_orderitem(ep: GroceryDelivery) -> bool:  # tasks.world:3074
-    return any(
-        _r19.order == 'O0009' and _r19.product == 'SKU1004' and _r19.original_product is None
-        and _r19.quantity == 8 and _r19.unit_price == 2.99
-        and _r19.status == _E10_ItemStatus_ordered
-        for _r19 in rt.each(ep, ep.t_order_items)
-    )
-
-
-def _check_mined_2e5c68d7ae__new_orderitem_1(ep: GroceryDelivery) -> bool:  # tasks.world:3075
-    return any(
-        _r20.order == 'O0009' and _r20.product == 'SKU1002' and _r20.original_product is None
-        and _r20.quantity == 37 and _r20.unit_price == 2.49
-        and _r20.status == _E10_ItemStatus_ordered
-        for _r20 in rt.each(ep, ep.t_order_items)
-    )
-
-
-def _check_mined_2e5c68d7ae__new_orderitem_2(ep: GroceryDelivery) -> bool:  # tasks.world:3076
-    return any(
-        _r21.order == 'O0009' and _r21.product == 'SKU1006' and _r21.original_product is None
-        and _r21.quantity == 4 and _r21.unit_price == 3.8
-        and _r21.status == _E10_ItemStatus_ordered
-        for _r21 in rt.each(ep, ep.t_order_items)
-    )
-
-
-def _check_mined_2e5c68d7ae__new_orderitem_3(ep: GroceryDelivery) -> bool:  # tasks.world:3077
-    return any(
-        _r22.order == 'O0009' and _r22.product == 'SKU1005' and _r22.original_product is None
-        and _r22.quantity == 4 and _r22.unit_price == 4.5
-        and _r22.status == _E10_ItemStatus_ordered
-        for _r22 in rt.each(ep, ep.t_order_items)
-    )
-
-
-# tasks.world:3586
-def _check_mined_238e71f5df__product_sku1007_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1007'].stock, '==', 59)
-
-
-# tasks.world:3587
-def _check_mined_238e71f5df__product_sku1009_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1009'].stock, '==', 47)
-
-
-# tasks.world:3588
-def _check_mined_238e71f5df__order_o0005_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0005'].status, '==', _E11_OrderStatus_delivered) and rt.expect(
-        ep.t_orders['O0005'].driver, '==', 'D03', part=1
-    )
-
-
-# tasks.world:4097
-def _check_mined_bf6690fa96__product_sku1004_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1004'].stock, '==', 57)
-
-
-# tasks.world:4098
-def _check_mined_bf6690fa96__product_sku1005_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1005'].stock, '==', 48)
-
-
-# tasks.world:4099
-def _check_mined_bf6690fa96__order_o0006_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0006'].status, '==', _E11_OrderStatus_delivered) and rt.expect(
-        ep.t_orders['O0006'].driver, '==', 'D03', part=1
-    )
-
-
-# tasks.world:4607
-def _check_mined_d003a44859__product_sku1007_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1007'].stock, '==', 45)
-
-
-# tasks.world:4608
-def _check_mined_d003a44859__product_sku1009_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1009'].stock, '==', 47)
-
-
-# tasks.world:4609
-def _check_mined_d003a44859__order_o0005_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['O0005'].status, '==', _E11_OrderStatus_out_for_delivery)
-        and rt.expect(ep.t_orders['O0005'].driver, '==', 'D01', part=1)
-        and rt.expect(ep.t_orders['O0005'].items_total, '==', 141.42, part=2)
-    )
-
-
-# tasks.world:4610
-def _check_mined_d003a44859__orderitem_i0011_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_order_items['I0011'].quantity, '==', 15)
-
-
-# tasks.world:5119
-def _check_mined_ef5e4a381a__order_o0006_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0006'].slot, '==', 'S005') and rt.expect(
-        ep.t_orders['O0006'].items_total, '==', 117.47, part=1
-    )
-
-
-def _check_mined_ef5e4a381a__new_orderitem(ep: GroceryDelivery) -> bool:  # tasks.world:5120
-    return any(
-        _r23.order == 'O0006' and _r23.product == 'SKU1001' and _r23.original_product is None
-        and _r23.quantity == 50 and _r23.unit_price == 1.99
-        and _r23.status == _E10_ItemStatus_ordered
-        for _r23 in rt.each(ep, ep.t_order_items)
-    )
-
-
-# tasks.world:5628
-def _check_mined_03dfe8ccb0__order_o0006_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0006'].status, '==', _E11_OrderStatus_cancelled) and rt.expect(
-        ep.t_orders['O0006'].items_total, '==', 56.36, part=1
-    )
-
-
-def _check_mined_03dfe8ccb0__new_orderitem(ep: GroceryDelivery) -> bool:  # tasks.world:5629
-    return any(
-        _r24.order == 'O0006' and _r24.product == 'SKU1008' and _r24.original_product is None
-        and _r24.quantity == 11 and _r24.unit_price == 3.49
-        and _r24.status == _E10_ItemStatus_ordered
-        for _r24 in rt.each(ep, ep.t_order_items)
-    )
-
-
-# tasks.world:6138
-def _check_mined_4016c20feb__order_o0001_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0001'].slot, '==', 'S006') and rt.expect(
-        ep.t_orders['O0001'].items_total, '==', 235.95, part=1
-    )
-
-
-# tasks.world:6139
-def _check_mined_4016c20feb__orderitem_i0003_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_order_items['I0003'].quantity, '==', 50)
-
-
-# tasks.world:6648
-def _check_mined_8b60687232__order_o0005_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0005'].slot, '==', 'S005')
-
-
-# tasks.world:6649
-def _check_mined_8b60687232__order_o0006_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0006'].slot, '==', 'S005') and rt.expect(
-        ep.t_orders['O0006'].status, '==', _E11_OrderStatus_cancelled, part=1
-    )
-
-
-# tasks.world:7158
-def _check_mined_1911cebb02__orderitem_i0006_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_order_items['I0006'].status, '==', _E10_ItemStatus_refunded)
-
-
-def _check_mined_1911cebb02__new_refund(ep: GroceryDelivery) -> bool:  # tasks.world:7159
-    return any(
-        _r25.order == 'O0003' and _r25.item == 'I0006' and _r25.amount == 3.49
-        and _r25.reason == _E12_RefundReason_expired
-        for _r25 in rt.each(ep, ep.t_refunds)
-    )
-
-
-# tasks.world:7666
-def _check_mined_caa10de28a__product_sku1007_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1007'].stock, '==', 59)
-
-
-# tasks.world:7667
-def _check_mined_caa10de28a__product_sku1009_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1009'].stock, '==', 47)
-
-
-# tasks.world:7668
-def _check_mined_caa10de28a__order_o0002_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0002'].slot, '==', 'S005')
-
-
-# tasks.world:7669
-def _check_mined_caa10de28a__order_o0005_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['O0005'].status, '==', _E11_OrderStatus_out_for_delivery)
-        and rt.expect(ep.t_orders['O0005'].driver, '==', 'D02', part=1)
-    )
-
-
-# tasks.world:7670
-def _check_mined_caa10de28a__orderitem_i0008_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_order_items['I0008'].status, '==', _E10_ItemStatus_refunded)
-
-
-def _check_mined_caa10de28a__new_refund(ep: GroceryDelivery) -> bool:  # tasks.world:7671
-    return any(
-        _r26.order == 'O0003' and _r26.item == 'I0008' and _r26.amount == 3.98
-        and _r26.reason == _E12_RefundReason_damaged
-        for _r26 in rt.each(ep, ep.t_refunds)
-    )
-
-
-# tasks.world:8180
-def _check_mined_0e0b7d11b3__order_o0001_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0001'].items_total, '==', 45.3)
-
-
-# tasks.world:8181
-def _check_mined_0e0b7d11b3__orderitem_i0001_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_order_items['I0001'].quantity, '==', 18)
-
-
-# tasks.world:8688
-def _check_mined_4290ee7819__product_sku1001_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1001'].stock, '==', 87)
-
-
-# tasks.world:8689
-def _check_mined_4290ee7819__product_sku1002_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1002'].stock, '==', 58)
-
-
-# tasks.world:8690
-def _check_mined_4290ee7819__product_sku1005_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1005'].stock, '==', 49)
-
-
-# tasks.world:8691
-def _check_mined_4290ee7819__order_o0001_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['O0001'].status, '==', _E11_OrderStatus_out_for_delivery)
-        and rt.expect(ep.t_orders['O0001'].driver, '==', 'D03', part=1)
-    )
-
-
-# tasks.world:9199
-def _check_mined_614e98f731__order_o0006_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0006'].items_total, '==', 35.97)
-
-
-# tasks.world:9200
-def _check_mined_614e98f731__orderitem_i0013_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_order_items['I0013'].quantity, '==', 6)
-
-
-# tasks.world:9707
-def _check_mined_61f321661d__product_sku1007_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1007'].stock, '==', 59)
-
-
-# tasks.world:9708
-def _check_mined_61f321661d__product_sku1009_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1009'].stock, '==', 47)
-
-
-# tasks.world:9709
-def _check_mined_61f321661d__order_o0005_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['O0005'].status, '==', _E11_OrderStatus_out_for_delivery)
-        and rt.expect(ep.t_orders['O0005'].driver, '==', 'D03', part=1)
-    )
-
-
-# tasks.world:10217
-def _check_mined_7b7e00f63b__order_o0005_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0005'].items_total, '==', 38.06)
-
-
-def _check_mined_7b7e00f63b__new_orderitem(ep: GroceryDelivery) -> bool:  # tasks.world:10218
-    return any(
-        _r27.order == 'O0005' and _r27.product == 'SKU1005' and _r27.original_product is None
-        and _r27.quantity == 5 and _r27.unit_price == 4.5
-        and _r27.status == _E10_ItemStatus_ordered
-        for _r27 in rt.each(ep, ep.t_order_items)
-    )
-
-
-# tasks.world:10726
-def _check_mined_922e85fa0c__product_sku1004_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1004'].stock, '==', 57)
-
-
-# tasks.world:10727
-def _check_mined_922e85fa0c__product_sku1005_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1005'].stock, '==', 48)
-
-
-# tasks.world:10728
-def _check_mined_922e85fa0c__order_o0006_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['O0006'].status, '==', _E11_OrderStatus_out_for_delivery)
-        and rt.expect(ep.t_orders['O0006'].driver, '==', 'D03', part=1)
-    )
-
-
-# tasks.world:11236
-def _check_mined_cac6484d21__order_o0005_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0005'].items_total, '==', 26.51)
-
-
-# tasks.world:11237
-def _check_mined_cac6484d21__orderitem_i0012_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_order_items['I0012'].quantity, '==', 8)
-
-
-# tasks.world:11744
-def _check_mined_d50bff79a7__order_o0006_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0006'].items_total, '==', 83.67)
-
-
-def _check_mined_d50bff79a7__new_orderitem(ep: GroceryDelivery) -> bool:  # tasks.world:11745
-    return any(
-        _r28.order == 'O0006' and _r28.product == 'SKU1009' and _r28.original_product is None
-        and _r28.quantity == 30 and _r28.unit_price == 2.19
-        and _r28.status == _E10_ItemStatus_ordered
-        for _r28 in rt.each(ep, ep.t_order_items)
-    )
-
-
-# tasks.world:12254
-def _check_mined_c7cff20b0e__product_sku1001_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1001'].stock, '==', 87)
-
-
-# tasks.world:12255
-def _check_mined_c7cff20b0e__product_sku1002_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1002'].stock, '==', 58)
-
-
-# tasks.world:12256
-def _check_mined_c7cff20b0e__product_sku1005_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1005'].stock, '==', 49)
-
-
-# tasks.world:12257
-def _check_mined_c7cff20b0e__order_o0001_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0001'].status, '==', _E11_OrderStatus_delivered) and rt.expect(
-        ep.t_orders['O0001'].driver, '==', 'D01', part=1
-    )
-
-
-# tasks.world:12764
-def _check_mined_da97e084af__order_o0002_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0002'].slot, '==', 'S001') and rt.expect(
-        ep.t_orders['O0002'].status, '==', _E11_OrderStatus_cancelled, part=1
-    )
-
-
-# tasks.world:13271
-def _check_mined_fbaca865c3__order_o0004_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0004'].status, '==', _E11_OrderStatus_delivered)
-
-
-# tasks.world:13777
-def _check_mined_31a71767b2__order_o0006_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0006'].slot, '==', 'S006')
-
-
-# tasks.world:14283
-def _check_mined_1bebd78840__order_o0002_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0002'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:14789
-def _check_mined_2134169cb8__order_o0001_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0001'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:15295
-def _check_mined_4cd005d175__order_o0006_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0006'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:15801
-def _check_mined_14fb0e413a__product_sku1001_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1001'].stock, '==', 87)
-
-
-# tasks.world:15802
-def _check_mined_14fb0e413a__product_sku1002_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1002'].stock, '==', 58)
-
-
-# tasks.world:15803
-def _check_mined_14fb0e413a__product_sku1005_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1005'].stock, '==', 49)
-
-
-# tasks.world:15804
-def _check_mined_14fb0e413a__order_o0001_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['O0001'].slot, '==', 'S005')
-        and rt.expect(ep.t_orders['O0001'].status, '==', _E11_OrderStatus_out_for_delivery, part=1)
-        and rt.expect(ep.t_orders['O0001'].driver, '==', 'D02', part=2)
-    )
-
-
-# tasks.world:15805
-def _check_mined_14fb0e413a__order_o0002_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0002'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:15806
-def _check_mined_14fb0e413a__order_o0004_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0004'].status, '==', _E11_OrderStatus_delivered)
-
-
-# tasks.world:16318
-def _check_mined_4cb701f27e__order_o0005_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0005'].items_total, '==', 43.48)
-
-
-def _check_mined_4cb701f27e__new_order(ep: GroceryDelivery) -> bool:  # tasks.world:16319
-    return any(
-        _r29.customer == 'C001' and _r29.slot == 'S001' and _r29.status == _E11_OrderStatus_placed
-        and _r29.delivery_address == Address(
-            v.check_length('97201', 'Address.street', 1, 100),
-            v.check_length('5 Birch Lane', 'Address.city', 1, 60),
-            v.check_pattern('97201', 'Address.postcode', '^[0-9]{5}$'),
-        )
-        and _r29.driver is None and _r29.items_total == 150.07 and _r29.delivered_at is None
-        for _r29 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_mined_4cb701f27e__new_orderitem(ep: GroceryDelivery) -> bool:  # tasks.world:16320
-    return any(
-        _r30.order == 'O0005' and _r30.product == 'SKU1008' and _r30.original_product is None
-        and _r30.quantity == 8 and _r30.unit_price == 3.49
-        and _r30.status == _E10_ItemStatus_ordered
-        for _r30 in rt.each(ep, ep.t_order_items)
-    )
-
-
-def _check_mined_4cb701f27e__new_orderitem_1(ep: GroceryDelivery) -> bool:  # tasks.world:16321
-    return any(
-        _r31.order == 'O0009' and _r31.product == 'SKU1008' and _r31.original_product is None
-        and _r31.quantity == 43 and _r31.unit_price == 3.49
-        and _r31.status == _E10_ItemStatus_ordered
-        for _r31 in rt.each(ep, ep.t_order_items)
-    )
-
-
-# tasks.world:16832
-def _check_mined_0199f95364__order_o0002_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0002'].items_total, '==', 22.96)
-
-
-# tasks.world:16833
-def _check_mined_0199f95364__order_o0004_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0004'].status, '==', _E11_OrderStatus_delivered)
-
-
-# tasks.world:16834
-def _check_mined_0199f95364__order_o0006_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0006'].slot, '==', 'S005')
-
-
-# tasks.world:16835
-def _check_mined_0199f95364__orderitem_i0004_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_order_items['I0004'].product, '==', 'SKU1002')
-        and rt.expect(ep.t_order_items['I0004'].original_product, '==', 'SKU1003', part=1)
-        and rt.expect(ep.t_order_items['I0004'].unit_price, '==', 2.49, part=2)
-        and rt.expect(ep.t_order_items['I0004'].status, '==', _E10_ItemStatus_substituted, part=3)
-    )
-
-
-# tasks.world:17349
-def _check_mined_8c629d353a__order_o0001_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0001'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:17350
-def _check_mined_8c629d353a__order_o0005_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0005'].items_total, '==', 96.29)
-
-
-def _check_mined_8c629d353a__new_orderitem(ep: GroceryDelivery) -> bool:  # tasks.world:17351
-    return any(
-        _r32.order == 'O0005' and _r32.product == 'SKU1004' and _r32.original_product is None
-        and _r32.quantity == 27 and _r32.unit_price == 2.99
-        and _r32.status == _E10_ItemStatus_ordered
-        for _r32 in rt.each(ep, ep.t_order_items)
-    )
-
-
-# tasks.world:17862
-def _check_mined_9a4766cbbc__product_sku1001_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1001'].stock, '==', 87)
-
-
-# tasks.world:17863
-def _check_mined_9a4766cbbc__product_sku1002_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1002'].stock, '==', 58)
-
-
-# tasks.world:17864
-def _check_mined_9a4766cbbc__product_sku1005_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1005'].stock, '==', 49)
-
-
-# tasks.world:17865
-def _check_mined_9a4766cbbc__product_sku1008_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1008'].stock, '==', 55)
-
-
-# tasks.world:17866
-def _check_mined_9a4766cbbc__order_o0001_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['O0001'].status, '==', _E11_OrderStatus_out_for_delivery)
-        and rt.expect(ep.t_orders['O0001'].driver, '==', 'D01', part=1)
-        and rt.expect(ep.t_orders['O0001'].items_total, '==', 32.9, part=2)
-    )
-
-
-# tasks.world:17867
-def _check_mined_9a4766cbbc__order_o0006_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0006'].slot, '==', 'S006')
-
-
-# tasks.world:17868
-def _check_mined_9a4766cbbc__orderitem_i0008_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_order_items['I0008'].status, '==', _E10_ItemStatus_refunded)
-
-
-def _check_mined_9a4766cbbc__new_orderitem(ep: GroceryDelivery) -> bool:  # tasks.world:17869
-    return any(
-        _r33.order == 'O0001' and _r33.product == 'SKU1008' and _r33.original_product is None
-        and _r33.quantity == 5 and _r33.unit_price == 3.49
-        and _r33.status == _E10_ItemStatus_ordered
-        for _r33 in rt.each(ep, ep.t_order_items)
-    )
-
-
-def _check_mined_9a4766cbbc__new_refund(ep: GroceryDelivery) -> bool:  # tasks.world:17870
-    return any(
-        _r34.order == 'O0003' and _r34.item == 'I0008' and _r34.amount == 3.98
-        and _r34.reason == _E12_RefundReason_damaged
-        for _r34 in rt.each(ep, ep.t_refunds)
-    )
-
-
-# tasks.world:18384
-def _check_mined_1f02ecbf6c__product_sku1007_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1007'].stock, '==', 59)
-
-
-# tasks.world:18385
-def _check_mined_1f02ecbf6c__product_sku1009_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1009'].stock, '==', 47)
-
-
-# tasks.world:18386
-def _check_mined_1f02ecbf6c__order_o0002_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0002'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:18387
-def _check_mined_1f02ecbf6c__order_o0005_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0005'].status, '==', _E11_OrderStatus_delivered) and rt.expect(
-        ep.t_orders['O0005'].driver, '==', 'D01', part=1
-    )
-
-
-# tasks.world:18898
-def _check_mined_f21a707ab9__product_sku1007_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1007'].stock, '==', 59)
-
-
-# tasks.world:18899
-def _check_mined_f21a707ab9__product_sku1009_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_products['SKU1009'].stock, '==', 47)
-
-
-# tasks.world:18900
-def _check_mined_f21a707ab9__order_o0005_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['O0005'].slot, '==', 'S006')
-        and rt.expect(ep.t_orders['O0005'].status, '==', _E11_OrderStatus_out_for_delivery, part=1)
-        and rt.expect(ep.t_orders['O0005'].driver, '==', 'D02', part=2)
-    )
-
-
-# tasks.world:18901
-def _check_mined_f21a707ab9__order_o0006_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0006'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:19412
-def _check_mined_3a69fe64c8__order_o0001_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0001'].items_total, '==', 23.05)
-
-
-# tasks.world:19413
-def _check_mined_3a69fe64c8__order_o0002_changed(ep: GroceryDelivery) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O0002'].items_total, '==', 60.44)
-
-
-def _check_mined_3a69fe64c8__new_orderitem(ep: GroceryDelivery) -> bool:  # tasks.world:19414
-    return any(
-        _r35.order == 'O0002' and _r35.product == 'SKU1004' and _r35.original_product is None
-        and _r35.quantity == 12 and _r35.unit_price == 2.99
-        and _r35.status == _E10_ItemStatus_ordered
-        for _r35 in rt.each(ep, ep.t_order_items)
-    )
-
-
-def _check_mined_3a69fe64c8__new_orderitem_1(ep: GroceryDelivery) -> bool:  # tasks.world:19415
-    return any(
-        _r36.order == 'O0001' and _r36.product == 'SKU1006' and _r36.original_product is None
-        and _r36.quantity == 2 and _r36.unit_price == 3.8
-        and _r36.status == _E10_ItemStatus_ordered
-        for _r36 in rt.each(ep, ep.t_order_items)
-    )
-
-
-GroceryDelivery.TASKS = task_registry(__name__, "tasks.json")

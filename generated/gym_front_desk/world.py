@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "BookingStatus", "CheckIn", "CheckInKind", "ClassBooking", "ClassInfo", "ClassStatus",
@@ -299,12 +299,8 @@ class GymFrontDesk(Episode):
     CLOCK: ClassVar[str] = "2025-01-20T07:00:00"
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Identify the member (by name or email) before booking, cancelling, freezing or checking\n'
-        'them in. Use the ids the tools show; never guess them. When a cancellation frees a '
-        'place,\n'
-        'tell the member who was promoted only that the place was released.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "members": "Member", "instructors": "Instructor", "rooms": "Room", "classes": "GymClass",
         "bookings": "ClassBooking", "packages": "TrainingPackage", "checkins": "CheckIn",
@@ -485,20 +481,14 @@ class GymFrontDesk(Episode):
                     (self.t_checkins, 'member'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_instructors,
                 ((self.t_classes, 'instructor'), (self.t_packages, 'trainer')),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_rooms, ((self.t_classes, 'room'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_classes, ((self.t_bookings, 'gym_class'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_bookings, ((self.t_checkins, 'booking'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_packages, ((self.t_checkins, 'package'),))
-        pass
 
     def fn_class_end(self, c: GymClass) -> dt.datetime:  # gym_front_desk.world:151
         'When a class ends.'
@@ -1170,1161 +1160,1030 @@ class GymFrontDesk(Episode):
         self.insert(self.t_checkins, entry)  # gym_front_desk.world:648
         return entry  # gym_front_desk.world:649
 
+    # gym_front_desk.world:1019
+    def _check_bruno_cancels_spin__cancelled(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
+
+    # gym_front_desk.world:1020
+    def _check_bruno_cancels_spin__promoted(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00008'].status, '==', _E13_BookingStatus_booked)
+            and rt.expect(self.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
+        )
+
+    # gym_front_desk.world:1392
+    def _check_alice_checks_into_yoga__attended(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00005'].status, '==', _E13_BookingStatus_attended)
+
+    def _check_alice_checks_into_yoga__checked_in(self) -> bool:  # gym_front_desk.world:1393
+        return any(
+            _c15.member == 'M0001' and _c15.kind == _E11_CheckInKind_group_class
+            and _c15.booking == 'B00005'
+            for _c15 in rt.each(self, self.t_checkins)
+        )
+
+    # tasks.world:371
+    def _check_hana_swaps_spin_waitlist__off_waitlist(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_hana_swaps_spin_waitlist__hiit_booked(self) -> bool:  # tasks.world:372
+        return any(
+            _b16.member == 'M0007' and _b16.gym_class == 'C0003'
+            and _b16.status == _E13_BookingStatus_booked
+            for _b16 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_hana_swaps_spin_waitlist__pilates_booked(self) -> bool:  # tasks.world:373
+        return any(
+            _b17.member == 'M0007' and _b17.gym_class == 'C0004'
+            and _b17.status == _E13_BookingStatus_booked
+            for _b17 in rt.each(self, self.t_bookings)
+        )
+
+    # tasks.world:754
+    def _check_eva_swaps_pilates_for_hiit__pilates_cancelled(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00007'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_eva_swaps_pilates_for_hiit__hiit_booked(self) -> bool:  # tasks.world:755
+        return any(
+            _b18.member == 'M0005' and _b18.gym_class == 'C0003'
+            and _b18.status == _E13_BookingStatus_booked
+            for _b18 in rt.each(self, self.t_bookings)
+        )
+
+    # tasks.world:1131
+    def _check_mined_bd5ce2ed6b__member_m0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0003'].status, '==', _E12_MemberStatus_active)
+            and rt.expect(self.t_members['M0003'].frozen_until, 'is', None, part=1)
+            and rt.expect(self.t_members['M0003'].freeze_days_used, '==', 0, part=2)
+        )
+
+    def _check_mined_bd5ce2ed6b__new_classbooking(self) -> bool:  # tasks.world:1132
+        return any(
+            _r19.gym_class == 'C0002' and _r19.member == 'M0003'
+            and _r19.status == _E13_BookingStatus_booked and _r19.waitlist_position is None
+            and _r19.promoted_at is None
+            for _r19 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_mined_bd5ce2ed6b__new_trainingpackage(self) -> bool:  # tasks.world:1133
+        return any(
+            _r20.member == 'M0003' and _r20.trainer == 'I01' and _r20.sessions_total == 9
+            and _r20.sessions_used == 0 and _r20.price == 495.0
+            and _r20.purchased_on == rt.parse_date('2025-01-20')
+            and _r20.expires_on == rt.parse_date('2025-04-20')
+            and _r20.status == _E13_PackageStatus_active
+            for _r20 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_bd5ce2ed6b__new_trainingpackage_1(self) -> bool:  # tasks.world:1134
+        return any(
+            _r21.member == 'M0003' and _r21.trainer == 'I01' and _r21.sessions_total == 1
+            and _r21.sessions_used == 0 and _r21.price == 55.0
+            and _r21.purchased_on == rt.parse_date('2025-01-20')
+            and _r21.expires_on == rt.parse_date('2025-04-20')
+            and _r21.status == _E13_PackageStatus_active
+            for _r21 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:1512
+    def _check_mined_85642abeb2__member_m0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0003'].status, '==', _E12_MemberStatus_active)
+            and rt.expect(self.t_members['M0003'].frozen_until, 'is', None, part=1)
+            and rt.expect(self.t_members['M0003'].freeze_days_used, '==', 0, part=2)
+        )
+
+    # tasks.world:1513
+    def _check_mined_85642abeb2__gymclass_c0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0004'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(self.t_classes['C0004'].cancel_reason, '==', 'C0004', part=1)
+        )
+
+    # tasks.world:1514
+    def _check_mined_85642abeb2__classbooking_b00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00007'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_85642abeb2__new_classbooking(self) -> bool:  # tasks.world:1515
+        return any(
+            _r22.gym_class == 'C0004' and _r22.member == 'M0003'
+            and _r22.status == _E13_BookingStatus_cancelled and _r22.waitlist_position is None
+            and _r22.promoted_at is None
+            for _r22 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_mined_5228534a2d__new_classbooking(self) -> bool:  # tasks.world:1893
+        return any(
+            _r23.gym_class == 'C0002' and _r23.member == 'M0005'
+            and _r23.status == _E13_BookingStatus_cancelled and _r23.waitlist_position is None
+            and _r23.promoted_at is None
+            for _r23 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_mined_cd26ff8780__new_classbooking(self) -> bool:  # tasks.world:2270
+        return any(
+            _r24.gym_class == 'C0004' and _r24.member == 'M0001'
+            and _r24.status == _E13_BookingStatus_booked and _r24.waitlist_position is None
+            and _r24.promoted_at is None
+            for _r24 in rt.each(self, self.t_bookings)
+        )
+
+    # tasks.world:2646
+    def _check_mined_e8bd39c4f9__member_m0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0003'].status, '==', _E12_MemberStatus_active)
+            and rt.expect(self.t_members['M0003'].frozen_until, 'is', None, part=1)
+            and rt.expect(self.t_members['M0003'].freeze_days_used, '==', 0, part=2)
+        )
+
+    def _check_mined_e8bd39c4f9__new_trainingpackage(self) -> bool:  # tasks.world:2647
+        return any(
+            _r25.member == 'M0003' and _r25.trainer == 'I01' and _r25.sessions_total == 5
+            and _r25.sessions_used == 0 and _r25.price == 275.0
+            and _r25.purchased_on == rt.parse_date('2025-01-20')
+            and _r25.expires_on == rt.parse_date('2025-04-20')
+            and _r25.status == _E13_PackageStatus_active
+            for _r25 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_a608f36ce0__new_trainingpackage(self) -> bool:  # tasks.world:3023
+        return any(
+            _r26.member == 'M0005' and _r26.trainer == 'I03' and _r26.sessions_total == 44
+            and _r26.sessions_used == 0 and _r26.price == 2772.0
+            and _r26.purchased_on == rt.parse_date('2025-01-20')
+            and _r26.expires_on == rt.parse_date('2025-04-20')
+            and _r26.status == _E13_PackageStatus_active
+            for _r26 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:3397
+    def _check_mined_0ea57e8cbc__gymclass_c0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0001'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(self.t_classes['C0001'].cancel_reason, '==', ' ', part=1)
+        )
+
+    # tasks.world:3398
+    def _check_mined_0ea57e8cbc__classbooking_b00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:3399
+    def _check_mined_0ea57e8cbc__classbooking_b00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:3400
+    def _check_mined_0ea57e8cbc__classbooking_b00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:3401
+    def _check_mined_0ea57e8cbc__classbooking_b00008_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
+        )
+
+    # tasks.world:3775
+    def _check_mined_4b82125a9f__gymclass_c0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0004'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(self.t_classes['C0004'].cancel_reason, '==', '7OW2+', part=1)
+        )
+
+    # tasks.world:3776
+    def _check_mined_4b82125a9f__classbooking_b00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00007'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:4150
+    def _check_mined_ce4fa80caf__gymclass_c0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0002'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(self.t_classes['C0002'].cancel_reason, '==', 'attended', part=1)
+        )
+
+    # tasks.world:4151
+    def _check_mined_ce4fa80caf__classbooking_b00005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00005'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:4526
+    def _check_mined_dee1807879__gymclass_c0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0003'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(self.t_classes['C0003'].cancel_reason, '==', 'training', part=1)
+        )
+
+    # tasks.world:4900
+    def _check_mined_6cf1e48ae6__member_m0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0004'].status, '==', _E12_MemberStatus_frozen)
+            and rt.expect(
+                self.t_members['M0004'].frozen_until, '==', rt.parse_date('2025-02-10'), part=1
+            )
+            and rt.expect(self.t_members['M0004'].freeze_days_used, '==', 21, part=2)
+        )
+
+    # tasks.world:5275
+    def _check_mined_29dc809267__classbooking_b00008_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
+        )
+
+    # tasks.world:5645
+    def _check_mined_3efcafd552__classbooking_b00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:5646
+    def _check_mined_3efcafd552__classbooking_b00008_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00008'].status, '==', _E13_BookingStatus_booked)
+            and rt.expect(self.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
+        )
+
+    # tasks.world:6017
+    def _check_mined_742c0b71d9__classbooking_b00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:6018
+    def _check_mined_742c0b71d9__classbooking_b00008_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00008'].status, '==', _E13_BookingStatus_booked)
+            and rt.expect(self.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
+        )
+
+    # tasks.world:6388
+    def _check_mined_a997d26f4b__classbooking_b00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00007'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:6758
+    def _check_mined_3c7806355f__member_m0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0001'].status, '==', _E12_MemberStatus_frozen)
+            and rt.expect(
+                self.t_members['M0001'].frozen_until, '==', rt.parse_date('2025-03-15'), part=1
+            )
+            and rt.expect(self.t_members['M0001'].freeze_days_used, '==', 54, part=2)
+        )
+
+    # tasks.world:6759
+    def _check_mined_3c7806355f__gymclass_c0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0001'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(self.t_classes['C0001'].cancel_reason, '==', 'M0001', part=1)
+        )
+
+    # tasks.world:6760
+    def _check_mined_3c7806355f__classbooking_b00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:6761
+    def _check_mined_3c7806355f__classbooking_b00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:6762
+    def _check_mined_3c7806355f__classbooking_b00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:6763
+    def _check_mined_3c7806355f__classbooking_b00005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00005'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:6764
+    def _check_mined_3c7806355f__classbooking_b00008_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
+        )
+
+    def _check_mined_3c7806355f__new_classbooking(self) -> bool:  # tasks.world:6765
+        return any(
+            _r27.gym_class == 'C0003' and _r27.member == 'M0002'
+            and _r27.status == _E13_BookingStatus_booked and _r27.waitlist_position is None
+            and _r27.promoted_at is None
+            for _r27 in rt.each(self, self.t_bookings)
+        )
+
+    # tasks.world:7143
+    def _check_mined_20855cc621__member_m0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0003'].status, '==', _E12_MemberStatus_active)
+            and rt.expect(self.t_members['M0003'].frozen_until, 'is', None, part=1)
+            and rt.expect(self.t_members['M0003'].freeze_days_used, '==', 0, part=2)
+        )
+
+    # tasks.world:7144
+    def _check_mined_20855cc621__gymclass_c0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0002'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(self.t_classes['C0002'].cancel_reason, '==', 'hiit', part=1)
+        )
+
+    # tasks.world:7145
+    def _check_mined_20855cc621__classbooking_b00005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00005'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:7146
+    def _check_mined_20855cc621__classbooking_b00008_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
+        )
+
+    def _check_mined_20855cc621__new_trainingpackage(self) -> bool:  # tasks.world:7147
+        return any(
+            _r28.member == 'M0001' and _r28.trainer == 'I01' and _r28.sessions_total == 25
+            and _r28.sessions_used == 0 and _r28.price == 1237.5
+            and _r28.purchased_on == rt.parse_date('2025-01-20')
+            and _r28.expires_on == rt.parse_date('2025-04-20')
+            and _r28.status == _E13_PackageStatus_active
+            for _r28 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:7525
+    def _check_mined_aac95b3911__gymclass_c0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0003'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(self.t_classes['C0003'].cancel_reason, '==', 'used_up', part=1)
+        )
+
+    # tasks.world:7526
+    def _check_mined_aac95b3911__classbooking_b00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00007'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_aac95b3911__new_classbooking(self) -> bool:  # tasks.world:7527
+        return any(
+            _r29.gym_class == 'C0004' and _r29.member == 'M0005'
+            and _r29.status == _E13_BookingStatus_booked and _r29.waitlist_position is None
+            and _r29.promoted_at is None
+            for _r29 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_mined_aac95b3911__new_trainingpackage(self) -> bool:  # tasks.world:7528
+        return any(
+            _r30.member == 'M0002' and _r30.trainer == 'I03' and _r30.sessions_total == 10
+            and _r30.sessions_used == 0 and _r30.price == 630.0
+            and _r30.purchased_on == rt.parse_date('2025-01-20')
+            and _r30.expires_on == rt.parse_date('2025-04-20')
+            and _r30.status == _E13_PackageStatus_active
+            for _r30 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:7906
+    def _check_mined_612290ecc7__gymclass_c0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0001'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(self.t_classes['C0001'].cancel_reason, '==', 'active', part=1)
+        )
+
+    # tasks.world:7907
+    def _check_mined_612290ecc7__classbooking_b00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:7908
+    def _check_mined_612290ecc7__classbooking_b00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:7909
+    def _check_mined_612290ecc7__classbooking_b00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:7910
+    def _check_mined_612290ecc7__classbooking_b00008_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
+        )
+
+    def _check_mined_612290ecc7__new_classbooking(self) -> bool:  # tasks.world:7911
+        return any(
+            _r31.gym_class == 'C0002' and _r31.member == 'M0005'
+            and _r31.status == _E13_BookingStatus_booked and _r31.waitlist_position is None
+            and _r31.promoted_at is None
+            for _r31 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_mined_612290ecc7__new_trainingpackage(self) -> bool:  # tasks.world:7912
+        return any(
+            _r32.member == 'M0004' and _r32.trainer == 'I03' and _r32.sessions_total == 20
+            and _r32.sessions_used == 0 and _r32.price == 1260.0
+            and _r32.purchased_on == rt.parse_date('2025-01-20')
+            and _r32.expires_on == rt.parse_date('2025-04-20')
+            and _r32.status == _E13_PackageStatus_active
+            for _r32 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:8291
+    def _check_mined_f7cd6fa12f__classbooking_b00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:8292
+    def _check_mined_f7cd6fa12f__classbooking_b00008_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
+        )
+
+    def _check_mined_f7cd6fa12f__new_classbooking(self) -> bool:  # tasks.world:8293
+        return any(
+            _r33.gym_class == 'C0004' and _r33.member == 'M0001'
+            and _r33.status == _E13_BookingStatus_booked and _r33.waitlist_position is None
+            and _r33.promoted_at is None
+            for _r33 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_mined_f7cd6fa12f__new_trainingpackage(self) -> bool:  # tasks.world:8294
+        return any(
+            _r34.member == 'M0002' and _r34.trainer == 'I01' and _r34.sessions_total == 4
+            and _r34.sessions_used == 0 and _r34.price == 220.0
+            and _r34.purchased_on == rt.parse_date('2025-01-20')
+            and _r34.expires_on == rt.parse_date('2025-04-20')
+            and _r34.status == _E13_PackageStatus_active
+            for _r34 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:8672
+    def _check_mined_ba8d738e95__gymclass_c0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0001'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(
+                self.t_classes['C0001'].cancel_reason, '==', '2025-01-19T13:00:00', part=1
+            )
+        )
+
+    # tasks.world:8673
+    def _check_mined_ba8d738e95__gymclass_c0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0003'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(self.t_classes['C0003'].cancel_reason, '==', 'qH', part=1)
+        )
+
+    # tasks.world:8674
+    def _check_mined_ba8d738e95__classbooking_b00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:8675
+    def _check_mined_ba8d738e95__classbooking_b00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:8676
+    def _check_mined_ba8d738e95__classbooking_b00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:8677
+    def _check_mined_ba8d738e95__classbooking_b00008_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
+        )
+
+    def _check_mined_ba8d738e95__new_trainingpackage(self) -> bool:  # tasks.world:8678
+        return any(
+            _r35.member == 'M0005' and _r35.trainer == 'I01' and _r35.sessions_total == 3
+            and _r35.sessions_used == 0 and _r35.price == 165.0
+            and _r35.purchased_on == rt.parse_date('2025-01-20')
+            and _r35.expires_on == rt.parse_date('2025-04-20')
+            and _r35.status == _E13_PackageStatus_active
+            for _r35 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:9056
+    def _check_mined_5e0b43ba14__gymclass_c0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0001'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(
+                self.t_classes['C0001'].cancel_reason, '==', '2025-01-19T06:30:00', part=1
+            )
+        )
+
+    # tasks.world:9057
+    def _check_mined_5e0b43ba14__gymclass_c0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0004'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(self.t_classes['C0004'].cancel_reason, '==', 'expired', part=1)
+        )
+
+    # tasks.world:9058
+    def _check_mined_5e0b43ba14__classbooking_b00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:9059
+    def _check_mined_5e0b43ba14__classbooking_b00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:9060
+    def _check_mined_5e0b43ba14__classbooking_b00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:9061
+    def _check_mined_5e0b43ba14__classbooking_b00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00007'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:9062
+    def _check_mined_5e0b43ba14__classbooking_b00008_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
+        )
+
+    def _check_mined_5e0b43ba14__new_trainingpackage(self) -> bool:  # tasks.world:9063
+        return any(
+            _r36.member == 'M0007' and _r36.trainer == 'I03' and _r36.sessions_total == 5
+            and _r36.sessions_used == 0 and _r36.price == 350.0
+            and _r36.purchased_on == rt.parse_date('2025-01-20')
+            and _r36.expires_on == rt.parse_date('2025-04-20')
+            and _r36.status == _E13_PackageStatus_active
+            for _r36 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:9442
+    def _check_mined_68205d3d61__gymclass_c0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0001'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(self.t_classes['C0001'].cancel_reason, '==', '3rGTD 2U3OpSH5r44', part=1)
+        )
+
+    # tasks.world:9443
+    def _check_mined_68205d3d61__gymclass_c0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0002'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(self.t_classes['C0002'].cancel_reason, '==', '2025-01-20', part=1)
+        )
+
+    # tasks.world:9444
+    def _check_mined_68205d3d61__classbooking_b00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:9445
+    def _check_mined_68205d3d61__classbooking_b00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:9446
+    def _check_mined_68205d3d61__classbooking_b00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:9447
+    def _check_mined_68205d3d61__classbooking_b00005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00005'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:9448
+    def _check_mined_68205d3d61__classbooking_b00008_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
+        )
+
+    def _check_mined_68205d3d61__new_trainingpackage(self) -> bool:  # tasks.world:9449
+        return any(
+            _r37.member == 'M0007' and _r37.trainer == 'I01' and _r37.sessions_total == 3
+            and _r37.sessions_used == 0 and _r37.price == 165.0
+            and _r37.purchased_on == rt.parse_date('2025-01-20')
+            and _r37.expires_on == rt.parse_date('2025-04-20')
+            and _r37.status == _E13_PackageStatus_active
+            for _r37 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:9827
+    def _check_mined_763a6398ab__classbooking_b00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:9828
+    def _check_mined_763a6398ab__classbooking_b00008_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00008'].status, '==', _E13_BookingStatus_booked)
+            and rt.expect(self.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
+        )
+
+    def _check_mined_763a6398ab__new_classbooking(self) -> bool:  # tasks.world:9829
+        return any(
+            _r38.gym_class == 'C0002' and _r38.member == 'M0007'
+            and _r38.status == _E13_BookingStatus_booked and _r38.waitlist_position is None
+            and _r38.promoted_at is None
+            for _r38 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_mined_763a6398ab__new_trainingpackage(self) -> bool:  # tasks.world:9830
+        return any(
+            _r39.member == 'M0005' and _r39.trainer == 'I01' and _r39.sessions_total == 1
+            and _r39.sessions_used == 0 and _r39.price == 55.0
+            and _r39.purchased_on == rt.parse_date('2025-01-20')
+            and _r39.expires_on == rt.parse_date('2025-04-20')
+            and _r39.status == _E13_PackageStatus_active
+            for _r39 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:10207
+    def _check_mined_1b616af711__member_m0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0003'].status, '==', _E12_MemberStatus_active)
+            and rt.expect(self.t_members['M0003'].frozen_until, 'is', None, part=1)
+            and rt.expect(self.t_members['M0003'].freeze_days_used, '==', 0, part=2)
+        )
+
+    # tasks.world:10208
+    def _check_mined_1b616af711__gymclass_c0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0004'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(self.t_classes['C0004'].cancel_reason, '==', 'standard', part=1)
+        )
+
+    # tasks.world:10209
+    def _check_mined_1b616af711__classbooking_b00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:10210
+    def _check_mined_1b616af711__classbooking_b00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00007'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:10211
+    def _check_mined_1b616af711__classbooking_b00008_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00008'].status, '==', _E13_BookingStatus_booked)
+            and rt.expect(self.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
+        )
+
+    # tasks.world:10588
+    def _check_mined_8b3b06b8e5__gymclass_c0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0002'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(self.t_classes['C0002'].cancel_reason, '==', 'standard', part=1)
+        )
+
+    # tasks.world:10589
+    def _check_mined_8b3b06b8e5__classbooking_b00005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00005'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_8b3b06b8e5__new_classbooking(self) -> bool:  # tasks.world:10590
+        return any(
+            _r40.gym_class == 'C0002' and _r40.member == 'M0007'
+            and _r40.status == _E13_BookingStatus_cancelled and _r40.waitlist_position is None
+            and _r40.promoted_at is None
+            for _r40 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_mined_8b3b06b8e5__new_trainingpackage(self) -> bool:  # tasks.world:10591
+        return any(
+            _r41.member == 'M0001' and _r41.trainer == 'I01' and _r41.sessions_total == 20
+            and _r41.sessions_used == 0 and _r41.price == 990.0
+            and _r41.purchased_on == rt.parse_date('2025-01-20')
+            and _r41.expires_on == rt.parse_date('2025-04-20')
+            and _r41.status == _E13_PackageStatus_active
+            for _r41 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:10970
+    def _check_mined_6e362a1894__gymclass_c0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0001'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(self.t_classes['C0001'].cancel_reason, '==', '名前', part=1)
+        )
+
+    # tasks.world:10971
+    def _check_mined_6e362a1894__classbooking_b00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:10972
+    def _check_mined_6e362a1894__classbooking_b00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:10973
+    def _check_mined_6e362a1894__classbooking_b00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:10974
+    def _check_mined_6e362a1894__classbooking_b00008_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
+        )
+
+    def _check_mined_6e362a1894__new_classbooking(self) -> bool:  # tasks.world:10975
+        return any(
+            _r42.gym_class == 'C0003' and _r42.member == 'M0007'
+            and _r42.status == _E13_BookingStatus_booked and _r42.waitlist_position is None
+            and _r42.promoted_at is None
+            for _r42 in rt.each(self, self.t_bookings)
+        )
+
+    # tasks.world:11353
+    def _check_mined_75e0de863d__gymclass_c0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0004'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(self.t_classes['C0004'].cancel_reason, '==', '2021-09-09', part=1)
+        )
+
+    # tasks.world:11354
+    def _check_mined_75e0de863d__classbooking_b00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00007'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_75e0de863d__new_classbooking(self) -> bool:  # tasks.world:11355
+        return any(
+            _r43.gym_class == 'C0003' and _r43.member == 'M0005'
+            and _r43.status == _E13_BookingStatus_booked and _r43.waitlist_position is None
+            and _r43.promoted_at is None
+            for _r43 in rt.each(self, self.t_bookings)
+        )
+
+    # tasks.world:11733
+    def _check_mined_9a0f0f244e__member_m0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0002'].status, '==', _E12_MemberStatus_frozen)
+            and rt.expect(
+                self.t_members['M0002'].frozen_until, '==', rt.parse_date('2025-01-30'), part=1
+            )
+            and rt.expect(self.t_members['M0002'].freeze_days_used, '==', 10, part=2)
+        )
+
+    # tasks.world:11735
+    def _check_mined_9a0f0f244e__gymclass_c0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0001'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(self.t_classes['C0001'].cancel_reason, '==', 'premium', part=1)
+        )
+
+    # tasks.world:11736
+    def _check_mined_9a0f0f244e__classbooking_b00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:11737
+    def _check_mined_9a0f0f244e__classbooking_b00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:11738
+    def _check_mined_9a0f0f244e__classbooking_b00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:11739
+    def _check_mined_9a0f0f244e__classbooking_b00008_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
+        )
+
+    def _check_mined_9a0f0f244e__new_trainingpackage(self) -> bool:  # tasks.world:11740
+        return any(
+            _r44.member == 'M0004' and _r44.trainer == 'I01' and _r44.sessions_total == 3
+            and _r44.sessions_used == 0 and _r44.price == 165.0
+            and _r44.purchased_on == rt.parse_date('2025-01-20')
+            and _r44.expires_on == rt.parse_date('2025-04-20')
+            and _r44.status == _E13_PackageStatus_active
+            for _r44 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:12121
+    def _check_mined_65060e8471__gymclass_c0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0002'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(self.t_classes['C0002'].cancel_reason, '==', 'yoga', part=1)
+        )
+
+    # tasks.world:12122
+    def _check_mined_65060e8471__classbooking_b00005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00005'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_65060e8471__new_trainingpackage(self) -> bool:  # tasks.world:12123
+        return any(
+            _r45.member == 'M0001' and _r45.trainer == 'I01' and _r45.sessions_total == 20
+            and _r45.sessions_used == 0 and _r45.price == 990.0
+            and _r45.purchased_on == rt.parse_date('2025-01-20')
+            and _r45.expires_on == rt.parse_date('2025-04-20')
+            and _r45.status == _E13_PackageStatus_active
+            for _r45 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_65060e8471__new_trainingpackage_1(self) -> bool:  # tasks.world:12124
+        return any(
+            _r46.member == 'M0001' and _r46.trainer == 'I01' and _r46.sessions_total == 12
+            and _r46.sessions_used == 0 and _r46.price == 594.0
+            and _r46.purchased_on == rt.parse_date('2025-01-20')
+            and _r46.expires_on == rt.parse_date('2025-04-20')
+            and _r46.status == _E13_PackageStatus_active
+            for _r46 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_65060e8471__new_trainingpackage_2(self) -> bool:  # tasks.world:12125
+        return any(
+            _r47.member == 'M0002' and _r47.trainer == 'I01' and _r47.sessions_total == 50
+            and _r47.sessions_used == 0 and _r47.price == 2475.0
+            and _r47.purchased_on == rt.parse_date('2025-01-20')
+            and _r47.expires_on == rt.parse_date('2025-04-20')
+            and _r47.status == _E13_PackageStatus_active
+            for _r47 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:12506
+    def _check_mined_5da0bac22f__gymclass_c0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0004'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(self.t_classes['C0004'].cancel_reason, '==', '@', part=1)
+        )
+
+    # tasks.world:12507
+    def _check_mined_5da0bac22f__classbooking_b00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00007'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_5da0bac22f__new_trainingpackage(self) -> bool:  # tasks.world:12508
+        return any(
+            _r48.member == 'M0005' and _r48.trainer == 'I01' and _r48.sessions_total == 12
+            and _r48.sessions_used == 0 and _r48.price == 594.0
+            and _r48.purchased_on == rt.parse_date('2025-01-20')
+            and _r48.expires_on == rt.parse_date('2025-04-20')
+            and _r48.status == _E13_PackageStatus_active
+            for _r48 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_5da0bac22f__new_trainingpackage_1(self) -> bool:  # tasks.world:12509
+        return any(
+            _r49.member == 'M0005' and _r49.trainer == 'I01' and _r49.sessions_total == 5
+            and _r49.sessions_used == 0 and _r49.price == 275.0
+            and _r49.purchased_on == rt.parse_date('2025-01-20')
+            and _r49.expires_on == rt.parse_date('2025-04-20')
+            and _r49.status == _E13_PackageStatus_active
+            for _r49 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:12889
+    def _check_mined_7547cc0823__gymclass_c0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0001'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(self.t_classes['C0001'].cancel_reason, '==', 'active', part=1)
+        )
+
+    # tasks.world:12890
+    def _check_mined_7547cc0823__classbooking_b00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:12891
+    def _check_mined_7547cc0823__classbooking_b00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:12892
+    def _check_mined_7547cc0823__classbooking_b00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:12893
+    def _check_mined_7547cc0823__classbooking_b00008_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
+        )
+
+    def _check_mined_7547cc0823__new_trainingpackage(self) -> bool:  # tasks.world:12894
+        return any(
+            _r50.member == 'M0002' and _r50.trainer == 'I01' and _r50.sessions_total == 44
+            and _r50.sessions_used == 0 and _r50.price == 2178.0
+            and _r50.purchased_on == rt.parse_date('2025-01-20')
+            and _r50.expires_on == rt.parse_date('2025-04-20')
+            and _r50.status == _E13_PackageStatus_active
+            for _r50 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_7547cc0823__new_trainingpackage_1(self) -> bool:  # tasks.world:12895
+        return any(
+            _r51.member == 'M0001' and _r51.trainer == 'I03' and _r51.sessions_total == 3
+            and _r51.sessions_used == 0 and _r51.price == 210.0
+            and _r51.purchased_on == rt.parse_date('2025-01-20')
+            and _r51.expires_on == rt.parse_date('2025-04-20')
+            and _r51.status == _E13_PackageStatus_active
+            for _r51 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:13275
+    def _check_mined_fe65ceda02__classbooking_b00008_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
+        )
+
+    def _check_mined_fe65ceda02__new_classbooking(self) -> bool:  # tasks.world:13276
+        return any(
+            _r52.gym_class == 'C0001' and _r52.member == 'M0007'
+            and _r52.status == _E13_BookingStatus_waitlisted and _r52.waitlist_position == 1
+            and _r52.promoted_at is None
+            for _r52 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_mined_fe65ceda02__new_trainingpackage(self) -> bool:  # tasks.world:13277
+        return any(
+            _r53.member == 'M0002' and _r53.trainer == 'I03' and _r53.sessions_total == 50
+            and _r53.sessions_used == 0 and _r53.price == 3150.0
+            and _r53.purchased_on == rt.parse_date('2025-01-20')
+            and _r53.expires_on == rt.parse_date('2025-04-20')
+            and _r53.status == _E13_PackageStatus_active
+            for _r53 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_fe65ceda02__new_trainingpackage_1(self) -> bool:  # tasks.world:13278
+        return any(
+            _r54.member == 'M0005' and _r54.trainer == 'I03' and _r54.sessions_total == 1
+            and _r54.sessions_used == 0 and _r54.price == 70.0
+            and _r54.purchased_on == rt.parse_date('2025-01-20')
+            and _r54.expires_on == rt.parse_date('2025-04-20')
+            and _r54.status == _E13_PackageStatus_active
+            for _r54 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:13658
+    def _check_mined_a8d52b54c2__member_m0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0002'].status, '==', _E12_MemberStatus_frozen)
+            and rt.expect(
+                self.t_members['M0002'].frozen_until, '==', rt.parse_date('2025-03-15'), part=1
+            )
+            and rt.expect(self.t_members['M0002'].freeze_days_used, '==', 54, part=2)
+        )
+
+    # tasks.world:13659
+    def _check_mined_a8d52b54c2__classbooking_b00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:13660
+    def _check_mined_a8d52b54c2__classbooking_b00008_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00008'].status, '==', _E13_BookingStatus_booked)
+            and rt.expect(self.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
+        )
+
+    def _check_mined_a8d52b54c2__new_classbooking(self) -> bool:  # tasks.world:13661
+        return any(
+            _r55.gym_class == 'C0003' and _r55.member == 'M0001'
+            and _r55.status == _E13_BookingStatus_booked and _r55.waitlist_position is None
+            and _r55.promoted_at is None
+            for _r55 in rt.each(self, self.t_bookings)
+        )
+
+    # tasks.world:14041
+    def _check_mined_dbaaa5e50b__classbooking_b00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:14042
+    def _check_mined_dbaaa5e50b__classbooking_b00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:14043
+    def _check_mined_dbaaa5e50b__classbooking_b00008_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00008'].status, '==', _E13_BookingStatus_booked)
+            and rt.expect(self.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
+        )
+
+    def _check_mined_dbaaa5e50b__new_classbooking(self) -> bool:  # tasks.world:14044
+        return any(
+            _r56.gym_class == 'C0001' and _r56.member == 'M0005'
+            and _r56.status == _E13_BookingStatus_booked and _r56.waitlist_position is None
+            and _r56.promoted_at is None
+            for _r56 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_mined_dbaaa5e50b__new_trainingpackage(self) -> bool:  # tasks.world:14045
+        return any(
+            _r57.member == 'M0004' and _r57.trainer == 'I01' and _r57.sessions_total == 45
+            and _r57.sessions_used == 0 and _r57.price == 2227.5
+            and _r57.purchased_on == rt.parse_date('2025-01-20')
+            and _r57.expires_on == rt.parse_date('2025-04-20')
+            and _r57.status == _E13_PackageStatus_active
+            for _r57 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:14425
+    def _check_mined_aa749b8727__member_m0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_members['M0001'].status, '==', _E12_MemberStatus_frozen)
+            and rt.expect(
+                self.t_members['M0001'].frozen_until, '==', rt.parse_date('2025-03-15'), part=1
+            )
+            and rt.expect(self.t_members['M0001'].freeze_days_used, '==', 54, part=2)
+        )
+
+    # tasks.world:14426
+    def _check_mined_aa749b8727__gymclass_c0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_classes['C0001'].status, '==', _E11_ClassStatus_cancelled)
+            and rt.expect(self.t_classes['C0001'].cancel_reason, '==', 'é', part=1)
+        )
+
+    # tasks.world:14427
+    def _check_mined_aa749b8727__classbooking_b00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:14428
+    def _check_mined_aa749b8727__classbooking_b00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:14429
+    def _check_mined_aa749b8727__classbooking_b00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:14430
+    def _check_mined_aa749b8727__classbooking_b00005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B00005'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:14431
+    def _check_mined_aa749b8727__classbooking_b00008_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
+        )
+
 
 GymFrontDesk.TOOLS = tools(GymFrontDesk)
-
-
-# gym_front_desk.world:1019
-def _check_bruno_cancels_spin__cancelled(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# gym_front_desk.world:1020
-def _check_bruno_cancels_spin__promoted(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00008'].status, '==', _E13_BookingStatus_booked)
-        and rt.expect(ep.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
-    )
-
-
-# gym_front_desk.world:1392
-def _check_alice_checks_into_yoga__attended(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00005'].status, '==', _E13_BookingStatus_attended)
-
-
-# gym_front_desk.world:1393
-def _check_alice_checks_into_yoga__checked_in(ep: GymFrontDesk) -> bool:
-    return any(
-        _c15.member == 'M0001' and _c15.kind == _E11_CheckInKind_group_class
-        and _c15.booking == 'B00005'
-        for _c15 in rt.each(ep, ep.t_checkins)
-    )
-
-
-# tasks.world:371
-def _check_hana_swaps_spin_waitlist__off_waitlist(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_hana_swaps_spin_waitlist__hiit_booked(ep: GymFrontDesk) -> bool:  # tasks.world:372
-    return any(
-        _b16.member == 'M0007' and _b16.gym_class == 'C0003'
-        and _b16.status == _E13_BookingStatus_booked
-        for _b16 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_hana_swaps_spin_waitlist__pilates_booked(ep: GymFrontDesk) -> bool:  # tasks.world:373
-    return any(
-        _b17.member == 'M0007' and _b17.gym_class == 'C0004'
-        and _b17.status == _E13_BookingStatus_booked
-        for _b17 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# tasks.world:754
-def _check_eva_swaps_pilates_for_hiit__pilates_cancelled(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00007'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_eva_swaps_pilates_for_hiit__hiit_booked(ep: GymFrontDesk) -> bool:  # tasks.world:755
-    return any(
-        _b18.member == 'M0005' and _b18.gym_class == 'C0003'
-        and _b18.status == _E13_BookingStatus_booked
-        for _b18 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# tasks.world:1131
-def _check_mined_bd5ce2ed6b__member_m0003_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0003'].status, '==', _E12_MemberStatus_active)
-        and rt.expect(ep.t_members['M0003'].frozen_until, 'is', None, part=1)
-        and rt.expect(ep.t_members['M0003'].freeze_days_used, '==', 0, part=2)
-    )
-
-
-def _check_mined_bd5ce2ed6b__new_classbooking(ep: GymFrontDesk) -> bool:  # tasks.world:1132
-    return any(
-        _r19.gym_class == 'C0002' and _r19.member == 'M0003'
-        and _r19.status == _E13_BookingStatus_booked and _r19.waitlist_position is None
-        and _r19.promoted_at is None
-        for _r19 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_mined_bd5ce2ed6b__new_trainingpackage(ep: GymFrontDesk) -> bool:  # tasks.world:1133
-    return any(
-        _r20.member == 'M0003' and _r20.trainer == 'I01' and _r20.sessions_total == 9
-        and _r20.sessions_used == 0 and _r20.price == 495.0
-        and _r20.purchased_on == rt.parse_date('2025-01-20')
-        and _r20.expires_on == rt.parse_date('2025-04-20')
-        and _r20.status == _E13_PackageStatus_active
-        for _r20 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_bd5ce2ed6b__new_trainingpackage_1(ep: GymFrontDesk) -> bool:  # tasks.world:1134
-    return any(
-        _r21.member == 'M0003' and _r21.trainer == 'I01' and _r21.sessions_total == 1
-        and _r21.sessions_used == 0 and _r21.price == 55.0
-        and _r21.purchased_on == rt.parse_date('2025-01-20')
-        and _r21.expires_on == rt.parse_date('2025-04-20')
-        and _r21.status == _E13_PackageStatus_active
-        for _r21 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:1512
-def _check_mined_85642abeb2__member_m0003_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0003'].status, '==', _E12_MemberStatus_active)
-        and rt.expect(ep.t_members['M0003'].frozen_until, 'is', None, part=1)
-        and rt.expect(ep.t_members['M0003'].freeze_days_used, '==', 0, part=2)
-    )
-
-
-# tasks.world:1513
-def _check_mined_85642abeb2__gymclass_c0004_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0004'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0004'].cancel_reason, '==', 'C0004', part=1
-    )
-
-
-# tasks.world:1514
-def _check_mined_85642abeb2__classbooking_b00007_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00007'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_85642abeb2__new_classbooking(ep: GymFrontDesk) -> bool:  # tasks.world:1515
-    return any(
-        _r22.gym_class == 'C0004' and _r22.member == 'M0003'
-        and _r22.status == _E13_BookingStatus_cancelled and _r22.waitlist_position is None
-        and _r22.promoted_at is None
-        for _r22 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_mined_5228534a2d__new_classbooking(ep: GymFrontDesk) -> bool:  # tasks.world:1893
-    return any(
-        _r23.gym_class == 'C0002' and _r23.member == 'M0005'
-        and _r23.status == _E13_BookingStatus_cancelled and _r23.waitlist_position is None
-        and _r23.promoted_at is None
-        for _r23 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_mined_cd26ff8780__new_classbooking(ep: GymFrontDesk) -> bool:  # tasks.world:2270
-    return any(
-        _r24.gym_class == 'C0004' and _r24.member == 'M0001'
-        and _r24.status == _E13_BookingStatus_booked and _r24.waitlist_position is None
-        and _r24.promoted_at is None
-        for _r24 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# tasks.world:2646
-def _check_mined_e8bd39c4f9__member_m0003_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0003'].status, '==', _E12_MemberStatus_active)
-        and rt.expect(ep.t_members['M0003'].frozen_until, 'is', None, part=1)
-        and rt.expect(ep.t_members['M0003'].freeze_days_used, '==', 0, part=2)
-    )
-
-
-def _check_mined_e8bd39c4f9__new_trainingpackage(ep: GymFrontDesk) -> bool:  # tasks.world:2647
-    return any(
-        _r25.member == 'M0003' and _r25.trainer == 'I01' and _r25.sessions_total == 5
-        and _r25.sessions_used == 0 and _r25.price == 275.0
-        and _r25.purchased_on == rt.parse_date('2025-01-20')
-        and _r25.expires_on == rt.parse_date('2025-04-20')
-        and _r25.status == _E13_PackageStatus_active
-        for _r25 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_a608f36ce0__new_trainingpackage(ep: GymFrontDesk) -> bool:  # tasks.world:3023
-    return any(
-        _r26.member == 'M0005' and _r26.trainer == 'I03' and _r26.sessions_total == 44
-        and _r26.sessions_used == 0 and _r26.price == 2772.0
-        and _r26.purchased_on == rt.parse_date('2025-01-20')
-        and _r26.expires_on == rt.parse_date('2025-04-20')
-        and _r26.status == _E13_PackageStatus_active
-        for _r26 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:3397
-def _check_mined_0ea57e8cbc__gymclass_c0001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0001'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0001'].cancel_reason, '==', ' ', part=1
-    )
-
-
-# tasks.world:3398
-def _check_mined_0ea57e8cbc__classbooking_b00001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:3399
-def _check_mined_0ea57e8cbc__classbooking_b00002_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:3400
-def _check_mined_0ea57e8cbc__classbooking_b00003_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:3401
-def _check_mined_0ea57e8cbc__classbooking_b00008_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
-    )
-
-
-# tasks.world:3775
-def _check_mined_4b82125a9f__gymclass_c0004_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0004'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0004'].cancel_reason, '==', '7OW2+', part=1
-    )
-
-
-# tasks.world:3776
-def _check_mined_4b82125a9f__classbooking_b00007_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00007'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:4150
-def _check_mined_ce4fa80caf__gymclass_c0002_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0002'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0002'].cancel_reason, '==', 'attended', part=1
-    )
-
-
-# tasks.world:4151
-def _check_mined_ce4fa80caf__classbooking_b00005_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00005'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:4526
-def _check_mined_dee1807879__gymclass_c0003_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0003'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0003'].cancel_reason, '==', 'training', part=1
-    )
-
-
-# tasks.world:4900
-def _check_mined_6cf1e48ae6__member_m0004_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0004'].status, '==', _E12_MemberStatus_frozen)
-        and rt.expect(
-            ep.t_members['M0004'].frozen_until, '==', rt.parse_date('2025-02-10'), part=1
-        )
-        and rt.expect(ep.t_members['M0004'].freeze_days_used, '==', 21, part=2)
-    )
-
-
-# tasks.world:5275
-def _check_mined_29dc809267__classbooking_b00008_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
-    )
-
-
-# tasks.world:5645
-def _check_mined_3efcafd552__classbooking_b00001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:5646
-def _check_mined_3efcafd552__classbooking_b00008_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00008'].status, '==', _E13_BookingStatus_booked)
-        and rt.expect(ep.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
-    )
-
-
-# tasks.world:6017
-def _check_mined_742c0b71d9__classbooking_b00002_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:6018
-def _check_mined_742c0b71d9__classbooking_b00008_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00008'].status, '==', _E13_BookingStatus_booked)
-        and rt.expect(ep.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
-    )
-
-
-# tasks.world:6388
-def _check_mined_a997d26f4b__classbooking_b00007_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00007'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:6758
-def _check_mined_3c7806355f__member_m0001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0001'].status, '==', _E12_MemberStatus_frozen)
-        and rt.expect(
-            ep.t_members['M0001'].frozen_until, '==', rt.parse_date('2025-03-15'), part=1
-        )
-        and rt.expect(ep.t_members['M0001'].freeze_days_used, '==', 54, part=2)
-    )
-
-
-# tasks.world:6759
-def _check_mined_3c7806355f__gymclass_c0001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0001'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0001'].cancel_reason, '==', 'M0001', part=1
-    )
-
-
-# tasks.world:6760
-def _check_mined_3c7806355f__classbooking_b00001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:6761
-def _check_mined_3c7806355f__classbooking_b00002_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:6762
-def _check_mined_3c7806355f__classbooking_b00003_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:6763
-def _check_mined_3c7806355f__classbooking_b00005_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00005'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:6764
-def _check_mined_3c7806355f__classbooking_b00008_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
-    )
-
-
-def _check_mined_3c7806355f__new_classbooking(ep: GymFrontDesk) -> bool:  # tasks.world:6765
-    return any(
-        _r27.gym_class == 'C0003' and _r27.member == 'M0002'
-        and _r27.status == _E13_BookingStatus_booked and _r27.waitlist_position is None
-        and _r27.promoted_at is None
-        for _r27 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# tasks.world:7143
-def _check_mined_20855cc621__member_m0003_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0003'].status, '==', _E12_MemberStatus_active)
-        and rt.expect(ep.t_members['M0003'].frozen_until, 'is', None, part=1)
-        and rt.expect(ep.t_members['M0003'].freeze_days_used, '==', 0, part=2)
-    )
-
-
-# tasks.world:7144
-def _check_mined_20855cc621__gymclass_c0002_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0002'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0002'].cancel_reason, '==', 'hiit', part=1
-    )
-
-
-# tasks.world:7145
-def _check_mined_20855cc621__classbooking_b00005_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00005'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:7146
-def _check_mined_20855cc621__classbooking_b00008_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
-    )
-
-
-def _check_mined_20855cc621__new_trainingpackage(ep: GymFrontDesk) -> bool:  # tasks.world:7147
-    return any(
-        _r28.member == 'M0001' and _r28.trainer == 'I01' and _r28.sessions_total == 25
-        and _r28.sessions_used == 0 and _r28.price == 1237.5
-        and _r28.purchased_on == rt.parse_date('2025-01-20')
-        and _r28.expires_on == rt.parse_date('2025-04-20')
-        and _r28.status == _E13_PackageStatus_active
-        for _r28 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:7525
-def _check_mined_aac95b3911__gymclass_c0003_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0003'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0003'].cancel_reason, '==', 'used_up', part=1
-    )
-
-
-# tasks.world:7526
-def _check_mined_aac95b3911__classbooking_b00007_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00007'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_aac95b3911__new_classbooking(ep: GymFrontDesk) -> bool:  # tasks.world:7527
-    return any(
-        _r29.gym_class == 'C0004' and _r29.member == 'M0005'
-        and _r29.status == _E13_BookingStatus_booked and _r29.waitlist_position is None
-        and _r29.promoted_at is None
-        for _r29 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_mined_aac95b3911__new_trainingpackage(ep: GymFrontDesk) -> bool:  # tasks.world:7528
-    return any(
-        _r30.member == 'M0002' and _r30.trainer == 'I03' and _r30.sessions_total == 10
-        and _r30.sessions_used == 0 and _r30.price == 630.0
-        and _r30.purchased_on == rt.parse_date('2025-01-20')
-        and _r30.expires_on == rt.parse_date('2025-04-20')
-        and _r30.status == _E13_PackageStatus_active
-        for _r30 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:7906
-def _check_mined_612290ecc7__gymclass_c0001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0001'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0001'].cancel_reason, '==', 'active', part=1
-    )
-
-
-# tasks.world:7907
-def _check_mined_612290ecc7__classbooking_b00001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:7908
-def _check_mined_612290ecc7__classbooking_b00002_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:7909
-def _check_mined_612290ecc7__classbooking_b00003_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:7910
-def _check_mined_612290ecc7__classbooking_b00008_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
-    )
-
-
-def _check_mined_612290ecc7__new_classbooking(ep: GymFrontDesk) -> bool:  # tasks.world:7911
-    return any(
-        _r31.gym_class == 'C0002' and _r31.member == 'M0005'
-        and _r31.status == _E13_BookingStatus_booked and _r31.waitlist_position is None
-        and _r31.promoted_at is None
-        for _r31 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_mined_612290ecc7__new_trainingpackage(ep: GymFrontDesk) -> bool:  # tasks.world:7912
-    return any(
-        _r32.member == 'M0004' and _r32.trainer == 'I03' and _r32.sessions_total == 20
-        and _r32.sessions_used == 0 and _r32.price == 1260.0
-        and _r32.purchased_on == rt.parse_date('2025-01-20')
-        and _r32.expires_on == rt.parse_date('2025-04-20')
-        and _r32.status == _E13_PackageStatus_active
-        for _r32 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:8291
-def _check_mined_f7cd6fa12f__classbooking_b00001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:8292
-def _check_mined_f7cd6fa12f__classbooking_b00008_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
-    )
-
-
-def _check_mined_f7cd6fa12f__new_classbooking(ep: GymFrontDesk) -> bool:  # tasks.world:8293
-    return any(
-        _r33.gym_class == 'C0004' and _r33.member == 'M0001'
-        and _r33.status == _E13_BookingStatus_booked and _r33.waitlist_position is None
-        and _r33.promoted_at is None
-        for _r33 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_mined_f7cd6fa12f__new_trainingpackage(ep: GymFrontDesk) -> bool:  # tasks.world:8294
-    return any(
-        _r34.member == 'M0002' and _r34.trainer == 'I01' and _r34.sessions_total == 4
-        and _r34.sessions_used == 0 and _r34.price == 220.0
-        and _r34.purchased_on == rt.parse_date('2025-01-20')
-        and _r34.expires_on == rt.parse_date('2025-04-20')
-        and _r34.status == _E13_PackageStatus_active
-        for _r34 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:8672
-def _check_mined_ba8d738e95__gymclass_c0001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0001'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0001'].cancel_reason, '==', '2025-01-19T13:00:00', part=1
-    )
-
-
-# tasks.world:8673
-def _check_mined_ba8d738e95__gymclass_c0003_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0003'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0003'].cancel_reason, '==', 'qH', part=1
-    )
-
-
-# tasks.world:8674
-def _check_mined_ba8d738e95__classbooking_b00001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:8675
-def _check_mined_ba8d738e95__classbooking_b00002_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:8676
-def _check_mined_ba8d738e95__classbooking_b00003_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:8677
-def _check_mined_ba8d738e95__classbooking_b00008_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
-    )
-
-
-def _check_mined_ba8d738e95__new_trainingpackage(ep: GymFrontDesk) -> bool:  # tasks.world:8678
-    return any(
-        _r35.member == 'M0005' and _r35.trainer == 'I01' and _r35.sessions_total == 3
-        and _r35.sessions_used == 0 and _r35.price == 165.0
-        and _r35.purchased_on == rt.parse_date('2025-01-20')
-        and _r35.expires_on == rt.parse_date('2025-04-20')
-        and _r35.status == _E13_PackageStatus_active
-        for _r35 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:9056
-def _check_mined_5e0b43ba14__gymclass_c0001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0001'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0001'].cancel_reason, '==', '2025-01-19T06:30:00', part=1
-    )
-
-
-# tasks.world:9057
-def _check_mined_5e0b43ba14__gymclass_c0004_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0004'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0004'].cancel_reason, '==', 'expired', part=1
-    )
-
-
-# tasks.world:9058
-def _check_mined_5e0b43ba14__classbooking_b00001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:9059
-def _check_mined_5e0b43ba14__classbooking_b00002_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:9060
-def _check_mined_5e0b43ba14__classbooking_b00003_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:9061
-def _check_mined_5e0b43ba14__classbooking_b00007_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00007'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:9062
-def _check_mined_5e0b43ba14__classbooking_b00008_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
-    )
-
-
-def _check_mined_5e0b43ba14__new_trainingpackage(ep: GymFrontDesk) -> bool:  # tasks.world:9063
-    return any(
-        _r36.member == 'M0007' and _r36.trainer == 'I03' and _r36.sessions_total == 5
-        and _r36.sessions_used == 0 and _r36.price == 350.0
-        and _r36.purchased_on == rt.parse_date('2025-01-20')
-        and _r36.expires_on == rt.parse_date('2025-04-20')
-        and _r36.status == _E13_PackageStatus_active
-        for _r36 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:9442
-def _check_mined_68205d3d61__gymclass_c0001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0001'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0001'].cancel_reason, '==', '3rGTD 2U3OpSH5r44', part=1
-    )
-
-
-# tasks.world:9443
-def _check_mined_68205d3d61__gymclass_c0002_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0002'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0002'].cancel_reason, '==', '2025-01-20', part=1
-    )
-
-
-# tasks.world:9444
-def _check_mined_68205d3d61__classbooking_b00001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:9445
-def _check_mined_68205d3d61__classbooking_b00002_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:9446
-def _check_mined_68205d3d61__classbooking_b00003_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:9447
-def _check_mined_68205d3d61__classbooking_b00005_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00005'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:9448
-def _check_mined_68205d3d61__classbooking_b00008_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
-    )
-
-
-def _check_mined_68205d3d61__new_trainingpackage(ep: GymFrontDesk) -> bool:  # tasks.world:9449
-    return any(
-        _r37.member == 'M0007' and _r37.trainer == 'I01' and _r37.sessions_total == 3
-        and _r37.sessions_used == 0 and _r37.price == 165.0
-        and _r37.purchased_on == rt.parse_date('2025-01-20')
-        and _r37.expires_on == rt.parse_date('2025-04-20')
-        and _r37.status == _E13_PackageStatus_active
-        for _r37 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:9827
-def _check_mined_763a6398ab__classbooking_b00002_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:9828
-def _check_mined_763a6398ab__classbooking_b00008_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00008'].status, '==', _E13_BookingStatus_booked)
-        and rt.expect(ep.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
-    )
-
-
-def _check_mined_763a6398ab__new_classbooking(ep: GymFrontDesk) -> bool:  # tasks.world:9829
-    return any(
-        _r38.gym_class == 'C0002' and _r38.member == 'M0007'
-        and _r38.status == _E13_BookingStatus_booked and _r38.waitlist_position is None
-        and _r38.promoted_at is None
-        for _r38 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_mined_763a6398ab__new_trainingpackage(ep: GymFrontDesk) -> bool:  # tasks.world:9830
-    return any(
-        _r39.member == 'M0005' and _r39.trainer == 'I01' and _r39.sessions_total == 1
-        and _r39.sessions_used == 0 and _r39.price == 55.0
-        and _r39.purchased_on == rt.parse_date('2025-01-20')
-        and _r39.expires_on == rt.parse_date('2025-04-20')
-        and _r39.status == _E13_PackageStatus_active
-        for _r39 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:10207
-def _check_mined_1b616af711__member_m0003_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0003'].status, '==', _E12_MemberStatus_active)
-        and rt.expect(ep.t_members['M0003'].frozen_until, 'is', None, part=1)
-        and rt.expect(ep.t_members['M0003'].freeze_days_used, '==', 0, part=2)
-    )
-
-
-# tasks.world:10208
-def _check_mined_1b616af711__gymclass_c0004_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0004'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0004'].cancel_reason, '==', 'standard', part=1
-    )
-
-
-# tasks.world:10209
-def _check_mined_1b616af711__classbooking_b00003_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:10210
-def _check_mined_1b616af711__classbooking_b00007_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00007'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:10211
-def _check_mined_1b616af711__classbooking_b00008_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00008'].status, '==', _E13_BookingStatus_booked)
-        and rt.expect(ep.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
-    )
-
-
-# tasks.world:10588
-def _check_mined_8b3b06b8e5__gymclass_c0002_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0002'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0002'].cancel_reason, '==', 'standard', part=1
-    )
-
-
-# tasks.world:10589
-def _check_mined_8b3b06b8e5__classbooking_b00005_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00005'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_8b3b06b8e5__new_classbooking(ep: GymFrontDesk) -> bool:  # tasks.world:10590
-    return any(
-        _r40.gym_class == 'C0002' and _r40.member == 'M0007'
-        and _r40.status == _E13_BookingStatus_cancelled and _r40.waitlist_position is None
-        and _r40.promoted_at is None
-        for _r40 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_mined_8b3b06b8e5__new_trainingpackage(ep: GymFrontDesk) -> bool:  # tasks.world:10591
-    return any(
-        _r41.member == 'M0001' and _r41.trainer == 'I01' and _r41.sessions_total == 20
-        and _r41.sessions_used == 0 and _r41.price == 990.0
-        and _r41.purchased_on == rt.parse_date('2025-01-20')
-        and _r41.expires_on == rt.parse_date('2025-04-20')
-        and _r41.status == _E13_PackageStatus_active
-        for _r41 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:10970
-def _check_mined_6e362a1894__gymclass_c0001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0001'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0001'].cancel_reason, '==', '名前', part=1
-    )
-
-
-# tasks.world:10971
-def _check_mined_6e362a1894__classbooking_b00001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:10972
-def _check_mined_6e362a1894__classbooking_b00002_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:10973
-def _check_mined_6e362a1894__classbooking_b00003_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:10974
-def _check_mined_6e362a1894__classbooking_b00008_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
-    )
-
-
-def _check_mined_6e362a1894__new_classbooking(ep: GymFrontDesk) -> bool:  # tasks.world:10975
-    return any(
-        _r42.gym_class == 'C0003' and _r42.member == 'M0007'
-        and _r42.status == _E13_BookingStatus_booked and _r42.waitlist_position is None
-        and _r42.promoted_at is None
-        for _r42 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# tasks.world:11353
-def _check_mined_75e0de863d__gymclass_c0004_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0004'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0004'].cancel_reason, '==', '2021-09-09', part=1
-    )
-
-
-# tasks.world:11354
-def _check_mined_75e0de863d__classbooking_b00007_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00007'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_75e0de863d__new_classbooking(ep: GymFrontDesk) -> bool:  # tasks.world:11355
-    return any(
-        _r43.gym_class == 'C0003' and _r43.member == 'M0005'
-        and _r43.status == _E13_BookingStatus_booked and _r43.waitlist_position is None
-        and _r43.promoted_at is None
-        for _r43 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# tasks.world:11733
-def _check_mined_9a0f0f244e__member_m0002_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0002'].status, '==', _E12_MemberStatus_frozen)
-        and rt.expect(
-            ep.t_members['M0002'].frozen_until, '==', rt.parse_date('2025-01-30'), part=1
-        )
-        and rt.expect(ep.t_members['M0002'].freeze_days_used, '==', 10, part=2)
-    )
-
-
-# tasks.world:11735
-def _check_mined_9a0f0f244e__gymclass_c0001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0001'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0001'].cancel_reason, '==', 'premium', part=1
-    )
-
-
-# tasks.world:11736
-def _check_mined_9a0f0f244e__classbooking_b00001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:11737
-def _check_mined_9a0f0f244e__classbooking_b00002_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:11738
-def _check_mined_9a0f0f244e__classbooking_b00003_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:11739
-def _check_mined_9a0f0f244e__classbooking_b00008_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
-    )
-
-
-def _check_mined_9a0f0f244e__new_trainingpackage(ep: GymFrontDesk) -> bool:  # tasks.world:11740
-    return any(
-        _r44.member == 'M0004' and _r44.trainer == 'I01' and _r44.sessions_total == 3
-        and _r44.sessions_used == 0 and _r44.price == 165.0
-        and _r44.purchased_on == rt.parse_date('2025-01-20')
-        and _r44.expires_on == rt.parse_date('2025-04-20')
-        and _r44.status == _E13_PackageStatus_active
-        for _r44 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:12121
-def _check_mined_65060e8471__gymclass_c0002_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0002'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0002'].cancel_reason, '==', 'yoga', part=1
-    )
-
-
-# tasks.world:12122
-def _check_mined_65060e8471__classbooking_b00005_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00005'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_65060e8471__new_trainingpackage(ep: GymFrontDesk) -> bool:  # tasks.world:12123
-    return any(
-        _r45.member == 'M0001' and _r45.trainer == 'I01' and _r45.sessions_total == 20
-        and _r45.sessions_used == 0 and _r45.price == 990.0
-        and _r45.purchased_on == rt.parse_date('2025-01-20')
-        and _r45.expires_on == rt.parse_date('2025-04-20')
-        and _r45.status == _E13_PackageStatus_active
-        for _r45 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_65060e8471__new_trainingpackage_1(ep: GymFrontDesk) -> bool:  # tasks.world:12124
-    return any(
-        _r46.member == 'M0001' and _r46.trainer == 'I01' and _r46.sessions_total == 12
-        and _r46.sessions_used == 0 and _r46.price == 594.0
-        and _r46.purchased_on == rt.parse_date('2025-01-20')
-        and _r46.expires_on == rt.parse_date('2025-04-20')
-        and _r46.status == _E13_PackageStatus_active
-        for _r46 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_65060e8471__new_trainingpackage_2(ep: GymFrontDesk) -> bool:  # tasks.world:12125
-    return any(
-        _r47.member == 'M0002' and _r47.trainer == 'I01' and _r47.sessions_total == 50
-        and _r47.sessions_used == 0 and _r47.price == 2475.0
-        and _r47.purchased_on == rt.parse_date('2025-01-20')
-        and _r47.expires_on == rt.parse_date('2025-04-20')
-        and _r47.status == _E13_PackageStatus_active
-        for _r47 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:12506
-def _check_mined_5da0bac22f__gymclass_c0004_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0004'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0004'].cancel_reason, '==', '@', part=1
-    )
-
-
-# tasks.world:12507
-def _check_mined_5da0bac22f__classbooking_b00007_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00007'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_5da0bac22f__new_trainingpackage(ep: GymFrontDesk) -> bool:  # tasks.world:12508
-    return any(
-        _r48.member == 'M0005' and _r48.trainer == 'I01' and _r48.sessions_total == 12
-        and _r48.sessions_used == 0 and _r48.price == 594.0
-        and _r48.purchased_on == rt.parse_date('2025-01-20')
-        and _r48.expires_on == rt.parse_date('2025-04-20')
-        and _r48.status == _E13_PackageStatus_active
-        for _r48 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_5da0bac22f__new_trainingpackage_1(ep: GymFrontDesk) -> bool:  # tasks.world:12509
-    return any(
-        _r49.member == 'M0005' and _r49.trainer == 'I01' and _r49.sessions_total == 5
-        and _r49.sessions_used == 0 and _r49.price == 275.0
-        and _r49.purchased_on == rt.parse_date('2025-01-20')
-        and _r49.expires_on == rt.parse_date('2025-04-20')
-        and _r49.status == _E13_PackageStatus_active
-        for _r49 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:12889
-def _check_mined_7547cc0823__gymclass_c0001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0001'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0001'].cancel_reason, '==', 'active', part=1
-    )
-
-
-# tasks.world:12890
-def _check_mined_7547cc0823__classbooking_b00001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:12891
-def _check_mined_7547cc0823__classbooking_b00002_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:12892
-def _check_mined_7547cc0823__classbooking_b00003_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:12893
-def _check_mined_7547cc0823__classbooking_b00008_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
-    )
-
-
-def _check_mined_7547cc0823__new_trainingpackage(ep: GymFrontDesk) -> bool:  # tasks.world:12894
-    return any(
-        _r50.member == 'M0002' and _r50.trainer == 'I01' and _r50.sessions_total == 44
-        and _r50.sessions_used == 0 and _r50.price == 2178.0
-        and _r50.purchased_on == rt.parse_date('2025-01-20')
-        and _r50.expires_on == rt.parse_date('2025-04-20')
-        and _r50.status == _E13_PackageStatus_active
-        for _r50 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_7547cc0823__new_trainingpackage_1(ep: GymFrontDesk) -> bool:  # tasks.world:12895
-    return any(
-        _r51.member == 'M0001' and _r51.trainer == 'I03' and _r51.sessions_total == 3
-        and _r51.sessions_used == 0 and _r51.price == 210.0
-        and _r51.purchased_on == rt.parse_date('2025-01-20')
-        and _r51.expires_on == rt.parse_date('2025-04-20')
-        and _r51.status == _E13_PackageStatus_active
-        for _r51 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:13275
-def _check_mined_fe65ceda02__classbooking_b00008_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
-    )
-
-
-def _check_mined_fe65ceda02__new_classbooking(ep: GymFrontDesk) -> bool:  # tasks.world:13276
-    return any(
-        _r52.gym_class == 'C0001' and _r52.member == 'M0007'
-        and _r52.status == _E13_BookingStatus_waitlisted and _r52.waitlist_position == 1
-        and _r52.promoted_at is None
-        for _r52 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_mined_fe65ceda02__new_trainingpackage(ep: GymFrontDesk) -> bool:  # tasks.world:13277
-    return any(
-        _r53.member == 'M0002' and _r53.trainer == 'I03' and _r53.sessions_total == 50
-        and _r53.sessions_used == 0 and _r53.price == 3150.0
-        and _r53.purchased_on == rt.parse_date('2025-01-20')
-        and _r53.expires_on == rt.parse_date('2025-04-20')
-        and _r53.status == _E13_PackageStatus_active
-        for _r53 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_fe65ceda02__new_trainingpackage_1(ep: GymFrontDesk) -> bool:  # tasks.world:13278
-    return any(
-        _r54.member == 'M0005' and _r54.trainer == 'I03' and _r54.sessions_total == 1
-        and _r54.sessions_used == 0 and _r54.price == 70.0
-        and _r54.purchased_on == rt.parse_date('2025-01-20')
-        and _r54.expires_on == rt.parse_date('2025-04-20')
-        and _r54.status == _E13_PackageStatus_active
-        for _r54 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:13658
-def _check_mined_a8d52b54c2__member_m0002_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0002'].status, '==', _E12_MemberStatus_frozen)
-        and rt.expect(
-            ep.t_members['M0002'].frozen_until, '==', rt.parse_date('2025-03-15'), part=1
-        )
-        and rt.expect(ep.t_members['M0002'].freeze_days_used, '==', 54, part=2)
-    )
-
-
-# tasks.world:13659
-def _check_mined_a8d52b54c2__classbooking_b00002_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:13660
-def _check_mined_a8d52b54c2__classbooking_b00008_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00008'].status, '==', _E13_BookingStatus_booked)
-        and rt.expect(ep.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
-    )
-
-
-def _check_mined_a8d52b54c2__new_classbooking(ep: GymFrontDesk) -> bool:  # tasks.world:13661
-    return any(
-        _r55.gym_class == 'C0003' and _r55.member == 'M0001'
-        and _r55.status == _E13_BookingStatus_booked and _r55.waitlist_position is None
-        and _r55.promoted_at is None
-        for _r55 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# tasks.world:14041
-def _check_mined_dbaaa5e50b__classbooking_b00001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:14042
-def _check_mined_dbaaa5e50b__classbooking_b00003_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:14043
-def _check_mined_dbaaa5e50b__classbooking_b00008_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00008'].status, '==', _E13_BookingStatus_booked)
-        and rt.expect(ep.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
-    )
-
-
-def _check_mined_dbaaa5e50b__new_classbooking(ep: GymFrontDesk) -> bool:  # tasks.world:14044
-    return any(
-        _r56.gym_class == 'C0001' and _r56.member == 'M0005'
-        and _r56.status == _E13_BookingStatus_booked and _r56.waitlist_position is None
-        and _r56.promoted_at is None
-        for _r56 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_mined_dbaaa5e50b__new_trainingpackage(ep: GymFrontDesk) -> bool:  # tasks.world:14045
-    return any(
-        _r57.member == 'M0004' and _r57.trainer == 'I01' and _r57.sessions_total == 45
-        and _r57.sessions_used == 0 and _r57.price == 2227.5
-        and _r57.purchased_on == rt.parse_date('2025-01-20')
-        and _r57.expires_on == rt.parse_date('2025-04-20')
-        and _r57.status == _E13_PackageStatus_active
-        for _r57 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:14425
-def _check_mined_aa749b8727__member_m0001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_members['M0001'].status, '==', _E12_MemberStatus_frozen)
-        and rt.expect(
-            ep.t_members['M0001'].frozen_until, '==', rt.parse_date('2025-03-15'), part=1
-        )
-        and rt.expect(ep.t_members['M0001'].freeze_days_used, '==', 54, part=2)
-    )
-
-
-# tasks.world:14426
-def _check_mined_aa749b8727__gymclass_c0001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_classes['C0001'].status, '==', _E11_ClassStatus_cancelled) and rt.expect(
-        ep.t_classes['C0001'].cancel_reason, '==', 'é', part=1
-    )
-
-
-# tasks.world:14427
-def _check_mined_aa749b8727__classbooking_b00001_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00001'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:14428
-def _check_mined_aa749b8727__classbooking_b00002_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:14429
-def _check_mined_aa749b8727__classbooking_b00003_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:14430
-def _check_mined_aa749b8727__classbooking_b00005_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B00005'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:14431
-def _check_mined_aa749b8727__classbooking_b00008_changed(ep: GymFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B00008'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B00008'].waitlist_position, 'is', None, part=1)
-    )
-
-
-GymFrontDesk.TASKS = task_registry(__name__, "tasks.json")

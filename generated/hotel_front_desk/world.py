@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -139,6 +139,7 @@ class HotelFrontDesk(Episode):
     CLOCK: ClassVar[str] = "2026-06-10T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {"rooms": "Room", "guests": "Guest", "bookings": "Booking"}
 
     state: _State
@@ -245,9 +246,7 @@ class HotelFrontDesk(Episode):
             rt.check_refs(self.t_rooms, _row77.room, 'Booking.room')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_rooms, ((self.t_bookings, 'room'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_guests, ((self.t_bookings, 'guest'),))
-        pass
 
     def fn_day_number(self, d: dt.date) -> int:  # hotel_front_desk.world:88
         'Days since a fixed epoch (proleptic Gregorian), for counting nights.'
@@ -619,882 +618,774 @@ class HotelFrontDesk(Episode):
             booking.id_, self.fn_nights(booking.check_in, booking.check_out), booking.total
         )
 
+    # hotel_front_desk.world:415
+    def _check_arrivals_and_departures__ana_in(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_checked_in)
+            and rt.expect(self.t_bookings['B001'].checked_in_at, 'is not', None, part=1)
+        )
+
+    # hotel_front_desk.world:416
+    def _check_arrivals_and_departures__chloe_out(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
+            and rt.expect(self.t_bookings['B003'].checked_out_at, 'is not', None, part=1)
+        )
+
+    # hotel_front_desk.world:417
+    def _check_arrivals_and_departures__others_untouched(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B002'].status, '==', _E13_BookingStatus_reserved)
+            and rt.expect(
+                self.t_bookings['B005'].status, '==', _E13_BookingStatus_reserved, part=1
+            )
+        )
+
+    def _check_new_guest_double_room__registered(self) -> bool:  # hotel_front_desk.world:504
+        return any(
+            _g12.email == 'dana.lee@example.com' and _g12.name == 'Dana Lee'
+            for _g12 in rt.each(self, self.t_guests)
+        )
+
+    def _check_new_guest_double_room__booked(self) -> bool:  # hotel_front_desk.world:505
+        return any(
+            self.t_guests[_b13.guest].email == 'dana.lee@example.com'
+            and self.t_rooms[_b13.room].room_type == _E8_RoomType_double
+            and _b13.check_in == rt.parse_date('2026-06-13')
+            and _b13.check_out == rt.parse_date('2026-06-15') and _b13.guests_count == 2
+            and _b13.status == _E13_BookingStatus_reserved and _b13.total == 280
+            for _b13 in rt.each(self, self.t_bookings)
+        )
+
+    # hotel_front_desk.world:506
+    def _check_new_guest_double_room__one_booking(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(len(self.t_bookings), '==', len(init.t_bookings) + 1)
+
+    def _check_move_and_cancel__moved(self) -> rt.Verdict | bool:  # hotel_front_desk.world:595
+        return (
+            rt.expect(self.t_bookings['B002'].check_in, '==', rt.parse_date('2026-06-21'))
+            and rt.expect(
+                self.t_bookings['B002'].check_out, '==', rt.parse_date('2026-06-25'), part=1
+            )
+            and rt.expect(self.t_bookings['B002'].total, '==', 1280, part=2)
+            and rt.expect(
+                self.t_bookings['B002'].status, '==', _E13_BookingStatus_reserved, part=3
+            )
+        )
+
+    # hotel_front_desk.world:596
+    def _check_move_and_cancel__cancelled_with_fee(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
+        )
+
+    def _check_chloe_adds_a_single__single_booked(self) -> bool:  # tasks.world:86
+        return any(
+            _b14.guest == 'G003' and _b14.room == '101'
+            and _b14.check_in == rt.parse_date('2026-06-24')
+            and _b14.check_out == rt.parse_date('2026-06-27') and _b14.guests_count == 1
+            and _b14.status == _E13_BookingStatus_reserved and _b14.total == 270
+            for _b14 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_chloe_adds_a_single__double_moved(self) -> rt.Verdict | bool:  # tasks.world:87
+        return (
+            rt.expect(self.t_bookings['B005'].check_in, '==', rt.parse_date('2026-06-16'))
+            and rt.expect(
+                self.t_bookings['B005'].check_out, '==', rt.parse_date('2026-06-19'), part=1
+            )
+            and rt.expect(self.t_bookings['B005'].total, '==', 420, part=2)
+            and rt.expect(
+                self.t_bookings['B005'].status, '==', _E13_BookingStatus_reserved, part=3
+            )
+        )
+
+    # tasks.world:88
+    def _check_chloe_adds_a_single__one_new_booking(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(len(self.t_bookings), '==', len(init.t_bookings) + 1)
+
+    # tasks.world:179
+    def _check_chloe_leaves_early_and_rebooks__checked_out(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
+            and rt.expect(self.t_bookings['B003'].checked_out_at, 'is not', None, part=1)
+        )
+
+    # tasks.world:180
+    def _check_chloe_leaves_early_and_rebooks__cancelled_free(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B005'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B005'].cancellation_fee, '==', 0, part=1)
+        )
+
+    def _check_chloe_leaves_early_and_rebooks__rebooked(self) -> bool:  # tasks.world:181
+        return any(
+            _b15.guest == 'G003' and _b15.room == '101'
+            and _b15.check_in == rt.parse_date('2026-06-16')
+            and _b15.check_out == rt.parse_date('2026-06-18') and _b15.guests_count == 1
+            and _b15.status == _E13_BookingStatus_reserved and _b15.total == 180
+            for _b15 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_chloe_leaves_early_and_rebooks__one_booking_added(  # tasks.world:182
+        self, init: Self
+    ) -> rt.Verdict | bool:
+        return rt.expect(len(self.t_bookings), '==', len(init.t_bookings) + 1)
+
+    # tasks.world:274
+    def _check_ben_shortens_and_brings_colleague__shortened(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B002'].check_in, '==', rt.parse_date('2026-06-20'))
+            and rt.expect(
+                self.t_bookings['B002'].check_out, '==', rt.parse_date('2026-06-22'), part=1
+            )
+            and rt.expect(self.t_bookings['B002'].total, '==', 640, part=2)
+            and rt.expect(
+                self.t_bookings['B002'].status, '==', _E13_BookingStatus_reserved, part=3
+            )
+        )
+
+    # tasks.world:275
+    def _check_ben_shortens_and_brings_colleague__priya_registered(self) -> bool:
+        return any(
+            _g16.email == 'priya.nair@example.com' and _g16.name == 'Priya Nair'
+            for _g16 in rt.each(self, self.t_guests)
+        )
+
+    def _check_ben_shortens_and_brings_colleague__priya_booked(self) -> bool:  # tasks.world:276
+        return any(
+            self.t_guests[_b17.guest].email == 'priya.nair@example.com' and _b17.room == '101'
+            and _b17.check_in == rt.parse_date('2026-06-20')
+            and _b17.check_out == rt.parse_date('2026-06-22') and _b17.guests_count == 1
+            and _b17.status == _E13_BookingStatus_reserved and _b17.total == 180
+            for _b17 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_late_checkout_then_arrival__chloe_out(self) -> rt.Verdict | bool:  # tasks.world:378
+        return (
+            rt.expect(self.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
+            and rt.expect(self.t_bookings['B003'].checked_out_at, 'is not', None, part=1)
+        )
+
+    # tasks.world:379
+    def _check_late_checkout_then_arrival__ben_extended(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B006'].check_in, '==', rt.parse_date('2026-06-10'))
+            and rt.expect(
+                self.t_bookings['B006'].check_out, '==', rt.parse_date('2026-06-13'), part=1
+            )
+            and rt.expect(self.t_bookings['B006'].total, '==', 270, part=2)
+        )
+
+    def _check_late_checkout_then_arrival__ben_in(self) -> rt.Verdict | bool:  # tasks.world:380
+        return (
+            rt.expect(self.t_bookings['B006'].status, '==', _E13_BookingStatus_checked_in)
+            and rt.expect(self.t_bookings['B006'].checked_in_at, 'is not', None, part=1)
+        )
+
+    # tasks.world:476
+    def _check_walk_in_takes_room_101__previous_guest_out(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
+            and rt.expect(self.t_bookings['B003'].checked_out_at, 'is not', None, part=1)
+        )
+
+    def _check_walk_in_takes_room_101__marco_registered(self) -> bool:  # tasks.world:477
+        return any(
+            _g18.email == 'marco.rossi@example.com' and _g18.name == 'Marco Rossi'
+            and _g18.phone == '+39 333 1234567'
+            for _g18 in rt.each(self, self.t_guests)
+        )
+
+    def _check_walk_in_takes_room_101__marco_in_101(self) -> bool:  # tasks.world:478
+        return any(
+            self.t_guests[_b19.guest].email == 'marco.rossi@example.com' and _b19.room == '101'
+            and _b19.check_in == rt.parse_date('2026-06-10')
+            and _b19.check_out == rt.parse_date('2026-06-11') and _b19.guests_count == 1
+            and _b19.status == _E13_BookingStatus_checked_in and _b19.checked_in_at is not None
+            and _b19.total == 90
+            for _b19 in rt.each(self, self.t_bookings)
+        )
+
+    # tasks.world:479
+    def _check_walk_in_takes_room_101__one_booking_added(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(len(self.t_bookings), '==', len(init.t_bookings) + 1)
+
+    def _check_rossi_family_arrival__marco_registered(self) -> bool:  # tasks.world:573
+        return any(
+            _g20.email == 'marco.rossi@example.com' and _g20.name == 'Marco Rossi'
+            and _g20.phone == '+39 347 123 4567'
+            for _g20 in rt.each(self, self.t_guests)
+        )
+
+    def _check_rossi_family_arrival__lucia_registered(self) -> bool:  # tasks.world:574
+        return any(
+            _g21.email == 'lucia.rossi@example.com' and _g21.name == 'Lucia Rossi'
+            for _g21 in rt.each(self, self.t_guests)
+        )
+
+    def _check_rossi_family_arrival__suite_booked(self) -> bool:  # tasks.world:575
+        return any(
+            self.t_guests[_b22.guest].email == 'marco.rossi@example.com' and _b22.room == '201'
+            and _b22.guests_count == 4 and _b22.check_in == rt.parse_date('2026-06-13')
+            and _b22.check_out == rt.parse_date('2026-06-16')
+            and _b22.status == _E13_BookingStatus_reserved and _b22.total == 960
+            for _b22 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_rossi_family_arrival__single_booked(self) -> bool:  # tasks.world:576
+        return any(
+            self.t_guests[_b23.guest].email == 'lucia.rossi@example.com' and _b23.room == '101'
+            and _b23.guests_count == 1 and _b23.check_in == rt.parse_date('2026-06-13')
+            and _b23.check_out == rt.parse_date('2026-06-16')
+            and _b23.status == _E13_BookingStatus_reserved and _b23.total == 270
+            for _b23 in rt.each(self, self.t_bookings)
+        )
+
+    # tasks.world:669
+    def _check_mined_8135007d8e__booking_b001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_checked_out)
+
+    def _check_mined_25f0735086__new_booking(self) -> bool:  # tasks.world:758
+        return any(
+            _r24.guest == 'G001' and _r24.room == '201'
+            and _r24.check_in == rt.parse_date('2026-06-10')
+            and _r24.check_out == rt.parse_date('2026-06-11') and _r24.guests_count == 3
+            and _r24.status == _E13_BookingStatus_reserved and _r24.total == 320
+            and _r24.cancellation_fee == 0 and _r24.checked_in_at is None
+            and _r24.checked_out_at is None
+            for _r24 in rt.each(self, self.t_bookings)
+        )
+
+    # tasks.world:846
+    def _check_mined_c86b948189__booking_b002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B002'].check_in, '==', rt.parse_date('2026-06-11'))
+            and rt.expect(
+                self.t_bookings['B002'].check_out, '==', rt.parse_date('2026-06-13'), part=1
+            )
+            and rt.expect(self.t_bookings['B002'].total, '==', 640, part=2)
+        )
+
+    # tasks.world:934
+    def _check_mined_25d1b61cea__booking_b003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
+
+    # tasks.world:1022
+    def _check_mined_ea244a804b__booking_b001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_checked_in)
+
+    # tasks.world:1110
+    def _check_mined_4f0890fa1e__booking_b005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B005'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:1198
+    def _check_mined_901ef5f239__booking_b001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
+        )
+
+    def _check_mined_49ed8a3f7f__new_guest(self) -> bool:  # tasks.world:1286
+        return any(
+            _r25.name == '2026-05-03T10:30:00' and _r25.email == 'l@9vX6.pon'
+            and _r25.phone == '2026-06-11'
+            for _r25 in rt.each(self, self.t_guests)
+        )
+
+    def _check_mined_7f35f7849a__new_guest(self) -> bool:  # tasks.world:1374
+        return any(
+            _r26.name == 'Dy88Y' and _r26.email == 'Dt@biuf.yai' and _r26.phone == '+-972510273'
+            for _r26 in rt.each(self, self.t_guests)
+        )
+
+    def _check_mined_7f35f7849a__new_guest_1(self) -> bool:  # tasks.world:1375
+        return any(
+            _r27.name == 'Dt@biuf.yai' and _r27.email == 'W6#X@..nux'
+            and _r27.phone == '+-972510273'
+            for _r27 in rt.each(self, self.t_guests)
+        )
+
+    def _check_mined_03d4fa75c4__new_guest(self) -> bool:  # tasks.world:1463
+        return any(
+            _r28.name == 'VXuct' and _r28.email == '1@Wm.gji' and _r28.phone == '2026-06-15'
+            for _r28 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:1464
+    def _check_mined_03d4fa75c4__booking_b001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
+        )
+
+    # tasks.world:1465
+    def _check_mined_03d4fa75c4__booking_b002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B002'].check_in, '==', rt.parse_date('2026-06-10'))
+            and rt.expect(
+                self.t_bookings['B002'].check_out, '==', rt.parse_date('2026-06-13'), part=1
+            )
+        )
+
+    def _check_mined_03d4fa75c4__new_booking(self) -> bool:  # tasks.world:1466
+        return any(
+            _r29.guest == 'G001' and _r29.room == '102'
+            and _r29.check_in == rt.parse_date('2026-06-10')
+            and _r29.check_out == rt.parse_date('2026-06-13') and _r29.guests_count == 2
+            and _r29.status == _E13_BookingStatus_reserved and _r29.total == 420
+            and _r29.cancellation_fee == 0 and _r29.checked_in_at is None
+            and _r29.checked_out_at is None
+            for _r29 in rt.each(self, self.t_bookings)
+        )
+
+    # tasks.world:1557
+    def _check_mined_81e0445c94__booking_b001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_checked_out)
+
+    # tasks.world:1558
+    def _check_mined_81e0445c94__booking_b002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:1559
+    def _check_mined_81e0445c94__booking_b005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B005'].check_in, '==', rt.parse_date('2026-06-13'))
+            and rt.expect(
+                self.t_bookings['B005'].check_out, '==', rt.parse_date('2026-06-23'), part=1
+            )
+            and rt.expect(self.t_bookings['B005'].total, '==', 1400, part=2)
+        )
+
+    def _check_mined_16bfa62a74__new_guest(self) -> bool:  # tasks.world:1650
+        return any(
+            _r30.name == 'Chloe Martin' and _r30.email == 'pswa@iIj.n'
+            and _r30.phone == '741895871'
+            for _r30 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:1651
+    def _check_mined_16bfa62a74__booking_b001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_checked_in)
+
+    # tasks.world:1652
+    def _check_mined_16bfa62a74__booking_b002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:1653
+    def _check_mined_16bfa62a74__booking_b003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
+
+    def _check_mined_f6d8d6141e__new_guest(self) -> bool:  # tasks.world:1744
+        return any(
+            _r31.name == 'double' and _r31.email == 'Kn#@d.yrzn' and _r31.phone == '2026-06-20'
+            for _r31 in rt.each(self, self.t_guests)
+        )
+
+    def _check_mined_f6d8d6141e__new_guest_1(self) -> bool:  # tasks.world:1745
+        return any(
+            _r32.name == 'double' and _r32.email == 'nS@5q.hd' and _r32.phone is None
+            for _r32 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:1746
+    def _check_mined_f6d8d6141e__booking_b001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_checked_out)
+
+    def _check_mined_6ec1f64e1b__new_guest(self) -> bool:  # tasks.world:1837
+        return any(
+            _r33.name == '+J@EB1J5_TkPo QyFcIoCVvQ2hmsCf#jdpy' and _r33.email == 'lVoe@y.wd'
+            and _r33.phone == '2026-06-11'
+            for _r33 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:1838
+    def _check_mined_6ec1f64e1b__booking_b002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:1839
+    def _check_mined_6ec1f64e1b__booking_b003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
+
+    # tasks.world:1840
+    def _check_mined_6ec1f64e1b__booking_b005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B005'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_c3a199d459__new_guest(self) -> bool:  # tasks.world:1931
+        return any(
+            _r34.name == 'G001' and _r34.email == '_QW@i-S.xpj' and _r34.phone == '-514-4 2'
+            for _r34 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:1932
+    def _check_mined_c3a199d459__booking_b001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
+        )
+
+    # tasks.world:1933
+    def _check_mined_c3a199d459__booking_b002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:1934
+    def _check_mined_c3a199d459__booking_b003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
+
+    def _check_mined_60da539182__new_guest(self) -> bool:  # tasks.world:2025
+        return any(
+            _r35.name == '102' and _r35.email == 'B@1.j' and _r35.phone is None
+            for _r35 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:2026
+    def _check_mined_60da539182__booking_b001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_checked_out)
+
+    # tasks.world:2116
+    def _check_mined_200f12836f__booking_b001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
+        )
+
+    # tasks.world:2117
+    def _check_mined_200f12836f__booking_b005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B005'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_200f12836f__new_booking(self) -> bool:  # tasks.world:2118
+        return any(
+            _r36.guest == 'G001' and _r36.room == '102'
+            and _r36.check_in == rt.parse_date('2026-06-10')
+            and _r36.check_out == rt.parse_date('2026-06-17') and _r36.guests_count == 1
+            and _r36.status == _E13_BookingStatus_cancelled and _r36.total == 980
+            and _r36.cancellation_fee == 140 and _r36.checked_in_at is None
+            and _r36.checked_out_at is None
+            for _r36 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_mined_cdd31d8e1b__new_guest(self) -> bool:  # tasks.world:2209
+        return any(
+            _r37.name == 'cancelled' and _r37.email == 'T@BR.qy' and _r37.phone == '2026-06-15'
+            for _r37 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:2210
+    def _check_mined_cdd31d8e1b__booking_b001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_checked_in)
+
+    # tasks.world:2211
+    def _check_mined_cdd31d8e1b__booking_b005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B005'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_89196ba228__new_guest(self) -> bool:  # tasks.world:2301
+        return any(
+            _r38.name == '2026-06-10' and _r38.email == 'N+F@Z.f' and _r38.phone == '2026-06-10'
+            for _r38 in rt.each(self, self.t_guests)
+        )
+
+    def _check_mined_89196ba228__new_guest_1(self) -> bool:  # tasks.world:2302
+        return any(
+            _r39.name == '2026-06-13' and _r39.email == 'FZw@z91M.w' and _r39.phone is None
+            for _r39 in rt.each(self, self.t_guests)
+        )
+
+    def _check_mined_89196ba228__new_guest_2(self) -> bool:  # tasks.world:2303
+        return any(
+            _r40.name == 'B001' and _r40.email == 'r@FF.hwzr' and _r40.phone == '2026-06-13'
+            for _r40 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:2304
+    def _check_mined_89196ba228__booking_b001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
+        )
+
+    def _check_mined_102bcb52af__new_guest(self) -> bool:  # tasks.world:2395
+        return any(
+            _r41.name == '2026-06-20' and _r41.email == 'jU@qcpm.wf' and _r41.phone is None
+            for _r41 in rt.each(self, self.t_guests)
+        )
+
+    def _check_mined_102bcb52af__new_guest_1(self) -> bool:  # tasks.world:2396
+        return any(
+            _r42.name == 'jU@qcpm.wf' and _r42.email == 'ck@j6.nrxi' and _r42.phone == '2026-05-01'
+            for _r42 in rt.each(self, self.t_guests)
+        )
+
+    def _check_mined_102bcb52af__new_guest_2(self) -> bool:  # tasks.world:2397
+        return any(
+            _r43.name == 'xxx' and _r43.email == 'k1mE@3U.vxnz' and _r43.phone == '6-59647-1'
+            for _r43 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:2398
+    def _check_mined_102bcb52af__booking_b001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
+        )
+
+    def _check_mined_8f946ea203__new_guest(self) -> bool:  # tasks.world:2489
+        return any(
+            _r44.name == 'checked_out' and _r44.email == '-0YC@MVL.kx'
+            and _r44.phone == '6 64476 55'
+            for _r44 in rt.each(self, self.t_guests)
+        )
+
+    def _check_mined_8f946ea203__new_guest_1(self) -> bool:  # tasks.world:2490
+        return any(
+            _r45.name == '2026-06-08' and _r45.email == 'zR@1D.pmr' and _r45.phone is None
+            for _r45 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:2491
+    def _check_mined_8f946ea203__booking_b001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
+        )
+
+    # tasks.world:2492
+    def _check_mined_8f946ea203__booking_b002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_c55caf3d17__new_guest(self) -> bool:  # tasks.world:2583
+        return any(
+            _r46.name == 'checked_in' and _r46.email == '7@4z#.uj' and _r46.phone == '2026-06-08'
+            for _r46 in rt.each(self, self.t_guests)
+        )
+
+    def _check_mined_c55caf3d17__new_guest_1(self) -> bool:  # tasks.world:2584
+        return any(
+            _r47.name == 'checked_out' and _r47.email == 'U@5Q.sb' and _r47.phone == '9 171-4'
+            for _r47 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:2585
+    def _check_mined_c55caf3d17__booking_b001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
+        )
+
+    # tasks.world:2586
+    def _check_mined_c55caf3d17__booking_b005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B005'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_ea9faac97b__new_guest(self) -> bool:  # tasks.world:2677
+        return any(
+            _r48.name == '202' and _r48.email == 'Cyi@2li.zwu' and _r48.phone == '2026-06-08'
+            for _r48 in rt.each(self, self.t_guests)
+        )
+
+    def _check_mined_ea9faac97b__new_guest_1(self) -> bool:  # tasks.world:2678
+        return any(
+            _r49.name == '2026-06-10' and _r49.email == 'OS#@lMu3.dv' and _r49.phone is None
+            for _r49 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:2679
+    def _check_mined_ea9faac97b__booking_b001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
+        )
+
+    # tasks.world:2680
+    def _check_mined_ea9faac97b__booking_b002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_76e021e968__new_guest(self) -> bool:  # tasks.world:2771
+        return any(
+            _r50.name == 'single' and _r50.email == '4#r@Xj.agn' and _r50.phone == '2026-06-23'
+            for _r50 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:2772
+    def _check_mined_76e021e968__booking_b002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:2773
+    def _check_mined_76e021e968__booking_b005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B005'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_ac1736eac3__new_guest(self) -> bool:  # tasks.world:2863
+        return any(
+            _r51.name == '102' and _r51.email == '2j@shew.ily' and _r51.phone == '2026-06-10'
+            for _r51 in rt.each(self, self.t_guests)
+        )
+
+    def _check_mined_ac1736eac3__new_guest_1(self) -> bool:  # tasks.world:2864
+        return any(
+            _r52.name == '2j@shew.ily' and _r52.email == 'h-V@St.h' and _r52.phone == '2026-06-10'
+            for _r52 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:2865
+    def _check_mined_ac1736eac3__booking_b001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
+        )
+
+    def _check_mined_fcfa61ac7b__new_guest(self) -> bool:  # tasks.world:2955
+        return any(
+            _r53.name == 'G001' and _r53.email == 'hKH@cO.gd' and _r53.phone == '2026-06-13'
+            for _r53 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:2956
+    def _check_mined_fcfa61ac7b__booking_b001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
+        )
+
+    # tasks.world:2957
+    def _check_mined_fcfa61ac7b__booking_b005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B005'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:3047
+    def _check_mined_caea2b0da9__booking_b002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_caea2b0da9__new_booking(self) -> bool:  # tasks.world:3048
+        return any(
+            _r54.guest == 'G002' and _r54.room == '201'
+            and _r54.check_in == rt.parse_date('2026-06-20')
+            and _r54.check_out == rt.parse_date('2026-06-23') and _r54.guests_count == 3
+            and _r54.status == _E13_BookingStatus_reserved and _r54.total == 960
+            and _r54.cancellation_fee == 0 and _r54.checked_in_at is None
+            and _r54.checked_out_at is None
+            for _r54 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_mined_7c5b53cef9__new_guest(self) -> bool:  # tasks.world:3137
+        return any(
+            _r55.name == 'checked_in' and _r55.email == 'vL@zAx.mj' and _r55.phone is None
+            for _r55 in rt.each(self, self.t_guests)
+        )
+
+    def _check_mined_7c5b53cef9__new_guest_1(self) -> bool:  # tasks.world:3138
+        return any(
+            _r56.name == 'vL@zAx.mj' and _r56.email == '9ug@Z.h' and _r56.phone == '2026-06-11'
+            for _r56 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:3139
+    def _check_mined_7c5b53cef9__booking_b002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_9a65929918__new_guest(self) -> bool:  # tasks.world:3229
+        return any(
+            _r57.name == '1v0iE' and _r57.email == '0MgK@d.kr' and _r57.phone == '2026-06-20'
+            for _r57 in rt.each(self, self.t_guests)
+        )
+
+    def _check_mined_9a65929918__new_guest_1(self) -> bool:  # tasks.world:3230
+        return any(
+            _r58.name == 'chloe.martin@example.com' and _r58.email == 'aRW@s.gzva'
+            and _r58.phone is None
+            for _r58 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:3231
+    def _check_mined_9a65929918__booking_b001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
+        )
+
+    def _check_mined_a514c9e51e__new_guest(self) -> bool:  # tasks.world:3324
+        return any(
+            _r59.name == '-1' and _r59.email == '-PYX@H.qryb' and _r59.phone == '+166376 '
+            for _r59 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:3325
+    def _check_mined_a514c9e51e__booking_b001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
+        )
+
+    # tasks.world:3326
+    def _check_mined_a514c9e51e__booking_b002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_b9cb629f28__new_guest(self) -> bool:  # tasks.world:3419
+        return any(
+            _r60.name == 'h' and _r60.email == '5KX@c7T.td' and _r60.phone == '66712768'
+            for _r60 in rt.each(self, self.t_guests)
+        )
+
+    def _check_mined_b9cb629f28__new_guest_1(self) -> bool:  # tasks.world:3420
+        return any(
+            _r61.name == '2026-06-08T15:00:00' and _r61.email == 'SUkC@D.gkgp'
+            and _r61.phone == '2026-06-13'
+            for _r61 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:3421
+    def _check_mined_b9cb629f28__booking_b001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
+        )
+
+    # tasks.world:3514
+    def _check_mined_3d2b42f79c__booking_b002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:3515
+    def _check_mined_3d2b42f79c__booking_b003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
+
+    # tasks.world:3607
+    def _check_mined_c84559255d__booking_b003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
+
+    # tasks.world:3608
+    def _check_mined_c84559255d__booking_b005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B005'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_15bc5ed0fd__new_guest(self) -> bool:  # tasks.world:3700
+        return any(
+            _r62.name == 'double' and _r62.email == '-y@e.ihq' and _r62.phone == '2026-06-13'
+            for _r62 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:3701
+    def _check_mined_15bc5ed0fd__booking_b001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_checked_in)
+
+    def _check_mined_a787d2daa4__new_guest(self) -> bool:  # tasks.world:3793
+        return any(
+            _r63.name == '2026-06-20' and _r63.email == 'f.h8@7.yy' and _r63.phone == ' 66509-49'
+            for _r63 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:3794
+    def _check_mined_a787d2daa4__booking_b002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_ba57c1e11d__new_guest(self) -> bool:  # tasks.world:3886
+        return any(
+            _r64.name == 'checked_out' and _r64.email == 'Z6g@p6.acs'
+            and _r64.phone == '2026-06-10'
+            for _r64 in rt.each(self, self.t_guests)
+        )
+
+    # tasks.world:3887
+    def _check_mined_ba57c1e11d__booking_b001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
+            and rt.expect(self.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
+        )
+
 
 HotelFrontDesk.TOOLS = tools(HotelFrontDesk)
-
-
-# hotel_front_desk.world:415
-def _check_arrivals_and_departures__ana_in(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_checked_in)
-        and rt.expect(ep.t_bookings['B001'].checked_in_at, 'is not', None, part=1)
-    )
-
-
-# hotel_front_desk.world:416
-def _check_arrivals_and_departures__chloe_out(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
-        and rt.expect(ep.t_bookings['B003'].checked_out_at, 'is not', None, part=1)
-    )
-
-
-# hotel_front_desk.world:417
-def _check_arrivals_and_departures__others_untouched(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B002'].status, '==', _E13_BookingStatus_reserved)
-        and rt.expect(ep.t_bookings['B005'].status, '==', _E13_BookingStatus_reserved, part=1)
-    )
-
-
-# hotel_front_desk.world:504
-def _check_new_guest_double_room__registered(ep: HotelFrontDesk) -> bool:
-    return any(
-        _g12.email == 'dana.lee@example.com' and _g12.name == 'Dana Lee'
-        for _g12 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_new_guest_double_room__booked(ep: HotelFrontDesk) -> bool:  # hotel_front_desk.world:505
-    return any(
-        ep.t_guests[_b13.guest].email == 'dana.lee@example.com'
-        and ep.t_rooms[_b13.room].room_type == _E8_RoomType_double
-        and _b13.check_in == rt.parse_date('2026-06-13')
-        and _b13.check_out == rt.parse_date('2026-06-15') and _b13.guests_count == 2
-        and _b13.status == _E13_BookingStatus_reserved and _b13.total == 280
-        for _b13 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_new_guest_double_room__one_booking(  # hotel_front_desk.world:506
-    ep: HotelFrontDesk, init: HotelFrontDesk
-) -> rt.Verdict | bool:
-    return rt.expect(len(ep.t_bookings), '==', len(init.t_bookings) + 1)
-
-
-# hotel_front_desk.world:595
-def _check_move_and_cancel__moved(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B002'].check_in, '==', rt.parse_date('2026-06-21'))
-        and rt.expect(ep.t_bookings['B002'].check_out, '==', rt.parse_date('2026-06-25'), part=1)
-        and rt.expect(ep.t_bookings['B002'].total, '==', 1280, part=2)
-        and rt.expect(ep.t_bookings['B002'].status, '==', _E13_BookingStatus_reserved, part=3)
-    )
-
-
-# hotel_front_desk.world:596
-def _check_move_and_cancel__cancelled_with_fee(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
-    )
-
-
-def _check_chloe_adds_a_single__single_booked(ep: HotelFrontDesk) -> bool:  # tasks.world:86
-    return any(
-        _b14.guest == 'G003' and _b14.room == '101'
-        and _b14.check_in == rt.parse_date('2026-06-24')
-        and _b14.check_out == rt.parse_date('2026-06-27') and _b14.guests_count == 1
-        and _b14.status == _E13_BookingStatus_reserved and _b14.total == 270
-        for _b14 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# tasks.world:87
-def _check_chloe_adds_a_single__double_moved(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B005'].check_in, '==', rt.parse_date('2026-06-16'))
-        and rt.expect(ep.t_bookings['B005'].check_out, '==', rt.parse_date('2026-06-19'), part=1)
-        and rt.expect(ep.t_bookings['B005'].total, '==', 420, part=2)
-        and rt.expect(ep.t_bookings['B005'].status, '==', _E13_BookingStatus_reserved, part=3)
-    )
-
-
-def _check_chloe_adds_a_single__one_new_booking(  # tasks.world:88
-    ep: HotelFrontDesk, init: HotelFrontDesk
-) -> rt.Verdict | bool:
-    return rt.expect(len(ep.t_bookings), '==', len(init.t_bookings) + 1)
-
-
-# tasks.world:179
-def _check_chloe_leaves_early_and_rebooks__checked_out(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
-        and rt.expect(ep.t_bookings['B003'].checked_out_at, 'is not', None, part=1)
-    )
-
-
-# tasks.world:180
-def _check_chloe_leaves_early_and_rebooks__cancelled_free(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B005'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B005'].cancellation_fee, '==', 0, part=1)
-    )
-
-
-def _check_chloe_leaves_early_and_rebooks__rebooked(ep: HotelFrontDesk) -> bool:  # tasks.world:181
-    return any(
-        _b15.guest == 'G003' and _b15.room == '101'
-        and _b15.check_in == rt.parse_date('2026-06-16')
-        and _b15.check_out == rt.parse_date('2026-06-18') and _b15.guests_count == 1
-        and _b15.status == _E13_BookingStatus_reserved and _b15.total == 180
-        for _b15 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_chloe_leaves_early_and_rebooks__one_booking_added(  # tasks.world:182
-    ep: HotelFrontDesk, init: HotelFrontDesk
-) -> rt.Verdict | bool:
-    return rt.expect(len(ep.t_bookings), '==', len(init.t_bookings) + 1)
-
-
-# tasks.world:274
-def _check_ben_shortens_and_brings_colleague__shortened(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B002'].check_in, '==', rt.parse_date('2026-06-20'))
-        and rt.expect(ep.t_bookings['B002'].check_out, '==', rt.parse_date('2026-06-22'), part=1)
-        and rt.expect(ep.t_bookings['B002'].total, '==', 640, part=2)
-        and rt.expect(ep.t_bookings['B002'].status, '==', _E13_BookingStatus_reserved, part=3)
-    )
-
-
-# tasks.world:275
-def _check_ben_shortens_and_brings_colleague__priya_registered(ep: HotelFrontDesk) -> bool:
-    return any(
-        _g16.email == 'priya.nair@example.com' and _g16.name == 'Priya Nair'
-        for _g16 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:276
-def _check_ben_shortens_and_brings_colleague__priya_booked(ep: HotelFrontDesk) -> bool:
-    return any(
-        ep.t_guests[_b17.guest].email == 'priya.nair@example.com' and _b17.room == '101'
-        and _b17.check_in == rt.parse_date('2026-06-20')
-        and _b17.check_out == rt.parse_date('2026-06-22') and _b17.guests_count == 1
-        and _b17.status == _E13_BookingStatus_reserved and _b17.total == 180
-        for _b17 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# tasks.world:378
-def _check_late_checkout_then_arrival__chloe_out(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
-        and rt.expect(ep.t_bookings['B003'].checked_out_at, 'is not', None, part=1)
-    )
-
-
-# tasks.world:379
-def _check_late_checkout_then_arrival__ben_extended(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B006'].check_in, '==', rt.parse_date('2026-06-10'))
-        and rt.expect(ep.t_bookings['B006'].check_out, '==', rt.parse_date('2026-06-13'), part=1)
-        and rt.expect(ep.t_bookings['B006'].total, '==', 270, part=2)
-    )
-
-
-# tasks.world:380
-def _check_late_checkout_then_arrival__ben_in(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B006'].status, '==', _E13_BookingStatus_checked_in)
-        and rt.expect(ep.t_bookings['B006'].checked_in_at, 'is not', None, part=1)
-    )
-
-
-# tasks.world:476
-def _check_walk_in_takes_room_101__previous_guest_out(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
-        and rt.expect(ep.t_bookings['B003'].checked_out_at, 'is not', None, part=1)
-    )
-
-
-def _check_walk_in_takes_room_101__marco_registered(ep: HotelFrontDesk) -> bool:  # tasks.world:477
-    return any(
-        _g18.email == 'marco.rossi@example.com' and _g18.name == 'Marco Rossi'
-        and _g18.phone == '+39 333 1234567'
-        for _g18 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_walk_in_takes_room_101__marco_in_101(ep: HotelFrontDesk) -> bool:  # tasks.world:478
-    return any(
-        ep.t_guests[_b19.guest].email == 'marco.rossi@example.com' and _b19.room == '101'
-        and _b19.check_in == rt.parse_date('2026-06-10')
-        and _b19.check_out == rt.parse_date('2026-06-11') and _b19.guests_count == 1
-        and _b19.status == _E13_BookingStatus_checked_in and _b19.checked_in_at is not None
-        and _b19.total == 90
-        for _b19 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_walk_in_takes_room_101__one_booking_added(  # tasks.world:479
-    ep: HotelFrontDesk, init: HotelFrontDesk
-) -> rt.Verdict | bool:
-    return rt.expect(len(ep.t_bookings), '==', len(init.t_bookings) + 1)
-
-
-def _check_rossi_family_arrival__marco_registered(ep: HotelFrontDesk) -> bool:  # tasks.world:573
-    return any(
-        _g20.email == 'marco.rossi@example.com' and _g20.name == 'Marco Rossi'
-        and _g20.phone == '+39 347 123 4567'
-        for _g20 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_rossi_family_arrival__lucia_registered(ep: HotelFrontDesk) -> bool:  # tasks.world:574
-    return any(
-        _g21.email == 'lucia.rossi@example.com' and _g21.name == 'Lucia Rossi'
-        for _g21 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_rossi_family_arrival__suite_booked(ep: HotelFrontDesk) -> bool:  # tasks.world:575
-    return any(
-        ep.t_guests[_b22.guest].email == 'marco.rossi@example.com' and _b22.room == '201'
-        and _b22.guests_count == 4 and _b22.check_in == rt.parse_date('2026-06-13')
-        and _b22.check_out == rt.parse_date('2026-06-16')
-        and _b22.status == _E13_BookingStatus_reserved and _b22.total == 960
-        for _b22 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_rossi_family_arrival__single_booked(ep: HotelFrontDesk) -> bool:  # tasks.world:576
-    return any(
-        ep.t_guests[_b23.guest].email == 'lucia.rossi@example.com' and _b23.room == '101'
-        and _b23.guests_count == 1 and _b23.check_in == rt.parse_date('2026-06-13')
-        and _b23.check_out == rt.parse_date('2026-06-16')
-        and _b23.status == _E13_BookingStatus_reserved and _b23.total == 270
-        for _b23 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# tasks.world:669
-def _check_mined_8135007d8e__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_checked_out)
-
-
-def _check_mined_25f0735086__new_booking(ep: HotelFrontDesk) -> bool:  # tasks.world:758
-    return any(
-        _r24.guest == 'G001' and _r24.room == '201'
-        and _r24.check_in == rt.parse_date('2026-06-10')
-        and _r24.check_out == rt.parse_date('2026-06-11') and _r24.guests_count == 3
-        and _r24.status == _E13_BookingStatus_reserved and _r24.total == 320
-        and _r24.cancellation_fee == 0 and _r24.checked_in_at is None
-        and _r24.checked_out_at is None
-        for _r24 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# tasks.world:846
-def _check_mined_c86b948189__booking_b002_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B002'].check_in, '==', rt.parse_date('2026-06-11'))
-        and rt.expect(ep.t_bookings['B002'].check_out, '==', rt.parse_date('2026-06-13'), part=1)
-        and rt.expect(ep.t_bookings['B002'].total, '==', 640, part=2)
-    )
-
-
-# tasks.world:934
-def _check_mined_25d1b61cea__booking_b003_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
-
-
-# tasks.world:1022
-def _check_mined_ea244a804b__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_checked_in)
-
-
-# tasks.world:1110
-def _check_mined_4f0890fa1e__booking_b005_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B005'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:1198
-def _check_mined_901ef5f239__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
-    )
-
-
-def _check_mined_49ed8a3f7f__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:1286
-    return any(
-        _r25.name == '2026-05-03T10:30:00' and _r25.email == 'l@9vX6.pon'
-        and _r25.phone == '2026-06-11'
-        for _r25 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_mined_7f35f7849a__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:1374
-    return any(
-        _r26.name == 'Dy88Y' and _r26.email == 'Dt@biuf.yai' and _r26.phone == '+-972510273'
-        for _r26 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_mined_7f35f7849a__new_guest_1(ep: HotelFrontDesk) -> bool:  # tasks.world:1375
-    return any(
-        _r27.name == 'Dt@biuf.yai' and _r27.email == 'W6#X@..nux' and _r27.phone == '+-972510273'
-        for _r27 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_mined_03d4fa75c4__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:1463
-    return any(
-        _r28.name == 'VXuct' and _r28.email == '1@Wm.gji' and _r28.phone == '2026-06-15'
-        for _r28 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:1464
-def _check_mined_03d4fa75c4__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
-    )
-
-
-# tasks.world:1465
-def _check_mined_03d4fa75c4__booking_b002_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B002'].check_in, '==', rt.parse_date('2026-06-10'))
-        and rt.expect(ep.t_bookings['B002'].check_out, '==', rt.parse_date('2026-06-13'), part=1)
-    )
-
-
-def _check_mined_03d4fa75c4__new_booking(ep: HotelFrontDesk) -> bool:  # tasks.world:1466
-    return any(
-        _r29.guest == 'G001' and _r29.room == '102'
-        and _r29.check_in == rt.parse_date('2026-06-10')
-        and _r29.check_out == rt.parse_date('2026-06-13') and _r29.guests_count == 2
-        and _r29.status == _E13_BookingStatus_reserved and _r29.total == 420
-        and _r29.cancellation_fee == 0 and _r29.checked_in_at is None
-        and _r29.checked_out_at is None
-        for _r29 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# tasks.world:1557
-def _check_mined_81e0445c94__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_checked_out)
-
-
-# tasks.world:1558
-def _check_mined_81e0445c94__booking_b002_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:1559
-def _check_mined_81e0445c94__booking_b005_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B005'].check_in, '==', rt.parse_date('2026-06-13'))
-        and rt.expect(ep.t_bookings['B005'].check_out, '==', rt.parse_date('2026-06-23'), part=1)
-        and rt.expect(ep.t_bookings['B005'].total, '==', 1400, part=2)
-    )
-
-
-def _check_mined_16bfa62a74__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:1650
-    return any(
-        _r30.name == 'Chloe Martin' and _r30.email == 'pswa@iIj.n' and _r30.phone == '741895871'
-        for _r30 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:1651
-def _check_mined_16bfa62a74__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_checked_in)
-
-
-# tasks.world:1652
-def _check_mined_16bfa62a74__booking_b002_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:1653
-def _check_mined_16bfa62a74__booking_b003_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
-
-
-def _check_mined_f6d8d6141e__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:1744
-    return any(
-        _r31.name == 'double' and _r31.email == 'Kn#@d.yrzn' and _r31.phone == '2026-06-20'
-        for _r31 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_mined_f6d8d6141e__new_guest_1(ep: HotelFrontDesk) -> bool:  # tasks.world:1745
-    return any(
-        _r32.name == 'double' and _r32.email == 'nS@5q.hd' and _r32.phone is None
-        for _r32 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:1746
-def _check_mined_f6d8d6141e__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_checked_out)
-
-
-def _check_mined_6ec1f64e1b__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:1837
-    return any(
-        _r33.name == '+J@EB1J5_TkPo QyFcIoCVvQ2hmsCf#jdpy' and _r33.email == 'lVoe@y.wd'
-        and _r33.phone == '2026-06-11'
-        for _r33 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:1838
-def _check_mined_6ec1f64e1b__booking_b002_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:1839
-def _check_mined_6ec1f64e1b__booking_b003_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
-
-
-# tasks.world:1840
-def _check_mined_6ec1f64e1b__booking_b005_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B005'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_c3a199d459__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:1931
-    return any(
-        _r34.name == 'G001' and _r34.email == '_QW@i-S.xpj' and _r34.phone == '-514-4 2'
-        for _r34 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:1932
-def _check_mined_c3a199d459__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
-    )
-
-
-# tasks.world:1933
-def _check_mined_c3a199d459__booking_b002_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:1934
-def _check_mined_c3a199d459__booking_b003_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
-
-
-def _check_mined_60da539182__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:2025
-    return any(
-        _r35.name == '102' and _r35.email == 'B@1.j' and _r35.phone is None
-        for _r35 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:2026
-def _check_mined_60da539182__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_checked_out)
-
-
-# tasks.world:2116
-def _check_mined_200f12836f__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
-    )
-
-
-# tasks.world:2117
-def _check_mined_200f12836f__booking_b005_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B005'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_200f12836f__new_booking(ep: HotelFrontDesk) -> bool:  # tasks.world:2118
-    return any(
-        _r36.guest == 'G001' and _r36.room == '102'
-        and _r36.check_in == rt.parse_date('2026-06-10')
-        and _r36.check_out == rt.parse_date('2026-06-17') and _r36.guests_count == 1
-        and _r36.status == _E13_BookingStatus_cancelled and _r36.total == 980
-        and _r36.cancellation_fee == 140 and _r36.checked_in_at is None
-        and _r36.checked_out_at is None
-        for _r36 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_mined_cdd31d8e1b__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:2209
-    return any(
-        _r37.name == 'cancelled' and _r37.email == 'T@BR.qy' and _r37.phone == '2026-06-15'
-        for _r37 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:2210
-def _check_mined_cdd31d8e1b__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_checked_in)
-
-
-# tasks.world:2211
-def _check_mined_cdd31d8e1b__booking_b005_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B005'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_89196ba228__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:2301
-    return any(
-        _r38.name == '2026-06-10' and _r38.email == 'N+F@Z.f' and _r38.phone == '2026-06-10'
-        for _r38 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_mined_89196ba228__new_guest_1(ep: HotelFrontDesk) -> bool:  # tasks.world:2302
-    return any(
-        _r39.name == '2026-06-13' and _r39.email == 'FZw@z91M.w' and _r39.phone is None
-        for _r39 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_mined_89196ba228__new_guest_2(ep: HotelFrontDesk) -> bool:  # tasks.world:2303
-    return any(
-        _r40.name == 'B001' and _r40.email == 'r@FF.hwzr' and _r40.phone == '2026-06-13'
-        for _r40 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:2304
-def _check_mined_89196ba228__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
-    )
-
-
-def _check_mined_102bcb52af__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:2395
-    return any(
-        _r41.name == '2026-06-20' and _r41.email == 'jU@qcpm.wf' and _r41.phone is None
-        for _r41 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_mined_102bcb52af__new_guest_1(ep: HotelFrontDesk) -> bool:  # tasks.world:2396
-    return any(
-        _r42.name == 'jU@qcpm.wf' and _r42.email == 'ck@j6.nrxi' and _r42.phone == '2026-05-01'
-        for _r42 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_mined_102bcb52af__new_guest_2(ep: HotelFrontDesk) -> bool:  # tasks.world:2397
-    return any(
-        _r43.name == 'xxx' and _r43.email == 'k1mE@3U.vxnz' and _r43.phone == '6-59647-1'
-        for _r43 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:2398
-def _check_mined_102bcb52af__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
-    )
-
-
-def _check_mined_8f946ea203__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:2489
-    return any(
-        _r44.name == 'checked_out' and _r44.email == '-0YC@MVL.kx' and _r44.phone == '6 64476 55'
-        for _r44 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_mined_8f946ea203__new_guest_1(ep: HotelFrontDesk) -> bool:  # tasks.world:2490
-    return any(
-        _r45.name == '2026-06-08' and _r45.email == 'zR@1D.pmr' and _r45.phone is None
-        for _r45 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:2491
-def _check_mined_8f946ea203__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
-    )
-
-
-# tasks.world:2492
-def _check_mined_8f946ea203__booking_b002_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_c55caf3d17__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:2583
-    return any(
-        _r46.name == 'checked_in' and _r46.email == '7@4z#.uj' and _r46.phone == '2026-06-08'
-        for _r46 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_mined_c55caf3d17__new_guest_1(ep: HotelFrontDesk) -> bool:  # tasks.world:2584
-    return any(
-        _r47.name == 'checked_out' and _r47.email == 'U@5Q.sb' and _r47.phone == '9 171-4'
-        for _r47 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:2585
-def _check_mined_c55caf3d17__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
-    )
-
-
-# tasks.world:2586
-def _check_mined_c55caf3d17__booking_b005_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B005'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_ea9faac97b__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:2677
-    return any(
-        _r48.name == '202' and _r48.email == 'Cyi@2li.zwu' and _r48.phone == '2026-06-08'
-        for _r48 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_mined_ea9faac97b__new_guest_1(ep: HotelFrontDesk) -> bool:  # tasks.world:2678
-    return any(
-        _r49.name == '2026-06-10' and _r49.email == 'OS#@lMu3.dv' and _r49.phone is None
-        for _r49 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:2679
-def _check_mined_ea9faac97b__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
-    )
-
-
-# tasks.world:2680
-def _check_mined_ea9faac97b__booking_b002_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_76e021e968__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:2771
-    return any(
-        _r50.name == 'single' and _r50.email == '4#r@Xj.agn' and _r50.phone == '2026-06-23'
-        for _r50 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:2772
-def _check_mined_76e021e968__booking_b002_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:2773
-def _check_mined_76e021e968__booking_b005_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B005'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_ac1736eac3__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:2863
-    return any(
-        _r51.name == '102' and _r51.email == '2j@shew.ily' and _r51.phone == '2026-06-10'
-        for _r51 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_mined_ac1736eac3__new_guest_1(ep: HotelFrontDesk) -> bool:  # tasks.world:2864
-    return any(
-        _r52.name == '2j@shew.ily' and _r52.email == 'h-V@St.h' and _r52.phone == '2026-06-10'
-        for _r52 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:2865
-def _check_mined_ac1736eac3__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
-    )
-
-
-def _check_mined_fcfa61ac7b__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:2955
-    return any(
-        _r53.name == 'G001' and _r53.email == 'hKH@cO.gd' and _r53.phone == '2026-06-13'
-        for _r53 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:2956
-def _check_mined_fcfa61ac7b__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
-    )
-
-
-# tasks.world:2957
-def _check_mined_fcfa61ac7b__booking_b005_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B005'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:3047
-def _check_mined_caea2b0da9__booking_b002_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_caea2b0da9__new_booking(ep: HotelFrontDesk) -> bool:  # tasks.world:3048
-    return any(
-        _r54.guest == 'G002' and _r54.room == '201'
-        and _r54.check_in == rt.parse_date('2026-06-20')
-        and _r54.check_out == rt.parse_date('2026-06-23') and _r54.guests_count == 3
-        and _r54.status == _E13_BookingStatus_reserved and _r54.total == 960
-        and _r54.cancellation_fee == 0 and _r54.checked_in_at is None
-        and _r54.checked_out_at is None
-        for _r54 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_mined_7c5b53cef9__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:3137
-    return any(
-        _r55.name == 'checked_in' and _r55.email == 'vL@zAx.mj' and _r55.phone is None
-        for _r55 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_mined_7c5b53cef9__new_guest_1(ep: HotelFrontDesk) -> bool:  # tasks.world:3138
-    return any(
-        _r56.name == 'vL@zAx.mj' and _r56.email == '9ug@Z.h' and _r56.phone == '2026-06-11'
-        for _r56 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:3139
-def _check_mined_7c5b53cef9__booking_b002_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_9a65929918__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:3229
-    return any(
-        _r57.name == '1v0iE' and _r57.email == '0MgK@d.kr' and _r57.phone == '2026-06-20'
-        for _r57 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_mined_9a65929918__new_guest_1(ep: HotelFrontDesk) -> bool:  # tasks.world:3230
-    return any(
-        _r58.name == 'chloe.martin@example.com' and _r58.email == 'aRW@s.gzva'
-        and _r58.phone is None
-        for _r58 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:3231
-def _check_mined_9a65929918__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
-    )
-
-
-def _check_mined_a514c9e51e__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:3324
-    return any(
-        _r59.name == '-1' and _r59.email == '-PYX@H.qryb' and _r59.phone == '+166376 '
-        for _r59 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:3325
-def _check_mined_a514c9e51e__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
-    )
-
-
-# tasks.world:3326
-def _check_mined_a514c9e51e__booking_b002_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_b9cb629f28__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:3419
-    return any(
-        _r60.name == 'h' and _r60.email == '5KX@c7T.td' and _r60.phone == '66712768'
-        for _r60 in rt.each(ep, ep.t_guests)
-    )
-
-
-def _check_mined_b9cb629f28__new_guest_1(ep: HotelFrontDesk) -> bool:  # tasks.world:3420
-    return any(
-        _r61.name == '2026-06-08T15:00:00' and _r61.email == 'SUkC@D.gkgp'
-        and _r61.phone == '2026-06-13'
-        for _r61 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:3421
-def _check_mined_b9cb629f28__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
-    )
-
-
-# tasks.world:3514
-def _check_mined_3d2b42f79c__booking_b002_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:3515
-def _check_mined_3d2b42f79c__booking_b003_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
-
-
-# tasks.world:3607
-def _check_mined_c84559255d__booking_b003_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B003'].status, '==', _E13_BookingStatus_checked_out)
-
-
-# tasks.world:3608
-def _check_mined_c84559255d__booking_b005_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B005'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_15bc5ed0fd__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:3700
-    return any(
-        _r62.name == 'double' and _r62.email == '-y@e.ihq' and _r62.phone == '2026-06-13'
-        for _r62 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:3701
-def _check_mined_15bc5ed0fd__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_checked_in)
-
-
-def _check_mined_a787d2daa4__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:3793
-    return any(
-        _r63.name == '2026-06-20' and _r63.email == 'f.h8@7.yy' and _r63.phone == ' 66509-49'
-        for _r63 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:3794
-def _check_mined_a787d2daa4__booking_b002_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['B002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_ba57c1e11d__new_guest(ep: HotelFrontDesk) -> bool:  # tasks.world:3886
-    return any(
-        _r64.name == 'checked_out' and _r64.email == 'Z6g@p6.acs' and _r64.phone == '2026-06-10'
-        for _r64 in rt.each(ep, ep.t_guests)
-    )
-
-
-# tasks.world:3887
-def _check_mined_ba57c1e11d__booking_b001_changed(ep: HotelFrontDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bookings['B001'].status, '==', _E13_BookingStatus_cancelled)
-        and rt.expect(ep.t_bookings['B001'].cancellation_fee, '==', 140, part=1)
-    )
-
-
-HotelFrontDesk.TASKS = task_registry(__name__, "tasks.json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Agent", "Category", "Comment", "Employee", "ITHelpdesk", "Priority", "Ticket", "TicketStatus",
@@ -168,10 +168,8 @@ class ITHelpdesk(Episode):
     CLOCK: ClassVar[str] = "2026-04-14T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act as the signed-in agent. Assign tickets only to agents with the skill for their '
-        'category, and resolve only tickets assigned to you.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "employees": "Employee", "agents": "Agent", "tickets": "Ticket", "comments": "Comment",
     }
@@ -237,16 +235,13 @@ class ITHelpdesk(Episode):
         rt.check_refs(self.t_agents, self.state.current_agent, 'current_agent')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_employees, ((self.t_tickets, 'reporter'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_agents, (
                     (self.t_tickets, 'assignee'), (self.t_comments, 'author'),
                     (None, 'current_agent'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_tickets, ((self.t_comments, 'ticket'),))
-        pass
 
     def fn_rank(self, p: Priority) -> int:  # ithelpdesk.world:95
         '0 for low up to 3 for critical.'
@@ -669,658 +664,565 @@ class ITHelpdesk(Episode):
         self.set_field(ticket, 'status', _E12_TicketStatus_closed)  # ithelpdesk.world:370
         return ticket  # ithelpdesk.world:371
 
+    def _check_take_and_resolve__taken(self) -> rt.Verdict | bool:  # ithelpdesk.world:487
+        return rt.expect(self.t_tickets['TK0001'].assignee, '==', 'A01') and rt.expect(
+            self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_assigned, part=1
+        )
+
+    def _check_take_and_resolve__resolved_excel(self) -> rt.Verdict | bool:  # ithelpdesk.world:488
+        return (
+            rt.expect(self.t_tickets['TK0003'].status, '==', _E12_TicketStatus_resolved)
+            and rt.expect(
+                self.t_tickets['TK0003'].resolution_note, '==',
+                'Repaired the Office installation; saving works again', part=1,
+            )
+            and rt.expect(self.t_tickets['TK0003'].resolved_at, 'is not', None, part=2)
+        )
+
+    def _check_escalate_vpn__escalated(self) -> rt.Verdict | bool:  # ithelpdesk.world:607
+        return (
+            self.t_tickets['TK0002'].escalated
+            and rt.expect(self.t_tickets['TK0002'].assignee, '==', 'A03')
+            and rt.expect(self.t_tickets['TK0002'].priority, '==', _E8_Priority_high, part=1)
+            and rt.expect(
+                self.t_tickets['TK0002'].status, '==', _E12_TicketStatus_assigned, part=2
+            )
+        )
+
+    def _check_escalate_vpn__noted(self) -> bool:  # ithelpdesk.world:608
+        return any(
+            _c9.ticket == 'TK0002' and _c9.internal and _c9.author == 'A02'
+            and 'sales floor' in rt.read(self, self.built(_c9.body.lower()))
+            for _c9 in rt.each(self, self.t_comments)
+        )
+
+    def _check_reopen_and_close__reopened(self) -> rt.Verdict | bool:  # ithelpdesk.world:727
+        return (
+            rt.expect(self.t_tickets['TK0004'].status, '==', _E12_TicketStatus_assigned)
+            and rt.expect(self.t_tickets['TK0004'].assignee, '==', 'A01', part=1)
+            and rt.expect(self.t_tickets['TK0004'].reopen_count, '==', 1, part=2)
+            and rt.expect(self.t_tickets['TK0004'].resolution_note, '==', '', part=3)
+            and rt.expect(self.t_tickets['TK0004'].resolved_at, 'is', None, part=4)
+        )
+
+    def _check_reopen_and_close__reason_logged(self) -> bool:  # ithelpdesk.world:728
+        return any(
+            _c10.ticket == 'TK0004' and 'jam' in rt.read(self, self.built(_c10.body.lower()))
+            for _c10 in rt.each(self, self.t_comments)
+        )
+
+    def _check_reopen_and_close__closed_old(self) -> rt.Verdict | bool:  # ithelpdesk.world:729
+        return rt.expect(self.t_tickets['TK0005'].status, '==', _E12_TicketStatus_closed)
+
+    def _check_kenji_fixes_the_laptop__diagnosis_logged(self) -> bool:  # tasks.world:117
+        return any(
+            _c11.ticket == 'TK0001' and _c11.author == 'A03' and not _c11.internal
+            and _c11.body == 'Diagnosed a failed SSD; replacing it today.'
+            for _c11 in rt.each(self, self.t_comments)
+        )
+
+    # tasks.world:118
+    def _check_kenji_fixes_the_laptop__resolved_by_kenji(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_resolved)
+            and rt.expect(self.t_tickets['TK0001'].assignee, '==', 'A03', part=1)
+            and rt.expect(
+                self.t_tickets['TK0001'].resolution_note, '==',
+                'Replaced the SSD and restored her files from backup', part=2,
+            )
+            and rt.expect(self.t_tickets['TK0001'].resolved_at, 'is not', None, part=3)
+        )
+
+    def _check_cover_for_sam__excel_moved(self) -> rt.Verdict | bool:  # tasks.world:240
+        return rt.expect(self.t_tickets['TK0003'].assignee, '==', 'A03') and rt.expect(
+            self.t_tickets['TK0003'].status, '==', _E12_TicketStatus_assigned, part=1
+        )
+
+    def _check_cover_for_sam__laptop_assigned(self) -> rt.Verdict | bool:  # tasks.world:241
+        return rt.expect(self.t_tickets['TK0001'].assignee, '==', 'A03') and rt.expect(
+            self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_assigned, part=1
+        )
+
+    def _check_cover_for_sam__handover_noted(self) -> bool:  # tasks.world:242
+        return any(
+            _c12.ticket == 'TK0003' and _c12.author == 'A02'
+            and _c12.body == 'Handed over to Kenji while Sam is off'
+            for _c12 in rt.each(self, self.t_comments)
+        )
+
+    # tasks.world:377
+    def _check_rita_closes_old_and_fixes_vpn__old_closed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0005'].status, '==', _E12_TicketStatus_closed)
+            and rt.expect(self.t_tickets['TK0007'].status, '==', _E12_TicketStatus_closed, part=1)
+            and rt.expect(
+                self.t_tickets['TK0004'].status, '==', _E12_TicketStatus_resolved, part=2
+            )
+        )
+
+    # tasks.world:378
+    def _check_rita_closes_old_and_fixes_vpn__vpn_resolved(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0002'].status, '==', _E12_TicketStatus_resolved)
+            and rt.expect(self.t_tickets['TK0002'].assignee, '==', 'A02', part=1)
+            and rt.expect(
+                self.t_tickets['TK0002'].resolution_note, '==',
+                'Updated the router firmware; the connection has held for 24 hours', part=2,
+            )
+            and rt.expect(self.t_tickets['TK0002'].resolved_at, 'is not', None, part=3)
+        )
+
+    def _check_sam_hands_excel_to_senior__internal_note(self) -> bool:  # tasks.world:500
+        return any(
+            _c13.ticket == 'TK0003' and _c13.author == 'A01' and _c13.internal
+            and _c13.body
+            == 'Crash persists after reinstall; dump points to a corrupted user profile'
+            for _c13 in rt.each(self, self.t_comments)
+        )
+
+    def _check_sam_hands_excel_to_senior__escalated(self) -> rt.Verdict | bool:  # tasks.world:501
+        return (
+            self.t_tickets['TK0003'].escalated
+            and rt.expect(self.t_tickets['TK0003'].assignee, '==', 'A03')
+            and rt.expect(self.t_tickets['TK0003'].priority, '==', _E8_Priority_medium, part=1)
+            and rt.expect(
+                self.t_tickets['TK0003'].status, '==', _E12_TicketStatus_assigned, part=2
+            )
+        )
+
+    def _check_sam_hands_excel_to_senior__keyboard_ticket(self) -> bool:  # tasks.world:502
+        return any(
+            _t14.reporter == 'E1003' and _t14.title == 'Keyboard keys sticking'
+            and _t14.category == _E8_Category_hardware and _t14.priority == _E8_Priority_low
+            and _t14.assignee == 'A01' and _t14.status == _E12_TicketStatus_assigned
+            for _t14 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_sam_logs_omars_dock__opened(self) -> bool:  # tasks.world:628
+        return any(
+            _t15.reporter == 'E1002' and _t15.title == 'Docking station does not detect monitors'
+            and _t15.category == _E8_Category_hardware and _t15.priority == _E8_Priority_medium
+            for _t15 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_sam_logs_omars_dock__on_sams_queue(self) -> bool:  # tasks.world:629
+        return any(
+            _t16.title == 'Docking station does not detect monitors' and _t16.assignee == 'A01'
+            and _t16.status == _E12_TicketStatus_in_progress
+            for _t16 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_sam_logs_omars_dock__note_posted(self) -> bool:  # tasks.world:630
+        return any(
+            self.t_tickets[_c17.ticket].title == 'Docking station does not detect monitors'
+            and _c17.author == 'A01' and not _c17.internal
+            and _c17.body == 'Replacement dock ordered, arriving tomorrow morning.'
+            for _c17 in rt.each(self, self.t_comments)
+        )
+
+    def _check_meeting_room_wifi_again__reopened(self) -> rt.Verdict | bool:  # tasks.world:766
+        return (
+            rt.expect(self.t_tickets['TK0007'].reopen_count, '==', 1)
+            and rt.expect(self.t_tickets['TK0007'].resolution_note, '==', '', part=1)
+            and rt.expect(self.t_tickets['TK0007'].resolved_at, 'is', None, part=2)
+            and rt.expect(self.t_tickets['TK0007'].assignee, '==', 'A03', part=3)
+        )
+
+    def _check_meeting_room_wifi_again__escalated(self) -> rt.Verdict | bool:  # tasks.world:767
+        return self.t_tickets['TK0007'].escalated and rt.expect(
+            self.t_tickets['TK0007'].priority, '==', _E8_Priority_high
+        )
+
+    def _check_meeting_room_wifi_again__plan_noted(self) -> rt.Verdict | bool:  # tasks.world:768
+        return (
+            rt.expect(self.t_tickets['TK0007'].status, '==', _E12_TicketStatus_in_progress)
+            and any(
+                _c18.ticket == 'TK0007' and _c18.author == 'A03' and _c18.internal
+                and _c18.body == 'Will swap the access point tomorrow morning'
+                for _c18 in rt.each(self, self.t_comments)
+            )
+        )
+
+    def _check_mined_60cafa9b97__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:890
+        return rt.expect(self.state.current_agent, '==', 'A01')
+
+    # tasks.world:891
+    def _check_mined_60cafa9b97__ticket_tk0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0003'].status, '==', _E12_TicketStatus_assigned)
+
+    def _check_mined_60cafa9b97__new_ticket(self) -> bool:  # tasks.world:892
+        return any(
+            _r19.reporter == 'E1003' and _r19.title == 'A01'
+            and _r19.category == _E8_Category_access and _r19.priority == _E8_Priority_critical
+            and _r19.status == _E12_TicketStatus_open_ and _r19.assignee is None
+            and _r19.escalated == False and _r19.resolution_note == '' and _r19.resolved_at is None
+            and _r19.reopen_count == 0
+            for _r19 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_mined_aeb9f7add1__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:1013
+        return rt.expect(self.state.current_agent, '==', 'A03')
+
+    # tasks.world:1014
+    def _check_mined_aeb9f7add1__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0001'].priority, '==', _E8_Priority_critical)
+            and rt.expect(
+                self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_assigned, part=1
+            )
+            and rt.expect(self.t_tickets['TK0001'].assignee, '==', 'A03', part=2)
+            and rt.expect(self.t_tickets['TK0001'].escalated, '==', True, part=3)
+        )
+
+    def _check_mined_aeb9f7add1__new_comment(self) -> bool:  # tasks.world:1015
+        return any(
+            _r20.ticket == 'TK0001' and _r20.author == 'A03' and _r20.body == 'Escalated: closed'
+            and _r20.internal == True
+            for _r20 in rt.each(self, self.t_comments)
+        )
+
+    def _check_mined_fe6a3a5a3e__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:1135
+        return rt.expect(self.state.current_agent, '==', 'A03')
+
+    def _check_mined_66c7031d87__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:1254
+        return rt.expect(self.state.current_agent, '==', 'A01')
+
+    # tasks.world:1255
+    def _check_mined_66c7031d87__ticket_tk0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0003'].status, '==', _E12_TicketStatus_resolved)
+            and rt.expect(self.t_tickets['TK0003'].resolution_note, '==', 'resolved', part=1)
+        )
+
+    def _check_mined_66c7031d87__new_comment(self) -> bool:  # tasks.world:1256
+        return any(
+            _r21.ticket == 'TK0003' and _r21.author == 'A01' and _r21.body == 'assigned'
+            and _r21.internal == False
+            for _r21 in rt.each(self, self.t_comments)
+        )
+
+    def _check_mined_6092cd92dc__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:1378
+        return rt.expect(self.state.current_agent, '==', 'A01')
+
+    def _check_mined_6092cd92dc__new_ticket(self) -> bool:  # tasks.world:1379
+        return any(
+            _r22.reporter == 'E1001' and _r22.title == 'network'
+            and _r22.category == _E8_Category_software and _r22.priority == _E8_Priority_medium
+            and _r22.status == _E12_TicketStatus_open_ and _r22.assignee is None
+            and _r22.escalated == False and _r22.resolution_note == '' and _r22.resolved_at is None
+            and _r22.reopen_count == 0
+            for _r22 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_mined_6092cd92dc__new_comment(self) -> bool:  # tasks.world:1380
+        return any(
+            _r23.ticket == 'TK0007' and _r23.author == 'A01'
+            and _r23.body == 'K#FietXx5n1yc19@EC4yvuNGlwRuFhExh-EB138N' and _r23.internal == True
+            for _r23 in rt.each(self, self.t_comments)
+        )
+
+    def _check_mined_2b005752c2__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:1502
+        return rt.expect(self.state.current_agent, '==', 'A04')
+
+    def _check_mined_2b005752c2__new_ticket(self) -> bool:  # tasks.world:1503
+        return any(
+            _r24.reporter == 'E1001' and _r24.title == 'network'
+            and _r24.category == _E8_Category_software and _r24.priority == _E8_Priority_low
+            and _r24.status == _E12_TicketStatus_open_ and _r24.assignee is None
+            and _r24.escalated == False and _r24.resolution_note == '' and _r24.resolved_at is None
+            and _r24.reopen_count == 0
+            for _r24 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_mined_2b005752c2__new_comment(self) -> bool:  # tasks.world:1504
+        return any(
+            _r25.ticket == 'TK0007' and _r25.author == 'A04' and _r25.body == 'assigned'
+            and _r25.internal == True
+            for _r25 in rt.each(self, self.t_comments)
+        )
+
+    def _check_mined_4868a6f735__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:1625
+        return rt.expect(self.state.current_agent, '==', 'A01')
+
+    # tasks.world:1626
+    def _check_mined_4868a6f735__ticket_tk0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0003'].status, '==', _E12_TicketStatus_assigned)
+            and rt.expect(self.t_tickets['TK0003'].reopen_count, '==', 1, part=1)
+        )
+
+    def _check_mined_4868a6f735__new_comment(self) -> bool:  # tasks.world:1627
+        return any(
+            _r26.ticket == 'TK0003' and _r26.author == 'A01' and _r26.body == 'Reopened: low'
+            and _r26.internal == False
+            for _r26 in rt.each(self, self.t_comments)
+        )
+
+    def _check_mined_60f55f8464__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:1748
+        return rt.expect(self.state.current_agent, '==', 'A04')
+
+    # tasks.world:1749
+    def _check_mined_60f55f8464__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0001'].priority, '==', _E8_Priority_critical)
+            and rt.expect(
+                self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_assigned, part=1
+            )
+            and rt.expect(self.t_tickets['TK0001'].assignee, '==', 'A03', part=2)
+            and rt.expect(self.t_tickets['TK0001'].escalated, '==', True, part=3)
+        )
+
+    def _check_mined_60f55f8464__new_ticket(self) -> bool:  # tasks.world:1750
+        return any(
+            _r27.reporter == 'E1003' and _r27.title == 'lm'
+            and _r27.category == _E8_Category_access and _r27.priority == _E8_Priority_high
+            and _r27.status == _E12_TicketStatus_open_ and _r27.assignee is None
+            and _r27.escalated == False and _r27.resolution_note == '' and _r27.resolved_at is None
+            and _r27.reopen_count == 0
+            for _r27 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_mined_60f55f8464__new_comment(self) -> bool:  # tasks.world:1751
+        return any(
+            _r28.ticket == 'TK0001' and _r28.author == 'A04' and _r28.body == 'Escalated: access'
+            and _r28.internal == True
+            for _r28 in rt.each(self, self.t_comments)
+        )
+
+    def _check_mined_94860c271c__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:1872
+        return rt.expect(self.state.current_agent, '==', 'A01')
+
+    # tasks.world:1873
+    def _check_mined_94860c271c__ticket_tk0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0003'].status, '==', _E12_TicketStatus_resolved)
+            and rt.expect(self.t_tickets['TK0003'].resolution_note, '==', '44', part=1)
+        )
+
+    def _check_mined_94860c271c__new_comment(self) -> bool:  # tasks.world:1874
+        return any(
+            _r29.ticket == 'TK0004' and _r29.author == 'A01' and _r29.body == 'low'
+            and _r29.internal == False
+            for _r29 in rt.each(self, self.t_comments)
+        )
+
+    def _check_mined_d901991d63__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:1995
+        return rt.expect(self.state.current_agent, '==', 'A02')
+
+    # tasks.world:1996
+    def _check_mined_d901991d63__ticket_tk0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0002'].status, '==', _E12_TicketStatus_in_progress)
+
+    def _check_mined_d901991d63__new_ticket(self) -> bool:  # tasks.world:1997
+        return any(
+            _r30.reporter == 'E1002' and _r30.title == '-1'
+            and _r30.category == _E8_Category_hardware and _r30.priority == _E8_Priority_medium
+            and _r30.status == _E12_TicketStatus_open_ and _r30.assignee is None
+            and _r30.escalated == False and _r30.resolution_note == '' and _r30.resolved_at is None
+            and _r30.reopen_count == 0
+            for _r30 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_mined_d901991d63__new_comment(self) -> bool:  # tasks.world:1998
+        return any(
+            _r31.ticket == 'TK0002' and _r31.author == 'A02'
+            and _r31.body == 'Laptop will not boot' and _r31.internal == False
+            for _r31 in rt.each(self, self.t_comments)
+        )
+
+    def _check_mined_9c96e36294__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:2119
+        return rt.expect(self.state.current_agent, '==', 'A01')
+
+    def _check_mined_9c96e36294__new_ticket(self) -> bool:  # tasks.world:2120
+        return any(
+            _r32.reporter == 'E1003' and _r32.title == 'network'
+            and _r32.category == _E8_Category_software and _r32.priority == _E8_Priority_medium
+            and _r32.status == _E12_TicketStatus_open_ and _r32.assignee is None
+            and _r32.escalated == False and _r32.resolution_note == '' and _r32.resolved_at is None
+            and _r32.reopen_count == 0
+            for _r32 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_mined_9c96e36294__new_ticket_1(self) -> bool:  # tasks.world:2121
+        return any(
+            _r33.reporter == 'E1003' and _r33.title == 'A02'
+            and _r33.category == _E8_Category_hardware and _r33.priority == _E8_Priority_high
+            and _r33.status == _E12_TicketStatus_open_ and _r33.assignee is None
+            and _r33.escalated == False and _r33.resolution_note == '' and _r33.resolved_at is None
+            and _r33.reopen_count == 0
+            for _r33 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_mined_8dd9f406e9__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:2243
+        return rt.expect(self.state.current_agent, '==', 'A04')
+
+    def _check_mined_8dd9f406e9__new_ticket(self) -> bool:  # tasks.world:2244
+        return any(
+            _r34.reporter == 'E1001' and _r34.title == 'hardware'
+            and _r34.category == _E8_Category_hardware and _r34.priority == _E8_Priority_medium
+            and _r34.status == _E12_TicketStatus_open_ and _r34.assignee is None
+            and _r34.escalated == False and _r34.resolution_note == '' and _r34.resolved_at is None
+            and _r34.reopen_count == 0
+            for _r34 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_mined_a8877d82a5__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:2368
+        return rt.expect(self.state.current_agent, '==', 'A03')
+
+    def _check_mined_a8877d82a5__new_comment(self) -> bool:  # tasks.world:2369
+        return any(
+            _r35.ticket == 'TK0001' and _r35.author == 'A04' and _r35.body == 'A04'
+            and _r35.internal == False
+            for _r35 in rt.each(self, self.t_comments)
+        )
+
+    def _check_mined_ad6324dc6a__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:2493
+        return rt.expect(self.state.current_agent, '==', 'A01')
+
+    def _check_mined_ad6324dc6a__new_ticket(self) -> bool:  # tasks.world:2494
+        return any(
+            _r36.reporter == 'E1003' and _r36.title == 'access'
+            and _r36.category == _E8_Category_access and _r36.priority == _E8_Priority_low
+            and _r36.status == _E12_TicketStatus_open_ and _r36.assignee is None
+            and _r36.escalated == False and _r36.resolution_note == '' and _r36.resolved_at is None
+            and _r36.reopen_count == 0
+            for _r36 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_mined_ad6324dc6a__new_ticket_1(self) -> bool:  # tasks.world:2495
+        return any(
+            _r37.reporter == 'E1003' and _r37.title == 'low'
+            and _r37.category == _E8_Category_access and _r37.priority == _E8_Priority_low
+            and _r37.status == _E12_TicketStatus_open_ and _r37.assignee is None
+            and _r37.escalated == False and _r37.resolution_note == '' and _r37.resolved_at is None
+            and _r37.reopen_count == 0
+            for _r37 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_mined_8e2a5a71eb__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:2619
+        return rt.expect(self.state.current_agent, '==', 'A02')
+
+    def _check_mined_8e2a5a71eb__new_comment(self) -> bool:  # tasks.world:2620
+        return any(
+            _r38.ticket == 'TK0001' and _r38.author == 'A02' and _r38.body == 'Rita Gomez'
+            and _r38.internal == False
+            for _r38 in rt.each(self, self.t_comments)
+        )
+
+    def _check_mined_b5f729e5f8__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:2743
+        return rt.expect(self.state.current_agent, '==', 'A01')
+
+    # tasks.world:2744
+    def _check_mined_b5f729e5f8__ticket_tk0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0003'].status, '==', _E12_TicketStatus_resolved)
+            and rt.expect(self.t_tickets['TK0003'].resolution_note, '==', 'Sam Lee', part=1)
+        )
+
+    def _check_mined_d71504e19b__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:2868
+        return rt.expect(self.state.current_agent, '==', 'A02')
+
+    # tasks.world:2869
+    def _check_mined_d71504e19b__ticket_tk0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0002'].status, '==', _E12_TicketStatus_resolved)
+            and rt.expect(self.t_tickets['TK0002'].resolution_note, '==', '😀', part=1)
+        )
+
+    def _check_mined_eeaca8653b__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:2992
+        return rt.expect(self.state.current_agent, '==', 'A01')
+
+    def _check_mined_eeaca8653b__new_ticket(self) -> bool:  # tasks.world:2993
+        return any(
+            _r39.reporter == 'E1003' and _r39.title == 'in_progress'
+            and _r39.category == _E8_Category_software and _r39.priority == _E8_Priority_medium
+            and _r39.status == _E12_TicketStatus_open_ and _r39.assignee is None
+            and _r39.escalated == False and _r39.resolution_note == '' and _r39.resolved_at is None
+            and _r39.reopen_count == 0
+            for _r39 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_mined_ae91e2e407__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:3116
+        return rt.expect(self.state.current_agent, '==', 'A02')
+
+    # tasks.world:3236
+    def _check_laptop_update_and_new_ticket__laptop_taken(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0001'].assignee, '==', 'A01') and rt.expect(
+            self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_in_progress, part=1
+        )
+
+    def _check_laptop_update_and_new_ticket__reporter_told(self) -> bool:  # tasks.world:3237
+        return any(
+            _c40.ticket == 'TK0001' and _c40.author == 'A01' and not _c40.internal
+            and 'power adapter' in rt.read(self, self.built(_c40.body.lower()))
+            for _c40 in rt.each(self, self.t_comments)
+        )
+
+    def _check_laptop_update_and_new_ticket__outlook_ticket(self) -> bool:  # tasks.world:3238
+        return any(
+            _t41.reporter == 'E1003' and _t41.category == _E8_Category_software
+            and _t41.priority == _E8_Priority_low and _t41.status == _E12_TicketStatus_open_
+            and 'outlook' in rt.read(self, self.built(_t41.title.lower()))
+            for _t41 in rt.each(self, self.t_tickets)
+        )
+
+    # tasks.world:3361
+    def _check_crm_login_and_laptop__one_new_ticket(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(len(self.t_tickets), '==', len(init.t_tickets) + 1)
+
+    def _check_crm_login_and_laptop__crm_ticket(self) -> bool:  # tasks.world:3362
+        return any(
+            _t42.reporter == 'E1002' and _t42.category == _E8_Category_access
+            and _t42.priority == _E8_Priority_high and _t42.status == _E12_TicketStatus_assigned
+            and _t42.assignee == 'A02'
+            for _t42 in rt.each(self, self.t_tickets)
+        )
+
+    # tasks.world:3363
+    def _check_crm_login_and_laptop__laptop_to_kenji(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_assigned)
+            and rt.expect(self.t_tickets['TK0001'].assignee, '==', 'A03', part=1)
+        )
+
+    # tasks.world:3487
+    def _check_close_reset_resolve_vpn__reset_closed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0005'].status, '==', _E12_TicketStatus_closed)
+
+    # tasks.world:3488
+    def _check_close_reset_resolve_vpn__vpn_resolved(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0002'].status, '==', _E12_TicketStatus_resolved)
+            and rt.expect(
+                self.t_tickets['TK0002'].resolution_note, '==',
+                'Updated the router firmware; the VPN connection is stable again', part=1,
+            )
+            and rt.expect(self.t_tickets['TK0002'].resolved_at, 'is not', None, part=2)
+        )
+
+    # tasks.world:3610
+    def _check_escalate_excel_take_laptop__excel_escalated(self) -> rt.Verdict | bool:
+        return (
+            self.t_tickets['TK0003'].escalated
+            and rt.expect(self.t_tickets['TK0003'].assignee, '==', 'A03')
+            and rt.expect(self.t_tickets['TK0003'].priority, '==', _E8_Priority_medium, part=1)
+            and rt.expect(
+                self.t_tickets['TK0003'].status, '==', _E12_TicketStatus_assigned, part=2
+            )
+        )
+
+    def _check_escalate_excel_take_laptop__escalation_noted(self) -> bool:  # tasks.world:3611
+        return any(
+            _c43.ticket == 'TK0003' and _c43.internal and _c43.author == 'A01'
+            and 'reinstall' in rt.read(self, self.built(_c43.body.lower()))
+            for _c43 in rt.each(self, self.t_comments)
+        )
+
+    # tasks.world:3612
+    def _check_escalate_excel_take_laptop__laptop_taken(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0001'].assignee, '==', 'A01') and rt.expect(
+            self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_assigned, part=1
+        )
+
 
 ITHelpdesk.TOOLS = tools(ITHelpdesk)
-
-
-def _check_take_and_resolve__taken(ep: ITHelpdesk) -> rt.Verdict | bool:  # ithelpdesk.world:487
-    return rt.expect(ep.t_tickets['TK0001'].assignee, '==', 'A01') and rt.expect(
-        ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_assigned, part=1
-    )
-
-
-# ithelpdesk.world:488
-def _check_take_and_resolve__resolved_excel(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0003'].status, '==', _E12_TicketStatus_resolved)
-        and rt.expect(
-            ep.t_tickets['TK0003'].resolution_note, '==',
-            'Repaired the Office installation; saving works again', part=1,
-        )
-        and rt.expect(ep.t_tickets['TK0003'].resolved_at, 'is not', None, part=2)
-    )
-
-
-def _check_escalate_vpn__escalated(ep: ITHelpdesk) -> rt.Verdict | bool:  # ithelpdesk.world:607
-    return (
-        ep.t_tickets['TK0002'].escalated
-        and rt.expect(ep.t_tickets['TK0002'].assignee, '==', 'A03')
-        and rt.expect(ep.t_tickets['TK0002'].priority, '==', _E8_Priority_high, part=1)
-        and rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_assigned, part=2)
-    )
-
-
-def _check_escalate_vpn__noted(ep: ITHelpdesk) -> bool:  # ithelpdesk.world:608
-    return any(
-        _c9.ticket == 'TK0002' and _c9.internal and _c9.author == 'A02'
-        and 'sales floor' in rt.read(ep, ep.built(_c9.body.lower()))
-        for _c9 in rt.each(ep, ep.t_comments)
-    )
-
-
-def _check_reopen_and_close__reopened(ep: ITHelpdesk) -> rt.Verdict | bool:  # ithelpdesk.world:727
-    return (
-        rt.expect(ep.t_tickets['TK0004'].status, '==', _E12_TicketStatus_assigned)
-        and rt.expect(ep.t_tickets['TK0004'].assignee, '==', 'A01', part=1)
-        and rt.expect(ep.t_tickets['TK0004'].reopen_count, '==', 1, part=2)
-        and rt.expect(ep.t_tickets['TK0004'].resolution_note, '==', '', part=3)
-        and rt.expect(ep.t_tickets['TK0004'].resolved_at, 'is', None, part=4)
-    )
-
-
-def _check_reopen_and_close__reason_logged(ep: ITHelpdesk) -> bool:  # ithelpdesk.world:728
-    return any(
-        _c10.ticket == 'TK0004' and 'jam' in rt.read(ep, ep.built(_c10.body.lower()))
-        for _c10 in rt.each(ep, ep.t_comments)
-    )
-
-
-# ithelpdesk.world:729
-def _check_reopen_and_close__closed_old(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0005'].status, '==', _E12_TicketStatus_closed)
-
-
-def _check_kenji_fixes_the_laptop__diagnosis_logged(ep: ITHelpdesk) -> bool:  # tasks.world:117
-    return any(
-        _c11.ticket == 'TK0001' and _c11.author == 'A03' and not _c11.internal
-        and _c11.body == 'Diagnosed a failed SSD; replacing it today.'
-        for _c11 in rt.each(ep, ep.t_comments)
-    )
-
-
-# tasks.world:118
-def _check_kenji_fixes_the_laptop__resolved_by_kenji(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_resolved)
-        and rt.expect(ep.t_tickets['TK0001'].assignee, '==', 'A03', part=1)
-        and rt.expect(
-            ep.t_tickets['TK0001'].resolution_note, '==',
-            'Replaced the SSD and restored her files from backup', part=2,
-        )
-        and rt.expect(ep.t_tickets['TK0001'].resolved_at, 'is not', None, part=3)
-    )
-
-
-def _check_cover_for_sam__excel_moved(ep: ITHelpdesk) -> rt.Verdict | bool:  # tasks.world:240
-    return rt.expect(ep.t_tickets['TK0003'].assignee, '==', 'A03') and rt.expect(
-        ep.t_tickets['TK0003'].status, '==', _E12_TicketStatus_assigned, part=1
-    )
-
-
-def _check_cover_for_sam__laptop_assigned(ep: ITHelpdesk) -> rt.Verdict | bool:  # tasks.world:241
-    return rt.expect(ep.t_tickets['TK0001'].assignee, '==', 'A03') and rt.expect(
-        ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_assigned, part=1
-    )
-
-
-def _check_cover_for_sam__handover_noted(ep: ITHelpdesk) -> bool:  # tasks.world:242
-    return any(
-        _c12.ticket == 'TK0003' and _c12.author == 'A02'
-        and _c12.body == 'Handed over to Kenji while Sam is off'
-        for _c12 in rt.each(ep, ep.t_comments)
-    )
-
-
-# tasks.world:377
-def _check_rita_closes_old_and_fixes_vpn__old_closed(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0005'].status, '==', _E12_TicketStatus_closed)
-        and rt.expect(ep.t_tickets['TK0007'].status, '==', _E12_TicketStatus_closed, part=1)
-        and rt.expect(ep.t_tickets['TK0004'].status, '==', _E12_TicketStatus_resolved, part=2)
-    )
-
-
-# tasks.world:378
-def _check_rita_closes_old_and_fixes_vpn__vpn_resolved(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_resolved)
-        and rt.expect(ep.t_tickets['TK0002'].assignee, '==', 'A02', part=1)
-        and rt.expect(
-            ep.t_tickets['TK0002'].resolution_note, '==',
-            'Updated the router firmware; the connection has held for 24 hours', part=2,
-        )
-        and rt.expect(ep.t_tickets['TK0002'].resolved_at, 'is not', None, part=3)
-    )
-
-
-def _check_sam_hands_excel_to_senior__internal_note(ep: ITHelpdesk) -> bool:  # tasks.world:500
-    return any(
-        _c13.ticket == 'TK0003' and _c13.author == 'A01' and _c13.internal
-        and _c13.body == 'Crash persists after reinstall; dump points to a corrupted user profile'
-        for _c13 in rt.each(ep, ep.t_comments)
-    )
-
-
-# tasks.world:501
-def _check_sam_hands_excel_to_senior__escalated(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return (
-        ep.t_tickets['TK0003'].escalated
-        and rt.expect(ep.t_tickets['TK0003'].assignee, '==', 'A03')
-        and rt.expect(ep.t_tickets['TK0003'].priority, '==', _E8_Priority_medium, part=1)
-        and rt.expect(ep.t_tickets['TK0003'].status, '==', _E12_TicketStatus_assigned, part=2)
-    )
-
-
-def _check_sam_hands_excel_to_senior__keyboard_ticket(ep: ITHelpdesk) -> bool:  # tasks.world:502
-    return any(
-        _t14.reporter == 'E1003' and _t14.title == 'Keyboard keys sticking'
-        and _t14.category == _E8_Category_hardware and _t14.priority == _E8_Priority_low
-        and _t14.assignee == 'A01' and _t14.status == _E12_TicketStatus_assigned
-        for _t14 in rt.each(ep, ep.t_tickets)
-    )
-
-
-def _check_sam_logs_omars_dock__opened(ep: ITHelpdesk) -> bool:  # tasks.world:628
-    return any(
-        _t15.reporter == 'E1002' and _t15.title == 'Docking station does not detect monitors'
-        and _t15.category == _E8_Category_hardware and _t15.priority == _E8_Priority_medium
-        for _t15 in rt.each(ep, ep.t_tickets)
-    )
-
-
-def _check_sam_logs_omars_dock__on_sams_queue(ep: ITHelpdesk) -> bool:  # tasks.world:629
-    return any(
-        _t16.title == 'Docking station does not detect monitors' and _t16.assignee == 'A01'
-        and _t16.status == _E12_TicketStatus_in_progress
-        for _t16 in rt.each(ep, ep.t_tickets)
-    )
-
-
-def _check_sam_logs_omars_dock__note_posted(ep: ITHelpdesk) -> bool:  # tasks.world:630
-    return any(
-        ep.t_tickets[_c17.ticket].title == 'Docking station does not detect monitors'
-        and _c17.author == 'A01' and not _c17.internal
-        and _c17.body == 'Replacement dock ordered, arriving tomorrow morning.'
-        for _c17 in rt.each(ep, ep.t_comments)
-    )
-
-
-# tasks.world:766
-def _check_meeting_room_wifi_again__reopened(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0007'].reopen_count, '==', 1)
-        and rt.expect(ep.t_tickets['TK0007'].resolution_note, '==', '', part=1)
-        and rt.expect(ep.t_tickets['TK0007'].resolved_at, 'is', None, part=2)
-        and rt.expect(ep.t_tickets['TK0007'].assignee, '==', 'A03', part=3)
-    )
-
-
-# tasks.world:767
-def _check_meeting_room_wifi_again__escalated(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return ep.t_tickets['TK0007'].escalated and rt.expect(
-        ep.t_tickets['TK0007'].priority, '==', _E8_Priority_high
-    )
-
-
-# tasks.world:768
-def _check_meeting_room_wifi_again__plan_noted(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0007'].status, '==', _E12_TicketStatus_in_progress) and any(
-        _c18.ticket == 'TK0007' and _c18.author == 'A03' and _c18.internal
-        and _c18.body == 'Will swap the access point tomorrow morning'
-        for _c18 in rt.each(ep, ep.t_comments)
-    )
-
-
-# tasks.world:890
-def _check_mined_60cafa9b97__current_agent_set(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'A01')
-
-
-# tasks.world:891
-def _check_mined_60cafa9b97__ticket_tk0003_changed(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0003'].status, '==', _E12_TicketStatus_assigned)
-
-
-def _check_mined_60cafa9b97__new_ticket(ep: ITHelpdesk) -> bool:  # tasks.world:892
-    return any(
-        _r19.reporter == 'E1003' and _r19.title == 'A01' and _r19.category == _E8_Category_access
-        and _r19.priority == _E8_Priority_critical and _r19.status == _E12_TicketStatus_open_
-        and _r19.assignee is None and _r19.escalated == False and _r19.resolution_note == ''
-        and _r19.resolved_at is None and _r19.reopen_count == 0
-        for _r19 in rt.each(ep, ep.t_tickets)
-    )
-
-
-# tasks.world:1013
-def _check_mined_aeb9f7add1__current_agent_set(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'A03')
-
-
-# tasks.world:1014
-def _check_mined_aeb9f7add1__ticket_tk0001_changed(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0001'].priority, '==', _E8_Priority_critical)
-        and rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_assigned, part=1)
-        and rt.expect(ep.t_tickets['TK0001'].assignee, '==', 'A03', part=2)
-        and rt.expect(ep.t_tickets['TK0001'].escalated, '==', True, part=3)
-    )
-
-
-def _check_mined_aeb9f7add1__new_comment(ep: ITHelpdesk) -> bool:  # tasks.world:1015
-    return any(
-        _r20.ticket == 'TK0001' and _r20.author == 'A03' and _r20.body == 'Escalated: closed'
-        and _r20.internal == True
-        for _r20 in rt.each(ep, ep.t_comments)
-    )
-
-
-# tasks.world:1135
-def _check_mined_fe6a3a5a3e__current_agent_set(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'A03')
-
-
-# tasks.world:1254
-def _check_mined_66c7031d87__current_agent_set(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'A01')
-
-
-# tasks.world:1255
-def _check_mined_66c7031d87__ticket_tk0003_changed(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0003'].status, '==', _E12_TicketStatus_resolved)
-        and rt.expect(ep.t_tickets['TK0003'].resolution_note, '==', 'resolved', part=1)
-    )
-
-
-def _check_mined_66c7031d87__new_comment(ep: ITHelpdesk) -> bool:  # tasks.world:1256
-    return any(
-        _r21.ticket == 'TK0003' and _r21.author == 'A01' and _r21.body == 'assigned'
-        and _r21.internal == False
-        for _r21 in rt.each(ep, ep.t_comments)
-    )
-
-
-# tasks.world:1378
-def _check_mined_6092cd92dc__current_agent_set(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'A01')
-
-
-def _check_mined_6092cd92dc__new_ticket(ep: ITHelpdesk) -> bool:  # tasks.world:1379
-    return any(
-        _r22.reporter == 'E1001' and _r22.title == 'network'
-        and _r22.category == _E8_Category_software and _r22.priority == _E8_Priority_medium
-        and _r22.status == _E12_TicketStatus_open_ and _r22.assignee is None
-        and _r22.escalated == False and _r22.resolution_note == '' and _r22.resolved_at is None
-        and _r22.reopen_count == 0
-        for _r22 in rt.each(ep, ep.t_tickets)
-    )
-
-
-def _check_mined_6092cd92dc__new_comment(ep: ITHelpdesk) -> bool:  # tasks.world:1380
-    return any(
-        _r23.ticket == 'TK0007' and _r23.author == 'A01'
-        and _r23.body == 'K#FietXx5n1yc19@EC4yvuNGlwRuFhExh-EB138N' and _r23.internal == True
-        for _r23 in rt.each(ep, ep.t_comments)
-    )
-
-
-# tasks.world:1502
-def _check_mined_2b005752c2__current_agent_set(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'A04')
-
-
-def _check_mined_2b005752c2__new_ticket(ep: ITHelpdesk) -> bool:  # tasks.world:1503
-    return any(
-        _r24.reporter == 'E1001' and _r24.title == 'network'
-        and _r24.category == _E8_Category_software and _r24.priority == _E8_Priority_low
-        and _r24.status == _E12_TicketStatus_open_ and _r24.assignee is None
-        and _r24.escalated == False and _r24.resolution_note == '' and _r24.resolved_at is None
-        and _r24.reopen_count == 0
-        for _r24 in rt.each(ep, ep.t_tickets)
-    )
-
-
-def _check_mined_2b005752c2__new_comment(ep: ITHelpdesk) -> bool:  # tasks.world:1504
-    return any(
-        _r25.ticket == 'TK0007' and _r25.author == 'A04' and _r25.body == 'assigned'
-        and _r25.internal == True
-        for _r25 in rt.each(ep, ep.t_comments)
-    )
-
-
-# tasks.world:1625
-def _check_mined_4868a6f735__current_agent_set(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'A01')
-
-
-# tasks.world:1626
-def _check_mined_4868a6f735__ticket_tk0003_changed(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0003'].status, '==', _E12_TicketStatus_assigned)
-        and rt.expect(ep.t_tickets['TK0003'].reopen_count, '==', 1, part=1)
-    )
-
-
-def _check_mined_4868a6f735__new_comment(ep: ITHelpdesk) -> bool:  # tasks.world:1627
-    return any(
-        _r26.ticket == 'TK0003' and _r26.author == 'A01' and _r26.body == 'Reopened: low'
-        and _r26.internal == False
-        for _r26 in rt.each(ep, ep.t_comments)
-    )
-
-
-# tasks.world:1748
-def _check_mined_60f55f8464__current_agent_set(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'A04')
-
-
-# tasks.world:1749
-def _check_mined_60f55f8464__ticket_tk0001_changed(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0001'].priority, '==', _E8_Priority_critical)
-        and rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_assigned, part=1)
-        and rt.expect(ep.t_tickets['TK0001'].assignee, '==', 'A03', part=2)
-        and rt.expect(ep.t_tickets['TK0001'].escalated, '==', True, part=3)
-    )
-
-
-def _check_mined_60f55f8464__new_ticket(ep: ITHelpdesk) -> bool:  # tasks.world:1750
-    return any(
-        _r27.reporter == 'E1003' and _r27.title == 'lm' and _r27.category == _E8_Category_access
-        and _r27.priority == _E8_Priority_high and _r27.status == _E12_TicketStatus_open_
-        and _r27.assignee is None and _r27.escalated == False and _r27.resolution_note == ''
-        and _r27.resolved_at is None and _r27.reopen_count == 0
-        for _r27 in rt.each(ep, ep.t_tickets)
-    )
-
-
-def _check_mined_60f55f8464__new_comment(ep: ITHelpdesk) -> bool:  # tasks.world:1751
-    return any(
-        _r28.ticket == 'TK0001' and _r28.author == 'A04' and _r28.body == 'Escalated: access'
-        and _r28.internal == True
-        for _r28 in rt.each(ep, ep.t_comments)
-    )
-
-
-# tasks.world:1872
-def _check_mined_94860c271c__current_agent_set(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'A01')
-
-
-# tasks.world:1873
-def _check_mined_94860c271c__ticket_tk0003_changed(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0003'].status, '==', _E12_TicketStatus_resolved)
-        and rt.expect(ep.t_tickets['TK0003'].resolution_note, '==', '44', part=1)
-    )
-
-
-def _check_mined_94860c271c__new_comment(ep: ITHelpdesk) -> bool:  # tasks.world:1874
-    return any(
-        _r29.ticket == 'TK0004' and _r29.author == 'A01' and _r29.body == 'low'
-        and _r29.internal == False
-        for _r29 in rt.each(ep, ep.t_comments)
-    )
-
-
-# tasks.world:1995
-def _check_mined_d901991d63__current_agent_set(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'A02')
-
-
-# tasks.world:1996
-def _check_mined_d901991d63__ticket_tk0002_changed(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_in_progress)
-
-
-def _check_mined_d901991d63__new_ticket(ep: ITHelpdesk) -> bool:  # tasks.world:1997
-    return any(
-        _r30.reporter == 'E1002' and _r30.title == '-1' and _r30.category == _E8_Category_hardware
-        and _r30.priority == _E8_Priority_medium and _r30.status == _E12_TicketStatus_open_
-        and _r30.assignee is None and _r30.escalated == False and _r30.resolution_note == ''
-        and _r30.resolved_at is None and _r30.reopen_count == 0
-        for _r30 in rt.each(ep, ep.t_tickets)
-    )
-
-
-def _check_mined_d901991d63__new_comment(ep: ITHelpdesk) -> bool:  # tasks.world:1998
-    return any(
-        _r31.ticket == 'TK0002' and _r31.author == 'A02' and _r31.body == 'Laptop will not boot'
-        and _r31.internal == False
-        for _r31 in rt.each(ep, ep.t_comments)
-    )
-
-
-# tasks.world:2119
-def _check_mined_9c96e36294__current_agent_set(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'A01')
-
-
-def _check_mined_9c96e36294__new_ticket(ep: ITHelpdesk) -> bool:  # tasks.world:2120
-    return any(
-        _r32.reporter == 'E1003' and _r32.title == 'network'
-        and _r32.category == _E8_Category_software and _r32.priority == _E8_Priority_medium
-        and _r32.status == _E12_TicketStatus_open_ and _r32.assignee is None
-        and _r32.escalated == False and _r32.resolution_note == '' and _r32.resolved_at is None
-        and _r32.reopen_count == 0
-        for _r32 in rt.each(ep, ep.t_tickets)
-    )
-
-
-def _check_mined_9c96e36294__new_ticket_1(ep: ITHelpdesk) -> bool:  # tasks.world:2121
-    return any(
-        _r33.reporter == 'E1003' and _r33.title == 'A02' and _r33.category == _E8_Category_hardware
-        and _r33.priority == _E8_Priority_high and _r33.status == _E12_TicketStatus_open_
-        and _r33.assignee is None and _r33.escalated == False and _r33.resolution_note == ''
-        and _r33.resolved_at is None and _r33.reopen_count == 0
-        for _r33 in rt.each(ep, ep.t_tickets)
-    )
-
-
-# tasks.world:2243
-def _check_mined_8dd9f406e9__current_agent_set(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'A04')
-
-
-def _check_mined_8dd9f406e9__new_ticket(ep: ITHelpdesk) -> bool:  # tasks.world:2244
-    return any(
-        _r34.reporter == 'E1001' and _r34.title == 'hardware'
-        and _r34.category == _E8_Category_hardware and _r34.priority == _E8_Priority_medium
-        and _r34.status == _E12_TicketStatus_open_ and _r34.assignee is None
-        and _r34.escalated == False and _r34.resolution_note == '' and _r34.resolved_at is None
-        and _r34.reopen_count == 0
-        for _r34 in rt.each(ep, ep.t_tickets)
-    )
-
-
-# tasks.world:2368
-def _check_mined_a8877d82a5__current_agent_set(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'A03')
-
-
-def _check_mined_a8877d82a5__new_comment(ep: ITHelpdesk) -> bool:  # tasks.world:2369
-    return any(
-        _r35.ticket == 'TK0001' and _r35.author == 'A04' and _r35.body == 'A04'
-        and _r35.internal == False
-        for _r35 in rt.each(ep, ep.t_comments)
-    )
-
-
-# tasks.world:2493
-def _check_mined_ad6324dc6a__current_agent_set(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'A01')
-
-
-def _check_mined_ad6324dc6a__new_ticket(ep: ITHelpdesk) -> bool:  # tasks.world:2494
-    return any(
-        _r36.reporter == 'E1003' and _r36.title == 'access'
-        and _r36.category == _E8_Category_access and _r36.priority == _E8_Priority_low
-        and _r36.status == _E12_TicketStatus_open_ and _r36.assignee is None
-        and _r36.escalated == False and _r36.resolution_note == '' and _r36.resolved_at is None
-        and _r36.reopen_count == 0
-        for _r36 in rt.each(ep, ep.t_tickets)
-    )
-
-
-def _check_mined_ad6324dc6a__new_ticket_1(ep: ITHelpdesk) -> bool:  # tasks.world:2495
-    return any(
-        _r37.reporter == 'E1003' and _r37.title == 'low' and _r37.category == _E8_Category_access
-        and _r37.priority == _E8_Priority_low and _r37.status == _E12_TicketStatus_open_
-        and _r37.assignee is None and _r37.escalated == False and _r37.resolution_note == ''
-        and _r37.resolved_at is None and _r37.reopen_count == 0
-        for _r37 in rt.each(ep, ep.t_tickets)
-    )
-
-
-# tasks.world:2619
-def _check_mined_8e2a5a71eb__current_agent_set(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'A02')
-
-
-def _check_mined_8e2a5a71eb__new_comment(ep: ITHelpdesk) -> bool:  # tasks.world:2620
-    return any(
-        _r38.ticket == 'TK0001' and _r38.author == 'A02' and _r38.body == 'Rita Gomez'
-        and _r38.internal == False
-        for _r38 in rt.each(ep, ep.t_comments)
-    )
-
-
-# tasks.world:2743
-def _check_mined_b5f729e5f8__current_agent_set(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'A01')
-
-
-# tasks.world:2744
-def _check_mined_b5f729e5f8__ticket_tk0003_changed(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0003'].status, '==', _E12_TicketStatus_resolved)
-        and rt.expect(ep.t_tickets['TK0003'].resolution_note, '==', 'Sam Lee', part=1)
-    )
-
-
-# tasks.world:2868
-def _check_mined_d71504e19b__current_agent_set(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'A02')
-
-
-# tasks.world:2869
-def _check_mined_d71504e19b__ticket_tk0002_changed(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_resolved)
-        and rt.expect(ep.t_tickets['TK0002'].resolution_note, '==', '😀', part=1)
-    )
-
-
-# tasks.world:2992
-def _check_mined_eeaca8653b__current_agent_set(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'A01')
-
-
-def _check_mined_eeaca8653b__new_ticket(ep: ITHelpdesk) -> bool:  # tasks.world:2993
-    return any(
-        _r39.reporter == 'E1003' and _r39.title == 'in_progress'
-        and _r39.category == _E8_Category_software and _r39.priority == _E8_Priority_medium
-        and _r39.status == _E12_TicketStatus_open_ and _r39.assignee is None
-        and _r39.escalated == False and _r39.resolution_note == '' and _r39.resolved_at is None
-        and _r39.reopen_count == 0
-        for _r39 in rt.each(ep, ep.t_tickets)
-    )
-
-
-# tasks.world:3116
-def _check_mined_ae91e2e407__current_agent_set(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'A02')
-
-
-# tasks.world:3236
-def _check_laptop_update_and_new_ticket__laptop_taken(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0001'].assignee, '==', 'A01') and rt.expect(
-        ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_in_progress, part=1
-    )
-
-
-def _check_laptop_update_and_new_ticket__reporter_told(ep: ITHelpdesk) -> bool:  # tasks.world:3237
-    return any(
-        _c40.ticket == 'TK0001' and _c40.author == 'A01' and not _c40.internal
-        and 'power adapter' in rt.read(ep, ep.built(_c40.body.lower()))
-        for _c40 in rt.each(ep, ep.t_comments)
-    )
-
-
-# tasks.world:3238
-def _check_laptop_update_and_new_ticket__outlook_ticket(ep: ITHelpdesk) -> bool:
-    return any(
-        _t41.reporter == 'E1003' and _t41.category == _E8_Category_software
-        and _t41.priority == _E8_Priority_low and _t41.status == _E12_TicketStatus_open_
-        and 'outlook' in rt.read(ep, ep.built(_t41.title.lower()))
-        for _t41 in rt.each(ep, ep.t_tickets)
-    )
-
-
-def _check_crm_login_and_laptop__one_new_ticket(  # tasks.world:3361
-    ep: ITHelpdesk, init: ITHelpdesk
-) -> rt.Verdict | bool:
-    return rt.expect(len(ep.t_tickets), '==', len(init.t_tickets) + 1)
-
-
-def _check_crm_login_and_laptop__crm_ticket(ep: ITHelpdesk) -> bool:  # tasks.world:3362
-    return any(
-        _t42.reporter == 'E1002' and _t42.category == _E8_Category_access
-        and _t42.priority == _E8_Priority_high and _t42.status == _E12_TicketStatus_assigned
-        and _t42.assignee == 'A02'
-        for _t42 in rt.each(ep, ep.t_tickets)
-    )
-
-
-# tasks.world:3363
-def _check_crm_login_and_laptop__laptop_to_kenji(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_assigned)
-        and rt.expect(ep.t_tickets['TK0001'].assignee, '==', 'A03', part=1)
-    )
-
-
-# tasks.world:3487
-def _check_close_reset_resolve_vpn__reset_closed(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0005'].status, '==', _E12_TicketStatus_closed)
-
-
-# tasks.world:3488
-def _check_close_reset_resolve_vpn__vpn_resolved(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_resolved)
-        and rt.expect(
-            ep.t_tickets['TK0002'].resolution_note, '==',
-            'Updated the router firmware; the VPN connection is stable again', part=1,
-        )
-        and rt.expect(ep.t_tickets['TK0002'].resolved_at, 'is not', None, part=2)
-    )
-
-
-# tasks.world:3610
-def _check_escalate_excel_take_laptop__excel_escalated(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return (
-        ep.t_tickets['TK0003'].escalated
-        and rt.expect(ep.t_tickets['TK0003'].assignee, '==', 'A03')
-        and rt.expect(ep.t_tickets['TK0003'].priority, '==', _E8_Priority_medium, part=1)
-        and rt.expect(ep.t_tickets['TK0003'].status, '==', _E12_TicketStatus_assigned, part=2)
-    )
-
-
-# tasks.world:3611
-def _check_escalate_excel_take_laptop__escalation_noted(ep: ITHelpdesk) -> bool:
-    return any(
-        _c43.ticket == 'TK0003' and _c43.internal and _c43.author == 'A01'
-        and 'reinstall' in rt.read(ep, ep.built(_c43.body.lower()))
-        for _c43 in rt.each(ep, ep.t_comments)
-    )
-
-
-# tasks.world:3612
-def _check_escalate_excel_take_laptop__laptop_taken(ep: ITHelpdesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0001'].assignee, '==', 'A01') and rt.expect(
-        ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_assigned, part=1
-    )
-
-
-ITHelpdesk.TASKS = task_registry(__name__, "tasks.json")

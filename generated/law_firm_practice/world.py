@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Attorney", "AttorneyRole", "BillingRates", "Client", "ClientKind", "Expense",
@@ -298,12 +298,8 @@ class LawFirmPractice(Episode):
     CLOCK: ClassVar[str] = "2024-10-15T09:00:00"
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 1
-    POLICY: ClassVar[str] = (
-        'Act for the signed-in attorney. Find the client and matter by name or title before '
-        'changing\n'
-        'anything. Never edit billed time or expenses; void the invoice first if it has no '
-        'payments.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "clients": "Client", "attorneys": "Attorney", "matters": "Matter",
         "time_entries": "TimeEntry", "expenses": "Expense", "invoices": "Invoice",
@@ -472,28 +468,24 @@ class LawFirmPractice(Episode):
         rt.check_refs(self.t_attorneys, self.state.current_attorney, 'current_attorney')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_clients, ((self.t_matters, 'client'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_attorneys, (
                     (self.t_matters, 'responsible'), (self.t_time_entries, 'attorney'),
                     (None, 'current_attorney'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_matters, (
                     (self.t_time_entries, 'matter'), (self.t_expenses, 'matter'),
                     (self.t_invoices, 'matter'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_invoices, (
                     (self.t_time_entries, 'invoice'), (self.t_expenses, 'invoice'),
                     (self.t_payments, 'invoice'),
                 ),
             )
-        pass
 
     def fn_me(self) -> Attorney:  # law_firm_practice.world:164
         'The signed-in attorney; fails when nobody is signed in.'
@@ -1230,1082 +1222,976 @@ class LawFirmPractice(Episode):
             self.set_field(invoice, 'status', _E13_InvoiceStatus_paid)
         return invoice  # law_firm_practice.world:658
 
+    def _check_invoice_coastal__issued(self) -> bool:  # law_firm_practice.world:1030
+        return any(
+            _i27.matter == 'MT0001' and _i27.status == _E13_InvoiceStatus_issued
+            and _i27.total == 3550.0 and _i27.due_on == rt.parse_date('2024-11-14')
+            for _i27 in rt.each(self, self.t_invoices)
+        )
+
+    # law_firm_practice.world:1031
+    def _check_invoice_coastal__entries_billed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_time_entries['TE00001'].invoice, 'is not', None)
+            and rt.expect(self.t_time_entries['TE00002'].invoice, 'is not', None, part=1)
+            and rt.expect(self.t_time_entries['TE00003'].invoice, 'is not', None, part=2)
+            and rt.expect(self.t_expenses['EX00001'].invoice, 'is not', None, part=3)
+        )
+
+    def _check_brightline_payment__paid(self) -> rt.Verdict | bool:  # law_firm_practice.world:1406
+        return (
+            rt.expect(self.t_invoices['INV00005'].status, '==', _E13_InvoiceStatus_paid)
+            and rt.expect(self.t_invoices['INV00005'].amount_paid, '==', 650.0, part=1)
+        )
+
+    def _check_brightline_payment__recorded(self) -> bool:  # law_firm_practice.world:1407
+        return any(
+            _p28.invoice == 'INV00005' and _p28.amount == 450.0
+            and _p28.method == _E13_PaymentMethod_wire and _p28.reference == 'BL-1177'
+            for _p28 in rt.each(self, self.t_payments)
+        )
+
+    def _check_brightline_wrap_up__closed(self) -> rt.Verdict | bool:  # tasks.world:373
+        return (
+            rt.expect(self.t_matters['MT0003'].status, '==', _E12_MatterStatus_closed)
+            and rt.expect(
+                self.t_matters['MT0003'].closed_on, '==', rt.parse_date('2024-10-15'), part=1
+            )
+        )
+
+    def _check_brightline_wrap_up__draft_issued_paid(self) -> rt.Verdict | bool:  # tasks.world:374
+        return (
+            rt.expect(self.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_paid)
+            and rt.expect(
+                self.t_invoices['INV00003'].issued_on, '==', rt.parse_date('2024-10-15'), part=1
+            )
+            and rt.expect(
+                self.t_invoices['INV00003'].due_on, '==', rt.parse_date('2024-11-29'), part=2
+            )
+            and rt.expect(self.t_invoices['INV00003'].amount_paid, '==', 2780.0, part=3)
+        )
+
+    def _check_brightline_wrap_up__older_paid(self) -> rt.Verdict | bool:  # tasks.world:375
+        return (
+            rt.expect(self.t_invoices['INV00005'].status, '==', _E13_InvoiceStatus_paid)
+            and rt.expect(self.t_invoices['INV00005'].amount_paid, '==', 650.0, part=1)
+        )
+
+    def _check_brightline_wrap_up__wires_recorded(self) -> bool:  # tasks.world:376
+        return (
+            any(
+                _p29.invoice == 'INV00003' and _p29.amount == 2780.0
+                and _p29.method == _E13_PaymentMethod_wire and _p29.reference == 'BL-1200'
+                for _p29 in rt.each(self, self.t_payments)
+            )
+            and any(
+                _q30.invoice == 'INV00005' and _q30.amount == 450.0
+                and _q30.method == _E13_PaymentMethod_wire and _q30.reference == 'BL-1200'
+                for _q30 in rt.each(self, self.t_payments)
+            )
+        )
+
+    def _check_reed_closing_invoice__drafted(self) -> bool:  # tasks.world:759
+        return any(
+            _i31.matter == 'MT0004' and _i31.status == _E13_InvoiceStatus_draft
+            and abs(_i31.fees_total - 562.5) < 0.005 and abs(_i31.expenses_total - 125.0) < 0.005
+            and abs(_i31.total - 687.5) < 0.005
+            for _i31 in rt.each(self, self.t_invoices)
+        )
+
+    def _check_reed_closing_invoice__time_billed(self) -> bool:  # tasks.world:760
+        return any(
+            _t32.matter == 'MT0004' and _t32.attorney == 'A01' and _t32.hours == 1.5
+            and _t32.work_date == rt.parse_date('2024-10-15') and _t32.invoice is not None
+            for _t32 in rt.each(self, self.t_time_entries)
+        )
+
+    def _check_reed_closing_invoice__fee_billed(self) -> bool:  # tasks.world:761
+        return any(
+            _e33.matter == 'MT0004' and _e33.amount == 125.0
+            and _e33.category == _E15_ExpenseCategory_filing_fee
+            and _e33.incurred_on == rt.parse_date('2024-10-14') and _e33.invoice is not None
+            for _e33 in rt.each(self, self.t_expenses)
+        )
+
+    def _check_mined_ba3d042bdb__new_matter(self) -> bool:  # tasks.world:1139
+        return any(
+            _r34.client == 'CL003' and _r34.title == '2024-10-03'
+            and _r34.practice_area == _E12_PracticeArea_employment and _r34.responsible == 'A01'
+            and _r34.rates == BillingRates(
+                v.check_range(1000.0, 'BillingRates.partner', 0.0, None),
+                v.check_range(105.8998, 'BillingRates.associate', 0.0, None),
+                v.check_range(512.63, 'BillingRates.paralegal', 0.0, None),
+            )
+            and _r34.status == _E12_MatterStatus_closed
+            and _r34.opened_on == rt.parse_date('2024-10-15')
+            and _r34.closed_on == rt.parse_date('2024-10-15')
+            for _r34 in rt.each(self, self.t_matters)
+        )
+
+    def _check_mined_ba3d042bdb__new_expense(self) -> bool:  # tasks.world:1140
+        return any(
+            _r35.matter == 'MT0004' and _r35.incurred_on == rt.parse_date('2024-10-03')
+            and _r35.category == _E15_ExpenseCategory_travel and _r35.amount == 196.65
+            and _r35.description == 'MT0006' and _r35.billable == False and _r35.invoice is None
+            for _r35 in rt.each(self, self.t_expenses)
+        )
+
+    def _check_mined_2646ab20f5__new_matter(self) -> bool:  # tasks.world:1519
+        return any(
+            _r36.client == 'CL004' and _r36.title == 'CL001'
+            and _r36.practice_area == _E12_PracticeArea_family and _r36.responsible == 'A01'
+            and _r36.rates == BillingRates(
+                v.check_range(769.522, 'BillingRates.partner', 0.0, None),
+                v.check_range(325.0, 'BillingRates.associate', 0.0, None),
+                v.check_range(160.0, 'BillingRates.paralegal', 0.0, None),
+            )
+            and _r36.status == _E12_MatterStatus_open_
+            and _r36.opened_on == rt.parse_date('2024-10-15') and _r36.closed_on is None
+            for _r36 in rt.each(self, self.t_matters)
+        )
+
+    def _check_mined_2646ab20f5__new_matter_1(self) -> bool:  # tasks.world:1520
+        return any(
+            _r37.client == 'CL001' and _r37.title == 'MT0005'
+            and _r37.practice_area == _E12_PracticeArea_family and _r37.responsible == 'A01'
+            and _r37.rates == BillingRates(
+                v.check_range(1000.0, 'BillingRates.partner', 0.0, None),
+                v.check_range(368.68, 'BillingRates.associate', 0.0, None),
+                v.check_range(1000.0, 'BillingRates.paralegal', 0.0, None),
+            )
+            and _r37.status == _E12_MatterStatus_closed
+            and _r37.opened_on == rt.parse_date('2024-10-15')
+            and _r37.closed_on == rt.parse_date('2024-10-15')
+            for _r37 in rt.each(self, self.t_matters)
+        )
+
+    def _check_mined_2646ab20f5__new_expense(self) -> bool:  # tasks.world:1521
+        return any(
+            _r38.matter == 'MT0001' and _r38.incurred_on == rt.parse_date('2024-10-15')
+            and _r38.category == _E15_ExpenseCategory_travel and _r38.amount == 140.0
+            and _r38.description == 'MT0005' and _r38.billable == True and _r38.invoice is None
+            for _r38 in rt.each(self, self.t_expenses)
+        )
+
+    def _check_mined_8448e282ef__new_matter(self) -> bool:  # tasks.world:1900
+        return any(
+            _r39.client == 'CL002' and _r39.title == 'copying'
+            and _r39.practice_area == _E12_PracticeArea_ip and _r39.responsible == 'A01'
+            and _r39.rates == BillingRates(
+                v.check_range(250.0, 'BillingRates.partner', 0.0, None),
+                v.check_range(1.0, 'BillingRates.associate', 0.0, None),
+                v.check_range(0.0, 'BillingRates.paralegal', 0.0, None),
+            )
+            and _r39.status == _E12_MatterStatus_open_
+            and _r39.opened_on == rt.parse_date('2024-10-15') and _r39.closed_on is None
+            for _r39 in rt.each(self, self.t_matters)
+        )
+
+    def _check_mined_8448e282ef__new_expense(self) -> bool:  # tasks.world:1901
+        return any(
+            _r40.matter == 'MT0006' and _r40.incurred_on == rt.parse_date('2024-10-15')
+            and _r40.category == _E15_ExpenseCategory_travel and _r40.amount == 15.0
+            and _r40.description == 'associate' and _r40.billable == True
+            and _r40.invoice == 'INV00006'
+            for _r40 in rt.each(self, self.t_expenses)
+        )
+
+    def _check_mined_8448e282ef__new_invoice(self) -> bool:  # tasks.world:1902
+        return any(
+            _r41.matter == 'MT0006' and _r41.status == _E13_InvoiceStatus_draft
+            and _r41.created_on == rt.parse_date('2024-10-15') and _r41.issued_on is None
+            and _r41.due_on is None and _r41.fees_total == 0.0 and _r41.expenses_total == 15.0
+            and _r41.total == 15.0 and _r41.amount_paid == 0.0
+            for _r41 in rt.each(self, self.t_invoices)
+        )
+
+    def _check_mined_3e227fb827__new_expense(self) -> bool:  # tasks.world:2280
+        return any(
+            _r42.matter == 'MT0001' and _r42.incurred_on == rt.parse_date('2024-09-01')
+            and _r42.category == _E15_ExpenseCategory_expert and _r42.amount == 1000.01
+            and _r42.description == '\\' and _r42.billable == True and _r42.invoice is None
+            for _r42 in rt.each(self, self.t_expenses)
+        )
+
+    def _check_mined_3e227fb827__new_invoice(self) -> bool:  # tasks.world:2281
+        return any(
+            _r43.matter == 'MT0001' and _r43.status == _E13_InvoiceStatus_void
+            and _r43.created_on == rt.parse_date('2024-10-15') and _r43.issued_on is None
+            and _r43.due_on is None and _r43.fees_total == 0.0 and _r43.expenses_total == 0.0
+            and _r43.total == 0.0 and _r43.amount_paid == 0.0
+            for _r43 in rt.each(self, self.t_invoices)
+        )
+
+    # tasks.world:2658
+    def _check_mined_65c69518e1__timeentry_te00006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00006'].invoice, 'is', None)
+
+    # tasks.world:2659
+    def _check_mined_65c69518e1__expense_ex00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_expenses['EX00003'].invoice, 'is', None)
+
+    # tasks.world:2660
+    def _check_mined_65c69518e1__invoice_inv00003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_void)
+            and rt.expect(
+                self.t_invoices['INV00003'].issued_on, '==', rt.parse_date('2024-10-15'), part=1
+            )
+            and rt.expect(
+                self.t_invoices['INV00003'].due_on, '==', rt.parse_date('2024-11-29'), part=2
+            )
+            and rt.expect(self.t_invoices['INV00003'].fees_total, '==', 0.0, part=3)
+            and rt.expect(self.t_invoices['INV00003'].expenses_total, '==', 0.0, part=4)
+            and rt.expect(self.t_invoices['INV00003'].total, '==', 0.0, part=5)
+        )
+
+    def _check_mined_3600cf1cb3__new_invoice(self) -> bool:  # tasks.world:3038
+        return any(
+            _r44.matter == 'MT0001' and _r44.status == _E13_InvoiceStatus_void
+            and _r44.created_on == rt.parse_date('2024-10-15')
+            and _r44.issued_on == rt.parse_date('2024-10-15')
+            and _r44.due_on == rt.parse_date('2024-11-14') and _r44.fees_total == 0.0
+            and _r44.expenses_total == 0.0 and _r44.total == 0.0 and _r44.amount_paid == 0.0
+            for _r44 in rt.each(self, self.t_invoices)
+        )
+
+    # tasks.world:3415
+    def _check_mined_8ecd234a08__matter_mt0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_matters['MT0004'].status, '==', _E12_MatterStatus_closed)
+            and rt.expect(
+                self.t_matters['MT0004'].closed_on, '==', rt.parse_date('2024-10-15'), part=1
+            )
+        )
+
+    def _check_mined_8ecd234a08__new_matter(self) -> bool:  # tasks.world:3416
+        return any(
+            _r45.client == 'CL004' and _r45.title == 'MT0004'
+            and _r45.practice_area == _E12_PracticeArea_family and _r45.responsible == 'A01'
+            and _r45.rates == BillingRates(
+                v.check_range(0.0, 'BillingRates.partner', 0.0, None),
+                v.check_range(1000.0, 'BillingRates.associate', 0.0, None),
+                v.check_range(375.0, 'BillingRates.paralegal', 0.0, None),
+            )
+            and _r45.status == _E12_MatterStatus_open_
+            and _r45.opened_on == rt.parse_date('2024-10-15') and _r45.closed_on is None
+            for _r45 in rt.each(self, self.t_matters)
+        )
+
+    def _check_mined_8ecd234a08__new_matter_1(self) -> bool:  # tasks.world:3417
+        return any(
+            _r46.client == 'CL003' and _r46.title == '2024-10-15'
+            and _r46.practice_area == _E12_PracticeArea_family and _r46.responsible == 'A01'
+            and _r46.rates == BillingRates(
+                v.check_range(1000.0, 'BillingRates.partner', 0.0, None),
+                v.check_range(0.0, 'BillingRates.associate', 0.0, None),
+                v.check_range(420.0, 'BillingRates.paralegal', 0.0, None),
+            )
+            and _r46.status == _E12_MatterStatus_open_
+            and _r46.opened_on == rt.parse_date('2024-10-15') and _r46.closed_on is None
+            for _r46 in rt.each(self, self.t_matters)
+        )
+
+    # tasks.world:3795
+    def _check_mined_998e036b64__invoice_inv00005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV00005'].amount_paid, '==', 340.0)
+
+    def _check_mined_998e036b64__new_payment(self) -> bool:  # tasks.world:3796
+        return any(
+            _r47.invoice == 'INV00005' and _r47.amount == 140.0
+            and _r47.received_on == rt.parse_date('2024-10-15')
+            and _r47.method == _E13_PaymentMethod_wire and _r47.reference == 'a\nb'
+            for _r47 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_cb970a971a__new_matter(self) -> bool:  # tasks.world:4173
+        return any(
+            _r48.client == 'CL001' and _r48.title == 'Brightline Software LLC'
+            and _r48.practice_area == _E12_PracticeArea_employment and _r48.responsible == 'A01'
+            and _r48.rates == BillingRates(
+                v.check_range(552.0, 'BillingRates.partner', 0.0, None),
+                v.check_range(0.0, 'BillingRates.associate', 0.0, None),
+                v.check_range(325.0, 'BillingRates.paralegal', 0.0, None),
+            )
+            and _r48.status == _E12_MatterStatus_open_
+            and _r48.opened_on == rt.parse_date('2024-10-15') and _r48.closed_on is None
+            for _r48 in rt.each(self, self.t_matters)
+        )
+
+    # tasks.world:4550
+    def _check_mined_aa0faf7c43__invoice_inv00003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_issued)
+            and rt.expect(
+                self.t_invoices['INV00003'].issued_on, '==', rt.parse_date('2024-10-15'), part=1
+            )
+            and rt.expect(
+                self.t_invoices['INV00003'].due_on, '==', rt.parse_date('2024-11-29'), part=2
+            )
+        )
+
+    # tasks.world:4927
+    def _check_mined_5686c80a91__timeentry_te00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00001'].invoice, '==', 'INV00006')
+
+    # tasks.world:4928
+    def _check_mined_5686c80a91__timeentry_te00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00002'].invoice, '==', 'INV00006')
+
+    # tasks.world:4929
+    def _check_mined_5686c80a91__timeentry_te00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00003'].invoice, '==', 'INV00006')
+
+    # tasks.world:4930
+    def _check_mined_5686c80a91__expense_ex00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_expenses['EX00001'].invoice, '==', 'INV00006')
+
+    def _check_mined_5686c80a91__new_invoice(self) -> bool:  # tasks.world:4931
+        return any(
+            _r49.matter == 'MT0001' and _r49.status == _E13_InvoiceStatus_issued
+            and _r49.created_on == rt.parse_date('2024-10-15')
+            and _r49.issued_on == rt.parse_date('2024-10-15')
+            and _r49.due_on == rt.parse_date('2024-11-14') and _r49.fees_total == 3150.0
+            and _r49.expenses_total == 400.0 and _r49.total == 3550.0 and _r49.amount_paid == 0.0
+            for _r49 in rt.each(self, self.t_invoices)
+        )
+
+    def _check_mined_cdc6a5d099__new_timeentry(self) -> bool:  # tasks.world:5307
+        return any(
+            _r50.matter == 'MT0001' and _r50.attorney == 'A01'
+            and _r50.work_date == rt.parse_date('2024-07-05') and _r50.hours == 5.0
+            and _r50.rate == 450.0 and _r50.narrative == 'PAY00002' and _r50.billable == True
+            and _r50.invoice is None
+            for _r50 in rt.each(self, self.t_time_entries)
+        )
+
+    def _check_mined_cdc6a5d099__new_expense(self) -> bool:  # tasks.world:5308
+        return any(
+            _r51.matter == 'MT0004' and _r51.incurred_on == rt.parse_date('2024-07-05')
+            and _r51.category == _E15_ExpenseCategory_copying and _r51.amount == 0.01
+            and _r51.description == 'partner' and _r51.billable == False and _r51.invoice is None
+            for _r51 in rt.each(self, self.t_expenses)
+        )
+
+    def _check_mined_b10ad76733__new_expense(self) -> bool:  # tasks.world:5685
+        return any(
+            _r52.matter == 'MT0001' and _r52.incurred_on == rt.parse_date('2024-05-22')
+            and _r52.category == _E15_ExpenseCategory_other and _r52.amount == 539.0
+            and _r52.description == 'on_hold' and _r52.billable == False and _r52.invoice is None
+            for _r52 in rt.each(self, self.t_expenses)
+        )
+
+    # tasks.world:6060
+    def _check_mined_fb960895dd__matter_mt0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_matters['MT0002'].status, '==', _E12_MatterStatus_closed)
+            and rt.expect(
+                self.t_matters['MT0002'].closed_on, '==', rt.parse_date('2024-10-15'), part=1
+            )
+        )
+
+    # tasks.world:6435
+    def _check_mined_0d382c7bb8__timeentry_te00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00001'].invoice, '==', 'INV00006')
+
+    # tasks.world:6436
+    def _check_mined_0d382c7bb8__timeentry_te00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00002'].invoice, '==', 'INV00006')
+
+    # tasks.world:6437
+    def _check_mined_0d382c7bb8__timeentry_te00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00003'].invoice, '==', 'INV00006')
+
+    # tasks.world:6438
+    def _check_mined_0d382c7bb8__expense_ex00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_expenses['EX00001'].invoice, '==', 'INV00006')
+
+    def _check_mined_0d382c7bb8__new_invoice(self) -> bool:  # tasks.world:6439
+        return any(
+            _r53.matter == 'MT0001' and _r53.status == _E13_InvoiceStatus_draft
+            and _r53.created_on == rt.parse_date('2024-10-15') and _r53.issued_on is None
+            and _r53.due_on is None and _r53.fees_total == 3150.0 and _r53.expenses_total == 400.0
+            and _r53.total == 3550.0 and _r53.amount_paid == 0.0
+            for _r53 in rt.each(self, self.t_invoices)
+        )
+
+    # tasks.world:6815
+    def _check_mined_83fc5bbbec__matter_mt0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_matters['MT0002'].status, '==', _E12_MatterStatus_open_)
+
+    # tasks.world:7191
+    def _check_mined_d80e36c911__current_attorney_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_attorney, '==', 'A03')
+
+    # tasks.world:7567
+    def _check_mined_65a472c9ad__timeentry_te00006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00006'].invoice, '==', 'INV00006')
+
+    # tasks.world:7568
+    def _check_mined_65a472c9ad__expense_ex00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_expenses['EX00003'].invoice, '==', 'INV00006')
+
+    # tasks.world:7569
+    def _check_mined_65a472c9ad__invoice_inv00003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_void)
+            and rt.expect(
+                self.t_invoices['INV00003'].issued_on, '==', rt.parse_date('2024-10-15'), part=1
+            )
+            and rt.expect(
+                self.t_invoices['INV00003'].due_on, '==', rt.parse_date('2024-11-29'), part=2
+            )
+            and rt.expect(self.t_invoices['INV00003'].fees_total, '==', 0.0, part=3)
+            and rt.expect(self.t_invoices['INV00003'].expenses_total, '==', 0.0, part=4)
+            and rt.expect(self.t_invoices['INV00003'].total, '==', 0.0, part=5)
+        )
+
+    # tasks.world:7570
+    def _check_mined_65a472c9ad__invoice_inv00005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV00005'].amount_paid, '==', 510.0)
+
+    def _check_mined_65a472c9ad__new_invoice(self) -> bool:  # tasks.world:7571
+        return any(
+            _r54.matter == 'MT0003' and _r54.status == _E13_InvoiceStatus_draft
+            and _r54.created_on == rt.parse_date('2024-10-15') and _r54.issued_on is None
+            and _r54.due_on is None and _r54.fees_total == 2600.0 and _r54.expenses_total == 180.0
+            and _r54.total == 2780.0 and _r54.amount_paid == 0.0
+            for _r54 in rt.each(self, self.t_invoices)
+        )
+
+    def _check_mined_65a472c9ad__new_payment(self) -> bool:  # tasks.world:7572
+        return any(
+            _r55.invoice == 'INV00005' and _r55.amount == 310.0
+            and _r55.received_on == rt.parse_date('2024-10-15')
+            and _r55.method == _E13_PaymentMethod_card and _r55.reference == 'Due diligence review'
+            for _r55 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:7952
+    def _check_mined_8fd09a5e06__current_attorney_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_attorney, '==', 'A03')
+
+    # tasks.world:7953
+    def _check_mined_8fd09a5e06__timeentry_te00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00001'].invoice, '==', 'INV00006')
+
+    # tasks.world:7954
+    def _check_mined_8fd09a5e06__timeentry_te00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00002'].invoice, '==', 'INV00006')
+
+    # tasks.world:7955
+    def _check_mined_8fd09a5e06__timeentry_te00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00003'].invoice, '==', 'INV00006')
+
+    def _check_mined_8fd09a5e06__new_timeentry(self) -> bool:  # tasks.world:7956
+        return any(
+            _r56.matter == 'MT0001' and _r56.attorney == 'A03'
+            and _r56.work_date == rt.parse_date('2024-05-12') and _r56.hours == 9.0
+            and _r56.rate == 150.0 and _r56.narrative == 'wire' and _r56.billable == True
+            and _r56.invoice == 'INV00006'
+            for _r56 in rt.each(self, self.t_time_entries)
+        )
+
+    # tasks.world:7957
+    def _check_mined_8fd09a5e06__expense_ex00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_expenses['EX00001'].invoice, '==', 'INV00006')
+
+    def _check_mined_8fd09a5e06__new_expense(self) -> bool:  # tasks.world:7958
+        return any(
+            _r57.matter == 'MT0001' and _r57.incurred_on == rt.parse_date('2024-05-12')
+            and _r57.category == _E15_ExpenseCategory_travel and _r57.amount == 1000.0
+            and _r57.description == 'corporate' and _r57.billable == False and _r57.invoice is None
+            for _r57 in rt.each(self, self.t_expenses)
+        )
+
+    def _check_mined_8fd09a5e06__new_invoice(self) -> bool:  # tasks.world:7959
+        return any(
+            _r58.matter == 'MT0001' and _r58.status == _E13_InvoiceStatus_draft
+            and _r58.created_on == rt.parse_date('2024-10-15') and _r58.issued_on is None
+            and _r58.due_on is None and _r58.fees_total == 4500.0 and _r58.expenses_total == 400.0
+            and _r58.total == 4900.0 and _r58.amount_paid == 0.0
+            for _r58 in rt.each(self, self.t_invoices)
+        )
+
+    # tasks.world:8338
+    def _check_mined_71ec563621__current_attorney_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_attorney, '==', 'A03')
+
+    # tasks.world:8339
+    def _check_mined_71ec563621__matter_mt0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_matters['MT0003'].status, '==', _E12_MatterStatus_on_hold)
+
+    # tasks.world:8340
+    def _check_mined_71ec563621__timeentry_te00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00001'].invoice, '==', 'INV00006')
+
+    # tasks.world:8341
+    def _check_mined_71ec563621__timeentry_te00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00002'].invoice, '==', 'INV00006')
+
+    # tasks.world:8342
+    def _check_mined_71ec563621__timeentry_te00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00003'].invoice, '==', 'INV00006')
+
+    def _check_mined_71ec563621__new_timeentry(self) -> bool:  # tasks.world:8343
+        return any(
+            _r59.matter == 'MT0001' and _r59.attorney == 'A03'
+            and _r59.work_date == rt.parse_date('2024-09-20') and _r59.hours == 0.1
+            and _r59.rate == 150.0 and _r59.narrative == 'individual' and _r59.billable == True
+            and _r59.invoice is None
+            for _r59 in rt.each(self, self.t_time_entries)
+        )
+
+    # tasks.world:8344
+    def _check_mined_71ec563621__expense_ex00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_expenses['EX00001'].invoice, '==', 'INV00006')
+
+    def _check_mined_71ec563621__new_invoice(self) -> bool:  # tasks.world:8345
+        return any(
+            _r60.matter == 'MT0001' and _r60.status == _E13_InvoiceStatus_draft
+            and _r60.created_on == rt.parse_date('2024-10-15') and _r60.issued_on is None
+            and _r60.due_on is None and _r60.fees_total == 3150.0 and _r60.expenses_total == 400.0
+            and _r60.total == 3550.0 and _r60.amount_paid == 0.0
+            for _r60 in rt.each(self, self.t_invoices)
+        )
+
+    # tasks.world:8726
+    def _check_mined_2f9d0b8200__matter_mt0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_matters['MT0001'].status, '==', _E12_MatterStatus_on_hold)
+
+    def _check_mined_2f9d0b8200__new_matter(self) -> bool:  # tasks.world:8727
+        return any(
+            _r61.client == 'CL003' and _r61.title == '2024-09-01'
+            and _r61.practice_area == _E12_PracticeArea_real_estate and _r61.responsible == 'A01'
+            and _r61.rates == BillingRates(
+                v.check_range(387.69, 'BillingRates.partner', 0.0, None),
+                v.check_range(784.83, 'BillingRates.associate', 0.0, None),
+                v.check_range(0.0, 'BillingRates.paralegal', 0.0, None),
+            )
+            and _r61.status == _E12_MatterStatus_open_
+            and _r61.opened_on == rt.parse_date('2024-10-15') and _r61.closed_on is None
+            for _r61 in rt.each(self, self.t_matters)
+        )
+
+    # tasks.world:8728
+    def _check_mined_2f9d0b8200__invoice_inv00005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV00005'].amount_paid, '==', 200.01)
+
+    def _check_mined_2f9d0b8200__new_payment(self) -> bool:  # tasks.world:8729
+        return any(
+            _r62.invoice == 'INV00005' and _r62.amount == 0.01
+            and _r62.received_on == rt.parse_date('2024-10-15')
+            and _r62.method == _E13_PaymentMethod_paper_check and _r62.reference == 'é'
+            for _r62 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:9107
+    def _check_mined_2ba48ac28e__timeentry_te00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00001'].invoice, '==', 'INV00006')
+
+    # tasks.world:9108
+    def _check_mined_2ba48ac28e__timeentry_te00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00002'].invoice, '==', 'INV00006')
+
+    # tasks.world:9109
+    def _check_mined_2ba48ac28e__timeentry_te00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00003'].invoice, '==', 'INV00006')
+
+    # tasks.world:9110
+    def _check_mined_2ba48ac28e__expense_ex00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_expenses['EX00001'].invoice, '==', 'INV00006')
+
+    def _check_mined_2ba48ac28e__new_expense(self) -> bool:  # tasks.world:9111
+        return any(
+            _r63.matter == 'MT0003' and _r63.incurred_on == rt.parse_date('2024-10-04')
+            and _r63.category == _E15_ExpenseCategory_courier and _r63.amount == 150.0
+            and _r63.description == 'closed' and _r63.billable == True and _r63.invoice is None
+            for _r63 in rt.each(self, self.t_expenses)
+        )
+
+    def _check_mined_2ba48ac28e__new_invoice(self) -> bool:  # tasks.world:9112
+        return any(
+            _r64.matter == 'MT0001' and _r64.status == _E13_InvoiceStatus_issued
+            and _r64.created_on == rt.parse_date('2024-10-15')
+            and _r64.issued_on == rt.parse_date('2024-10-15')
+            and _r64.due_on == rt.parse_date('2024-11-14') and _r64.fees_total == 3150.0
+            and _r64.expenses_total == 400.0 and _r64.total == 3550.0 and _r64.amount_paid == 606.4
+            for _r64 in rt.each(self, self.t_invoices)
+        )
+
+    def _check_mined_2ba48ac28e__new_payment(self) -> bool:  # tasks.world:9113
+        return any(
+            _r65.invoice == 'INV00006' and _r65.amount == 606.4
+            and _r65.received_on == rt.parse_date('2024-10-15')
+            and _r65.method == _E13_PaymentMethod_card and _r65.reference == 'partner'
+            for _r65 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:9493
+    def _check_mined_8ba486f724__current_attorney_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_attorney, '==', 'A02')
+
+    # tasks.world:9494
+    def _check_mined_8ba486f724__invoice_inv00005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV00005'].amount_paid, '==', 215.0)
+
+    def _check_mined_8ba486f724__new_payment(self) -> bool:  # tasks.world:9495
+        return any(
+            _r66.invoice == 'INV00005' and _r66.amount == 15.0
+            and _r66.received_on == rt.parse_date('2024-10-15')
+            and _r66.method == _E13_PaymentMethod_card and _r66.reference == '2024-08-20'
+            for _r66 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:9873
+    def _check_mined_9c440ae4c3__current_attorney_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_attorney, '==', 'A02')
+
+    # tasks.world:9874
+    def _check_mined_9c440ae4c3__timeentry_te00006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00006'].invoice, 'is', None)
+
+    # tasks.world:9875
+    def _check_mined_9c440ae4c3__expense_ex00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_expenses['EX00003'].invoice, 'is', None)
+
+    def _check_mined_9c440ae4c3__new_expense(self) -> bool:  # tasks.world:9876
+        return any(
+            _r67.matter == 'MT0001' and _r67.incurred_on == rt.parse_date('2024-09-10')
+            and _r67.category == _E15_ExpenseCategory_travel and _r67.amount == 221.0
+            and _r67.description == 'marcus.chen@vancelaw.example' and _r67.billable == True
+            and _r67.invoice is None
+            for _r67 in rt.each(self, self.t_expenses)
+        )
+
+    # tasks.world:9877
+    def _check_mined_9c440ae4c3__invoice_inv00003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_void)
+            and rt.expect(self.t_invoices['INV00003'].fees_total, '==', 0.0, part=1)
+            and rt.expect(self.t_invoices['INV00003'].expenses_total, '==', 0.0, part=2)
+            and rt.expect(self.t_invoices['INV00003'].total, '==', 0.0, part=3)
+        )
+
+    def _check_mined_12bb824242__new_matter(self) -> bool:  # tasks.world:10255
+        return any(
+            _r68.client == 'CL004' and _r68.title == 'Santos divorce'
+            and _r68.practice_area == _E12_PracticeArea_real_estate and _r68.responsible == 'A01'
+            and _r68.rates == BillingRates(
+                v.check_range(0.0, 'BillingRates.partner', 0.0, None),
+                v.check_range(962.79, 'BillingRates.associate', 0.0, None),
+                v.check_range(612.8, 'BillingRates.paralegal', 0.0, None),
+            )
+            and _r68.status == _E12_MatterStatus_open_
+            and _r68.opened_on == rt.parse_date('2024-10-15') and _r68.closed_on is None
+            for _r68 in rt.each(self, self.t_matters)
+        )
+
+    # tasks.world:10256
+    def _check_mined_12bb824242__timeentry_te00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00001'].invoice, '==', 'INV00006')
+
+    # tasks.world:10257
+    def _check_mined_12bb824242__timeentry_te00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00002'].invoice, '==', 'INV00006')
+
+    # tasks.world:10258
+    def _check_mined_12bb824242__timeentry_te00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00003'].invoice, '==', 'INV00006')
+
+    # tasks.world:10259
+    def _check_mined_12bb824242__expense_ex00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_expenses['EX00001'].invoice, '==', 'INV00006')
+
+    def _check_mined_12bb824242__new_expense(self) -> bool:  # tasks.world:10260
+        return any(
+            _r69.matter == 'MT0001' and _r69.incurred_on == rt.parse_date('2024-06-01')
+            and _r69.category == _E15_ExpenseCategory_travel and _r69.amount == 0.01
+            and _r69.description == '2024-07-16' and _r69.billable == False
+            and _r69.invoice is None
+            for _r69 in rt.each(self, self.t_expenses)
+        )
+
+    def _check_mined_12bb824242__new_invoice(self) -> bool:  # tasks.world:10261
+        return any(
+            _r70.matter == 'MT0001' and _r70.status == _E13_InvoiceStatus_issued
+            and _r70.created_on == rt.parse_date('2024-10-15')
+            and _r70.issued_on == rt.parse_date('2024-10-15')
+            and _r70.due_on == rt.parse_date('2024-11-14') and _r70.fees_total == 3150.0
+            and _r70.expenses_total == 400.0 and _r70.total == 3550.0 and _r70.amount_paid == 0.0
+            for _r70 in rt.each(self, self.t_invoices)
+        )
+
+    # tasks.world:10640
+    def _check_mined_171105e09b__matter_mt0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_matters['MT0001'].status, '==', _E12_MatterStatus_on_hold)
+
+    def _check_mined_171105e09b__new_matter(self) -> bool:  # tasks.world:10641
+        return any(
+            _r71.client == 'CL001' and _r71.title == 'other'
+            and _r71.practice_area == _E12_PracticeArea_corporate and _r71.responsible == 'A01'
+            and _r71.rates == BillingRates(
+                v.check_range(890.0, 'BillingRates.partner', 0.0, None),
+                v.check_range(496.1, 'BillingRates.associate', 0.0, None),
+                v.check_range(0.0, 'BillingRates.paralegal', 0.0, None),
+            )
+            and _r71.status == _E12_MatterStatus_closed
+            and _r71.opened_on == rt.parse_date('2024-10-15')
+            and _r71.closed_on == rt.parse_date('2024-10-15')
+            for _r71 in rt.each(self, self.t_matters)
+        )
+
+    def _check_mined_171105e09b__new_expense(self) -> bool:  # tasks.world:10642
+        return any(
+            _r72.matter == 'MT0001' and _r72.incurred_on == rt.parse_date('2024-03-04')
+            and _r72.category == _E15_ExpenseCategory_travel and _r72.amount == 346.8
+            and _r72.description == 'copying' and _r72.billable == False and _r72.invoice is None
+            for _r72 in rt.each(self, self.t_expenses)
+        )
+
+    # tasks.world:11021
+    def _check_mined_33f6732e90__matter_mt0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_matters['MT0001'].status, '==', _E12_MatterStatus_on_hold)
+
+    # tasks.world:11022
+    def _check_mined_33f6732e90__invoice_inv00005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV00005'].amount_paid, '==', 305.6)
+
+    def _check_mined_33f6732e90__new_payment(self) -> bool:  # tasks.world:11023
+        return any(
+            _r73.invoice == 'INV00005' and _r73.amount == 0.01
+            and _r73.received_on == rt.parse_date('2024-10-15')
+            and _r73.method == _E13_PaymentMethod_wire and _r73.reference == 'Series A financing'
+            for _r73 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_33f6732e90__new_payment_1(self) -> bool:  # tasks.world:11024
+        return any(
+            _r74.invoice == 'INV00005' and _r74.amount == 105.59
+            and _r74.received_on == rt.parse_date('2024-10-15')
+            and _r74.method == _E13_PaymentMethod_paper_check and _r74.reference == 'INV00005'
+            for _r74 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:11403
+    def _check_mined_0621386605__matter_mt0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_matters['MT0002'].status, '==', _E12_MatterStatus_closed)
+            and rt.expect(
+                self.t_matters['MT0002'].closed_on, '==', rt.parse_date('2024-10-15'), part=1
+            )
+        )
+
+    def _check_mined_0621386605__new_matter(self) -> bool:  # tasks.world:11404
+        return any(
+            _r75.client == 'CL003' and _r75.title == 'filing_fee'
+            and _r75.practice_area == _E12_PracticeArea_real_estate and _r75.responsible == 'A01'
+            and _r75.rates == BillingRates(
+                v.check_range(258.99, 'BillingRates.partner', 0.0, None),
+                v.check_range(279.4446, 'BillingRates.associate', 0.0, None),
+                v.check_range(1000.0, 'BillingRates.paralegal', 0.0, None),
+            )
+            and _r75.status == _E12_MatterStatus_open_
+            and _r75.opened_on == rt.parse_date('2024-10-15') and _r75.closed_on is None
+            for _r75 in rt.each(self, self.t_matters)
+        )
+
+    def _check_mined_0621386605__new_matter_1(self) -> bool:  # tasks.world:11405
+        return any(
+            _r76.client == 'CL003' and _r76.title == 'wire'
+            and _r76.practice_area == _E12_PracticeArea_employment and _r76.responsible == 'A01'
+            and _r76.rates == BillingRates(
+                v.check_range(630.4359, 'BillingRates.partner', 0.0, None),
+                v.check_range(15.0, 'BillingRates.associate', 0.0, None),
+                v.check_range(1000.0, 'BillingRates.paralegal', 0.0, None),
+            )
+            and _r76.status == _E12_MatterStatus_open_
+            and _r76.opened_on == rt.parse_date('2024-10-15') and _r76.closed_on is None
+            for _r76 in rt.each(self, self.t_matters)
+        )
+
+    def _check_mined_0621386605__new_expense(self) -> bool:  # tasks.world:11406
+        return any(
+            _r77.matter == 'MT0003' and _r77.incurred_on == rt.parse_date('2024-09-20')
+            and _r77.category == _E15_ExpenseCategory_other and _r77.amount == 1000.01
+            and _r77.description == 'real_estate' and _r77.billable == False
+            and _r77.invoice is None
+            for _r77 in rt.each(self, self.t_expenses)
+        )
+
+    # tasks.world:11785
+    def _check_mined_3b6ee4f18c__timeentry_te00006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00006'].invoice, 'is', None)
+
+    # tasks.world:11786
+    def _check_mined_3b6ee4f18c__expense_ex00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_expenses['EX00003'].invoice, 'is', None)
+
+    # tasks.world:11787
+    def _check_mined_3b6ee4f18c__invoice_inv00003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_void)
+            and rt.expect(self.t_invoices['INV00003'].fees_total, '==', 0.0, part=1)
+            and rt.expect(self.t_invoices['INV00003'].expenses_total, '==', 0.0, part=2)
+            and rt.expect(self.t_invoices['INV00003'].total, '==', 0.0, part=3)
+        )
+
+    def _check_mined_3ef1900d02__new_expense(self) -> bool:  # tasks.world:12169
+        return any(
+            _r78.matter == 'MT0002' and _r78.incurred_on == rt.parse_date('2024-06-22')
+            and _r78.category == _E15_ExpenseCategory_travel and _r78.amount == 0.01
+            and _r78.description == 'closed' and _r78.billable == True
+            and _r78.invoice == 'INV00007'
+            for _r78 in rt.each(self, self.t_expenses)
+        )
+
+    def _check_mined_3ef1900d02__new_invoice(self) -> bool:  # tasks.world:12170
+        return any(
+            _r79.matter == 'MT0001' and _r79.status == _E13_InvoiceStatus_void
+            and _r79.created_on == rt.parse_date('2024-10-15') and _r79.issued_on is None
+            and _r79.due_on is None and _r79.fees_total == 0.0 and _r79.expenses_total == 0.0
+            and _r79.total == 0.0 and _r79.amount_paid == 0.0
+            for _r79 in rt.each(self, self.t_invoices)
+        )
+
+    def _check_mined_3ef1900d02__new_invoice_1(self) -> bool:  # tasks.world:12171
+        return any(
+            _r80.matter == 'MT0002' and _r80.status == _E13_InvoiceStatus_draft
+            and _r80.created_on == rt.parse_date('2024-10-15') and _r80.issued_on is None
+            and _r80.due_on is None and _r80.fees_total == 0.0 and _r80.expenses_total == 0.01
+            and _r80.total == 0.01 and _r80.amount_paid == 0.0
+            for _r80 in rt.each(self, self.t_invoices)
+        )
+
+    # tasks.world:12552
+    def _check_mined_6736d53d76__timeentry_te00006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00006'].invoice, '==', 'INV00006')
+
+    # tasks.world:12553
+    def _check_mined_6736d53d76__expense_ex00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_expenses['EX00003'].invoice, '==', 'INV00006')
+
+    # tasks.world:12554
+    def _check_mined_6736d53d76__invoice_inv00003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_void)
+            and rt.expect(self.t_invoices['INV00003'].fees_total, '==', 0.0, part=1)
+            and rt.expect(self.t_invoices['INV00003'].expenses_total, '==', 0.0, part=2)
+            and rt.expect(self.t_invoices['INV00003'].total, '==', 0.0, part=3)
+        )
+
+    def _check_mined_6736d53d76__new_invoice(self) -> bool:  # tasks.world:12555
+        return any(
+            _r81.matter == 'MT0003' and _r81.status == _E13_InvoiceStatus_draft
+            and _r81.created_on == rt.parse_date('2024-10-15') and _r81.issued_on is None
+            and _r81.due_on is None and _r81.fees_total == 2600.0 and _r81.expenses_total == 180.0
+            and _r81.total == 2780.0 and _r81.amount_paid == 0.0
+            for _r81 in rt.each(self, self.t_invoices)
+        )
+
+    # tasks.world:12935
+    def _check_mined_a63f7cf87d__matter_mt0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_matters['MT0002'].status, '==', _E12_MatterStatus_closed)
+            and rt.expect(
+                self.t_matters['MT0002'].closed_on, '==', rt.parse_date('2024-10-15'), part=1
+            )
+        )
+
+    # tasks.world:12936
+    def _check_mined_a63f7cf87d__invoice_inv00003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_issued)
+            and rt.expect(
+                self.t_invoices['INV00003'].issued_on, '==', rt.parse_date('2024-10-15'), part=1
+            )
+            and rt.expect(
+                self.t_invoices['INV00003'].due_on, '==', rt.parse_date('2024-11-29'), part=2
+            )
+        )
+
+    # tasks.world:13316
+    def _check_mined_c4fd6f07eb__current_attorney_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_attorney, '==', 'A02')
+
+    def _check_mined_c4fd6f07eb__new_expense(self) -> bool:  # tasks.world:13317
+        return any(
+            _r82.matter == 'MT0002' and _r82.incurred_on == rt.parse_date('2024-09-20')
+            and _r82.category == _E15_ExpenseCategory_filing_fee and _r82.amount == 1000.01
+            and _r82.description == 'associate' and _r82.billable == True and _r82.invoice is None
+            for _r82 in rt.each(self, self.t_expenses)
+        )
+
+    def _check_mined_d0c03cceba__new_matter(self) -> bool:  # tasks.world:13697
+        return any(
+            _r83.client == 'CL003' and _r83.title == '9W'
+            and _r83.practice_area == _E12_PracticeArea_real_estate and _r83.responsible == 'A01'
+            and _r83.rates == BillingRates(
+                v.check_range(325.0, 'BillingRates.partner', 0.0, None),
+                v.check_range(0.0, 'BillingRates.associate', 0.0, None),
+                v.check_range(0.0, 'BillingRates.paralegal', 0.0, None),
+            )
+            and _r83.status == _E12_MatterStatus_open_
+            and _r83.opened_on == rt.parse_date('2024-10-15') and _r83.closed_on is None
+            for _r83 in rt.each(self, self.t_matters)
+        )
+
+    # tasks.world:13698
+    def _check_mined_d0c03cceba__timeentry_te00006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_time_entries['TE00006'].invoice, 'is', None)
+
+    # tasks.world:13699
+    def _check_mined_d0c03cceba__expense_ex00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_expenses['EX00003'].invoice, 'is', None)
+
+    # tasks.world:13700
+    def _check_mined_d0c03cceba__invoice_inv00003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_void)
+            and rt.expect(self.t_invoices['INV00003'].fees_total, '==', 0.0, part=1)
+            and rt.expect(self.t_invoices['INV00003'].expenses_total, '==', 0.0, part=2)
+            and rt.expect(self.t_invoices['INV00003'].total, '==', 0.0, part=3)
+        )
+
+    # tasks.world:14080
+    def _check_mined_53d4b02f33__matter_mt0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_matters['MT0002'].status, '==', _E12_MatterStatus_open_)
+
+    def _check_mined_53d4b02f33__new_matter(self) -> bool:  # tasks.world:14081
+        return any(
+            _r84.client == 'CL002' and _r84.title == 'Santos divorce'
+            and _r84.practice_area == _E12_PracticeArea_family and _r84.responsible == 'A01'
+            and _r84.rates == BillingRates(
+                v.check_range(638.3244, 'BillingRates.partner', 0.0, None),
+                v.check_range(1000.0, 'BillingRates.associate', 0.0, None),
+                v.check_range(275.0, 'BillingRates.paralegal', 0.0, None),
+            )
+            and _r84.status == _E12_MatterStatus_open_
+            and _r84.opened_on == rt.parse_date('2024-10-15') and _r84.closed_on is None
+            for _r84 in rt.each(self, self.t_matters)
+        )
+
+    def _check_mined_53d4b02f33__new_expense(self) -> bool:  # tasks.world:14082
+        return any(
+            _r85.matter == 'MT0003' and _r85.incurred_on == rt.parse_date('2024-10-15')
+            and _r85.category == _E15_ExpenseCategory_expert and _r85.amount == 0.01
+            and _r85.description == 'MT0006' and _r85.billable == True and _r85.invoice is None
+            for _r85 in rt.each(self, self.t_expenses)
+        )
+
+    # tasks.world:14462
+    def _check_mined_a6414f1655__current_attorney_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_attorney, '==', 'A03')
+
+    # tasks.world:14463
+    def _check_mined_a6414f1655__matter_mt0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_matters['MT0002'].status, '==', _E12_MatterStatus_closed)
+            and rt.expect(
+                self.t_matters['MT0002'].closed_on, '==', rt.parse_date('2024-10-15'), part=1
+            )
+        )
+
 
 LawFirmPractice.TOOLS = tools(LawFirmPractice)
-
-
-def _check_invoice_coastal__issued(ep: LawFirmPractice) -> bool:  # law_firm_practice.world:1030
-    return any(
-        _i27.matter == 'MT0001' and _i27.status == _E13_InvoiceStatus_issued
-        and _i27.total == 3550.0 and _i27.due_on == rt.parse_date('2024-11-14')
-        for _i27 in rt.each(ep, ep.t_invoices)
-    )
-
-
-# law_firm_practice.world:1031
-def _check_invoice_coastal__entries_billed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_time_entries['TE00001'].invoice, 'is not', None)
-        and rt.expect(ep.t_time_entries['TE00002'].invoice, 'is not', None, part=1)
-        and rt.expect(ep.t_time_entries['TE00003'].invoice, 'is not', None, part=2)
-        and rt.expect(ep.t_expenses['EX00001'].invoice, 'is not', None, part=3)
-    )
-
-
-# law_firm_practice.world:1406
-def _check_brightline_payment__paid(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_invoices['INV00005'].status, '==', _E13_InvoiceStatus_paid)
-        and rt.expect(ep.t_invoices['INV00005'].amount_paid, '==', 650.0, part=1)
-    )
-
-
-# law_firm_practice.world:1407
-def _check_brightline_payment__recorded(ep: LawFirmPractice) -> bool:
-    return any(
-        _p28.invoice == 'INV00005' and _p28.amount == 450.0
-        and _p28.method == _E13_PaymentMethod_wire and _p28.reference == 'BL-1177'
-        for _p28 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_brightline_wrap_up__closed(ep: LawFirmPractice) -> rt.Verdict | bool:  # tasks.world:373
-    return rt.expect(ep.t_matters['MT0003'].status, '==', _E12_MatterStatus_closed) and rt.expect(
-        ep.t_matters['MT0003'].closed_on, '==', rt.parse_date('2024-10-15'), part=1
-    )
-
-
-# tasks.world:374
-def _check_brightline_wrap_up__draft_issued_paid(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_paid)
-        and rt.expect(
-            ep.t_invoices['INV00003'].issued_on, '==', rt.parse_date('2024-10-15'), part=1
-        )
-        and rt.expect(ep.t_invoices['INV00003'].due_on, '==', rt.parse_date('2024-11-29'), part=2)
-        and rt.expect(ep.t_invoices['INV00003'].amount_paid, '==', 2780.0, part=3)
-    )
-
-
-# tasks.world:375
-def _check_brightline_wrap_up__older_paid(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_invoices['INV00005'].status, '==', _E13_InvoiceStatus_paid)
-        and rt.expect(ep.t_invoices['INV00005'].amount_paid, '==', 650.0, part=1)
-    )
-
-
-def _check_brightline_wrap_up__wires_recorded(ep: LawFirmPractice) -> bool:  # tasks.world:376
-    return (
-        any(
-            _p29.invoice == 'INV00003' and _p29.amount == 2780.0
-            and _p29.method == _E13_PaymentMethod_wire and _p29.reference == 'BL-1200'
-            for _p29 in rt.each(ep, ep.t_payments)
-        )
-        and any(
-            _q30.invoice == 'INV00005' and _q30.amount == 450.0
-            and _q30.method == _E13_PaymentMethod_wire and _q30.reference == 'BL-1200'
-            for _q30 in rt.each(ep, ep.t_payments)
-        )
-    )
-
-
-def _check_reed_closing_invoice__drafted(ep: LawFirmPractice) -> bool:  # tasks.world:759
-    return any(
-        _i31.matter == 'MT0004' and _i31.status == _E13_InvoiceStatus_draft
-        and abs(_i31.fees_total - 562.5) < 0.005 and abs(_i31.expenses_total - 125.0) < 0.005
-        and abs(_i31.total - 687.5) < 0.005
-        for _i31 in rt.each(ep, ep.t_invoices)
-    )
-
-
-def _check_reed_closing_invoice__time_billed(ep: LawFirmPractice) -> bool:  # tasks.world:760
-    return any(
-        _t32.matter == 'MT0004' and _t32.attorney == 'A01' and _t32.hours == 1.5
-        and _t32.work_date == rt.parse_date('2024-10-15') and _t32.invoice is not None
-        for _t32 in rt.each(ep, ep.t_time_entries)
-    )
-
-
-def _check_reed_closing_invoice__fee_billed(ep: LawFirmPractice) -> bool:  # tasks.world:761
-    return any(
-        _e33.matter == 'MT0004' and _e33.amount == 125.0
-        and _e33.category == _E15_ExpenseCategory_filing_fee
-        and _e33.incurred_on == rt.parse_date('2024-10-14') and _e33.invoice is not None
-        for _e33 in rt.each(ep, ep.t_expenses)
-    )
-
-
-def _check_mined_ba3d042bdb__new_matter(ep: LawFirmPractice) -> bool:  # tasks.world:1139
-    return any(
-        _r34.client == 'CL003' and _r34.title == '2024-10-03'
-        and _r34.practice_area == _E12_PracticeArea_employment and _r34.responsible == 'A01'
-        and _r34.rates == BillingRates(
-            v.check_range(1000.0, 'BillingRates.partner', 0.0, None),
-            v.check_range(105.8998, 'BillingRates.associate', 0.0, None),
-            v.check_range(512.63, 'BillingRates.paralegal', 0.0, None),
-        )
-        and _r34.status == _E12_MatterStatus_closed
-        and _r34.opened_on == rt.parse_date('2024-10-15')
-        and _r34.closed_on == rt.parse_date('2024-10-15')
-        for _r34 in rt.each(ep, ep.t_matters)
-    )
-
-
-def _check_mined_ba3d042bdb__new_expense(ep: LawFirmPractice) -> bool:  # tasks.world:1140
-    return any(
-        _r35.matter == 'MT0004' and _r35.incurred_on == rt.parse_date('2024-10-03')
-        and _r35.category == _E15_ExpenseCategory_travel and _r35.amount == 196.65
-        and _r35.description == 'MT0006' and _r35.billable == False and _r35.invoice is None
-        for _r35 in rt.each(ep, ep.t_expenses)
-    )
-
-
-def _check_mined_2646ab20f5__new_matter(ep: LawFirmPractice) -> bool:  # tasks.world:1519
-    return any(
-        _r36.client == 'CL004' and _r36.title == 'CL001'
-        and _r36.practice_area == _E12_PracticeArea_family and _r36.responsible == 'A01'
-        and _r36.rates == BillingRates(
-            v.check_range(769.522, 'BillingRates.partner', 0.0, None),
-            v.check_range(325.0, 'BillingRates.associate', 0.0, None),
-            v.check_range(160.0, 'BillingRates.paralegal', 0.0, None),
-        )
-        and _r36.status == _E12_MatterStatus_open_
-        and _r36.opened_on == rt.parse_date('2024-10-15') and _r36.closed_on is None
-        for _r36 in rt.each(ep, ep.t_matters)
-    )
-
-
-def _check_mined_2646ab20f5__new_matter_1(ep: LawFirmPractice) -> bool:  # tasks.world:1520
-    return any(
-        _r37.client == 'CL001' and _r37.title == 'MT0005'
-        and _r37.practice_area == _E12_PracticeArea_family and _r37.responsible == 'A01'
-        and _r37.rates == BillingRates(
-            v.check_range(1000.0, 'BillingRates.partner', 0.0, None),
-            v.check_range(368.68, 'BillingRates.associate', 0.0, None),
-            v.check_range(1000.0, 'BillingRates.paralegal', 0.0, None),
-        )
-        and _r37.status == _E12_MatterStatus_closed
-        and _r37.opened_on == rt.parse_date('2024-10-15')
-        and _r37.closed_on == rt.parse_date('2024-10-15')
-        for _r37 in rt.each(ep, ep.t_matters)
-    )
-
-
-def _check_mined_2646ab20f5__new_expense(ep: LawFirmPractice) -> bool:  # tasks.world:1521
-    return any(
-        _r38.matter == 'MT0001' and _r38.incurred_on == rt.parse_date('2024-10-15')
-        and _r38.category == _E15_ExpenseCategory_travel and _r38.amount == 140.0
-        and _r38.description == 'MT0005' and _r38.billable == True and _r38.invoice is None
-        for _r38 in rt.each(ep, ep.t_expenses)
-    )
-
-
-def _check_mined_8448e282ef__new_matter(ep: LawFirmPractice) -> bool:  # tasks.world:1900
-    return any(
-        _r39.client == 'CL002' and _r39.title == 'copying'
-        and _r39.practice_area == _E12_PracticeArea_ip and _r39.responsible == 'A01'
-        and _r39.rates == BillingRates(
-            v.check_range(250.0, 'BillingRates.partner', 0.0, None),
-            v.check_range(1.0, 'BillingRates.associate', 0.0, None),
-            v.check_range(0.0, 'BillingRates.paralegal', 0.0, None),
-        )
-        and _r39.status == _E12_MatterStatus_open_
-        and _r39.opened_on == rt.parse_date('2024-10-15') and _r39.closed_on is None
-        for _r39 in rt.each(ep, ep.t_matters)
-    )
-
-
-def _check_mined_8448e282ef__new_expense(ep: LawFirmPractice) -> bool:  # tasks.world:1901
-    return any(
-        _r40.matter == 'MT0006' and _r40.incurred_on == rt.parse_date('2024-10-15')
-        and _r40.category == _E15_ExpenseCategory_travel and _r40.amount == 15.0
-        and _r40.description == 'associate' and _r40.billable == True
-        and _r40.invoice == 'INV00006'
-        for _r40 in rt.each(ep, ep.t_expenses)
-    )
-
-
-def _check_mined_8448e282ef__new_invoice(ep: LawFirmPractice) -> bool:  # tasks.world:1902
-    return any(
-        _r41.matter == 'MT0006' and _r41.status == _E13_InvoiceStatus_draft
-        and _r41.created_on == rt.parse_date('2024-10-15') and _r41.issued_on is None
-        and _r41.due_on is None and _r41.fees_total == 0.0 and _r41.expenses_total == 15.0
-        and _r41.total == 15.0 and _r41.amount_paid == 0.0
-        for _r41 in rt.each(ep, ep.t_invoices)
-    )
-
-
-def _check_mined_3e227fb827__new_expense(ep: LawFirmPractice) -> bool:  # tasks.world:2280
-    return any(
-        _r42.matter == 'MT0001' and _r42.incurred_on == rt.parse_date('2024-09-01')
-        and _r42.category == _E15_ExpenseCategory_expert and _r42.amount == 1000.01
-        and _r42.description == '\\' and _r42.billable == True and _r42.invoice is None
-        for _r42 in rt.each(ep, ep.t_expenses)
-    )
-
-
-def _check_mined_3e227fb827__new_invoice(ep: LawFirmPractice) -> bool:  # tasks.world:2281
-    return any(
-        _r43.matter == 'MT0001' and _r43.status == _E13_InvoiceStatus_void
-        and _r43.created_on == rt.parse_date('2024-10-15') and _r43.issued_on is None
-        and _r43.due_on is None and _r43.fees_total == 0.0 and _r43.expenses_total == 0.0
-        and _r43.total == 0.0 and _r43.amount_paid == 0.0
-        for _r43 in rt.each(ep, ep.t_invoices)
-    )
-
-
-# tasks.world:2658
-def _check_mined_65c69518e1__timeentry_te00006_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00006'].invoice, 'is', None)
-
-
-# tasks.world:2659
-def _check_mined_65c69518e1__expense_ex00003_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_expenses['EX00003'].invoice, 'is', None)
-
-
-# tasks.world:2660
-def _check_mined_65c69518e1__invoice_inv00003_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_void)
-        and rt.expect(
-            ep.t_invoices['INV00003'].issued_on, '==', rt.parse_date('2024-10-15'), part=1
-        )
-        and rt.expect(ep.t_invoices['INV00003'].due_on, '==', rt.parse_date('2024-11-29'), part=2)
-        and rt.expect(ep.t_invoices['INV00003'].fees_total, '==', 0.0, part=3)
-        and rt.expect(ep.t_invoices['INV00003'].expenses_total, '==', 0.0, part=4)
-        and rt.expect(ep.t_invoices['INV00003'].total, '==', 0.0, part=5)
-    )
-
-
-def _check_mined_3600cf1cb3__new_invoice(ep: LawFirmPractice) -> bool:  # tasks.world:3038
-    return any(
-        _r44.matter == 'MT0001' and _r44.status == _E13_InvoiceStatus_void
-        and _r44.created_on == rt.parse_date('2024-10-15')
-        and _r44.issued_on == rt.parse_date('2024-10-15')
-        and _r44.due_on == rt.parse_date('2024-11-14') and _r44.fees_total == 0.0
-        and _r44.expenses_total == 0.0 and _r44.total == 0.0 and _r44.amount_paid == 0.0
-        for _r44 in rt.each(ep, ep.t_invoices)
-    )
-
-
-# tasks.world:3415
-def _check_mined_8ecd234a08__matter_mt0004_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_matters['MT0004'].status, '==', _E12_MatterStatus_closed) and rt.expect(
-        ep.t_matters['MT0004'].closed_on, '==', rt.parse_date('2024-10-15'), part=1
-    )
-
-
-def _check_mined_8ecd234a08__new_matter(ep: LawFirmPractice) -> bool:  # tasks.world:3416
-    return any(
-        _r45.client == 'CL004' and _r45.title == 'MT0004'
-        and _r45.practice_area == _E12_PracticeArea_family and _r45.responsible == 'A01'
-        and _r45.rates == BillingRates(
-            v.check_range(0.0, 'BillingRates.partner', 0.0, None),
-            v.check_range(1000.0, 'BillingRates.associate', 0.0, None),
-            v.check_range(375.0, 'BillingRates.paralegal', 0.0, None),
-        )
-        and _r45.status == _E12_MatterStatus_open_
-        and _r45.opened_on == rt.parse_date('2024-10-15') and _r45.closed_on is None
-        for _r45 in rt.each(ep, ep.t_matters)
-    )
-
-
-def _check_mined_8ecd234a08__new_matter_1(ep: LawFirmPractice) -> bool:  # tasks.world:3417
-    return any(
-        _r46.client == 'CL003' and _r46.title == '2024-10-15'
-        and _r46.practice_area == _E12_PracticeArea_family and _r46.responsible == 'A01'
-        and _r46.rates == BillingRates(
-            v.check_range(1000.0, 'BillingRates.partner', 0.0, None),
-            v.check_range(0.0, 'BillingRates.associate', 0.0, None),
-            v.check_range(420.0, 'BillingRates.paralegal', 0.0, None),
-        )
-        and _r46.status == _E12_MatterStatus_open_
-        and _r46.opened_on == rt.parse_date('2024-10-15') and _r46.closed_on is None
-        for _r46 in rt.each(ep, ep.t_matters)
-    )
-
-
-# tasks.world:3795
-def _check_mined_998e036b64__invoice_inv00005_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV00005'].amount_paid, '==', 340.0)
-
-
-def _check_mined_998e036b64__new_payment(ep: LawFirmPractice) -> bool:  # tasks.world:3796
-    return any(
-        _r47.invoice == 'INV00005' and _r47.amount == 140.0
-        and _r47.received_on == rt.parse_date('2024-10-15')
-        and _r47.method == _E13_PaymentMethod_wire and _r47.reference == 'a\nb'
-        for _r47 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_cb970a971a__new_matter(ep: LawFirmPractice) -> bool:  # tasks.world:4173
-    return any(
-        _r48.client == 'CL001' and _r48.title == 'Brightline Software LLC'
-        and _r48.practice_area == _E12_PracticeArea_employment and _r48.responsible == 'A01'
-        and _r48.rates == BillingRates(
-            v.check_range(552.0, 'BillingRates.partner', 0.0, None),
-            v.check_range(0.0, 'BillingRates.associate', 0.0, None),
-            v.check_range(325.0, 'BillingRates.paralegal', 0.0, None),
-        )
-        and _r48.status == _E12_MatterStatus_open_
-        and _r48.opened_on == rt.parse_date('2024-10-15') and _r48.closed_on is None
-        for _r48 in rt.each(ep, ep.t_matters)
-    )
-
-
-# tasks.world:4550
-def _check_mined_aa0faf7c43__invoice_inv00003_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_issued)
-        and rt.expect(
-            ep.t_invoices['INV00003'].issued_on, '==', rt.parse_date('2024-10-15'), part=1
-        )
-        and rt.expect(ep.t_invoices['INV00003'].due_on, '==', rt.parse_date('2024-11-29'), part=2)
-    )
-
-
-# tasks.world:4927
-def _check_mined_5686c80a91__timeentry_te00001_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00001'].invoice, '==', 'INV00006')
-
-
-# tasks.world:4928
-def _check_mined_5686c80a91__timeentry_te00002_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00002'].invoice, '==', 'INV00006')
-
-
-# tasks.world:4929
-def _check_mined_5686c80a91__timeentry_te00003_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00003'].invoice, '==', 'INV00006')
-
-
-# tasks.world:4930
-def _check_mined_5686c80a91__expense_ex00001_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_expenses['EX00001'].invoice, '==', 'INV00006')
-
-
-def _check_mined_5686c80a91__new_invoice(ep: LawFirmPractice) -> bool:  # tasks.world:4931
-    return any(
-        _r49.matter == 'MT0001' and _r49.status == _E13_InvoiceStatus_issued
-        and _r49.created_on == rt.parse_date('2024-10-15')
-        and _r49.issued_on == rt.parse_date('2024-10-15')
-        and _r49.due_on == rt.parse_date('2024-11-14') and _r49.fees_total == 3150.0
-        and _r49.expenses_total == 400.0 and _r49.total == 3550.0 and _r49.amount_paid == 0.0
-        for _r49 in rt.each(ep, ep.t_invoices)
-    )
-
-
-def _check_mined_cdc6a5d099__new_timeentry(ep: LawFirmPractice) -> bool:  # tasks.world:5307
-    return any(
-        _r50.matter == 'MT0001' and _r50.attorney == 'A01'
-        and _r50.work_date == rt.parse_date('2024-07-05') and _r50.hours == 5.0
-        and _r50.rate == 450.0 and _r50.narrative == 'PAY00002' and _r50.billable == True
-        and _r50.invoice is None
-        for _r50 in rt.each(ep, ep.t_time_entries)
-    )
-
-
-def _check_mined_cdc6a5d099__new_expense(ep: LawFirmPractice) -> bool:  # tasks.world:5308
-    return any(
-        _r51.matter == 'MT0004' and _r51.incurred_on == rt.parse_date('2024-07-05')
-        and _r51.category == _E15_ExpenseCategory_copying and _r51.amount == 0.01
-        and _r51.description == 'partner' and _r51.billable == False and _r51.invoice is None
-        for _r51 in rt.each(ep, ep.t_expenses)
-    )
-
-
-def _check_mined_b10ad76733__new_expense(ep: LawFirmPractice) -> bool:  # tasks.world:5685
-    return any(
-        _r52.matter == 'MT0001' and _r52.incurred_on == rt.parse_date('2024-05-22')
-        and _r52.category == _E15_ExpenseCategory_other and _r52.amount == 539.0
-        and _r52.description == 'on_hold' and _r52.billable == False and _r52.invoice is None
-        for _r52 in rt.each(ep, ep.t_expenses)
-    )
-
-
-# tasks.world:6060
-def _check_mined_fb960895dd__matter_mt0002_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_matters['MT0002'].status, '==', _E12_MatterStatus_closed) and rt.expect(
-        ep.t_matters['MT0002'].closed_on, '==', rt.parse_date('2024-10-15'), part=1
-    )
-
-
-# tasks.world:6435
-def _check_mined_0d382c7bb8__timeentry_te00001_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00001'].invoice, '==', 'INV00006')
-
-
-# tasks.world:6436
-def _check_mined_0d382c7bb8__timeentry_te00002_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00002'].invoice, '==', 'INV00006')
-
-
-# tasks.world:6437
-def _check_mined_0d382c7bb8__timeentry_te00003_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00003'].invoice, '==', 'INV00006')
-
-
-# tasks.world:6438
-def _check_mined_0d382c7bb8__expense_ex00001_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_expenses['EX00001'].invoice, '==', 'INV00006')
-
-
-def _check_mined_0d382c7bb8__new_invoice(ep: LawFirmPractice) -> bool:  # tasks.world:6439
-    return any(
-        _r53.matter == 'MT0001' and _r53.status == _E13_InvoiceStatus_draft
-        and _r53.created_on == rt.parse_date('2024-10-15') and _r53.issued_on is None
-        and _r53.due_on is None and _r53.fees_total == 3150.0 and _r53.expenses_total == 400.0
-        and _r53.total == 3550.0 and _r53.amount_paid == 0.0
-        for _r53 in rt.each(ep, ep.t_invoices)
-    )
-
-
-# tasks.world:6815
-def _check_mined_83fc5bbbec__matter_mt0002_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_matters['MT0002'].status, '==', _E12_MatterStatus_open_)
-
-
-# tasks.world:7191
-def _check_mined_d80e36c911__current_attorney_set(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_attorney, '==', 'A03')
-
-
-# tasks.world:7567
-def _check_mined_65a472c9ad__timeentry_te00006_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00006'].invoice, '==', 'INV00006')
-
-
-# tasks.world:7568
-def _check_mined_65a472c9ad__expense_ex00003_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_expenses['EX00003'].invoice, '==', 'INV00006')
-
-
-# tasks.world:7569
-def _check_mined_65a472c9ad__invoice_inv00003_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_void)
-        and rt.expect(
-            ep.t_invoices['INV00003'].issued_on, '==', rt.parse_date('2024-10-15'), part=1
-        )
-        and rt.expect(ep.t_invoices['INV00003'].due_on, '==', rt.parse_date('2024-11-29'), part=2)
-        and rt.expect(ep.t_invoices['INV00003'].fees_total, '==', 0.0, part=3)
-        and rt.expect(ep.t_invoices['INV00003'].expenses_total, '==', 0.0, part=4)
-        and rt.expect(ep.t_invoices['INV00003'].total, '==', 0.0, part=5)
-    )
-
-
-# tasks.world:7570
-def _check_mined_65a472c9ad__invoice_inv00005_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV00005'].amount_paid, '==', 510.0)
-
-
-def _check_mined_65a472c9ad__new_invoice(ep: LawFirmPractice) -> bool:  # tasks.world:7571
-    return any(
-        _r54.matter == 'MT0003' and _r54.status == _E13_InvoiceStatus_draft
-        and _r54.created_on == rt.parse_date('2024-10-15') and _r54.issued_on is None
-        and _r54.due_on is None and _r54.fees_total == 2600.0 and _r54.expenses_total == 180.0
-        and _r54.total == 2780.0 and _r54.amount_paid == 0.0
-        for _r54 in rt.each(ep, ep.t_invoices)
-    )
-
-
-def _check_mined_65a472c9ad__new_payment(ep: LawFirmPractice) -> bool:  # tasks.world:7572
-    return any(
-        _r55.invoice == 'INV00005' and _r55.amount == 310.0
-        and _r55.received_on == rt.parse_date('2024-10-15')
-        and _r55.method == _E13_PaymentMethod_card and _r55.reference == 'Due diligence review'
-        for _r55 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:7952
-def _check_mined_8fd09a5e06__current_attorney_set(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_attorney, '==', 'A03')
-
-
-# tasks.world:7953
-def _check_mined_8fd09a5e06__timeentry_te00001_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00001'].invoice, '==', 'INV00006')
-
-
-# tasks.world:7954
-def _check_mined_8fd09a5e06__timeentry_te00002_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00002'].invoice, '==', 'INV00006')
-
-
-# tasks.world:7955
-def _check_mined_8fd09a5e06__timeentry_te00003_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00003'].invoice, '==', 'INV00006')
-
-
-def _check_mined_8fd09a5e06__new_timeentry(ep: LawFirmPractice) -> bool:  # tasks.world:7956
-    return any(
-        _r56.matter == 'MT0001' and _r56.attorney == 'A03'
-        and _r56.work_date == rt.parse_date('2024-05-12') and _r56.hours == 9.0
-        and _r56.rate == 150.0 and _r56.narrative == 'wire' and _r56.billable == True
-        and _r56.invoice == 'INV00006'
-        for _r56 in rt.each(ep, ep.t_time_entries)
-    )
-
-
-# tasks.world:7957
-def _check_mined_8fd09a5e06__expense_ex00001_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_expenses['EX00001'].invoice, '==', 'INV00006')
-
-
-def _check_mined_8fd09a5e06__new_expense(ep: LawFirmPractice) -> bool:  # tasks.world:7958
-    return any(
-        _r57.matter == 'MT0001' and _r57.incurred_on == rt.parse_date('2024-05-12')
-        and _r57.category == _E15_ExpenseCategory_travel and _r57.amount == 1000.0
-        and _r57.description == 'corporate' and _r57.billable == False and _r57.invoice is None
-        for _r57 in rt.each(ep, ep.t_expenses)
-    )
-
-
-def _check_mined_8fd09a5e06__new_invoice(ep: LawFirmPractice) -> bool:  # tasks.world:7959
-    return any(
-        _r58.matter == 'MT0001' and _r58.status == _E13_InvoiceStatus_draft
-        and _r58.created_on == rt.parse_date('2024-10-15') and _r58.issued_on is None
-        and _r58.due_on is None and _r58.fees_total == 4500.0 and _r58.expenses_total == 400.0
-        and _r58.total == 4900.0 and _r58.amount_paid == 0.0
-        for _r58 in rt.each(ep, ep.t_invoices)
-    )
-
-
-# tasks.world:8338
-def _check_mined_71ec563621__current_attorney_set(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_attorney, '==', 'A03')
-
-
-# tasks.world:8339
-def _check_mined_71ec563621__matter_mt0003_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_matters['MT0003'].status, '==', _E12_MatterStatus_on_hold)
-
-
-# tasks.world:8340
-def _check_mined_71ec563621__timeentry_te00001_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00001'].invoice, '==', 'INV00006')
-
-
-# tasks.world:8341
-def _check_mined_71ec563621__timeentry_te00002_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00002'].invoice, '==', 'INV00006')
-
-
-# tasks.world:8342
-def _check_mined_71ec563621__timeentry_te00003_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00003'].invoice, '==', 'INV00006')
-
-
-def _check_mined_71ec563621__new_timeentry(ep: LawFirmPractice) -> bool:  # tasks.world:8343
-    return any(
-        _r59.matter == 'MT0001' and _r59.attorney == 'A03'
-        and _r59.work_date == rt.parse_date('2024-09-20') and _r59.hours == 0.1
-        and _r59.rate == 150.0 and _r59.narrative == 'individual' and _r59.billable == True
-        and _r59.invoice is None
-        for _r59 in rt.each(ep, ep.t_time_entries)
-    )
-
-
-# tasks.world:8344
-def _check_mined_71ec563621__expense_ex00001_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_expenses['EX00001'].invoice, '==', 'INV00006')
-
-
-def _check_mined_71ec563621__new_invoice(ep: LawFirmPractice) -> bool:  # tasks.world:8345
-    return any(
-        _r60.matter == 'MT0001' and _r60.status == _E13_InvoiceStatus_draft
-        and _r60.created_on == rt.parse_date('2024-10-15') and _r60.issued_on is None
-        and _r60.due_on is None and _r60.fees_total == 3150.0 and _r60.expenses_total == 400.0
-        and _r60.total == 3550.0 and _r60.amount_paid == 0.0
-        for _r60 in rt.each(ep, ep.t_invoices)
-    )
-
-
-# tasks.world:8726
-def _check_mined_2f9d0b8200__matter_mt0001_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_matters['MT0001'].status, '==', _E12_MatterStatus_on_hold)
-
-
-def _check_mined_2f9d0b8200__new_matter(ep: LawFirmPractice) -> bool:  # tasks.world:8727
-    return any(
-        _r61.client == 'CL003' and _r61.title == '2024-09-01'
-        and _r61.practice_area == _E12_PracticeArea_real_estate and _r61.responsible == 'A01'
-        and _r61.rates == BillingRates(
-            v.check_range(387.69, 'BillingRates.partner', 0.0, None),
-            v.check_range(784.83, 'BillingRates.associate', 0.0, None),
-            v.check_range(0.0, 'BillingRates.paralegal', 0.0, None),
-        )
-        and _r61.status == _E12_MatterStatus_open_
-        and _r61.opened_on == rt.parse_date('2024-10-15') and _r61.closed_on is None
-        for _r61 in rt.each(ep, ep.t_matters)
-    )
-
-
-# tasks.world:8728
-def _check_mined_2f9d0b8200__invoice_inv00005_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV00005'].amount_paid, '==', 200.01)
-
-
-def _check_mined_2f9d0b8200__new_payment(ep: LawFirmPractice) -> bool:  # tasks.world:8729
-    return any(
-        _r62.invoice == 'INV00005' and _r62.amount == 0.01
-        and _r62.received_on == rt.parse_date('2024-10-15')
-        and _r62.method == _E13_PaymentMethod_paper_check and _r62.reference == 'é'
-        for _r62 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:9107
-def _check_mined_2ba48ac28e__timeentry_te00001_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00001'].invoice, '==', 'INV00006')
-
-
-# tasks.world:9108
-def _check_mined_2ba48ac28e__timeentry_te00002_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00002'].invoice, '==', 'INV00006')
-
-
-# tasks.world:9109
-def _check_mined_2ba48ac28e__timeentry_te00003_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00003'].invoice, '==', 'INV00006')
-
-
-# tasks.world:9110
-def _check_mined_2ba48ac28e__expense_ex00001_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_expenses['EX00001'].invoice, '==', 'INV00006')
-
-
-def _check_mined_2ba48ac28e__new_expense(ep: LawFirmPractice) -> bool:  # tasks.world:9111
-    return any(
-        _r63.matter == 'MT0003' and _r63.incurred_on == rt.parse_date('2024-10-04')
-        and _r63.category == _E15_ExpenseCategory_courier and _r63.amount == 150.0
-        and _r63.description == 'closed' and _r63.billable == True and _r63.invoice is None
-        for _r63 in rt.each(ep, ep.t_expenses)
-    )
-
-
-def _check_mined_2ba48ac28e__new_invoice(ep: LawFirmPractice) -> bool:  # tasks.world:9112
-    return any(
-        _r64.matter == 'MT0001' and _r64.status == _E13_InvoiceStatus_issued
-        and _r64.created_on == rt.parse_date('2024-10-15')
-        and _r64.issued_on == rt.parse_date('2024-10-15')
-        and _r64.due_on == rt.parse_date('2024-11-14') and _r64.fees_total == 3150.0
-        and _r64.expenses_total == 400.0 and _r64.total == 3550.0 and _r64.amount_paid == 606.4
-        for _r64 in rt.each(ep, ep.t_invoices)
-    )
-
-
-def _check_mined_2ba48ac28e__new_payment(ep: LawFirmPractice) -> bool:  # tasks.world:9113
-    return any(
-        _r65.invoice == 'INV00006' and _r65.amount == 606.4
-        and _r65.received_on == rt.parse_date('2024-10-15')
-        and _r65.method == _E13_PaymentMethod_card and _r65.reference == 'partner'
-        for _r65 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:9493
-def _check_mined_8ba486f724__current_attorney_set(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_attorney, '==', 'A02')
-
-
-# tasks.world:9494
-def _check_mined_8ba486f724__invoice_inv00005_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV00005'].amount_paid, '==', 215.0)
-
-
-def _check_mined_8ba486f724__new_payment(ep: LawFirmPractice) -> bool:  # tasks.world:9495
-    return any(
-        _r66.invoice == 'INV00005' and _r66.amount == 15.0
-        and _r66.received_on == rt.parse_date('2024-10-15')
-        and _r66.method == _E13_PaymentMethod_card and _r66.reference == '2024-08-20'
-        for _r66 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:9873
-def _check_mined_9c440ae4c3__current_attorney_set(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_attorney, '==', 'A02')
-
-
-# tasks.world:9874
-def _check_mined_9c440ae4c3__timeentry_te00006_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00006'].invoice, 'is', None)
-
-
-# tasks.world:9875
-def _check_mined_9c440ae4c3__expense_ex00003_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_expenses['EX00003'].invoice, 'is', None)
-
-
-def _check_mined_9c440ae4c3__new_expense(ep: LawFirmPractice) -> bool:  # tasks.world:9876
-    return any(
-        _r67.matter == 'MT0001' and _r67.incurred_on == rt.parse_date('2024-09-10')
-        and _r67.category == _E15_ExpenseCategory_travel and _r67.amount == 221.0
-        and _r67.description == 'marcus.chen@vancelaw.example' and _r67.billable == True
-        and _r67.invoice is None
-        for _r67 in rt.each(ep, ep.t_expenses)
-    )
-
-
-# tasks.world:9877
-def _check_mined_9c440ae4c3__invoice_inv00003_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_void)
-        and rt.expect(ep.t_invoices['INV00003'].fees_total, '==', 0.0, part=1)
-        and rt.expect(ep.t_invoices['INV00003'].expenses_total, '==', 0.0, part=2)
-        and rt.expect(ep.t_invoices['INV00003'].total, '==', 0.0, part=3)
-    )
-
-
-def _check_mined_12bb824242__new_matter(ep: LawFirmPractice) -> bool:  # tasks.world:10255
-    return any(
-        _r68.client == 'CL004' and _r68.title == 'Santos divorce'
-        and _r68.practice_area == _E12_PracticeArea_real_estate and _r68.responsible == 'A01'
-        and _r68.rates == BillingRates(
-            v.check_range(0.0, 'BillingRates.partner', 0.0, None),
-            v.check_range(962.79, 'BillingRates.associate', 0.0, None),
-            v.check_range(612.8, 'BillingRates.paralegal', 0.0, None),
-        )
-        and _r68.status == _E12_MatterStatus_open_
-        and _r68.opened_on == rt.parse_date('2024-10-15') and _r68.closed_on is None
-        for _r68 in rt.each(ep, ep.t_matters)
-    )
-
-
-# tasks.world:10256
-def _check_mined_12bb824242__timeentry_te00001_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00001'].invoice, '==', 'INV00006')
-
-
-# tasks.world:10257
-def _check_mined_12bb824242__timeentry_te00002_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00002'].invoice, '==', 'INV00006')
-
-
-# tasks.world:10258
-def _check_mined_12bb824242__timeentry_te00003_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00003'].invoice, '==', 'INV00006')
-
-
-# tasks.world:10259
-def _check_mined_12bb824242__expense_ex00001_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_expenses['EX00001'].invoice, '==', 'INV00006')
-
-
-def _check_mined_12bb824242__new_expense(ep: LawFirmPractice) -> bool:  # tasks.world:10260
-    return any(
-        _r69.matter == 'MT0001' and _r69.incurred_on == rt.parse_date('2024-06-01')
-        and _r69.category == _E15_ExpenseCategory_travel and _r69.amount == 0.01
-        and _r69.description == '2024-07-16' and _r69.billable == False and _r69.invoice is None
-        for _r69 in rt.each(ep, ep.t_expenses)
-    )
-
-
-def _check_mined_12bb824242__new_invoice(ep: LawFirmPractice) -> bool:  # tasks.world:10261
-    return any(
-        _r70.matter == 'MT0001' and _r70.status == _E13_InvoiceStatus_issued
-        and _r70.created_on == rt.parse_date('2024-10-15')
-        and _r70.issued_on == rt.parse_date('2024-10-15')
-        and _r70.due_on == rt.parse_date('2024-11-14') and _r70.fees_total == 3150.0
-        and _r70.expenses_total == 400.0 and _r70.total == 3550.0 and _r70.amount_paid == 0.0
-        for _r70 in rt.each(ep, ep.t_invoices)
-    )
-
-
-# tasks.world:10640
-def _check_mined_171105e09b__matter_mt0001_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_matters['MT0001'].status, '==', _E12_MatterStatus_on_hold)
-
-
-def _check_mined_171105e09b__new_matter(ep: LawFirmPractice) -> bool:  # tasks.world:10641
-    return any(
-        _r71.client == 'CL001' and _r71.title == 'other'
-        and _r71.practice_area == _E12_PracticeArea_corporate and _r71.responsible == 'A01'
-        and _r71.rates == BillingRates(
-            v.check_range(890.0, 'BillingRates.partner', 0.0, None),
-            v.check_range(496.1, 'BillingRates.associate', 0.0, None),
-            v.check_range(0.0, 'BillingRates.paralegal', 0.0, None),
-        )
-        and _r71.status == _E12_MatterStatus_closed
-        and _r71.opened_on == rt.parse_date('2024-10-15')
-        and _r71.closed_on == rt.parse_date('2024-10-15')
-        for _r71 in rt.each(ep, ep.t_matters)
-    )
-
-
-def _check_mined_171105e09b__new_expense(ep: LawFirmPractice) -> bool:  # tasks.world:10642
-    return any(
-        _r72.matter == 'MT0001' and _r72.incurred_on == rt.parse_date('2024-03-04')
-        and _r72.category == _E15_ExpenseCategory_travel and _r72.amount == 346.8
-        and _r72.description == 'copying' and _r72.billable == False and _r72.invoice is None
-        for _r72 in rt.each(ep, ep.t_expenses)
-    )
-
-
-# tasks.world:11021
-def _check_mined_33f6732e90__matter_mt0001_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_matters['MT0001'].status, '==', _E12_MatterStatus_on_hold)
-
-
-# tasks.world:11022
-def _check_mined_33f6732e90__invoice_inv00005_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV00005'].amount_paid, '==', 305.6)
-
-
-def _check_mined_33f6732e90__new_payment(ep: LawFirmPractice) -> bool:  # tasks.world:11023
-    return any(
-        _r73.invoice == 'INV00005' and _r73.amount == 0.01
-        and _r73.received_on == rt.parse_date('2024-10-15')
-        and _r73.method == _E13_PaymentMethod_wire and _r73.reference == 'Series A financing'
-        for _r73 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_33f6732e90__new_payment_1(ep: LawFirmPractice) -> bool:  # tasks.world:11024
-    return any(
-        _r74.invoice == 'INV00005' and _r74.amount == 105.59
-        and _r74.received_on == rt.parse_date('2024-10-15')
-        and _r74.method == _E13_PaymentMethod_paper_check and _r74.reference == 'INV00005'
-        for _r74 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:11403
-def _check_mined_0621386605__matter_mt0002_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_matters['MT0002'].status, '==', _E12_MatterStatus_closed) and rt.expect(
-        ep.t_matters['MT0002'].closed_on, '==', rt.parse_date('2024-10-15'), part=1
-    )
-
-
-def _check_mined_0621386605__new_matter(ep: LawFirmPractice) -> bool:  # tasks.world:11404
-    return any(
-        _r75.client == 'CL003' and _r75.title == 'filing_fee'
-        and _r75.practice_area == _E12_PracticeArea_real_estate and _r75.responsible == 'A01'
-        and _r75.rates == BillingRates(
-            v.check_range(258.99, 'BillingRates.partner', 0.0, None),
-            v.check_range(279.4446, 'BillingRates.associate', 0.0, None),
-            v.check_range(1000.0, 'BillingRates.paralegal', 0.0, None),
-        )
-        and _r75.status == _E12_MatterStatus_open_
-        and _r75.opened_on == rt.parse_date('2024-10-15') and _r75.closed_on is None
-        for _r75 in rt.each(ep, ep.t_matters)
-    )
-
-
-def _check_mined_0621386605__new_matter_1(ep: LawFirmPractice) -> bool:  # tasks.world:11405
-    return any(
-        _r76.client == 'CL003' and _r76.title == 'wire'
-        and _r76.practice_area == _E12_PracticeArea_employment and _r76.responsible == 'A01'
-        and _r76.rates == BillingRates(
-            v.check_range(630.4359, 'BillingRates.partner', 0.0, None),
-            v.check_range(15.0, 'BillingRates.associate', 0.0, None),
-            v.check_range(1000.0, 'BillingRates.paralegal', 0.0, None),
-        )
-        and _r76.status == _E12_MatterStatus_open_
-        and _r76.opened_on == rt.parse_date('2024-10-15') and _r76.closed_on is None
-        for _r76 in rt.each(ep, ep.t_matters)
-    )
-
-
-def _check_mined_0621386605__new_expense(ep: LawFirmPractice) -> bool:  # tasks.world:11406
-    return any(
-        _r77.matter == 'MT0003' and _r77.incurred_on == rt.parse_date('2024-09-20')
-        and _r77.category == _E15_ExpenseCategory_other and _r77.amount == 1000.01
-        and _r77.description == 'real_estate' and _r77.billable == False and _r77.invoice is None
-        for _r77 in rt.each(ep, ep.t_expenses)
-    )
-
-
-# tasks.world:11785
-def _check_mined_3b6ee4f18c__timeentry_te00006_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00006'].invoice, 'is', None)
-
-
-# tasks.world:11786
-def _check_mined_3b6ee4f18c__expense_ex00003_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_expenses['EX00003'].invoice, 'is', None)
-
-
-# tasks.world:11787
-def _check_mined_3b6ee4f18c__invoice_inv00003_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_void)
-        and rt.expect(ep.t_invoices['INV00003'].fees_total, '==', 0.0, part=1)
-        and rt.expect(ep.t_invoices['INV00003'].expenses_total, '==', 0.0, part=2)
-        and rt.expect(ep.t_invoices['INV00003'].total, '==', 0.0, part=3)
-    )
-
-
-def _check_mined_3ef1900d02__new_expense(ep: LawFirmPractice) -> bool:  # tasks.world:12169
-    return any(
-        _r78.matter == 'MT0002' and _r78.incurred_on == rt.parse_date('2024-06-22')
-        and _r78.category == _E15_ExpenseCategory_travel and _r78.amount == 0.01
-        and _r78.description == 'closed' and _r78.billable == True and _r78.invoice == 'INV00007'
-        for _r78 in rt.each(ep, ep.t_expenses)
-    )
-
-
-def _check_mined_3ef1900d02__new_invoice(ep: LawFirmPractice) -> bool:  # tasks.world:12170
-    return any(
-        _r79.matter == 'MT0001' and _r79.status == _E13_InvoiceStatus_void
-        and _r79.created_on == rt.parse_date('2024-10-15') and _r79.issued_on is None
-        and _r79.due_on is None and _r79.fees_total == 0.0 and _r79.expenses_total == 0.0
-        and _r79.total == 0.0 and _r79.amount_paid == 0.0
-        for _r79 in rt.each(ep, ep.t_invoices)
-    )
-
-
-def _check_mined_3ef1900d02__new_invoice_1(ep: LawFirmPractice) -> bool:  # tasks.world:12171
-    return any(
-        _r80.matter == 'MT0002' and _r80.status == _E13_InvoiceStatus_draft
-        and _r80.created_on == rt.parse_date('2024-10-15') and _r80.issued_on is None
-        and _r80.due_on is None and _r80.fees_total == 0.0 and _r80.expenses_total == 0.01
-        and _r80.total == 0.01 and _r80.amount_paid == 0.0
-        for _r80 in rt.each(ep, ep.t_invoices)
-    )
-
-
-# tasks.world:12552
-def _check_mined_6736d53d76__timeentry_te00006_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00006'].invoice, '==', 'INV00006')
-
-
-# tasks.world:12553
-def _check_mined_6736d53d76__expense_ex00003_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_expenses['EX00003'].invoice, '==', 'INV00006')
-
-
-# tasks.world:12554
-def _check_mined_6736d53d76__invoice_inv00003_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_void)
-        and rt.expect(ep.t_invoices['INV00003'].fees_total, '==', 0.0, part=1)
-        and rt.expect(ep.t_invoices['INV00003'].expenses_total, '==', 0.0, part=2)
-        and rt.expect(ep.t_invoices['INV00003'].total, '==', 0.0, part=3)
-    )
-
-
-def _check_mined_6736d53d76__new_invoice(ep: LawFirmPractice) -> bool:  # tasks.world:12555
-    return any(
-        _r81.matter == 'MT0003' and _r81.status == _E13_InvoiceStatus_draft
-        and _r81.created_on == rt.parse_date('2024-10-15') and _r81.issued_on is None
-        and _r81.due_on is None and _r81.fees_total == 2600.0 and _r81.expenses_total == 180.0
-        and _r81.total == 2780.0 and _r81.amount_paid == 0.0
-        for _r81 in rt.each(ep, ep.t_invoices)
-    )
-
-
-# tasks.world:12935
-def _check_mined_a63f7cf87d__matter_mt0002_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_matters['MT0002'].status, '==', _E12_MatterStatus_closed) and rt.expect(
-        ep.t_matters['MT0002'].closed_on, '==', rt.parse_date('2024-10-15'), part=1
-    )
-
-
-# tasks.world:12936
-def _check_mined_a63f7cf87d__invoice_inv00003_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_issued)
-        and rt.expect(
-            ep.t_invoices['INV00003'].issued_on, '==', rt.parse_date('2024-10-15'), part=1
-        )
-        and rt.expect(ep.t_invoices['INV00003'].due_on, '==', rt.parse_date('2024-11-29'), part=2)
-    )
-
-
-# tasks.world:13316
-def _check_mined_c4fd6f07eb__current_attorney_set(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_attorney, '==', 'A02')
-
-
-def _check_mined_c4fd6f07eb__new_expense(ep: LawFirmPractice) -> bool:  # tasks.world:13317
-    return any(
-        _r82.matter == 'MT0002' and _r82.incurred_on == rt.parse_date('2024-09-20')
-        and _r82.category == _E15_ExpenseCategory_filing_fee and _r82.amount == 1000.01
-        and _r82.description == 'associate' and _r82.billable == True and _r82.invoice is None
-        for _r82 in rt.each(ep, ep.t_expenses)
-    )
-
-
-def _check_mined_d0c03cceba__new_matter(ep: LawFirmPractice) -> bool:  # tasks.world:13697
-    return any(
-        _r83.client == 'CL003' and _r83.title == '9W'
-        and _r83.practice_area == _E12_PracticeArea_real_estate and _r83.responsible == 'A01'
-        and _r83.rates == BillingRates(
-            v.check_range(325.0, 'BillingRates.partner', 0.0, None),
-            v.check_range(0.0, 'BillingRates.associate', 0.0, None),
-            v.check_range(0.0, 'BillingRates.paralegal', 0.0, None),
-        )
-        and _r83.status == _E12_MatterStatus_open_
-        and _r83.opened_on == rt.parse_date('2024-10-15') and _r83.closed_on is None
-        for _r83 in rt.each(ep, ep.t_matters)
-    )
-
-
-# tasks.world:13698
-def _check_mined_d0c03cceba__timeentry_te00006_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_time_entries['TE00006'].invoice, 'is', None)
-
-
-# tasks.world:13699
-def _check_mined_d0c03cceba__expense_ex00003_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_expenses['EX00003'].invoice, 'is', None)
-
-
-# tasks.world:13700
-def _check_mined_d0c03cceba__invoice_inv00003_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_invoices['INV00003'].status, '==', _E13_InvoiceStatus_void)
-        and rt.expect(ep.t_invoices['INV00003'].fees_total, '==', 0.0, part=1)
-        and rt.expect(ep.t_invoices['INV00003'].expenses_total, '==', 0.0, part=2)
-        and rt.expect(ep.t_invoices['INV00003'].total, '==', 0.0, part=3)
-    )
-
-
-# tasks.world:14080
-def _check_mined_53d4b02f33__matter_mt0002_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_matters['MT0002'].status, '==', _E12_MatterStatus_open_)
-
-
-def _check_mined_53d4b02f33__new_matter(ep: LawFirmPractice) -> bool:  # tasks.world:14081
-    return any(
-        _r84.client == 'CL002' and _r84.title == 'Santos divorce'
-        and _r84.practice_area == _E12_PracticeArea_family and _r84.responsible == 'A01'
-        and _r84.rates == BillingRates(
-            v.check_range(638.3244, 'BillingRates.partner', 0.0, None),
-            v.check_range(1000.0, 'BillingRates.associate', 0.0, None),
-            v.check_range(275.0, 'BillingRates.paralegal', 0.0, None),
-        )
-        and _r84.status == _E12_MatterStatus_open_
-        and _r84.opened_on == rt.parse_date('2024-10-15') and _r84.closed_on is None
-        for _r84 in rt.each(ep, ep.t_matters)
-    )
-
-
-def _check_mined_53d4b02f33__new_expense(ep: LawFirmPractice) -> bool:  # tasks.world:14082
-    return any(
-        _r85.matter == 'MT0003' and _r85.incurred_on == rt.parse_date('2024-10-15')
-        and _r85.category == _E15_ExpenseCategory_expert and _r85.amount == 0.01
-        and _r85.description == 'MT0006' and _r85.billable == True and _r85.invoice is None
-        for _r85 in rt.each(ep, ep.t_expenses)
-    )
-
-
-# tasks.world:14462
-def _check_mined_a6414f1655__current_attorney_set(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_attorney, '==', 'A03')
-
-
-# tasks.world:14463
-def _check_mined_a6414f1655__matter_mt0002_changed(ep: LawFirmPractice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_matters['MT0002'].status, '==', _E12_MatterStatus_closed) and rt.expect(
-        ep.t_matters['MT0002'].closed_on, '==', rt.parse_date('2024-10-15'), part=1
-    )
-
-
-LawFirmPractice.TASKS = task_registry(__name__, "tasks.json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Agent", "AgentRole", "Application", "ApplicationInfo", "Deduction", "Lease", "LeaseInfo",
@@ -278,13 +278,8 @@ class LeasingOffice(Episode):
     CLOCK: ClassVar[str] = "2024-09-02T10:00:00"
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act as the signed-in agent. Identify the prospect (by name, email or phone) before '
-        'acting\n'
-        'for them, and use the ids the tools show; never guess them. Tell a tenant the deposit '
-        'amount\n'
-        'returned and the deductions kept.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "agents": "Agent", "units": "Unit", "prospects": "Prospect", "tours": "Tour",
         "applications": "Application", "leases": "Lease",
@@ -438,19 +433,15 @@ class LeasingOffice(Episode):
                     (None, 'current_agent'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_units,
                 ((self.t_tours, 'unit'), (self.t_applications, 'unit'), (self.t_leases, 'unit')),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_prospects,
                 ((self.t_tours, 'prospect'), (self.t_applications, 'prospect')),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_applications, ((self.t_leases, 'application'),))
-        pass
 
     def fn_me(self) -> Agent:  # leasing_office.world:156
         'The signed-in agent; fails when nobody is signed in.'
@@ -1078,888 +1069,791 @@ class LeasingOffice(Episode):
         # leasing_office.world:640
         return LeaseInfo(lease.lease_id, kept, round(lease.deposit - kept, 2))
 
+    # leasing_office.world:974
+    def _check_approve_and_lease_sara__approved(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['APP0001'].status, '==', _E15_ScreeningStatus_approved)
+            and rt.expect(self.t_applications['APP0001'].decided_by, '==', 'AG01', part=1)
+        )
+
+    def _check_approve_and_lease_sara__leased(self) -> bool:  # leasing_office.world:975
+        return any(
+            _l7.application == 'APP0001' and _l7.status == _E11_LeaseStatus_active
+            and _l7.start_date == rt.parse_date('2024-10-01')
+            and _l7.end_date == rt.parse_date('2025-09-30') and _l7.deposit == 1750.0
+            for _l7 in rt.each(self, self.t_leases)
+        )
+
+    # leasing_office.world:976
+    def _check_approve_and_lease_sara__unit_leased(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_units['204'].status, '==', _E10_UnitStatus_leased)
+
+    # leasing_office.world:1313
+    def _check_return_deposit_101__returned(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_leases['LS0003'].deposit_returned_on, '==', rt.parse_date('2024-09-02')
+        )
+
+    def _check_unit_101_to_aisha__tom_declined(self) -> rt.Verdict | bool:  # tasks.world:335
+        return (
+            rt.expect(self.t_applications['APP0002'].status, '==', _E15_ScreeningStatus_declined)
+            and rt.expect(self.t_applications['APP0002'].decided_by, '==', 'AG01', part=1)
+            and rt.expect(
+                self.t_applications['APP0002'].decline_reason, '==',
+                'Credit score and income below our requirements', part=2,
+            )
+        )
+
+    def _check_unit_101_to_aisha__aisha_approved(self) -> bool:  # tasks.world:336
+        return any(
+            _a8.prospect == 'P0003' and _a8.unit == '101'
+            and _a8.move_in_date == rt.parse_date('2024-12-01') and _a8.credit_score == 790
+            and _a8.status == _E15_ScreeningStatus_approved and _a8.decided_by == 'AG01'
+            for _a8 in rt.each(self, self.t_applications)
+        )
+
+    def _check_unit_101_to_aisha__aisha_lease(self) -> rt.Verdict | bool:  # tasks.world:337
+        return rt.expect(self.t_units['101'].status, '==', _E10_UnitStatus_leased) and any(
+            _l9.unit == '101' and self.t_applications[_l9.application].prospect == 'P0003'
+            and _l9.start_date == rt.parse_date('2024-12-01')
+            and _l9.end_date == rt.parse_date('2025-11-30') and _l9.monthly_rent == 1300.0
+            and _l9.deposit == 1300.0 and _l9.status == _E11_LeaseStatus_active
+            for _l9 in rt.each(self, self.t_leases)
+        )
+
+    # tasks.world:684
+    def _check_decline_tom_and_take_studio_application__declined(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['APP0002'].status, '==', _E15_ScreeningStatus_declined)
+            and rt.expect(self.t_applications['APP0002'].decided_by, '==', 'AG01', part=1)
+            and rt.expect(
+                self.t_applications['APP0002'].decline_reason, '==', 'Credit score below 620',
+                part=2,
+            )
+        )
+
+    # tasks.world:685
+    def _check_decline_tom_and_take_studio_application__studio_application(self) -> bool:
+        return any(
+            _a10.prospect == 'P0002' and _a10.unit == '12'
+            and _a10.status == _E15_ScreeningStatus_pending
+            and _a10.move_in_date == rt.parse_date('2024-09-15') and _a10.credit_score == 600
+            for _a10 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_a386b141ee__new_tour(self) -> bool:  # tasks.world:1025
+        return any(
+            _r11.prospect == 'P0002' and _r11.unit == '12' and _r11.agent == 'AG03'
+            and _r11.scheduled_at == rt.parse_datetime('2024-11-03T23:15:00')
+            and _r11.status == _E10_TourStatus_scheduled and _r11.notes == ''
+            for _r11 in rt.each(self, self.t_tours)
+        )
+
+    def _check_mined_a386b141ee__new_application(self) -> bool:  # tasks.world:1026
+        return any(
+            _r12.prospect == 'P0002' and _r12.unit == '12'
+            and _r12.submitted_on == rt.parse_date('2024-09-02')
+            and _r12.move_in_date == rt.parse_date('2024-12-01') and _r12.credit_score == 580
+            and _r12.status == _E15_ScreeningStatus_pending and _r12.decided_by is None
+            and _r12.decline_reason is None
+            for _r12 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_0259d09bbf__unit_k_305_changed(self) -> rt.Verdict | bool:  # tasks.world:1366
+        return (
+            rt.expect(self.t_units['305'].status, '==', _E10_UnitStatus_available)
+            and rt.expect(
+                self.t_units['305'].available_from, '==', rt.parse_date('2024-09-03'), part=1
+            )
+        )
+
+    # tasks.world:1367
+    def _check_mined_0259d09bbf__lease_ls0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_leases['LS0002'].end_date, '==', rt.parse_date('2024-09-02'))
+            and rt.expect(self.t_leases['LS0002'].status, '==', _E11_LeaseStatus_ended, part=1)
+            and rt.expect(
+                self.t_leases['LS0002'].deductions, '==',
+                (
+                    Deduction(
+                        v.check_length('APP0006', 'Deduction.reason', 1, 120),
+                        v.check_range(1250.0, 'Deduction.amount', 0.01, 100000.0),
+                    ),
+                ),
+                part=2,
+            )
+            and rt.expect(
+                self.t_leases['LS0002'].deposit_returned_on, '==', rt.parse_date('2024-09-02'),
+                part=3,
+            )
+        )
+
+    def _check_mined_66efe05fd8__unit_k_204_changed(self) -> rt.Verdict | bool:  # tasks.world:1705
+        return rt.expect(self.t_units['204'].status, '==', _E10_UnitStatus_leased)
+
+    # tasks.world:1706
+    def _check_mined_66efe05fd8__application_app0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['APP0001'].status, '==', _E15_ScreeningStatus_approved)
+            and rt.expect(self.t_applications['APP0001'].decided_by, '==', 'AG01', part=1)
+        )
+
+    def _check_mined_66efe05fd8__new_lease(self) -> bool:  # tasks.world:1707
+        return any(
+            _r13.application == 'APP0001' and _r13.unit == '204'
+            and _r13.start_date == rt.parse_date('2024-10-01')
+            and _r13.end_date == rt.parse_date('2025-04-30') and _r13.monthly_rent == 1750.0
+            and _r13.deposit == 461.62 and _r13.status == _E11_LeaseStatus_active
+            and _r13.deductions == () and _r13.deposit_returned_on is None
+            for _r13 in rt.each(self, self.t_leases)
+        )
+
+    # tasks.world:2045
+    def _check_mined_298b582499__lease_ls0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_leases['LS0001'].end_date, '==', rt.parse_date('2025-12-31'))
+            and rt.expect(self.t_leases['LS0001'].monthly_rent, '==', 12192.8, part=1)
+        )
+
+    # tasks.world:2383
+    def _check_mined_3a3691b002__application_app0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['APP0001'].status, '==', _E15_ScreeningStatus_declined)
+            and rt.expect(self.t_applications['APP0001'].decided_by, '==', 'AG01', part=1)
+            and rt.expect(self.t_applications['APP0001'].decline_reason, '==', ' ', part=2)
+        )
+
+    def _check_mined_5619cc7143__unit_k_102_changed(self) -> rt.Verdict | bool:  # tasks.world:2720
+        return (
+            rt.expect(self.t_units['102'].status, '==', _E10_UnitStatus_available)
+            and rt.expect(
+                self.t_units['102'].available_from, '==', rt.parse_date('2024-09-03'), part=1
+            )
+        )
+
+    # tasks.world:2721
+    def _check_mined_5619cc7143__lease_ls0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_leases['LS0001'].end_date, '==', rt.parse_date('2024-09-02'))
+            and rt.expect(self.t_leases['LS0001'].status, '==', _E11_LeaseStatus_ended, part=1)
+        )
+
+    def _check_mined_728d3bb965__unit_k_305_changed(self) -> rt.Verdict | bool:  # tasks.world:3058
+        return (
+            rt.expect(self.t_units['305'].status, '==', _E10_UnitStatus_available)
+            and rt.expect(
+                self.t_units['305'].available_from, '==', rt.parse_date('2024-09-03'), part=1
+            )
+        )
+
+    # tasks.world:3059
+    def _check_mined_728d3bb965__lease_ls0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_leases['LS0002'].end_date, '==', rt.parse_date('2024-09-02'))
+            and rt.expect(self.t_leases['LS0002'].status, '==', _E11_LeaseStatus_ended, part=1)
+            and rt.expect(
+                self.t_leases['LS0002'].deductions, '==',
+                (
+                    Deduction(
+                        v.check_length('TR0001', 'Deduction.reason', 1, 120),
+                        v.check_range(0.01, 'Deduction.amount', 0.01, 100000.0),
+                    ),
+                    Deduction(
+                        v.check_length('Nczjz', 'Deduction.reason', 1, 120),
+                        v.check_range(0.01, 'Deduction.amount', 0.01, 100000.0),
+                    ),
+                    Deduction(
+                        v.check_length('2023-01-20', 'Deduction.reason', 1, 120),
+                        v.check_range(1850.0, 'Deduction.amount', 0.01, 100000.0),
+                    ),
+                ),
+                part=2,
+            )
+        )
+
+    # tasks.world:3396
+    def _check_mined_7754e65ee5__tour_tr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tours['TR0003'].status, '==', _E10_TourStatus_completed)
+            and rt.expect(self.t_tours['TR0003'].notes, '==', 'property_manager', part=1)
+        )
+
+    # tasks.world:3733
+    def _check_mined_f7d60c3d51__application_app0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['APP0002'].status, '==', _E15_ScreeningStatus_declined)
+            and rt.expect(self.t_applications['APP0002'].decided_by, '==', 'AG01', part=1)
+            and rt.expect(self.t_applications['APP0002'].decline_reason, '==', 'n', part=2)
+        )
+
+    def _check_mined_8b1c316859__unit_k_12_changed(self) -> rt.Verdict | bool:  # tasks.world:4070
+        return rt.expect(self.t_units['12'].status, '==', _E10_UnitStatus_leased)
+
+    def _check_mined_8b1c316859__new_lease(self) -> bool:  # tasks.world:4071
+        return any(
+            _r14.application == 'APP0005' and _r14.unit == '12'
+            and _r14.start_date == rt.parse_date('2024-09-10')
+            and _r14.end_date == rt.parse_date('2025-08-09') and _r14.monthly_rent == 950.0
+            and _r14.deposit == 973.3 and _r14.status == _E11_LeaseStatus_active
+            and _r14.deductions == () and _r14.deposit_returned_on is None
+            for _r14 in rt.each(self, self.t_leases)
+        )
+
+    # tasks.world:4408
+    def _check_mined_cd49e64d68__lease_ls0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_leases['LS0001'].end_date, '==', rt.parse_date('2025-09-30'))
+            and rt.expect(self.t_leases['LS0001'].monthly_rent, '==', 2188.99, part=1)
+        )
+
+    def _check_mined_03079d2a3a__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:4745
+        return rt.expect(self.state.current_agent, '==', 'AG03')
+
+    def _check_mined_0a5c66a1d9__unit_k_102_changed(self) -> rt.Verdict | bool:  # tasks.world:5082
+        return (
+            rt.expect(self.t_units['102'].status, '==', _E10_UnitStatus_available)
+            and rt.expect(
+                self.t_units['102'].available_from, '==', rt.parse_date('2024-09-03'), part=1
+            )
+        )
+
+    def _check_mined_0a5c66a1d9__unit_k_305_changed(self) -> rt.Verdict | bool:  # tasks.world:5083
+        return (
+            rt.expect(self.t_units['305'].status, '==', _E10_UnitStatus_available)
+            and rt.expect(
+                self.t_units['305'].available_from, '==', rt.parse_date('2024-09-03'), part=1
+            )
+        )
+
+    def _check_mined_0a5c66a1d9__new_tour(self) -> bool:  # tasks.world:5084
+        return any(
+            _r15.prospect == 'P0004' and _r15.unit == '305' and _r15.agent == 'AG01'
+            and _r15.scheduled_at == rt.parse_datetime('2024-09-03T11:00:00')
+            and _r15.status == _E10_TourStatus_scheduled and _r15.notes == ''
+            for _r15 in rt.each(self, self.t_tours)
+        )
+
+    # tasks.world:5085
+    def _check_mined_0a5c66a1d9__application_app0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['APP0001'].status, '==', _E15_ScreeningStatus_approved)
+            and rt.expect(self.t_applications['APP0001'].decided_by, '==', 'AG01', part=1)
+        )
+
+    # tasks.world:5086
+    def _check_mined_0a5c66a1d9__lease_ls0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_leases['LS0001'].end_date, '==', rt.parse_date('2024-09-02'))
+            and rt.expect(self.t_leases['LS0001'].status, '==', _E11_LeaseStatus_ended, part=1)
+            and rt.expect(
+                self.t_leases['LS0001'].deductions, '==',
+                (
+                    Deduction(
+                        v.check_length('DW', 'Deduction.reason', 1, 120),
+                        v.check_range(0.01, 'Deduction.amount', 0.01, 100000.0),
+                    ),
+                ),
+                part=2,
+            )
+        )
+
+    # tasks.world:5087
+    def _check_mined_0a5c66a1d9__lease_ls0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_leases['LS0002'].end_date, '==', rt.parse_date('2024-09-02'))
+            and rt.expect(self.t_leases['LS0002'].status, '==', _E11_LeaseStatus_ended, part=1)
+            and rt.expect(
+                self.t_leases['LS0002'].deductions, '==',
+                (
+                    Deduction(
+                        v.check_length('pending', 'Deduction.reason', 1, 120),
+                        v.check_range(0.01, 'Deduction.amount', 0.01, 100000.0),
+                    ),
+                ),
+                part=2,
+            )
+        )
+
+    def _check_mined_5ae8c0c02a__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:5430
+        return rt.expect(self.state.current_agent, '==', 'AG02')
+
+    # tasks.world:5431
+    def _check_mined_5ae8c0c02a__tour_tr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tours['TR0003'].status, '==', _E10_TourStatus_cancelled)
+            and rt.expect(self.t_tours['TR0003'].notes, '==', 'no_show', part=1)
+        )
+
+    def _check_mined_5ae8c0c02a__new_application(self) -> bool:  # tasks.world:5432
+        return any(
+            _r16.prospect == 'P0004' and _r16.unit == '12'
+            and _r16.submitted_on == rt.parse_date('2024-09-02')
+            and _r16.move_in_date == rt.parse_date('2024-09-10') and _r16.credit_score == 649
+            and _r16.status == _E15_ScreeningStatus_pending and _r16.decided_by is None
+            and _r16.decline_reason is None
+            for _r16 in rt.each(self, self.t_applications)
+        )
+
+    # tasks.world:5433
+    def _check_mined_5ae8c0c02a__lease_ls0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_leases['LS0001'].end_date, '==', rt.parse_date('2025-10-31'))
+            and rt.expect(self.t_leases['LS0001'].monthly_rent, '==', 11285.0, part=1)
+        )
+
+    def _check_mined_bdbf67ed6d__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:5775
+        return rt.expect(self.state.current_agent, '==', 'AG03')
+
+    # tasks.world:5776
+    def _check_mined_bdbf67ed6d__application_app0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['APP0002'].status, '==', _E15_ScreeningStatus_declined)
+            and rt.expect(self.t_applications['APP0002'].decided_by, '==', 'AG01', part=1)
+            and rt.expect(self.t_applications['APP0002'].decline_reason, '==', 'ended', part=2)
+        )
+
+    def _check_mined_bdbf67ed6d__new_application(self) -> bool:  # tasks.world:5777
+        return any(
+            _r17.prospect == 'P0003' and _r17.unit == '101'
+            and _r17.submitted_on == rt.parse_date('2024-09-02')
+            and _r17.move_in_date == rt.parse_date('2024-11-19') and _r17.credit_score == 600
+            and _r17.status == _E15_ScreeningStatus_pending and _r17.decided_by is None
+            and _r17.decline_reason is None
+            for _r17 in rt.each(self, self.t_applications)
+        )
+
+    # tasks.world:5778
+    def _check_mined_bdbf67ed6d__lease_ls0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_leases['LS0003'].deposit_returned_on, '==', rt.parse_date('2024-09-02')
+        )
+
+    def _check_mined_a95a84b971__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:6120
+        return rt.expect(self.state.current_agent, '==', 'AG02')
+
+    def _check_mined_a95a84b971__unit_k_12_changed(self) -> rt.Verdict | bool:  # tasks.world:6121
+        return rt.expect(self.t_units['12'].status, '==', _E10_UnitStatus_leased)
+
+    # tasks.world:6122
+    def _check_mined_a95a84b971__lease_ls0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_leases['LS0002'].end_date, '==', rt.parse_date('2025-01-31'))
+            and rt.expect(self.t_leases['LS0002'].monthly_rent, '==', 34312.0, part=1)
+        )
+
+    # tasks.world:6123
+    def _check_mined_a95a84b971__lease_ls0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_leases['LS0003'].deposit_returned_on, '==', rt.parse_date('2024-09-02')
+        )
+
+    def _check_mined_a95a84b971__new_lease(self) -> bool:  # tasks.world:6124
+        return any(
+            _r18.application == 'APP0005' and _r18.unit == '12'
+            and _r18.start_date == rt.parse_date('2024-09-10')
+            and _r18.end_date == rt.parse_date('2024-10-09') and _r18.monthly_rent == 950.0
+            and _r18.deposit == 195.0 and _r18.status == _E11_LeaseStatus_active
+            and _r18.deductions == () and _r18.deposit_returned_on is None
+            for _r18 in rt.each(self, self.t_leases)
+        )
+
+    def _check_mined_e3cc53e6df__new_tour(self) -> bool:  # tasks.world:6466
+        return any(
+            _r19.prospect == 'P0003' and _r19.unit == '102' and _r19.agent == 'AG03'
+            and _r19.scheduled_at == rt.parse_datetime('2024-11-03T03:15:00')
+            and _r19.status == _E10_TourStatus_scheduled and _r19.notes == ''
+            for _r19 in rt.each(self, self.t_tours)
+        )
+
+    def _check_mined_e3cc53e6df__new_application(self) -> bool:  # tasks.world:6467
+        return any(
+            _r20.prospect == 'P0005' and _r20.unit == '101'
+            and _r20.submitted_on == rt.parse_date('2024-09-02')
+            and _r20.move_in_date == rt.parse_date('2024-10-01') and _r20.credit_score == 300
+            and _r20.status == _E15_ScreeningStatus_pending and _r20.decided_by is None
+            and _r20.decline_reason is None
+            for _r20 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_7895ba992a__unit_k_12_changed(self) -> rt.Verdict | bool:  # tasks.world:6809
+        return rt.expect(self.t_units['12'].status, '==', _E10_UnitStatus_leased)
+
+    # tasks.world:6810
+    def _check_mined_7895ba992a__tour_tr0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tours['TR0003'].status, '==', _E10_TourStatus_completed)
+
+    def _check_mined_7895ba992a__new_lease(self) -> bool:  # tasks.world:6811
+        return any(
+            _r21.application == 'APP0005' and _r21.unit == '12'
+            and _r21.start_date == rt.parse_date('2024-09-10')
+            and _r21.end_date == rt.parse_date('2024-10-09') and _r21.monthly_rent == 950.0
+            and _r21.deposit == 5.0 and _r21.status == _E11_LeaseStatus_active
+            and _r21.deductions == () and _r21.deposit_returned_on is None
+            for _r21 in rt.each(self, self.t_leases)
+        )
+
+    def _check_mined_d5f40369f5__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:7153
+        return rt.expect(self.state.current_agent, '==', 'AG03')
+
+    def _check_mined_d5f40369f5__new_application(self) -> bool:  # tasks.world:7154
+        return any(
+            _r22.prospect == 'P0003' and _r22.unit == '102'
+            and _r22.submitted_on == rt.parse_date('2024-09-02')
+            and _r22.move_in_date == rt.parse_date('2025-05-31') and _r22.credit_score == 608
+            and _r22.status == _E15_ScreeningStatus_pending and _r22.decided_by is None
+            and _r22.decline_reason is None
+            for _r22 in rt.each(self, self.t_applications)
+        )
+
+    # tasks.world:7155
+    def _check_mined_d5f40369f5__lease_ls0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_leases['LS0001'].end_date, '==', rt.parse_date('2025-06-30'))
+
+    def _check_mined_a41ceafe90__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:7497
+        return rt.expect(self.state.current_agent, '==', 'AG02')
+
+    def _check_mined_a41ceafe90__unit_k_12_changed(self) -> rt.Verdict | bool:  # tasks.world:7498
+        return rt.expect(self.t_units['12'].status, '==', _E10_UnitStatus_leased)
+
+    # tasks.world:7499
+    def _check_mined_a41ceafe90__lease_ls0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_leases['LS0002'].end_date, '==', rt.parse_date('2025-02-28'))
+            and rt.expect(self.t_leases['LS0002'].monthly_rent, '==', 88770.1, part=1)
+        )
+
+    def _check_mined_a41ceafe90__new_lease(self) -> bool:  # tasks.world:7500
+        return any(
+            _r23.application == 'APP0005' and _r23.unit == '12'
+            and _r23.start_date == rt.parse_date('2024-09-10')
+            and _r23.end_date == rt.parse_date('2024-11-09') and _r23.monthly_rent == 88770.1
+            and _r23.deposit == 1000.0 and _r23.status == _E11_LeaseStatus_active
+            and _r23.deductions == () and _r23.deposit_returned_on is None
+            for _r23 in rt.each(self, self.t_leases)
+        )
+
+    def _check_mined_4df96c45be__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:7842
+        return rt.expect(self.state.current_agent, '==', 'AG03')
+
+    # tasks.world:7843
+    def _check_mined_4df96c45be__tour_tr0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tours['TR0002'].status, '==', _E10_TourStatus_cancelled)
+            and rt.expect(self.t_tours['TR0002'].notes, '==', 'tom.becker@mail.example', part=1)
+        )
+
+    def _check_mined_4df96c45be__new_tour(self) -> bool:  # tasks.world:7844
+        return any(
+            _r24.prospect == 'P0002' and _r24.unit == '101' and _r24.agent == 'AG03'
+            and _r24.scheduled_at == rt.parse_datetime('2024-09-03T11:00:00')
+            and _r24.status == _E10_TourStatus_scheduled and _r24.notes == ''
+            for _r24 in rt.each(self, self.t_tours)
+        )
+
+    # tasks.world:7845
+    def _check_mined_4df96c45be__lease_ls0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_leases['LS0003'].deposit_returned_on, '==', rt.parse_date('2024-09-02')
+        )
+
+    def _check_mined_7d07836e37__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:8186
+        return rt.expect(self.state.current_agent, '==', 'AG03')
+
+    def _check_mined_7d07836e37__new_application(self) -> bool:  # tasks.world:8187
+        return any(
+            _r25.prospect == 'P0001' and _r25.unit == '101'
+            and _r25.submitted_on == rt.parse_date('2024-09-02')
+            and _r25.move_in_date == rt.parse_date('2024-09-02') and _r25.credit_score == 760
+            and _r25.status == _E15_ScreeningStatus_pending and _r25.decided_by is None
+            and _r25.decline_reason is None
+            for _r25 in rt.each(self, self.t_applications)
+        )
+
+    # tasks.world:8188
+    def _check_mined_7d07836e37__lease_ls0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_leases['LS0003'].deposit_returned_on, '==', rt.parse_date('2024-09-02')
+        )
+
+    def _check_mined_c70ff30f9b__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:8529
+        return rt.expect(self.state.current_agent, '==', 'AG02')
+
+    # tasks.world:8530
+    def _check_mined_c70ff30f9b__application_app0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['APP0001'].status, '==', _E15_ScreeningStatus_declined)
+            and rt.expect(self.t_applications['APP0001'].decided_by, '==', 'AG01', part=1)
+            and rt.expect(self.t_applications['APP0001'].decline_reason, '==', 'leased', part=2)
+        )
+
+    # tasks.world:8531
+    def _check_mined_c70ff30f9b__lease_ls0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_leases['LS0001'].end_date, '==', rt.parse_date('2025-09-30'))
+
+    def _check_mined_b29f129d28__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:8872
+        return rt.expect(self.state.current_agent, '==', 'AG02')
+
+    # tasks.world:8873
+    def _check_mined_b29f129d28__application_app0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['APP0002'].status, '==', _E15_ScreeningStatus_declined)
+            and rt.expect(self.t_applications['APP0002'].decided_by, '==', 'AG01', part=1)
+            and rt.expect(self.t_applications['APP0002'].decline_reason, '==', '305', part=2)
+        )
+
+    # tasks.world:8874
+    def _check_mined_b29f129d28__lease_ls0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_leases['LS0002'].end_date, '==', rt.parse_date('2025-08-31'))
+            and rt.expect(self.t_leases['LS0002'].monthly_rent, '==', 75500.39, part=1)
+        )
+
+    def _check_mined_8c290b045a__unit_k_305_changed(self) -> rt.Verdict | bool:  # tasks.world:9215
+        return (
+            rt.expect(self.t_units['305'].status, '==', _E10_UnitStatus_available)
+            and rt.expect(
+                self.t_units['305'].available_from, '==', rt.parse_date('2024-09-03'), part=1
+            )
+        )
+
+    # tasks.world:9216
+    def _check_mined_8c290b045a__application_app0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['APP0001'].status, '==', _E15_ScreeningStatus_declined)
+            and rt.expect(self.t_applications['APP0001'].decided_by, '==', 'AG01', part=1)
+            and rt.expect(self.t_applications['APP0001'].decline_reason, '==', 'approved', part=2)
+        )
+
+    # tasks.world:9217
+    def _check_mined_8c290b045a__lease_ls0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_leases['LS0002'].end_date, '==', rt.parse_date('2024-09-02'))
+            and rt.expect(self.t_leases['LS0002'].status, '==', _E11_LeaseStatus_ended, part=1)
+        )
+
+    def _check_mined_f32803820b__unit_k_102_changed(self) -> rt.Verdict | bool:  # tasks.world:9558
+        return (
+            rt.expect(self.t_units['102'].status, '==', _E10_UnitStatus_available)
+            and rt.expect(
+                self.t_units['102'].available_from, '==', rt.parse_date('2024-09-03'), part=1
+            )
+        )
+
+    # tasks.world:9559
+    def _check_mined_f32803820b__tour_tr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tours['TR0003'].status, '==', _E10_TourStatus_cancelled)
+            and rt.expect(
+                self.t_tours['TR0003'].notes, '==', 'nadia.brooks@leasing.example', part=1
+            )
+        )
+
+    # tasks.world:9560
+    def _check_mined_f32803820b__application_app0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['APP0001'].status, '==', _E15_ScreeningStatus_approved)
+            and rt.expect(self.t_applications['APP0001'].decided_by, '==', 'AG01', part=1)
+        )
+
+    # tasks.world:9561
+    def _check_mined_f32803820b__lease_ls0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_leases['LS0001'].end_date, '==', rt.parse_date('2024-09-02'))
+            and rt.expect(self.t_leases['LS0001'].status, '==', _E11_LeaseStatus_ended, part=1)
+            and rt.expect(
+                self.t_leases['LS0001'].deductions, '==',
+                (
+                    Deduction(
+                        v.check_length('APP0001', 'Deduction.reason', 1, 120),
+                        v.check_range(950.0, 'Deduction.amount', 0.01, 100000.0),
+                    ),
+                    Deduction(
+                        v.check_length('AG02', 'Deduction.reason', 1, 120),
+                        v.check_range(0.01, 'Deduction.amount', 0.01, 100000.0),
+                    ),
+                ),
+                part=2,
+            )
+        )
+
+    def _check_mined_cb43aa62c1__unit_k_204_changed(self) -> rt.Verdict | bool:  # tasks.world:9901
+        return rt.expect(self.t_units['204'].status, '==', _E10_UnitStatus_leased)
+
+    # tasks.world:9902
+    def _check_mined_cb43aa62c1__tour_tr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tours['TR0003'].status, '==', _E10_TourStatus_no_show)
+            and rt.expect(self.t_tours['TR0003'].notes, '==', 'P0001', part=1)
+        )
+
+    # tasks.world:9903
+    def _check_mined_cb43aa62c1__application_app0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['APP0001'].status, '==', _E15_ScreeningStatus_approved)
+            and rt.expect(self.t_applications['APP0001'].decided_by, '==', 'AG01', part=1)
+        )
+
+    def _check_mined_cb43aa62c1__new_lease(self) -> bool:  # tasks.world:9904
+        return any(
+            _r26.application == 'APP0001' and _r26.unit == '204'
+            and _r26.start_date == rt.parse_date('2024-10-01')
+            and _r26.end_date == rt.parse_date('2024-11-30') and _r26.monthly_rent == 1750.0
+            and _r26.deposit == 0.0 and _r26.status == _E11_LeaseStatus_active
+            and _r26.deductions == () and _r26.deposit_returned_on is None
+            for _r26 in rt.each(self, self.t_leases)
+        )
+
+    def _check_mined_4762dc3c89__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:10244
+        return rt.expect(self.state.current_agent, '==', 'AG02')
+
+    def _check_mined_4762dc3c89__new_application(self) -> bool:  # tasks.world:10245
+        return any(
+            _r27.prospect == 'P0002' and _r27.unit == '204'
+            and _r27.submitted_on == rt.parse_date('2024-09-02')
+            and _r27.move_in_date == rt.parse_date('2025-01-14') and _r27.credit_score == 746
+            and _r27.status == _E15_ScreeningStatus_pending and _r27.decided_by is None
+            and _r27.decline_reason is None
+            for _r27 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_0a18475142__unit_k_12_changed(self) -> rt.Verdict | bool:  # tasks.world:10585
+        return rt.expect(self.t_units['12'].status, '==', _E10_UnitStatus_leased)
+
+    # tasks.world:10586
+    def _check_mined_0a18475142__tour_tr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tours['TR0003'].status, '==', _E10_TourStatus_cancelled)
+            and rt.expect(self.t_tours['TR0003'].notes, '==', '-vR9L', part=1)
+        )
+
+    def _check_mined_0a18475142__new_lease(self) -> bool:  # tasks.world:10587
+        return any(
+            _r28.application == 'APP0005' and _r28.unit == '12'
+            and _r28.start_date == rt.parse_date('2024-09-10')
+            and _r28.end_date == rt.parse_date('2025-08-09') and _r28.monthly_rent == 84262.53
+            and _r28.deposit == 103.27 and _r28.status == _E11_LeaseStatus_active
+            and _r28.deductions == () and _r28.deposit_returned_on is None
+            for _r28 in rt.each(self, self.t_leases)
+        )
+
+    def _check_mined_af34513449__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:10930
+        return rt.expect(self.state.current_agent, '==', 'AG03')
+
+    def _check_mined_af34513449__new_tour(self) -> bool:  # tasks.world:10931
+        return any(
+            _r29.prospect == 'P0003' and _r29.unit == '204' and _r29.agent == 'AG01'
+            and _r29.scheduled_at == rt.parse_datetime('2024-09-17T20:30:00')
+            and _r29.status == _E10_TourStatus_scheduled and _r29.notes == ''
+            for _r29 in rt.each(self, self.t_tours)
+        )
+
+    # tasks.world:10932
+    def _check_mined_af34513449__application_app0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['APP0001'].status, '==', _E15_ScreeningStatus_declined)
+            and rt.expect(self.t_applications['APP0001'].decided_by, '==', 'AG01', part=1)
+            and rt.expect(self.t_applications['APP0001'].decline_reason, '==', 'declined', part=2)
+        )
+
+    def _check_mined_50d90edf2f__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:11276
+        return rt.expect(self.state.current_agent, '==', 'AG03')
+
+    def _check_mined_50d90edf2f__new_application(self) -> bool:  # tasks.world:11277
+        return any(
+            _r30.prospect == 'P0005' and _r30.unit == '204'
+            and _r30.submitted_on == rt.parse_date('2024-09-02')
+            and _r30.move_in_date == rt.parse_date('2024-11-23') and _r30.credit_score == 300
+            and _r30.status == _E15_ScreeningStatus_pending and _r30.decided_by is None
+            and _r30.decline_reason is None
+            for _r30 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_fdf40ce3ec__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:11621
+        return rt.expect(self.state.current_agent, '==', 'AG02')
+
+    # tasks.world:11622
+    def _check_mined_fdf40ce3ec__tour_tr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tours['TR0003'].status, '==', _E10_TourStatus_cancelled)
+            and rt.expect(self.t_tours['TR0003'].notes, '==', 'AG02', part=1)
+        )
+
+    def _check_mined_fdf40ce3ec__new_application(self) -> bool:  # tasks.world:11623
+        return any(
+            _r31.prospect == 'P0005' and _r31.unit == '12'
+            and _r31.submitted_on == rt.parse_date('2024-09-02')
+            and _r31.move_in_date == rt.parse_date('2024-10-01') and _r31.credit_score == 420
+            and _r31.status == _E15_ScreeningStatus_pending and _r31.decided_by is None
+            and _r31.decline_reason is None
+            for _r31 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_2d7393d2de__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:11967
+        return rt.expect(self.state.current_agent, '==', 'AG02')
+
+    # tasks.world:11968
+    def _check_mined_2d7393d2de__tour_tr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tours['TR0003'].status, '==', _E10_TourStatus_cancelled)
+            and rt.expect(self.t_tours['TR0003'].notes, '==', 'leased', part=1)
+        )
+
+    # tasks.world:11969
+    def _check_mined_2d7393d2de__lease_ls0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_leases['LS0002'].end_date, '==', rt.parse_date('2026-11-30'))
+
+    def _check_mined_5ada8d38d7__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:12313
+        return rt.expect(self.state.current_agent, '==', 'AG02')
+
+    # tasks.world:12314
+    def _check_mined_5ada8d38d7__unit_k_102_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_units['102'].status, '==', _E10_UnitStatus_available)
+            and rt.expect(
+                self.t_units['102'].available_from, '==', rt.parse_date('2024-09-03'), part=1
+            )
+        )
+
+    # tasks.world:12315
+    def _check_mined_5ada8d38d7__tour_tr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tours['TR0003'].status, '==', _E10_TourStatus_completed)
+            and rt.expect(self.t_tours['TR0003'].notes, '==', '2024-01-15', part=1)
+        )
+
+    # tasks.world:12316
+    def _check_mined_5ada8d38d7__lease_ls0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_leases['LS0001'].end_date, '==', rt.parse_date('2024-09-02'))
+            and rt.expect(self.t_leases['LS0001'].status, '==', _E11_LeaseStatus_ended, part=1)
+        )
+
+    def _check_mined_b009b60a4b__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:12659
+        return rt.expect(self.state.current_agent, '==', 'AG02')
+
+    # tasks.world:12660
+    def _check_mined_b009b60a4b__tour_tr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tours['TR0003'].status, '==', _E10_TourStatus_cancelled)
+            and rt.expect(self.t_tours['TR0003'].notes, '==', '3M.WW', part=1)
+        )
+
+    # tasks.world:12661
+    def _check_mined_b009b60a4b__lease_ls0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_leases['LS0001'].end_date, '==', rt.parse_date('2025-06-30'))
+            and rt.expect(self.t_leases['LS0001'].monthly_rent, '==', 33254.83, part=1)
+        )
+
+    def _check_mined_47749298d6__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:13004
+        return rt.expect(self.state.current_agent, '==', 'AG02')
+
+    # tasks.world:13005
+    def _check_mined_47749298d6__tour_tr0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tours['TR0002'].status, '==', _E10_TourStatus_cancelled)
+            and rt.expect(self.t_tours['TR0002'].notes, '==', 'oY1BaIMcAxYmfsB4HbQLXjjlAF', part=1)
+        )
+
 
 LeasingOffice.TOOLS = tools(LeasingOffice)
-
-
-# leasing_office.world:974
-def _check_approve_and_lease_sara__approved(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['APP0001'].status, '==', _E15_ScreeningStatus_approved)
-        and rt.expect(ep.t_applications['APP0001'].decided_by, '==', 'AG01', part=1)
-    )
-
-
-def _check_approve_and_lease_sara__leased(ep: LeasingOffice) -> bool:  # leasing_office.world:975
-    return any(
-        _l7.application == 'APP0001' and _l7.status == _E11_LeaseStatus_active
-        and _l7.start_date == rt.parse_date('2024-10-01')
-        and _l7.end_date == rt.parse_date('2025-09-30') and _l7.deposit == 1750.0
-        for _l7 in rt.each(ep, ep.t_leases)
-    )
-
-
-# leasing_office.world:976
-def _check_approve_and_lease_sara__unit_leased(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['204'].status, '==', _E10_UnitStatus_leased)
-
-
-# leasing_office.world:1313
-def _check_return_deposit_101__returned(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_leases['LS0003'].deposit_returned_on, '==', rt.parse_date('2024-09-02'))
-
-
-# tasks.world:335
-def _check_unit_101_to_aisha__tom_declined(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['APP0002'].status, '==', _E15_ScreeningStatus_declined)
-        and rt.expect(ep.t_applications['APP0002'].decided_by, '==', 'AG01', part=1)
-        and rt.expect(
-            ep.t_applications['APP0002'].decline_reason, '==',
-            'Credit score and income below our requirements', part=2,
-        )
-    )
-
-
-def _check_unit_101_to_aisha__aisha_approved(ep: LeasingOffice) -> bool:  # tasks.world:336
-    return any(
-        _a8.prospect == 'P0003' and _a8.unit == '101'
-        and _a8.move_in_date == rt.parse_date('2024-12-01') and _a8.credit_score == 790
-        and _a8.status == _E15_ScreeningStatus_approved and _a8.decided_by == 'AG01'
-        for _a8 in rt.each(ep, ep.t_applications)
-    )
-
-
-# tasks.world:337
-def _check_unit_101_to_aisha__aisha_lease(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['101'].status, '==', _E10_UnitStatus_leased) and any(
-        _l9.unit == '101' and ep.t_applications[_l9.application].prospect == 'P0003'
-        and _l9.start_date == rt.parse_date('2024-12-01')
-        and _l9.end_date == rt.parse_date('2025-11-30') and _l9.monthly_rent == 1300.0
-        and _l9.deposit == 1300.0 and _l9.status == _E11_LeaseStatus_active
-        for _l9 in rt.each(ep, ep.t_leases)
-    )
-
-
-def _check_decline_tom_and_take_studio_application__declined(  # tasks.world:684
-    ep: LeasingOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['APP0002'].status, '==', _E15_ScreeningStatus_declined)
-        and rt.expect(ep.t_applications['APP0002'].decided_by, '==', 'AG01', part=1)
-        and rt.expect(
-            ep.t_applications['APP0002'].decline_reason, '==', 'Credit score below 620', part=2
-        )
-    )
-
-
-# tasks.world:685
-def _check_decline_tom_and_take_studio_application__studio_application(ep: LeasingOffice) -> bool:
-    return any(
-        _a10.prospect == 'P0002' and _a10.unit == '12'
-        and _a10.status == _E15_ScreeningStatus_pending
-        and _a10.move_in_date == rt.parse_date('2024-09-15') and _a10.credit_score == 600
-        for _a10 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_a386b141ee__new_tour(ep: LeasingOffice) -> bool:  # tasks.world:1025
-    return any(
-        _r11.prospect == 'P0002' and _r11.unit == '12' and _r11.agent == 'AG03'
-        and _r11.scheduled_at == rt.parse_datetime('2024-11-03T23:15:00')
-        and _r11.status == _E10_TourStatus_scheduled and _r11.notes == ''
-        for _r11 in rt.each(ep, ep.t_tours)
-    )
-
-
-def _check_mined_a386b141ee__new_application(ep: LeasingOffice) -> bool:  # tasks.world:1026
-    return any(
-        _r12.prospect == 'P0002' and _r12.unit == '12'
-        and _r12.submitted_on == rt.parse_date('2024-09-02')
-        and _r12.move_in_date == rt.parse_date('2024-12-01') and _r12.credit_score == 580
-        and _r12.status == _E15_ScreeningStatus_pending and _r12.decided_by is None
-        and _r12.decline_reason is None
-        for _r12 in rt.each(ep, ep.t_applications)
-    )
-
-
-# tasks.world:1366
-def _check_mined_0259d09bbf__unit_k_305_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['305'].status, '==', _E10_UnitStatus_available) and rt.expect(
-        ep.t_units['305'].available_from, '==', rt.parse_date('2024-09-03'), part=1
-    )
-
-
-# tasks.world:1367
-def _check_mined_0259d09bbf__lease_ls0002_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_leases['LS0002'].end_date, '==', rt.parse_date('2024-09-02'))
-        and rt.expect(ep.t_leases['LS0002'].status, '==', _E11_LeaseStatus_ended, part=1)
-        and rt.expect(
-            ep.t_leases['LS0002'].deductions, '==',
-            (
-                Deduction(
-                    v.check_length('APP0006', 'Deduction.reason', 1, 120),
-                    v.check_range(1250.0, 'Deduction.amount', 0.01, 100000.0),
-                ),
-            ),
-            part=2,
-        )
-        and rt.expect(
-            ep.t_leases['LS0002'].deposit_returned_on, '==', rt.parse_date('2024-09-02'), part=3
-        )
-    )
-
-
-# tasks.world:1705
-def _check_mined_66efe05fd8__unit_k_204_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['204'].status, '==', _E10_UnitStatus_leased)
-
-
-# tasks.world:1706
-def _check_mined_66efe05fd8__application_app0001_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['APP0001'].status, '==', _E15_ScreeningStatus_approved)
-        and rt.expect(ep.t_applications['APP0001'].decided_by, '==', 'AG01', part=1)
-    )
-
-
-def _check_mined_66efe05fd8__new_lease(ep: LeasingOffice) -> bool:  # tasks.world:1707
-    return any(
-        _r13.application == 'APP0001' and _r13.unit == '204'
-        and _r13.start_date == rt.parse_date('2024-10-01')
-        and _r13.end_date == rt.parse_date('2025-04-30') and _r13.monthly_rent == 1750.0
-        and _r13.deposit == 461.62 and _r13.status == _E11_LeaseStatus_active
-        and _r13.deductions == () and _r13.deposit_returned_on is None
-        for _r13 in rt.each(ep, ep.t_leases)
-    )
-
-
-# tasks.world:2045
-def _check_mined_298b582499__lease_ls0001_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_leases['LS0001'].end_date, '==', rt.parse_date('2025-12-31'))
-        and rt.expect(ep.t_leases['LS0001'].monthly_rent, '==', 12192.8, part=1)
-    )
-
-
-# tasks.world:2383
-def _check_mined_3a3691b002__application_app0001_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['APP0001'].status, '==', _E15_ScreeningStatus_declined)
-        and rt.expect(ep.t_applications['APP0001'].decided_by, '==', 'AG01', part=1)
-        and rt.expect(ep.t_applications['APP0001'].decline_reason, '==', ' ', part=2)
-    )
-
-
-# tasks.world:2720
-def _check_mined_5619cc7143__unit_k_102_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['102'].status, '==', _E10_UnitStatus_available) and rt.expect(
-        ep.t_units['102'].available_from, '==', rt.parse_date('2024-09-03'), part=1
-    )
-
-
-# tasks.world:2721
-def _check_mined_5619cc7143__lease_ls0001_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_leases['LS0001'].end_date, '==', rt.parse_date('2024-09-02'))
-        and rt.expect(ep.t_leases['LS0001'].status, '==', _E11_LeaseStatus_ended, part=1)
-    )
-
-
-# tasks.world:3058
-def _check_mined_728d3bb965__unit_k_305_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['305'].status, '==', _E10_UnitStatus_available) and rt.expect(
-        ep.t_units['305'].available_from, '==', rt.parse_date('2024-09-03'), part=1
-    )
-
-
-# tasks.world:3059
-def _check_mined_728d3bb965__lease_ls0002_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_leases['LS0002'].end_date, '==', rt.parse_date('2024-09-02'))
-        and rt.expect(ep.t_leases['LS0002'].status, '==', _E11_LeaseStatus_ended, part=1)
-        and rt.expect(
-            ep.t_leases['LS0002'].deductions, '==',
-            (
-                Deduction(
-                    v.check_length('TR0001', 'Deduction.reason', 1, 120),
-                    v.check_range(0.01, 'Deduction.amount', 0.01, 100000.0),
-                ),
-                Deduction(
-                    v.check_length('Nczjz', 'Deduction.reason', 1, 120),
-                    v.check_range(0.01, 'Deduction.amount', 0.01, 100000.0),
-                ),
-                Deduction(
-                    v.check_length('2023-01-20', 'Deduction.reason', 1, 120),
-                    v.check_range(1850.0, 'Deduction.amount', 0.01, 100000.0),
-                ),
-            ),
-            part=2,
-        )
-    )
-
-
-# tasks.world:3396
-def _check_mined_7754e65ee5__tour_tr0003_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR0003'].status, '==', _E10_TourStatus_completed) and rt.expect(
-        ep.t_tours['TR0003'].notes, '==', 'property_manager', part=1
-    )
-
-
-# tasks.world:3733
-def _check_mined_f7d60c3d51__application_app0002_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['APP0002'].status, '==', _E15_ScreeningStatus_declined)
-        and rt.expect(ep.t_applications['APP0002'].decided_by, '==', 'AG01', part=1)
-        and rt.expect(ep.t_applications['APP0002'].decline_reason, '==', 'n', part=2)
-    )
-
-
-# tasks.world:4070
-def _check_mined_8b1c316859__unit_k_12_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['12'].status, '==', _E10_UnitStatus_leased)
-
-
-def _check_mined_8b1c316859__new_lease(ep: LeasingOffice) -> bool:  # tasks.world:4071
-    return any(
-        _r14.application == 'APP0005' and _r14.unit == '12'
-        and _r14.start_date == rt.parse_date('2024-09-10')
-        and _r14.end_date == rt.parse_date('2025-08-09') and _r14.monthly_rent == 950.0
-        and _r14.deposit == 973.3 and _r14.status == _E11_LeaseStatus_active
-        and _r14.deductions == () and _r14.deposit_returned_on is None
-        for _r14 in rt.each(ep, ep.t_leases)
-    )
-
-
-# tasks.world:4408
-def _check_mined_cd49e64d68__lease_ls0001_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_leases['LS0001'].end_date, '==', rt.parse_date('2025-09-30'))
-        and rt.expect(ep.t_leases['LS0001'].monthly_rent, '==', 2188.99, part=1)
-    )
-
-
-# tasks.world:4745
-def _check_mined_03079d2a3a__current_agent_set(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG03')
-
-
-# tasks.world:5082
-def _check_mined_0a5c66a1d9__unit_k_102_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['102'].status, '==', _E10_UnitStatus_available) and rt.expect(
-        ep.t_units['102'].available_from, '==', rt.parse_date('2024-09-03'), part=1
-    )
-
-
-# tasks.world:5083
-def _check_mined_0a5c66a1d9__unit_k_305_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['305'].status, '==', _E10_UnitStatus_available) and rt.expect(
-        ep.t_units['305'].available_from, '==', rt.parse_date('2024-09-03'), part=1
-    )
-
-
-def _check_mined_0a5c66a1d9__new_tour(ep: LeasingOffice) -> bool:  # tasks.world:5084
-    return any(
-        _r15.prospect == 'P0004' and _r15.unit == '305' and _r15.agent == 'AG01'
-        and _r15.scheduled_at == rt.parse_datetime('2024-09-03T11:00:00')
-        and _r15.status == _E10_TourStatus_scheduled and _r15.notes == ''
-        for _r15 in rt.each(ep, ep.t_tours)
-    )
-
-
-# tasks.world:5085
-def _check_mined_0a5c66a1d9__application_app0001_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['APP0001'].status, '==', _E15_ScreeningStatus_approved)
-        and rt.expect(ep.t_applications['APP0001'].decided_by, '==', 'AG01', part=1)
-    )
-
-
-# tasks.world:5086
-def _check_mined_0a5c66a1d9__lease_ls0001_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_leases['LS0001'].end_date, '==', rt.parse_date('2024-09-02'))
-        and rt.expect(ep.t_leases['LS0001'].status, '==', _E11_LeaseStatus_ended, part=1)
-        and rt.expect(
-            ep.t_leases['LS0001'].deductions, '==',
-            (
-                Deduction(
-                    v.check_length('DW', 'Deduction.reason', 1, 120),
-                    v.check_range(0.01, 'Deduction.amount', 0.01, 100000.0),
-                ),
-            ),
-            part=2,
-        )
-    )
-
-
-# tasks.world:5087
-def _check_mined_0a5c66a1d9__lease_ls0002_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_leases['LS0002'].end_date, '==', rt.parse_date('2024-09-02'))
-        and rt.expect(ep.t_leases['LS0002'].status, '==', _E11_LeaseStatus_ended, part=1)
-        and rt.expect(
-            ep.t_leases['LS0002'].deductions, '==',
-            (
-                Deduction(
-                    v.check_length('pending', 'Deduction.reason', 1, 120),
-                    v.check_range(0.01, 'Deduction.amount', 0.01, 100000.0),
-                ),
-            ),
-            part=2,
-        )
-    )
-
-
-# tasks.world:5430
-def _check_mined_5ae8c0c02a__current_agent_set(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG02')
-
-
-# tasks.world:5431
-def _check_mined_5ae8c0c02a__tour_tr0003_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR0003'].status, '==', _E10_TourStatus_cancelled) and rt.expect(
-        ep.t_tours['TR0003'].notes, '==', 'no_show', part=1
-    )
-
-
-def _check_mined_5ae8c0c02a__new_application(ep: LeasingOffice) -> bool:  # tasks.world:5432
-    return any(
-        _r16.prospect == 'P0004' and _r16.unit == '12'
-        and _r16.submitted_on == rt.parse_date('2024-09-02')
-        and _r16.move_in_date == rt.parse_date('2024-09-10') and _r16.credit_score == 649
-        and _r16.status == _E15_ScreeningStatus_pending and _r16.decided_by is None
-        and _r16.decline_reason is None
-        for _r16 in rt.each(ep, ep.t_applications)
-    )
-
-
-# tasks.world:5433
-def _check_mined_5ae8c0c02a__lease_ls0001_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_leases['LS0001'].end_date, '==', rt.parse_date('2025-10-31'))
-        and rt.expect(ep.t_leases['LS0001'].monthly_rent, '==', 11285.0, part=1)
-    )
-
-
-# tasks.world:5775
-def _check_mined_bdbf67ed6d__current_agent_set(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG03')
-
-
-# tasks.world:5776
-def _check_mined_bdbf67ed6d__application_app0002_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['APP0002'].status, '==', _E15_ScreeningStatus_declined)
-        and rt.expect(ep.t_applications['APP0002'].decided_by, '==', 'AG01', part=1)
-        and rt.expect(ep.t_applications['APP0002'].decline_reason, '==', 'ended', part=2)
-    )
-
-
-def _check_mined_bdbf67ed6d__new_application(ep: LeasingOffice) -> bool:  # tasks.world:5777
-    return any(
-        _r17.prospect == 'P0003' and _r17.unit == '101'
-        and _r17.submitted_on == rt.parse_date('2024-09-02')
-        and _r17.move_in_date == rt.parse_date('2024-11-19') and _r17.credit_score == 600
-        and _r17.status == _E15_ScreeningStatus_pending and _r17.decided_by is None
-        and _r17.decline_reason is None
-        for _r17 in rt.each(ep, ep.t_applications)
-    )
-
-
-# tasks.world:5778
-def _check_mined_bdbf67ed6d__lease_ls0003_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_leases['LS0003'].deposit_returned_on, '==', rt.parse_date('2024-09-02'))
-
-
-# tasks.world:6120
-def _check_mined_a95a84b971__current_agent_set(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG02')
-
-
-# tasks.world:6121
-def _check_mined_a95a84b971__unit_k_12_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['12'].status, '==', _E10_UnitStatus_leased)
-
-
-# tasks.world:6122
-def _check_mined_a95a84b971__lease_ls0002_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_leases['LS0002'].end_date, '==', rt.parse_date('2025-01-31'))
-        and rt.expect(ep.t_leases['LS0002'].monthly_rent, '==', 34312.0, part=1)
-    )
-
-
-# tasks.world:6123
-def _check_mined_a95a84b971__lease_ls0003_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_leases['LS0003'].deposit_returned_on, '==', rt.parse_date('2024-09-02'))
-
-
-def _check_mined_a95a84b971__new_lease(ep: LeasingOffice) -> bool:  # tasks.world:6124
-    return any(
-        _r18.application == 'APP0005' and _r18.unit == '12'
-        and _r18.start_date == rt.parse_date('2024-09-10')
-        and _r18.end_date == rt.parse_date('2024-10-09') and _r18.monthly_rent == 950.0
-        and _r18.deposit == 195.0 and _r18.status == _E11_LeaseStatus_active
-        and _r18.deductions == () and _r18.deposit_returned_on is None
-        for _r18 in rt.each(ep, ep.t_leases)
-    )
-
-
-def _check_mined_e3cc53e6df__new_tour(ep: LeasingOffice) -> bool:  # tasks.world:6466
-    return any(
-        _r19.prospect == 'P0003' and _r19.unit == '102' and _r19.agent == 'AG03'
-        and _r19.scheduled_at == rt.parse_datetime('2024-11-03T03:15:00')
-        and _r19.status == _E10_TourStatus_scheduled and _r19.notes == ''
-        for _r19 in rt.each(ep, ep.t_tours)
-    )
-
-
-def _check_mined_e3cc53e6df__new_application(ep: LeasingOffice) -> bool:  # tasks.world:6467
-    return any(
-        _r20.prospect == 'P0005' and _r20.unit == '101'
-        and _r20.submitted_on == rt.parse_date('2024-09-02')
-        and _r20.move_in_date == rt.parse_date('2024-10-01') and _r20.credit_score == 300
-        and _r20.status == _E15_ScreeningStatus_pending and _r20.decided_by is None
-        and _r20.decline_reason is None
-        for _r20 in rt.each(ep, ep.t_applications)
-    )
-
-
-# tasks.world:6809
-def _check_mined_7895ba992a__unit_k_12_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['12'].status, '==', _E10_UnitStatus_leased)
-
-
-# tasks.world:6810
-def _check_mined_7895ba992a__tour_tr0003_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR0003'].status, '==', _E10_TourStatus_completed)
-
-
-def _check_mined_7895ba992a__new_lease(ep: LeasingOffice) -> bool:  # tasks.world:6811
-    return any(
-        _r21.application == 'APP0005' and _r21.unit == '12'
-        and _r21.start_date == rt.parse_date('2024-09-10')
-        and _r21.end_date == rt.parse_date('2024-10-09') and _r21.monthly_rent == 950.0
-        and _r21.deposit == 5.0 and _r21.status == _E11_LeaseStatus_active
-        and _r21.deductions == () and _r21.deposit_returned_on is None
-        for _r21 in rt.each(ep, ep.t_leases)
-    )
-
-
-# tasks.world:7153
-def _check_mined_d5f40369f5__current_agent_set(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG03')
-
-
-def _check_mined_d5f40369f5__new_application(ep: LeasingOffice) -> bool:  # tasks.world:7154
-    return any(
-        _r22.prospect == 'P0003' and _r22.unit == '102'
-        and _r22.submitted_on == rt.parse_date('2024-09-02')
-        and _r22.move_in_date == rt.parse_date('2025-05-31') and _r22.credit_score == 608
-        and _r22.status == _E15_ScreeningStatus_pending and _r22.decided_by is None
-        and _r22.decline_reason is None
-        for _r22 in rt.each(ep, ep.t_applications)
-    )
-
-
-# tasks.world:7155
-def _check_mined_d5f40369f5__lease_ls0001_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_leases['LS0001'].end_date, '==', rt.parse_date('2025-06-30'))
-
-
-# tasks.world:7497
-def _check_mined_a41ceafe90__current_agent_set(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG02')
-
-
-# tasks.world:7498
-def _check_mined_a41ceafe90__unit_k_12_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['12'].status, '==', _E10_UnitStatus_leased)
-
-
-# tasks.world:7499
-def _check_mined_a41ceafe90__lease_ls0002_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_leases['LS0002'].end_date, '==', rt.parse_date('2025-02-28'))
-        and rt.expect(ep.t_leases['LS0002'].monthly_rent, '==', 88770.1, part=1)
-    )
-
-
-def _check_mined_a41ceafe90__new_lease(ep: LeasingOffice) -> bool:  # tasks.world:7500
-    return any(
-        _r23.application == 'APP0005' and _r23.unit == '12'
-        and _r23.start_date == rt.parse_date('2024-09-10')
-        and _r23.end_date == rt.parse_date('2024-11-09') and _r23.monthly_rent == 88770.1
-        and _r23.deposit == 1000.0 and _r23.status == _E11_LeaseStatus_active
-        and _r23.deductions == () and _r23.deposit_returned_on is None
-        for _r23 in rt.each(ep, ep.t_leases)
-    )
-
-
-# tasks.world:7842
-def _check_mined_4df96c45be__current_agent_set(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG03')
-
-
-# tasks.world:7843
-def _check_mined_4df96c45be__tour_tr0002_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR0002'].status, '==', _E10_TourStatus_cancelled) and rt.expect(
-        ep.t_tours['TR0002'].notes, '==', 'tom.becker@mail.example', part=1
-    )
-
-
-def _check_mined_4df96c45be__new_tour(ep: LeasingOffice) -> bool:  # tasks.world:7844
-    return any(
-        _r24.prospect == 'P0002' and _r24.unit == '101' and _r24.agent == 'AG03'
-        and _r24.scheduled_at == rt.parse_datetime('2024-09-03T11:00:00')
-        and _r24.status == _E10_TourStatus_scheduled and _r24.notes == ''
-        for _r24 in rt.each(ep, ep.t_tours)
-    )
-
-
-# tasks.world:7845
-def _check_mined_4df96c45be__lease_ls0003_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_leases['LS0003'].deposit_returned_on, '==', rt.parse_date('2024-09-02'))
-
-
-# tasks.world:8186
-def _check_mined_7d07836e37__current_agent_set(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG03')
-
-
-def _check_mined_7d07836e37__new_application(ep: LeasingOffice) -> bool:  # tasks.world:8187
-    return any(
-        _r25.prospect == 'P0001' and _r25.unit == '101'
-        and _r25.submitted_on == rt.parse_date('2024-09-02')
-        and _r25.move_in_date == rt.parse_date('2024-09-02') and _r25.credit_score == 760
-        and _r25.status == _E15_ScreeningStatus_pending and _r25.decided_by is None
-        and _r25.decline_reason is None
-        for _r25 in rt.each(ep, ep.t_applications)
-    )
-
-
-# tasks.world:8188
-def _check_mined_7d07836e37__lease_ls0003_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_leases['LS0003'].deposit_returned_on, '==', rt.parse_date('2024-09-02'))
-
-
-# tasks.world:8529
-def _check_mined_c70ff30f9b__current_agent_set(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG02')
-
-
-# tasks.world:8530
-def _check_mined_c70ff30f9b__application_app0001_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['APP0001'].status, '==', _E15_ScreeningStatus_declined)
-        and rt.expect(ep.t_applications['APP0001'].decided_by, '==', 'AG01', part=1)
-        and rt.expect(ep.t_applications['APP0001'].decline_reason, '==', 'leased', part=2)
-    )
-
-
-# tasks.world:8531
-def _check_mined_c70ff30f9b__lease_ls0001_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_leases['LS0001'].end_date, '==', rt.parse_date('2025-09-30'))
-
-
-# tasks.world:8872
-def _check_mined_b29f129d28__current_agent_set(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG02')
-
-
-# tasks.world:8873
-def _check_mined_b29f129d28__application_app0002_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['APP0002'].status, '==', _E15_ScreeningStatus_declined)
-        and rt.expect(ep.t_applications['APP0002'].decided_by, '==', 'AG01', part=1)
-        and rt.expect(ep.t_applications['APP0002'].decline_reason, '==', '305', part=2)
-    )
-
-
-# tasks.world:8874
-def _check_mined_b29f129d28__lease_ls0002_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_leases['LS0002'].end_date, '==', rt.parse_date('2025-08-31'))
-        and rt.expect(ep.t_leases['LS0002'].monthly_rent, '==', 75500.39, part=1)
-    )
-
-
-# tasks.world:9215
-def _check_mined_8c290b045a__unit_k_305_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['305'].status, '==', _E10_UnitStatus_available) and rt.expect(
-        ep.t_units['305'].available_from, '==', rt.parse_date('2024-09-03'), part=1
-    )
-
-
-# tasks.world:9216
-def _check_mined_8c290b045a__application_app0001_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['APP0001'].status, '==', _E15_ScreeningStatus_declined)
-        and rt.expect(ep.t_applications['APP0001'].decided_by, '==', 'AG01', part=1)
-        and rt.expect(ep.t_applications['APP0001'].decline_reason, '==', 'approved', part=2)
-    )
-
-
-# tasks.world:9217
-def _check_mined_8c290b045a__lease_ls0002_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_leases['LS0002'].end_date, '==', rt.parse_date('2024-09-02'))
-        and rt.expect(ep.t_leases['LS0002'].status, '==', _E11_LeaseStatus_ended, part=1)
-    )
-
-
-# tasks.world:9558
-def _check_mined_f32803820b__unit_k_102_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['102'].status, '==', _E10_UnitStatus_available) and rt.expect(
-        ep.t_units['102'].available_from, '==', rt.parse_date('2024-09-03'), part=1
-    )
-
-
-# tasks.world:9559
-def _check_mined_f32803820b__tour_tr0003_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR0003'].status, '==', _E10_TourStatus_cancelled) and rt.expect(
-        ep.t_tours['TR0003'].notes, '==', 'nadia.brooks@leasing.example', part=1
-    )
-
-
-# tasks.world:9560
-def _check_mined_f32803820b__application_app0001_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['APP0001'].status, '==', _E15_ScreeningStatus_approved)
-        and rt.expect(ep.t_applications['APP0001'].decided_by, '==', 'AG01', part=1)
-    )
-
-
-# tasks.world:9561
-def _check_mined_f32803820b__lease_ls0001_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_leases['LS0001'].end_date, '==', rt.parse_date('2024-09-02'))
-        and rt.expect(ep.t_leases['LS0001'].status, '==', _E11_LeaseStatus_ended, part=1)
-        and rt.expect(
-            ep.t_leases['LS0001'].deductions, '==',
-            (
-                Deduction(
-                    v.check_length('APP0001', 'Deduction.reason', 1, 120),
-                    v.check_range(950.0, 'Deduction.amount', 0.01, 100000.0),
-                ),
-                Deduction(
-                    v.check_length('AG02', 'Deduction.reason', 1, 120),
-                    v.check_range(0.01, 'Deduction.amount', 0.01, 100000.0),
-                ),
-            ),
-            part=2,
-        )
-    )
-
-
-# tasks.world:9901
-def _check_mined_cb43aa62c1__unit_k_204_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['204'].status, '==', _E10_UnitStatus_leased)
-
-
-# tasks.world:9902
-def _check_mined_cb43aa62c1__tour_tr0003_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR0003'].status, '==', _E10_TourStatus_no_show) and rt.expect(
-        ep.t_tours['TR0003'].notes, '==', 'P0001', part=1
-    )
-
-
-# tasks.world:9903
-def _check_mined_cb43aa62c1__application_app0001_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['APP0001'].status, '==', _E15_ScreeningStatus_approved)
-        and rt.expect(ep.t_applications['APP0001'].decided_by, '==', 'AG01', part=1)
-    )
-
-
-def _check_mined_cb43aa62c1__new_lease(ep: LeasingOffice) -> bool:  # tasks.world:9904
-    return any(
-        _r26.application == 'APP0001' and _r26.unit == '204'
-        and _r26.start_date == rt.parse_date('2024-10-01')
-        and _r26.end_date == rt.parse_date('2024-11-30') and _r26.monthly_rent == 1750.0
-        and _r26.deposit == 0.0 and _r26.status == _E11_LeaseStatus_active
-        and _r26.deductions == () and _r26.deposit_returned_on is None
-        for _r26 in rt.each(ep, ep.t_leases)
-    )
-
-
-# tasks.world:10244
-def _check_mined_4762dc3c89__current_agent_set(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG02')
-
-
-def _check_mined_4762dc3c89__new_application(ep: LeasingOffice) -> bool:  # tasks.world:10245
-    return any(
-        _r27.prospect == 'P0002' and _r27.unit == '204'
-        and _r27.submitted_on == rt.parse_date('2024-09-02')
-        and _r27.move_in_date == rt.parse_date('2025-01-14') and _r27.credit_score == 746
-        and _r27.status == _E15_ScreeningStatus_pending and _r27.decided_by is None
-        and _r27.decline_reason is None
-        for _r27 in rt.each(ep, ep.t_applications)
-    )
-
-
-# tasks.world:10585
-def _check_mined_0a18475142__unit_k_12_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['12'].status, '==', _E10_UnitStatus_leased)
-
-
-# tasks.world:10586
-def _check_mined_0a18475142__tour_tr0003_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR0003'].status, '==', _E10_TourStatus_cancelled) and rt.expect(
-        ep.t_tours['TR0003'].notes, '==', '-vR9L', part=1
-    )
-
-
-def _check_mined_0a18475142__new_lease(ep: LeasingOffice) -> bool:  # tasks.world:10587
-    return any(
-        _r28.application == 'APP0005' and _r28.unit == '12'
-        and _r28.start_date == rt.parse_date('2024-09-10')
-        and _r28.end_date == rt.parse_date('2025-08-09') and _r28.monthly_rent == 84262.53
-        and _r28.deposit == 103.27 and _r28.status == _E11_LeaseStatus_active
-        and _r28.deductions == () and _r28.deposit_returned_on is None
-        for _r28 in rt.each(ep, ep.t_leases)
-    )
-
-
-# tasks.world:10930
-def _check_mined_af34513449__current_agent_set(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG03')
-
-
-def _check_mined_af34513449__new_tour(ep: LeasingOffice) -> bool:  # tasks.world:10931
-    return any(
-        _r29.prospect == 'P0003' and _r29.unit == '204' and _r29.agent == 'AG01'
-        and _r29.scheduled_at == rt.parse_datetime('2024-09-17T20:30:00')
-        and _r29.status == _E10_TourStatus_scheduled and _r29.notes == ''
-        for _r29 in rt.each(ep, ep.t_tours)
-    )
-
-
-# tasks.world:10932
-def _check_mined_af34513449__application_app0001_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['APP0001'].status, '==', _E15_ScreeningStatus_declined)
-        and rt.expect(ep.t_applications['APP0001'].decided_by, '==', 'AG01', part=1)
-        and rt.expect(ep.t_applications['APP0001'].decline_reason, '==', 'declined', part=2)
-    )
-
-
-# tasks.world:11276
-def _check_mined_50d90edf2f__current_agent_set(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG03')
-
-
-def _check_mined_50d90edf2f__new_application(ep: LeasingOffice) -> bool:  # tasks.world:11277
-    return any(
-        _r30.prospect == 'P0005' and _r30.unit == '204'
-        and _r30.submitted_on == rt.parse_date('2024-09-02')
-        and _r30.move_in_date == rt.parse_date('2024-11-23') and _r30.credit_score == 300
-        and _r30.status == _E15_ScreeningStatus_pending and _r30.decided_by is None
-        and _r30.decline_reason is None
-        for _r30 in rt.each(ep, ep.t_applications)
-    )
-
-
-# tasks.world:11621
-def _check_mined_fdf40ce3ec__current_agent_set(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG02')
-
-
-# tasks.world:11622
-def _check_mined_fdf40ce3ec__tour_tr0003_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR0003'].status, '==', _E10_TourStatus_cancelled) and rt.expect(
-        ep.t_tours['TR0003'].notes, '==', 'AG02', part=1
-    )
-
-
-def _check_mined_fdf40ce3ec__new_application(ep: LeasingOffice) -> bool:  # tasks.world:11623
-    return any(
-        _r31.prospect == 'P0005' and _r31.unit == '12'
-        and _r31.submitted_on == rt.parse_date('2024-09-02')
-        and _r31.move_in_date == rt.parse_date('2024-10-01') and _r31.credit_score == 420
-        and _r31.status == _E15_ScreeningStatus_pending and _r31.decided_by is None
-        and _r31.decline_reason is None
-        for _r31 in rt.each(ep, ep.t_applications)
-    )
-
-
-# tasks.world:11967
-def _check_mined_2d7393d2de__current_agent_set(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG02')
-
-
-# tasks.world:11968
-def _check_mined_2d7393d2de__tour_tr0003_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR0003'].status, '==', _E10_TourStatus_cancelled) and rt.expect(
-        ep.t_tours['TR0003'].notes, '==', 'leased', part=1
-    )
-
-
-# tasks.world:11969
-def _check_mined_2d7393d2de__lease_ls0002_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_leases['LS0002'].end_date, '==', rt.parse_date('2026-11-30'))
-
-
-# tasks.world:12313
-def _check_mined_5ada8d38d7__current_agent_set(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG02')
-
-
-# tasks.world:12314
-def _check_mined_5ada8d38d7__unit_k_102_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_units['102'].status, '==', _E10_UnitStatus_available) and rt.expect(
-        ep.t_units['102'].available_from, '==', rt.parse_date('2024-09-03'), part=1
-    )
-
-
-# tasks.world:12315
-def _check_mined_5ada8d38d7__tour_tr0003_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR0003'].status, '==', _E10_TourStatus_completed) and rt.expect(
-        ep.t_tours['TR0003'].notes, '==', '2024-01-15', part=1
-    )
-
-
-# tasks.world:12316
-def _check_mined_5ada8d38d7__lease_ls0001_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_leases['LS0001'].end_date, '==', rt.parse_date('2024-09-02'))
-        and rt.expect(ep.t_leases['LS0001'].status, '==', _E11_LeaseStatus_ended, part=1)
-    )
-
-
-# tasks.world:12659
-def _check_mined_b009b60a4b__current_agent_set(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG02')
-
-
-# tasks.world:12660
-def _check_mined_b009b60a4b__tour_tr0003_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR0003'].status, '==', _E10_TourStatus_cancelled) and rt.expect(
-        ep.t_tours['TR0003'].notes, '==', '3M.WW', part=1
-    )
-
-
-# tasks.world:12661
-def _check_mined_b009b60a4b__lease_ls0001_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_leases['LS0001'].end_date, '==', rt.parse_date('2025-06-30'))
-        and rt.expect(ep.t_leases['LS0001'].monthly_rent, '==', 33254.83, part=1)
-    )
-
-
-# tasks.world:13004
-def _check_mined_47749298d6__current_agent_set(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG02')
-
-
-# tasks.world:13005
-def _check_mined_47749298d6__tour_tr0002_changed(ep: LeasingOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR0002'].status, '==', _E10_TourStatus_cancelled) and rt.expect(
-        ep.t_tours['TR0002'].notes, '==', 'oY1BaIMcAxYmfsB4HbQLXjjlAF', part=1
-    )
-
-
-LeasingOffice.TASKS = task_registry(__name__, "tasks.json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "BalanceAdjustment", "BalanceInfo", "Department", "Employee", "EmployeeRole", "LeaveBalance",
@@ -205,13 +205,8 @@ class LeaveDesk(Episode):
     CLOCK: ClassVar[str] = "2025-06-02T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        "Act as the signed-in employee. Only an employee's manager approves or rejects their "
-        'leave, nobody\n'
-        'decides their own request, approved and pending leave never exceed the balance, and only '
-        'HR\n'
-        'adjusts balances or adds public holidays.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "departments": "Department", "employees": "Employee", "balances": "LeaveBalance",
         "holidays": "PublicHoliday", "requests": "LeaveRequest",
@@ -363,7 +358,6 @@ class LeaveDesk(Episode):
         rt.check_refs(self.t_employees, self.state.current_employee, 'current_employee')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_departments, ((self.t_employees, 'department'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_employees, (
                     (self.t_departments, 'head'), (self.t_employees, 'manager'),
@@ -372,9 +366,7 @@ class LeaveDesk(Episode):
                     (self.t_adjustments, 'made_by'), (None, 'current_employee'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_balances, ((self.t_adjustments, 'balance'),))
-        pass
 
     def fn_is_holiday(self, d: dt.date) -> bool:  # leave_desk.world:123
         'Whether a day is a public holiday.'
@@ -1001,660 +993,519 @@ class LeaveDesk(Episode):
         self.set_field(request_id, 'status', _E13_RequestStatus_cancelled)  # leave_desk.world:542
         return request_id  # leave_desk.world:543
 
+    def _check_decide_team_requests__approved(self) -> rt.Verdict | bool:  # leave_desk.world:861
+        return (
+            rt.expect(self.t_requests['LR0002'].status, '==', _E13_RequestStatus_approved)
+            and rt.expect(self.t_requests['LR0002'].decided_by, '==', 'E002', part=1)
+            and rt.expect(self.t_balances['E003-annual-2025'].used_days, '==', 8.0, part=2)
+            and rt.expect(self.t_balances['E003-annual-2025'].pending_days, '==', 0.0, part=3)
+        )
+
+    def _check_decide_team_requests__rejected(self) -> rt.Verdict | bool:  # leave_desk.world:862
+        return (
+            rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_rejected)
+            and rt.expect(
+                self.t_requests['LR0003'].reason, '==', 'Release week, please pick other dates',
+                part=1,
+            )
+            and rt.expect(self.t_balances['E006-annual-2025'].pending_days, '==', 0.0, part=2)
+        )
+
+    # tasks.world:321
+    def _check_felix_holiday_and_leave__holiday_added(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_holidays['2025-11-19'].name, '==', 'Day of Prayer and Repentance')
+            and rt.expect(self.t_holidays['2025-11-19'].region, '==', 'Saxony', part=1)
+            and rt.expect(self.t_holidays['2025-11-19'].added_by, '==', 'E004', part=2)
+        )
+
+    def _check_felix_holiday_and_leave__leave_requested(self) -> bool:  # tasks.world:322
+        return any(
+            _r16.employee == 'E004' and _r16.leave_type == _E9_LeaveType_annual
+            and _r16.start_date == rt.parse_date('2025-11-17')
+            and _r16.end_date == rt.parse_date('2025-11-21') and _r16.working_days == 4.0
+            and _r16.status == _E13_RequestStatus_pending
+            for _r16 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:323
+    def _check_felix_holiday_and_leave__balance_pending(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E004-annual-2025'].pending_days, '==', 4.0)
+
+    # tasks.world:652
+    def _check_felix_grants_parental_leave__signed_in(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_employee, '==', 'E004')
+
+    def _check_felix_grants_parental_leave__entitled(self) -> rt.Verdict | bool:  # tasks.world:653
+        return rt.expect(self.t_balances['E003-parental-2025'].entitled_days, '==', 10.0) and any(
+            _a17.balance == 'E003-parental-2025' and _a17.delta_days == 10.0
+            and _a17.made_by == 'E004'
+            for _a17 in rt.each(self, self.t_adjustments)
+        )
+
+    # tasks.world:654
+    def _check_felix_grants_parental_leave__requested(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E003-parental-2025'].pending_days, '==', 5.0) and any(
+            _r18.employee == 'E003' and _r18.leave_type == _E9_LeaveType_parental
+            and _r18.start_date == rt.parse_date('2025-07-07')
+            and _r18.end_date == rt.parse_date('2025-07-11')
+            and _r18.status == _E13_RequestStatus_pending
+            for _r18 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:980
+    def _check_mined_c77c9ad3de__leavebalance_e006_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:981
+    def _check_mined_c77c9ad3de__leaverequest_lr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
+            and rt.expect(self.t_requests['LR0003'].decided_by, '==', 'E002', part=1)
+        )
+
+    # tasks.world:1305
+    def _check_mined_2ae57b2209__leavebalance_e006_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E006-annual-2025'].used_days, '==', 5.0) and rt.expect(
+            self.t_balances['E006-annual-2025'].pending_days, '==', 0.0, part=1
+        )
+
+    # tasks.world:1306
+    def _check_mined_2ae57b2209__leaverequest_lr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_approved)
+            and rt.expect(self.t_requests['LR0003'].decided_by, '==', 'E002', part=1)
+        )
+
+    # tasks.world:1630
+    def _check_mined_ab9a8dd361__leavebalance_e003_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E003-annual-2025'].used_days, '==', 8.0) and rt.expect(
+            self.t_balances['E003-annual-2025'].pending_days, '==', 0.0, part=1
+        )
+
+    # tasks.world:1631
+    def _check_mined_ab9a8dd361__leaverequest_lr0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['LR0002'].status, '==', _E13_RequestStatus_approved)
+            and rt.expect(self.t_requests['LR0002'].decided_by, '==', 'E002', part=1)
+        )
+
+    # tasks.world:1954
+    def _check_mined_f09248e206__leavebalance_e006_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:1955
+    def _check_mined_f09248e206__leaverequest_lr0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:2278
+    def _check_mined_631af8d457__leavebalance_e006_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:2279
+    def _check_mined_631af8d457__leaverequest_lr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_rejected)
+            and rt.expect(self.t_requests['LR0003'].decided_by, '==', 'E002', part=1)
+            and rt.expect(self.t_requests['LR0003'].reason, '==', 'xxx', part=2)
+        )
+
+    # tasks.world:2602
+    def _check_mined_a343a0f053__current_employee_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_employee, '==', 'E006')
+
+    # tasks.world:2925
+    def _check_mined_c06f073006__leavebalance_e003_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E003-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:2926
+    def _check_mined_c06f073006__leaverequest_lr0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['LR0002'].status, '==', _E13_RequestStatus_rejected)
+            and rt.expect(self.t_requests['LR0002'].decided_by, '==', 'E002', part=1)
+            and rt.expect(self.t_requests['LR0002'].reason, '==', 'SAL', part=2)
+        )
+
+    # tasks.world:3249
+    def _check_mined_dffd337804__current_employee_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_employee, '==', 'E004')
+
+    # tasks.world:3250
+    def _check_mined_dffd337804__leavebalance_e003_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E003-annual-2025'].used_days, '==', 8.0) and rt.expect(
+            self.t_balances['E003-annual-2025'].pending_days, '==', 0.0, part=1
+        )
+
+    # tasks.world:3251
+    def _check_mined_dffd337804__leavebalance_e005_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E005-annual-2025'].used_days, '==', 0.0)
+
+    # tasks.world:3252
+    def _check_mined_dffd337804__leaverequest_lr0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['LR0002'].status, '==', _E13_RequestStatus_approved)
+            and rt.expect(self.t_requests['LR0002'].decided_by, '==', 'E002', part=1)
+        )
+
+    # tasks.world:3253
+    def _check_mined_dffd337804__leaverequest_lr0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['LR0006'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:3581
+    def _check_mined_d85ad11e7f__current_employee_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_employee, '==', 'E001')
+
+    # tasks.world:3582
+    def _check_mined_d85ad11e7f__leavebalance_e006_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:3583
+    def _check_mined_d85ad11e7f__leaverequest_lr0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:3911
+    def _check_mined_a55bcc1d59__current_employee_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_employee, '==', 'E006')
+
+    # tasks.world:3912
+    def _check_mined_a55bcc1d59__leavebalance_e006_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:3913
+    def _check_mined_a55bcc1d59__leaverequest_lr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
+            and rt.expect(self.t_requests['LR0003'].decided_by, '==', 'E002', part=1)
+        )
+
+    # tasks.world:4240
+    def _check_mined_80bc825df0__current_employee_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_employee, '==', 'E004')
+
+    # tasks.world:4241
+    def _check_mined_80bc825df0__leavebalance_e003_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E003-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:4242
+    def _check_mined_80bc825df0__leavebalance_e006_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:4243
+    def _check_mined_80bc825df0__leaverequest_lr0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['LR0002'].status, '==', _E13_RequestStatus_rejected)
+            and rt.expect(self.t_requests['LR0002'].decided_by, '==', 'E002', part=1)
+            and rt.expect(self.t_requests['LR0002'].reason, '==', 'E006', part=2)
+        )
+
+    # tasks.world:4244
+    def _check_mined_80bc825df0__leaverequest_lr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_rejected)
+            and rt.expect(self.t_requests['LR0003'].decided_by, '==', 'E002', part=1)
+            and rt.expect(self.t_requests['LR0003'].reason, '==', 'staff', part=2)
+        )
+
+    # tasks.world:4571
+    def _check_mined_2517e593c1__current_employee_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_employee, '==', 'E001')
+
+    # tasks.world:4572
+    def _check_mined_2517e593c1__leavebalance_e005_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E005-annual-2025'].used_days, '==', 0.0)
+
+    # tasks.world:4573
+    def _check_mined_2517e593c1__leaverequest_lr0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['LR0006'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:4899
+    def _check_mined_977bf62ab9__current_employee_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_employee, '==', 'E004')
+
+    # tasks.world:4900
+    def _check_mined_977bf62ab9__leavebalance_e006_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:4901
+    def _check_mined_977bf62ab9__leaverequest_lr0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:5227
+    def _check_mined_baf6095c7e__leavebalance_e006_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:5228
+    def _check_mined_baf6095c7e__leaverequest_lr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
+            and rt.expect(self.t_requests['LR0003'].decided_by, '==', 'E002', part=1)
+        )
+
+    # tasks.world:5554
+    def _check_mined_279f67000b__current_employee_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_employee, '==', 'E006')
+
+    # tasks.world:5555
+    def _check_mined_279f67000b__leavebalance_e006_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:5556
+    def _check_mined_279f67000b__leaverequest_lr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_rejected)
+            and rt.expect(self.t_requests['LR0003'].decided_by, '==', 'E002', part=1)
+            and rt.expect(self.t_requests['LR0003'].reason, '==', 'pending', part=2)
+        )
+
+    # tasks.world:5882
+    def _check_mined_80569c981a__leavebalance_e006_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:5883
+    def _check_mined_80569c981a__leaverequest_lr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_rejected)
+            and rt.expect(self.t_requests['LR0003'].decided_by, '==', 'E002', part=1)
+            and rt.expect(self.t_requests['LR0003'].reason, '==', 'annual', part=2)
+        )
+
+    # tasks.world:6209
+    def _check_mined_c7e4511548__leavebalance_e003_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E003-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:6210
+    def _check_mined_c7e4511548__leavebalance_e006_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:6211
+    def _check_mined_c7e4511548__leaverequest_lr0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['LR0002'].status, '==', _E13_RequestStatus_rejected)
+            and rt.expect(self.t_requests['LR0002'].decided_by, '==', 'E002', part=1)
+            and rt.expect(self.t_requests['LR0002'].reason, '==', 'LR0003', part=2)
+        )
+
+    # tasks.world:6212
+    def _check_mined_c7e4511548__leaverequest_lr0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:6538
+    def _check_mined_04004982e0__current_employee_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_employee, '==', 'E004')
+
+    # tasks.world:6539
+    def _check_mined_04004982e0__leavebalance_e006_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E006-annual-2025'].used_days, '==', 5.0) and rt.expect(
+            self.t_balances['E006-annual-2025'].pending_days, '==', 0.0, part=1
+        )
+
+    # tasks.world:6540
+    def _check_mined_04004982e0__leaverequest_lr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_approved)
+            and rt.expect(self.t_requests['LR0003'].decided_by, '==', 'E002', part=1)
+        )
+
+    # tasks.world:6865
+    def _check_mined_a6da31419a__current_employee_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_employee, '==', 'E004')
+
+    # tasks.world:6866
+    def _check_mined_a6da31419a__leavebalance_e003_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E003-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:6867
+    def _check_mined_a6da31419a__leaverequest_lr0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['LR0002'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:7192
+    def _check_mined_e31931e830__current_employee_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_employee, '==', 'E003')
+
+    # tasks.world:7193
+    def _check_mined_e31931e830__leavebalance_e003_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E003-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:7194
+    def _check_mined_e31931e830__leaverequest_lr0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['LR0002'].status, '==', _E13_RequestStatus_cancelled)
+            and rt.expect(self.t_requests['LR0002'].decided_by, '==', 'E002', part=1)
+        )
+
+    # tasks.world:7519
+    def _check_mined_18a4c01b1f__current_employee_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_employee, '==', 'E003')
+
+    # tasks.world:7520
+    def _check_mined_18a4c01b1f__leavebalance_e006_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:7521
+    def _check_mined_18a4c01b1f__leaverequest_lr0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:7847
+    def _check_mined_cb4600e859__current_employee_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_employee, '==', 'E003')
+
+    # tasks.world:8172
+    def _check_mined_2359bf4dcf__current_employee_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_employee, '==', 'E003')
+
+    # tasks.world:8173
+    def _check_mined_2359bf4dcf__leavebalance_e003_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E003-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:8174
+    def _check_mined_2359bf4dcf__leaverequest_lr0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['LR0002'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:8499
+    def _check_mined_3ea40f4882__current_employee_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_employee, '==', 'E003')
+
+    # tasks.world:8500
+    def _check_mined_3ea40f4882__leavebalance_e006_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E006-annual-2025'].used_days, '==', 5.0) and rt.expect(
+            self.t_balances['E006-annual-2025'].pending_days, '==', 0.0, part=1
+        )
+
+    # tasks.world:8501
+    def _check_mined_3ea40f4882__leaverequest_lr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_approved)
+            and rt.expect(self.t_requests['LR0003'].decided_by, '==', 'E002', part=1)
+        )
+
+    # tasks.world:8826
+    def _check_mined_5d0ad56a7f__leavebalance_e006_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:8827
+    def _check_mined_5d0ad56a7f__leaverequest_lr0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:9152
+    def _check_mined_ee2af84745__current_employee_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_employee, '==', 'E005')
+
+    # tasks.world:9153
+    def _check_mined_ee2af84745__leavebalance_e003_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E003-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:9154
+    def _check_mined_ee2af84745__leavebalance_e005_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E005-annual-2025'].used_days, '==', 0.0)
+
+    # tasks.world:9155
+    def _check_mined_ee2af84745__leaverequest_lr0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['LR0002'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:9156
+    def _check_mined_ee2af84745__leaverequest_lr0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['LR0006'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:9484
+    def _check_mined_0d783e30f8__leavebalance_e003_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E003-annual-2025'].used_days, '==', 8.0) and rt.expect(
+            self.t_balances['E003-annual-2025'].pending_days, '==', 0.0, part=1
+        )
+
+    # tasks.world:9485
+    def _check_mined_0d783e30f8__leavebalance_e006_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:9486
+    def _check_mined_0d783e30f8__leaverequest_lr0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['LR0002'].status, '==', _E13_RequestStatus_approved)
+            and rt.expect(self.t_requests['LR0002'].decided_by, '==', 'E002', part=1)
+        )
+
+    # tasks.world:9487
+    def _check_mined_0d783e30f8__leaverequest_lr0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:9814
+    def _check_mined_d2f2343084__current_employee_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_employee, '==', 'E003')
+
+    # tasks.world:9815
+    def _check_mined_d2f2343084__leavebalance_e003_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E003-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:9816
+    def _check_mined_d2f2343084__leaverequest_lr0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['LR0002'].status, '==', _E13_RequestStatus_rejected)
+            and rt.expect(self.t_requests['LR0002'].decided_by, '==', 'E002', part=1)
+            and rt.expect(self.t_requests['LR0002'].reason, '==', 'annual', part=2)
+        )
+
+    # tasks.world:10144
+    def _check_mined_e9a991dbf8__current_employee_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_employee, '==', 'E001')
+
+    # tasks.world:10473
+    def _check_mined_1a602c9029__current_employee_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_employee, '==', 'E006')
+
+    # tasks.world:10474
+    def _check_mined_1a602c9029__leavebalance_e006_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:10475
+    def _check_mined_1a602c9029__leaverequest_lr0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:10802
+    def _check_mined_3856d0df3f__current_employee_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_employee, '==', 'E003')
+
+    # tasks.world:10803
+    def _check_mined_3856d0df3f__leavebalance_e006_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:10804
+    def _check_mined_3856d0df3f__leaverequest_lr0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:11131
+    def _check_mined_ff0351459e__leavebalance_e003_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E003-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:11132
+    def _check_mined_ff0351459e__leavebalance_e006_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:11133
+    def _check_mined_ff0351459e__leaverequest_lr0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['LR0002'].status, '==', _E13_RequestStatus_rejected)
+            and rt.expect(self.t_requests['LR0002'].decided_by, '==', 'E002', part=1)
+            and rt.expect(self.t_requests['LR0002'].reason, '==', 'Ski trip', part=2)
+        )
+
+    # tasks.world:11134
+    def _check_mined_ff0351459e__leaverequest_lr0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:11461
+    def _check_mined_302ca3629f__current_employee_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_employee, '==', 'E001')
+
+    # tasks.world:11462
+    def _check_mined_302ca3629f__leavebalance_e006_annual_2025_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
+
+    # tasks.world:11463
+    def _check_mined_302ca3629f__leaverequest_lr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_rejected)
+            and rt.expect(self.t_requests['LR0003'].decided_by, '==', 'E002', part=1)
+            and rt.expect(self.t_requests['LR0003'].reason, '==', '-P', part=2)
+        )
+
 
 LeaveDesk.TOOLS = tools(LeaveDesk)
-
-
-# leave_desk.world:861
-def _check_decide_team_requests__approved(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['LR0002'].status, '==', _E13_RequestStatus_approved)
-        and rt.expect(ep.t_requests['LR0002'].decided_by, '==', 'E002', part=1)
-        and rt.expect(ep.t_balances['E003-annual-2025'].used_days, '==', 8.0, part=2)
-        and rt.expect(ep.t_balances['E003-annual-2025'].pending_days, '==', 0.0, part=3)
-    )
-
-
-# leave_desk.world:862
-def _check_decide_team_requests__rejected(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['LR0003'].status, '==', _E13_RequestStatus_rejected)
-        and rt.expect(
-            ep.t_requests['LR0003'].reason, '==', 'Release week, please pick other dates', part=1
-        )
-        and rt.expect(ep.t_balances['E006-annual-2025'].pending_days, '==', 0.0, part=2)
-    )
-
-
-# tasks.world:321
-def _check_felix_holiday_and_leave__holiday_added(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_holidays['2025-11-19'].name, '==', 'Day of Prayer and Repentance')
-        and rt.expect(ep.t_holidays['2025-11-19'].region, '==', 'Saxony', part=1)
-        and rt.expect(ep.t_holidays['2025-11-19'].added_by, '==', 'E004', part=2)
-    )
-
-
-def _check_felix_holiday_and_leave__leave_requested(ep: LeaveDesk) -> bool:  # tasks.world:322
-    return any(
-        _r16.employee == 'E004' and _r16.leave_type == _E9_LeaveType_annual
-        and _r16.start_date == rt.parse_date('2025-11-17')
-        and _r16.end_date == rt.parse_date('2025-11-21') and _r16.working_days == 4.0
-        and _r16.status == _E13_RequestStatus_pending
-        for _r16 in rt.each(ep, ep.t_requests)
-    )
-
-
-# tasks.world:323
-def _check_felix_holiday_and_leave__balance_pending(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E004-annual-2025'].pending_days, '==', 4.0)
-
-
-# tasks.world:652
-def _check_felix_grants_parental_leave__signed_in(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_employee, '==', 'E004')
-
-
-# tasks.world:653
-def _check_felix_grants_parental_leave__entitled(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E003-parental-2025'].entitled_days, '==', 10.0) and any(
-        _a17.balance == 'E003-parental-2025' and _a17.delta_days == 10.0 and _a17.made_by == 'E004'
-        for _a17 in rt.each(ep, ep.t_adjustments)
-    )
-
-
-# tasks.world:654
-def _check_felix_grants_parental_leave__requested(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E003-parental-2025'].pending_days, '==', 5.0) and any(
-        _r18.employee == 'E003' and _r18.leave_type == _E9_LeaveType_parental
-        and _r18.start_date == rt.parse_date('2025-07-07')
-        and _r18.end_date == rt.parse_date('2025-07-11')
-        and _r18.status == _E13_RequestStatus_pending
-        for _r18 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_mined_c77c9ad3de__leavebalance_e006_annual_2025_changed(  # tasks.world:980
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:981
-def _check_mined_c77c9ad3de__leaverequest_lr0003_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
-        and rt.expect(ep.t_requests['LR0003'].decided_by, '==', 'E002', part=1)
-    )
-
-
-def _check_mined_2ae57b2209__leavebalance_e006_annual_2025_changed(  # tasks.world:1305
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E006-annual-2025'].used_days, '==', 5.0) and rt.expect(
-        ep.t_balances['E006-annual-2025'].pending_days, '==', 0.0, part=1
-    )
-
-
-# tasks.world:1306
-def _check_mined_2ae57b2209__leaverequest_lr0003_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['LR0003'].status, '==', _E13_RequestStatus_approved)
-        and rt.expect(ep.t_requests['LR0003'].decided_by, '==', 'E002', part=1)
-    )
-
-
-def _check_mined_ab9a8dd361__leavebalance_e003_annual_2025_changed(  # tasks.world:1630
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E003-annual-2025'].used_days, '==', 8.0) and rt.expect(
-        ep.t_balances['E003-annual-2025'].pending_days, '==', 0.0, part=1
-    )
-
-
-# tasks.world:1631
-def _check_mined_ab9a8dd361__leaverequest_lr0002_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['LR0002'].status, '==', _E13_RequestStatus_approved)
-        and rt.expect(ep.t_requests['LR0002'].decided_by, '==', 'E002', part=1)
-    )
-
-
-def _check_mined_f09248e206__leavebalance_e006_annual_2025_changed(  # tasks.world:1954
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:1955
-def _check_mined_f09248e206__leaverequest_lr0003_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_631af8d457__leavebalance_e006_annual_2025_changed(  # tasks.world:2278
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:2279
-def _check_mined_631af8d457__leaverequest_lr0003_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['LR0003'].status, '==', _E13_RequestStatus_rejected)
-        and rt.expect(ep.t_requests['LR0003'].decided_by, '==', 'E002', part=1)
-        and rt.expect(ep.t_requests['LR0003'].reason, '==', 'xxx', part=2)
-    )
-
-
-# tasks.world:2602
-def _check_mined_a343a0f053__current_employee_set(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_employee, '==', 'E006')
-
-
-def _check_mined_c06f073006__leavebalance_e003_annual_2025_changed(  # tasks.world:2925
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E003-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:2926
-def _check_mined_c06f073006__leaverequest_lr0002_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['LR0002'].status, '==', _E13_RequestStatus_rejected)
-        and rt.expect(ep.t_requests['LR0002'].decided_by, '==', 'E002', part=1)
-        and rt.expect(ep.t_requests['LR0002'].reason, '==', 'SAL', part=2)
-    )
-
-
-# tasks.world:3249
-def _check_mined_dffd337804__current_employee_set(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_employee, '==', 'E004')
-
-
-def _check_mined_dffd337804__leavebalance_e003_annual_2025_changed(  # tasks.world:3250
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E003-annual-2025'].used_days, '==', 8.0) and rt.expect(
-        ep.t_balances['E003-annual-2025'].pending_days, '==', 0.0, part=1
-    )
-
-
-def _check_mined_dffd337804__leavebalance_e005_annual_2025_changed(  # tasks.world:3251
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E005-annual-2025'].used_days, '==', 0.0)
-
-
-# tasks.world:3252
-def _check_mined_dffd337804__leaverequest_lr0002_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['LR0002'].status, '==', _E13_RequestStatus_approved)
-        and rt.expect(ep.t_requests['LR0002'].decided_by, '==', 'E002', part=1)
-    )
-
-
-# tasks.world:3253
-def _check_mined_dffd337804__leaverequest_lr0006_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['LR0006'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:3581
-def _check_mined_d85ad11e7f__current_employee_set(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_employee, '==', 'E001')
-
-
-def _check_mined_d85ad11e7f__leavebalance_e006_annual_2025_changed(  # tasks.world:3582
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:3583
-def _check_mined_d85ad11e7f__leaverequest_lr0003_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:3911
-def _check_mined_a55bcc1d59__current_employee_set(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_employee, '==', 'E006')
-
-
-def _check_mined_a55bcc1d59__leavebalance_e006_annual_2025_changed(  # tasks.world:3912
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:3913
-def _check_mined_a55bcc1d59__leaverequest_lr0003_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
-        and rt.expect(ep.t_requests['LR0003'].decided_by, '==', 'E002', part=1)
-    )
-
-
-# tasks.world:4240
-def _check_mined_80bc825df0__current_employee_set(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_employee, '==', 'E004')
-
-
-def _check_mined_80bc825df0__leavebalance_e003_annual_2025_changed(  # tasks.world:4241
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E003-annual-2025'].pending_days, '==', 0.0)
-
-
-def _check_mined_80bc825df0__leavebalance_e006_annual_2025_changed(  # tasks.world:4242
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:4243
-def _check_mined_80bc825df0__leaverequest_lr0002_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['LR0002'].status, '==', _E13_RequestStatus_rejected)
-        and rt.expect(ep.t_requests['LR0002'].decided_by, '==', 'E002', part=1)
-        and rt.expect(ep.t_requests['LR0002'].reason, '==', 'E006', part=2)
-    )
-
-
-# tasks.world:4244
-def _check_mined_80bc825df0__leaverequest_lr0003_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['LR0003'].status, '==', _E13_RequestStatus_rejected)
-        and rt.expect(ep.t_requests['LR0003'].decided_by, '==', 'E002', part=1)
-        and rt.expect(ep.t_requests['LR0003'].reason, '==', 'staff', part=2)
-    )
-
-
-# tasks.world:4571
-def _check_mined_2517e593c1__current_employee_set(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_employee, '==', 'E001')
-
-
-def _check_mined_2517e593c1__leavebalance_e005_annual_2025_changed(  # tasks.world:4572
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E005-annual-2025'].used_days, '==', 0.0)
-
-
-# tasks.world:4573
-def _check_mined_2517e593c1__leaverequest_lr0006_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['LR0006'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:4899
-def _check_mined_977bf62ab9__current_employee_set(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_employee, '==', 'E004')
-
-
-def _check_mined_977bf62ab9__leavebalance_e006_annual_2025_changed(  # tasks.world:4900
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:4901
-def _check_mined_977bf62ab9__leaverequest_lr0003_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_baf6095c7e__leavebalance_e006_annual_2025_changed(  # tasks.world:5227
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:5228
-def _check_mined_baf6095c7e__leaverequest_lr0003_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
-        and rt.expect(ep.t_requests['LR0003'].decided_by, '==', 'E002', part=1)
-    )
-
-
-# tasks.world:5554
-def _check_mined_279f67000b__current_employee_set(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_employee, '==', 'E006')
-
-
-def _check_mined_279f67000b__leavebalance_e006_annual_2025_changed(  # tasks.world:5555
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:5556
-def _check_mined_279f67000b__leaverequest_lr0003_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['LR0003'].status, '==', _E13_RequestStatus_rejected)
-        and rt.expect(ep.t_requests['LR0003'].decided_by, '==', 'E002', part=1)
-        and rt.expect(ep.t_requests['LR0003'].reason, '==', 'pending', part=2)
-    )
-
-
-def _check_mined_80569c981a__leavebalance_e006_annual_2025_changed(  # tasks.world:5882
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:5883
-def _check_mined_80569c981a__leaverequest_lr0003_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['LR0003'].status, '==', _E13_RequestStatus_rejected)
-        and rt.expect(ep.t_requests['LR0003'].decided_by, '==', 'E002', part=1)
-        and rt.expect(ep.t_requests['LR0003'].reason, '==', 'annual', part=2)
-    )
-
-
-def _check_mined_c7e4511548__leavebalance_e003_annual_2025_changed(  # tasks.world:6209
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E003-annual-2025'].pending_days, '==', 0.0)
-
-
-def _check_mined_c7e4511548__leavebalance_e006_annual_2025_changed(  # tasks.world:6210
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:6211
-def _check_mined_c7e4511548__leaverequest_lr0002_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['LR0002'].status, '==', _E13_RequestStatus_rejected)
-        and rt.expect(ep.t_requests['LR0002'].decided_by, '==', 'E002', part=1)
-        and rt.expect(ep.t_requests['LR0002'].reason, '==', 'LR0003', part=2)
-    )
-
-
-# tasks.world:6212
-def _check_mined_c7e4511548__leaverequest_lr0003_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:6538
-def _check_mined_04004982e0__current_employee_set(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_employee, '==', 'E004')
-
-
-def _check_mined_04004982e0__leavebalance_e006_annual_2025_changed(  # tasks.world:6539
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E006-annual-2025'].used_days, '==', 5.0) and rt.expect(
-        ep.t_balances['E006-annual-2025'].pending_days, '==', 0.0, part=1
-    )
-
-
-# tasks.world:6540
-def _check_mined_04004982e0__leaverequest_lr0003_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['LR0003'].status, '==', _E13_RequestStatus_approved)
-        and rt.expect(ep.t_requests['LR0003'].decided_by, '==', 'E002', part=1)
-    )
-
-
-# tasks.world:6865
-def _check_mined_a6da31419a__current_employee_set(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_employee, '==', 'E004')
-
-
-def _check_mined_a6da31419a__leavebalance_e003_annual_2025_changed(  # tasks.world:6866
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E003-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:6867
-def _check_mined_a6da31419a__leaverequest_lr0002_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['LR0002'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:7192
-def _check_mined_e31931e830__current_employee_set(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_employee, '==', 'E003')
-
-
-def _check_mined_e31931e830__leavebalance_e003_annual_2025_changed(  # tasks.world:7193
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E003-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:7194
-def _check_mined_e31931e830__leaverequest_lr0002_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['LR0002'].status, '==', _E13_RequestStatus_cancelled)
-        and rt.expect(ep.t_requests['LR0002'].decided_by, '==', 'E002', part=1)
-    )
-
-
-# tasks.world:7519
-def _check_mined_18a4c01b1f__current_employee_set(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_employee, '==', 'E003')
-
-
-def _check_mined_18a4c01b1f__leavebalance_e006_annual_2025_changed(  # tasks.world:7520
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:7521
-def _check_mined_18a4c01b1f__leaverequest_lr0003_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:7847
-def _check_mined_cb4600e859__current_employee_set(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_employee, '==', 'E003')
-
-
-# tasks.world:8172
-def _check_mined_2359bf4dcf__current_employee_set(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_employee, '==', 'E003')
-
-
-def _check_mined_2359bf4dcf__leavebalance_e003_annual_2025_changed(  # tasks.world:8173
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E003-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:8174
-def _check_mined_2359bf4dcf__leaverequest_lr0002_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['LR0002'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:8499
-def _check_mined_3ea40f4882__current_employee_set(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_employee, '==', 'E003')
-
-
-def _check_mined_3ea40f4882__leavebalance_e006_annual_2025_changed(  # tasks.world:8500
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E006-annual-2025'].used_days, '==', 5.0) and rt.expect(
-        ep.t_balances['E006-annual-2025'].pending_days, '==', 0.0, part=1
-    )
-
-
-# tasks.world:8501
-def _check_mined_3ea40f4882__leaverequest_lr0003_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['LR0003'].status, '==', _E13_RequestStatus_approved)
-        and rt.expect(ep.t_requests['LR0003'].decided_by, '==', 'E002', part=1)
-    )
-
-
-def _check_mined_5d0ad56a7f__leavebalance_e006_annual_2025_changed(  # tasks.world:8826
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:8827
-def _check_mined_5d0ad56a7f__leaverequest_lr0003_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:9152
-def _check_mined_ee2af84745__current_employee_set(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_employee, '==', 'E005')
-
-
-def _check_mined_ee2af84745__leavebalance_e003_annual_2025_changed(  # tasks.world:9153
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E003-annual-2025'].pending_days, '==', 0.0)
-
-
-def _check_mined_ee2af84745__leavebalance_e005_annual_2025_changed(  # tasks.world:9154
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E005-annual-2025'].used_days, '==', 0.0)
-
-
-# tasks.world:9155
-def _check_mined_ee2af84745__leaverequest_lr0002_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['LR0002'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:9156
-def _check_mined_ee2af84745__leaverequest_lr0006_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['LR0006'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_0d783e30f8__leavebalance_e003_annual_2025_changed(  # tasks.world:9484
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E003-annual-2025'].used_days, '==', 8.0) and rt.expect(
-        ep.t_balances['E003-annual-2025'].pending_days, '==', 0.0, part=1
-    )
-
-
-def _check_mined_0d783e30f8__leavebalance_e006_annual_2025_changed(  # tasks.world:9485
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:9486
-def _check_mined_0d783e30f8__leaverequest_lr0002_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['LR0002'].status, '==', _E13_RequestStatus_approved)
-        and rt.expect(ep.t_requests['LR0002'].decided_by, '==', 'E002', part=1)
-    )
-
-
-# tasks.world:9487
-def _check_mined_0d783e30f8__leaverequest_lr0003_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:9814
-def _check_mined_d2f2343084__current_employee_set(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_employee, '==', 'E003')
-
-
-def _check_mined_d2f2343084__leavebalance_e003_annual_2025_changed(  # tasks.world:9815
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E003-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:9816
-def _check_mined_d2f2343084__leaverequest_lr0002_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['LR0002'].status, '==', _E13_RequestStatus_rejected)
-        and rt.expect(ep.t_requests['LR0002'].decided_by, '==', 'E002', part=1)
-        and rt.expect(ep.t_requests['LR0002'].reason, '==', 'annual', part=2)
-    )
-
-
-# tasks.world:10144
-def _check_mined_e9a991dbf8__current_employee_set(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_employee, '==', 'E001')
-
-
-# tasks.world:10473
-def _check_mined_1a602c9029__current_employee_set(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_employee, '==', 'E006')
-
-
-def _check_mined_1a602c9029__leavebalance_e006_annual_2025_changed(  # tasks.world:10474
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:10475
-def _check_mined_1a602c9029__leaverequest_lr0003_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:10802
-def _check_mined_3856d0df3f__current_employee_set(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_employee, '==', 'E003')
-
-
-def _check_mined_3856d0df3f__leavebalance_e006_annual_2025_changed(  # tasks.world:10803
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:10804
-def _check_mined_3856d0df3f__leaverequest_lr0003_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_ff0351459e__leavebalance_e003_annual_2025_changed(  # tasks.world:11131
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E003-annual-2025'].pending_days, '==', 0.0)
-
-
-def _check_mined_ff0351459e__leavebalance_e006_annual_2025_changed(  # tasks.world:11132
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:11133
-def _check_mined_ff0351459e__leaverequest_lr0002_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['LR0002'].status, '==', _E13_RequestStatus_rejected)
-        and rt.expect(ep.t_requests['LR0002'].decided_by, '==', 'E002', part=1)
-        and rt.expect(ep.t_requests['LR0002'].reason, '==', 'Ski trip', part=2)
-    )
-
-
-# tasks.world:11134
-def _check_mined_ff0351459e__leaverequest_lr0003_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['LR0003'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:11461
-def _check_mined_302ca3629f__current_employee_set(ep: LeaveDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_employee, '==', 'E001')
-
-
-def _check_mined_302ca3629f__leavebalance_e006_annual_2025_changed(  # tasks.world:11462
-    ep: LeaveDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_balances['E006-annual-2025'].pending_days, '==', 0.0)
-
-
-# tasks.world:11463
-def _check_mined_302ca3629f__leaverequest_lr0003_changed(ep: LeaveDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['LR0003'].status, '==', _E13_RequestStatus_rejected)
-        and rt.expect(ep.t_requests['LR0003'].decided_by, '==', 'E002', part=1)
-        and rt.expect(ep.t_requests['LR0003'].reason, '==', '-P', part=2)
-    )
-
-
-LeaveDesk.TASKS = task_registry(__name__, "tasks.json")

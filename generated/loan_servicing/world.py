@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Address", "Borrower", "FeeStatus", "Instalment", "InstalmentStatus", "LateFee", "Loan",
@@ -274,11 +274,8 @@ class LoanServicing(Episode):
     CLOCK: ClassVar[str] = "2025-06-16T09:00:00"
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 1
-    POLICY: ClassVar[str] = (
-        'Act for the signed-in officer. Identify the borrower (by email or name) and the loan '
-        'before\n'
-        'changing anything, and say what a payment, fee, deferral or restructure will do first.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "borrowers": "Borrower", "officers": "Officer", "loans": "Loan",
         "instalments": "Instalment", "payments": "Payment", "late_fees": "LateFee",
@@ -461,7 +458,6 @@ class LoanServicing(Episode):
         rt.check_refs(self.t_officers, self.state.current_officer, 'current_officer')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_borrowers, ((self.t_loans, 'borrower'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_officers, (
                     (self.t_loans, 'officer'), (self.t_payments, 'recorded_by'),
@@ -469,19 +465,16 @@ class LoanServicing(Episode):
                     (None, 'current_officer'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_loans, (
                     (self.t_instalments, 'loan'), (self.t_payments, 'loan'),
                     (self.t_late_fees, 'loan'), (self.t_modifications, 'loan'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_instalments,
                 ((self.t_payments, 'instalment'), (self.t_late_fees, 'instalment')),
             )
-        pass
 
     def fn_owed(self, loan: Loan) -> float:  # loan_servicing.world:157
         'Unpaid instalment amounts plus open late fees, rounded to cents.'
@@ -1144,2069 +1137,1821 @@ class LoanServicing(Episode):
         )
         return loan  # loan_servicing.world:652
 
+    # loan_servicing.world:1165
+    def _check_late_june_payment__instalment_paid(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0010'].status, '==', _E16_InstalmentStatus_paid)
 
-LoanServicing.TOOLS = tools(LoanServicing)
-
-
-# loan_servicing.world:1165
-def _check_late_june_payment__instalment_paid(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0010'].status, '==', _E16_InstalmentStatus_paid)
-
-
-def _check_late_june_payment__fee_open(ep: LoanServicing) -> bool:  # loan_servicing.world:1166
-    return any(
-        _f21.instalment == 'I0010' and _f21.status == _E9_FeeStatus_open_ and _f21.amount == 25.0
-        for _f21 in rt.each(ep, ep.t_late_fees)
-    )
-
-
-# loan_servicing.world:1167
-def _check_late_june_payment__balance(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0002'].balance, '==', 1075.0)
-
-
-# loan_servicing.world:1168
-def _check_late_june_payment__delinquent(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0002'].status, '==', _E10_LoanStatus_delinquent)
-
-
-# loan_servicing.world:1684
-def _check_waive_alice_fee__waived(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_late_fees['F0004'].status, '==', _E9_FeeStatus_waived)
-
-
-# loan_servicing.world:1685
-def _check_waive_alice_fee__active(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0005'].status, '==', _E10_LoanStatus_active)
-
-
-# loan_servicing.world:1686
-def _check_waive_alice_fee__balance(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0005'].balance, '==', 854.0)
-
-
-def _check_waive_alice_fee__recorded(ep: LoanServicing) -> bool:  # loan_servicing.world:1687
-    return any(
-        _m22.loan == 'LN0005' and _m22.kind == _E7_ModKind_fee_waiver
-        for _m22 in rt.each(ep, ep.t_modifications)
-    )
-
-
-def _check_alice_june_fee_and_catch_up__june_fee(ep: LoanServicing) -> bool:  # tasks.world:514
-    return any(
-        _f23.instalment == 'I0023' and _f23.status == _E9_FeeStatus_open_ and _f23.amount == 25.0
-        for _f23 in rt.each(ep, ep.t_late_fees)
-    )
-
-
-# tasks.world:515
-def _check_alice_june_fee_and_catch_up__caught_up(ep: LoanServicing) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_instalments['I0022'].status, '==', _E16_InstalmentStatus_paid)
-        and rt.expect(ep.t_instalments['I0023'].status, '==', _E16_InstalmentStatus_paid, part=1)
-    )
-
-
-# tasks.world:516
-def _check_alice_june_fee_and_catch_up__balance(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0005'].balance, '==', 368.0) and rt.expect(
-        ep.t_loans['LN0005'].status, '==', _E10_LoanStatus_delinquent, part=1
-    )
-
-
-# tasks.world:1037
-def _check_pay_off_and_close_alice_loan__paid_off(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0001'].balance, '==', 0.0) and all(
-        _i24.loan != 'LN0001' or _i24.status == _E16_InstalmentStatus_paid
-        for _i24 in rt.each(ep, ep.t_instalments)
-    )
-
-
-# tasks.world:1038
-def _check_pay_off_and_close_alice_loan__closed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0001'].status, '==', _E10_LoanStatus_closed) and any(
-        _m25.loan == 'LN0001' and _m25.kind == _E7_ModKind_closure
-        for _m25 in rt.each(ep, ep.t_modifications)
-    )
-
-
-def _check_pay_off_and_close_alice_loan__payment(ep: LoanServicing) -> bool:  # tasks.world:1039
-    return any(
-        _p26.loan == 'LN0001' and _p26.amount == 636.0 and _p26.method == _E13_PaymentMethod_ach
-        for _p26 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:1558
-def _check_mined_ccfd823c1c__borrower_b004_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_borrowers['B004'].email, '==', 'nH0@InP.astg') and rt.expect(
-        ep.t_borrowers['B004'].address, '==',
-        Address(
-            v.check_length('2025-04-01', 'Address.street', 1, 100),
-            v.check_length('M002', 'Address.city', 1, 60),
-            v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
-            v.check_pattern('63891', 'Address.zip', '^[0-9]{5}$'),
-        ),
-        part=1,
-    )
-
-
-# tasks.world:2076
-def _check_mined_a5b77e9dea__loan_ln0001_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0001'].term_months, '==', 7) and rt.expect(
-        ep.t_loans['LN0001'].deferrals_used, '==', 2, part=1
-    )
-
-
-def _check_mined_a5b77e9dea__new_instalment(ep: LoanServicing) -> bool:  # tasks.world:2077
-    return any(
-        _r27.loan == 'LN0001' and _r27.number == 4 and _r27.due_date == rt.parse_date('2025-07-31')
-        and _r27.amount_due == 159.0 and _r27.amount_paid == 0.0
-        and _r27.status == _E16_InstalmentStatus_scheduled
-        for _r27 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_a5b77e9dea__new_instalment_1(ep: LoanServicing) -> bool:  # tasks.world:2078
-    return any(
-        _r28.loan == 'LN0001' and _r28.number == 5 and _r28.due_date == rt.parse_date('2025-08-30')
-        and _r28.amount_due == 159.0 and _r28.amount_paid == 0.0
-        and _r28.status == _E16_InstalmentStatus_scheduled
-        for _r28 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_a5b77e9dea__new_instalment_2(ep: LoanServicing) -> bool:  # tasks.world:2079
-    return any(
-        _r29.loan == 'LN0001' and _r29.number == 6 and _r29.due_date == rt.parse_date('2025-09-29')
-        and _r29.amount_due == 159.0 and _r29.amount_paid == 0.0
-        and _r29.status == _E16_InstalmentStatus_scheduled
-        for _r29 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_a5b77e9dea__new_instalment_3(ep: LoanServicing) -> bool:  # tasks.world:2080
-    return any(
-        _r30.loan == 'LN0001' and _r30.number == 7 and _r30.due_date == rt.parse_date('2025-10-29')
-        and _r30.amount_due == 159.0 and _r30.amount_paid == 0.0
-        and _r30.status == _E16_InstalmentStatus_scheduled
-        for _r30 in rt.each(ep, ep.t_instalments)
-    )
-
-
-# tasks.world:2081
-def _check_mined_a5b77e9dea__instalment_i0004_removed(ep: LoanServicing) -> bool:
-    return not any(_r31.instalment_id == 'I0004' for _r31 in rt.each(ep, ep.t_instalments))
-
-
-# tasks.world:2082
-def _check_mined_a5b77e9dea__instalment_i0005_removed(ep: LoanServicing) -> bool:
-    return not any(_r32.instalment_id == 'I0005' for _r32 in rt.each(ep, ep.t_instalments))
-
-
-# tasks.world:2083
-def _check_mined_a5b77e9dea__instalment_i0006_removed(ep: LoanServicing) -> bool:
-    return not any(_r33.instalment_id == 'I0006' for _r33 in rt.each(ep, ep.t_instalments))
-
-
-def _check_mined_a5b77e9dea__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:2084
-    return any(
-        _r34.loan == 'LN0001' and _r34.kind == _E7_ModKind_restructure
-        and _r34.effective_on == rt.parse_date('2025-06-16') and _r34.old_term == 6
-        and _r34.new_term == 10 and _r34.note == 'I0020' and _r34.approved_by == 'O02'
-        for _r34 in rt.each(ep, ep.t_modifications)
-    )
-
-
-def _check_mined_a5b77e9dea__new_loanmodification_1(ep: LoanServicing) -> bool:  # tasks.world:2085
-    return any(
-        _r35.loan == 'LN0001' and _r35.kind == _E7_ModKind_deferral
-        and _r35.effective_on == rt.parse_date('2025-06-16') and _r35.old_term == 10
-        and _r35.new_term == 10 and _r35.note == 'cash' and _r35.approved_by == 'O02'
-        for _r35 in rt.each(ep, ep.t_modifications)
-    )
-
-
-def _check_mined_a5b77e9dea__new_loanmodification_2(ep: LoanServicing) -> bool:  # tasks.world:2086
-    return any(
-        _r36.loan == 'LN0001' and _r36.kind == _E7_ModKind_restructure
-        and _r36.effective_on == rt.parse_date('2025-06-16') and _r36.old_term == 10
-        and _r36.new_term == 7 and _r36.note == ' ' and _r36.approved_by == 'O02'
-        for _r36 in rt.each(ep, ep.t_modifications)
-    )
-
-
-def _check_mined_a5b77e9dea__new_loanmodification_3(ep: LoanServicing) -> bool:  # tasks.world:2087
-    return any(
-        _r37.loan == 'LN0001' and _r37.kind == _E7_ModKind_deferral
-        and _r37.effective_on == rt.parse_date('2025-06-16') and _r37.old_term == 7
-        and _r37.new_term == 7 and _r37.note == 'closed' and _r37.approved_by == 'O02'
-        for _r37 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:2606
-def _check_mined_a8a115ade0__loan_ln0002_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0002'].balance, '==', 938.99) and rt.expect(
-        ep.t_loans['LN0002'].deferrals_used, '==', 1, part=1
-    )
-
-
-# tasks.world:2607
-def _check_mined_a8a115ade0__instalment_i0010_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0010'].amount_paid, '==', 525.0) and rt.expect(
-        ep.t_instalments['I0010'].status, '==', _E16_InstalmentStatus_paid, part=1
-    )
-
-
-# tasks.world:2608
-def _check_mined_a8a115ade0__instalment_i0011_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_instalments['I0011'].due_date, '==', rt.parse_date('2025-07-31'))
-        and rt.expect(ep.t_instalments['I0011'].amount_paid, '==', 111.01, part=1)
-        and rt.expect(
-            ep.t_instalments['I0011'].status, '==', _E16_InstalmentStatus_partially_paid, part=2
+    def _check_late_june_payment__fee_open(self) -> bool:  # loan_servicing.world:1166
+        return any(
+            _f21.instalment == 'I0010' and _f21.status == _E9_FeeStatus_open_
+            and _f21.amount == 25.0
+            for _f21 in rt.each(self, self.t_late_fees)
         )
-    )
 
+    def _check_late_june_payment__balance(self) -> rt.Verdict | bool:  # loan_servicing.world:1167
+        return rt.expect(self.t_loans['LN0002'].balance, '==', 1075.0)
 
-# tasks.world:2609
-def _check_mined_a8a115ade0__instalment_i0012_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0012'].due_date, '==', rt.parse_date('2025-08-31'))
+    # loan_servicing.world:1168
+    def _check_late_june_payment__delinquent(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0002'].status, '==', _E10_LoanStatus_delinquent)
 
+    def _check_waive_alice_fee__waived(self) -> rt.Verdict | bool:  # loan_servicing.world:1684
+        return rt.expect(self.t_late_fees['F0004'].status, '==', _E9_FeeStatus_waived)
 
-def _check_mined_a8a115ade0__new_payment(ep: LoanServicing) -> bool:  # tasks.world:2610
-    return any(
-        _r38.loan == 'LN0002' and _r38.instalment == 'I0010' and _r38.amount == 636.0
-        and _r38.method == _E13_PaymentMethod_ach and _r38.recorded_by == 'O02'
-        for _r38 in rt.each(ep, ep.t_payments)
-    )
+    def _check_waive_alice_fee__active(self) -> rt.Verdict | bool:  # loan_servicing.world:1685
+        return rt.expect(self.t_loans['LN0005'].status, '==', _E10_LoanStatus_active)
 
+    def _check_waive_alice_fee__balance(self) -> rt.Verdict | bool:  # loan_servicing.world:1686
+        return rt.expect(self.t_loans['LN0005'].balance, '==', 854.0)
 
-def _check_mined_a8a115ade0__new_payment_1(ep: LoanServicing) -> bool:  # tasks.world:2611
-    return any(
-        _r39.loan == 'LN0002' and _r39.instalment == 'I0011' and _r39.amount == 0.01
-        and _r39.method == _E13_PaymentMethod_ach and _r39.recorded_by == 'O02'
-        for _r39 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_a8a115ade0__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:2612
-    return any(
-        _r40.loan == 'LN0002' and _r40.kind == _E7_ModKind_deferral
-        and _r40.effective_on == rt.parse_date('2025-06-16') and _r40.old_term == 6
-        and _r40.new_term == 6 and _r40.note == 'active' and _r40.approved_by == 'O02'
-        for _r40 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:3130
-def _check_mined_6331ca0d9e__loan_ln0005_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0005'].balance, '==', 904.0)
-
-
-def _check_mined_6331ca0d9e__new_latefee(ep: LoanServicing) -> bool:  # tasks.world:3131
-    return any(
-        _r41.loan == 'LN0005' and _r41.instalment == 'I0023' and _r41.amount == 25.0
-        and _r41.assessed_on == rt.parse_date('2025-06-16') and _r41.status == _E9_FeeStatus_open_
-        and _r41.assessed_by == 'O02'
-        for _r41 in rt.each(ep, ep.t_late_fees)
-    )
-
-
-# tasks.world:3648
-def _check_mined_63a7dfba3d__loan_ln0005_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0005'].status, '==', _E10_LoanStatus_active) and rt.expect(
-        ep.t_loans['LN0005'].balance, '==', 854.0, part=1
-    )
-
-
-# tasks.world:3649
-def _check_mined_63a7dfba3d__latefee_f0004_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_late_fees['F0004'].status, '==', _E9_FeeStatus_waived)
-
-
-def _check_mined_63a7dfba3d__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:3650
-    return any(
-        _r42.loan == 'LN0005' and _r42.kind == _E7_ModKind_fee_waiver
-        and _r42.effective_on == rt.parse_date('2025-06-16') and _r42.old_term == 6
-        and _r42.new_term == 6 and _r42.note == '"\'' and _r42.approved_by == 'O02'
-        for _r42 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:4167
-def _check_mined_50a6c62b98__loan_ln0002_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0002'].term_months, '==', 42) and rt.expect(
-        ep.t_loans['LN0002'].deferrals_used, '==', 1, part=1
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment(ep: LoanServicing) -> bool:  # tasks.world:4168
-    return any(
-        _r43.loan == 'LN0002' and _r43.number == 4 and _r43.due_date == rt.parse_date('2025-05-31')
-        and _r43.amount_due == 40.38 and _r43.amount_paid == 0.0
-        and _r43.status == _E16_InstalmentStatus_scheduled
-        for _r43 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_1(ep: LoanServicing) -> bool:  # tasks.world:4169
-    return any(
-        _r44.loan == 'LN0002' and _r44.number == 5 and _r44.due_date == rt.parse_date('2025-06-30')
-        and _r44.amount_due == 40.38 and _r44.amount_paid == 0.0
-        and _r44.status == _E16_InstalmentStatus_scheduled
-        for _r44 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_2(ep: LoanServicing) -> bool:  # tasks.world:4170
-    return any(
-        _r45.loan == 'LN0002' and _r45.number == 6 and _r45.due_date == rt.parse_date('2025-07-30')
-        and _r45.amount_due == 40.38 and _r45.amount_paid == 0.0
-        and _r45.status == _E16_InstalmentStatus_scheduled
-        for _r45 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_3(ep: LoanServicing) -> bool:  # tasks.world:4171
-    return any(
-        _r46.loan == 'LN0002' and _r46.number == 7 and _r46.due_date == rt.parse_date('2025-08-29')
-        and _r46.amount_due == 40.38 and _r46.amount_paid == 0.0
-        and _r46.status == _E16_InstalmentStatus_scheduled
-        for _r46 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_4(ep: LoanServicing) -> bool:  # tasks.world:4172
-    return any(
-        _r47.loan == 'LN0002' and _r47.number == 8 and _r47.due_date == rt.parse_date('2025-09-28')
-        and _r47.amount_due == 40.38 and _r47.amount_paid == 0.0
-        and _r47.status == _E16_InstalmentStatus_scheduled
-        for _r47 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_5(ep: LoanServicing) -> bool:  # tasks.world:4173
-    return any(
-        _r48.loan == 'LN0002' and _r48.number == 9 and _r48.due_date == rt.parse_date('2025-10-28')
-        and _r48.amount_due == 40.38 and _r48.amount_paid == 0.0
-        and _r48.status == _E16_InstalmentStatus_scheduled
-        for _r48 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_6(ep: LoanServicing) -> bool:  # tasks.world:4174
-    return any(
-        _r49.loan == 'LN0002' and _r49.number == 10
-        and _r49.due_date == rt.parse_date('2025-11-27') and _r49.amount_due == 40.38
-        and _r49.amount_paid == 0.0 and _r49.status == _E16_InstalmentStatus_scheduled
-        for _r49 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_7(ep: LoanServicing) -> bool:  # tasks.world:4175
-    return any(
-        _r50.loan == 'LN0002' and _r50.number == 11
-        and _r50.due_date == rt.parse_date('2025-12-27') and _r50.amount_due == 40.38
-        and _r50.amount_paid == 0.0 and _r50.status == _E16_InstalmentStatus_scheduled
-        for _r50 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_8(ep: LoanServicing) -> bool:  # tasks.world:4176
-    return any(
-        _r51.loan == 'LN0002' and _r51.number == 12
-        and _r51.due_date == rt.parse_date('2026-01-26') and _r51.amount_due == 40.38
-        and _r51.amount_paid == 0.0 and _r51.status == _E16_InstalmentStatus_scheduled
-        for _r51 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_9(ep: LoanServicing) -> bool:  # tasks.world:4177
-    return any(
-        _r52.loan == 'LN0002' and _r52.number == 13
-        and _r52.due_date == rt.parse_date('2026-02-25') and _r52.amount_due == 40.38
-        and _r52.amount_paid == 0.0 and _r52.status == _E16_InstalmentStatus_scheduled
-        for _r52 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_10(ep: LoanServicing) -> bool:  # tasks.world:4178
-    return any(
-        _r53.loan == 'LN0002' and _r53.number == 14
-        and _r53.due_date == rt.parse_date('2026-03-27') and _r53.amount_due == 40.38
-        and _r53.amount_paid == 0.0 and _r53.status == _E16_InstalmentStatus_scheduled
-        for _r53 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_11(ep: LoanServicing) -> bool:  # tasks.world:4179
-    return any(
-        _r54.loan == 'LN0002' and _r54.number == 15
-        and _r54.due_date == rt.parse_date('2026-04-26') and _r54.amount_due == 40.38
-        and _r54.amount_paid == 0.0 and _r54.status == _E16_InstalmentStatus_scheduled
-        for _r54 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_12(ep: LoanServicing) -> bool:  # tasks.world:4180
-    return any(
-        _r55.loan == 'LN0002' and _r55.number == 16
-        and _r55.due_date == rt.parse_date('2026-05-26') and _r55.amount_due == 40.38
-        and _r55.amount_paid == 0.0 and _r55.status == _E16_InstalmentStatus_scheduled
-        for _r55 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_13(ep: LoanServicing) -> bool:  # tasks.world:4181
-    return any(
-        _r56.loan == 'LN0002' and _r56.number == 17
-        and _r56.due_date == rt.parse_date('2026-06-25') and _r56.amount_due == 40.38
-        and _r56.amount_paid == 0.0 and _r56.status == _E16_InstalmentStatus_scheduled
-        for _r56 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_14(ep: LoanServicing) -> bool:  # tasks.world:4182
-    return any(
-        _r57.loan == 'LN0002' and _r57.number == 18
-        and _r57.due_date == rt.parse_date('2026-07-25') and _r57.amount_due == 40.38
-        and _r57.amount_paid == 0.0 and _r57.status == _E16_InstalmentStatus_scheduled
-        for _r57 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_15(ep: LoanServicing) -> bool:  # tasks.world:4183
-    return any(
-        _r58.loan == 'LN0002' and _r58.number == 19
-        and _r58.due_date == rt.parse_date('2026-08-24') and _r58.amount_due == 40.38
-        and _r58.amount_paid == 0.0 and _r58.status == _E16_InstalmentStatus_scheduled
-        for _r58 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_16(ep: LoanServicing) -> bool:  # tasks.world:4184
-    return any(
-        _r59.loan == 'LN0002' and _r59.number == 20
-        and _r59.due_date == rt.parse_date('2026-09-23') and _r59.amount_due == 40.38
-        and _r59.amount_paid == 0.0 and _r59.status == _E16_InstalmentStatus_scheduled
-        for _r59 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_17(ep: LoanServicing) -> bool:  # tasks.world:4185
-    return any(
-        _r60.loan == 'LN0002' and _r60.number == 21
-        and _r60.due_date == rt.parse_date('2026-10-23') and _r60.amount_due == 40.38
-        and _r60.amount_paid == 0.0 and _r60.status == _E16_InstalmentStatus_scheduled
-        for _r60 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_18(ep: LoanServicing) -> bool:  # tasks.world:4186
-    return any(
-        _r61.loan == 'LN0002' and _r61.number == 22
-        and _r61.due_date == rt.parse_date('2026-11-22') and _r61.amount_due == 40.38
-        and _r61.amount_paid == 0.0 and _r61.status == _E16_InstalmentStatus_scheduled
-        for _r61 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_19(ep: LoanServicing) -> bool:  # tasks.world:4187
-    return any(
-        _r62.loan == 'LN0002' and _r62.number == 23
-        and _r62.due_date == rt.parse_date('2026-12-22') and _r62.amount_due == 40.38
-        and _r62.amount_paid == 0.0 and _r62.status == _E16_InstalmentStatus_scheduled
-        for _r62 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_20(ep: LoanServicing) -> bool:  # tasks.world:4188
-    return any(
-        _r63.loan == 'LN0002' and _r63.number == 24
-        and _r63.due_date == rt.parse_date('2027-01-21') and _r63.amount_due == 40.38
-        and _r63.amount_paid == 0.0 and _r63.status == _E16_InstalmentStatus_scheduled
-        for _r63 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_21(ep: LoanServicing) -> bool:  # tasks.world:4189
-    return any(
-        _r64.loan == 'LN0002' and _r64.number == 25
-        and _r64.due_date == rt.parse_date('2027-02-20') and _r64.amount_due == 40.38
-        and _r64.amount_paid == 0.0 and _r64.status == _E16_InstalmentStatus_scheduled
-        for _r64 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_22(ep: LoanServicing) -> bool:  # tasks.world:4190
-    return any(
-        _r65.loan == 'LN0002' and _r65.number == 26
-        and _r65.due_date == rt.parse_date('2027-03-22') and _r65.amount_due == 40.38
-        and _r65.amount_paid == 0.0 and _r65.status == _E16_InstalmentStatus_scheduled
-        for _r65 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_23(ep: LoanServicing) -> bool:  # tasks.world:4191
-    return any(
-        _r66.loan == 'LN0002' and _r66.number == 27
-        and _r66.due_date == rt.parse_date('2027-04-21') and _r66.amount_due == 40.38
-        and _r66.amount_paid == 0.0 and _r66.status == _E16_InstalmentStatus_scheduled
-        for _r66 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_24(ep: LoanServicing) -> bool:  # tasks.world:4192
-    return any(
-        _r67.loan == 'LN0002' and _r67.number == 28
-        and _r67.due_date == rt.parse_date('2027-05-21') and _r67.amount_due == 40.38
-        and _r67.amount_paid == 0.0 and _r67.status == _E16_InstalmentStatus_scheduled
-        for _r67 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_25(ep: LoanServicing) -> bool:  # tasks.world:4193
-    return any(
-        _r68.loan == 'LN0002' and _r68.number == 29
-        and _r68.due_date == rt.parse_date('2027-06-20') and _r68.amount_due == 40.38
-        and _r68.amount_paid == 0.0 and _r68.status == _E16_InstalmentStatus_scheduled
-        for _r68 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_26(ep: LoanServicing) -> bool:  # tasks.world:4194
-    return any(
-        _r69.loan == 'LN0002' and _r69.number == 30
-        and _r69.due_date == rt.parse_date('2027-07-20') and _r69.amount_due == 40.38
-        and _r69.amount_paid == 0.0 and _r69.status == _E16_InstalmentStatus_scheduled
-        for _r69 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_27(ep: LoanServicing) -> bool:  # tasks.world:4195
-    return any(
-        _r70.loan == 'LN0002' and _r70.number == 31
-        and _r70.due_date == rt.parse_date('2027-08-19') and _r70.amount_due == 40.38
-        and _r70.amount_paid == 0.0 and _r70.status == _E16_InstalmentStatus_scheduled
-        for _r70 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_28(ep: LoanServicing) -> bool:  # tasks.world:4196
-    return any(
-        _r71.loan == 'LN0002' and _r71.number == 32
-        and _r71.due_date == rt.parse_date('2027-09-18') and _r71.amount_due == 40.38
-        and _r71.amount_paid == 0.0 and _r71.status == _E16_InstalmentStatus_scheduled
-        for _r71 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_29(ep: LoanServicing) -> bool:  # tasks.world:4197
-    return any(
-        _r72.loan == 'LN0002' and _r72.number == 33
-        and _r72.due_date == rt.parse_date('2027-10-18') and _r72.amount_due == 40.38
-        and _r72.amount_paid == 0.0 and _r72.status == _E16_InstalmentStatus_scheduled
-        for _r72 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_30(ep: LoanServicing) -> bool:  # tasks.world:4198
-    return any(
-        _r73.loan == 'LN0002' and _r73.number == 34
-        and _r73.due_date == rt.parse_date('2027-11-17') and _r73.amount_due == 40.38
-        and _r73.amount_paid == 0.0 and _r73.status == _E16_InstalmentStatus_scheduled
-        for _r73 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_31(ep: LoanServicing) -> bool:  # tasks.world:4199
-    return any(
-        _r74.loan == 'LN0002' and _r74.number == 35
-        and _r74.due_date == rt.parse_date('2027-12-17') and _r74.amount_due == 40.38
-        and _r74.amount_paid == 0.0 and _r74.status == _E16_InstalmentStatus_scheduled
-        for _r74 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_32(ep: LoanServicing) -> bool:  # tasks.world:4200
-    return any(
-        _r75.loan == 'LN0002' and _r75.number == 36
-        and _r75.due_date == rt.parse_date('2028-01-16') and _r75.amount_due == 40.38
-        and _r75.amount_paid == 0.0 and _r75.status == _E16_InstalmentStatus_scheduled
-        for _r75 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_33(ep: LoanServicing) -> bool:  # tasks.world:4201
-    return any(
-        _r76.loan == 'LN0002' and _r76.number == 37
-        and _r76.due_date == rt.parse_date('2028-02-15') and _r76.amount_due == 40.38
-        and _r76.amount_paid == 0.0 and _r76.status == _E16_InstalmentStatus_scheduled
-        for _r76 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_34(ep: LoanServicing) -> bool:  # tasks.world:4202
-    return any(
-        _r77.loan == 'LN0002' and _r77.number == 38
-        and _r77.due_date == rt.parse_date('2028-03-16') and _r77.amount_due == 40.38
-        and _r77.amount_paid == 0.0 and _r77.status == _E16_InstalmentStatus_scheduled
-        for _r77 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_35(ep: LoanServicing) -> bool:  # tasks.world:4203
-    return any(
-        _r78.loan == 'LN0002' and _r78.number == 39
-        and _r78.due_date == rt.parse_date('2028-04-15') and _r78.amount_due == 40.38
-        and _r78.amount_paid == 0.0 and _r78.status == _E16_InstalmentStatus_scheduled
-        for _r78 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_36(ep: LoanServicing) -> bool:  # tasks.world:4204
-    return any(
-        _r79.loan == 'LN0002' and _r79.number == 40
-        and _r79.due_date == rt.parse_date('2028-05-15') and _r79.amount_due == 40.38
-        and _r79.amount_paid == 0.0 and _r79.status == _E16_InstalmentStatus_scheduled
-        for _r79 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_37(ep: LoanServicing) -> bool:  # tasks.world:4205
-    return any(
-        _r80.loan == 'LN0002' and _r80.number == 41
-        and _r80.due_date == rt.parse_date('2028-06-14') and _r80.amount_due == 40.38
-        and _r80.amount_paid == 0.0 and _r80.status == _E16_InstalmentStatus_scheduled
-        for _r80 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_50a6c62b98__new_instalment_38(ep: LoanServicing) -> bool:  # tasks.world:4206
-    return any(
-        _r81.loan == 'LN0002' and _r81.number == 42
-        and _r81.due_date == rt.parse_date('2028-07-14') and _r81.amount_due == 40.56
-        and _r81.amount_paid == 0.0 and _r81.status == _E16_InstalmentStatus_scheduled
-        for _r81 in rt.each(ep, ep.t_instalments)
-    )
-
-
-# tasks.world:4207
-def _check_mined_50a6c62b98__instalment_i0010_removed(ep: LoanServicing) -> bool:
-    return not any(_r82.instalment_id == 'I0010' for _r82 in rt.each(ep, ep.t_instalments))
-
-
-# tasks.world:4208
-def _check_mined_50a6c62b98__instalment_i0011_removed(ep: LoanServicing) -> bool:
-    return not any(_r83.instalment_id == 'I0011' for _r83 in rt.each(ep, ep.t_instalments))
-
-
-# tasks.world:4209
-def _check_mined_50a6c62b98__instalment_i0012_removed(ep: LoanServicing) -> bool:
-    return not any(_r84.instalment_id == 'I0012' for _r84 in rt.each(ep, ep.t_instalments))
-
-
-def _check_mined_50a6c62b98__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:4210
-    return any(
-        _r85.loan == 'LN0002' and _r85.kind == _E7_ModKind_deferral
-        and _r85.effective_on == rt.parse_date('2025-06-16') and _r85.old_term == 6
-        and _r85.new_term == 6 and _r85.note == 'a\nb' and _r85.approved_by == 'O02'
-        for _r85 in rt.each(ep, ep.t_modifications)
-    )
-
-
-def _check_mined_50a6c62b98__new_loanmodification_1(ep: LoanServicing) -> bool:  # tasks.world:4211
-    return any(
-        _r86.loan == 'LN0002' and _r86.kind == _E7_ModKind_restructure
-        and _r86.effective_on == rt.parse_date('2025-06-16') and _r86.old_term == 6
-        and _r86.new_term == 42 and _r86.note == 'cash' and _r86.approved_by == 'O02'
-        for _r86 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:4728
-def _check_mined_18b34793aa__loan_ln0002_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0002'].balance, '==', 1551.0) and rt.expect(
-        ep.t_loans['LN0002'].deferrals_used, '==', 1, part=1
-    )
-
-
-# tasks.world:4729
-def _check_mined_18b34793aa__instalment_i0010_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_instalments['I0010'].due_date, '==', rt.parse_date('2025-07-01'))
-        and rt.expect(ep.t_instalments['I0010'].amount_paid, '==', 24.0, part=1)
-        and rt.expect(
-            ep.t_instalments['I0010'].status, '==', _E16_InstalmentStatus_partially_paid, part=2
+    def _check_waive_alice_fee__recorded(self) -> bool:  # loan_servicing.world:1687
+        return any(
+            _m22.loan == 'LN0005' and _m22.kind == _E7_ModKind_fee_waiver
+            for _m22 in rt.each(self, self.t_modifications)
         )
-    )
 
-
-# tasks.world:4730
-def _check_mined_18b34793aa__instalment_i0011_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0011'].due_date, '==', rt.parse_date('2025-07-31'))
-
-
-# tasks.world:4731
-def _check_mined_18b34793aa__instalment_i0012_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0012'].due_date, '==', rt.parse_date('2025-08-31'))
-
-
-def _check_mined_18b34793aa__new_payment(ep: LoanServicing) -> bool:  # tasks.world:4732
-    return any(
-        _r87.loan == 'LN0002' and _r87.instalment == 'I0010' and _r87.amount == 24.0
-        and _r87.method == _E13_PaymentMethod_cash and _r87.recorded_by == 'O02'
-        for _r87 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_18b34793aa__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:4733
-    return any(
-        _r88.loan == 'LN0002' and _r88.kind == _E7_ModKind_deferral
-        and _r88.effective_on == rt.parse_date('2025-06-16') and _r88.old_term == 6
-        and _r88.new_term == 6 and _r88.note == '2025-06-16T09:00:00' and _r88.approved_by == 'O02'
-        for _r88 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:5250
-def _check_mined_3561aedbf8__loan_ln0001_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0001'].balance, '==', 317.75) and rt.expect(
-        ep.t_loans['LN0001'].deferrals_used, '==', 1, part=1
-    )
-
-
-# tasks.world:5251
-def _check_mined_3561aedbf8__instalment_i0004_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_instalments['I0004'].due_date, '==', rt.parse_date('2025-07-31'))
-        and rt.expect(ep.t_instalments['I0004'].amount_paid, '==', 212.0, part=1)
-        and rt.expect(ep.t_instalments['I0004'].status, '==', _E16_InstalmentStatus_paid, part=2)
-    )
-
-
-# tasks.world:5252
-def _check_mined_3561aedbf8__instalment_i0005_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_instalments['I0005'].due_date, '==', rt.parse_date('2025-08-31'))
-        and rt.expect(ep.t_instalments['I0005'].amount_paid, '==', 106.25, part=1)
-        and rt.expect(
-            ep.t_instalments['I0005'].status, '==', _E16_InstalmentStatus_partially_paid, part=2
+    def _check_alice_june_fee_and_catch_up__june_fee(self) -> bool:  # tasks.world:514
+        return any(
+            _f23.instalment == 'I0023' and _f23.status == _E9_FeeStatus_open_
+            and _f23.amount == 25.0
+            for _f23 in rt.each(self, self.t_late_fees)
         )
-    )
 
-
-# tasks.world:5253
-def _check_mined_3561aedbf8__instalment_i0006_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0006'].due_date, '==', rt.parse_date('2025-10-01'))
-
-
-def _check_mined_3561aedbf8__new_payment(ep: LoanServicing) -> bool:  # tasks.world:5254
-    return any(
-        _r89.loan == 'LN0001' and _r89.instalment == 'I0004' and _r89.amount == 318.25
-        and _r89.method == _E13_PaymentMethod_ach and _r89.recorded_by == 'O02'
-        for _r89 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_3561aedbf8__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:5255
-    return any(
-        _r90.loan == 'LN0001' and _r90.kind == _E7_ModKind_deferral
-        and _r90.effective_on == rt.parse_date('2025-06-16') and _r90.old_term == 6
-        and _r90.new_term == 6 and _r90.note == '{}' and _r90.approved_by == 'O02'
-        for _r90 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:5772
-def _check_mined_392b0f06cd__loan_ln0001_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0001'].deferrals_used, '==', 2)
-
-
-# tasks.world:5773
-def _check_mined_392b0f06cd__instalment_i0004_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0004'].due_date, '==', rt.parse_date('2025-08-30'))
-
-
-# tasks.world:5774
-def _check_mined_392b0f06cd__instalment_i0005_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0005'].due_date, '==', rt.parse_date('2025-09-30'))
-
-
-# tasks.world:5775
-def _check_mined_392b0f06cd__instalment_i0006_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0006'].due_date, '==', rt.parse_date('2025-10-31'))
-
-
-def _check_mined_392b0f06cd__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:5776
-    return any(
-        _r91.loan == 'LN0001' and _r91.kind == _E7_ModKind_deferral
-        and _r91.effective_on == rt.parse_date('2025-06-16') and _r91.old_term == 6
-        and _r91.new_term == 6 and _r91.note == 'H' and _r91.approved_by == 'O02'
-        for _r91 in rt.each(ep, ep.t_modifications)
-    )
-
-
-def _check_mined_392b0f06cd__new_loanmodification_1(ep: LoanServicing) -> bool:  # tasks.world:5777
-    return any(
-        _r92.loan == 'LN0001' and _r92.kind == _E7_ModKind_deferral
-        and _r92.effective_on == rt.parse_date('2025-06-16') and _r92.old_term == 6
-        and _r92.new_term == 6 and _r92.note == 'supervisor' and _r92.approved_by == 'O02'
-        for _r92 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:6294
-def _check_mined_9eeaa59e87__loan_ln0001_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0001'].term_months, '==', 25)
-
-
-def _check_mined_9eeaa59e87__new_instalment(ep: LoanServicing) -> bool:  # tasks.world:6295
-    return any(
-        _r93.loan == 'LN0001' and _r93.number == 4 and _r93.due_date == rt.parse_date('2025-07-01')
-        and _r93.amount_due == 28.9 and _r93.amount_paid == 0.0
-        and _r93.status == _E16_InstalmentStatus_scheduled
-        for _r93 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_9eeaa59e87__new_instalment_1(ep: LoanServicing) -> bool:  # tasks.world:6296
-    return any(
-        _r94.loan == 'LN0001' and _r94.number == 5 and _r94.due_date == rt.parse_date('2025-07-31')
-        and _r94.amount_due == 28.9 and _r94.amount_paid == 0.0
-        and _r94.status == _E16_InstalmentStatus_scheduled
-        for _r94 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_9eeaa59e87__new_instalment_2(ep: LoanServicing) -> bool:  # tasks.world:6297
-    return any(
-        _r95.loan == 'LN0001' and _r95.number == 6 and _r95.due_date == rt.parse_date('2025-08-30')
-        and _r95.amount_due == 28.9 and _r95.amount_paid == 0.0
-        and _r95.status == _E16_InstalmentStatus_scheduled
-        for _r95 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_9eeaa59e87__new_instalment_3(ep: LoanServicing) -> bool:  # tasks.world:6298
-    return any(
-        _r96.loan == 'LN0001' and _r96.number == 7 and _r96.due_date == rt.parse_date('2025-09-29')
-        and _r96.amount_due == 28.9 and _r96.amount_paid == 0.0
-        and _r96.status == _E16_InstalmentStatus_scheduled
-        for _r96 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_9eeaa59e87__new_instalment_4(ep: LoanServicing) -> bool:  # tasks.world:6299
-    return any(
-        _r97.loan == 'LN0001' and _r97.number == 8 and _r97.due_date == rt.parse_date('2025-10-29')
-        and _r97.amount_due == 28.9 and _r97.amount_paid == 0.0
-        and _r97.status == _E16_InstalmentStatus_scheduled
-        for _r97 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_9eeaa59e87__new_instalment_5(ep: LoanServicing) -> bool:  # tasks.world:6300
-    return any(
-        _r98.loan == 'LN0001' and _r98.number == 9 and _r98.due_date == rt.parse_date('2025-11-28')
-        and _r98.amount_due == 28.9 and _r98.amount_paid == 0.0
-        and _r98.status == _E16_InstalmentStatus_scheduled
-        for _r98 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_9eeaa59e87__new_instalment_6(ep: LoanServicing) -> bool:  # tasks.world:6301
-    return any(
-        _r99.loan == 'LN0001' and _r99.number == 10
-        and _r99.due_date == rt.parse_date('2025-12-28') and _r99.amount_due == 28.9
-        and _r99.amount_paid == 0.0 and _r99.status == _E16_InstalmentStatus_scheduled
-        for _r99 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_9eeaa59e87__new_instalment_7(ep: LoanServicing) -> bool:  # tasks.world:6302
-    return any(
-        _r100.loan == 'LN0001' and _r100.number == 11
-        and _r100.due_date == rt.parse_date('2026-01-27') and _r100.amount_due == 28.9
-        and _r100.amount_paid == 0.0 and _r100.status == _E16_InstalmentStatus_scheduled
-        for _r100 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_9eeaa59e87__new_instalment_8(ep: LoanServicing) -> bool:  # tasks.world:6303
-    return any(
-        _r101.loan == 'LN0001' and _r101.number == 12
-        and _r101.due_date == rt.parse_date('2026-02-26') and _r101.amount_due == 28.9
-        and _r101.amount_paid == 0.0 and _r101.status == _E16_InstalmentStatus_scheduled
-        for _r101 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_9eeaa59e87__new_instalment_9(ep: LoanServicing) -> bool:  # tasks.world:6304
-    return any(
-        _r102.loan == 'LN0001' and _r102.number == 13
-        and _r102.due_date == rt.parse_date('2026-03-28') and _r102.amount_due == 28.9
-        and _r102.amount_paid == 0.0 and _r102.status == _E16_InstalmentStatus_scheduled
-        for _r102 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_9eeaa59e87__new_instalment_10(ep: LoanServicing) -> bool:  # tasks.world:6305
-    return any(
-        _r103.loan == 'LN0001' and _r103.number == 14
-        and _r103.due_date == rt.parse_date('2026-04-27') and _r103.amount_due == 28.9
-        and _r103.amount_paid == 0.0 and _r103.status == _E16_InstalmentStatus_scheduled
-        for _r103 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_9eeaa59e87__new_instalment_11(ep: LoanServicing) -> bool:  # tasks.world:6306
-    return any(
-        _r104.loan == 'LN0001' and _r104.number == 15
-        and _r104.due_date == rt.parse_date('2026-05-27') and _r104.amount_due == 28.9
-        and _r104.amount_paid == 0.0 and _r104.status == _E16_InstalmentStatus_scheduled
-        for _r104 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_9eeaa59e87__new_instalment_12(ep: LoanServicing) -> bool:  # tasks.world:6307
-    return any(
-        _r105.loan == 'LN0001' and _r105.number == 16
-        and _r105.due_date == rt.parse_date('2026-06-26') and _r105.amount_due == 28.9
-        and _r105.amount_paid == 0.0 and _r105.status == _E16_InstalmentStatus_scheduled
-        for _r105 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_9eeaa59e87__new_instalment_13(ep: LoanServicing) -> bool:  # tasks.world:6308
-    return any(
-        _r106.loan == 'LN0001' and _r106.number == 17
-        and _r106.due_date == rt.parse_date('2026-07-26') and _r106.amount_due == 28.9
-        and _r106.amount_paid == 0.0 and _r106.status == _E16_InstalmentStatus_scheduled
-        for _r106 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_9eeaa59e87__new_instalment_14(ep: LoanServicing) -> bool:  # tasks.world:6309
-    return any(
-        _r107.loan == 'LN0001' and _r107.number == 18
-        and _r107.due_date == rt.parse_date('2026-08-25') and _r107.amount_due == 28.9
-        and _r107.amount_paid == 0.0 and _r107.status == _E16_InstalmentStatus_scheduled
-        for _r107 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_9eeaa59e87__new_instalment_15(ep: LoanServicing) -> bool:  # tasks.world:6310
-    return any(
-        _r108.loan == 'LN0001' and _r108.number == 19
-        and _r108.due_date == rt.parse_date('2026-09-24') and _r108.amount_due == 28.9
-        and _r108.amount_paid == 0.0 and _r108.status == _E16_InstalmentStatus_scheduled
-        for _r108 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_9eeaa59e87__new_instalment_16(ep: LoanServicing) -> bool:  # tasks.world:6311
-    return any(
-        _r109.loan == 'LN0001' and _r109.number == 20
-        and _r109.due_date == rt.parse_date('2026-10-24') and _r109.amount_due == 28.9
-        and _r109.amount_paid == 0.0 and _r109.status == _E16_InstalmentStatus_scheduled
-        for _r109 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_9eeaa59e87__new_instalment_17(ep: LoanServicing) -> bool:  # tasks.world:6312
-    return any(
-        _r110.loan == 'LN0001' and _r110.number == 21
-        and _r110.due_date == rt.parse_date('2026-11-23') and _r110.amount_due == 28.9
-        and _r110.amount_paid == 0.0 and _r110.status == _E16_InstalmentStatus_scheduled
-        for _r110 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_9eeaa59e87__new_instalment_18(ep: LoanServicing) -> bool:  # tasks.world:6313
-    return any(
-        _r111.loan == 'LN0001' and _r111.number == 22
-        and _r111.due_date == rt.parse_date('2026-12-23') and _r111.amount_due == 28.9
-        and _r111.amount_paid == 0.0 and _r111.status == _E16_InstalmentStatus_scheduled
-        for _r111 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_9eeaa59e87__new_instalment_19(ep: LoanServicing) -> bool:  # tasks.world:6314
-    return any(
-        _r112.loan == 'LN0001' and _r112.number == 23
-        and _r112.due_date == rt.parse_date('2027-01-22') and _r112.amount_due == 28.9
-        and _r112.amount_paid == 0.0 and _r112.status == _E16_InstalmentStatus_scheduled
-        for _r112 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_9eeaa59e87__new_instalment_20(ep: LoanServicing) -> bool:  # tasks.world:6315
-    return any(
-        _r113.loan == 'LN0001' and _r113.number == 24
-        and _r113.due_date == rt.parse_date('2027-02-21') and _r113.amount_due == 28.9
-        and _r113.amount_paid == 0.0 and _r113.status == _E16_InstalmentStatus_scheduled
-        for _r113 in rt.each(ep, ep.t_instalments)
-    )
-
-
-def _check_mined_9eeaa59e87__new_instalment_21(ep: LoanServicing) -> bool:  # tasks.world:6316
-    return any(
-        _r114.loan == 'LN0001' and _r114.number == 25
-        and _r114.due_date == rt.parse_date('2027-03-23') and _r114.amount_due == 29.1
-        and _r114.amount_paid == 0.0 and _r114.status == _E16_InstalmentStatus_scheduled
-        for _r114 in rt.each(ep, ep.t_instalments)
-    )
-
-
-# tasks.world:6317
-def _check_mined_9eeaa59e87__instalment_i0004_removed(ep: LoanServicing) -> bool:
-    return not any(_r115.instalment_id == 'I0004' for _r115 in rt.each(ep, ep.t_instalments))
-
-
-# tasks.world:6318
-def _check_mined_9eeaa59e87__instalment_i0005_removed(ep: LoanServicing) -> bool:
-    return not any(_r116.instalment_id == 'I0005' for _r116 in rt.each(ep, ep.t_instalments))
-
-
-# tasks.world:6319
-def _check_mined_9eeaa59e87__instalment_i0006_removed(ep: LoanServicing) -> bool:
-    return not any(_r117.instalment_id == 'I0006' for _r117 in rt.each(ep, ep.t_instalments))
-
-
-def _check_mined_9eeaa59e87__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:6320
-    return any(
-        _r118.loan == 'LN0001' and _r118.kind == _E7_ModKind_restructure
-        and _r118.effective_on == rt.parse_date('2025-06-16') and _r118.old_term == 6
-        and _r118.new_term == 25 and _r118.note == 'delinquent' and _r118.approved_by == 'O02'
-        for _r118 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:6836
-def _check_mined_b6c3494285__loan_ln0002_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0002'].balance, '==', 937.06)
-
-
-# tasks.world:6837
-def _check_mined_b6c3494285__instalment_i0010_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0010'].amount_paid, '==', 525.0) and rt.expect(
-        ep.t_instalments['I0010'].status, '==', _E16_InstalmentStatus_paid, part=1
-    )
-
-
-# tasks.world:6838
-def _check_mined_b6c3494285__instalment_i0011_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0011'].amount_paid, '==', 112.94) and rt.expect(
-        ep.t_instalments['I0011'].status, '==', _E16_InstalmentStatus_partially_paid, part=1
-    )
-
-
-def _check_mined_b6c3494285__new_payment(ep: LoanServicing) -> bool:  # tasks.world:6839
-    return any(
-        _r119.loan == 'LN0002' and _r119.instalment == 'I0010' and _r119.amount == 637.94
-        and _r119.method == _E13_PaymentMethod_debit_card and _r119.recorded_by == 'O02'
-        for _r119 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:7355
-def _check_mined_cc0594fe83__loan_ln0003_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0003'].status, '==', _E10_LoanStatus_closed)
-
-
-def _check_mined_cc0594fe83__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:7356
-    return any(
-        _r120.loan == 'LN0003' and _r120.kind == _E7_ModKind_closure
-        and _r120.effective_on == rt.parse_date('2025-06-16') and _r120.old_term == 3
-        and _r120.new_term == 3 and _r120.note == 'Closed after payoff.'
-        and _r120.approved_by == 'O02'
-        for _r120 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:7872
-def _check_mined_c65c819c1a__loan_ln0001_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0001'].deferrals_used, '==', 1)
-
-
-# tasks.world:7873
-def _check_mined_c65c819c1a__instalment_i0004_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0004'].due_date, '==', rt.parse_date('2025-07-31'))
-
-
-# tasks.world:7874
-def _check_mined_c65c819c1a__instalment_i0005_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0005'].due_date, '==', rt.parse_date('2025-08-31'))
-
-
-# tasks.world:7875
-def _check_mined_c65c819c1a__instalment_i0006_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0006'].due_date, '==', rt.parse_date('2025-10-01'))
-
-
-def _check_mined_c65c819c1a__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:7876
-    return any(
-        _r121.loan == 'LN0001' and _r121.kind == _E7_ModKind_deferral
-        and _r121.effective_on == rt.parse_date('2025-06-16') and _r121.old_term == 6
-        and _r121.new_term == 6 and _r121.note == 'open' and _r121.approved_by == 'O02'
-        for _r121 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:8392
-def _check_mined_6f263e6fe9__current_officer_set(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_officer, '==', 'O03')
-
-
-# tasks.world:8908
-def _check_mined_14195a18cf__borrower_b002_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_borrowers['B002'].email, '==', '1z5@C3.vzvsq') and rt.expect(
-        ep.t_borrowers['B002'].address, '==',
-        Address(
-            v.check_length('@sNM8YmVrHtRiYu127KtPAJbcZ1', 'Address.street', 1, 100),
-            v.check_length('2025-06-01T08:00:00', 'Address.city', 1, 60),
-            v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
-            v.check_pattern('04108', 'Address.zip', '^[0-9]{5}$'),
-        ),
-        part=1,
-    )
-
-
-# tasks.world:9424
-def _check_mined_6273884210__borrower_b001_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_borrowers['B001'].email, '==', 'x#@X.zh')
-
-
-# tasks.world:9940
-def _check_mined_8567feb873__borrower_b001_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_borrowers['B001'].email, '==', 'QlY@Ut87.ox')
-        and rt.expect(ep.t_borrowers['B001'].phone, '==', '+1 555 0303', part=1)
-        and rt.expect(
-            ep.t_borrowers['B001'].address, '==',
+    # tasks.world:515
+    def _check_alice_june_fee_and_catch_up__caught_up(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_instalments['I0022'].status, '==', _E16_InstalmentStatus_paid)
+            and rt.expect(
+                self.t_instalments['I0023'].status, '==', _E16_InstalmentStatus_paid, part=1
+            )
+        )
+
+    def _check_alice_june_fee_and_catch_up__balance(self) -> rt.Verdict | bool:  # tasks.world:516
+        return rt.expect(self.t_loans['LN0005'].balance, '==', 368.0) and rt.expect(
+            self.t_loans['LN0005'].status, '==', _E10_LoanStatus_delinquent, part=1
+        )
+
+    # tasks.world:1037
+    def _check_pay_off_and_close_alice_loan__paid_off(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0001'].balance, '==', 0.0) and all(
+            _i24.loan != 'LN0001' or _i24.status == _E16_InstalmentStatus_paid
+            for _i24 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_pay_off_and_close_alice_loan__closed(self) -> rt.Verdict | bool:  # tasks.world:1038
+        return rt.expect(self.t_loans['LN0001'].status, '==', _E10_LoanStatus_closed) and any(
+            _m25.loan == 'LN0001' and _m25.kind == _E7_ModKind_closure
+            for _m25 in rt.each(self, self.t_modifications)
+        )
+
+    def _check_pay_off_and_close_alice_loan__payment(self) -> bool:  # tasks.world:1039
+        return any(
+            _p26.loan == 'LN0001' and _p26.amount == 636.0
+            and _p26.method == _E13_PaymentMethod_ach
+            for _p26 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:1558
+    def _check_mined_ccfd823c1c__borrower_b004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_borrowers['B004'].email, '==', 'nH0@InP.astg') and rt.expect(
+            self.t_borrowers['B004'].address, '==',
             Address(
-                v.check_length('paid', 'Address.street', 1, 100),
-                v.check_length('\\', 'Address.city', 1, 60),
-                v.check_pattern('MJ', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('77002', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            part=2,
-        )
-    )
-
-
-# tasks.world:10456
-def _check_mined_89b61787c1__borrower_b001_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_borrowers['B001'].phone, '==', '+79402654')
-
-
-# tasks.world:10972
-def _check_mined_eb279c73fc__borrower_b004_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_borrowers['B004'].email, '==', 'tom.reed@lender.example') and rt.expect(
-        ep.t_borrowers['B004'].address, '==',
-        Address(
-            v.check_length('I0010', 'Address.street', 1, 100),
-            v.check_length('servicer', 'Address.city', 1, 60),
-            v.check_pattern('IW', 'Address.state_code', '^[A-Z]{2}$'),
-            v.check_pattern('78701', 'Address.zip', '^[0-9]{5}$'),
-        ),
-        part=1,
-    )
-
-
-# tasks.world:10973
-def _check_mined_eb279c73fc__loan_ln0002_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0002'].balance, '==', 1370.2)
-
-
-# tasks.world:10974
-def _check_mined_eb279c73fc__loan_ln0005_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0005'].status, '==', _E10_LoanStatus_active) and rt.expect(
-        ep.t_loans['LN0005'].balance, '==', 854.0, part=1
-    )
-
-
-# tasks.world:10975
-def _check_mined_eb279c73fc__instalment_i0010_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0010'].amount_paid, '==', 204.8) and rt.expect(
-        ep.t_instalments['I0010'].status, '==', _E16_InstalmentStatus_partially_paid, part=1
-    )
-
-
-def _check_mined_eb279c73fc__new_payment(ep: LoanServicing) -> bool:  # tasks.world:10976
-    return any(
-        _r122.loan == 'LN0002' and _r122.instalment == 'I0010' and _r122.amount == 204.8
-        and _r122.method == _E13_PaymentMethod_cash and _r122.recorded_by == 'O02'
-        for _r122 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:10977
-def _check_mined_eb279c73fc__latefee_f0004_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_late_fees['F0004'].status, '==', _E9_FeeStatus_waived)
-
-
-def _check_mined_eb279c73fc__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:10978
-    return any(
-        _r123.loan == 'LN0005' and _r123.kind == _E7_ModKind_fee_waiver
-        and _r123.effective_on == rt.parse_date('2025-06-16') and _r123.old_term == 6
-        and _r123.new_term == 6 and _r123.note == 'closed' and _r123.approved_by == 'O02'
-        for _r123 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:11499
-def _check_mined_ec3ab0f51a__borrower_b001_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_borrowers['B001'].email, '==', 'priya.shah@lender.example')
-        and rt.expect(
-            ep.t_borrowers['B001'].address, '==',
-            Address(
-                v.check_length('1993-01-30', 'Address.street', 1, 100),
-                v.check_length('2025-04-16', 'Address.city', 1, 60),
+                v.check_length('2025-04-01', 'Address.street', 1, 100),
+                v.check_length('M002', 'Address.city', 1, 60),
                 v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('14316', 'Address.zip', '^[0-9]{5}$'),
+                v.check_pattern('63891', 'Address.zip', '^[0-9]{5}$'),
             ),
             part=1,
         )
-    )
 
-
-# tasks.world:11500
-def _check_mined_ec3ab0f51a__loan_ln0005_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0005'].balance, '==', 874.0)
-
-
-# tasks.world:11501
-def _check_mined_ec3ab0f51a__instalment_i0022_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0022'].amount_paid, '==', 105.0)
-
-
-def _check_mined_ec3ab0f51a__new_payment(ep: LoanServicing) -> bool:  # tasks.world:11502
-    return any(
-        _r124.loan == 'LN0005' and _r124.instalment == 'I0022' and _r124.amount == 5.0
-        and _r124.method == _E13_PaymentMethod_debit_card and _r124.recorded_by == 'O02'
-        for _r124 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:12024
-def _check_mined_0364130a5e__current_officer_set(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_officer, '==', 'O01')
-
-
-# tasks.world:12025
-def _check_mined_0364130a5e__borrower_b002_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_borrowers['B002'].email, '==', 'priya.shah@lender.example')
-        and rt.expect(ep.t_borrowers['B002'].phone, '==', '+1 555 0303', part=1)
-        and rt.expect(
-            ep.t_borrowers['B002'].address, '==',
-            Address(
-                v.check_length('I0024', 'Address.street', 1, 100),
-                v.check_length('B002', 'Address.city', 1, 60),
-                v.check_pattern('EU', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('70209', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            part=2,
+    # tasks.world:2076
+    def _check_mined_a5b77e9dea__loan_ln0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0001'].term_months, '==', 7) and rt.expect(
+            self.t_loans['LN0001'].deferrals_used, '==', 2, part=1
         )
-    )
 
-
-# tasks.world:12546
-def _check_mined_fdd22040e1__current_officer_set(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_officer, '==', 'O03')
-
-
-# tasks.world:12547
-def _check_mined_fdd22040e1__borrower_b002_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_borrowers['B002'].email, '==', 'H@h.wbi')
-        and rt.expect(ep.t_borrowers['B002'].phone, '==', '+1 555 0304', part=1)
-        and rt.expect(
-            ep.t_borrowers['B002'].address, '==',
-            Address(
-                v.check_length('servicer', 'Address.street', 1, 100),
-                v.check_length('77002', 'Address.city', 1, 60),
-                v.check_pattern('TS', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('77002', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            part=2,
+    def _check_mined_a5b77e9dea__new_instalment(self) -> bool:  # tasks.world:2077
+        return any(
+            _r27.loan == 'LN0001' and _r27.number == 4
+            and _r27.due_date == rt.parse_date('2025-07-31') and _r27.amount_due == 159.0
+            and _r27.amount_paid == 0.0 and _r27.status == _E16_InstalmentStatus_scheduled
+            for _r27 in rt.each(self, self.t_instalments)
         )
-    )
 
-
-# tasks.world:12548
-def _check_mined_fdd22040e1__borrower_b003_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_borrowers['B003'].email, '==', 'priya.shah@lender.example')
-        and rt.expect(ep.t_borrowers['B003'].phone, '==', '+1 555 0304', part=1)
-        and rt.expect(
-            ep.t_borrowers['B003'].address, '==',
-            Address(
-                v.check_length('closed', 'Address.street', 1, 100),
-                v.check_length('O03', 'Address.city', 1, 60),
-                v.check_pattern('TS', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('77002', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            part=2,
+    def _check_mined_a5b77e9dea__new_instalment_1(self) -> bool:  # tasks.world:2078
+        return any(
+            _r28.loan == 'LN0001' and _r28.number == 5
+            and _r28.due_date == rt.parse_date('2025-08-30') and _r28.amount_due == 159.0
+            and _r28.amount_paid == 0.0 and _r28.status == _E16_InstalmentStatus_scheduled
+            for _r28 in rt.each(self, self.t_instalments)
         )
-    )
 
+    def _check_mined_a5b77e9dea__new_instalment_2(self) -> bool:  # tasks.world:2079
+        return any(
+            _r29.loan == 'LN0001' and _r29.number == 6
+            and _r29.due_date == rt.parse_date('2025-09-29') and _r29.amount_due == 159.0
+            and _r29.amount_paid == 0.0 and _r29.status == _E16_InstalmentStatus_scheduled
+            for _r29 in rt.each(self, self.t_instalments)
+        )
 
-# tasks.world:12549
-def _check_mined_fdd22040e1__loan_ln0003_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0003'].status, '==', _E10_LoanStatus_closed)
+    def _check_mined_a5b77e9dea__new_instalment_3(self) -> bool:  # tasks.world:2080
+        return any(
+            _r30.loan == 'LN0001' and _r30.number == 7
+            and _r30.due_date == rt.parse_date('2025-10-29') and _r30.amount_due == 159.0
+            and _r30.amount_paid == 0.0 and _r30.status == _E16_InstalmentStatus_scheduled
+            for _r30 in rt.each(self, self.t_instalments)
+        )
 
+    def _check_mined_a5b77e9dea__instalment_i0004_removed(self) -> bool:  # tasks.world:2081
+        return not any(_r31.instalment_id == 'I0004' for _r31 in rt.each(self, self.t_instalments))
 
-def _check_mined_fdd22040e1__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:12550
-    return any(
-        _r125.loan == 'LN0003' and _r125.kind == _E7_ModKind_closure
-        and _r125.effective_on == rt.parse_date('2025-06-16') and _r125.old_term == 3
-        and _r125.new_term == 3 and _r125.note == 'Closed after payoff.'
-        and _r125.approved_by == 'O03'
-        for _r125 in rt.each(ep, ep.t_modifications)
-    )
+    def _check_mined_a5b77e9dea__instalment_i0005_removed(self) -> bool:  # tasks.world:2082
+        return not any(_r32.instalment_id == 'I0005' for _r32 in rt.each(self, self.t_instalments))
 
+    def _check_mined_a5b77e9dea__instalment_i0006_removed(self) -> bool:  # tasks.world:2083
+        return not any(_r33.instalment_id == 'I0006' for _r33 in rt.each(self, self.t_instalments))
 
-# tasks.world:13071
-def _check_mined_804f1b03b2__current_officer_set(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_officer, '==', 'O01')
+    def _check_mined_a5b77e9dea__new_loanmodification(self) -> bool:  # tasks.world:2084
+        return any(
+            _r34.loan == 'LN0001' and _r34.kind == _E7_ModKind_restructure
+            and _r34.effective_on == rt.parse_date('2025-06-16') and _r34.old_term == 6
+            and _r34.new_term == 10 and _r34.note == 'I0020' and _r34.approved_by == 'O02'
+            for _r34 in rt.each(self, self.t_modifications)
+        )
 
+    def _check_mined_a5b77e9dea__new_loanmodification_1(self) -> bool:  # tasks.world:2085
+        return any(
+            _r35.loan == 'LN0001' and _r35.kind == _E7_ModKind_deferral
+            and _r35.effective_on == rt.parse_date('2025-06-16') and _r35.old_term == 10
+            and _r35.new_term == 10 and _r35.note == 'cash' and _r35.approved_by == 'O02'
+            for _r35 in rt.each(self, self.t_modifications)
+        )
 
-# tasks.world:13072
-def _check_mined_804f1b03b2__borrower_b002_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_borrowers['B002'].email, '==', 'RRm@IH.sj')
-        and rt.expect(ep.t_borrowers['B002'].phone, '==', '69405149', part=1)
-        and rt.expect(
-            ep.t_borrowers['B002'].address, '==',
+    def _check_mined_a5b77e9dea__new_loanmodification_2(self) -> bool:  # tasks.world:2086
+        return any(
+            _r36.loan == 'LN0001' and _r36.kind == _E7_ModKind_restructure
+            and _r36.effective_on == rt.parse_date('2025-06-16') and _r36.old_term == 10
+            and _r36.new_term == 7 and _r36.note == ' ' and _r36.approved_by == 'O02'
+            for _r36 in rt.each(self, self.t_modifications)
+        )
+
+    def _check_mined_a5b77e9dea__new_loanmodification_3(self) -> bool:  # tasks.world:2087
+        return any(
+            _r37.loan == 'LN0001' and _r37.kind == _E7_ModKind_deferral
+            and _r37.effective_on == rt.parse_date('2025-06-16') and _r37.old_term == 7
+            and _r37.new_term == 7 and _r37.note == 'closed' and _r37.approved_by == 'O02'
+            for _r37 in rt.each(self, self.t_modifications)
+        )
+
+    # tasks.world:2606
+    def _check_mined_a8a115ade0__loan_ln0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0002'].balance, '==', 938.99) and rt.expect(
+            self.t_loans['LN0002'].deferrals_used, '==', 1, part=1
+        )
+
+    # tasks.world:2607
+    def _check_mined_a8a115ade0__instalment_i0010_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0010'].amount_paid, '==', 525.0) and rt.expect(
+            self.t_instalments['I0010'].status, '==', _E16_InstalmentStatus_paid, part=1
+        )
+
+    # tasks.world:2608
+    def _check_mined_a8a115ade0__instalment_i0011_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_instalments['I0011'].due_date, '==', rt.parse_date('2025-07-31'))
+            and rt.expect(self.t_instalments['I0011'].amount_paid, '==', 111.01, part=1)
+            and rt.expect(
+                self.t_instalments['I0011'].status, '==', _E16_InstalmentStatus_partially_paid,
+                part=2,
+            )
+        )
+
+    # tasks.world:2609
+    def _check_mined_a8a115ade0__instalment_i0012_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0012'].due_date, '==', rt.parse_date('2025-08-31'))
+
+    def _check_mined_a8a115ade0__new_payment(self) -> bool:  # tasks.world:2610
+        return any(
+            _r38.loan == 'LN0002' and _r38.instalment == 'I0010' and _r38.amount == 636.0
+            and _r38.method == _E13_PaymentMethod_ach and _r38.recorded_by == 'O02'
+            for _r38 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_a8a115ade0__new_payment_1(self) -> bool:  # tasks.world:2611
+        return any(
+            _r39.loan == 'LN0002' and _r39.instalment == 'I0011' and _r39.amount == 0.01
+            and _r39.method == _E13_PaymentMethod_ach and _r39.recorded_by == 'O02'
+            for _r39 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_a8a115ade0__new_loanmodification(self) -> bool:  # tasks.world:2612
+        return any(
+            _r40.loan == 'LN0002' and _r40.kind == _E7_ModKind_deferral
+            and _r40.effective_on == rt.parse_date('2025-06-16') and _r40.old_term == 6
+            and _r40.new_term == 6 and _r40.note == 'active' and _r40.approved_by == 'O02'
+            for _r40 in rt.each(self, self.t_modifications)
+        )
+
+    # tasks.world:3130
+    def _check_mined_6331ca0d9e__loan_ln0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0005'].balance, '==', 904.0)
+
+    def _check_mined_6331ca0d9e__new_latefee(self) -> bool:  # tasks.world:3131
+        return any(
+            _r41.loan == 'LN0005' and _r41.instalment == 'I0023' and _r41.amount == 25.0
+            and _r41.assessed_on == rt.parse_date('2025-06-16')
+            and _r41.status == _E9_FeeStatus_open_ and _r41.assessed_by == 'O02'
+            for _r41 in rt.each(self, self.t_late_fees)
+        )
+
+    # tasks.world:3648
+    def _check_mined_63a7dfba3d__loan_ln0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_loans['LN0005'].status, '==', _E10_LoanStatus_active)
+            and rt.expect(self.t_loans['LN0005'].balance, '==', 854.0, part=1)
+        )
+
+    # tasks.world:3649
+    def _check_mined_63a7dfba3d__latefee_f0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_late_fees['F0004'].status, '==', _E9_FeeStatus_waived)
+
+    def _check_mined_63a7dfba3d__new_loanmodification(self) -> bool:  # tasks.world:3650
+        return any(
+            _r42.loan == 'LN0005' and _r42.kind == _E7_ModKind_fee_waiver
+            and _r42.effective_on == rt.parse_date('2025-06-16') and _r42.old_term == 6
+            and _r42.new_term == 6 and _r42.note == '"\'' and _r42.approved_by == 'O02'
+            for _r42 in rt.each(self, self.t_modifications)
+        )
+
+    # tasks.world:4167
+    def _check_mined_50a6c62b98__loan_ln0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0002'].term_months, '==', 42) and rt.expect(
+            self.t_loans['LN0002'].deferrals_used, '==', 1, part=1
+        )
+
+    def _check_mined_50a6c62b98__new_instalment(self) -> bool:  # tasks.world:4168
+        return any(
+            _r43.loan == 'LN0002' and _r43.number == 4
+            and _r43.due_date == rt.parse_date('2025-05-31') and _r43.amount_due == 40.38
+            and _r43.amount_paid == 0.0 and _r43.status == _E16_InstalmentStatus_scheduled
+            for _r43 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_1(self) -> bool:  # tasks.world:4169
+        return any(
+            _r44.loan == 'LN0002' and _r44.number == 5
+            and _r44.due_date == rt.parse_date('2025-06-30') and _r44.amount_due == 40.38
+            and _r44.amount_paid == 0.0 and _r44.status == _E16_InstalmentStatus_scheduled
+            for _r44 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_2(self) -> bool:  # tasks.world:4170
+        return any(
+            _r45.loan == 'LN0002' and _r45.number == 6
+            and _r45.due_date == rt.parse_date('2025-07-30') and _r45.amount_due == 40.38
+            and _r45.amount_paid == 0.0 and _r45.status == _E16_InstalmentStatus_scheduled
+            for _r45 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_3(self) -> bool:  # tasks.world:4171
+        return any(
+            _r46.loan == 'LN0002' and _r46.number == 7
+            and _r46.due_date == rt.parse_date('2025-08-29') and _r46.amount_due == 40.38
+            and _r46.amount_paid == 0.0 and _r46.status == _E16_InstalmentStatus_scheduled
+            for _r46 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_4(self) -> bool:  # tasks.world:4172
+        return any(
+            _r47.loan == 'LN0002' and _r47.number == 8
+            and _r47.due_date == rt.parse_date('2025-09-28') and _r47.amount_due == 40.38
+            and _r47.amount_paid == 0.0 and _r47.status == _E16_InstalmentStatus_scheduled
+            for _r47 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_5(self) -> bool:  # tasks.world:4173
+        return any(
+            _r48.loan == 'LN0002' and _r48.number == 9
+            and _r48.due_date == rt.parse_date('2025-10-28') and _r48.amount_due == 40.38
+            and _r48.amount_paid == 0.0 and _r48.status == _E16_InstalmentStatus_scheduled
+            for _r48 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_6(self) -> bool:  # tasks.world:4174
+        return any(
+            _r49.loan == 'LN0002' and _r49.number == 10
+            and _r49.due_date == rt.parse_date('2025-11-27') and _r49.amount_due == 40.38
+            and _r49.amount_paid == 0.0 and _r49.status == _E16_InstalmentStatus_scheduled
+            for _r49 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_7(self) -> bool:  # tasks.world:4175
+        return any(
+            _r50.loan == 'LN0002' and _r50.number == 11
+            and _r50.due_date == rt.parse_date('2025-12-27') and _r50.amount_due == 40.38
+            and _r50.amount_paid == 0.0 and _r50.status == _E16_InstalmentStatus_scheduled
+            for _r50 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_8(self) -> bool:  # tasks.world:4176
+        return any(
+            _r51.loan == 'LN0002' and _r51.number == 12
+            and _r51.due_date == rt.parse_date('2026-01-26') and _r51.amount_due == 40.38
+            and _r51.amount_paid == 0.0 and _r51.status == _E16_InstalmentStatus_scheduled
+            for _r51 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_9(self) -> bool:  # tasks.world:4177
+        return any(
+            _r52.loan == 'LN0002' and _r52.number == 13
+            and _r52.due_date == rt.parse_date('2026-02-25') and _r52.amount_due == 40.38
+            and _r52.amount_paid == 0.0 and _r52.status == _E16_InstalmentStatus_scheduled
+            for _r52 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_10(self) -> bool:  # tasks.world:4178
+        return any(
+            _r53.loan == 'LN0002' and _r53.number == 14
+            and _r53.due_date == rt.parse_date('2026-03-27') and _r53.amount_due == 40.38
+            and _r53.amount_paid == 0.0 and _r53.status == _E16_InstalmentStatus_scheduled
+            for _r53 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_11(self) -> bool:  # tasks.world:4179
+        return any(
+            _r54.loan == 'LN0002' and _r54.number == 15
+            and _r54.due_date == rt.parse_date('2026-04-26') and _r54.amount_due == 40.38
+            and _r54.amount_paid == 0.0 and _r54.status == _E16_InstalmentStatus_scheduled
+            for _r54 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_12(self) -> bool:  # tasks.world:4180
+        return any(
+            _r55.loan == 'LN0002' and _r55.number == 16
+            and _r55.due_date == rt.parse_date('2026-05-26') and _r55.amount_due == 40.38
+            and _r55.amount_paid == 0.0 and _r55.status == _E16_InstalmentStatus_scheduled
+            for _r55 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_13(self) -> bool:  # tasks.world:4181
+        return any(
+            _r56.loan == 'LN0002' and _r56.number == 17
+            and _r56.due_date == rt.parse_date('2026-06-25') and _r56.amount_due == 40.38
+            and _r56.amount_paid == 0.0 and _r56.status == _E16_InstalmentStatus_scheduled
+            for _r56 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_14(self) -> bool:  # tasks.world:4182
+        return any(
+            _r57.loan == 'LN0002' and _r57.number == 18
+            and _r57.due_date == rt.parse_date('2026-07-25') and _r57.amount_due == 40.38
+            and _r57.amount_paid == 0.0 and _r57.status == _E16_InstalmentStatus_scheduled
+            for _r57 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_15(self) -> bool:  # tasks.world:4183
+        return any(
+            _r58.loan == 'LN0002' and _r58.number == 19
+            and _r58.due_date == rt.parse_date('2026-08-24') and _r58.amount_due == 40.38
+            and _r58.amount_paid == 0.0 and _r58.status == _E16_InstalmentStatus_scheduled
+            for _r58 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_16(self) -> bool:  # tasks.world:4184
+        return any(
+            _r59.loan == 'LN0002' and _r59.number == 20
+            and _r59.due_date == rt.parse_date('2026-09-23') and _r59.amount_due == 40.38
+            and _r59.amount_paid == 0.0 and _r59.status == _E16_InstalmentStatus_scheduled
+            for _r59 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_17(self) -> bool:  # tasks.world:4185
+        return any(
+            _r60.loan == 'LN0002' and _r60.number == 21
+            and _r60.due_date == rt.parse_date('2026-10-23') and _r60.amount_due == 40.38
+            and _r60.amount_paid == 0.0 and _r60.status == _E16_InstalmentStatus_scheduled
+            for _r60 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_18(self) -> bool:  # tasks.world:4186
+        return any(
+            _r61.loan == 'LN0002' and _r61.number == 22
+            and _r61.due_date == rt.parse_date('2026-11-22') and _r61.amount_due == 40.38
+            and _r61.amount_paid == 0.0 and _r61.status == _E16_InstalmentStatus_scheduled
+            for _r61 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_19(self) -> bool:  # tasks.world:4187
+        return any(
+            _r62.loan == 'LN0002' and _r62.number == 23
+            and _r62.due_date == rt.parse_date('2026-12-22') and _r62.amount_due == 40.38
+            and _r62.amount_paid == 0.0 and _r62.status == _E16_InstalmentStatus_scheduled
+            for _r62 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_20(self) -> bool:  # tasks.world:4188
+        return any(
+            _r63.loan == 'LN0002' and _r63.number == 24
+            and _r63.due_date == rt.parse_date('2027-01-21') and _r63.amount_due == 40.38
+            and _r63.amount_paid == 0.0 and _r63.status == _E16_InstalmentStatus_scheduled
+            for _r63 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_21(self) -> bool:  # tasks.world:4189
+        return any(
+            _r64.loan == 'LN0002' and _r64.number == 25
+            and _r64.due_date == rt.parse_date('2027-02-20') and _r64.amount_due == 40.38
+            and _r64.amount_paid == 0.0 and _r64.status == _E16_InstalmentStatus_scheduled
+            for _r64 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_22(self) -> bool:  # tasks.world:4190
+        return any(
+            _r65.loan == 'LN0002' and _r65.number == 26
+            and _r65.due_date == rt.parse_date('2027-03-22') and _r65.amount_due == 40.38
+            and _r65.amount_paid == 0.0 and _r65.status == _E16_InstalmentStatus_scheduled
+            for _r65 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_23(self) -> bool:  # tasks.world:4191
+        return any(
+            _r66.loan == 'LN0002' and _r66.number == 27
+            and _r66.due_date == rt.parse_date('2027-04-21') and _r66.amount_due == 40.38
+            and _r66.amount_paid == 0.0 and _r66.status == _E16_InstalmentStatus_scheduled
+            for _r66 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_24(self) -> bool:  # tasks.world:4192
+        return any(
+            _r67.loan == 'LN0002' and _r67.number == 28
+            and _r67.due_date == rt.parse_date('2027-05-21') and _r67.amount_due == 40.38
+            and _r67.amount_paid == 0.0 and _r67.status == _E16_InstalmentStatus_scheduled
+            for _r67 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_25(self) -> bool:  # tasks.world:4193
+        return any(
+            _r68.loan == 'LN0002' and _r68.number == 29
+            and _r68.due_date == rt.parse_date('2027-06-20') and _r68.amount_due == 40.38
+            and _r68.amount_paid == 0.0 and _r68.status == _E16_InstalmentStatus_scheduled
+            for _r68 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_26(self) -> bool:  # tasks.world:4194
+        return any(
+            _r69.loan == 'LN0002' and _r69.number == 30
+            and _r69.due_date == rt.parse_date('2027-07-20') and _r69.amount_due == 40.38
+            and _r69.amount_paid == 0.0 and _r69.status == _E16_InstalmentStatus_scheduled
+            for _r69 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_27(self) -> bool:  # tasks.world:4195
+        return any(
+            _r70.loan == 'LN0002' and _r70.number == 31
+            and _r70.due_date == rt.parse_date('2027-08-19') and _r70.amount_due == 40.38
+            and _r70.amount_paid == 0.0 and _r70.status == _E16_InstalmentStatus_scheduled
+            for _r70 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_28(self) -> bool:  # tasks.world:4196
+        return any(
+            _r71.loan == 'LN0002' and _r71.number == 32
+            and _r71.due_date == rt.parse_date('2027-09-18') and _r71.amount_due == 40.38
+            and _r71.amount_paid == 0.0 and _r71.status == _E16_InstalmentStatus_scheduled
+            for _r71 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_29(self) -> bool:  # tasks.world:4197
+        return any(
+            _r72.loan == 'LN0002' and _r72.number == 33
+            and _r72.due_date == rt.parse_date('2027-10-18') and _r72.amount_due == 40.38
+            and _r72.amount_paid == 0.0 and _r72.status == _E16_InstalmentStatus_scheduled
+            for _r72 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_30(self) -> bool:  # tasks.world:4198
+        return any(
+            _r73.loan == 'LN0002' and _r73.number == 34
+            and _r73.due_date == rt.parse_date('2027-11-17') and _r73.amount_due == 40.38
+            and _r73.amount_paid == 0.0 and _r73.status == _E16_InstalmentStatus_scheduled
+            for _r73 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_31(self) -> bool:  # tasks.world:4199
+        return any(
+            _r74.loan == 'LN0002' and _r74.number == 35
+            and _r74.due_date == rt.parse_date('2027-12-17') and _r74.amount_due == 40.38
+            and _r74.amount_paid == 0.0 and _r74.status == _E16_InstalmentStatus_scheduled
+            for _r74 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_32(self) -> bool:  # tasks.world:4200
+        return any(
+            _r75.loan == 'LN0002' and _r75.number == 36
+            and _r75.due_date == rt.parse_date('2028-01-16') and _r75.amount_due == 40.38
+            and _r75.amount_paid == 0.0 and _r75.status == _E16_InstalmentStatus_scheduled
+            for _r75 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_33(self) -> bool:  # tasks.world:4201
+        return any(
+            _r76.loan == 'LN0002' and _r76.number == 37
+            and _r76.due_date == rt.parse_date('2028-02-15') and _r76.amount_due == 40.38
+            and _r76.amount_paid == 0.0 and _r76.status == _E16_InstalmentStatus_scheduled
+            for _r76 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_34(self) -> bool:  # tasks.world:4202
+        return any(
+            _r77.loan == 'LN0002' and _r77.number == 38
+            and _r77.due_date == rt.parse_date('2028-03-16') and _r77.amount_due == 40.38
+            and _r77.amount_paid == 0.0 and _r77.status == _E16_InstalmentStatus_scheduled
+            for _r77 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_35(self) -> bool:  # tasks.world:4203
+        return any(
+            _r78.loan == 'LN0002' and _r78.number == 39
+            and _r78.due_date == rt.parse_date('2028-04-15') and _r78.amount_due == 40.38
+            and _r78.amount_paid == 0.0 and _r78.status == _E16_InstalmentStatus_scheduled
+            for _r78 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_36(self) -> bool:  # tasks.world:4204
+        return any(
+            _r79.loan == 'LN0002' and _r79.number == 40
+            and _r79.due_date == rt.parse_date('2028-05-15') and _r79.amount_due == 40.38
+            and _r79.amount_paid == 0.0 and _r79.status == _E16_InstalmentStatus_scheduled
+            for _r79 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_37(self) -> bool:  # tasks.world:4205
+        return any(
+            _r80.loan == 'LN0002' and _r80.number == 41
+            and _r80.due_date == rt.parse_date('2028-06-14') and _r80.amount_due == 40.38
+            and _r80.amount_paid == 0.0 and _r80.status == _E16_InstalmentStatus_scheduled
+            for _r80 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__new_instalment_38(self) -> bool:  # tasks.world:4206
+        return any(
+            _r81.loan == 'LN0002' and _r81.number == 42
+            and _r81.due_date == rt.parse_date('2028-07-14') and _r81.amount_due == 40.56
+            and _r81.amount_paid == 0.0 and _r81.status == _E16_InstalmentStatus_scheduled
+            for _r81 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_50a6c62b98__instalment_i0010_removed(self) -> bool:  # tasks.world:4207
+        return not any(_r82.instalment_id == 'I0010' for _r82 in rt.each(self, self.t_instalments))
+
+    def _check_mined_50a6c62b98__instalment_i0011_removed(self) -> bool:  # tasks.world:4208
+        return not any(_r83.instalment_id == 'I0011' for _r83 in rt.each(self, self.t_instalments))
+
+    def _check_mined_50a6c62b98__instalment_i0012_removed(self) -> bool:  # tasks.world:4209
+        return not any(_r84.instalment_id == 'I0012' for _r84 in rt.each(self, self.t_instalments))
+
+    def _check_mined_50a6c62b98__new_loanmodification(self) -> bool:  # tasks.world:4210
+        return any(
+            _r85.loan == 'LN0002' and _r85.kind == _E7_ModKind_deferral
+            and _r85.effective_on == rt.parse_date('2025-06-16') and _r85.old_term == 6
+            and _r85.new_term == 6 and _r85.note == 'a\nb' and _r85.approved_by == 'O02'
+            for _r85 in rt.each(self, self.t_modifications)
+        )
+
+    def _check_mined_50a6c62b98__new_loanmodification_1(self) -> bool:  # tasks.world:4211
+        return any(
+            _r86.loan == 'LN0002' and _r86.kind == _E7_ModKind_restructure
+            and _r86.effective_on == rt.parse_date('2025-06-16') and _r86.old_term == 6
+            and _r86.new_term == 42 and _r86.note == 'cash' and _r86.approved_by == 'O02'
+            for _r86 in rt.each(self, self.t_modifications)
+        )
+
+    # tasks.world:4728
+    def _check_mined_18b34793aa__loan_ln0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0002'].balance, '==', 1551.0) and rt.expect(
+            self.t_loans['LN0002'].deferrals_used, '==', 1, part=1
+        )
+
+    # tasks.world:4729
+    def _check_mined_18b34793aa__instalment_i0010_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_instalments['I0010'].due_date, '==', rt.parse_date('2025-07-01'))
+            and rt.expect(self.t_instalments['I0010'].amount_paid, '==', 24.0, part=1)
+            and rt.expect(
+                self.t_instalments['I0010'].status, '==', _E16_InstalmentStatus_partially_paid,
+                part=2,
+            )
+        )
+
+    # tasks.world:4730
+    def _check_mined_18b34793aa__instalment_i0011_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0011'].due_date, '==', rt.parse_date('2025-07-31'))
+
+    # tasks.world:4731
+    def _check_mined_18b34793aa__instalment_i0012_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0012'].due_date, '==', rt.parse_date('2025-08-31'))
+
+    def _check_mined_18b34793aa__new_payment(self) -> bool:  # tasks.world:4732
+        return any(
+            _r87.loan == 'LN0002' and _r87.instalment == 'I0010' and _r87.amount == 24.0
+            and _r87.method == _E13_PaymentMethod_cash and _r87.recorded_by == 'O02'
+            for _r87 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_18b34793aa__new_loanmodification(self) -> bool:  # tasks.world:4733
+        return any(
+            _r88.loan == 'LN0002' and _r88.kind == _E7_ModKind_deferral
+            and _r88.effective_on == rt.parse_date('2025-06-16') and _r88.old_term == 6
+            and _r88.new_term == 6 and _r88.note == '2025-06-16T09:00:00'
+            and _r88.approved_by == 'O02'
+            for _r88 in rt.each(self, self.t_modifications)
+        )
+
+    # tasks.world:5250
+    def _check_mined_3561aedbf8__loan_ln0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0001'].balance, '==', 317.75) and rt.expect(
+            self.t_loans['LN0001'].deferrals_used, '==', 1, part=1
+        )
+
+    # tasks.world:5251
+    def _check_mined_3561aedbf8__instalment_i0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_instalments['I0004'].due_date, '==', rt.parse_date('2025-07-31'))
+            and rt.expect(self.t_instalments['I0004'].amount_paid, '==', 212.0, part=1)
+            and rt.expect(
+                self.t_instalments['I0004'].status, '==', _E16_InstalmentStatus_paid, part=2
+            )
+        )
+
+    # tasks.world:5252
+    def _check_mined_3561aedbf8__instalment_i0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_instalments['I0005'].due_date, '==', rt.parse_date('2025-08-31'))
+            and rt.expect(self.t_instalments['I0005'].amount_paid, '==', 106.25, part=1)
+            and rt.expect(
+                self.t_instalments['I0005'].status, '==', _E16_InstalmentStatus_partially_paid,
+                part=2,
+            )
+        )
+
+    # tasks.world:5253
+    def _check_mined_3561aedbf8__instalment_i0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0006'].due_date, '==', rt.parse_date('2025-10-01'))
+
+    def _check_mined_3561aedbf8__new_payment(self) -> bool:  # tasks.world:5254
+        return any(
+            _r89.loan == 'LN0001' and _r89.instalment == 'I0004' and _r89.amount == 318.25
+            and _r89.method == _E13_PaymentMethod_ach and _r89.recorded_by == 'O02'
+            for _r89 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_3561aedbf8__new_loanmodification(self) -> bool:  # tasks.world:5255
+        return any(
+            _r90.loan == 'LN0001' and _r90.kind == _E7_ModKind_deferral
+            and _r90.effective_on == rt.parse_date('2025-06-16') and _r90.old_term == 6
+            and _r90.new_term == 6 and _r90.note == '{}' and _r90.approved_by == 'O02'
+            for _r90 in rt.each(self, self.t_modifications)
+        )
+
+    # tasks.world:5772
+    def _check_mined_392b0f06cd__loan_ln0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0001'].deferrals_used, '==', 2)
+
+    # tasks.world:5773
+    def _check_mined_392b0f06cd__instalment_i0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0004'].due_date, '==', rt.parse_date('2025-08-30'))
+
+    # tasks.world:5774
+    def _check_mined_392b0f06cd__instalment_i0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0005'].due_date, '==', rt.parse_date('2025-09-30'))
+
+    # tasks.world:5775
+    def _check_mined_392b0f06cd__instalment_i0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0006'].due_date, '==', rt.parse_date('2025-10-31'))
+
+    def _check_mined_392b0f06cd__new_loanmodification(self) -> bool:  # tasks.world:5776
+        return any(
+            _r91.loan == 'LN0001' and _r91.kind == _E7_ModKind_deferral
+            and _r91.effective_on == rt.parse_date('2025-06-16') and _r91.old_term == 6
+            and _r91.new_term == 6 and _r91.note == 'H' and _r91.approved_by == 'O02'
+            for _r91 in rt.each(self, self.t_modifications)
+        )
+
+    def _check_mined_392b0f06cd__new_loanmodification_1(self) -> bool:  # tasks.world:5777
+        return any(
+            _r92.loan == 'LN0001' and _r92.kind == _E7_ModKind_deferral
+            and _r92.effective_on == rt.parse_date('2025-06-16') and _r92.old_term == 6
+            and _r92.new_term == 6 and _r92.note == 'supervisor' and _r92.approved_by == 'O02'
+            for _r92 in rt.each(self, self.t_modifications)
+        )
+
+    # tasks.world:6294
+    def _check_mined_9eeaa59e87__loan_ln0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0001'].term_months, '==', 25)
+
+    def _check_mined_9eeaa59e87__new_instalment(self) -> bool:  # tasks.world:6295
+        return any(
+            _r93.loan == 'LN0001' and _r93.number == 4
+            and _r93.due_date == rt.parse_date('2025-07-01') and _r93.amount_due == 28.9
+            and _r93.amount_paid == 0.0 and _r93.status == _E16_InstalmentStatus_scheduled
+            for _r93 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__new_instalment_1(self) -> bool:  # tasks.world:6296
+        return any(
+            _r94.loan == 'LN0001' and _r94.number == 5
+            and _r94.due_date == rt.parse_date('2025-07-31') and _r94.amount_due == 28.9
+            and _r94.amount_paid == 0.0 and _r94.status == _E16_InstalmentStatus_scheduled
+            for _r94 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__new_instalment_2(self) -> bool:  # tasks.world:6297
+        return any(
+            _r95.loan == 'LN0001' and _r95.number == 6
+            and _r95.due_date == rt.parse_date('2025-08-30') and _r95.amount_due == 28.9
+            and _r95.amount_paid == 0.0 and _r95.status == _E16_InstalmentStatus_scheduled
+            for _r95 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__new_instalment_3(self) -> bool:  # tasks.world:6298
+        return any(
+            _r96.loan == 'LN0001' and _r96.number == 7
+            and _r96.due_date == rt.parse_date('2025-09-29') and _r96.amount_due == 28.9
+            and _r96.amount_paid == 0.0 and _r96.status == _E16_InstalmentStatus_scheduled
+            for _r96 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__new_instalment_4(self) -> bool:  # tasks.world:6299
+        return any(
+            _r97.loan == 'LN0001' and _r97.number == 8
+            and _r97.due_date == rt.parse_date('2025-10-29') and _r97.amount_due == 28.9
+            and _r97.amount_paid == 0.0 and _r97.status == _E16_InstalmentStatus_scheduled
+            for _r97 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__new_instalment_5(self) -> bool:  # tasks.world:6300
+        return any(
+            _r98.loan == 'LN0001' and _r98.number == 9
+            and _r98.due_date == rt.parse_date('2025-11-28') and _r98.amount_due == 28.9
+            and _r98.amount_paid == 0.0 and _r98.status == _E16_InstalmentStatus_scheduled
+            for _r98 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__new_instalment_6(self) -> bool:  # tasks.world:6301
+        return any(
+            _r99.loan == 'LN0001' and _r99.number == 10
+            and _r99.due_date == rt.parse_date('2025-12-28') and _r99.amount_due == 28.9
+            and _r99.amount_paid == 0.0 and _r99.status == _E16_InstalmentStatus_scheduled
+            for _r99 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__new_instalment_7(self) -> bool:  # tasks.world:6302
+        return any(
+            _r100.loan == 'LN0001' and _r100.number == 11
+            and _r100.due_date == rt.parse_date('2026-01-27') and _r100.amount_due == 28.9
+            and _r100.amount_paid == 0.0 and _r100.status == _E16_InstalmentStatus_scheduled
+            for _r100 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__new_instalment_8(self) -> bool:  # tasks.world:6303
+        return any(
+            _r101.loan == 'LN0001' and _r101.number == 12
+            and _r101.due_date == rt.parse_date('2026-02-26') and _r101.amount_due == 28.9
+            and _r101.amount_paid == 0.0 and _r101.status == _E16_InstalmentStatus_scheduled
+            for _r101 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__new_instalment_9(self) -> bool:  # tasks.world:6304
+        return any(
+            _r102.loan == 'LN0001' and _r102.number == 13
+            and _r102.due_date == rt.parse_date('2026-03-28') and _r102.amount_due == 28.9
+            and _r102.amount_paid == 0.0 and _r102.status == _E16_InstalmentStatus_scheduled
+            for _r102 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__new_instalment_10(self) -> bool:  # tasks.world:6305
+        return any(
+            _r103.loan == 'LN0001' and _r103.number == 14
+            and _r103.due_date == rt.parse_date('2026-04-27') and _r103.amount_due == 28.9
+            and _r103.amount_paid == 0.0 and _r103.status == _E16_InstalmentStatus_scheduled
+            for _r103 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__new_instalment_11(self) -> bool:  # tasks.world:6306
+        return any(
+            _r104.loan == 'LN0001' and _r104.number == 15
+            and _r104.due_date == rt.parse_date('2026-05-27') and _r104.amount_due == 28.9
+            and _r104.amount_paid == 0.0 and _r104.status == _E16_InstalmentStatus_scheduled
+            for _r104 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__new_instalment_12(self) -> bool:  # tasks.world:6307
+        return any(
+            _r105.loan == 'LN0001' and _r105.number == 16
+            and _r105.due_date == rt.parse_date('2026-06-26') and _r105.amount_due == 28.9
+            and _r105.amount_paid == 0.0 and _r105.status == _E16_InstalmentStatus_scheduled
+            for _r105 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__new_instalment_13(self) -> bool:  # tasks.world:6308
+        return any(
+            _r106.loan == 'LN0001' and _r106.number == 17
+            and _r106.due_date == rt.parse_date('2026-07-26') and _r106.amount_due == 28.9
+            and _r106.amount_paid == 0.0 and _r106.status == _E16_InstalmentStatus_scheduled
+            for _r106 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__new_instalment_14(self) -> bool:  # tasks.world:6309
+        return any(
+            _r107.loan == 'LN0001' and _r107.number == 18
+            and _r107.due_date == rt.parse_date('2026-08-25') and _r107.amount_due == 28.9
+            and _r107.amount_paid == 0.0 and _r107.status == _E16_InstalmentStatus_scheduled
+            for _r107 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__new_instalment_15(self) -> bool:  # tasks.world:6310
+        return any(
+            _r108.loan == 'LN0001' and _r108.number == 19
+            and _r108.due_date == rt.parse_date('2026-09-24') and _r108.amount_due == 28.9
+            and _r108.amount_paid == 0.0 and _r108.status == _E16_InstalmentStatus_scheduled
+            for _r108 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__new_instalment_16(self) -> bool:  # tasks.world:6311
+        return any(
+            _r109.loan == 'LN0001' and _r109.number == 20
+            and _r109.due_date == rt.parse_date('2026-10-24') and _r109.amount_due == 28.9
+            and _r109.amount_paid == 0.0 and _r109.status == _E16_InstalmentStatus_scheduled
+            for _r109 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__new_instalment_17(self) -> bool:  # tasks.world:6312
+        return any(
+            _r110.loan == 'LN0001' and _r110.number == 21
+            and _r110.due_date == rt.parse_date('2026-11-23') and _r110.amount_due == 28.9
+            and _r110.amount_paid == 0.0 and _r110.status == _E16_InstalmentStatus_scheduled
+            for _r110 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__new_instalment_18(self) -> bool:  # tasks.world:6313
+        return any(
+            _r111.loan == 'LN0001' and _r111.number == 22
+            and _r111.due_date == rt.parse_date('2026-12-23') and _r111.amount_due == 28.9
+            and _r111.amount_paid == 0.0 and _r111.status == _E16_InstalmentStatus_scheduled
+            for _r111 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__new_instalment_19(self) -> bool:  # tasks.world:6314
+        return any(
+            _r112.loan == 'LN0001' and _r112.number == 23
+            and _r112.due_date == rt.parse_date('2027-01-22') and _r112.amount_due == 28.9
+            and _r112.amount_paid == 0.0 and _r112.status == _E16_InstalmentStatus_scheduled
+            for _r112 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__new_instalment_20(self) -> bool:  # tasks.world:6315
+        return any(
+            _r113.loan == 'LN0001' and _r113.number == 24
+            and _r113.due_date == rt.parse_date('2027-02-21') and _r113.amount_due == 28.9
+            and _r113.amount_paid == 0.0 and _r113.status == _E16_InstalmentStatus_scheduled
+            for _r113 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__new_instalment_21(self) -> bool:  # tasks.world:6316
+        return any(
+            _r114.loan == 'LN0001' and _r114.number == 25
+            and _r114.due_date == rt.parse_date('2027-03-23') and _r114.amount_due == 29.1
+            and _r114.amount_paid == 0.0 and _r114.status == _E16_InstalmentStatus_scheduled
+            for _r114 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__instalment_i0004_removed(self) -> bool:  # tasks.world:6317
+        return not any(
+            _r115.instalment_id == 'I0004' for _r115 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__instalment_i0005_removed(self) -> bool:  # tasks.world:6318
+        return not any(
+            _r116.instalment_id == 'I0005' for _r116 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__instalment_i0006_removed(self) -> bool:  # tasks.world:6319
+        return not any(
+            _r117.instalment_id == 'I0006' for _r117 in rt.each(self, self.t_instalments)
+        )
+
+    def _check_mined_9eeaa59e87__new_loanmodification(self) -> bool:  # tasks.world:6320
+        return any(
+            _r118.loan == 'LN0001' and _r118.kind == _E7_ModKind_restructure
+            and _r118.effective_on == rt.parse_date('2025-06-16') and _r118.old_term == 6
+            and _r118.new_term == 25 and _r118.note == 'delinquent' and _r118.approved_by == 'O02'
+            for _r118 in rt.each(self, self.t_modifications)
+        )
+
+    # tasks.world:6836
+    def _check_mined_b6c3494285__loan_ln0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0002'].balance, '==', 937.06)
+
+    # tasks.world:6837
+    def _check_mined_b6c3494285__instalment_i0010_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0010'].amount_paid, '==', 525.0) and rt.expect(
+            self.t_instalments['I0010'].status, '==', _E16_InstalmentStatus_paid, part=1
+        )
+
+    # tasks.world:6838
+    def _check_mined_b6c3494285__instalment_i0011_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0011'].amount_paid, '==', 112.94) and rt.expect(
+            self.t_instalments['I0011'].status, '==', _E16_InstalmentStatus_partially_paid, part=1
+        )
+
+    def _check_mined_b6c3494285__new_payment(self) -> bool:  # tasks.world:6839
+        return any(
+            _r119.loan == 'LN0002' and _r119.instalment == 'I0010' and _r119.amount == 637.94
+            and _r119.method == _E13_PaymentMethod_debit_card and _r119.recorded_by == 'O02'
+            for _r119 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:7355
+    def _check_mined_cc0594fe83__loan_ln0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0003'].status, '==', _E10_LoanStatus_closed)
+
+    def _check_mined_cc0594fe83__new_loanmodification(self) -> bool:  # tasks.world:7356
+        return any(
+            _r120.loan == 'LN0003' and _r120.kind == _E7_ModKind_closure
+            and _r120.effective_on == rt.parse_date('2025-06-16') and _r120.old_term == 3
+            and _r120.new_term == 3 and _r120.note == 'Closed after payoff.'
+            and _r120.approved_by == 'O02'
+            for _r120 in rt.each(self, self.t_modifications)
+        )
+
+    # tasks.world:7872
+    def _check_mined_c65c819c1a__loan_ln0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0001'].deferrals_used, '==', 1)
+
+    # tasks.world:7873
+    def _check_mined_c65c819c1a__instalment_i0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0004'].due_date, '==', rt.parse_date('2025-07-31'))
+
+    # tasks.world:7874
+    def _check_mined_c65c819c1a__instalment_i0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0005'].due_date, '==', rt.parse_date('2025-08-31'))
+
+    # tasks.world:7875
+    def _check_mined_c65c819c1a__instalment_i0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0006'].due_date, '==', rt.parse_date('2025-10-01'))
+
+    def _check_mined_c65c819c1a__new_loanmodification(self) -> bool:  # tasks.world:7876
+        return any(
+            _r121.loan == 'LN0001' and _r121.kind == _E7_ModKind_deferral
+            and _r121.effective_on == rt.parse_date('2025-06-16') and _r121.old_term == 6
+            and _r121.new_term == 6 and _r121.note == 'open' and _r121.approved_by == 'O02'
+            for _r121 in rt.each(self, self.t_modifications)
+        )
+
+    # tasks.world:8392
+    def _check_mined_6f263e6fe9__current_officer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_officer, '==', 'O03')
+
+    # tasks.world:8908
+    def _check_mined_14195a18cf__borrower_b002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_borrowers['B002'].email, '==', '1z5@C3.vzvsq') and rt.expect(
+            self.t_borrowers['B002'].address, '==',
             Address(
-                v.check_length('Q8', 'Address.street', 1, 100),
-                v.check_length('PM0001', 'Address.city', 1, 60),
+                v.check_length('@sNM8YmVrHtRiYu127KtPAJbcZ1', 'Address.street', 1, 100),
+                v.check_length('2025-06-01T08:00:00', 'Address.city', 1, 60),
                 v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('65096', 'Address.zip', '^[0-9]{5}$'),
+                v.check_pattern('04108', 'Address.zip', '^[0-9]{5}$'),
             ),
-            part=2,
+            part=1,
         )
-    )
 
-
-# tasks.world:13073
-def _check_mined_804f1b03b2__loan_ln0003_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0003'].status, '==', _E10_LoanStatus_closed)
-
-
-def _check_mined_804f1b03b2__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:13074
-    return any(
-        _r126.loan == 'LN0003' and _r126.kind == _E7_ModKind_closure
-        and _r126.effective_on == rt.parse_date('2025-06-16') and _r126.old_term == 3
-        and _r126.new_term == 3 and _r126.note == 'Closed after payoff.'
-        and _r126.approved_by == 'O02'
-        for _r126 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:13594
-def _check_mined_6962903e07__current_officer_set(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_officer, '==', 'O01')
-
-
-# tasks.world:13595
-def _check_mined_6962903e07__borrower_b003_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_borrowers['B003'].phone, '==', '+7527423244')
-
-
-# tasks.world:13596
-def _check_mined_6962903e07__loan_ln0002_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0002'].deferrals_used, '==', 1)
-
-
-# tasks.world:13597
-def _check_mined_6962903e07__instalment_i0010_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0010'].due_date, '==', rt.parse_date('2025-07-01'))
-
-
-# tasks.world:13598
-def _check_mined_6962903e07__instalment_i0011_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0011'].due_date, '==', rt.parse_date('2025-07-31'))
-
-
-# tasks.world:13599
-def _check_mined_6962903e07__instalment_i0012_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0012'].due_date, '==', rt.parse_date('2025-08-31'))
-
-
-def _check_mined_6962903e07__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:13600
-    return any(
-        _r127.loan == 'LN0002' and _r127.kind == _E7_ModKind_deferral
-        and _r127.effective_on == rt.parse_date('2025-06-16') and _r127.old_term == 6
-        and _r127.new_term == 6 and _r127.note == 'B003' and _r127.approved_by == 'O01'
-        for _r127 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:14120
-def _check_mined_c3f7581842__current_officer_set(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_officer, '==', 'O01')
-
-
-# tasks.world:14121
-def _check_mined_c3f7581842__borrower_b001_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_borrowers['B001'].email, '==', 'nVK@6BH.dtz') and rt.expect(
-        ep.t_borrowers['B001'].address, '==',
-        Address(
-            v.check_length('supervisor', 'Address.street', 1, 100),
-            v.check_length('waived', 'Address.city', 1, 60),
-            v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
-            v.check_pattern('75201', 'Address.zip', '^[0-9]{5}$'),
-        ),
-        part=1,
-    )
-
-
-# tasks.world:14122
-def _check_mined_c3f7581842__loan_ln0005_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0005'].balance, '==', 854.0)
-
-
-# tasks.world:14123
-def _check_mined_c3f7581842__instalment_i0022_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0022'].amount_paid, '==', 125.0)
-
-
-def _check_mined_c3f7581842__new_payment(ep: LoanServicing) -> bool:  # tasks.world:14124
-    return any(
-        _r128.loan == 'LN0005' and _r128.instalment == 'I0022' and _r128.amount == 25.0
-        and _r128.method == _E13_PaymentMethod_debit_card and _r128.recorded_by == 'O01'
-        for _r128 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:14644
-def _check_mined_08243cc4a1__current_officer_set(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_officer, '==', 'O01')
-
-
-# tasks.world:14645
-def _check_mined_08243cc4a1__borrower_b002_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_borrowers['B002'].phone, '==', '839894719') and rt.expect(
-        ep.t_borrowers['B002'].address, '==',
-        Address(
-            v.check_length('B001', 'Address.street', 1, 100),
-            v.check_length('2025-06-16', 'Address.city', 1, 60),
-            v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
-            v.check_pattern('86848', 'Address.zip', '^[0-9]{5}$'),
-        ),
-        part=1,
-    )
-
-
-# tasks.world:14646
-def _check_mined_08243cc4a1__loan_ln0001_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0001'].balance, '==', 424.0)
-
-
-# tasks.world:14647
-def _check_mined_08243cc4a1__loan_ln0002_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0002'].deferrals_used, '==', 1)
-
-
-# tasks.world:14648
-def _check_mined_08243cc4a1__instalment_i0004_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0004'].amount_paid, '==', 212.0) and rt.expect(
-        ep.t_instalments['I0004'].status, '==', _E16_InstalmentStatus_paid, part=1
-    )
-
-
-# tasks.world:14649
-def _check_mined_08243cc4a1__instalment_i0010_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0010'].due_date, '==', rt.parse_date('2025-07-01'))
-
-
-# tasks.world:14650
-def _check_mined_08243cc4a1__instalment_i0011_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0011'].due_date, '==', rt.parse_date('2025-07-31'))
-
-
-# tasks.world:14651
-def _check_mined_08243cc4a1__instalment_i0012_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0012'].due_date, '==', rt.parse_date('2025-08-31'))
-
-
-def _check_mined_08243cc4a1__new_payment(ep: LoanServicing) -> bool:  # tasks.world:14652
-    return any(
-        _r129.loan == 'LN0001' and _r129.instalment == 'I0004' and _r129.amount == 212.0
-        and _r129.method == _E13_PaymentMethod_debit_card and _r129.recorded_by == 'O02'
-        for _r129 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_08243cc4a1__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:14653
-    return any(
-        _r130.loan == 'LN0002' and _r130.kind == _E7_ModKind_deferral
-        and _r130.effective_on == rt.parse_date('2025-06-16') and _r130.old_term == 6
-        and _r130.new_term == 6 and _r130.note == 'partially_paid' and _r130.approved_by == 'O02'
-        for _r130 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:15173
-def _check_mined_044f24a8b6__loan_ln0002_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0002'].deferrals_used, '==', 2)
-
-
-# tasks.world:15174
-def _check_mined_044f24a8b6__loan_ln0005_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0005'].status, '==', _E10_LoanStatus_active) and rt.expect(
-        ep.t_loans['LN0005'].balance, '==', 853.99, part=1
-    )
-
-
-# tasks.world:15175
-def _check_mined_044f24a8b6__instalment_i0010_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0010'].due_date, '==', rt.parse_date('2025-07-31'))
-
-
-# tasks.world:15176
-def _check_mined_044f24a8b6__instalment_i0011_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0011'].due_date, '==', rt.parse_date('2025-08-30'))
-
-
-# tasks.world:15177
-def _check_mined_044f24a8b6__instalment_i0012_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0012'].due_date, '==', rt.parse_date('2025-09-30'))
-
-
-# tasks.world:15178
-def _check_mined_044f24a8b6__instalment_i0022_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0022'].amount_paid, '==', 100.01)
-
-
-def _check_mined_044f24a8b6__new_payment(ep: LoanServicing) -> bool:  # tasks.world:15179
-    return any(
-        _r131.loan == 'LN0005' and _r131.instalment == 'I0022' and _r131.amount == 0.01
-        and _r131.method == _E13_PaymentMethod_cash and _r131.recorded_by == 'O02'
-        for _r131 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:15180
-def _check_mined_044f24a8b6__latefee_f0004_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_late_fees['F0004'].status, '==', _E9_FeeStatus_waived)
-
-
-def _check_mined_044f24a8b6__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:15181
-    return any(
-        _r132.loan == 'LN0002' and _r132.kind == _E7_ModKind_deferral
-        and _r132.effective_on == rt.parse_date('2025-06-16') and _r132.old_term == 6
-        and _r132.new_term == 6 and _r132.note == '\\' and _r132.approved_by == 'O02'
-        for _r132 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:15182
-def _check_mined_044f24a8b6__new_loanmodification_1(ep: LoanServicing) -> bool:
-    return any(
-        _r133.loan == 'LN0002' and _r133.kind == _E7_ModKind_deferral
-        and _r133.effective_on == rt.parse_date('2025-06-16') and _r133.old_term == 6
-        and _r133.new_term == 6 and _r133.note == 'BZNKt' and _r133.approved_by == 'O02'
-        for _r133 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:15183
-def _check_mined_044f24a8b6__new_loanmodification_2(ep: LoanServicing) -> bool:
-    return any(
-        _r134.loan == 'LN0005' and _r134.kind == _E7_ModKind_fee_waiver
-        and _r134.effective_on == rt.parse_date('2025-06-16') and _r134.old_term == 6
-        and _r134.new_term == 6 and _r134.note == 'mark.evans@lender.example'
-        and _r134.approved_by == 'O02'
-        for _r134 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:15703
-def _check_mined_cce269f6d1__borrower_b001_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_borrowers['B001'].phone, '==', '688 279841') and rt.expect(
-        ep.t_borrowers['B001'].address, '==',
-        Address(
-            v.check_length('ach', 'Address.street', 1, 100),
-            v.check_length('open', 'Address.city', 1, 60),
-            v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
-            v.check_pattern('77002', 'Address.zip', '^[0-9]{5}$'),
-        ),
-        part=1,
-    )
-
-
-# tasks.world:15704
-def _check_mined_cce269f6d1__loan_ln0001_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0001'].balance, '==', 633.0) and rt.expect(
-        ep.t_loans['LN0001'].deferrals_used, '==', 2, part=1
-    )
-
-
-# tasks.world:15705
-def _check_mined_cce269f6d1__instalment_i0004_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_instalments['I0004'].due_date, '==', rt.parse_date('2025-08-30'))
-        and rt.expect(ep.t_instalments['I0004'].amount_paid, '==', 3.0, part=1)
-        and rt.expect(
-            ep.t_instalments['I0004'].status, '==', _E16_InstalmentStatus_partially_paid, part=2
+    # tasks.world:9424
+    def _check_mined_6273884210__borrower_b001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_borrowers['B001'].email, '==', 'x#@X.zh')
+
+    # tasks.world:9940
+    def _check_mined_8567feb873__borrower_b001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_borrowers['B001'].email, '==', 'QlY@Ut87.ox')
+            and rt.expect(self.t_borrowers['B001'].phone, '==', '+1 555 0303', part=1)
+            and rt.expect(
+                self.t_borrowers['B001'].address, '==',
+                Address(
+                    v.check_length('paid', 'Address.street', 1, 100),
+                    v.check_length('\\', 'Address.city', 1, 60),
+                    v.check_pattern('MJ', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('77002', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                part=2,
+            )
         )
-    )
 
+    # tasks.world:10456
+    def _check_mined_89b61787c1__borrower_b001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_borrowers['B001'].phone, '==', '+79402654')
 
-# tasks.world:15706
-def _check_mined_cce269f6d1__instalment_i0005_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0005'].due_date, '==', rt.parse_date('2025-09-30'))
-
-
-# tasks.world:15707
-def _check_mined_cce269f6d1__instalment_i0006_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0006'].due_date, '==', rt.parse_date('2025-10-31'))
-
-
-def _check_mined_cce269f6d1__new_payment(ep: LoanServicing) -> bool:  # tasks.world:15708
-    return any(
-        _r135.loan == 'LN0001' and _r135.instalment == 'I0004' and _r135.amount == 3.0
-        and _r135.method == _E13_PaymentMethod_ach and _r135.recorded_by == 'O02'
-        for _r135 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_cce269f6d1__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:15709
-    return any(
-        _r136.loan == 'LN0001' and _r136.kind == _E7_ModKind_deferral
-        and _r136.effective_on == rt.parse_date('2025-06-16') and _r136.old_term == 6
-        and _r136.new_term == 6 and _r136.note == '' and _r136.approved_by == 'O02'
-        for _r136 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:15710
-def _check_mined_cce269f6d1__new_loanmodification_1(ep: LoanServicing) -> bool:
-    return any(
-        _r137.loan == 'LN0001' and _r137.kind == _E7_ModKind_deferral
-        and _r137.effective_on == rt.parse_date('2025-06-16') and _r137.old_term == 6
-        and _r137.new_term == 6 and _r137.note == 'I0006' and _r137.approved_by == 'O02'
-        for _r137 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:16230
-def _check_mined_c097fc4bb3__borrower_b002_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_borrowers['B002'].phone, '==', ' 616630494') and rt.expect(
-        ep.t_borrowers['B002'].address, '==',
-        Address(
-            v.check_length('paid_off', 'Address.street', 1, 100),
-            v.check_length(' ', 'Address.city', 1, 60),
-            v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
-            v.check_pattern('75201', 'Address.zip', '^[0-9]{5}$'),
-        ),
-        part=1,
-    )
-
-
-# tasks.world:16231
-def _check_mined_c097fc4bb3__loan_ln0002_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0002'].balance, '==', 1571.0) and rt.expect(
-        ep.t_loans['LN0002'].deferrals_used, '==', 1, part=1
-    )
-
-
-# tasks.world:16232
-def _check_mined_c097fc4bb3__instalment_i0010_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_instalments['I0010'].due_date, '==', rt.parse_date('2025-07-01'))
-        and rt.expect(ep.t_instalments['I0010'].amount_paid, '==', 4.0, part=1)
-        and rt.expect(
-            ep.t_instalments['I0010'].status, '==', _E16_InstalmentStatus_partially_paid, part=2
+    # tasks.world:10972
+    def _check_mined_eb279c73fc__borrower_b004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_borrowers['B004'].email, '==', 'tom.reed@lender.example')
+            and rt.expect(
+                self.t_borrowers['B004'].address, '==',
+                Address(
+                    v.check_length('I0010', 'Address.street', 1, 100),
+                    v.check_length('servicer', 'Address.city', 1, 60),
+                    v.check_pattern('IW', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('78701', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                part=1,
+            )
         )
-    )
 
+    # tasks.world:10973
+    def _check_mined_eb279c73fc__loan_ln0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0002'].balance, '==', 1370.2)
 
-# tasks.world:16233
-def _check_mined_c097fc4bb3__instalment_i0011_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0011'].due_date, '==', rt.parse_date('2025-07-31'))
+    # tasks.world:10974
+    def _check_mined_eb279c73fc__loan_ln0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_loans['LN0005'].status, '==', _E10_LoanStatus_active)
+            and rt.expect(self.t_loans['LN0005'].balance, '==', 854.0, part=1)
+        )
 
+    # tasks.world:10975
+    def _check_mined_eb279c73fc__instalment_i0010_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0010'].amount_paid, '==', 204.8) and rt.expect(
+            self.t_instalments['I0010'].status, '==', _E16_InstalmentStatus_partially_paid, part=1
+        )
 
-# tasks.world:16234
-def _check_mined_c097fc4bb3__instalment_i0012_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0012'].due_date, '==', rt.parse_date('2025-08-31'))
+    def _check_mined_eb279c73fc__new_payment(self) -> bool:  # tasks.world:10976
+        return any(
+            _r122.loan == 'LN0002' and _r122.instalment == 'I0010' and _r122.amount == 204.8
+            and _r122.method == _E13_PaymentMethod_cash and _r122.recorded_by == 'O02'
+            for _r122 in rt.each(self, self.t_payments)
+        )
 
+    # tasks.world:10977
+    def _check_mined_eb279c73fc__latefee_f0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_late_fees['F0004'].status, '==', _E9_FeeStatus_waived)
 
-def _check_mined_c097fc4bb3__new_payment(ep: LoanServicing) -> bool:  # tasks.world:16235
-    return any(
-        _r138.loan == 'LN0002' and _r138.instalment == 'I0010' and _r138.amount == 4.0
-        and _r138.method == _E13_PaymentMethod_debit_card and _r138.recorded_by == 'O02'
-        for _r138 in rt.each(ep, ep.t_payments)
-    )
+    def _check_mined_eb279c73fc__new_loanmodification(self) -> bool:  # tasks.world:10978
+        return any(
+            _r123.loan == 'LN0005' and _r123.kind == _E7_ModKind_fee_waiver
+            and _r123.effective_on == rt.parse_date('2025-06-16') and _r123.old_term == 6
+            and _r123.new_term == 6 and _r123.note == 'closed' and _r123.approved_by == 'O02'
+            for _r123 in rt.each(self, self.t_modifications)
+        )
 
+    # tasks.world:11499
+    def _check_mined_ec3ab0f51a__borrower_b001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_borrowers['B001'].email, '==', 'priya.shah@lender.example')
+            and rt.expect(
+                self.t_borrowers['B001'].address, '==',
+                Address(
+                    v.check_length('1993-01-30', 'Address.street', 1, 100),
+                    v.check_length('2025-04-16', 'Address.city', 1, 60),
+                    v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('14316', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                part=1,
+            )
+        )
 
-def _check_mined_c097fc4bb3__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:16236
-    return any(
-        _r139.loan == 'LN0002' and _r139.kind == _E7_ModKind_deferral
-        and _r139.effective_on == rt.parse_date('2025-06-16') and _r139.old_term == 6
-        and _r139.new_term == 6 and _r139.note == 'I0003' and _r139.approved_by == 'O02'
-        for _r139 in rt.each(ep, ep.t_modifications)
-    )
+    # tasks.world:11500
+    def _check_mined_ec3ab0f51a__loan_ln0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0005'].balance, '==', 874.0)
 
+    # tasks.world:11501
+    def _check_mined_ec3ab0f51a__instalment_i0022_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0022'].amount_paid, '==', 105.0)
 
-# tasks.world:16759
-def _check_mined_0e0e1a0168__borrower_b001_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_borrowers['B001'].email, '==', 'yGC@wSfU.nnj') and rt.expect(
-        ep.t_borrowers['B001'].address, '==',
-        Address(
-            v.check_length('deferral', 'Address.street', 1, 100),
-            v.check_length('deferral', 'Address.city', 1, 60),
-            v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
-            v.check_pattern('77099', 'Address.zip', '^[0-9]{5}$'),
-        ),
-        part=1,
-    )
+    def _check_mined_ec3ab0f51a__new_payment(self) -> bool:  # tasks.world:11502
+        return any(
+            _r124.loan == 'LN0005' and _r124.instalment == 'I0022' and _r124.amount == 5.0
+            and _r124.method == _E13_PaymentMethod_debit_card and _r124.recorded_by == 'O02'
+            for _r124 in rt.each(self, self.t_payments)
+        )
 
+    # tasks.world:12024
+    def _check_mined_0364130a5e__current_officer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_officer, '==', 'O01')
 
-# tasks.world:16760
-def _check_mined_0e0e1a0168__borrower_b002_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_borrowers['B002'].address, '==', Address(
-            v.check_length('CCusaQNb#BqvycjpmY#-gNZqJ', 'Address.street', 1, 100),
-            v.check_length('null', 'Address.city', 1, 60),
-            v.check_pattern('UT', 'Address.state_code', '^[A-Z]{2}$'),
-            v.check_pattern('77002', 'Address.zip', '^[0-9]{5}$'),
-        ),
-    )
+    # tasks.world:12025
+    def _check_mined_0364130a5e__borrower_b002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_borrowers['B002'].email, '==', 'priya.shah@lender.example')
+            and rt.expect(self.t_borrowers['B002'].phone, '==', '+1 555 0303', part=1)
+            and rt.expect(
+                self.t_borrowers['B002'].address, '==',
+                Address(
+                    v.check_length('I0024', 'Address.street', 1, 100),
+                    v.check_length('B002', 'Address.city', 1, 60),
+                    v.check_pattern('EU', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('70209', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                part=2,
+            )
+        )
 
+    # tasks.world:12546
+    def _check_mined_fdd22040e1__current_officer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_officer, '==', 'O03')
 
-# tasks.world:16761
-def _check_mined_0e0e1a0168__loan_ln0001_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0001'].deferrals_used, '==', 1)
+    # tasks.world:12547
+    def _check_mined_fdd22040e1__borrower_b002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_borrowers['B002'].email, '==', 'H@h.wbi')
+            and rt.expect(self.t_borrowers['B002'].phone, '==', '+1 555 0304', part=1)
+            and rt.expect(
+                self.t_borrowers['B002'].address, '==',
+                Address(
+                    v.check_length('servicer', 'Address.street', 1, 100),
+                    v.check_length('77002', 'Address.city', 1, 60),
+                    v.check_pattern('TS', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('77002', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                part=2,
+            )
+        )
 
+    # tasks.world:12548
+    def _check_mined_fdd22040e1__borrower_b003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_borrowers['B003'].email, '==', 'priya.shah@lender.example')
+            and rt.expect(self.t_borrowers['B003'].phone, '==', '+1 555 0304', part=1)
+            and rt.expect(
+                self.t_borrowers['B003'].address, '==',
+                Address(
+                    v.check_length('closed', 'Address.street', 1, 100),
+                    v.check_length('O03', 'Address.city', 1, 60),
+                    v.check_pattern('TS', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('77002', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                part=2,
+            )
+        )
 
-# tasks.world:16762
-def _check_mined_0e0e1a0168__loan_ln0002_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0002'].balance, '==', 1574.0)
+    # tasks.world:12549
+    def _check_mined_fdd22040e1__loan_ln0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0003'].status, '==', _E10_LoanStatus_closed)
 
+    def _check_mined_fdd22040e1__new_loanmodification(self) -> bool:  # tasks.world:12550
+        return any(
+            _r125.loan == 'LN0003' and _r125.kind == _E7_ModKind_closure
+            and _r125.effective_on == rt.parse_date('2025-06-16') and _r125.old_term == 3
+            and _r125.new_term == 3 and _r125.note == 'Closed after payoff.'
+            and _r125.approved_by == 'O03'
+            for _r125 in rt.each(self, self.t_modifications)
+        )
 
-# tasks.world:16763
-def _check_mined_0e0e1a0168__instalment_i0004_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0004'].due_date, '==', rt.parse_date('2025-07-31'))
+    # tasks.world:13071
+    def _check_mined_804f1b03b2__current_officer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_officer, '==', 'O01')
 
+    # tasks.world:13072
+    def _check_mined_804f1b03b2__borrower_b002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_borrowers['B002'].email, '==', 'RRm@IH.sj')
+            and rt.expect(self.t_borrowers['B002'].phone, '==', '69405149', part=1)
+            and rt.expect(
+                self.t_borrowers['B002'].address, '==',
+                Address(
+                    v.check_length('Q8', 'Address.street', 1, 100),
+                    v.check_length('PM0001', 'Address.city', 1, 60),
+                    v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('65096', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                part=2,
+            )
+        )
 
-# tasks.world:16764
-def _check_mined_0e0e1a0168__instalment_i0005_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0005'].due_date, '==', rt.parse_date('2025-08-31'))
+    # tasks.world:13073
+    def _check_mined_804f1b03b2__loan_ln0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0003'].status, '==', _E10_LoanStatus_closed)
 
+    def _check_mined_804f1b03b2__new_loanmodification(self) -> bool:  # tasks.world:13074
+        return any(
+            _r126.loan == 'LN0003' and _r126.kind == _E7_ModKind_closure
+            and _r126.effective_on == rt.parse_date('2025-06-16') and _r126.old_term == 3
+            and _r126.new_term == 3 and _r126.note == 'Closed after payoff.'
+            and _r126.approved_by == 'O02'
+            for _r126 in rt.each(self, self.t_modifications)
+        )
 
-# tasks.world:16765
-def _check_mined_0e0e1a0168__instalment_i0006_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0006'].due_date, '==', rt.parse_date('2025-10-01'))
+    # tasks.world:13594
+    def _check_mined_6962903e07__current_officer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_officer, '==', 'O01')
 
+    # tasks.world:13595
+    def _check_mined_6962903e07__borrower_b003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_borrowers['B003'].phone, '==', '+7527423244')
 
-# tasks.world:16766
-def _check_mined_0e0e1a0168__instalment_i0010_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0010'].amount_paid, '==', 1.0) and rt.expect(
-        ep.t_instalments['I0010'].status, '==', _E16_InstalmentStatus_partially_paid, part=1
-    )
+    # tasks.world:13596
+    def _check_mined_6962903e07__loan_ln0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0002'].deferrals_used, '==', 1)
 
+    # tasks.world:13597
+    def _check_mined_6962903e07__instalment_i0010_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0010'].due_date, '==', rt.parse_date('2025-07-01'))
 
-def _check_mined_0e0e1a0168__new_payment(ep: LoanServicing) -> bool:  # tasks.world:16767
-    return any(
-        _r140.loan == 'LN0002' and _r140.instalment == 'I0010' and _r140.amount == 1.0
-        and _r140.method == _E13_PaymentMethod_paper_check and _r140.recorded_by == 'O02'
-        for _r140 in rt.each(ep, ep.t_payments)
-    )
+    # tasks.world:13598
+    def _check_mined_6962903e07__instalment_i0011_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0011'].due_date, '==', rt.parse_date('2025-07-31'))
 
+    # tasks.world:13599
+    def _check_mined_6962903e07__instalment_i0012_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0012'].due_date, '==', rt.parse_date('2025-08-31'))
 
-def _check_mined_0e0e1a0168__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:16768
-    return any(
-        _r141.loan == 'LN0001' and _r141.kind == _E7_ModKind_deferral
-        and _r141.effective_on == rt.parse_date('2025-06-16') and _r141.old_term == 6
-        and _r141.new_term == 6 and _r141.note == 'ach' and _r141.approved_by == 'O02'
-        for _r141 in rt.each(ep, ep.t_modifications)
-    )
+    def _check_mined_6962903e07__new_loanmodification(self) -> bool:  # tasks.world:13600
+        return any(
+            _r127.loan == 'LN0002' and _r127.kind == _E7_ModKind_deferral
+            and _r127.effective_on == rt.parse_date('2025-06-16') and _r127.old_term == 6
+            and _r127.new_term == 6 and _r127.note == 'B003' and _r127.approved_by == 'O01'
+            for _r127 in rt.each(self, self.t_modifications)
+        )
 
+    # tasks.world:14120
+    def _check_mined_c3f7581842__current_officer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_officer, '==', 'O01')
 
-# tasks.world:17291
-def _check_mined_2fbc1130f0__borrower_b002_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_borrowers['B002'].email, '==', 'i2@mZ.rlev')
-        and rt.expect(ep.t_borrowers['B002'].phone, '==', '219200073', part=1)
-        and rt.expect(
-            ep.t_borrowers['B002'].address, '==',
+    # tasks.world:14121
+    def _check_mined_c3f7581842__borrower_b001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_borrowers['B001'].email, '==', 'nVK@6BH.dtz') and rt.expect(
+            self.t_borrowers['B001'].address, '==',
             Address(
-                v.check_length('2025-05-20T15:00:00', 'Address.street', 1, 100),
-                v.check_length('2025-03-05', 'Address.city', 1, 60),
+                v.check_length('supervisor', 'Address.street', 1, 100),
+                v.check_length('waived', 'Address.city', 1, 60),
                 v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('79901', 'Address.zip', '^[0-9]{5}$'),
+                v.check_pattern('75201', 'Address.zip', '^[0-9]{5}$'),
             ),
-            part=2,
+            part=1,
         )
-    )
 
+    # tasks.world:14122
+    def _check_mined_c3f7581842__loan_ln0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0005'].balance, '==', 854.0)
 
-# tasks.world:17292
-def _check_mined_2fbc1130f0__loan_ln0001_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0001'].deferrals_used, '==', 1)
+    # tasks.world:14123
+    def _check_mined_c3f7581842__instalment_i0022_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0022'].amount_paid, '==', 125.0)
 
-
-# tasks.world:17293
-def _check_mined_2fbc1130f0__loan_ln0002_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0002'].balance, '==', 800.78) and rt.expect(
-        ep.t_loans['LN0002'].deferrals_used, '==', 1, part=1
-    )
-
-
-# tasks.world:17294
-def _check_mined_2fbc1130f0__instalment_i0004_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0004'].due_date, '==', rt.parse_date('2025-07-31'))
-
-
-# tasks.world:17295
-def _check_mined_2fbc1130f0__instalment_i0005_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0005'].due_date, '==', rt.parse_date('2025-08-31'))
-
-
-# tasks.world:17296
-def _check_mined_2fbc1130f0__instalment_i0006_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0006'].due_date, '==', rt.parse_date('2025-10-01'))
-
-
-# tasks.world:17297
-def _check_mined_2fbc1130f0__instalment_i0010_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_instalments['I0010'].due_date, '==', rt.parse_date('2025-07-01'))
-        and rt.expect(ep.t_instalments['I0010'].amount_paid, '==', 525.0, part=1)
-        and rt.expect(ep.t_instalments['I0010'].status, '==', _E16_InstalmentStatus_paid, part=2)
-    )
-
-
-# tasks.world:17298
-def _check_mined_2fbc1130f0__instalment_i0011_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_instalments['I0011'].due_date, '==', rt.parse_date('2025-07-31'))
-        and rt.expect(ep.t_instalments['I0011'].amount_paid, '==', 249.22, part=1)
-        and rt.expect(
-            ep.t_instalments['I0011'].status, '==', _E16_InstalmentStatus_partially_paid, part=2
+    def _check_mined_c3f7581842__new_payment(self) -> bool:  # tasks.world:14124
+        return any(
+            _r128.loan == 'LN0005' and _r128.instalment == 'I0022' and _r128.amount == 25.0
+            and _r128.method == _E13_PaymentMethod_debit_card and _r128.recorded_by == 'O01'
+            for _r128 in rt.each(self, self.t_payments)
         )
-    )
 
+    # tasks.world:14644
+    def _check_mined_08243cc4a1__current_officer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_officer, '==', 'O01')
 
-# tasks.world:17299
-def _check_mined_2fbc1130f0__instalment_i0012_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0012'].due_date, '==', rt.parse_date('2025-08-31'))
-
-
-def _check_mined_2fbc1130f0__new_payment(ep: LoanServicing) -> bool:  # tasks.world:17300
-    return any(
-        _r142.loan == 'LN0002' and _r142.instalment == 'I0010' and _r142.amount == 774.22
-        and _r142.method == _E13_PaymentMethod_ach and _r142.recorded_by == 'O02'
-        for _r142 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_2fbc1130f0__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:17301
-    return any(
-        _r143.loan == 'LN0002' and _r143.kind == _E7_ModKind_deferral
-        and _r143.effective_on == rt.parse_date('2025-06-16') and _r143.old_term == 6
-        and _r143.new_term == 6 and _r143.note == '2025-03-05' and _r143.approved_by == 'O02'
-        for _r143 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:17302
-def _check_mined_2fbc1130f0__new_loanmodification_1(ep: LoanServicing) -> bool:
-    return any(
-        _r144.loan == 'LN0001' and _r144.kind == _E7_ModKind_deferral
-        and _r144.effective_on == rt.parse_date('2025-06-16') and _r144.old_term == 6
-        and _r144.new_term == 6 and _r144.note == 'deferral' and _r144.approved_by == 'O02'
-        for _r144 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:17825
-def _check_mined_00ce93f248__borrower_b002_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_borrowers['B002'].email, '==', 'lena.fox@lender.example')
-        and rt.expect(ep.t_borrowers['B002'].phone, '==', '+1 555 0301', part=1)
-        and rt.expect(
-            ep.t_borrowers['B002'].address, '==',
+    # tasks.world:14645
+    def _check_mined_08243cc4a1__borrower_b002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_borrowers['B002'].phone, '==', '839894719') and rt.expect(
+            self.t_borrowers['B002'].address, '==',
             Address(
-                v.check_length('i', 'Address.street', 1, 100),
-                v.check_length('check', 'Address.city', 1, 60),
-                v.check_pattern('BN', 'Address.state_code', '^[A-Z]{2}$'),
+                v.check_length('B001', 'Address.street', 1, 100),
+                v.check_length('2025-06-16', 'Address.city', 1, 60),
+                v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
+                v.check_pattern('86848', 'Address.zip', '^[0-9]{5}$'),
+            ),
+            part=1,
+        )
+
+    # tasks.world:14646
+    def _check_mined_08243cc4a1__loan_ln0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0001'].balance, '==', 424.0)
+
+    # tasks.world:14647
+    def _check_mined_08243cc4a1__loan_ln0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0002'].deferrals_used, '==', 1)
+
+    # tasks.world:14648
+    def _check_mined_08243cc4a1__instalment_i0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0004'].amount_paid, '==', 212.0) and rt.expect(
+            self.t_instalments['I0004'].status, '==', _E16_InstalmentStatus_paid, part=1
+        )
+
+    # tasks.world:14649
+    def _check_mined_08243cc4a1__instalment_i0010_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0010'].due_date, '==', rt.parse_date('2025-07-01'))
+
+    # tasks.world:14650
+    def _check_mined_08243cc4a1__instalment_i0011_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0011'].due_date, '==', rt.parse_date('2025-07-31'))
+
+    # tasks.world:14651
+    def _check_mined_08243cc4a1__instalment_i0012_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0012'].due_date, '==', rt.parse_date('2025-08-31'))
+
+    def _check_mined_08243cc4a1__new_payment(self) -> bool:  # tasks.world:14652
+        return any(
+            _r129.loan == 'LN0001' and _r129.instalment == 'I0004' and _r129.amount == 212.0
+            and _r129.method == _E13_PaymentMethod_debit_card and _r129.recorded_by == 'O02'
+            for _r129 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_08243cc4a1__new_loanmodification(self) -> bool:  # tasks.world:14653
+        return any(
+            _r130.loan == 'LN0002' and _r130.kind == _E7_ModKind_deferral
+            and _r130.effective_on == rt.parse_date('2025-06-16') and _r130.old_term == 6
+            and _r130.new_term == 6 and _r130.note == 'partially_paid'
+            and _r130.approved_by == 'O02'
+            for _r130 in rt.each(self, self.t_modifications)
+        )
+
+    # tasks.world:15173
+    def _check_mined_044f24a8b6__loan_ln0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0002'].deferrals_used, '==', 2)
+
+    # tasks.world:15174
+    def _check_mined_044f24a8b6__loan_ln0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_loans['LN0005'].status, '==', _E10_LoanStatus_active)
+            and rt.expect(self.t_loans['LN0005'].balance, '==', 853.99, part=1)
+        )
+
+    # tasks.world:15175
+    def _check_mined_044f24a8b6__instalment_i0010_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0010'].due_date, '==', rt.parse_date('2025-07-31'))
+
+    # tasks.world:15176
+    def _check_mined_044f24a8b6__instalment_i0011_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0011'].due_date, '==', rt.parse_date('2025-08-30'))
+
+    # tasks.world:15177
+    def _check_mined_044f24a8b6__instalment_i0012_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0012'].due_date, '==', rt.parse_date('2025-09-30'))
+
+    # tasks.world:15178
+    def _check_mined_044f24a8b6__instalment_i0022_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0022'].amount_paid, '==', 100.01)
+
+    def _check_mined_044f24a8b6__new_payment(self) -> bool:  # tasks.world:15179
+        return any(
+            _r131.loan == 'LN0005' and _r131.instalment == 'I0022' and _r131.amount == 0.01
+            and _r131.method == _E13_PaymentMethod_cash and _r131.recorded_by == 'O02'
+            for _r131 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:15180
+    def _check_mined_044f24a8b6__latefee_f0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_late_fees['F0004'].status, '==', _E9_FeeStatus_waived)
+
+    def _check_mined_044f24a8b6__new_loanmodification(self) -> bool:  # tasks.world:15181
+        return any(
+            _r132.loan == 'LN0002' and _r132.kind == _E7_ModKind_deferral
+            and _r132.effective_on == rt.parse_date('2025-06-16') and _r132.old_term == 6
+            and _r132.new_term == 6 and _r132.note == '\\' and _r132.approved_by == 'O02'
+            for _r132 in rt.each(self, self.t_modifications)
+        )
+
+    def _check_mined_044f24a8b6__new_loanmodification_1(self) -> bool:  # tasks.world:15182
+        return any(
+            _r133.loan == 'LN0002' and _r133.kind == _E7_ModKind_deferral
+            and _r133.effective_on == rt.parse_date('2025-06-16') and _r133.old_term == 6
+            and _r133.new_term == 6 and _r133.note == 'BZNKt' and _r133.approved_by == 'O02'
+            for _r133 in rt.each(self, self.t_modifications)
+        )
+
+    def _check_mined_044f24a8b6__new_loanmodification_2(self) -> bool:  # tasks.world:15183
+        return any(
+            _r134.loan == 'LN0005' and _r134.kind == _E7_ModKind_fee_waiver
+            and _r134.effective_on == rt.parse_date('2025-06-16') and _r134.old_term == 6
+            and _r134.new_term == 6 and _r134.note == 'mark.evans@lender.example'
+            and _r134.approved_by == 'O02'
+            for _r134 in rt.each(self, self.t_modifications)
+        )
+
+    # tasks.world:15703
+    def _check_mined_cce269f6d1__borrower_b001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_borrowers['B001'].phone, '==', '688 279841') and rt.expect(
+            self.t_borrowers['B001'].address, '==',
+            Address(
+                v.check_length('ach', 'Address.street', 1, 100),
+                v.check_length('open', 'Address.city', 1, 60),
+                v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
                 v.check_pattern('77002', 'Address.zip', '^[0-9]{5}$'),
             ),
-            part=2,
+            part=1,
         )
-    )
+
+    # tasks.world:15704
+    def _check_mined_cce269f6d1__loan_ln0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0001'].balance, '==', 633.0) and rt.expect(
+            self.t_loans['LN0001'].deferrals_used, '==', 2, part=1
+        )
+
+    # tasks.world:15705
+    def _check_mined_cce269f6d1__instalment_i0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_instalments['I0004'].due_date, '==', rt.parse_date('2025-08-30'))
+            and rt.expect(self.t_instalments['I0004'].amount_paid, '==', 3.0, part=1)
+            and rt.expect(
+                self.t_instalments['I0004'].status, '==', _E16_InstalmentStatus_partially_paid,
+                part=2,
+            )
+        )
+
+    # tasks.world:15706
+    def _check_mined_cce269f6d1__instalment_i0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0005'].due_date, '==', rt.parse_date('2025-09-30'))
+
+    # tasks.world:15707
+    def _check_mined_cce269f6d1__instalment_i0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0006'].due_date, '==', rt.parse_date('2025-10-31'))
+
+    def _check_mined_cce269f6d1__new_payment(self) -> bool:  # tasks.world:15708
+        return any(
+            _r135.loan == 'LN0001' and _r135.instalment == 'I0004' and _r135.amount == 3.0
+            and _r135.method == _E13_PaymentMethod_ach and _r135.recorded_by == 'O02'
+            for _r135 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_cce269f6d1__new_loanmodification(self) -> bool:  # tasks.world:15709
+        return any(
+            _r136.loan == 'LN0001' and _r136.kind == _E7_ModKind_deferral
+            and _r136.effective_on == rt.parse_date('2025-06-16') and _r136.old_term == 6
+            and _r136.new_term == 6 and _r136.note == '' and _r136.approved_by == 'O02'
+            for _r136 in rt.each(self, self.t_modifications)
+        )
+
+    def _check_mined_cce269f6d1__new_loanmodification_1(self) -> bool:  # tasks.world:15710
+        return any(
+            _r137.loan == 'LN0001' and _r137.kind == _E7_ModKind_deferral
+            and _r137.effective_on == rt.parse_date('2025-06-16') and _r137.old_term == 6
+            and _r137.new_term == 6 and _r137.note == 'I0006' and _r137.approved_by == 'O02'
+            for _r137 in rt.each(self, self.t_modifications)
+        )
+
+    # tasks.world:16230
+    def _check_mined_c097fc4bb3__borrower_b002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_borrowers['B002'].phone, '==', ' 616630494') and rt.expect(
+            self.t_borrowers['B002'].address, '==',
+            Address(
+                v.check_length('paid_off', 'Address.street', 1, 100),
+                v.check_length(' ', 'Address.city', 1, 60),
+                v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
+                v.check_pattern('75201', 'Address.zip', '^[0-9]{5}$'),
+            ),
+            part=1,
+        )
+
+    # tasks.world:16231
+    def _check_mined_c097fc4bb3__loan_ln0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0002'].balance, '==', 1571.0) and rt.expect(
+            self.t_loans['LN0002'].deferrals_used, '==', 1, part=1
+        )
+
+    # tasks.world:16232
+    def _check_mined_c097fc4bb3__instalment_i0010_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_instalments['I0010'].due_date, '==', rt.parse_date('2025-07-01'))
+            and rt.expect(self.t_instalments['I0010'].amount_paid, '==', 4.0, part=1)
+            and rt.expect(
+                self.t_instalments['I0010'].status, '==', _E16_InstalmentStatus_partially_paid,
+                part=2,
+            )
+        )
+
+    # tasks.world:16233
+    def _check_mined_c097fc4bb3__instalment_i0011_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0011'].due_date, '==', rt.parse_date('2025-07-31'))
+
+    # tasks.world:16234
+    def _check_mined_c097fc4bb3__instalment_i0012_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0012'].due_date, '==', rt.parse_date('2025-08-31'))
+
+    def _check_mined_c097fc4bb3__new_payment(self) -> bool:  # tasks.world:16235
+        return any(
+            _r138.loan == 'LN0002' and _r138.instalment == 'I0010' and _r138.amount == 4.0
+            and _r138.method == _E13_PaymentMethod_debit_card and _r138.recorded_by == 'O02'
+            for _r138 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_c097fc4bb3__new_loanmodification(self) -> bool:  # tasks.world:16236
+        return any(
+            _r139.loan == 'LN0002' and _r139.kind == _E7_ModKind_deferral
+            and _r139.effective_on == rt.parse_date('2025-06-16') and _r139.old_term == 6
+            and _r139.new_term == 6 and _r139.note == 'I0003' and _r139.approved_by == 'O02'
+            for _r139 in rt.each(self, self.t_modifications)
+        )
+
+    # tasks.world:16759
+    def _check_mined_0e0e1a0168__borrower_b001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_borrowers['B001'].email, '==', 'yGC@wSfU.nnj') and rt.expect(
+            self.t_borrowers['B001'].address, '==',
+            Address(
+                v.check_length('deferral', 'Address.street', 1, 100),
+                v.check_length('deferral', 'Address.city', 1, 60),
+                v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
+                v.check_pattern('77099', 'Address.zip', '^[0-9]{5}$'),
+            ),
+            part=1,
+        )
+
+    # tasks.world:16760
+    def _check_mined_0e0e1a0168__borrower_b002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_borrowers['B002'].address, '==', Address(
+                v.check_length('CCusaQNb#BqvycjpmY#-gNZqJ', 'Address.street', 1, 100),
+                v.check_length('null', 'Address.city', 1, 60),
+                v.check_pattern('UT', 'Address.state_code', '^[A-Z]{2}$'),
+                v.check_pattern('77002', 'Address.zip', '^[0-9]{5}$'),
+            ),
+        )
+
+    # tasks.world:16761
+    def _check_mined_0e0e1a0168__loan_ln0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0001'].deferrals_used, '==', 1)
+
+    # tasks.world:16762
+    def _check_mined_0e0e1a0168__loan_ln0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0002'].balance, '==', 1574.0)
+
+    # tasks.world:16763
+    def _check_mined_0e0e1a0168__instalment_i0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0004'].due_date, '==', rt.parse_date('2025-07-31'))
+
+    # tasks.world:16764
+    def _check_mined_0e0e1a0168__instalment_i0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0005'].due_date, '==', rt.parse_date('2025-08-31'))
+
+    # tasks.world:16765
+    def _check_mined_0e0e1a0168__instalment_i0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0006'].due_date, '==', rt.parse_date('2025-10-01'))
+
+    # tasks.world:16766
+    def _check_mined_0e0e1a0168__instalment_i0010_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0010'].amount_paid, '==', 1.0) and rt.expect(
+            self.t_instalments['I0010'].status, '==', _E16_InstalmentStatus_partially_paid, part=1
+        )
+
+    def _check_mined_0e0e1a0168__new_payment(self) -> bool:  # tasks.world:16767
+        return any(
+            _r140.loan == 'LN0002' and _r140.instalment == 'I0010' and _r140.amount == 1.0
+            and _r140.method == _E13_PaymentMethod_paper_check and _r140.recorded_by == 'O02'
+            for _r140 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_0e0e1a0168__new_loanmodification(self) -> bool:  # tasks.world:16768
+        return any(
+            _r141.loan == 'LN0001' and _r141.kind == _E7_ModKind_deferral
+            and _r141.effective_on == rt.parse_date('2025-06-16') and _r141.old_term == 6
+            and _r141.new_term == 6 and _r141.note == 'ach' and _r141.approved_by == 'O02'
+            for _r141 in rt.each(self, self.t_modifications)
+        )
+
+    # tasks.world:17291
+    def _check_mined_2fbc1130f0__borrower_b002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_borrowers['B002'].email, '==', 'i2@mZ.rlev')
+            and rt.expect(self.t_borrowers['B002'].phone, '==', '219200073', part=1)
+            and rt.expect(
+                self.t_borrowers['B002'].address, '==',
+                Address(
+                    v.check_length('2025-05-20T15:00:00', 'Address.street', 1, 100),
+                    v.check_length('2025-03-05', 'Address.city', 1, 60),
+                    v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('79901', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                part=2,
+            )
+        )
+
+    # tasks.world:17292
+    def _check_mined_2fbc1130f0__loan_ln0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0001'].deferrals_used, '==', 1)
+
+    # tasks.world:17293
+    def _check_mined_2fbc1130f0__loan_ln0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0002'].balance, '==', 800.78) and rt.expect(
+            self.t_loans['LN0002'].deferrals_used, '==', 1, part=1
+        )
+
+    # tasks.world:17294
+    def _check_mined_2fbc1130f0__instalment_i0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0004'].due_date, '==', rt.parse_date('2025-07-31'))
+
+    # tasks.world:17295
+    def _check_mined_2fbc1130f0__instalment_i0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0005'].due_date, '==', rt.parse_date('2025-08-31'))
+
+    # tasks.world:17296
+    def _check_mined_2fbc1130f0__instalment_i0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0006'].due_date, '==', rt.parse_date('2025-10-01'))
+
+    # tasks.world:17297
+    def _check_mined_2fbc1130f0__instalment_i0010_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_instalments['I0010'].due_date, '==', rt.parse_date('2025-07-01'))
+            and rt.expect(self.t_instalments['I0010'].amount_paid, '==', 525.0, part=1)
+            and rt.expect(
+                self.t_instalments['I0010'].status, '==', _E16_InstalmentStatus_paid, part=2
+            )
+        )
+
+    # tasks.world:17298
+    def _check_mined_2fbc1130f0__instalment_i0011_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_instalments['I0011'].due_date, '==', rt.parse_date('2025-07-31'))
+            and rt.expect(self.t_instalments['I0011'].amount_paid, '==', 249.22, part=1)
+            and rt.expect(
+                self.t_instalments['I0011'].status, '==', _E16_InstalmentStatus_partially_paid,
+                part=2,
+            )
+        )
+
+    # tasks.world:17299
+    def _check_mined_2fbc1130f0__instalment_i0012_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0012'].due_date, '==', rt.parse_date('2025-08-31'))
+
+    def _check_mined_2fbc1130f0__new_payment(self) -> bool:  # tasks.world:17300
+        return any(
+            _r142.loan == 'LN0002' and _r142.instalment == 'I0010' and _r142.amount == 774.22
+            and _r142.method == _E13_PaymentMethod_ach and _r142.recorded_by == 'O02'
+            for _r142 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_2fbc1130f0__new_loanmodification(self) -> bool:  # tasks.world:17301
+        return any(
+            _r143.loan == 'LN0002' and _r143.kind == _E7_ModKind_deferral
+            and _r143.effective_on == rt.parse_date('2025-06-16') and _r143.old_term == 6
+            and _r143.new_term == 6 and _r143.note == '2025-03-05' and _r143.approved_by == 'O02'
+            for _r143 in rt.each(self, self.t_modifications)
+        )
+
+    def _check_mined_2fbc1130f0__new_loanmodification_1(self) -> bool:  # tasks.world:17302
+        return any(
+            _r144.loan == 'LN0001' and _r144.kind == _E7_ModKind_deferral
+            and _r144.effective_on == rt.parse_date('2025-06-16') and _r144.old_term == 6
+            and _r144.new_term == 6 and _r144.note == 'deferral' and _r144.approved_by == 'O02'
+            for _r144 in rt.each(self, self.t_modifications)
+        )
+
+    # tasks.world:17825
+    def _check_mined_00ce93f248__borrower_b002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_borrowers['B002'].email, '==', 'lena.fox@lender.example')
+            and rt.expect(self.t_borrowers['B002'].phone, '==', '+1 555 0301', part=1)
+            and rt.expect(
+                self.t_borrowers['B002'].address, '==',
+                Address(
+                    v.check_length('i', 'Address.street', 1, 100),
+                    v.check_length('check', 'Address.city', 1, 60),
+                    v.check_pattern('BN', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('77002', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                part=2,
+            )
+        )
+
+    # tasks.world:17826
+    def _check_mined_00ce93f248__loan_ln0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0003'].status, '==', _E10_LoanStatus_closed)
+
+    def _check_mined_00ce93f248__new_loanmodification(self) -> bool:  # tasks.world:17827
+        return any(
+            _r145.loan == 'LN0003' and _r145.kind == _E7_ModKind_closure
+            and _r145.effective_on == rt.parse_date('2025-06-16') and _r145.old_term == 3
+            and _r145.new_term == 3 and _r145.note == 'Closed after payoff.'
+            and _r145.approved_by == 'O02'
+            for _r145 in rt.each(self, self.t_modifications)
+        )
+
+    # tasks.world:18349
+    def _check_mined_d83c84ad0a__current_officer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_officer, '==', 'O03')
+
+    # tasks.world:18350
+    def _check_mined_d83c84ad0a__borrower_b004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_borrowers['B004'].email, '==', 'lena.fox@lender.example')
+            and rt.expect(
+                self.t_borrowers['B004'].address, '==',
+                Address(
+                    v.check_length('partially_paid', 'Address.street', 1, 100),
+                    v.check_length('gv', 'Address.city', 1, 60),
+                    v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('79901', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                part=1,
+            )
+        )
+
+    # tasks.world:18351
+    def _check_mined_d83c84ad0a__loan_ln0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0003'].status, '==', _E10_LoanStatus_closed)
+
+    def _check_mined_d83c84ad0a__new_loanmodification(self) -> bool:  # tasks.world:18352
+        return any(
+            _r146.loan == 'LN0003' and _r146.kind == _E7_ModKind_closure
+            and _r146.effective_on == rt.parse_date('2025-06-16') and _r146.old_term == 3
+            and _r146.new_term == 3 and _r146.note == 'Closed after payoff.'
+            and _r146.approved_by == 'O02'
+            for _r146 in rt.each(self, self.t_modifications)
+        )
+
+    # tasks.world:18877
+    def _check_mined_17de50841b__current_officer_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_officer, '==', 'O01')
+
+    # tasks.world:18878
+    def _check_mined_17de50841b__borrower_b001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_borrowers['B001'].phone, '==', '+1 555 0303') and rt.expect(
+            self.t_borrowers['B001'].address, '==',
+            Address(
+                v.check_length('2025-03-20', 'Address.street', 1, 100),
+                v.check_length('active', 'Address.city', 1, 60),
+                v.check_pattern('US', 'Address.state_code', '^[A-Z]{2}$'),
+                v.check_pattern('65075', 'Address.zip', '^[0-9]{5}$'),
+            ),
+            part=1,
+        )
+
+    # tasks.world:18879
+    def _check_mined_17de50841b__loan_ln0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0001'].balance, '==', 635.99)
+
+    # tasks.world:18880
+    def _check_mined_17de50841b__instalment_i0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0004'].amount_paid, '==', 0.01) and rt.expect(
+            self.t_instalments['I0004'].status, '==', _E16_InstalmentStatus_partially_paid, part=1
+        )
+
+    def _check_mined_17de50841b__new_payment(self) -> bool:  # tasks.world:18881
+        return any(
+            _r147.loan == 'LN0001' and _r147.instalment == 'I0004' and _r147.amount == 0.01
+            and _r147.method == _E13_PaymentMethod_ach and _r147.recorded_by == 'O02'
+            for _r147 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:19404
+    def _check_mined_1679dd6957__borrower_b001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_borrowers['B001'].email, '==', 'a@Np.jistw') and rt.expect(
+            self.t_borrowers['B001'].address, '==',
+            Address(
+                v.check_length('debit_card', 'Address.street', 1, 100),
+                v.check_length('2025-05-05', 'Address.city', 1, 60),
+                v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
+                v.check_pattern('77002', 'Address.zip', '^[0-9]{5}$'),
+            ),
+            part=1,
+        )
+
+    # tasks.world:19405
+    def _check_mined_1679dd6957__loan_ln0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_loans['LN0005'].balance, '==', 848.99)
+
+    # tasks.world:19406
+    def _check_mined_1679dd6957__instalment_i0022_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0022'].amount_paid, '==', 130.01)
+
+    def _check_mined_1679dd6957__new_payment(self) -> bool:  # tasks.world:19407
+        return any(
+            _r148.loan == 'LN0005' and _r148.instalment == 'I0022' and _r148.amount == 30.0
+            and _r148.method == _E13_PaymentMethod_ach and _r148.recorded_by == 'O02'
+            for _r148 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_1679dd6957__new_payment_1(self) -> bool:  # tasks.world:19408
+        return any(
+            _r149.loan == 'LN0005' and _r149.instalment == 'I0022' and _r149.amount == 0.01
+            and _r149.method == _E13_PaymentMethod_debit_card and _r149.recorded_by == 'O02'
+            for _r149 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:19930
+    def _check_mined_09d85b4f62__loan_ln0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_loans['LN0005'].status, '==', _E10_LoanStatus_active)
+            and rt.expect(self.t_loans['LN0005'].balance, '==', 853.99, part=1)
+        )
+
+    # tasks.world:19931
+    def _check_mined_09d85b4f62__instalment_i0022_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_instalments['I0022'].amount_paid, '==', 100.01)
+
+    def _check_mined_09d85b4f62__new_payment(self) -> bool:  # tasks.world:19932
+        return any(
+            _r150.loan == 'LN0005' and _r150.instalment == 'I0022' and _r150.amount == 0.01
+            and _r150.method == _E13_PaymentMethod_cash and _r150.recorded_by == 'O02'
+            for _r150 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:19933
+    def _check_mined_09d85b4f62__latefee_f0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_late_fees['F0004'].status, '==', _E9_FeeStatus_waived)
+
+    def _check_mined_09d85b4f62__new_loanmodification(self) -> bool:  # tasks.world:19934
+        return any(
+            _r151.loan == 'LN0005' and _r151.kind == _E7_ModKind_fee_waiver
+            and _r151.effective_on == rt.parse_date('2025-06-16') and _r151.old_term == 6
+            and _r151.new_term == 6 and _r151.note == 'Ben Carter' and _r151.approved_by == 'O02'
+            for _r151 in rt.each(self, self.t_modifications)
+        )
 
 
-# tasks.world:17826
-def _check_mined_00ce93f248__loan_ln0003_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0003'].status, '==', _E10_LoanStatus_closed)
-
-
-def _check_mined_00ce93f248__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:17827
-    return any(
-        _r145.loan == 'LN0003' and _r145.kind == _E7_ModKind_closure
-        and _r145.effective_on == rt.parse_date('2025-06-16') and _r145.old_term == 3
-        and _r145.new_term == 3 and _r145.note == 'Closed after payoff.'
-        and _r145.approved_by == 'O02'
-        for _r145 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:18349
-def _check_mined_d83c84ad0a__current_officer_set(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_officer, '==', 'O03')
-
-
-# tasks.world:18350
-def _check_mined_d83c84ad0a__borrower_b004_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_borrowers['B004'].email, '==', 'lena.fox@lender.example') and rt.expect(
-        ep.t_borrowers['B004'].address, '==',
-        Address(
-            v.check_length('partially_paid', 'Address.street', 1, 100),
-            v.check_length('gv', 'Address.city', 1, 60),
-            v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
-            v.check_pattern('79901', 'Address.zip', '^[0-9]{5}$'),
-        ),
-        part=1,
-    )
-
-
-# tasks.world:18351
-def _check_mined_d83c84ad0a__loan_ln0003_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0003'].status, '==', _E10_LoanStatus_closed)
-
-
-def _check_mined_d83c84ad0a__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:18352
-    return any(
-        _r146.loan == 'LN0003' and _r146.kind == _E7_ModKind_closure
-        and _r146.effective_on == rt.parse_date('2025-06-16') and _r146.old_term == 3
-        and _r146.new_term == 3 and _r146.note == 'Closed after payoff.'
-        and _r146.approved_by == 'O02'
-        for _r146 in rt.each(ep, ep.t_modifications)
-    )
-
-
-# tasks.world:18877
-def _check_mined_17de50841b__current_officer_set(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_officer, '==', 'O01')
-
-
-# tasks.world:18878
-def _check_mined_17de50841b__borrower_b001_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_borrowers['B001'].phone, '==', '+1 555 0303') and rt.expect(
-        ep.t_borrowers['B001'].address, '==',
-        Address(
-            v.check_length('2025-03-20', 'Address.street', 1, 100),
-            v.check_length('active', 'Address.city', 1, 60),
-            v.check_pattern('US', 'Address.state_code', '^[A-Z]{2}$'),
-            v.check_pattern('65075', 'Address.zip', '^[0-9]{5}$'),
-        ),
-        part=1,
-    )
-
-
-# tasks.world:18879
-def _check_mined_17de50841b__loan_ln0001_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0001'].balance, '==', 635.99)
-
-
-# tasks.world:18880
-def _check_mined_17de50841b__instalment_i0004_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0004'].amount_paid, '==', 0.01) and rt.expect(
-        ep.t_instalments['I0004'].status, '==', _E16_InstalmentStatus_partially_paid, part=1
-    )
-
-
-def _check_mined_17de50841b__new_payment(ep: LoanServicing) -> bool:  # tasks.world:18881
-    return any(
-        _r147.loan == 'LN0001' and _r147.instalment == 'I0004' and _r147.amount == 0.01
-        and _r147.method == _E13_PaymentMethod_ach and _r147.recorded_by == 'O02'
-        for _r147 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:19404
-def _check_mined_1679dd6957__borrower_b001_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_borrowers['B001'].email, '==', 'a@Np.jistw') and rt.expect(
-        ep.t_borrowers['B001'].address, '==',
-        Address(
-            v.check_length('debit_card', 'Address.street', 1, 100),
-            v.check_length('2025-05-05', 'Address.city', 1, 60),
-            v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
-            v.check_pattern('77002', 'Address.zip', '^[0-9]{5}$'),
-        ),
-        part=1,
-    )
-
-
-# tasks.world:19405
-def _check_mined_1679dd6957__loan_ln0005_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0005'].balance, '==', 848.99)
-
-
-# tasks.world:19406
-def _check_mined_1679dd6957__instalment_i0022_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0022'].amount_paid, '==', 130.01)
-
-
-def _check_mined_1679dd6957__new_payment(ep: LoanServicing) -> bool:  # tasks.world:19407
-    return any(
-        _r148.loan == 'LN0005' and _r148.instalment == 'I0022' and _r148.amount == 30.0
-        and _r148.method == _E13_PaymentMethod_ach and _r148.recorded_by == 'O02'
-        for _r148 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_1679dd6957__new_payment_1(ep: LoanServicing) -> bool:  # tasks.world:19408
-    return any(
-        _r149.loan == 'LN0005' and _r149.instalment == 'I0022' and _r149.amount == 0.01
-        and _r149.method == _E13_PaymentMethod_debit_card and _r149.recorded_by == 'O02'
-        for _r149 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:19930
-def _check_mined_09d85b4f62__loan_ln0005_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['LN0005'].status, '==', _E10_LoanStatus_active) and rt.expect(
-        ep.t_loans['LN0005'].balance, '==', 853.99, part=1
-    )
-
-
-# tasks.world:19931
-def _check_mined_09d85b4f62__instalment_i0022_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_instalments['I0022'].amount_paid, '==', 100.01)
-
-
-def _check_mined_09d85b4f62__new_payment(ep: LoanServicing) -> bool:  # tasks.world:19932
-    return any(
-        _r150.loan == 'LN0005' and _r150.instalment == 'I0022' and _r150.amount == 0.01
-        and _r150.method == _E13_PaymentMethod_cash and _r150.recorded_by == 'O02'
-        for _r150 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:19933
-def _check_mined_09d85b4f62__latefee_f0004_changed(ep: LoanServicing) -> rt.Verdict | bool:
-    return rt.expect(ep.t_late_fees['F0004'].status, '==', _E9_FeeStatus_waived)
-
-
-def _check_mined_09d85b4f62__new_loanmodification(ep: LoanServicing) -> bool:  # tasks.world:19934
-    return any(
-        _r151.loan == 'LN0005' and _r151.kind == _E7_ModKind_fee_waiver
-        and _r151.effective_on == rt.parse_date('2025-06-16') and _r151.old_term == 6
-        and _r151.new_term == 6 and _r151.note == 'Ben Carter' and _r151.approved_by == 'O02'
-        for _r151 in rt.each(ep, ep.t_modifications)
-    )
-
-
-LoanServicing.TASKS = task_registry(__name__, "tasks.json")
+LoanServicing.TOOLS = tools(LoanServicing)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Contact", "ContactCard", "Conversation", "ConversationKind", "ConversationSummary",
@@ -191,22 +191,8 @@ class MobileMessaging(Episode):
     CLOCK: ClassVar[str] = "2024-03-01T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 11
-    POLICY: ClassVar[str] = (
-        'You act on behalf of the user who signs in, and only for them.\n'
-        '- Sign in with the phone number and password the user gives you; never guess a '
-        'password.\n'
-        '- Find people and conversations by what the user tells you (a name, a phone number), '
-        'and\n'
-        'look their ids up with the tools: never make an id up.\n'
-        '- Send exactly the text the user asks you to send, to the person or group they name; '
-        'ask\n'
-        'when the recipient or the wording is unclear.\n'
-        '- Reading a conversation does not mark it as read: mark messages read only when the '
-        'user\n'
-        'has seen them or asks you to.\n'
-        '- Delete messages, remove contacts and archive chats only when the user asks you to.\n'
-        '- Sign out at the end when the user asks you to.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "users": "User", "contacts": "Contact", "conversations": "Conversation",
         "messages": "Message",
@@ -337,9 +323,7 @@ class MobileMessaging(Episode):
                     (None, 'current_user'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_conversations, ((self.t_messages, 'conversation'),))
-        pass
 
     def fn_profile(self, user: User) -> Profile:  # messaging.world:181
         # messaging.world:182
@@ -912,247 +896,206 @@ class MobileMessaging(Episode):
             )
         return stuck  # messaging.world:582
 
+    def _check_reply_to_priya__priya_read(self) -> bool:  # tasks.world:16
+        return all(
+            _m30.conversation != 'CONV102' or 'U001' in rt.each(self, _m30.read_by)
+            for _m30 in rt.each(self, self.t_messages)
+        )
+
+    def _check_reply_to_priya__nothing_failed(self) -> bool:  # tasks.world:17
+        return not any(
+            _m31.sender == 'U001' and _m31.delivery == _E8_Delivery_failed
+            for _m31 in rt.each(self, self.t_messages)
+        )
+
+    def _check_reply_to_priya__replied(self, init: Self) -> bool:  # tasks.world:18
+        return any(
+            _m32.id_ not in init.t_messages and _m32.conversation == 'CONV102'
+            and _m32.sender == 'U001' and 'budget sheet' in rt.read(self, _m32.body)
+            for _m32 in rt.each(self, self.t_messages)
+        )
+
+    # tasks.world:19
+    def _check_reply_to_priya__one_message_sent(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(len(self.t_messages), '==', len(init.t_messages) + 1)
+
+    def _check_tidy_archive__archived(self) -> bool:  # tasks.world:40
+        return (
+            'U001' in rt.each(self, self.t_conversations['CONV106'].archived_by)
+            and 'U001' in rt.each(self, self.t_conversations['CONV103'].archived_by)
+        )
+
+    def _check_tidy_archive__hana_restored(self) -> bool:  # tasks.world:41
+        return 'U001' not in rt.each(self, self.t_conversations['CONV104'].archived_by)
+
+    def _check_tidy_archive__hana_read(self) -> bool:  # tasks.world:42
+        return all(
+            _m33.conversation != 'CONV104' or 'U001' in rt.each(self, _m33.read_by)
+            for _m33 in rt.each(self, self.t_messages)
+        )
+
+    def _check_paris_trip_group__lucas_favorite(self) -> bool:  # tasks.world:71
+        return any(
+            _c34.owner == 'U001' and _c34.user == 'U004' and _c34.favorite
+            for _c34 in rt.each(self, self.t_contacts)
+        )
+
+    def _check_paris_trip_group__group_created(self) -> bool:  # tasks.world:72
+        return any(
+            _c35.kind == _E16_ConversationKind_group and _c35.title == 'Paris trip'
+            and v.unique(tuple(rt.each(self, tuple(map(_GET_id_, rt.rows(
+                self.t_users, rt.each(self, _c35.participants)
+            ))))))
+            == v.unique(tuple(rt.each(self, ('U001', 'U002', 'U004'))))
+            for _c35 in rt.each(self, self.t_conversations)
+        )
+
+    def _check_paris_trip_group__question_posted(self) -> bool:  # tasks.world:73
+        return any(
+            _m37.sender == 'U001' and self.t_conversations[_m37.conversation].title == 'Paris trip'
+            and 'Paris in May' in rt.read(self, _m37.body)
+            for _m37 in rt.each(self, self.t_messages)
+        )
+
+    def _check_paris_trip_group__daniel_told(self, init: Self) -> bool:  # tasks.world:74
+        return any(
+            _m38.id_ not in init.t_messages and _m38.conversation == 'CONV101'
+            and _m38.sender == 'U001' and 'Paris trip' in rt.read(self, _m38.body)
+            for _m38 in rt.each(self, self.t_messages)
+        )
+
+    # tasks.world:94
+    def _check_clean_up_contacts__failed_post_deleted(self, init: Self) -> rt.Verdict | bool:
+        return 'MSG110' not in self.t_messages and rt.expect(
+            len(self.t_messages), '==', len(init.t_messages) - 1
+        )
+
+    def _check_clean_up_contacts__hana_removed(self) -> bool:  # tasks.world:95
+        return not any(
+            _c39.owner == 'U001' and _c39.user == 'U007' for _c39 in rt.each(self, self.t_contacts)
+        )
+
+    def _check_clean_up_contacts__favorites(self) -> rt.Verdict | bool:  # tasks.world:96
+        return rt.expect(
+            v.unique(tuple(rt.each(self, tuple([
+                self.t_users[_c40.user].id_ for _c40 in rt.each(self, self.t_contacts)
+                if _c40.owner == 'U001' and _c40.favorite
+            ])))),
+            '==', v.unique(tuple(rt.each(self, ('U003', 'U005')))),
+        )
+
+    def _check_weekend_catch_up__daniel_answered(self, init: Self) -> bool:  # tasks.world:122
+        return any(
+            _m41.id_ not in init.t_messages and _m41.conversation == 'CONV101'
+            and _m41.sender == 'U001' and 'Friday' in rt.read(self, _m41.body)
+            for _m41 in rt.each(self, self.t_messages)
+        )
+
+    def _check_weekend_catch_up__crew_answered(self, init: Self) -> bool:  # tasks.world:123
+        return any(
+            _m42.id_ not in init.t_messages and _m42.conversation == 'CONV103'
+            and _m42.sender == 'U001' and 'rope' in rt.read(self, self.built(_m42.body.lower()))
+            for _m42 in rt.each(self, self.t_messages)
+        )
+
+    def _check_weekend_catch_up__both_read(self) -> bool:  # tasks.world:124
+        return all(
+            _m43.conversation != 'CONV101' and _m43.conversation != 'CONV103'
+            or 'U001' in rt.each(self, _m43.read_by)
+            for _m43 in rt.each(self, self.t_messages)
+        )
+
+    def _check_weekend_catch_up__signed_in(self) -> rt.Verdict | bool:  # tasks.world:125
+        return rt.expect(self.state.current_user, 'is not', None) and rt.expect(
+            self.t_users[rt.present(self.state.current_user)].id_, '==', 'U001', part=1
+        )
+
+    def _check_daniel_catches_up__new_contacts(self) -> bool:  # tasks.world:155
+        return (
+            any(
+                _c44.owner == 'U002' and _c44.user == 'U005' and _c44.favorite
+                for _c44 in rt.each(self, self.t_contacts)
+            )
+            and any(
+                _c45.owner == 'U002' and _c45.user == 'U006'
+                for _c45 in rt.each(self, self.t_contacts)
+            )
+        )
+
+    def _check_daniel_catches_up__lucas_favorite(self) -> bool:  # tasks.world:156
+        return bool(self.t_contacts['CT107'].favorite)
+
+    def _check_daniel_catches_up__group_caught_up(self, init: Self) -> bool:  # tasks.world:157
+        return (
+            all(
+                _m46.conversation != 'CONV103' or 'U002' in rt.each(self, _m46.read_by)
+                for _m46 in rt.each(self, self.t_messages)
+            )
+            and any(
+                _m47.id_ not in init.t_messages and _m47.conversation == 'CONV103'
+                and _m47.sender == 'U002' and 'Saturday' in rt.read(self, _m47.body)
+                for _m47 in rt.each(self, self.t_messages)
+            )
+        )
+
+    def _check_daniel_catches_up__signed_out(self) -> rt.Verdict | bool:  # tasks.world:158
+        return rt.expect(self.state.current_user, 'is', None) and rt.expect(
+            self.t_users['U002'].presence, '==', _E8_Presence_offline, part=1
+        )
+
+    def _check_hana_q4_follow_up__replied(self, init: Self) -> bool:  # tasks.world:186
+        return any(
+            _m48.id_ not in init.t_messages and _m48.conversation == 'CONV104'
+            and _m48.sender == 'U001' and 'Q4' in rt.read(self, _m48.body)
+            for _m48 in rt.each(self, self.t_messages)
+        )
+
+    def _check_hana_q4_follow_up__chat_back_and_read(self) -> bool:  # tasks.world:187
+        return 'U001' not in rt.each(self, self.t_conversations['CONV104'].archived_by) and all(
+            _m49.conversation != 'CONV104' or 'U001' in rt.each(self, _m49.read_by)
+            for _m49 in rt.each(self, self.t_messages)
+        )
+
+    def _check_hana_q4_follow_up__renamed(self) -> bool:  # tasks.world:188
+        return 'CT104' not in self.t_contacts and any(
+            _c50.owner == 'U001' and _c50.user == 'U007' and _c50.name == 'Hana Sato'
+            and _c50.favorite
+            for _c50 in rt.each(self, self.t_contacts)
+        )
+
+    # tasks.world:214
+    def _check_phone_handoff_to_sofia__maya_told_daniel(self, init: Self) -> bool:
+        return any(
+            _m51.id_ not in init.t_messages and _m51.conversation == 'CONV101'
+            and _m51.sender == 'U001' and 'late' in rt.read(self, _m51.body)
+            for _m51 in rt.each(self, self.t_messages)
+        )
+
+    # tasks.world:215
+    def _check_phone_handoff_to_sofia__sofia_caught_up(self, init: Self) -> bool:
+        return (
+            all(
+                _m52.conversation != 'CONV103' or 'U005' in rt.each(self, _m52.read_by)
+                for _m52 in rt.each(self, self.t_messages)
+            )
+            and any(
+                _m53.id_ not in init.t_messages and _m53.conversation == 'CONV103'
+                and _m53.sender == 'U005' and 'book the wall' in rt.read(self, _m53.body)
+                for _m53 in rt.each(self, self.t_messages)
+            )
+        )
+
+    def _check_phone_handoff_to_sofia__tom_added(self) -> bool:  # tasks.world:216
+        return any(
+            _c54.owner == 'U005' and _c54.user == 'U006' for _c54 in rt.each(self, self.t_contacts)
+        )
+
+    # tasks.world:217
+    def _check_phone_handoff_to_sofia__both_signed_out(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.state.current_user, 'is', None) and 'U001' in self.state.last_seen
+            and 'U005' in self.state.last_seen
+        )
+
 
 MobileMessaging.TOOLS = tools(MobileMessaging)
-
-
-def _check_reply_to_priya__priya_read(ep: MobileMessaging) -> bool:  # tasks.world:16
-    return all(
-        _m30.conversation != 'CONV102' or 'U001' in rt.each(ep, _m30.read_by)
-        for _m30 in rt.each(ep, ep.t_messages)
-    )
-
-
-def _check_reply_to_priya__nothing_failed(ep: MobileMessaging) -> bool:  # tasks.world:17
-    return not any(
-        _m31.sender == 'U001' and _m31.delivery == _E8_Delivery_failed
-        for _m31 in rt.each(ep, ep.t_messages)
-    )
-
-
-# tasks.world:18
-def _check_reply_to_priya__replied(ep: MobileMessaging, init: MobileMessaging) -> bool:
-    return any(
-        _m32.id_ not in init.t_messages and _m32.conversation == 'CONV102'
-        and _m32.sender == 'U001' and 'budget sheet' in rt.read(ep, _m32.body)
-        for _m32 in rt.each(ep, ep.t_messages)
-    )
-
-
-def _check_reply_to_priya__one_message_sent(  # tasks.world:19
-    ep: MobileMessaging, init: MobileMessaging
-) -> rt.Verdict | bool:
-    return rt.expect(len(ep.t_messages), '==', len(init.t_messages) + 1)
-
-
-def _check_tidy_archive__archived(ep: MobileMessaging) -> bool:  # tasks.world:40
-    return (
-        'U001' in rt.each(ep, ep.t_conversations['CONV106'].archived_by)
-        and 'U001' in rt.each(ep, ep.t_conversations['CONV103'].archived_by)
-    )
-
-
-def _check_tidy_archive__hana_restored(ep: MobileMessaging) -> bool:  # tasks.world:41
-    return 'U001' not in rt.each(ep, ep.t_conversations['CONV104'].archived_by)
-
-
-def _check_tidy_archive__hana_read(ep: MobileMessaging) -> bool:  # tasks.world:42
-    return all(
-        _m33.conversation != 'CONV104' or 'U001' in rt.each(ep, _m33.read_by)
-        for _m33 in rt.each(ep, ep.t_messages)
-    )
-
-
-def _check_paris_trip_group__lucas_favorite(ep: MobileMessaging) -> bool:  # tasks.world:71
-    return any(
-        _c34.owner == 'U001' and _c34.user == 'U004' and _c34.favorite
-        for _c34 in rt.each(ep, ep.t_contacts)
-    )
-
-
-def _check_paris_trip_group__group_created(ep: MobileMessaging) -> bool:  # tasks.world:72
-    return any(
-        _c35.kind == _E16_ConversationKind_group and _c35.title == 'Paris trip'
-        and v.unique(tuple(rt.each(ep, tuple(map(_GET_id_, rt.rows(
-            ep.t_users, rt.each(ep, _c35.participants)
-        ))))))
-        == v.unique(tuple(rt.each(ep, ('U001', 'U002', 'U004'))))
-        for _c35 in rt.each(ep, ep.t_conversations)
-    )
-
-
-def _check_paris_trip_group__question_posted(ep: MobileMessaging) -> bool:  # tasks.world:73
-    return any(
-        _m37.sender == 'U001' and ep.t_conversations[_m37.conversation].title == 'Paris trip'
-        and 'Paris in May' in rt.read(ep, _m37.body)
-        for _m37 in rt.each(ep, ep.t_messages)
-    )
-
-
-# tasks.world:74
-def _check_paris_trip_group__daniel_told(ep: MobileMessaging, init: MobileMessaging) -> bool:
-    return any(
-        _m38.id_ not in init.t_messages and _m38.conversation == 'CONV101'
-        and _m38.sender == 'U001' and 'Paris trip' in rt.read(ep, _m38.body)
-        for _m38 in rt.each(ep, ep.t_messages)
-    )
-
-
-def _check_clean_up_contacts__failed_post_deleted(  # tasks.world:94
-    ep: MobileMessaging, init: MobileMessaging
-) -> rt.Verdict | bool:
-    return 'MSG110' not in ep.t_messages and rt.expect(
-        len(ep.t_messages), '==', len(init.t_messages) - 1
-    )
-
-
-def _check_clean_up_contacts__hana_removed(ep: MobileMessaging) -> bool:  # tasks.world:95
-    return not any(
-        _c39.owner == 'U001' and _c39.user == 'U007' for _c39 in rt.each(ep, ep.t_contacts)
-    )
-
-
-# tasks.world:96
-def _check_clean_up_contacts__favorites(ep: MobileMessaging) -> rt.Verdict | bool:
-    return rt.expect(
-        v.unique(tuple(rt.each(ep, tuple([
-            ep.t_users[_c40.user].id_ for _c40 in rt.each(ep, ep.t_contacts)
-            if _c40.owner == 'U001' and _c40.favorite
-        ])))),
-        '==', v.unique(tuple(rt.each(ep, ('U003', 'U005')))),
-    )
-
-
-# tasks.world:122
-def _check_weekend_catch_up__daniel_answered(ep: MobileMessaging, init: MobileMessaging) -> bool:
-    return any(
-        _m41.id_ not in init.t_messages and _m41.conversation == 'CONV101'
-        and _m41.sender == 'U001' and 'Friday' in rt.read(ep, _m41.body)
-        for _m41 in rt.each(ep, ep.t_messages)
-    )
-
-
-# tasks.world:123
-def _check_weekend_catch_up__crew_answered(ep: MobileMessaging, init: MobileMessaging) -> bool:
-    return any(
-        _m42.id_ not in init.t_messages and _m42.conversation == 'CONV103'
-        and _m42.sender == 'U001' and 'rope' in rt.read(ep, ep.built(_m42.body.lower()))
-        for _m42 in rt.each(ep, ep.t_messages)
-    )
-
-
-def _check_weekend_catch_up__both_read(ep: MobileMessaging) -> bool:  # tasks.world:124
-    return all(
-        _m43.conversation != 'CONV101' and _m43.conversation != 'CONV103'
-        or 'U001' in rt.each(ep, _m43.read_by)
-        for _m43 in rt.each(ep, ep.t_messages)
-    )
-
-
-# tasks.world:125
-def _check_weekend_catch_up__signed_in(ep: MobileMessaging) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, 'is not', None) and rt.expect(
-        ep.t_users[rt.present(ep.state.current_user)].id_, '==', 'U001', part=1
-    )
-
-
-def _check_daniel_catches_up__new_contacts(ep: MobileMessaging) -> bool:  # tasks.world:155
-    return (
-        any(
-            _c44.owner == 'U002' and _c44.user == 'U005' and _c44.favorite
-            for _c44 in rt.each(ep, ep.t_contacts)
-        )
-        and any(
-            _c45.owner == 'U002' and _c45.user == 'U006' for _c45 in rt.each(ep, ep.t_contacts)
-        )
-    )
-
-
-def _check_daniel_catches_up__lucas_favorite(ep: MobileMessaging) -> bool:  # tasks.world:156
-    return bool(ep.t_contacts['CT107'].favorite)
-
-
-# tasks.world:157
-def _check_daniel_catches_up__group_caught_up(ep: MobileMessaging, init: MobileMessaging) -> bool:
-    return (
-        all(
-            _m46.conversation != 'CONV103' or 'U002' in rt.each(ep, _m46.read_by)
-            for _m46 in rt.each(ep, ep.t_messages)
-        )
-        and any(
-            _m47.id_ not in init.t_messages and _m47.conversation == 'CONV103'
-            and _m47.sender == 'U002' and 'Saturday' in rt.read(ep, _m47.body)
-            for _m47 in rt.each(ep, ep.t_messages)
-        )
-    )
-
-
-# tasks.world:158
-def _check_daniel_catches_up__signed_out(ep: MobileMessaging) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, 'is', None) and rt.expect(
-        ep.t_users['U002'].presence, '==', _E8_Presence_offline, part=1
-    )
-
-
-# tasks.world:186
-def _check_hana_q4_follow_up__replied(ep: MobileMessaging, init: MobileMessaging) -> bool:
-    return any(
-        _m48.id_ not in init.t_messages and _m48.conversation == 'CONV104'
-        and _m48.sender == 'U001' and 'Q4' in rt.read(ep, _m48.body)
-        for _m48 in rt.each(ep, ep.t_messages)
-    )
-
-
-def _check_hana_q4_follow_up__chat_back_and_read(ep: MobileMessaging) -> bool:  # tasks.world:187
-    return 'U001' not in rt.each(ep, ep.t_conversations['CONV104'].archived_by) and all(
-        _m49.conversation != 'CONV104' or 'U001' in rt.each(ep, _m49.read_by)
-        for _m49 in rt.each(ep, ep.t_messages)
-    )
-
-
-def _check_hana_q4_follow_up__renamed(ep: MobileMessaging) -> bool:  # tasks.world:188
-    return 'CT104' not in ep.t_contacts and any(
-        _c50.owner == 'U001' and _c50.user == 'U007' and _c50.name == 'Hana Sato' and _c50.favorite
-        for _c50 in rt.each(ep, ep.t_contacts)
-    )
-
-
-def _check_phone_handoff_to_sofia__maya_told_daniel(  # tasks.world:214
-    ep: MobileMessaging, init: MobileMessaging
-) -> bool:
-    return any(
-        _m51.id_ not in init.t_messages and _m51.conversation == 'CONV101'
-        and _m51.sender == 'U001' and 'late' in rt.read(ep, _m51.body)
-        for _m51 in rt.each(ep, ep.t_messages)
-    )
-
-
-def _check_phone_handoff_to_sofia__sofia_caught_up(  # tasks.world:215
-    ep: MobileMessaging, init: MobileMessaging
-) -> bool:
-    return (
-        all(
-            _m52.conversation != 'CONV103' or 'U005' in rt.each(ep, _m52.read_by)
-            for _m52 in rt.each(ep, ep.t_messages)
-        )
-        and any(
-            _m53.id_ not in init.t_messages and _m53.conversation == 'CONV103'
-            and _m53.sender == 'U005' and 'book the wall' in rt.read(ep, _m53.body)
-            for _m53 in rt.each(ep, ep.t_messages)
-        )
-    )
-
-
-def _check_phone_handoff_to_sofia__tom_added(ep: MobileMessaging) -> bool:  # tasks.world:216
-    return any(_c54.owner == 'U005' and _c54.user == 'U006' for _c54 in rt.each(ep, ep.t_contacts))
-
-
-# tasks.world:217
-def _check_phone_handoff_to_sofia__both_signed_out(ep: MobileMessaging) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.state.current_user, 'is', None) and 'U001' in ep.state.last_seen
-        and 'U005' in ep.state.last_seen
-    )
-
-
-MobileMessaging.TASKS = task_registry(__name__, "tasks.json")

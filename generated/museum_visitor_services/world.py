@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -253,6 +253,7 @@ class MuseumVisitorServices(Episode):
     CLOCK: ClassVar[str] = "2024-12-14T10:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 7
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "exhibitions": "Exhibition", "slots": "EntrySlot", "guides": "Guide", "tours": "Tour",
         "visitors": "Visitor", "tickets": "Ticket",
@@ -387,15 +388,10 @@ class MuseumVisitorServices(Episode):
                 self, self.t_exhibitions,
                 ((self.t_slots, 'exhibition'), (self.t_tours, 'exhibition')),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_slots, ((self.t_tickets, 'slot'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_guides, ((self.t_tours, 'guide'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_tours, ((self.t_tickets, 'tour'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_visitors, ((self.t_tickets, 'visitor'),))
-        pass
 
     def fn_party(self, t: Ticket) -> int:  # museum_visitor_services.world:139
         'People on a ticket.'
@@ -1047,694 +1043,563 @@ class MuseumVisitorServices(Episode):
         self.set_field(ticket, 'status', _E12_TicketStatus_used)
         return ticket  # museum_visitor_services.world:558
 
+    # museum_visitor_services.world:861
+    def _check_raj_joins_spanish_tour__joined(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00002'].tour, '==', 'TR002')
+
+    # museum_visitor_services.world:862
+    def _check_raj_joins_spanish_tour__fee_added(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00002'].price, '==', 36.0)
+
+    # tasks.world:304
+    def _check_staff_spanish_tour_today__guide_assigned(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tours['TR002'].guide, '==', 'G02') and rt.expect(
+            self.t_tours['TR002'].status, '==', _E10_TourStatus_scheduled, part=1
+        )
+
+    # tasks.world:305
+    def _check_staff_spanish_tour_today__french_cancelled(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tours['TR004'].status, '==', _E10_TourStatus_cancelled)
+
+    def _check_staff_spanish_tour_today__emma_booked(self) -> bool:  # tasks.world:306
+        return any(
+            _t18.visitor == 'V0005' and _t18.slot == 'SL0002' and _t18.tour == 'TR002'
+            and _t18.adults == 2 and _t18.children == 0 and _t18.price == 72.0
+            and _t18.status == _E12_TicketStatus_booked
+            for _t18 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_emma_joins_for_egypt_preview__member(self) -> rt.Verdict | bool:  # tasks.world:623
+        return (
+            rt.expect(self.t_visitors['V0005'].membership, '==', _E14_MembershipTier_individual)
+            and rt.expect(self.t_visitors['V0005'].passes_left, '==', 3, part=1)
+        )
+
+    def _check_emma_joins_for_egypt_preview__preview_ticket(self) -> bool:  # tasks.world:624
+        return any(
+            _t19.visitor == 'V0005' and _t19.slot == 'SL0004' and _t19.tour == 'TR003'
+            and _t19.adults == 1 and _t19.children == 0 and _t19.passes_used == 1
+            and _t19.price == 16.0 and _t19.status == _E12_TicketStatus_booked
+            for _t19 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_mined_277ade739f__tour_tr001_changed(self) -> rt.Verdict | bool:  # tasks.world:935
+        return rt.expect(self.t_tours['TR001'].guide, '==', 'G02')
+
+    def _check_mined_277ade739f__tour_tr003_changed(self) -> rt.Verdict | bool:  # tasks.world:936
+        return rt.expect(self.t_tours['TR003'].guide, '==', 'G02')
+
+    def _check_mined_5a3afe08d0__tour_tr004_changed(self) -> rt.Verdict | bool:  # tasks.world:1244
+        return rt.expect(self.t_tours['TR004'].status, '==', _E10_TourStatus_cancelled)
+
+    # tasks.world:1245
+    def _check_mined_5a3afe08d0__ticket_t00004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00004'].slot, '==', 'SL0002')
+
+    # tasks.world:1552
+    def _check_mined_1e35d60ab6__visitor_v0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_visitors['V0002'].membership, '==', _E14_MembershipTier_individual)
+            and rt.expect(
+                self.t_visitors['V0002'].member_until, '==', rt.parse_date('2026-12-14'), part=1
+            )
+            and rt.expect(self.t_visitors['V0002'].passes_left, '==', 4, part=2)
+        )
+
+    def _check_mined_fb29075b42__tour_tr003_changed(self) -> rt.Verdict | bool:  # tasks.world:1859
+        return rt.expect(self.t_tours['TR003'].guide, '==', 'G01')
+
+    def _check_mined_15d52373ad__tour_tr001_changed(self) -> rt.Verdict | bool:  # tasks.world:2165
+        return rt.expect(self.t_tours['TR001'].status, '==', _E10_TourStatus_cancelled)
+
+    # tasks.world:2166
+    def _check_mined_15d52373ad__ticket_t00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00001'].tour, 'is', None) and rt.expect(
+            self.t_tickets['T00001'].price, '==', 44.0, part=1
+        )
+
+    # tasks.world:2472
+    def _check_mined_3587d456f0__visitor_v0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_visitors['V0003'].member_until, '==', rt.parse_date('2026-01-15'))
+            and rt.expect(self.t_visitors['V0003'].passes_left, '==', 4, part=1)
+        )
+
+    def _check_mined_7a0c5ccb1f__tour_tr004_changed(self) -> rt.Verdict | bool:  # tasks.world:2778
+        return rt.expect(self.t_tours['TR004'].status, '==', _E10_TourStatus_cancelled)
+
+    # tasks.world:3084
+    def _check_mined_81c7f523ba__visitor_v0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_visitors['V0002'].membership, '==', _E14_MembershipTier_individual)
+            and rt.expect(
+                self.t_visitors['V0002'].member_until, '==', rt.parse_date('2025-12-14'), part=1
+            )
+            and rt.expect(self.t_visitors['V0002'].passes_left, '==', 4, part=2)
+        )
+
+    # tasks.world:3390
+    def _check_mined_92e95ac6ab__visitor_v0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_visitors['V0004'].membership, '==', _E14_MembershipTier_individual)
+            and rt.expect(
+                self.t_visitors['V0004'].member_until, '==', rt.parse_date('2026-09-01'), part=1
+            )
+            and rt.expect(self.t_visitors['V0004'].passes_left, '==', 4, part=2)
+        )
+
+    # tasks.world:3696
+    def _check_mined_aea006af8b__visitor_v0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_visitors['V0005'].membership, '==', _E14_MembershipTier_family)
+            and rt.expect(
+                self.t_visitors['V0005'].member_until, '==', rt.parse_date('2025-12-14'), part=1
+            )
+            and rt.expect(self.t_visitors['V0005'].passes_left, '==', 8, part=2)
+        )
+
+    # tasks.world:4002
+    def _check_mined_ddabfb1172__visitor_v0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_visitors['V0003'].membership, '==', _E14_MembershipTier_patron)
+            and rt.expect(
+                self.t_visitors['V0003'].member_until, '==', rt.parse_date('2026-01-15'), part=1
+            )
+            and rt.expect(self.t_visitors['V0003'].passes_left, '==', 20, part=2)
+        )
+
+    def _check_mined_f660bc734a__tour_tr002_changed(self) -> rt.Verdict | bool:  # tasks.world:4308
+        return rt.expect(self.t_tours['TR002'].status, '==', _E10_TourStatus_cancelled)
+
+    # tasks.world:4614
+    def _check_mined_a160a87ec8__ticket_t00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00001'].status, '==', _E12_TicketStatus_used)
+
+    # tasks.world:4917
+    def _check_mined_2cab31cc9a__visitor_v0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_visitors['V0003'].passes_left, '==', 3)
+
+    # tasks.world:4918
+    def _check_mined_2cab31cc9a__ticket_t00004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00004'].status, '==', _E12_TicketStatus_cancelled)
+
+    # tasks.world:5221
+    def _check_mined_67fff84abd__visitor_v0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_visitors['V0001'].passes_left, '==', 8)
+
+    # tasks.world:5222
+    def _check_mined_67fff84abd__ticket_t00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00001'].status, '==', _E12_TicketStatus_cancelled)
+
+    def _check_mined_62e096a881__tour_tr001_changed(self) -> rt.Verdict | bool:  # tasks.world:5525
+        return rt.expect(self.t_tours['TR001'].guide, '==', 'G02')
+
+    # tasks.world:5526
+    def _check_mined_62e096a881__visitor_v0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_visitors['V0001'].passes_left, '==', 2)
+
+    # tasks.world:5527
+    def _check_mined_62e096a881__visitor_v0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_visitors['V0002'].membership, '==', _E14_MembershipTier_family)
+            and rt.expect(
+                self.t_visitors['V0002'].member_until, '==', rt.parse_date('2026-12-14'), part=1
+            )
+            and rt.expect(self.t_visitors['V0002'].passes_left, '==', 8, part=2)
+        )
+
+    def _check_mined_62e096a881__new_ticket(self) -> bool:  # tasks.world:5528
+        return any(
+            _r20.visitor == 'V0001' and _r20.slot == 'SL0002' and _r20.tour is None
+            and _r20.adults == 4 and _r20.children == 3 and _r20.passes_used == 4
+            and _r20.price == 72.0 and _r20.status == _E12_TicketStatus_booked
+            for _r20 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_mined_87f62bcfce__tour_tr003_changed(self) -> rt.Verdict | bool:  # tasks.world:5839
+        return rt.expect(self.t_tours['TR003'].guide, '==', 'G02')
+
+    # tasks.world:5840
+    def _check_mined_87f62bcfce__visitor_v0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_visitors['V0005'].membership, '==', _E14_MembershipTier_family)
+            and rt.expect(
+                self.t_visitors['V0005'].member_until, '==', rt.parse_date('2025-12-14'), part=1
+            )
+            and rt.expect(self.t_visitors['V0005'].passes_left, '==', 8, part=2)
+        )
+
+    # tasks.world:5841
+    def _check_mined_87f62bcfce__ticket_t00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00002'].status, '==', _E12_TicketStatus_used)
+
+    def _check_mined_702b40ab2b__tour_tr001_changed(self) -> rt.Verdict | bool:  # tasks.world:6151
+        return rt.expect(self.t_tours['TR001'].status, '==', _E10_TourStatus_cancelled)
+
+    # tasks.world:6152
+    def _check_mined_702b40ab2b__ticket_t00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['T00001'].tour, 'is', None)
+            and rt.expect(self.t_tickets['T00001'].price, '==', 44.0, part=1)
+            and rt.expect(self.t_tickets['T00001'].status, '==', _E12_TicketStatus_used, part=2)
+        )
+
+    def _check_mined_702b40ab2b__new_ticket(self) -> bool:  # tasks.world:6153
+        return any(
+            _r21.visitor == 'V0003' and _r21.slot == 'SL0001' and _r21.tour is None
+            and _r21.adults == 2 and _r21.children == 2 and _r21.passes_used == 2
+            and _r21.price == 44.0 and _r21.status == _E12_TicketStatus_cancelled
+            for _r21 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_mined_3a380bdc02__tour_tr003_changed(self) -> rt.Verdict | bool:  # tasks.world:6463
+        return rt.expect(self.t_tours['TR003'].status, '==', _E10_TourStatus_cancelled)
+
+    # tasks.world:6464
+    def _check_mined_3a380bdc02__visitor_v0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_visitors['V0003'].membership, '==', _E14_MembershipTier_patron)
+            and rt.expect(
+                self.t_visitors['V0003'].member_until, '==', rt.parse_date('2026-01-15'), part=1
+            )
+            and rt.expect(self.t_visitors['V0003'].passes_left, '==', 20, part=2)
+        )
+
+    # tasks.world:6465
+    def _check_mined_3a380bdc02__visitor_v0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_visitors['V0005'].membership, '==', _E14_MembershipTier_family)
+            and rt.expect(
+                self.t_visitors['V0005'].member_until, '==', rt.parse_date('2025-12-14'), part=1
+            )
+            and rt.expect(self.t_visitors['V0005'].passes_left, '==', 8, part=2)
+        )
+
+    # tasks.world:6466
+    def _check_mined_3a380bdc02__ticket_t00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00002'].status, '==', _E12_TicketStatus_used)
+
+    # tasks.world:6467
+    def _check_mined_3a380bdc02__ticket_t00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00003'].tour, 'is', None) and rt.expect(
+            self.t_tickets['T00003'].price, '==', 16.0, part=1
+        )
+
+    def _check_mined_e1745d1c21__tour_tr003_changed(self) -> rt.Verdict | bool:  # tasks.world:6777
+        return rt.expect(self.t_tours['TR003'].guide, '==', 'G01') and rt.expect(
+            self.t_tours['TR003'].status, '==', _E10_TourStatus_cancelled, part=1
+        )
+
+    # tasks.world:6778
+    def _check_mined_e1745d1c21__visitor_v0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_visitors['V0001'].member_until, '==', rt.parse_date('2026-06-30'))
+            and rt.expect(self.t_visitors['V0001'].passes_left, '==', 8, part=1)
+        )
+
+    # tasks.world:6779
+    def _check_mined_e1745d1c21__visitor_v0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_visitors['V0004'].membership, '==', _E14_MembershipTier_individual)
+            and rt.expect(
+                self.t_visitors['V0004'].member_until, '==', rt.parse_date('2026-09-01'), part=1
+            )
+            and rt.expect(self.t_visitors['V0004'].passes_left, '==', 4, part=2)
+        )
+
+    # tasks.world:6780
+    def _check_mined_e1745d1c21__ticket_t00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00003'].tour, 'is', None) and rt.expect(
+            self.t_tickets['T00003'].price, '==', 16.0, part=1
+        )
+
+    def _check_mined_178117e76b__tour_tr004_changed(self) -> rt.Verdict | bool:  # tasks.world:7090
+        return rt.expect(self.t_tours['TR004'].status, '==', _E10_TourStatus_cancelled)
+
+    # tasks.world:7091
+    def _check_mined_178117e76b__visitor_v0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_visitors['V0003'].passes_left, '==', 3)
+
+    # tasks.world:7092
+    def _check_mined_178117e76b__ticket_t00004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['T00004'].slot, '==', 'SL0002')
+            and rt.expect(self.t_tickets['T00004'].tour, '==', 'TR002', part=1)
+            and rt.expect(self.t_tickets['T00004'].price, '==', 38.0, part=2)
+            and rt.expect(
+                self.t_tickets['T00004'].status, '==', _E12_TicketStatus_cancelled, part=3
+            )
+        )
+
+    def _check_mined_8c82fe3108__tour_tr002_changed(self) -> rt.Verdict | bool:  # tasks.world:7402
+        return rt.expect(self.t_tours['TR002'].guide, '==', 'G02')
+
+    def _check_mined_8c82fe3108__tour_tr004_changed(self) -> rt.Verdict | bool:  # tasks.world:7403
+        return rt.expect(self.t_tours['TR004'].status, '==', _E10_TourStatus_cancelled)
+
+    # tasks.world:7404
+    def _check_mined_8c82fe3108__visitor_v0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_visitors['V0003'].passes_left, '==', 3)
+
+    # tasks.world:7405
+    def _check_mined_8c82fe3108__ticket_t00004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00004'].status, '==', _E12_TicketStatus_cancelled)
+
+    def _check_mined_bf75c402d6__tour_tr002_changed(self) -> rt.Verdict | bool:  # tasks.world:7714
+        return rt.expect(self.t_tours['TR002'].status, '==', _E10_TourStatus_cancelled)
+
+    # tasks.world:7715
+    def _check_mined_bf75c402d6__visitor_v0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_visitors['V0002'].membership, '==', _E14_MembershipTier_family)
+            and rt.expect(
+                self.t_visitors['V0002'].member_until, '==', rt.parse_date('2025-12-14'), part=1
+            )
+            and rt.expect(self.t_visitors['V0002'].passes_left, '==', 8, part=2)
+        )
+
+    # tasks.world:7716
+    def _check_mined_bf75c402d6__ticket_t00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00001'].status, '==', _E12_TicketStatus_used)
+
+    def _check_mined_41f07053ef__tour_tr001_changed(self) -> rt.Verdict | bool:  # tasks.world:8025
+        return rt.expect(self.t_tours['TR001'].status, '==', _E10_TourStatus_cancelled)
+
+    # tasks.world:8026
+    def _check_mined_41f07053ef__visitor_v0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_visitors['V0001'].passes_left, '==', 8)
+
+    # tasks.world:8027
+    def _check_mined_41f07053ef__visitor_v0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_visitors['V0005'].membership, '==', _E14_MembershipTier_family)
+            and rt.expect(
+                self.t_visitors['V0005'].member_until, '==', rt.parse_date('2025-12-14'), part=1
+            )
+            and rt.expect(self.t_visitors['V0005'].passes_left, '==', 8, part=2)
+        )
+
+    # tasks.world:8028
+    def _check_mined_41f07053ef__ticket_t00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['T00001'].tour, 'is', None)
+            and rt.expect(self.t_tickets['T00001'].price, '==', 44.0, part=1)
+            and rt.expect(
+                self.t_tickets['T00001'].status, '==', _E12_TicketStatus_cancelled, part=2
+            )
+        )
+
+    def _check_mined_41f07053ef__new_ticket(self) -> bool:  # tasks.world:8029
+        return any(
+            _r22.visitor == 'V0001' and _r22.slot == 'SL0001' and _r22.tour is None
+            and _r22.adults == 6 and _r22.children == 2 and _r22.passes_used == 0
+            and _r22.price == 200.0 and _r22.status == _E12_TicketStatus_booked
+            for _r22 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_mined_9766724181__tour_tr004_changed(self) -> rt.Verdict | bool:  # tasks.world:8339
+        return rt.expect(self.t_tours['TR004'].status, '==', _E10_TourStatus_cancelled)
+
+    # tasks.world:8340
+    def _check_mined_9766724181__visitor_v0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_visitors['V0002'].membership, '==', _E14_MembershipTier_family)
+            and rt.expect(
+                self.t_visitors['V0002'].member_until, '==', rt.parse_date('2025-12-14'), part=1
+            )
+            and rt.expect(self.t_visitors['V0002'].passes_left, '==', 8, part=2)
+        )
+
+    # tasks.world:8341
+    def _check_mined_9766724181__visitor_v0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_visitors['V0004'].passes_left, '==', 20)
+
+    # tasks.world:8342
+    def _check_mined_9766724181__ticket_t00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00003'].status, '==', _E12_TicketStatus_cancelled)
+
+    # tasks.world:8651
+    def _check_mined_5796942811__visitor_v0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_visitors['V0003'].passes_left, '==', 3)
+
+    # tasks.world:8652
+    def _check_mined_5796942811__visitor_v0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_visitors['V0004'].membership, '==', _E14_MembershipTier_individual)
+            and rt.expect(
+                self.t_visitors['V0004'].member_until, '==', rt.parse_date('2027-09-01'), part=1
+            )
+            and rt.expect(self.t_visitors['V0004'].passes_left, '==', 4, part=2)
+        )
+
+    # tasks.world:8653
+    def _check_mined_5796942811__ticket_t00004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00004'].status, '==', _E12_TicketStatus_cancelled)
+
+    def _check_mined_f3ecdfd6e0__tour_tr001_changed(self) -> rt.Verdict | bool:  # tasks.world:8962
+        return rt.expect(self.t_tours['TR001'].guide, '==', 'G02')
+
+    def _check_mined_f3ecdfd6e0__tour_tr003_changed(self) -> rt.Verdict | bool:  # tasks.world:8963
+        return rt.expect(self.t_tours['TR003'].guide, '==', 'G02')
+
+    # tasks.world:8964
+    def _check_mined_f3ecdfd6e0__visitor_v0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_visitors['V0001'].passes_left, '==', 8)
+
+    # tasks.world:8965
+    def _check_mined_f3ecdfd6e0__ticket_t00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00001'].status, '==', _E12_TicketStatus_cancelled)
+
+    def _check_mined_e2f395aa19__tour_tr001_changed(self) -> rt.Verdict | bool:  # tasks.world:9274
+        return rt.expect(self.t_tours['TR001'].status, '==', _E10_TourStatus_cancelled)
+
+    def _check_mined_e2f395aa19__tour_tr002_changed(self) -> rt.Verdict | bool:  # tasks.world:9275
+        return rt.expect(self.t_tours['TR002'].status, '==', _E10_TourStatus_cancelled)
+
+    # tasks.world:9276
+    def _check_mined_e2f395aa19__ticket_t00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00001'].tour, 'is', None) and rt.expect(
+            self.t_tickets['T00001'].price, '==', 44.0, part=1
+        )
+
+    # tasks.world:9277
+    def _check_mined_e2f395aa19__ticket_t00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00002'].status, '==', _E12_TicketStatus_used)
+
+    def _check_mined_a3c75a1f5b__tour_tr001_changed(self) -> rt.Verdict | bool:  # tasks.world:9586
+        return rt.expect(self.t_tours['TR001'].status, '==', _E10_TourStatus_cancelled)
+
+    def _check_mined_a3c75a1f5b__tour_tr002_changed(self) -> rt.Verdict | bool:  # tasks.world:9587
+        return rt.expect(self.t_tours['TR002'].status, '==', _E10_TourStatus_cancelled)
+
+    # tasks.world:9588
+    def _check_mined_a3c75a1f5b__visitor_v0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_visitors['V0001'].member_until, '==', rt.parse_date('2026-06-30'))
+            and rt.expect(self.t_visitors['V0001'].passes_left, '==', 8, part=1)
+        )
+
+    # tasks.world:9589
+    def _check_mined_a3c75a1f5b__ticket_t00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00001'].tour, 'is', None) and rt.expect(
+            self.t_tickets['T00001'].price, '==', 44.0, part=1
+        )
+
+    def _check_mined_4d6e6775ad__tour_tr002_changed(self) -> rt.Verdict | bool:  # tasks.world:9901
+        return rt.expect(self.t_tours['TR002'].guide, '==', 'G02')
+
+    # tasks.world:9902
+    def _check_mined_4d6e6775ad__ticket_t00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00001'].status, '==', _E12_TicketStatus_used)
+
+    # tasks.world:10215
+    def _check_mined_e3d1988e3d__tour_tr002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tours['TR002'].status, '==', _E10_TourStatus_cancelled)
+
+    # tasks.world:10216
+    def _check_mined_e3d1988e3d__tour_tr003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tours['TR003'].status, '==', _E10_TourStatus_cancelled)
+
+    # tasks.world:10217
+    def _check_mined_e3d1988e3d__visitor_v0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_visitors['V0001'].member_until, '==', rt.parse_date('2026-06-30'))
+            and rt.expect(self.t_visitors['V0001'].passes_left, '==', 8, part=1)
+        )
+
+    # tasks.world:10218
+    def _check_mined_e3d1988e3d__ticket_t00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00001'].status, '==', _E12_TicketStatus_cancelled)
+
+    # tasks.world:10219
+    def _check_mined_e3d1988e3d__ticket_t00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00003'].tour, 'is', None) and rt.expect(
+            self.t_tickets['T00003'].price, '==', 16.0, part=1
+        )
+
+    # tasks.world:10531
+    def _check_mined_0fb1754cbf__tour_tr003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tours['TR003'].status, '==', _E10_TourStatus_cancelled)
+
+    # tasks.world:10532
+    def _check_mined_0fb1754cbf__ticket_t00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00003'].tour, 'is', None) and rt.expect(
+            self.t_tickets['T00003'].price, '==', 16.0, part=1
+        )
+
+    def _check_mined_0fb1754cbf__new_ticket(self) -> bool:  # tasks.world:10533
+        return any(
+            _r23.visitor == 'V0003' and _r23.slot == 'SL0002' and _r23.tour is None
+            and _r23.adults == 2 and _r23.children == 7 and _r23.passes_used == 0
+            and _r23.price == 168.0 and _r23.status == _E12_TicketStatus_booked
+            for _r23 in rt.each(self, self.t_tickets)
+        )
+
+    # tasks.world:10847
+    def _check_mined_4c2c972f9d__tour_tr001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tours['TR001'].status, '==', _E10_TourStatus_cancelled)
+
+    # tasks.world:10848
+    def _check_mined_4c2c972f9d__visitor_v0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_visitors['V0001'].passes_left, '==', 4)
+
+    # tasks.world:10849
+    def _check_mined_4c2c972f9d__ticket_t00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00001'].tour, 'is', None) and rt.expect(
+            self.t_tickets['T00001'].price, '==', 44.0, part=1
+        )
+
+    def _check_mined_4c2c972f9d__new_ticket(self) -> bool:  # tasks.world:10850
+        return any(
+            _r24.visitor == 'V0001' and _r24.slot == 'SL0003' and _r24.tour is None
+            and _r24.adults == 2 and _r24.children == 1 and _r24.passes_used == 2
+            and _r24.price == 10.0 and _r24.status == _E12_TicketStatus_booked
+            for _r24 in rt.each(self, self.t_tickets)
+        )
+
+    # tasks.world:11161
+    def _check_mined_fa60e36103__tour_tr004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tours['TR004'].status, '==', _E10_TourStatus_cancelled)
+
+    # tasks.world:11162
+    def _check_mined_fa60e36103__visitor_v0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_visitors['V0005'].membership, '==', _E14_MembershipTier_patron)
+            and rt.expect(
+                self.t_visitors['V0005'].member_until, '==', rt.parse_date('2025-12-14'), part=1
+            )
+            and rt.expect(self.t_visitors['V0005'].passes_left, '==', 20, part=2)
+        )
+
+    # tasks.world:11474
+    def _check_mined_90ae622f06__tour_tr001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tours['TR001'].guide, '==', 'G02')
+
+    # tasks.world:11475
+    def _check_mined_90ae622f06__ticket_t00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00002'].status, '==', _E12_TicketStatus_cancelled)
+
+    # tasks.world:11786
+    def _check_mined_e84dc057dc__visitor_v0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_visitors['V0001'].membership, '==', _E14_MembershipTier_patron)
+            and rt.expect(
+                self.t_visitors['V0001'].member_until, '==', rt.parse_date('2026-06-30'), part=1
+            )
+            and rt.expect(self.t_visitors['V0001'].passes_left, '==', 20, part=2)
+        )
+
+    # tasks.world:11787
+    def _check_mined_e84dc057dc__visitor_v0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_visitors['V0004'].passes_left, '==', 20)
+
+    # tasks.world:11788
+    def _check_mined_e84dc057dc__ticket_t00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00002'].status, '==', _E12_TicketStatus_used)
+
+    # tasks.world:11789
+    def _check_mined_e84dc057dc__ticket_t00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['T00003'].status, '==', _E12_TicketStatus_cancelled)
+
 
 MuseumVisitorServices.TOOLS = tools(MuseumVisitorServices)
-
-
-# museum_visitor_services.world:861
-def _check_raj_joins_spanish_tour__joined(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00002'].tour, '==', 'TR002')
-
-
-# museum_visitor_services.world:862
-def _check_raj_joins_spanish_tour__fee_added(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00002'].price, '==', 36.0)
-
-
-def _check_staff_spanish_tour_today__guide_assigned(  # tasks.world:304
-    ep: MuseumVisitorServices
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR002'].guide, '==', 'G02') and rt.expect(
-        ep.t_tours['TR002'].status, '==', _E10_TourStatus_scheduled, part=1
-    )
-
-
-def _check_staff_spanish_tour_today__french_cancelled(  # tasks.world:305
-    ep: MuseumVisitorServices
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR004'].status, '==', _E10_TourStatus_cancelled)
-
-
-# tasks.world:306
-def _check_staff_spanish_tour_today__emma_booked(ep: MuseumVisitorServices) -> bool:
-    return any(
-        _t18.visitor == 'V0005' and _t18.slot == 'SL0002' and _t18.tour == 'TR002'
-        and _t18.adults == 2 and _t18.children == 0 and _t18.price == 72.0
-        and _t18.status == _E12_TicketStatus_booked
-        for _t18 in rt.each(ep, ep.t_tickets)
-    )
-
-
-# tasks.world:623
-def _check_emma_joins_for_egypt_preview__member(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_visitors['V0005'].membership, '==', _E14_MembershipTier_individual)
-        and rt.expect(ep.t_visitors['V0005'].passes_left, '==', 3, part=1)
-    )
-
-
-# tasks.world:624
-def _check_emma_joins_for_egypt_preview__preview_ticket(ep: MuseumVisitorServices) -> bool:
-    return any(
-        _t19.visitor == 'V0005' and _t19.slot == 'SL0004' and _t19.tour == 'TR003'
-        and _t19.adults == 1 and _t19.children == 0 and _t19.passes_used == 1
-        and _t19.price == 16.0 and _t19.status == _E12_TicketStatus_booked
-        for _t19 in rt.each(ep, ep.t_tickets)
-    )
-
-
-# tasks.world:935
-def _check_mined_277ade739f__tour_tr001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR001'].guide, '==', 'G02')
-
-
-# tasks.world:936
-def _check_mined_277ade739f__tour_tr003_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR003'].guide, '==', 'G02')
-
-
-# tasks.world:1244
-def _check_mined_5a3afe08d0__tour_tr004_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR004'].status, '==', _E10_TourStatus_cancelled)
-
-
-# tasks.world:1245
-def _check_mined_5a3afe08d0__ticket_t00004_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00004'].slot, '==', 'SL0002')
-
-
-# tasks.world:1552
-def _check_mined_1e35d60ab6__visitor_v0002_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_visitors['V0002'].membership, '==', _E14_MembershipTier_individual)
-        and rt.expect(
-            ep.t_visitors['V0002'].member_until, '==', rt.parse_date('2026-12-14'), part=1
-        )
-        and rt.expect(ep.t_visitors['V0002'].passes_left, '==', 4, part=2)
-    )
-
-
-# tasks.world:1859
-def _check_mined_fb29075b42__tour_tr003_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR003'].guide, '==', 'G01')
-
-
-# tasks.world:2165
-def _check_mined_15d52373ad__tour_tr001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR001'].status, '==', _E10_TourStatus_cancelled)
-
-
-# tasks.world:2166
-def _check_mined_15d52373ad__ticket_t00001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00001'].tour, 'is', None) and rt.expect(
-        ep.t_tickets['T00001'].price, '==', 44.0, part=1
-    )
-
-
-# tasks.world:2472
-def _check_mined_3587d456f0__visitor_v0003_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_visitors['V0003'].member_until, '==', rt.parse_date('2026-01-15'))
-        and rt.expect(ep.t_visitors['V0003'].passes_left, '==', 4, part=1)
-    )
-
-
-# tasks.world:2778
-def _check_mined_7a0c5ccb1f__tour_tr004_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR004'].status, '==', _E10_TourStatus_cancelled)
-
-
-# tasks.world:3084
-def _check_mined_81c7f523ba__visitor_v0002_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_visitors['V0002'].membership, '==', _E14_MembershipTier_individual)
-        and rt.expect(
-            ep.t_visitors['V0002'].member_until, '==', rt.parse_date('2025-12-14'), part=1
-        )
-        and rt.expect(ep.t_visitors['V0002'].passes_left, '==', 4, part=2)
-    )
-
-
-# tasks.world:3390
-def _check_mined_92e95ac6ab__visitor_v0004_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_visitors['V0004'].membership, '==', _E14_MembershipTier_individual)
-        and rt.expect(
-            ep.t_visitors['V0004'].member_until, '==', rt.parse_date('2026-09-01'), part=1
-        )
-        and rt.expect(ep.t_visitors['V0004'].passes_left, '==', 4, part=2)
-    )
-
-
-# tasks.world:3696
-def _check_mined_aea006af8b__visitor_v0005_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_visitors['V0005'].membership, '==', _E14_MembershipTier_family)
-        and rt.expect(
-            ep.t_visitors['V0005'].member_until, '==', rt.parse_date('2025-12-14'), part=1
-        )
-        and rt.expect(ep.t_visitors['V0005'].passes_left, '==', 8, part=2)
-    )
-
-
-# tasks.world:4002
-def _check_mined_ddabfb1172__visitor_v0003_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_visitors['V0003'].membership, '==', _E14_MembershipTier_patron)
-        and rt.expect(
-            ep.t_visitors['V0003'].member_until, '==', rt.parse_date('2026-01-15'), part=1
-        )
-        and rt.expect(ep.t_visitors['V0003'].passes_left, '==', 20, part=2)
-    )
-
-
-# tasks.world:4308
-def _check_mined_f660bc734a__tour_tr002_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR002'].status, '==', _E10_TourStatus_cancelled)
-
-
-# tasks.world:4614
-def _check_mined_a160a87ec8__ticket_t00001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00001'].status, '==', _E12_TicketStatus_used)
-
-
-# tasks.world:4917
-def _check_mined_2cab31cc9a__visitor_v0003_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_visitors['V0003'].passes_left, '==', 3)
-
-
-# tasks.world:4918
-def _check_mined_2cab31cc9a__ticket_t00004_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00004'].status, '==', _E12_TicketStatus_cancelled)
-
-
-# tasks.world:5221
-def _check_mined_67fff84abd__visitor_v0001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_visitors['V0001'].passes_left, '==', 8)
-
-
-# tasks.world:5222
-def _check_mined_67fff84abd__ticket_t00001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00001'].status, '==', _E12_TicketStatus_cancelled)
-
-
-# tasks.world:5525
-def _check_mined_62e096a881__tour_tr001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR001'].guide, '==', 'G02')
-
-
-# tasks.world:5526
-def _check_mined_62e096a881__visitor_v0001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_visitors['V0001'].passes_left, '==', 2)
-
-
-# tasks.world:5527
-def _check_mined_62e096a881__visitor_v0002_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_visitors['V0002'].membership, '==', _E14_MembershipTier_family)
-        and rt.expect(
-            ep.t_visitors['V0002'].member_until, '==', rt.parse_date('2026-12-14'), part=1
-        )
-        and rt.expect(ep.t_visitors['V0002'].passes_left, '==', 8, part=2)
-    )
-
-
-def _check_mined_62e096a881__new_ticket(ep: MuseumVisitorServices) -> bool:  # tasks.world:5528
-    return any(
-        _r20.visitor == 'V0001' and _r20.slot == 'SL0002' and _r20.tour is None
-        and _r20.adults == 4 and _r20.children == 3 and _r20.passes_used == 4
-        and _r20.price == 72.0 and _r20.status == _E12_TicketStatus_booked
-        for _r20 in rt.each(ep, ep.t_tickets)
-    )
-
-
-# tasks.world:5839
-def _check_mined_87f62bcfce__tour_tr003_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR003'].guide, '==', 'G02')
-
-
-# tasks.world:5840
-def _check_mined_87f62bcfce__visitor_v0005_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_visitors['V0005'].membership, '==', _E14_MembershipTier_family)
-        and rt.expect(
-            ep.t_visitors['V0005'].member_until, '==', rt.parse_date('2025-12-14'), part=1
-        )
-        and rt.expect(ep.t_visitors['V0005'].passes_left, '==', 8, part=2)
-    )
-
-
-# tasks.world:5841
-def _check_mined_87f62bcfce__ticket_t00002_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00002'].status, '==', _E12_TicketStatus_used)
-
-
-# tasks.world:6151
-def _check_mined_702b40ab2b__tour_tr001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR001'].status, '==', _E10_TourStatus_cancelled)
-
-
-# tasks.world:6152
-def _check_mined_702b40ab2b__ticket_t00001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['T00001'].tour, 'is', None)
-        and rt.expect(ep.t_tickets['T00001'].price, '==', 44.0, part=1)
-        and rt.expect(ep.t_tickets['T00001'].status, '==', _E12_TicketStatus_used, part=2)
-    )
-
-
-def _check_mined_702b40ab2b__new_ticket(ep: MuseumVisitorServices) -> bool:  # tasks.world:6153
-    return any(
-        _r21.visitor == 'V0003' and _r21.slot == 'SL0001' and _r21.tour is None
-        and _r21.adults == 2 and _r21.children == 2 and _r21.passes_used == 2
-        and _r21.price == 44.0 and _r21.status == _E12_TicketStatus_cancelled
-        for _r21 in rt.each(ep, ep.t_tickets)
-    )
-
-
-# tasks.world:6463
-def _check_mined_3a380bdc02__tour_tr003_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR003'].status, '==', _E10_TourStatus_cancelled)
-
-
-# tasks.world:6464
-def _check_mined_3a380bdc02__visitor_v0003_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_visitors['V0003'].membership, '==', _E14_MembershipTier_patron)
-        and rt.expect(
-            ep.t_visitors['V0003'].member_until, '==', rt.parse_date('2026-01-15'), part=1
-        )
-        and rt.expect(ep.t_visitors['V0003'].passes_left, '==', 20, part=2)
-    )
-
-
-# tasks.world:6465
-def _check_mined_3a380bdc02__visitor_v0005_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_visitors['V0005'].membership, '==', _E14_MembershipTier_family)
-        and rt.expect(
-            ep.t_visitors['V0005'].member_until, '==', rt.parse_date('2025-12-14'), part=1
-        )
-        and rt.expect(ep.t_visitors['V0005'].passes_left, '==', 8, part=2)
-    )
-
-
-# tasks.world:6466
-def _check_mined_3a380bdc02__ticket_t00002_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00002'].status, '==', _E12_TicketStatus_used)
-
-
-# tasks.world:6467
-def _check_mined_3a380bdc02__ticket_t00003_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00003'].tour, 'is', None) and rt.expect(
-        ep.t_tickets['T00003'].price, '==', 16.0, part=1
-    )
-
-
-# tasks.world:6777
-def _check_mined_e1745d1c21__tour_tr003_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR003'].guide, '==', 'G01') and rt.expect(
-        ep.t_tours['TR003'].status, '==', _E10_TourStatus_cancelled, part=1
-    )
-
-
-# tasks.world:6778
-def _check_mined_e1745d1c21__visitor_v0001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_visitors['V0001'].member_until, '==', rt.parse_date('2026-06-30'))
-        and rt.expect(ep.t_visitors['V0001'].passes_left, '==', 8, part=1)
-    )
-
-
-# tasks.world:6779
-def _check_mined_e1745d1c21__visitor_v0004_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_visitors['V0004'].membership, '==', _E14_MembershipTier_individual)
-        and rt.expect(
-            ep.t_visitors['V0004'].member_until, '==', rt.parse_date('2026-09-01'), part=1
-        )
-        and rt.expect(ep.t_visitors['V0004'].passes_left, '==', 4, part=2)
-    )
-
-
-# tasks.world:6780
-def _check_mined_e1745d1c21__ticket_t00003_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00003'].tour, 'is', None) and rt.expect(
-        ep.t_tickets['T00003'].price, '==', 16.0, part=1
-    )
-
-
-# tasks.world:7090
-def _check_mined_178117e76b__tour_tr004_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR004'].status, '==', _E10_TourStatus_cancelled)
-
-
-# tasks.world:7091
-def _check_mined_178117e76b__visitor_v0003_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_visitors['V0003'].passes_left, '==', 3)
-
-
-# tasks.world:7092
-def _check_mined_178117e76b__ticket_t00004_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['T00004'].slot, '==', 'SL0002')
-        and rt.expect(ep.t_tickets['T00004'].tour, '==', 'TR002', part=1)
-        and rt.expect(ep.t_tickets['T00004'].price, '==', 38.0, part=2)
-        and rt.expect(ep.t_tickets['T00004'].status, '==', _E12_TicketStatus_cancelled, part=3)
-    )
-
-
-# tasks.world:7402
-def _check_mined_8c82fe3108__tour_tr002_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR002'].guide, '==', 'G02')
-
-
-# tasks.world:7403
-def _check_mined_8c82fe3108__tour_tr004_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR004'].status, '==', _E10_TourStatus_cancelled)
-
-
-# tasks.world:7404
-def _check_mined_8c82fe3108__visitor_v0003_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_visitors['V0003'].passes_left, '==', 3)
-
-
-# tasks.world:7405
-def _check_mined_8c82fe3108__ticket_t00004_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00004'].status, '==', _E12_TicketStatus_cancelled)
-
-
-# tasks.world:7714
-def _check_mined_bf75c402d6__tour_tr002_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR002'].status, '==', _E10_TourStatus_cancelled)
-
-
-# tasks.world:7715
-def _check_mined_bf75c402d6__visitor_v0002_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_visitors['V0002'].membership, '==', _E14_MembershipTier_family)
-        and rt.expect(
-            ep.t_visitors['V0002'].member_until, '==', rt.parse_date('2025-12-14'), part=1
-        )
-        and rt.expect(ep.t_visitors['V0002'].passes_left, '==', 8, part=2)
-    )
-
-
-# tasks.world:7716
-def _check_mined_bf75c402d6__ticket_t00001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00001'].status, '==', _E12_TicketStatus_used)
-
-
-# tasks.world:8025
-def _check_mined_41f07053ef__tour_tr001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR001'].status, '==', _E10_TourStatus_cancelled)
-
-
-# tasks.world:8026
-def _check_mined_41f07053ef__visitor_v0001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_visitors['V0001'].passes_left, '==', 8)
-
-
-# tasks.world:8027
-def _check_mined_41f07053ef__visitor_v0005_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_visitors['V0005'].membership, '==', _E14_MembershipTier_family)
-        and rt.expect(
-            ep.t_visitors['V0005'].member_until, '==', rt.parse_date('2025-12-14'), part=1
-        )
-        and rt.expect(ep.t_visitors['V0005'].passes_left, '==', 8, part=2)
-    )
-
-
-# tasks.world:8028
-def _check_mined_41f07053ef__ticket_t00001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['T00001'].tour, 'is', None)
-        and rt.expect(ep.t_tickets['T00001'].price, '==', 44.0, part=1)
-        and rt.expect(ep.t_tickets['T00001'].status, '==', _E12_TicketStatus_cancelled, part=2)
-    )
-
-
-def _check_mined_41f07053ef__new_ticket(ep: MuseumVisitorServices) -> bool:  # tasks.world:8029
-    return any(
-        _r22.visitor == 'V0001' and _r22.slot == 'SL0001' and _r22.tour is None
-        and _r22.adults == 6 and _r22.children == 2 and _r22.passes_used == 0
-        and _r22.price == 200.0 and _r22.status == _E12_TicketStatus_booked
-        for _r22 in rt.each(ep, ep.t_tickets)
-    )
-
-
-# tasks.world:8339
-def _check_mined_9766724181__tour_tr004_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR004'].status, '==', _E10_TourStatus_cancelled)
-
-
-# tasks.world:8340
-def _check_mined_9766724181__visitor_v0002_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_visitors['V0002'].membership, '==', _E14_MembershipTier_family)
-        and rt.expect(
-            ep.t_visitors['V0002'].member_until, '==', rt.parse_date('2025-12-14'), part=1
-        )
-        and rt.expect(ep.t_visitors['V0002'].passes_left, '==', 8, part=2)
-    )
-
-
-# tasks.world:8341
-def _check_mined_9766724181__visitor_v0004_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_visitors['V0004'].passes_left, '==', 20)
-
-
-# tasks.world:8342
-def _check_mined_9766724181__ticket_t00003_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00003'].status, '==', _E12_TicketStatus_cancelled)
-
-
-# tasks.world:8651
-def _check_mined_5796942811__visitor_v0003_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_visitors['V0003'].passes_left, '==', 3)
-
-
-# tasks.world:8652
-def _check_mined_5796942811__visitor_v0004_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_visitors['V0004'].membership, '==', _E14_MembershipTier_individual)
-        and rt.expect(
-            ep.t_visitors['V0004'].member_until, '==', rt.parse_date('2027-09-01'), part=1
-        )
-        and rt.expect(ep.t_visitors['V0004'].passes_left, '==', 4, part=2)
-    )
-
-
-# tasks.world:8653
-def _check_mined_5796942811__ticket_t00004_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00004'].status, '==', _E12_TicketStatus_cancelled)
-
-
-# tasks.world:8962
-def _check_mined_f3ecdfd6e0__tour_tr001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR001'].guide, '==', 'G02')
-
-
-# tasks.world:8963
-def _check_mined_f3ecdfd6e0__tour_tr003_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR003'].guide, '==', 'G02')
-
-
-# tasks.world:8964
-def _check_mined_f3ecdfd6e0__visitor_v0001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_visitors['V0001'].passes_left, '==', 8)
-
-
-# tasks.world:8965
-def _check_mined_f3ecdfd6e0__ticket_t00001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00001'].status, '==', _E12_TicketStatus_cancelled)
-
-
-# tasks.world:9274
-def _check_mined_e2f395aa19__tour_tr001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR001'].status, '==', _E10_TourStatus_cancelled)
-
-
-# tasks.world:9275
-def _check_mined_e2f395aa19__tour_tr002_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR002'].status, '==', _E10_TourStatus_cancelled)
-
-
-# tasks.world:9276
-def _check_mined_e2f395aa19__ticket_t00001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00001'].tour, 'is', None) and rt.expect(
-        ep.t_tickets['T00001'].price, '==', 44.0, part=1
-    )
-
-
-# tasks.world:9277
-def _check_mined_e2f395aa19__ticket_t00002_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00002'].status, '==', _E12_TicketStatus_used)
-
-
-# tasks.world:9586
-def _check_mined_a3c75a1f5b__tour_tr001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR001'].status, '==', _E10_TourStatus_cancelled)
-
-
-# tasks.world:9587
-def _check_mined_a3c75a1f5b__tour_tr002_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR002'].status, '==', _E10_TourStatus_cancelled)
-
-
-# tasks.world:9588
-def _check_mined_a3c75a1f5b__visitor_v0001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_visitors['V0001'].member_until, '==', rt.parse_date('2026-06-30'))
-        and rt.expect(ep.t_visitors['V0001'].passes_left, '==', 8, part=1)
-    )
-
-
-# tasks.world:9589
-def _check_mined_a3c75a1f5b__ticket_t00001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00001'].tour, 'is', None) and rt.expect(
-        ep.t_tickets['T00001'].price, '==', 44.0, part=1
-    )
-
-
-# tasks.world:9901
-def _check_mined_4d6e6775ad__tour_tr002_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR002'].guide, '==', 'G02')
-
-
-# tasks.world:9902
-def _check_mined_4d6e6775ad__ticket_t00001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00001'].status, '==', _E12_TicketStatus_used)
-
-
-# tasks.world:10215
-def _check_mined_e3d1988e3d__tour_tr002_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR002'].status, '==', _E10_TourStatus_cancelled)
-
-
-# tasks.world:10216
-def _check_mined_e3d1988e3d__tour_tr003_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR003'].status, '==', _E10_TourStatus_cancelled)
-
-
-# tasks.world:10217
-def _check_mined_e3d1988e3d__visitor_v0001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_visitors['V0001'].member_until, '==', rt.parse_date('2026-06-30'))
-        and rt.expect(ep.t_visitors['V0001'].passes_left, '==', 8, part=1)
-    )
-
-
-# tasks.world:10218
-def _check_mined_e3d1988e3d__ticket_t00001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00001'].status, '==', _E12_TicketStatus_cancelled)
-
-
-# tasks.world:10219
-def _check_mined_e3d1988e3d__ticket_t00003_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00003'].tour, 'is', None) and rt.expect(
-        ep.t_tickets['T00003'].price, '==', 16.0, part=1
-    )
-
-
-# tasks.world:10531
-def _check_mined_0fb1754cbf__tour_tr003_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR003'].status, '==', _E10_TourStatus_cancelled)
-
-
-# tasks.world:10532
-def _check_mined_0fb1754cbf__ticket_t00003_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00003'].tour, 'is', None) and rt.expect(
-        ep.t_tickets['T00003'].price, '==', 16.0, part=1
-    )
-
-
-def _check_mined_0fb1754cbf__new_ticket(ep: MuseumVisitorServices) -> bool:  # tasks.world:10533
-    return any(
-        _r23.visitor == 'V0003' and _r23.slot == 'SL0002' and _r23.tour is None
-        and _r23.adults == 2 and _r23.children == 7 and _r23.passes_used == 0
-        and _r23.price == 168.0 and _r23.status == _E12_TicketStatus_booked
-        for _r23 in rt.each(ep, ep.t_tickets)
-    )
-
-
-# tasks.world:10847
-def _check_mined_4c2c972f9d__tour_tr001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR001'].status, '==', _E10_TourStatus_cancelled)
-
-
-# tasks.world:10848
-def _check_mined_4c2c972f9d__visitor_v0001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_visitors['V0001'].passes_left, '==', 4)
-
-
-# tasks.world:10849
-def _check_mined_4c2c972f9d__ticket_t00001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00001'].tour, 'is', None) and rt.expect(
-        ep.t_tickets['T00001'].price, '==', 44.0, part=1
-    )
-
-
-def _check_mined_4c2c972f9d__new_ticket(ep: MuseumVisitorServices) -> bool:  # tasks.world:10850
-    return any(
-        _r24.visitor == 'V0001' and _r24.slot == 'SL0003' and _r24.tour is None
-        and _r24.adults == 2 and _r24.children == 1 and _r24.passes_used == 2
-        and _r24.price == 10.0 and _r24.status == _E12_TicketStatus_booked
-        for _r24 in rt.each(ep, ep.t_tickets)
-    )
-
-
-# tasks.world:11161
-def _check_mined_fa60e36103__tour_tr004_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR004'].status, '==', _E10_TourStatus_cancelled)
-
-
-# tasks.world:11162
-def _check_mined_fa60e36103__visitor_v0005_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_visitors['V0005'].membership, '==', _E14_MembershipTier_patron)
-        and rt.expect(
-            ep.t_visitors['V0005'].member_until, '==', rt.parse_date('2025-12-14'), part=1
-        )
-        and rt.expect(ep.t_visitors['V0005'].passes_left, '==', 20, part=2)
-    )
-
-
-# tasks.world:11474
-def _check_mined_90ae622f06__tour_tr001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tours['TR001'].guide, '==', 'G02')
-
-
-# tasks.world:11475
-def _check_mined_90ae622f06__ticket_t00002_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00002'].status, '==', _E12_TicketStatus_cancelled)
-
-
-# tasks.world:11786
-def _check_mined_e84dc057dc__visitor_v0001_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_visitors['V0001'].membership, '==', _E14_MembershipTier_patron)
-        and rt.expect(
-            ep.t_visitors['V0001'].member_until, '==', rt.parse_date('2026-06-30'), part=1
-        )
-        and rt.expect(ep.t_visitors['V0001'].passes_left, '==', 20, part=2)
-    )
-
-
-# tasks.world:11787
-def _check_mined_e84dc057dc__visitor_v0004_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_visitors['V0004'].passes_left, '==', 20)
-
-
-# tasks.world:11788
-def _check_mined_e84dc057dc__ticket_t00002_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00002'].status, '==', _E12_TicketStatus_used)
-
-
-# tasks.world:11789
-def _check_mined_e84dc057dc__ticket_t00003_changed(ep: MuseumVisitorServices) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['T00003'].status, '==', _E12_TicketStatus_cancelled)
-
-
-MuseumVisitorServices.TASKS = task_registry(__name__, "tasks.json")

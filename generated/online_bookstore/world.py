@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -282,6 +282,7 @@ class OnlineBookstore(Episode):
     CLOCK: ClassVar[str] = "2024-05-20T10:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 7
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "customers": "Customer", "books": "Book", "cart_items": "CartItem", "orders": "Order",
         "shipments": "Shipment", "returns": "BookReturn",
@@ -437,15 +438,12 @@ class OnlineBookstore(Episode):
                 self, self.t_customers,
                 ((self.t_cart_items, 'customer'), (self.t_orders, 'customer')),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_books, ((self.t_cart_items, 'book'), (self.t_returns, 'book'))
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_orders, ((self.t_shipments, 'order'), (self.t_returns, 'order'))
             )
-        pass
 
     def fn_lines_total(self, lines: tuple[OrderLine, ...]) -> float:  # online_bookstore.world:145
         'What the lines cost, rounded to cents.'
@@ -952,842 +950,709 @@ class OnlineBookstore(Episode):
             )
         return book_return  # online_bookstore.world:510
 
+    def _check_return_damaged_copy__returned(self) -> bool:  # online_bookstore.world:797
+        return any(
+            _r18.order == 'O00003' and _r18.book == '9780525559474' and _r18.quantity == 1
+            and _r18.reason == _E12_ReturnReason_damaged
+            for _r18 in rt.each(self, self.t_returns)
+        )
+
+    # online_bookstore.world:798
+    def _check_return_damaged_copy__credited(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_customers['C0003'].store_credit, '==', 34.0)
+
+    def _check_leo_ships_cart_to_work__work_saved(self) -> rt.Verdict | bool:  # tasks.world:288
+        return 'work' in self.t_customers['C0002'].addresses and rt.expect(
+            self.t_customers['C0002'].addresses['work'].street, '==', '1600 Market St'
+        )
+
+    def _check_leo_ships_cart_to_work__ordered(self) -> bool:  # tasks.world:289
+        return any(
+            _o19.customer == 'C0002' and _o19.status == _E11_OrderStatus_placed
+            and _o19.ship_to.street == '1600 Market St' and _o19.total == 17.0
+            and _o19.order_id != 'O00001'
+            for _o19 in rt.each(self, self.t_orders)
+        )
+
+    def _check_leo_ships_cart_to_work__cart_emptied(self) -> bool:  # tasks.world:290
+        return not any(_i20.customer == 'C0002' for _i20 in rt.each(self, self.t_cart_items))
+
+    def _check_leo_adds_odyssey_and_checks_out__ordered(self) -> bool:  # tasks.world:585
+        return any(
+            _o21.customer == 'C0002' and _o21.status == _E11_OrderStatus_placed
+            and _o21.total == 47.0 and len(_o21.lines) == 2 and _o21.ship_to.street == '8 Birch Rd'
+            for _o21 in rt.each(self, self.t_orders)
+        )
+
+    def _check_leo_adds_odyssey_and_checks_out__cart_empty(self) -> bool:  # tasks.world:586
+        return not any(_i22.customer == 'C0002' for _i22 in rt.each(self, self.t_cart_items))
+
+    # tasks.world:587
+    def _check_leo_adds_odyssey_and_checks_out__stock_taken(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_books['9780140449136'].stock, '==', 10) and rt.expect(
+            self.t_books['9780525559474'].stock, '==', 7, part=1
+        )
+
+    # tasks.world:880
+    def _check_mined_299f42363a__customer_c0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_customers['C0003'].addresses, '==',
+            {
+                'home': Address(
+                    v.check_length('44 Lake Dr', 'Address.street', 1, 100),
+                    v.check_length('Madison', 'Address.city', 1, 60),
+                    v.check_pattern('WI', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('53703', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                '9780525559474': Address(
+                    v.check_length('fiction', 'Address.street', 1, 100),
+                    v.check_length('86tD9', 'Address.city', 1, 60),
+                    v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('78701', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                'C0003': Address(
+                    v.check_length('C0003', 'Address.street', 1, 100),
+                    v.check_length('C0003', 'Address.city', 1, 60),
+                    v.check_pattern('DE', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('53703', 'Address.zip', '^[0-9]{5}$'),
+                ),
+            },
+        )
+
+    # tasks.world:881
+    def _check_mined_299f42363a__book_k_9780525559474_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_books['9780525559474'].stock, '==', 25)
+
+    def _check_mined_299f42363a__new_cartitem(self) -> bool:  # tasks.world:882
+        return any(
+            _r23.customer == 'C0003' and _r23.book == '9780525559474' and _r23.quantity == 2
+            for _r23 in rt.each(self, self.t_cart_items)
+        )
+
+    # tasks.world:1176
+    def _check_mined_150a75b0e7__customer_c0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_customers['C0004'].addresses, '==',
+            {
+                'home': Address(
+                    v.check_length('9 Pine Ct', 'Address.street', 1, 100),
+                    v.check_length('Portland', 'Address.city', 1, 60),
+                    v.check_pattern('OR', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('97205', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                '8mjWZ': Address(
+                    v.check_length('The Silent Patient', 'Address.street', 1, 100),
+                    v.check_length('classics', 'Address.city', 1, 60),
+                    v.check_pattern('CO', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('02799', 'Address.zip', '^[0-9]{5}$'),
+                ),
+            },
+        )
+
+    # tasks.world:1177
+    def _check_mined_150a75b0e7__book_k_9781250301697_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_books['9781250301697'].stock, '==', 37)
+
+    def _check_mined_150a75b0e7__new_cartitem(self) -> bool:  # tasks.world:1178
+        return any(
+            _r24.customer == 'C0004' and _r24.book == '9781250301697' and _r24.quantity == 4
+            for _r24 in rt.each(self, self.t_cart_items)
+        )
+
+    # tasks.world:1471
+    def _check_mined_44ebdd6e29__book_k_9780140449136_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_books['9780140449136'].stock, '==', 898)
+
+    # tasks.world:1472
+    def _check_mined_44ebdd6e29__cartitem_ci0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cart_items['CI0002'].quantity, '==', 4)
+
+    # tasks.world:1764
+    def _check_mined_43afd4afda__order_o00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O00001'].status, '==', _E11_OrderStatus_shipped)
+
+    def _check_mined_43afd4afda__new_shipment(self) -> bool:  # tasks.world:1765
+        return any(
+            _r25.order == 'O00001' and _r25.carrier == _E7_Carrier_ups
+            and _r25.tracking_number == 'TRK000000005'
+            and _r25.status == _E14_ShipmentStatus_in_transit and _r25.delivered_on is None
+            for _r25 in rt.each(self, self.t_shipments)
+        )
+
+    # tasks.world:2056
+    def _check_mined_c67d6500ae__book_k_9780140449136_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_books['9780140449136'].stock, '==', 13)
+
+    # tasks.world:2057
+    def _check_mined_c67d6500ae__order_o00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O00001'].status, '==', _E11_OrderStatus_cancelled)
+
+    # tasks.world:2348
+    def _check_mined_130a5f6176__cartitem_ci0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cart_items['CI0003'].quantity, '==', 4)
+
+    def _check_mined_2bc957bca1__cartitem_ci0003_removed(self) -> bool:  # tasks.world:2639
+        return not any(_r26.cart_item_id == 'CI0003' for _r26 in rt.each(self, self.t_cart_items))
+
+    def _check_mined_4f2535fa9f__new_cartitem(self) -> bool:  # tasks.world:2930
+        return any(
+            _r27.customer == 'C0002' and _r27.book == '9780062316097' and _r27.quantity == 10
+            for _r27 in rt.each(self, self.t_cart_items)
+        )
+
+    # tasks.world:3221
+    def _check_mined_5ae2367158__cartitem_ci0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cart_items['CI0002'].quantity, '==', 8)
+
+    def _check_mined_981b766139__cartitem_ci0001_removed(self) -> bool:  # tasks.world:3512
+        return not any(_r28.cart_item_id == 'CI0001' for _r28 in rt.each(self, self.t_cart_items))
+
+    def _check_mined_b35e7d13f3__cartitem_ci0002_removed(self) -> bool:  # tasks.world:3803
+        return not any(_r29.cart_item_id == 'CI0002' for _r29 in rt.each(self, self.t_cart_items))
+
+    # tasks.world:4094
+    def _check_mined_15c1d5ba49__book_k_9780525559474_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_books['9780525559474'].stock, '==', 197)
+
+    # tasks.world:4384
+    def _check_mined_b9673af89b__book_k_9780062316097_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_books['9780062316097'].stock, '==', 691)
+
+    # tasks.world:4674
+    def _check_mined_da39aae01b__customer_c0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_customers['C0002'].addresses, '==',
+            {
+                'home': Address(
+                    v.check_length('8 Birch Rd', 'Address.street', 1, 100),
+                    v.check_length('Denver', 'Address.city', 1, 60),
+                    v.check_pattern('CO', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('80202', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                'OR': Address(
+                    v.check_length('RT0001', 'Address.street', 1, 100),
+                    v.check_length('wrong_item', 'Address.city', 1, 60),
+                    v.check_pattern('SS', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('21783', 'Address.zip', '^[0-9]{5}$'),
+                ),
+            },
+        )
+
+    # tasks.world:4964
+    def _check_mined_2fe246ccd8__order_o00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O00002'].status, '==', _E11_OrderStatus_delivered)
+
+    # tasks.world:4965
+    def _check_mined_2fe246ccd8__shipment_sh0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_shipments['SH0001'].status, '==', _E14_ShipmentStatus_delivered)
+            and rt.expect(
+                self.t_shipments['SH0001'].delivered_on, '==', rt.parse_date('2024-05-20'), part=1
+            )
+        )
+
+    def _check_mined_022f0e6e14__new_cartitem(self) -> bool:  # tasks.world:5252
+        return any(
+            _r30.customer == 'C0004' and _r30.book == '9780525559474' and _r30.quantity == 5
+            for _r30 in rt.each(self, self.t_cart_items)
+        )
+
+    def _check_mined_022f0e6e14__cartitem_ci0002_removed(self) -> bool:  # tasks.world:5253
+        return not any(_r31.cart_item_id == 'CI0002' for _r31 in rt.each(self, self.t_cart_items))
+
+    def _check_mined_022f0e6e14__cartitem_ci0003_removed(self) -> bool:  # tasks.world:5254
+        return not any(_r32.cart_item_id == 'CI0003' for _r32 in rt.each(self, self.t_cart_items))
+
+    # tasks.world:5255
+    def _check_mined_022f0e6e14__order_o00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O00001'].status, '==', _E11_OrderStatus_shipped)
+
+    def _check_mined_022f0e6e14__new_shipment(self) -> bool:  # tasks.world:5256
+        return any(
+            _r33.order == 'O00001' and _r33.carrier == _E7_Carrier_ups
+            and _r33.tracking_number == 'TRK000000005'
+            and _r33.status == _E14_ShipmentStatus_in_transit and _r33.delivered_on is None
+            for _r33 in rt.each(self, self.t_shipments)
+        )
+
+    # tasks.world:5552
+    def _check_mined_0bf42cbd8f__cartitem_ci0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_cart_items['CI0002'].quantity, '==', 3)
+
+    def _check_mined_0bf42cbd8f__new_cartitem(self) -> bool:  # tasks.world:5553
+        return any(
+            _r34.customer == 'C0001' and _r34.book == '9780062316097' and _r34.quantity == 2
+            for _r34 in rt.each(self, self.t_cart_items)
+        )
+
+    def _check_mined_0bf42cbd8f__cartitem_ci0001_removed(self) -> bool:  # tasks.world:5554
+        return not any(_r35.cart_item_id == 'CI0001' for _r35 in rt.each(self, self.t_cart_items))
+
+    # tasks.world:5555
+    def _check_mined_0bf42cbd8f__order_o00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O00001'].status, '==', _E11_OrderStatus_shipped)
+
+    def _check_mined_0bf42cbd8f__new_shipment(self) -> bool:  # tasks.world:5556
+        return any(
+            _r36.order == 'O00001' and _r36.carrier == _E7_Carrier_ups
+            and _r36.tracking_number == 'TRK000000005'
+            and _r36.status == _E14_ShipmentStatus_in_transit and _r36.delivered_on is None
+            for _r36 in rt.each(self, self.t_shipments)
+        )
+
+    # tasks.world:5851
+    def _check_mined_8b4384a7b6__customer_c0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_customers['C0004'].addresses, '==',
+            {
+                'home': Address(
+                    v.check_length('9 Pine Ct', 'Address.street', 1, 100),
+                    v.check_length('Portland', 'Address.city', 1, 60),
+                    v.check_pattern('OR', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('97205', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                'O00003': Address(
+                    v.check_length('52', 'Address.street', 1, 100),
+                    v.check_length('fiction', 'Address.city', 1, 60),
+                    v.check_pattern('OR', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('61433', 'Address.zip', '^[0-9]{5}$'),
+                ),
+            },
+        )
+
+    def _check_mined_8b4384a7b6__new_cartitem(self) -> bool:  # tasks.world:5852
+        return any(
+            _r37.customer == 'C0004' and _r37.book == '9780062316097' and _r37.quantity == 1
+            for _r37 in rt.each(self, self.t_cart_items)
+        )
+
+    def _check_mined_8b4384a7b6__new_cartitem_1(self) -> bool:  # tasks.world:5853
+        return any(
+            _r38.customer == 'C0001' and _r38.book == '9780062316097' and _r38.quantity == 1
+            for _r38 in rt.each(self, self.t_cart_items)
+        )
+
+    def _check_mined_8b4384a7b6__cartitem_ci0001_removed(self) -> bool:  # tasks.world:5854
+        return not any(_r39.cart_item_id == 'CI0001' for _r39 in rt.each(self, self.t_cart_items))
+
+    # tasks.world:6149
+    def _check_mined_2769d10bf0__customer_c0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_customers['C0002'].addresses, '==',
+            {
+                'home': Address(
+                    v.check_length('8 Birch Rd', 'Address.street', 1, 100),
+                    v.check_length('Denver', 'Address.city', 1, 60),
+                    v.check_pattern('CO', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('80202', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                'damaged': Address(
+                    v.check_length('usps', 'Address.street', 1, 100),
+                    v.check_length('53703', 'Address.city', 1, 60),
+                    v.check_pattern('CO', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('80202', 'Address.zip', '^[0-9]{5}$'),
+                ),
+            },
+        )
+
+    # tasks.world:6150
+    def _check_mined_2769d10bf0__book_k_9780593135204_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_books['9780593135204'].stock, '==', 1)
+
+    # tasks.world:6151
+    def _check_mined_2769d10bf0__order_o00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O00001'].status, '==', _E11_OrderStatus_shipped)
+
+    def _check_mined_2769d10bf0__new_shipment(self) -> bool:  # tasks.world:6152
+        return any(
+            _r40.order == 'O00001' and _r40.carrier == _E7_Carrier_usps
+            and _r40.tracking_number == 'TRK000000005'
+            and _r40.status == _E14_ShipmentStatus_in_transit and _r40.delivered_on is None
+            for _r40 in rt.each(self, self.t_shipments)
+        )
+
+    # tasks.world:6446
+    def _check_mined_89524826ec__book_k_9780525559474_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_books['9780525559474'].stock, '==', 13)
+
+    def _check_mined_89524826ec__cartitem_ci0003_removed(self) -> bool:  # tasks.world:6447
+        return not any(_r41.cart_item_id == 'CI0003' for _r41 in rt.each(self, self.t_cart_items))
+
+    def _check_mined_89524826ec__cartitem_ci0004_removed(self) -> bool:  # tasks.world:6448
+        return not any(_r42.cart_item_id == 'CI0004' for _r42 in rt.each(self, self.t_cart_items))
+
+    # tasks.world:6743
+    def _check_mined_404e198da5__customer_c0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_customers['C0002'].addresses, '==',
+            {
+                'home': Address(
+                    v.check_length('8 Birch Rd', 'Address.street', 1, 100),
+                    v.check_length('Denver', 'Address.city', 1, 60),
+                    v.check_pattern('CO', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('80202', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                'in_transit': Address(
+                    v.check_length('2024-05-20T10:01:00', 'Address.street', 1, 100),
+                    v.check_length('CO', 'Address.city', 1, 60),
+                    v.check_pattern('OR', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('80202', 'Address.zip', '^[0-9]{5}$'),
+                ),
+            },
+        )
+
+    # tasks.world:6744
+    def _check_mined_404e198da5__book_k_9780593135204_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_books['9780593135204'].stock, '==', 10)
+
+    # tasks.world:6745
+    def _check_mined_404e198da5__order_o00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O00001'].status, '==', _E11_OrderStatus_shipped)
+
+    def _check_mined_404e198da5__new_shipment(self) -> bool:  # tasks.world:6746
+        return any(
+            _r43.order == 'O00001' and _r43.carrier == _E7_Carrier_ups
+            and _r43.tracking_number == 'TRK000000005'
+            and _r43.status == _E14_ShipmentStatus_in_transit and _r43.delivered_on is None
+            for _r43 in rt.each(self, self.t_shipments)
+        )
+
+    # tasks.world:7040
+    def _check_mined_0e08ec69ec__customer_c0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_customers['C0004'].addresses, '==',
+            {
+                'home': Address(
+                    v.check_length('9 Pine Ct', 'Address.street', 1, 100),
+                    v.check_length('Portland', 'Address.city', 1, 60),
+                    v.check_pattern('OR', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('97205', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                'SH0003': Address(
+                    v.check_length('science', 'Address.street', 1, 100),
+                    v.check_length('nonfiction', 'Address.city', 1, 60),
+                    v.check_pattern('YV', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('78701', 'Address.zip', '^[0-9]{5}$'),
+                ),
+            },
+        )
+
+    # tasks.world:7041
+    def _check_mined_0e08ec69ec__book_k_9780062316097_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_books['9780062316097'].stock, '==', 364)
+
+    def _check_mined_0e08ec69ec__cartitem_ci0001_removed(self) -> bool:  # tasks.world:7042
+        return not any(_r44.cart_item_id == 'CI0001' for _r44 in rt.each(self, self.t_cart_items))
+
+    def _check_mined_0e08ec69ec__cartitem_ci0004_removed(self) -> bool:  # tasks.world:7043
+        return not any(_r45.cart_item_id == 'CI0004' for _r45 in rt.each(self, self.t_cart_items))
+
+    # tasks.world:7338
+    def _check_mined_19eebd5ff9__customer_c0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_customers['C0001'].addresses, '==',
+            {
+                'home': Address(
+                    v.check_length('12 Oak St', 'Address.street', 1, 100),
+                    v.check_length('Austin', 'Address.city', 1, 60),
+                    v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('78701', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                'work': Address(
+                    v.check_length('500 Congress Ave', 'Address.street', 1, 100),
+                    v.check_length('Austin', 'Address.city', 1, 60),
+                    v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('78701', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                'fiction': Address(
+                    v.check_length('TX', 'Address.street', 1, 100),
+                    v.check_length('2024-05-14T11:00:00', 'Address.city', 1, 60),
+                    v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('71639', 'Address.zip', '^[0-9]{5}$'),
+                ),
+            },
+        )
+
+    # tasks.world:7339
+    def _check_mined_19eebd5ff9__order_o00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O00002'].status, '==', _E11_OrderStatus_delivered)
+
+    # tasks.world:7340
+    def _check_mined_19eebd5ff9__shipment_sh0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_shipments['SH0001'].status, '==', _E14_ShipmentStatus_delivered)
+            and rt.expect(
+                self.t_shipments['SH0001'].delivered_on, '==', rt.parse_date('2024-05-20'), part=1
+            )
+        )
+
+    def _check_mined_1407f025d8__cartitem_ci0004_removed(self) -> bool:  # tasks.world:7634
+        return not any(_r46.cart_item_id == 'CI0004' for _r46 in rt.each(self, self.t_cart_items))
+
+    # tasks.world:7635
+    def _check_mined_1407f025d8__order_o00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O00001'].status, '==', _E11_OrderStatus_shipped)
+
+    def _check_mined_1407f025d8__new_shipment(self) -> bool:  # tasks.world:7636
+        return any(
+            _r47.order == 'O00001' and _r47.carrier == _E7_Carrier_usps
+            and _r47.tracking_number == 'TRK000000005'
+            and _r47.status == _E14_ShipmentStatus_in_transit and _r47.delivered_on is None
+            for _r47 in rt.each(self, self.t_shipments)
+        )
+
+    def _check_mined_d1d2ca44c2__cartitem_ci0002_removed(self) -> bool:  # tasks.world:7929
+        return not any(_r48.cart_item_id == 'CI0002' for _r48 in rt.each(self, self.t_cart_items))
+
+    def _check_mined_d1d2ca44c2__cartitem_ci0003_removed(self) -> bool:  # tasks.world:7930
+        return not any(_r49.cart_item_id == 'CI0003' for _r49 in rt.each(self, self.t_cart_items))
+
+    def _check_mined_d1d2ca44c2__cartitem_ci0004_removed(self) -> bool:  # tasks.world:7931
+        return not any(_r50.cart_item_id == 'CI0004' for _r50 in rt.each(self, self.t_cart_items))
+
+    # tasks.world:8226
+    def _check_mined_401ffa4432__book_k_9780140449136_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_books['9780140449136'].stock, '==', 27)
+
+    # tasks.world:8227
+    def _check_mined_401ffa4432__order_o00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O00001'].status, '==', _E11_OrderStatus_delivered)
+
+    def _check_mined_401ffa4432__new_shipment(self) -> bool:  # tasks.world:8228
+        return any(
+            _r51.order == 'O00001' and _r51.carrier == _E7_Carrier_fedex
+            and _r51.tracking_number == 'TRK000000005'
+            and _r51.status == _E14_ShipmentStatus_delivered
+            and _r51.delivered_on == rt.parse_date('2024-05-20')
+            for _r51 in rt.each(self, self.t_shipments)
+        )
+
+    # tasks.world:8521
+    def _check_mined_f75566652a__book_k_9780525559474_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_books['9780525559474'].stock, '==', 492)
+
+    # tasks.world:8522
+    def _check_mined_f75566652a__order_o00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O00001'].status, '==', _E11_OrderStatus_shipped)
+
+    def _check_mined_f75566652a__new_shipment(self) -> bool:  # tasks.world:8523
+        return any(
+            _r52.order == 'O00001' and _r52.carrier == _E7_Carrier_fedex
+            and _r52.tracking_number == 'TRK000000005'
+            and _r52.status == _E14_ShipmentStatus_in_transit and _r52.delivered_on is None
+            for _r52 in rt.each(self, self.t_shipments)
+        )
+
+    # tasks.world:8816
+    def _check_mined_b196501feb__book_k_9780140449136_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_books['9780140449136'].stock, '==', 13)
+
+    # tasks.world:8817
+    def _check_mined_b196501feb__book_k_9780593135204_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_books['9780593135204'].stock, '==', 17)
+
+    # tasks.world:8818
+    def _check_mined_b196501feb__order_o00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O00001'].status, '==', _E11_OrderStatus_cancelled)
+
+    # tasks.world:9111
+    def _check_mined_e6255d2a1a__customer_c0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_customers['C0001'].addresses, '==',
+            {
+                'home': Address(
+                    v.check_length('12 Oak St', 'Address.street', 1, 100),
+                    v.check_length('Austin', 'Address.city', 1, 60),
+                    v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('78701', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                'work': Address(
+                    v.check_length('500 Congress Ave', 'Address.street', 1, 100),
+                    v.check_length('Austin', 'Address.city', 1, 60),
+                    v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('78701', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                'C0003': Address(
+                    v.check_length('+1 555 0603', 'Address.street', 1, 100),
+                    v.check_length('f', 'Address.city', 1, 60),
+                    v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('35118', 'Address.zip', '^[0-9]{5}$'),
+                ),
+            },
+        )
+
+    def _check_mined_e6255d2a1a__cartitem_ci0002_removed(self) -> bool:  # tasks.world:9112
+        return not any(_r53.cart_item_id == 'CI0002' for _r53 in rt.each(self, self.t_cart_items))
+
+    def _check_mined_e6255d2a1a__cartitem_ci0004_removed(self) -> bool:  # tasks.world:9113
+        return not any(_r54.cart_item_id == 'CI0004' for _r54 in rt.each(self, self.t_cart_items))
+
+    # tasks.world:9410
+    def _check_mined_c2cb295057__customer_c0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_customers['C0003'].addresses, '==',
+            {
+                'home': Address(
+                    v.check_length('44 Lake Dr', 'Address.street', 1, 100),
+                    v.check_length('Madison', 'Address.city', 1, 60),
+                    v.check_pattern('WI', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('53703', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                'Yuval Noah Harari': Address(
+                    v.check_length('C0002', 'Address.street', 1, 100),
+                    v.check_length('classics', 'Address.city', 1, 60),
+                    v.check_pattern('QZ', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('28587', 'Address.zip', '^[0-9]{5}$'),
+                ),
+            },
+        )
+
+    # tasks.world:9411
+    def _check_mined_c2cb295057__book_k_9780062316097_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_books['9780062316097'].stock, '==', 561)
+
+    def _check_mined_c2cb295057__new_cartitem(self) -> bool:  # tasks.world:9412
+        return any(
+            _r55.customer == 'C0004' and _r55.book == '9780062316097' and _r55.quantity == 4
+            for _r55 in rt.each(self, self.t_cart_items)
+        )
+
+    def _check_mined_c2cb295057__new_cartitem_1(self) -> bool:  # tasks.world:9413
+        return any(
+            _r56.customer == 'C0003' and _r56.book == '9780140449136' and _r56.quantity == 5
+            for _r56 in rt.each(self, self.t_cart_items)
+        )
+
+    # tasks.world:9710
+    def _check_mined_05b521e868__book_k_9780593135204_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_books['9780593135204'].stock, '==', 34)
+
+    def _check_mined_05b521e868__cartitem_ci0002_removed(self) -> bool:  # tasks.world:9711
+        return not any(_r57.cart_item_id == 'CI0002' for _r57 in rt.each(self, self.t_cart_items))
+
+    # tasks.world:10007
+    def _check_mined_9991df9ed8__book_k_9780062316097_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_books['9780062316097'].stock, '==', 6)
+
+    def _check_mined_9991df9ed8__cartitem_ci0001_removed(self) -> bool:  # tasks.world:10008
+        return not any(_r58.cart_item_id == 'CI0001' for _r58 in rt.each(self, self.t_cart_items))
+
+    # tasks.world:10304
+    def _check_mined_d31fa67a73__customer_c0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_customers['C0001'].addresses, '==',
+            {
+                'home': Address(
+                    v.check_length('12 Oak St', 'Address.street', 1, 100),
+                    v.check_length('Austin', 'Address.city', 1, 60),
+                    v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('78701', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                'work': Address(
+                    v.check_length('500 Congress Ave', 'Address.street', 1, 100),
+                    v.check_length('Austin', 'Address.city', 1, 60),
+                    v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('78701', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                '2020-09-29': Address(
+                    v.check_length('2023-01-09', 'Address.street', 1, 100),
+                    v.check_length('Sat+l', 'Address.city', 1, 60),
+                    v.check_pattern('IX', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('62944', 'Address.zip', '^[0-9]{5}$'),
+                ),
+            },
+        )
+
+    def _check_mined_d31fa67a73__new_cartitem(self) -> bool:  # tasks.world:10305
+        return any(
+            _r59.customer == 'C0002' and _r59.book == '9781250301697' and _r59.quantity == 4
+            for _r59 in rt.each(self, self.t_cart_items)
+        )
+
+    # tasks.world:10306
+    def _check_mined_d31fa67a73__order_o00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O00002'].status, '==', _E11_OrderStatus_delivered)
+
+    # tasks.world:10307
+    def _check_mined_d31fa67a73__shipment_sh0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_shipments['SH0001'].status, '==', _E14_ShipmentStatus_delivered)
+            and rt.expect(
+                self.t_shipments['SH0001'].delivered_on, '==', rt.parse_date('2024-05-20'), part=1
+            )
+        )
+
+    # tasks.world:10603
+    def _check_mined_f888bb6147__book_k_9780593135204_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_books['9780593135204'].stock, '==', 519)
+
+    def _check_mined_f888bb6147__cartitem_ci0004_removed(self) -> bool:  # tasks.world:10604
+        return not any(_r60.cart_item_id == 'CI0004' for _r60 in rt.each(self, self.t_cart_items))
+
+    # tasks.world:10900
+    def _check_mined_3c5448fdf2__customer_c0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_customers['C0004'].addresses, '==',
+            {
+                'home': Address(
+                    v.check_length('9 Pine Ct', 'Address.street', 1, 100),
+                    v.check_length('Portland', 'Address.city', 1, 60),
+                    v.check_pattern('OR', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('97205', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                'jr': Address(
+                    v.check_length('2024-03-05', 'Address.street', 1, 100),
+                    v.check_length('cancelled', 'Address.city', 1, 60),
+                    v.check_pattern('OR', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('24538', 'Address.zip', '^[0-9]{5}$'),
+                ),
+            },
+        )
+
+    def _check_mined_3c5448fdf2__new_cartitem(self) -> bool:  # tasks.world:10901
+        return any(
+            _r61.customer == 'C0001' and _r61.book == '9780140449136' and _r61.quantity == 2
+            for _r61 in rt.each(self, self.t_cart_items)
+        )
+
+    def _check_mined_3c5448fdf2__cartitem_ci0002_removed(self) -> bool:  # tasks.world:10902
+        return not any(_r62.cart_item_id == 'CI0002' for _r62 in rt.each(self, self.t_cart_items))
+
+    # tasks.world:11198
+    def _check_mined_ed127c79f1__customer_c0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_customers['C0004'].addresses, '==',
+            {
+                'home': Address(
+                    v.check_length('9 Pine Ct', 'Address.street', 1, 100),
+                    v.check_length('Portland', 'Address.city', 1, 60),
+                    v.check_pattern('OR', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('97205', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                '8 Birch Rd': Address(
+                    v.check_length('null', 'Address.street', 1, 100),
+                    v.check_length('zt', 'Address.city', 1, 60),
+                    v.check_pattern('KR', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('53703', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                'B': Address(
+                    v.check_length('2024-05-19T10:00:00', 'Address.street', 1, 100),
+                    v.check_length('hardcover', 'Address.city', 1, 60),
+                    v.check_pattern('OR', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('53703', 'Address.zip', '^[0-9]{5}$'),
+                ),
+                '+1 555 0604': Address(
+                    v.check_length('RT0003', 'Address.street', 1, 100),
+                    v.check_length('The Silent Patient', 'Address.city', 1, 60),
+                    v.check_pattern('FG', 'Address.state_code', '^[A-Z]{2}$'),
+                    v.check_pattern('30845', 'Address.zip', '^[0-9]{5}$'),
+                ),
+            },
+        )
+
+    # tasks.world:11199
+    def _check_mined_ed127c79f1__book_k_9780062316097_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_books['9780062316097'].stock, '==', 15)
+
 
 OnlineBookstore.TOOLS = tools(OnlineBookstore)
-
-
-# online_bookstore.world:797
-def _check_return_damaged_copy__returned(ep: OnlineBookstore) -> bool:
-    return any(
-        _r18.order == 'O00003' and _r18.book == '9780525559474' and _r18.quantity == 1
-        and _r18.reason == _E12_ReturnReason_damaged
-        for _r18 in rt.each(ep, ep.t_returns)
-    )
-
-
-# online_bookstore.world:798
-def _check_return_damaged_copy__credited(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(ep.t_customers['C0003'].store_credit, '==', 34.0)
-
-
-# tasks.world:288
-def _check_leo_ships_cart_to_work__work_saved(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return 'work' in ep.t_customers['C0002'].addresses and rt.expect(
-        ep.t_customers['C0002'].addresses['work'].street, '==', '1600 Market St'
-    )
-
-
-def _check_leo_ships_cart_to_work__ordered(ep: OnlineBookstore) -> bool:  # tasks.world:289
-    return any(
-        _o19.customer == 'C0002' and _o19.status == _E11_OrderStatus_placed
-        and _o19.ship_to.street == '1600 Market St' and _o19.total == 17.0
-        and _o19.order_id != 'O00001'
-        for _o19 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_leo_ships_cart_to_work__cart_emptied(ep: OnlineBookstore) -> bool:  # tasks.world:290
-    return not any(_i20.customer == 'C0002' for _i20 in rt.each(ep, ep.t_cart_items))
-
-
-# tasks.world:585
-def _check_leo_adds_odyssey_and_checks_out__ordered(ep: OnlineBookstore) -> bool:
-    return any(
-        _o21.customer == 'C0002' and _o21.status == _E11_OrderStatus_placed and _o21.total == 47.0
-        and len(_o21.lines) == 2 and _o21.ship_to.street == '8 Birch Rd'
-        for _o21 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:586
-def _check_leo_adds_odyssey_and_checks_out__cart_empty(ep: OnlineBookstore) -> bool:
-    return not any(_i22.customer == 'C0002' for _i22 in rt.each(ep, ep.t_cart_items))
-
-
-# tasks.world:587
-def _check_leo_adds_odyssey_and_checks_out__stock_taken(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(ep.t_books['9780140449136'].stock, '==', 10) and rt.expect(
-        ep.t_books['9780525559474'].stock, '==', 7, part=1
-    )
-
-
-# tasks.world:880
-def _check_mined_299f42363a__customer_c0003_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_customers['C0003'].addresses, '==', {
-            'home': Address(
-                v.check_length('44 Lake Dr', 'Address.street', 1, 100),
-                v.check_length('Madison', 'Address.city', 1, 60),
-                v.check_pattern('WI', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('53703', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            '9780525559474': Address(
-                v.check_length('fiction', 'Address.street', 1, 100),
-                v.check_length('86tD9', 'Address.city', 1, 60),
-                v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('78701', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            'C0003': Address(
-                v.check_length('C0003', 'Address.street', 1, 100),
-                v.check_length('C0003', 'Address.city', 1, 60),
-                v.check_pattern('DE', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('53703', 'Address.zip', '^[0-9]{5}$'),
-            ),
-        },
-    )
-
-
-def _check_mined_299f42363a__book_k_9780525559474_changed(  # tasks.world:881
-    ep: OnlineBookstore
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_books['9780525559474'].stock, '==', 25)
-
-
-def _check_mined_299f42363a__new_cartitem(ep: OnlineBookstore) -> bool:  # tasks.world:882
-    return any(
-        _r23.customer == 'C0003' and _r23.book == '9780525559474' and _r23.quantity == 2
-        for _r23 in rt.each(ep, ep.t_cart_items)
-    )
-
-
-# tasks.world:1176
-def _check_mined_150a75b0e7__customer_c0004_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_customers['C0004'].addresses, '==', {
-            'home': Address(
-                v.check_length('9 Pine Ct', 'Address.street', 1, 100),
-                v.check_length('Portland', 'Address.city', 1, 60),
-                v.check_pattern('OR', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('97205', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            '8mjWZ': Address(
-                v.check_length('The Silent Patient', 'Address.street', 1, 100),
-                v.check_length('classics', 'Address.city', 1, 60),
-                v.check_pattern('CO', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('02799', 'Address.zip', '^[0-9]{5}$'),
-            ),
-        },
-    )
-
-
-def _check_mined_150a75b0e7__book_k_9781250301697_changed(  # tasks.world:1177
-    ep: OnlineBookstore
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_books['9781250301697'].stock, '==', 37)
-
-
-def _check_mined_150a75b0e7__new_cartitem(ep: OnlineBookstore) -> bool:  # tasks.world:1178
-    return any(
-        _r24.customer == 'C0004' and _r24.book == '9781250301697' and _r24.quantity == 4
-        for _r24 in rt.each(ep, ep.t_cart_items)
-    )
-
-
-def _check_mined_44ebdd6e29__book_k_9780140449136_changed(  # tasks.world:1471
-    ep: OnlineBookstore
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_books['9780140449136'].stock, '==', 898)
-
-
-# tasks.world:1472
-def _check_mined_44ebdd6e29__cartitem_ci0002_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cart_items['CI0002'].quantity, '==', 4)
-
-
-# tasks.world:1764
-def _check_mined_43afd4afda__order_o00001_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O00001'].status, '==', _E11_OrderStatus_shipped)
-
-
-def _check_mined_43afd4afda__new_shipment(ep: OnlineBookstore) -> bool:  # tasks.world:1765
-    return any(
-        _r25.order == 'O00001' and _r25.carrier == _E7_Carrier_ups
-        and _r25.tracking_number == 'TRK000000005'
-        and _r25.status == _E14_ShipmentStatus_in_transit and _r25.delivered_on is None
-        for _r25 in rt.each(ep, ep.t_shipments)
-    )
-
-
-def _check_mined_c67d6500ae__book_k_9780140449136_changed(  # tasks.world:2056
-    ep: OnlineBookstore
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_books['9780140449136'].stock, '==', 13)
-
-
-# tasks.world:2057
-def _check_mined_c67d6500ae__order_o00001_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O00001'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:2348
-def _check_mined_130a5f6176__cartitem_ci0003_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cart_items['CI0003'].quantity, '==', 4)
-
-
-# tasks.world:2639
-def _check_mined_2bc957bca1__cartitem_ci0003_removed(ep: OnlineBookstore) -> bool:
-    return not any(_r26.cart_item_id == 'CI0003' for _r26 in rt.each(ep, ep.t_cart_items))
-
-
-def _check_mined_4f2535fa9f__new_cartitem(ep: OnlineBookstore) -> bool:  # tasks.world:2930
-    return any(
-        _r27.customer == 'C0002' and _r27.book == '9780062316097' and _r27.quantity == 10
-        for _r27 in rt.each(ep, ep.t_cart_items)
-    )
-
-
-# tasks.world:3221
-def _check_mined_5ae2367158__cartitem_ci0002_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cart_items['CI0002'].quantity, '==', 8)
-
-
-# tasks.world:3512
-def _check_mined_981b766139__cartitem_ci0001_removed(ep: OnlineBookstore) -> bool:
-    return not any(_r28.cart_item_id == 'CI0001' for _r28 in rt.each(ep, ep.t_cart_items))
-
-
-# tasks.world:3803
-def _check_mined_b35e7d13f3__cartitem_ci0002_removed(ep: OnlineBookstore) -> bool:
-    return not any(_r29.cart_item_id == 'CI0002' for _r29 in rt.each(ep, ep.t_cart_items))
-
-
-def _check_mined_15c1d5ba49__book_k_9780525559474_changed(  # tasks.world:4094
-    ep: OnlineBookstore
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_books['9780525559474'].stock, '==', 197)
-
-
-def _check_mined_b9673af89b__book_k_9780062316097_changed(  # tasks.world:4384
-    ep: OnlineBookstore
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_books['9780062316097'].stock, '==', 691)
-
-
-# tasks.world:4674
-def _check_mined_da39aae01b__customer_c0002_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_customers['C0002'].addresses, '==', {
-            'home': Address(
-                v.check_length('8 Birch Rd', 'Address.street', 1, 100),
-                v.check_length('Denver', 'Address.city', 1, 60),
-                v.check_pattern('CO', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('80202', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            'OR': Address(
-                v.check_length('RT0001', 'Address.street', 1, 100),
-                v.check_length('wrong_item', 'Address.city', 1, 60),
-                v.check_pattern('SS', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('21783', 'Address.zip', '^[0-9]{5}$'),
-            ),
-        },
-    )
-
-
-# tasks.world:4964
-def _check_mined_2fe246ccd8__order_o00002_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O00002'].status, '==', _E11_OrderStatus_delivered)
-
-
-# tasks.world:4965
-def _check_mined_2fe246ccd8__shipment_sh0001_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_shipments['SH0001'].status, '==', _E14_ShipmentStatus_delivered)
-        and rt.expect(
-            ep.t_shipments['SH0001'].delivered_on, '==', rt.parse_date('2024-05-20'), part=1
-        )
-    )
-
-
-def _check_mined_022f0e6e14__new_cartitem(ep: OnlineBookstore) -> bool:  # tasks.world:5252
-    return any(
-        _r30.customer == 'C0004' and _r30.book == '9780525559474' and _r30.quantity == 5
-        for _r30 in rt.each(ep, ep.t_cart_items)
-    )
-
-
-# tasks.world:5253
-def _check_mined_022f0e6e14__cartitem_ci0002_removed(ep: OnlineBookstore) -> bool:
-    return not any(_r31.cart_item_id == 'CI0002' for _r31 in rt.each(ep, ep.t_cart_items))
-
-
-# tasks.world:5254
-def _check_mined_022f0e6e14__cartitem_ci0003_removed(ep: OnlineBookstore) -> bool:
-    return not any(_r32.cart_item_id == 'CI0003' for _r32 in rt.each(ep, ep.t_cart_items))
-
-
-# tasks.world:5255
-def _check_mined_022f0e6e14__order_o00001_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O00001'].status, '==', _E11_OrderStatus_shipped)
-
-
-def _check_mined_022f0e6e14__new_shipment(ep: OnlineBookstore) -> bool:  # tasks.world:5256
-    return any(
-        _r33.order == 'O00001' and _r33.carrier == _E7_Carrier_ups
-        and _r33.tracking_number == 'TRK000000005'
-        and _r33.status == _E14_ShipmentStatus_in_transit and _r33.delivered_on is None
-        for _r33 in rt.each(ep, ep.t_shipments)
-    )
-
-
-# tasks.world:5552
-def _check_mined_0bf42cbd8f__cartitem_ci0002_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(ep.t_cart_items['CI0002'].quantity, '==', 3)
-
-
-def _check_mined_0bf42cbd8f__new_cartitem(ep: OnlineBookstore) -> bool:  # tasks.world:5553
-    return any(
-        _r34.customer == 'C0001' and _r34.book == '9780062316097' and _r34.quantity == 2
-        for _r34 in rt.each(ep, ep.t_cart_items)
-    )
-
-
-# tasks.world:5554
-def _check_mined_0bf42cbd8f__cartitem_ci0001_removed(ep: OnlineBookstore) -> bool:
-    return not any(_r35.cart_item_id == 'CI0001' for _r35 in rt.each(ep, ep.t_cart_items))
-
-
-# tasks.world:5555
-def _check_mined_0bf42cbd8f__order_o00001_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O00001'].status, '==', _E11_OrderStatus_shipped)
-
-
-def _check_mined_0bf42cbd8f__new_shipment(ep: OnlineBookstore) -> bool:  # tasks.world:5556
-    return any(
-        _r36.order == 'O00001' and _r36.carrier == _E7_Carrier_ups
-        and _r36.tracking_number == 'TRK000000005'
-        and _r36.status == _E14_ShipmentStatus_in_transit and _r36.delivered_on is None
-        for _r36 in rt.each(ep, ep.t_shipments)
-    )
-
-
-# tasks.world:5851
-def _check_mined_8b4384a7b6__customer_c0004_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_customers['C0004'].addresses, '==', {
-            'home': Address(
-                v.check_length('9 Pine Ct', 'Address.street', 1, 100),
-                v.check_length('Portland', 'Address.city', 1, 60),
-                v.check_pattern('OR', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('97205', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            'O00003': Address(
-                v.check_length('52', 'Address.street', 1, 100),
-                v.check_length('fiction', 'Address.city', 1, 60),
-                v.check_pattern('OR', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('61433', 'Address.zip', '^[0-9]{5}$'),
-            ),
-        },
-    )
-
-
-def _check_mined_8b4384a7b6__new_cartitem(ep: OnlineBookstore) -> bool:  # tasks.world:5852
-    return any(
-        _r37.customer == 'C0004' and _r37.book == '9780062316097' and _r37.quantity == 1
-        for _r37 in rt.each(ep, ep.t_cart_items)
-    )
-
-
-def _check_mined_8b4384a7b6__new_cartitem_1(ep: OnlineBookstore) -> bool:  # tasks.world:5853
-    return any(
-        _r38.customer == 'C0001' and _r38.book == '9780062316097' and _r38.quantity == 1
-        for _r38 in rt.each(ep, ep.t_cart_items)
-    )
-
-
-# tasks.world:5854
-def _check_mined_8b4384a7b6__cartitem_ci0001_removed(ep: OnlineBookstore) -> bool:
-    return not any(_r39.cart_item_id == 'CI0001' for _r39 in rt.each(ep, ep.t_cart_items))
-
-
-# tasks.world:6149
-def _check_mined_2769d10bf0__customer_c0002_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_customers['C0002'].addresses, '==', {
-            'home': Address(
-                v.check_length('8 Birch Rd', 'Address.street', 1, 100),
-                v.check_length('Denver', 'Address.city', 1, 60),
-                v.check_pattern('CO', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('80202', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            'damaged': Address(
-                v.check_length('usps', 'Address.street', 1, 100),
-                v.check_length('53703', 'Address.city', 1, 60),
-                v.check_pattern('CO', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('80202', 'Address.zip', '^[0-9]{5}$'),
-            ),
-        },
-    )
-
-
-def _check_mined_2769d10bf0__book_k_9780593135204_changed(  # tasks.world:6150
-    ep: OnlineBookstore
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_books['9780593135204'].stock, '==', 1)
-
-
-# tasks.world:6151
-def _check_mined_2769d10bf0__order_o00001_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O00001'].status, '==', _E11_OrderStatus_shipped)
-
-
-def _check_mined_2769d10bf0__new_shipment(ep: OnlineBookstore) -> bool:  # tasks.world:6152
-    return any(
-        _r40.order == 'O00001' and _r40.carrier == _E7_Carrier_usps
-        and _r40.tracking_number == 'TRK000000005'
-        and _r40.status == _E14_ShipmentStatus_in_transit and _r40.delivered_on is None
-        for _r40 in rt.each(ep, ep.t_shipments)
-    )
-
-
-def _check_mined_89524826ec__book_k_9780525559474_changed(  # tasks.world:6446
-    ep: OnlineBookstore
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_books['9780525559474'].stock, '==', 13)
-
-
-# tasks.world:6447
-def _check_mined_89524826ec__cartitem_ci0003_removed(ep: OnlineBookstore) -> bool:
-    return not any(_r41.cart_item_id == 'CI0003' for _r41 in rt.each(ep, ep.t_cart_items))
-
-
-# tasks.world:6448
-def _check_mined_89524826ec__cartitem_ci0004_removed(ep: OnlineBookstore) -> bool:
-    return not any(_r42.cart_item_id == 'CI0004' for _r42 in rt.each(ep, ep.t_cart_items))
-
-
-# tasks.world:6743
-def _check_mined_404e198da5__customer_c0002_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_customers['C0002'].addresses, '==', {
-            'home': Address(
-                v.check_length('8 Birch Rd', 'Address.street', 1, 100),
-                v.check_length('Denver', 'Address.city', 1, 60),
-                v.check_pattern('CO', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('80202', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            'in_transit': Address(
-                v.check_length('2024-05-20T10:01:00', 'Address.street', 1, 100),
-                v.check_length('CO', 'Address.city', 1, 60),
-                v.check_pattern('OR', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('80202', 'Address.zip', '^[0-9]{5}$'),
-            ),
-        },
-    )
-
-
-def _check_mined_404e198da5__book_k_9780593135204_changed(  # tasks.world:6744
-    ep: OnlineBookstore
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_books['9780593135204'].stock, '==', 10)
-
-
-# tasks.world:6745
-def _check_mined_404e198da5__order_o00001_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O00001'].status, '==', _E11_OrderStatus_shipped)
-
-
-def _check_mined_404e198da5__new_shipment(ep: OnlineBookstore) -> bool:  # tasks.world:6746
-    return any(
-        _r43.order == 'O00001' and _r43.carrier == _E7_Carrier_ups
-        and _r43.tracking_number == 'TRK000000005'
-        and _r43.status == _E14_ShipmentStatus_in_transit and _r43.delivered_on is None
-        for _r43 in rt.each(ep, ep.t_shipments)
-    )
-
-
-# tasks.world:7040
-def _check_mined_0e08ec69ec__customer_c0004_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_customers['C0004'].addresses, '==', {
-            'home': Address(
-                v.check_length('9 Pine Ct', 'Address.street', 1, 100),
-                v.check_length('Portland', 'Address.city', 1, 60),
-                v.check_pattern('OR', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('97205', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            'SH0003': Address(
-                v.check_length('science', 'Address.street', 1, 100),
-                v.check_length('nonfiction', 'Address.city', 1, 60),
-                v.check_pattern('YV', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('78701', 'Address.zip', '^[0-9]{5}$'),
-            ),
-        },
-    )
-
-
-def _check_mined_0e08ec69ec__book_k_9780062316097_changed(  # tasks.world:7041
-    ep: OnlineBookstore
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_books['9780062316097'].stock, '==', 364)
-
-
-# tasks.world:7042
-def _check_mined_0e08ec69ec__cartitem_ci0001_removed(ep: OnlineBookstore) -> bool:
-    return not any(_r44.cart_item_id == 'CI0001' for _r44 in rt.each(ep, ep.t_cart_items))
-
-
-# tasks.world:7043
-def _check_mined_0e08ec69ec__cartitem_ci0004_removed(ep: OnlineBookstore) -> bool:
-    return not any(_r45.cart_item_id == 'CI0004' for _r45 in rt.each(ep, ep.t_cart_items))
-
-
-# tasks.world:7338
-def _check_mined_19eebd5ff9__customer_c0001_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_customers['C0001'].addresses, '==', {
-            'home': Address(
-                v.check_length('12 Oak St', 'Address.street', 1, 100),
-                v.check_length('Austin', 'Address.city', 1, 60),
-                v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('78701', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            'work': Address(
-                v.check_length('500 Congress Ave', 'Address.street', 1, 100),
-                v.check_length('Austin', 'Address.city', 1, 60),
-                v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('78701', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            'fiction': Address(
-                v.check_length('TX', 'Address.street', 1, 100),
-                v.check_length('2024-05-14T11:00:00', 'Address.city', 1, 60),
-                v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('71639', 'Address.zip', '^[0-9]{5}$'),
-            ),
-        },
-    )
-
-
-# tasks.world:7339
-def _check_mined_19eebd5ff9__order_o00002_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O00002'].status, '==', _E11_OrderStatus_delivered)
-
-
-# tasks.world:7340
-def _check_mined_19eebd5ff9__shipment_sh0001_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_shipments['SH0001'].status, '==', _E14_ShipmentStatus_delivered)
-        and rt.expect(
-            ep.t_shipments['SH0001'].delivered_on, '==', rt.parse_date('2024-05-20'), part=1
-        )
-    )
-
-
-# tasks.world:7634
-def _check_mined_1407f025d8__cartitem_ci0004_removed(ep: OnlineBookstore) -> bool:
-    return not any(_r46.cart_item_id == 'CI0004' for _r46 in rt.each(ep, ep.t_cart_items))
-
-
-# tasks.world:7635
-def _check_mined_1407f025d8__order_o00001_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O00001'].status, '==', _E11_OrderStatus_shipped)
-
-
-def _check_mined_1407f025d8__new_shipment(ep: OnlineBookstore) -> bool:  # tasks.world:7636
-    return any(
-        _r47.order == 'O00001' and _r47.carrier == _E7_Carrier_usps
-        and _r47.tracking_number == 'TRK000000005'
-        and _r47.status == _E14_ShipmentStatus_in_transit and _r47.delivered_on is None
-        for _r47 in rt.each(ep, ep.t_shipments)
-    )
-
-
-# tasks.world:7929
-def _check_mined_d1d2ca44c2__cartitem_ci0002_removed(ep: OnlineBookstore) -> bool:
-    return not any(_r48.cart_item_id == 'CI0002' for _r48 in rt.each(ep, ep.t_cart_items))
-
-
-# tasks.world:7930
-def _check_mined_d1d2ca44c2__cartitem_ci0003_removed(ep: OnlineBookstore) -> bool:
-    return not any(_r49.cart_item_id == 'CI0003' for _r49 in rt.each(ep, ep.t_cart_items))
-
-
-# tasks.world:7931
-def _check_mined_d1d2ca44c2__cartitem_ci0004_removed(ep: OnlineBookstore) -> bool:
-    return not any(_r50.cart_item_id == 'CI0004' for _r50 in rt.each(ep, ep.t_cart_items))
-
-
-def _check_mined_401ffa4432__book_k_9780140449136_changed(  # tasks.world:8226
-    ep: OnlineBookstore
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_books['9780140449136'].stock, '==', 27)
-
-
-# tasks.world:8227
-def _check_mined_401ffa4432__order_o00001_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O00001'].status, '==', _E11_OrderStatus_delivered)
-
-
-def _check_mined_401ffa4432__new_shipment(ep: OnlineBookstore) -> bool:  # tasks.world:8228
-    return any(
-        _r51.order == 'O00001' and _r51.carrier == _E7_Carrier_fedex
-        and _r51.tracking_number == 'TRK000000005' and _r51.status == _E14_ShipmentStatus_delivered
-        and _r51.delivered_on == rt.parse_date('2024-05-20')
-        for _r51 in rt.each(ep, ep.t_shipments)
-    )
-
-
-def _check_mined_f75566652a__book_k_9780525559474_changed(  # tasks.world:8521
-    ep: OnlineBookstore
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_books['9780525559474'].stock, '==', 492)
-
-
-# tasks.world:8522
-def _check_mined_f75566652a__order_o00001_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O00001'].status, '==', _E11_OrderStatus_shipped)
-
-
-def _check_mined_f75566652a__new_shipment(ep: OnlineBookstore) -> bool:  # tasks.world:8523
-    return any(
-        _r52.order == 'O00001' and _r52.carrier == _E7_Carrier_fedex
-        and _r52.tracking_number == 'TRK000000005'
-        and _r52.status == _E14_ShipmentStatus_in_transit and _r52.delivered_on is None
-        for _r52 in rt.each(ep, ep.t_shipments)
-    )
-
-
-def _check_mined_b196501feb__book_k_9780140449136_changed(  # tasks.world:8816
-    ep: OnlineBookstore
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_books['9780140449136'].stock, '==', 13)
-
-
-def _check_mined_b196501feb__book_k_9780593135204_changed(  # tasks.world:8817
-    ep: OnlineBookstore
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_books['9780593135204'].stock, '==', 17)
-
-
-# tasks.world:8818
-def _check_mined_b196501feb__order_o00001_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O00001'].status, '==', _E11_OrderStatus_cancelled)
-
-
-# tasks.world:9111
-def _check_mined_e6255d2a1a__customer_c0001_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_customers['C0001'].addresses, '==', {
-            'home': Address(
-                v.check_length('12 Oak St', 'Address.street', 1, 100),
-                v.check_length('Austin', 'Address.city', 1, 60),
-                v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('78701', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            'work': Address(
-                v.check_length('500 Congress Ave', 'Address.street', 1, 100),
-                v.check_length('Austin', 'Address.city', 1, 60),
-                v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('78701', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            'C0003': Address(
-                v.check_length('+1 555 0603', 'Address.street', 1, 100),
-                v.check_length('f', 'Address.city', 1, 60),
-                v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('35118', 'Address.zip', '^[0-9]{5}$'),
-            ),
-        },
-    )
-
-
-# tasks.world:9112
-def _check_mined_e6255d2a1a__cartitem_ci0002_removed(ep: OnlineBookstore) -> bool:
-    return not any(_r53.cart_item_id == 'CI0002' for _r53 in rt.each(ep, ep.t_cart_items))
-
-
-# tasks.world:9113
-def _check_mined_e6255d2a1a__cartitem_ci0004_removed(ep: OnlineBookstore) -> bool:
-    return not any(_r54.cart_item_id == 'CI0004' for _r54 in rt.each(ep, ep.t_cart_items))
-
-
-# tasks.world:9410
-def _check_mined_c2cb295057__customer_c0003_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_customers['C0003'].addresses, '==', {
-            'home': Address(
-                v.check_length('44 Lake Dr', 'Address.street', 1, 100),
-                v.check_length('Madison', 'Address.city', 1, 60),
-                v.check_pattern('WI', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('53703', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            'Yuval Noah Harari': Address(
-                v.check_length('C0002', 'Address.street', 1, 100),
-                v.check_length('classics', 'Address.city', 1, 60),
-                v.check_pattern('QZ', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('28587', 'Address.zip', '^[0-9]{5}$'),
-            ),
-        },
-    )
-
-
-def _check_mined_c2cb295057__book_k_9780062316097_changed(  # tasks.world:9411
-    ep: OnlineBookstore
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_books['9780062316097'].stock, '==', 561)
-
-
-def _check_mined_c2cb295057__new_cartitem(ep: OnlineBookstore) -> bool:  # tasks.world:9412
-    return any(
-        _r55.customer == 'C0004' and _r55.book == '9780062316097' and _r55.quantity == 4
-        for _r55 in rt.each(ep, ep.t_cart_items)
-    )
-
-
-def _check_mined_c2cb295057__new_cartitem_1(ep: OnlineBookstore) -> bool:  # tasks.world:9413
-    return any(
-        _r56.customer == 'C0003' and _r56.book == '9780140449136' and _r56.quantity == 5
-        for _r56 in rt.each(ep, ep.t_cart_items)
-    )
-
-
-def _check_mined_05b521e868__book_k_9780593135204_changed(  # tasks.world:9710
-    ep: OnlineBookstore
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_books['9780593135204'].stock, '==', 34)
-
-
-# tasks.world:9711
-def _check_mined_05b521e868__cartitem_ci0002_removed(ep: OnlineBookstore) -> bool:
-    return not any(_r57.cart_item_id == 'CI0002' for _r57 in rt.each(ep, ep.t_cart_items))
-
-
-def _check_mined_9991df9ed8__book_k_9780062316097_changed(  # tasks.world:10007
-    ep: OnlineBookstore
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_books['9780062316097'].stock, '==', 6)
-
-
-# tasks.world:10008
-def _check_mined_9991df9ed8__cartitem_ci0001_removed(ep: OnlineBookstore) -> bool:
-    return not any(_r58.cart_item_id == 'CI0001' for _r58 in rt.each(ep, ep.t_cart_items))
-
-
-# tasks.world:10304
-def _check_mined_d31fa67a73__customer_c0001_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_customers['C0001'].addresses, '==', {
-            'home': Address(
-                v.check_length('12 Oak St', 'Address.street', 1, 100),
-                v.check_length('Austin', 'Address.city', 1, 60),
-                v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('78701', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            'work': Address(
-                v.check_length('500 Congress Ave', 'Address.street', 1, 100),
-                v.check_length('Austin', 'Address.city', 1, 60),
-                v.check_pattern('TX', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('78701', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            '2020-09-29': Address(
-                v.check_length('2023-01-09', 'Address.street', 1, 100),
-                v.check_length('Sat+l', 'Address.city', 1, 60),
-                v.check_pattern('IX', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('62944', 'Address.zip', '^[0-9]{5}$'),
-            ),
-        },
-    )
-
-
-def _check_mined_d31fa67a73__new_cartitem(ep: OnlineBookstore) -> bool:  # tasks.world:10305
-    return any(
-        _r59.customer == 'C0002' and _r59.book == '9781250301697' and _r59.quantity == 4
-        for _r59 in rt.each(ep, ep.t_cart_items)
-    )
-
-
-# tasks.world:10306
-def _check_mined_d31fa67a73__order_o00002_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O00002'].status, '==', _E11_OrderStatus_delivered)
-
-
-# tasks.world:10307
-def _check_mined_d31fa67a73__shipment_sh0001_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_shipments['SH0001'].status, '==', _E14_ShipmentStatus_delivered)
-        and rt.expect(
-            ep.t_shipments['SH0001'].delivered_on, '==', rt.parse_date('2024-05-20'), part=1
-        )
-    )
-
-
-def _check_mined_f888bb6147__book_k_9780593135204_changed(  # tasks.world:10603
-    ep: OnlineBookstore
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_books['9780593135204'].stock, '==', 519)
-
-
-# tasks.world:10604
-def _check_mined_f888bb6147__cartitem_ci0004_removed(ep: OnlineBookstore) -> bool:
-    return not any(_r60.cart_item_id == 'CI0004' for _r60 in rt.each(ep, ep.t_cart_items))
-
-
-# tasks.world:10900
-def _check_mined_3c5448fdf2__customer_c0004_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_customers['C0004'].addresses, '==', {
-            'home': Address(
-                v.check_length('9 Pine Ct', 'Address.street', 1, 100),
-                v.check_length('Portland', 'Address.city', 1, 60),
-                v.check_pattern('OR', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('97205', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            'jr': Address(
-                v.check_length('2024-03-05', 'Address.street', 1, 100),
-                v.check_length('cancelled', 'Address.city', 1, 60),
-                v.check_pattern('OR', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('24538', 'Address.zip', '^[0-9]{5}$'),
-            ),
-        },
-    )
-
-
-def _check_mined_3c5448fdf2__new_cartitem(ep: OnlineBookstore) -> bool:  # tasks.world:10901
-    return any(
-        _r61.customer == 'C0001' and _r61.book == '9780140449136' and _r61.quantity == 2
-        for _r61 in rt.each(ep, ep.t_cart_items)
-    )
-
-
-# tasks.world:10902
-def _check_mined_3c5448fdf2__cartitem_ci0002_removed(ep: OnlineBookstore) -> bool:
-    return not any(_r62.cart_item_id == 'CI0002' for _r62 in rt.each(ep, ep.t_cart_items))
-
-
-# tasks.world:11198
-def _check_mined_ed127c79f1__customer_c0004_changed(ep: OnlineBookstore) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_customers['C0004'].addresses, '==', {
-            'home': Address(
-                v.check_length('9 Pine Ct', 'Address.street', 1, 100),
-                v.check_length('Portland', 'Address.city', 1, 60),
-                v.check_pattern('OR', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('97205', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            '8 Birch Rd': Address(
-                v.check_length('null', 'Address.street', 1, 100),
-                v.check_length('zt', 'Address.city', 1, 60),
-                v.check_pattern('KR', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('53703', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            'B': Address(
-                v.check_length('2024-05-19T10:00:00', 'Address.street', 1, 100),
-                v.check_length('hardcover', 'Address.city', 1, 60),
-                v.check_pattern('OR', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('53703', 'Address.zip', '^[0-9]{5}$'),
-            ),
-            '+1 555 0604': Address(
-                v.check_length('RT0003', 'Address.street', 1, 100),
-                v.check_length('The Silent Patient', 'Address.city', 1, 60),
-                v.check_pattern('FG', 'Address.state_code', '^[A-Z]{2}$'),
-                v.check_pattern('30845', 'Address.zip', '^[0-9]{5}$'),
-            ),
-        },
-    )
-
-
-def _check_mined_ed127c79f1__book_k_9780062316097_changed(  # tasks.world:11199
-    ep: OnlineBookstore
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_books['9780062316097'].stock, '==', 15)
-
-
-OnlineBookstore.TASKS = task_registry(__name__, "tasks.json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -297,6 +297,7 @@ class OnlineShop(Episode):
     CLOCK: ClassVar[str] = "2024-05-15T15:00:00"
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 7
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "products": "Product", "variants": "Variant", "customers": "Customer", "orders": "Order",
         "returns": "ReturnRequest",
@@ -391,13 +392,9 @@ class OnlineShop(Episode):
             rt.check_refs(self.t_variants, _row51.items, 'ReturnRequest.items')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_products, ((self.t_variants, 'product'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_variants, ((self.t_returns, 'items'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_customers, ((self.t_orders, 'customer'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_orders, ((self.t_returns, 'order'),))
-        pass
 
     def fn_order_total(self, order: Order) -> float:  # shop.world:182
         'What the items of an order cost now.'
@@ -1003,273 +1000,235 @@ class OnlineShop(Episode):
         self.set_field(variant, 'stock', rt.bounded(variant.stock + quantity))  # shop.world:584
         return variant  # shop.world:585
 
+    def _check_cancel_and_reorder__cancelled(self) -> rt.Verdict | bool:  # tasks.world:20
+        return (
+            rt.expect(self.t_orders['#W4817420'].status, '==', _E11_OrderStatus_cancelled)
+            and rt.expect(
+                self.t_orders['#W4817420'].cancel_reason, '==',
+                _E12_CancelReason_ordered_by_mistake, part=1,
+            )
+        )
+
+    # tasks.world:21
+    def _check_cancel_and_reorder__restocked(self, init: Self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_variants['V1001'].stock, '==', init.t_variants['V1001'].stock + 1)
+            and rt.expect(
+                self.t_variants['V2001'].stock, '==', init.t_variants['V2001'].stock + 2, part=1
+            )
+        )
+
+    def _check_cancel_and_reorder__bottle_ordered(self, init: Self) -> bool:  # tasks.world:22
+        return any(
+            _o25.id_ not in init.t_orders and _o25.customer == 'C01'
+            and _o25.payment_method_id == 'gift_card_7245904' and len(_o25.items) == 1
+            and _o25.items[0].variant == 'V2002'
+            for _o25 in rt.each(self, self.t_orders)
+        )
+
+    def _check_cancel_and_reorder__gift_card_charged(self) -> rt.Verdict | bool:  # tasks.world:23
+        return rt.expect(
+            self.fn_gift_card_balance(self.t_customers['C01'], 'gift_card_7245904'), '==', 30.05
+        )
+
+    def _check_grey_sweater_swap__swapped(self) -> rt.Verdict | bool:  # tasks.world:47
+        return rt.expect(self.t_orders['#W3391820'].items[0].variant, '==', 'V4003') and rt.expect(
+            self.t_orders['#W3391820'].items[0].price, '==', 79.0, part=1
+        )
+
+    # tasks.world:48
+    def _check_grey_sweater_swap__difference_charged(self, init: Self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                len(self.t_orders['#W3391820'].transactions), '==',
+                len(init.t_orders['#W3391820'].transactions) + 1,
+            )
+            and rt.expect(
+                sum(rt.each(self, tuple([
+                    _t26.amount for _t26 in rt.each(self, self.t_orders['#W3391820'].transactions)
+                    if _t26.kind == _E15_TransactionKind_charge
+                ]))),
+                '==', 79.0, part=1,
+            )
+        )
+
+    # tasks.world:49
+    def _check_grey_sweater_swap__stock_moved(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(self.t_variants['V4003'].stock, '==', 4) and rt.expect(
+            self.t_variants['V4002'].stock, '==', init.t_variants['V4002'].stock + 1, part=1
+        )
+
+    # tasks.world:50
+    def _check_grey_sweater_swap__bottles_restocked(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(self.t_variants['V2002'].stock, '==', init.t_variants['V2002'].stock + 10)
+
+    def _check_return_headphones__returned(self) -> rt.Verdict | bool:  # tasks.world:73
+        return rt.expect(self.t_orders['#W2290175'].status, '==', _E11_OrderStatus_returned)
+
+    def _check_return_headphones__refund_paid(self, init: Self) -> bool:  # tasks.world:74
+        return any(
+            _r27.id_ not in init.t_returns and _r27.order == '#W2290175'
+            and _r27.status == _E12_ReturnStatus_refunded and _r27.amount == 199.0
+            and _r27.refund_method_id == 'gift_card_7245904'
+            for _r27 in rt.each(self, self.t_returns)
+        )
+
+    def _check_return_headphones__gift_card_credited(self) -> rt.Verdict | bool:  # tasks.world:75
+        return rt.expect(
+            self.fn_gift_card_balance(self.t_customers['C01'], 'gift_card_7245904'), '==', 259.0
+        )
+
+    # tasks.world:76
+    def _check_return_headphones__restocked(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(self.t_variants['V3001'].stock, '==', init.t_variants['V3001'].stock + 1)
+
+    def _check_dispatch_day__shipped(self) -> rt.Verdict | bool:  # tasks.world:98
+        return (
+            rt.expect(self.t_orders['#W1038846'].status, '==', _E11_OrderStatus_processed)
+            and rt.expect(self.t_orders['#W1038846'].tracking, '==', '449201778310', part=1)
+        )
+
+    def _check_dispatch_day__delivered(self) -> rt.Verdict | bool:  # tasks.world:99
+        return rt.expect(self.t_orders['#W6650318'].status, '==', _E11_OrderStatus_delivered)
+
+    def _check_dispatch_day__return_refunded(self) -> rt.Verdict | bool:  # tasks.world:100
+        return (
+            rt.expect(self.t_returns['RET9001'].status, '==', _E12_ReturnStatus_refunded)
+            and rt.expect(
+                self.fn_gift_card_balance(self.t_customers['C05'], 'gift_card_9904711'), '==',
+                194.0, part=1,
+            )
+        )
+
+    # tasks.world:101
+    def _check_dispatch_day__office_address(self, init: Self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['#W4817420'].address.address1, '==', '500 Congress Avenue')
+            and rt.expect(self.t_orders['#W4817420'].address.address2, '==', 'Suite 300', part=1)
+            and rt.expect(
+                self.t_customers['C01'].address, '==', init.t_customers['C01'].address, part=2
+            )
+        )
+
+    def _check_goodwill_gift_card__card_issued(self) -> rt.Verdict | bool:  # tasks.world:125
+        return rt.expect(
+            len([
+                _k28
+                for _k28 in rt.each(
+                    self, tuple(rt.each(self, self.t_customers['C04'].payment_methods).keys())
+                )
+                if _UNION_PaymentMethod.tag(self.t_customers['C04'].payment_methods[_k28])
+                == 'gift_card'
+            ]),
+            '==', 1,
+        )
+
+    def _check_goodwill_gift_card__bottle_ordered(self, init: Self) -> bool:  # tasks.world:126
+        return any(
+            _o29.id_ not in init.t_orders and _o29.customer == 'C04'
+            and _o29.items[0].variant == 'V2001'
+            and _o29.payment_method_id.startswith('gift_card_')
+            for _o29 in rt.each(self, self.t_orders)
+        )
+
+    # tasks.world:127
+    def _check_goodwill_gift_card__one_order(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(len(self.t_orders), '==', len(init.t_orders) + 1)
+
+    # tasks.world:128
+    def _check_goodwill_gift_card__stock_taken(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(self.t_variants['V2001'].stock, '==', init.t_variants['V2001'].stock - 1)
+
+    # tasks.world:159
+    def _check_chloe_return_and_change__bottle_return(self, init: Self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['#W5573012'].status, '==', _E11_OrderStatus_return_requested)
+            and any(
+                _r30.id_ not in init.t_returns and _r30.order == '#W5573012'
+                and _r30.refund_method_id == 'gift_card_3318420' and _r30.amount == 29.95
+                and _r30.status == _E12_ReturnStatus_requested
+                for _r30 in rt.each(self, self.t_returns)
+            )
+        )
+
+    # tasks.world:160
+    def _check_chloe_return_and_change__size_m(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['#W3391820'].items[0].variant, '==', 'V4001') and rt.expect(
+            len(self.t_orders['#W3391820'].transactions), '==',
+            len(init.t_orders['#W3391820'].transactions), part=1,
+        )
+
+    # tasks.world:161
+    def _check_chloe_return_and_change__new_address(self, init: Self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['#W3391820'].address.address1, '==', '1200 Market Street')
+            and rt.expect(self.t_orders['#W3391820'].address.zip_, '==', '80204', part=1)
+            and rt.expect(
+                self.t_customers['C03'].address, '==', init.t_customers['C03'].address, part=2
+            )
+        )
+
+    def _check_store_credit_shopping__return_done(self) -> rt.Verdict | bool:  # tasks.world:189
+        return (
+            rt.expect(self.t_returns['RET9001'].status, '==', _E12_ReturnStatus_refunded)
+            and rt.expect(
+                self.t_orders['#W9046211'].status, '==', _E11_OrderStatus_returned, part=1
+            )
+        )
+
+    # tasks.world:190
+    def _check_store_credit_shopping__shoes_restocked(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(self.t_variants['V1002'].stock, '==', init.t_variants['V1002'].stock + 3)
+
+    # tasks.world:191
+    def _check_store_credit_shopping__order_on_store_credit(self, init: Self) -> bool:
+        return any(
+            _o31.id_ not in init.t_orders and _o31.customer == 'C05'
+            and _o31.payment_method_id == 'gift_card_9904711' and len(_o31.items) == 2
+            and any(_i32.variant == 'V1002' for _i32 in rt.each(self, _o31.items))
+            and any(_i33.variant == 'V5001' for _i33 in rt.each(self, _o31.items))
+            for _o31 in rt.each(self, self.t_orders)
+        )
+
+    def _check_store_credit_shopping__credit_left(self) -> rt.Verdict | bool:  # tasks.world:192
+        return rt.expect(
+            self.fn_gift_card_balance(self.t_customers['C05'], 'gift_card_9904711'), '==', 71.51
+        )
+
+    # tasks.world:221
+    def _check_raj_order_overhaul__espresso_cancelled(self, init: Self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['#W1038846'].status, '==', _E11_OrderStatus_cancelled)
+            and rt.expect(
+                self.t_orders['#W1038846'].cancel_reason, '==', _E12_CancelReason_no_longer_needed,
+                part=1,
+            )
+            and rt.expect(
+                self.t_variants['V6001'].stock, '==', init.t_variants['V6001'].stock + 1, part=2
+            )
+        )
+
+    # tasks.world:222
+    def _check_raj_order_overhaul__mat_return_open(self, init: Self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['#W6650318'].status, '==', _E11_OrderStatus_return_requested)
+            and any(
+                _r34.id_ not in init.t_returns and _r34.order == '#W6650318'
+                and len(_r34.items) == 1 and self.t_variants[_r34.items[0]].id_ == 'V5001'
+                and _r34.amount == 32.5 and _r34.refund_method_id == 'paypal_3391027'
+                for _r34 in rt.each(self, self.t_returns)
+            )
+        )
+
+    # tasks.world:223
+    def _check_raj_order_overhaul__headphones_to_office(self, init: Self) -> bool:
+        return any(
+            _o35.id_ not in init.t_orders and _o35.customer == 'C02' and len(_o35.items) == 1
+            and _o35.items[0].variant == 'V3002'
+            and _o35.payment_method_id == 'credit_card_9034112'
+            and _o35.address.address1 == '2001 Western Avenue' and _o35.address.zip_ == '98121'
+            for _o35 in rt.each(self, self.t_orders)
+        )
+
 
 OnlineShop.TOOLS = tools(OnlineShop)
-
-
-def _check_cancel_and_reorder__cancelled(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:20
-    return (
-        rt.expect(ep.t_orders['#W4817420'].status, '==', _E11_OrderStatus_cancelled)
-        and rt.expect(
-            ep.t_orders['#W4817420'].cancel_reason, '==', _E12_CancelReason_ordered_by_mistake,
-            part=1,
-        )
-    )
-
-
-# tasks.world:21
-def _check_cancel_and_reorder__restocked(ep: OnlineShop, init: OnlineShop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_variants['V1001'].stock, '==', init.t_variants['V1001'].stock + 1)
-        and rt.expect(
-            ep.t_variants['V2001'].stock, '==', init.t_variants['V2001'].stock + 2, part=1
-        )
-    )
-
-
-# tasks.world:22
-def _check_cancel_and_reorder__bottle_ordered(ep: OnlineShop, init: OnlineShop) -> bool:
-    return any(
-        _o25.id_ not in init.t_orders and _o25.customer == 'C01'
-        and _o25.payment_method_id == 'gift_card_7245904' and len(_o25.items) == 1
-        and _o25.items[0].variant == 'V2002'
-        for _o25 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:23
-def _check_cancel_and_reorder__gift_card_charged(ep: OnlineShop) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.fn_gift_card_balance(ep.t_customers['C01'], 'gift_card_7245904'), '==', 30.05
-    )
-
-
-def _check_grey_sweater_swap__swapped(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:47
-    return rt.expect(ep.t_orders['#W3391820'].items[0].variant, '==', 'V4003') and rt.expect(
-        ep.t_orders['#W3391820'].items[0].price, '==', 79.0, part=1
-    )
-
-
-def _check_grey_sweater_swap__difference_charged(  # tasks.world:48
-    ep: OnlineShop, init: OnlineShop
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            len(ep.t_orders['#W3391820'].transactions), '==',
-            len(init.t_orders['#W3391820'].transactions) + 1,
-        )
-        and rt.expect(
-            sum(rt.each(ep, tuple([
-                _t26.amount for _t26 in rt.each(ep, ep.t_orders['#W3391820'].transactions)
-                if _t26.kind == _E15_TransactionKind_charge
-            ]))),
-            '==', 79.0, part=1,
-        )
-    )
-
-
-# tasks.world:49
-def _check_grey_sweater_swap__stock_moved(ep: OnlineShop, init: OnlineShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_variants['V4003'].stock, '==', 4) and rt.expect(
-        ep.t_variants['V4002'].stock, '==', init.t_variants['V4002'].stock + 1, part=1
-    )
-
-
-def _check_grey_sweater_swap__bottles_restocked(  # tasks.world:50
-    ep: OnlineShop, init: OnlineShop
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_variants['V2002'].stock, '==', init.t_variants['V2002'].stock + 10)
-
-
-def _check_return_headphones__returned(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:73
-    return rt.expect(ep.t_orders['#W2290175'].status, '==', _E11_OrderStatus_returned)
-
-
-# tasks.world:74
-def _check_return_headphones__refund_paid(ep: OnlineShop, init: OnlineShop) -> bool:
-    return any(
-        _r27.id_ not in init.t_returns and _r27.order == '#W2290175'
-        and _r27.status == _E12_ReturnStatus_refunded and _r27.amount == 199.0
-        and _r27.refund_method_id == 'gift_card_7245904'
-        for _r27 in rt.each(ep, ep.t_returns)
-    )
-
-
-# tasks.world:75
-def _check_return_headphones__gift_card_credited(ep: OnlineShop) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.fn_gift_card_balance(ep.t_customers['C01'], 'gift_card_7245904'), '==', 259.0
-    )
-
-
-# tasks.world:76
-def _check_return_headphones__restocked(ep: OnlineShop, init: OnlineShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_variants['V3001'].stock, '==', init.t_variants['V3001'].stock + 1)
-
-
-def _check_dispatch_day__shipped(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:98
-    return (
-        rt.expect(ep.t_orders['#W1038846'].status, '==', _E11_OrderStatus_processed)
-        and rt.expect(ep.t_orders['#W1038846'].tracking, '==', '449201778310', part=1)
-    )
-
-
-def _check_dispatch_day__delivered(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:99
-    return rt.expect(ep.t_orders['#W6650318'].status, '==', _E11_OrderStatus_delivered)
-
-
-def _check_dispatch_day__return_refunded(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:100
-    return (
-        rt.expect(ep.t_returns['RET9001'].status, '==', _E12_ReturnStatus_refunded)
-        and rt.expect(
-            ep.fn_gift_card_balance(ep.t_customers['C05'], 'gift_card_9904711'), '==', 194.0,
-            part=1,
-        )
-    )
-
-
-# tasks.world:101
-def _check_dispatch_day__office_address(ep: OnlineShop, init: OnlineShop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['#W4817420'].address.address1, '==', '500 Congress Avenue')
-        and rt.expect(ep.t_orders['#W4817420'].address.address2, '==', 'Suite 300', part=1)
-        and rt.expect(ep.t_customers['C01'].address, '==', init.t_customers['C01'].address, part=2)
-    )
-
-
-def _check_goodwill_gift_card__card_issued(ep: OnlineShop) -> rt.Verdict | bool:  # tasks.world:125
-    return rt.expect(
-        len([
-            _k28
-            for _k28 in rt.each(ep, tuple(rt.each(ep, ep.t_customers['C04'].payment_methods).keys(
-                
-            )))
-            if _UNION_PaymentMethod.tag(ep.t_customers['C04'].payment_methods[_k28]) == 'gift_card'
-        ]),
-        '==', 1,
-    )
-
-
-# tasks.world:126
-def _check_goodwill_gift_card__bottle_ordered(ep: OnlineShop, init: OnlineShop) -> bool:
-    return any(
-        _o29.id_ not in init.t_orders and _o29.customer == 'C04'
-        and _o29.items[0].variant == 'V2001' and _o29.payment_method_id.startswith('gift_card_')
-        for _o29 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:127
-def _check_goodwill_gift_card__one_order(ep: OnlineShop, init: OnlineShop) -> rt.Verdict | bool:
-    return rt.expect(len(ep.t_orders), '==', len(init.t_orders) + 1)
-
-
-# tasks.world:128
-def _check_goodwill_gift_card__stock_taken(ep: OnlineShop, init: OnlineShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_variants['V2001'].stock, '==', init.t_variants['V2001'].stock - 1)
-
-
-def _check_chloe_return_and_change__bottle_return(  # tasks.world:159
-    ep: OnlineShop, init: OnlineShop
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['#W5573012'].status, '==', _E11_OrderStatus_return_requested)
-        and any(
-            _r30.id_ not in init.t_returns and _r30.order == '#W5573012'
-            and _r30.refund_method_id == 'gift_card_3318420' and _r30.amount == 29.95
-            and _r30.status == _E12_ReturnStatus_requested
-            for _r30 in rt.each(ep, ep.t_returns)
-        )
-    )
-
-
-# tasks.world:160
-def _check_chloe_return_and_change__size_m(ep: OnlineShop, init: OnlineShop) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['#W3391820'].items[0].variant, '==', 'V4001') and rt.expect(
-        len(ep.t_orders['#W3391820'].transactions), '==',
-        len(init.t_orders['#W3391820'].transactions), part=1,
-    )
-
-
-def _check_chloe_return_and_change__new_address(  # tasks.world:161
-    ep: OnlineShop, init: OnlineShop
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['#W3391820'].address.address1, '==', '1200 Market Street')
-        and rt.expect(ep.t_orders['#W3391820'].address.zip_, '==', '80204', part=1)
-        and rt.expect(ep.t_customers['C03'].address, '==', init.t_customers['C03'].address, part=2)
-    )
-
-
-# tasks.world:189
-def _check_store_credit_shopping__return_done(ep: OnlineShop) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_returns['RET9001'].status, '==', _E12_ReturnStatus_refunded)
-        and rt.expect(ep.t_orders['#W9046211'].status, '==', _E11_OrderStatus_returned, part=1)
-    )
-
-
-def _check_store_credit_shopping__shoes_restocked(  # tasks.world:190
-    ep: OnlineShop, init: OnlineShop
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_variants['V1002'].stock, '==', init.t_variants['V1002'].stock + 3)
-
-
-# tasks.world:191
-def _check_store_credit_shopping__order_on_store_credit(ep: OnlineShop, init: OnlineShop) -> bool:
-    return any(
-        _o31.id_ not in init.t_orders and _o31.customer == 'C05'
-        and _o31.payment_method_id == 'gift_card_9904711' and len(_o31.items) == 2
-        and any(_i32.variant == 'V1002' for _i32 in rt.each(ep, _o31.items))
-        and any(_i33.variant == 'V5001' for _i33 in rt.each(ep, _o31.items))
-        for _o31 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:192
-def _check_store_credit_shopping__credit_left(ep: OnlineShop) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.fn_gift_card_balance(ep.t_customers['C05'], 'gift_card_9904711'), '==', 71.51
-    )
-
-
-def _check_raj_order_overhaul__espresso_cancelled(  # tasks.world:221
-    ep: OnlineShop, init: OnlineShop
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['#W1038846'].status, '==', _E11_OrderStatus_cancelled)
-        and rt.expect(
-            ep.t_orders['#W1038846'].cancel_reason, '==', _E12_CancelReason_no_longer_needed,
-            part=1,
-        )
-        and rt.expect(
-            ep.t_variants['V6001'].stock, '==', init.t_variants['V6001'].stock + 1, part=2
-        )
-    )
-
-
-def _check_raj_order_overhaul__mat_return_open(  # tasks.world:222
-    ep: OnlineShop, init: OnlineShop
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['#W6650318'].status, '==', _E11_OrderStatus_return_requested)
-        and any(
-            _r34.id_ not in init.t_returns and _r34.order == '#W6650318' and len(_r34.items) == 1
-            and ep.t_variants[_r34.items[0]].id_ == 'V5001' and _r34.amount == 32.5
-            and _r34.refund_method_id == 'paypal_3391027'
-            for _r34 in rt.each(ep, ep.t_returns)
-        )
-    )
-
-
-# tasks.world:223
-def _check_raj_order_overhaul__headphones_to_office(ep: OnlineShop, init: OnlineShop) -> bool:
-    return any(
-        _o35.id_ not in init.t_orders and _o35.customer == 'C02' and len(_o35.items) == 1
-        and _o35.items[0].variant == 'V3002' and _o35.payment_method_id == 'credit_card_9034112'
-        and _o35.address.address1 == '2001 Western Avenue' and _o35.address.zip_ == '98121'
-        for _o35 in rt.each(ep, ep.t_orders)
-    )
-
-
-OnlineShop.TASKS = task_registry(__name__, "tasks.json")

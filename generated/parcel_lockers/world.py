@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Address", "Channel", "CodeStatus", "Compartment", "CompartmentInfo", "Courier", "EventKind",
@@ -275,11 +275,8 @@ class ParcelLockers(Episode):
     CLOCK: ClassVar[str] = "2025-04-10T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Deposit a parcel only into a free, in-service compartment of its destination site that '
-        'fits it;\n'
-        "give pick-up codes only to the parcel's recipient; extend a pick-up window at most once."
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "sites": "LockerSite", "compartments": "Compartment", "recipients": "Recipient",
         "couriers": "Courier", "parcels": "Parcel", "codes": "PickupCode", "events": "ParcelEvent",
@@ -423,19 +420,14 @@ class ParcelLockers(Episode):
                     (self.t_parcels, 'destination'), (self.t_events, 'site'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_compartments, ((self.t_parcels, 'compartment'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_recipients, ((self.t_parcels, 'recipient'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_couriers, ((self.t_events, 'courier'), (None, 'current_courier'))
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_parcels, ((self.t_codes, 'parcel'), (self.t_events, 'parcel'))
             )
-        pass
 
     def fn_size_rank(self, s: Size) -> int:  # parcel_lockers.world:152
         'small 0, medium 1, large 2.'
@@ -1041,1387 +1033,1225 @@ class ParcelLockers(Episode):
             key=lambda _e12: _e12.at,
         )
 
+    def _check_deposit_for_lea__deposited(self) -> rt.Verdict | bool:  # parcel_lockers.world:976
+        return (
+            rt.expect(self.t_parcels['PCL0001'].status, '==', _E12_ParcelStatus_in_locker)
+            and rt.expect(self.t_parcels['PCL0001'].compartment, '==', 'LS01-S1', part=1)
+        )
+
+    def _check_deposit_for_lea__code_sent(self) -> bool:  # parcel_lockers.world:977
+        return any(
+            _k14.parcel == 'PCL0001' and _k14.status == _E10_CodeStatus_active
+            and _k14.channel == _E7_Channel_sms and _k14.sent_to == '+41791112233'
+            for _k14 in rt.each(self, self.t_codes)
+        )
+
+    # tasks.world:411
+    def _check_marco_collects_and_large_parcel_goes_out__collected(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_parcels['PCL0002'].status, '==', _E12_ParcelStatus_collected)
+            and rt.expect(self.t_codes['K0002'].status, '==', _E10_CodeStatus_used, part=1)
+        )
+
+    # tasks.world:412
+    def _check_marco_collects_and_large_parcel_goes_out__deposited(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_parcels['PCL0007'].status, '==', _E12_ParcelStatus_in_locker)
+            and rt.expect(self.t_parcels['PCL0007'].compartment, '==', 'LS02-L1', part=1)
+        )
+
+    # tasks.world:413
+    def _check_marco_collects_and_large_parcel_goes_out__code_sent(self) -> bool:
+        return any(
+            _k15.parcel == 'PCL0007' and _k15.status == _E10_CodeStatus_active
+            and _k15.channel == _E7_Channel_email and _k15.sent_to == 'marco.rossi@mail.example'
+            for _k15 in rt.each(self, self.t_codes)
+        )
+
+    # tasks.world:832
+    def _check_marco_large_parcel_and_harbour_return__deposited(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_parcels['PCL0007'].status, '==', _E12_ParcelStatus_in_locker)
+            and rt.expect(self.t_parcels['PCL0007'].compartment, '==', 'LS02-L1', part=1)
+        )
+
+    def _check_marco_large_parcel_and_harbour_return__code_by_sms(self) -> bool:  # tasks.world:833
+        return any(
+            _k16.parcel == 'PCL0007' and _k16.status == _E10_CodeStatus_active
+            and _k16.channel == _E7_Channel_sms and _k16.sent_to == '+41792223344'
+            for _k16 in rt.each(self, self.t_codes)
+        )
+
+    # tasks.world:834
+    def _check_marco_large_parcel_and_harbour_return__overdue_returned(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_parcels['PCL0003'].status, '==', _E12_ParcelStatus_returned)
+            and rt.expect(self.t_parcels['PCL0003'].compartment, 'is', None, part=1)
+            and rt.expect(self.t_codes['K0003'].status, '==', _E10_CodeStatus_revoked, part=2)
+        )
+
+    # tasks.world:1251
+    def _check_mined_0342243585__compartment_ls02_m1_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_compartments['LS02-M1'].in_service, '==', False)
+
+    # tasks.world:1665
+    def _check_mined_04709808ba__parcel_pcl0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_parcels['PCL0003'].status, '==', _E12_ParcelStatus_returned)
+            and rt.expect(self.t_parcels['PCL0003'].compartment, 'is', None, part=1)
+        )
+
+    # tasks.world:1666
+    def _check_mined_04709808ba__pickupcode_k0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_codes['K0003'].status, '==', _E10_CodeStatus_revoked)
+
+    def _check_mined_04709808ba__new_pickupcode(self) -> bool:  # tasks.world:1667
+        return any(
+            _r17.parcel == 'PCL0003' and _r17.code == '660487' and _r17.channel == _E7_Channel_sms
+            and _r17.sent_to == '+41793334455' and _r17.status == _E10_CodeStatus_revoked
+            for _r17 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_04709808ba__new_parcelevent(self) -> bool:  # tasks.world:1668
+        return any(
+            _r18.parcel == 'PCL0003' and _r18.kind == _E9_EventKind_code_sent
+            and _r18.courier is None and _r18.site == 'LS02' and _r18.note == ''
+            for _r18 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_04709808ba__new_parcelevent_1(self) -> bool:  # tasks.world:1669
+        return any(
+            _r19.parcel == 'PCL0003' and _r19.kind == _E9_EventKind_returned
+            and _r19.courier == 'C01' and _r19.site == 'LS02' and _r19.note == ''
+            for _r19 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:2083
+    def _check_mined_6f4a40c979__compartment_ls01_s2_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_compartments['LS01-S2'].in_service, '==', False)
+
+    # tasks.world:2497
+    def _check_mined_7bf9652cdd__compartment_ls01_s1_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_compartments['LS01-S1'].in_service, '==', False)
+
+    # tasks.world:2911
+    def _check_mined_96e447e555__parcel_pcl0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_parcels['PCL0002'].status, '==', _E12_ParcelStatus_collected)
+            and rt.expect(self.t_parcels['PCL0002'].compartment, 'is', None, part=1)
+        )
+
+    # tasks.world:2912
+    def _check_mined_96e447e555__pickupcode_k0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_codes['K0002'].status, '==', _E10_CodeStatus_revoked)
+
+    def _check_mined_96e447e555__new_pickupcode(self) -> bool:  # tasks.world:2913
+        return any(
+            _r20.parcel == 'PCL0002' and _r20.code == '660487'
+            and _r20.channel == _E7_Channel_email and _r20.sent_to == 'marco.rossi@mail.example'
+            and _r20.status == _E10_CodeStatus_used
+            for _r20 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_96e447e555__new_parcelevent(self) -> bool:  # tasks.world:2914
+        return any(
+            _r21.parcel == 'PCL0002' and _r21.kind == _E9_EventKind_code_sent
+            and _r21.courier is None and _r21.site == 'LS01' and _r21.note == ''
+            for _r21 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_96e447e555__new_parcelevent_1(self) -> bool:  # tasks.world:2915
+        return any(
+            _r22.parcel == 'PCL0002' and _r22.kind == _E9_EventKind_collected
+            and _r22.courier is None and _r22.site == 'LS01' and _r22.note == ''
+            for _r22 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:3329
+    def _check_mined_fa50a06957__pickupcode_k0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_codes['K0003'].status, '==', _E10_CodeStatus_revoked)
+
+    def _check_mined_fa50a06957__new_pickupcode(self) -> bool:  # tasks.world:3330
+        return any(
+            _r23.parcel == 'PCL0003' and _r23.code == '660487' and _r23.channel == _E7_Channel_sms
+            and _r23.sent_to == '+41793334455' and _r23.status == _E10_CodeStatus_revoked
+            for _r23 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_fa50a06957__new_pickupcode_1(self) -> bool:  # tasks.world:3331
+        return any(
+            _r24.parcel == 'PCL0003' and _r24.code == '647593' and _r24.channel == _E7_Channel_sms
+            and _r24.sent_to == '+41793334455' and _r24.status == _E10_CodeStatus_revoked
+            for _r24 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_fa50a06957__new_pickupcode_2(self) -> bool:  # tasks.world:3332
+        return any(
+            _r25.parcel == 'PCL0003' and _r25.code == '824219'
+            and _r25.channel == _E7_Channel_email and _r25.sent_to == 'nina.keller@mail.example'
+            and _r25.status == _E10_CodeStatus_active
+            for _r25 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_fa50a06957__new_parcelevent(self) -> bool:  # tasks.world:3333
+        return any(
+            _r26.parcel == 'PCL0003' and _r26.kind == _E9_EventKind_code_sent
+            and _r26.courier is None and _r26.site == 'LS02' and _r26.note == ''
+            for _r26 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_fa50a06957__new_parcelevent_1(self) -> bool:  # tasks.world:3334
+        return any(
+            _r27.parcel == 'PCL0003' and _r27.kind == _E9_EventKind_code_sent
+            and _r27.courier is None and _r27.site == 'LS02' and _r27.note == ''
+            for _r27 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_fa50a06957__new_parcelevent_2(self) -> bool:  # tasks.world:3335
+        return any(
+            _r28.parcel == 'PCL0003' and _r28.kind == _E9_EventKind_code_sent
+            and _r28.courier is None and _r28.site == 'LS02' and _r28.note == ''
+            for _r28 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_795059f540__new_parcel(self) -> bool:  # tasks.world:3750
+        return any(
+            _r29.recipient == 'R003' and _r29.size == _E4_Size_large and _r29.weight_kg == 0.01
+            and _r29.destination == 'LS02' and _r29.status == _E12_ParcelStatus_at_depot
+            and _r29.compartment is None and _r29.deposited_at is None
+            and _r29.pickup_deadline is None and _r29.extended == False
+            for _r29 in rt.each(self, self.t_parcels)
+        )
+
+    def _check_mined_795059f540__new_parcel_1(self) -> bool:  # tasks.world:3751
+        return any(
+            _r30.recipient == 'R002' and _r30.size == _E4_Size_small and _r30.weight_kg == 0.01
+            and _r30.destination == 'LS02' and _r30.status == _E12_ParcelStatus_at_depot
+            and _r30.compartment is None and _r30.deposited_at is None
+            and _r30.pickup_deadline is None and _r30.extended == False
+            for _r30 in rt.each(self, self.t_parcels)
+        )
+
+    def _check_mined_795059f540__new_parcel_2(self) -> bool:  # tasks.world:3752
+        return any(
+            _r31.recipient == 'R001' and _r31.size == _E4_Size_large and _r31.weight_kg == 0.01
+            and _r31.destination == 'LS02' and _r31.status == _E12_ParcelStatus_at_depot
+            and _r31.compartment is None and _r31.deposited_at is None
+            and _r31.pickup_deadline is None and _r31.extended == False
+            for _r31 in rt.each(self, self.t_parcels)
+        )
+
+    def _check_mined_795059f540__new_parcelevent(self) -> bool:  # tasks.world:3753
+        return any(
+            _r32.parcel == 'PCL0008' and _r32.kind == _E9_EventKind_registered
+            and _r32.courier == 'C01' and _r32.site is None and _r32.note == ''
+            for _r32 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_795059f540__new_parcelevent_1(self) -> bool:  # tasks.world:3754
+        return any(
+            _r33.parcel == 'PCL0009' and _r33.kind == _E9_EventKind_registered
+            and _r33.courier == 'C01' and _r33.site is None and _r33.note == ''
+            for _r33 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_795059f540__new_parcelevent_2(self) -> bool:  # tasks.world:3755
+        return any(
+            _r34.parcel == 'PCL0010' and _r34.kind == _E9_EventKind_registered
+            and _r34.courier == 'C01' and _r34.site is None and _r34.note == ''
+            for _r34 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_4631955396__new_pickupcode(self) -> bool:  # tasks.world:4172
+        return any(
+            _r35.parcel == 'PCL0006' and _r35.code == '660487'
+            and _r35.channel == _E7_Channel_email and _r35.sent_to == 'nina.keller@mail.example'
+            and _r35.status == _E10_CodeStatus_revoked
+            for _r35 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_4631955396__new_pickupcode_1(self) -> bool:  # tasks.world:4173
+        return any(
+            _r36.parcel == 'PCL0006' and _r36.code == '647593' and _r36.channel == _E7_Channel_sms
+            and _r36.sent_to == '+41793334455' and _r36.status == _E10_CodeStatus_active
+            for _r36 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_4631955396__new_parcelevent(self) -> bool:  # tasks.world:4174
+        return any(
+            _r37.parcel == 'PCL0006' and _r37.kind == _E9_EventKind_code_sent
+            and _r37.courier is None and _r37.site == 'LS03' and _r37.note == ''
+            for _r37 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_4631955396__new_parcelevent_1(self) -> bool:  # tasks.world:4175
+        return any(
+            _r38.parcel == 'PCL0006' and _r38.kind == _E9_EventKind_code_sent
+            and _r38.courier is None and _r38.site == 'LS03' and _r38.note == ''
+            for _r38 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_00859de602__new_parcel(self) -> bool:  # tasks.world:4590
+        return any(
+            _r39.recipient == 'R002' and _r39.size == _E4_Size_large and _r39.weight_kg == 26.02
+            and _r39.destination == 'LS03' and _r39.status == _E12_ParcelStatus_at_depot
+            and _r39.compartment is None and _r39.deposited_at is None
+            and _r39.pickup_deadline is None and _r39.extended == False
+            for _r39 in rt.each(self, self.t_parcels)
+        )
+
+    def _check_mined_00859de602__new_parcel_1(self) -> bool:  # tasks.world:4591
+        return any(
+            _r40.recipient == 'R002' and _r40.size == _E4_Size_large and _r40.weight_kg == 22.81
+            and _r40.destination == 'LS02' and _r40.status == _E12_ParcelStatus_at_depot
+            and _r40.compartment is None and _r40.deposited_at is None
+            and _r40.pickup_deadline is None and _r40.extended == False
+            for _r40 in rt.each(self, self.t_parcels)
+        )
+
+    def _check_mined_00859de602__new_parcelevent(self) -> bool:  # tasks.world:4592
+        return any(
+            _r41.parcel == 'PCL0008' and _r41.kind == _E9_EventKind_registered
+            and _r41.courier == 'C01' and _r41.site is None and _r41.note == ''
+            for _r41 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_00859de602__new_parcelevent_1(self) -> bool:  # tasks.world:4593
+        return any(
+            _r42.parcel == 'PCL0009' and _r42.kind == _E9_EventKind_registered
+            and _r42.courier == 'C01' and _r42.site is None and _r42.note == ''
+            for _r42 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:5008
+    def _check_mined_940ba069c7__parcel_pcl0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_parcels['PCL0002'].pickup_deadline, '==',
+                rt.parse_datetime('2025-04-12T10:00:00'),
+            )
+            and rt.expect(self.t_parcels['PCL0002'].extended, '==', True, part=1)
+        )
+
+    def _check_mined_940ba069c7__new_parcelevent(self) -> bool:  # tasks.world:5009
+        return any(
+            _r43.parcel == 'PCL0002' and _r43.kind == _E9_EventKind_extended
+            and _r43.courier is None and _r43.site == 'LS01' and _r43.note == ''
+            for _r43 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:5424
+    def _check_mined_1c61fcb147__parcel_pcl0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_parcels['PCL0003'].status, '==', _E12_ParcelStatus_returned)
+            and rt.expect(self.t_parcels['PCL0003'].compartment, 'is', None, part=1)
+        )
+
+    # tasks.world:5425
+    def _check_mined_1c61fcb147__pickupcode_k0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_codes['K0003'].status, '==', _E10_CodeStatus_revoked)
+
+    def _check_mined_1c61fcb147__new_parcelevent(self) -> bool:  # tasks.world:5426
+        return any(
+            _r44.parcel == 'PCL0003' and _r44.kind == _E9_EventKind_returned
+            and _r44.courier == 'C01' and _r44.site == 'LS02' and _r44.note == ''
+            for _r44 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:5840
+    def _check_mined_c7669531dc__pickupcode_k0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_codes['K0002'].status, '==', _E10_CodeStatus_revoked)
+
+    def _check_mined_c7669531dc__new_pickupcode(self) -> bool:  # tasks.world:5841
+        return any(
+            _r45.parcel == 'PCL0002' and _r45.code == '660487' and _r45.channel == _E7_Channel_sms
+            and _r45.sent_to == '+41792223344' and _r45.status == _E10_CodeStatus_active
+            for _r45 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_c7669531dc__new_parcelevent(self) -> bool:  # tasks.world:5842
+        return any(
+            _r46.parcel == 'PCL0002' and _r46.kind == _E9_EventKind_code_sent
+            and _r46.courier is None and _r46.site == 'LS01' and _r46.note == ''
+            for _r46 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_efa616be1b__new_pickupcode(self) -> bool:  # tasks.world:6256
+        return any(
+            _r47.parcel == 'PCL0006' and _r47.code == '660487'
+            and _r47.channel == _E7_Channel_email and _r47.sent_to == 'nina.keller@mail.example'
+            and _r47.status == _E10_CodeStatus_active
+            for _r47 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_efa616be1b__new_parcelevent(self) -> bool:  # tasks.world:6257
+        return any(
+            _r48.parcel == 'PCL0006' and _r48.kind == _E9_EventKind_code_sent
+            and _r48.courier is None and _r48.site == 'LS03' and _r48.note == ''
+            for _r48 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_fe6995a029__new_parcel(self) -> bool:  # tasks.world:6670
+        return any(
+            _r49.recipient == 'R004' and _r49.size == _E4_Size_medium and _r49.weight_kg == 0.01
+            and _r49.destination == 'LS02' and _r49.status == _E12_ParcelStatus_at_depot
+            and _r49.compartment is None and _r49.deposited_at is None
+            and _r49.pickup_deadline is None and _r49.extended == False
+            for _r49 in rt.each(self, self.t_parcels)
+        )
+
+    def _check_mined_fe6995a029__new_parcelevent(self) -> bool:  # tasks.world:6671
+        return any(
+            _r50.parcel == 'PCL0008' and _r50.kind == _E9_EventKind_registered
+            and _r50.courier == 'C01' and _r50.site is None and _r50.note == ''
+            for _r50 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:7084
+    def _check_mined_d428f8ce06__current_courier_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_courier, '==', 'C02')
+
+    # tasks.world:7497
+    def _check_mined_c23e19df94__current_courier_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_courier, '==', 'C02')
+
+    # tasks.world:7498
+    def _check_mined_c23e19df94__parcel_pcl0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_parcels['PCL0002'].pickup_deadline, '==',
+                rt.parse_datetime('2025-04-12T10:00:00'),
+            )
+            and rt.expect(self.t_parcels['PCL0002'].extended, '==', True, part=1)
+        )
+
+    def _check_mined_c23e19df94__new_parcelevent(self) -> bool:  # tasks.world:7499
+        return any(
+            _r51.parcel == 'PCL0002' and _r51.kind == _E9_EventKind_extended
+            and _r51.courier is None and _r51.site == 'LS01' and _r51.note == ''
+            for _r51 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:7918
+    def _check_mined_4aa73c1552__compartment_ls02_l1_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_compartments['LS02-L1'].in_service, '==', False)
+
+    # tasks.world:7919
+    def _check_mined_4aa73c1552__compartment_ls04_s1_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_compartments['LS04-S1'].in_service, '==', False)
+
+    # tasks.world:7920
+    def _check_mined_4aa73c1552__parcel_pcl0006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_parcels['PCL0006'].pickup_deadline, '==',
+                rt.parse_datetime('2025-04-13T07:30:00'),
+            )
+            and rt.expect(self.t_parcels['PCL0006'].extended, '==', True, part=1)
+        )
+
+    def _check_mined_4aa73c1552__new_pickupcode(self) -> bool:  # tasks.world:7921
+        return any(
+            _r52.parcel == 'PCL0006' and _r52.code == '660487'
+            and _r52.channel == _E7_Channel_email and _r52.sent_to == 'nina.keller@mail.example'
+            and _r52.status == _E10_CodeStatus_active
+            for _r52 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_4aa73c1552__new_parcelevent(self) -> bool:  # tasks.world:7922
+        return any(
+            _r53.parcel == 'PCL0006' and _r53.kind == _E9_EventKind_code_sent
+            and _r53.courier is None and _r53.site == 'LS03' and _r53.note == ''
+            for _r53 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_4aa73c1552__new_parcelevent_1(self) -> bool:  # tasks.world:7923
+        return any(
+            _r54.parcel == 'PCL0006' and _r54.kind == _E9_EventKind_extended
+            and _r54.courier is None and _r54.site == 'LS03' and _r54.note == ''
+            for _r54 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:8342
+    def _check_mined_b273c88bcc__current_courier_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_courier, '==', 'C03')
+
+    # tasks.world:8343
+    def _check_mined_b273c88bcc__parcel_pcl0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_parcels['PCL0003'].status, '==', _E12_ParcelStatus_returned)
+            and rt.expect(self.t_parcels['PCL0003'].compartment, 'is', None, part=1)
+        )
+
+    # tasks.world:8344
+    def _check_mined_b273c88bcc__parcel_pcl0006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_parcels['PCL0006'].pickup_deadline, '==',
+                rt.parse_datetime('2025-04-13T07:30:00'),
+            )
+            and rt.expect(self.t_parcels['PCL0006'].extended, '==', True, part=1)
+        )
+
+    def _check_mined_b273c88bcc__new_parcel(self) -> bool:  # tasks.world:8345
+        return any(
+            _r55.recipient == 'R003' and _r55.size == _E4_Size_small and _r55.weight_kg == 0.01
+            and _r55.destination == 'LS04' and _r55.status == _E12_ParcelStatus_at_depot
+            and _r55.compartment is None and _r55.deposited_at is None
+            and _r55.pickup_deadline is None and _r55.extended == False
+            for _r55 in rt.each(self, self.t_parcels)
+        )
+
+    # tasks.world:8346
+    def _check_mined_b273c88bcc__pickupcode_k0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_codes['K0003'].status, '==', _E10_CodeStatus_revoked)
+
+    def _check_mined_b273c88bcc__new_parcelevent(self) -> bool:  # tasks.world:8347
+        return any(
+            _r56.parcel == 'PCL0006' and _r56.kind == _E9_EventKind_extended
+            and _r56.courier is None and _r56.site == 'LS03' and _r56.note == ''
+            for _r56 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_b273c88bcc__new_parcelevent_1(self) -> bool:  # tasks.world:8348
+        return any(
+            _r57.parcel == 'PCL0008' and _r57.kind == _E9_EventKind_registered
+            and _r57.courier == 'C01' and _r57.site is None and _r57.note == ''
+            for _r57 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_b273c88bcc__new_parcelevent_2(self) -> bool:  # tasks.world:8349
+        return any(
+            _r58.parcel == 'PCL0003' and _r58.kind == _E9_EventKind_returned
+            and _r58.courier == 'C03' and _r58.site == 'LS02' and _r58.note == ''
+            for _r58 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:8767
+    def _check_mined_a1a5cd29a2__current_courier_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_courier, '==', 'C03')
+
+    # tasks.world:8768
+    def _check_mined_a1a5cd29a2__compartment_ls01_l1_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_compartments['LS01-L1'].in_service, '==', False)
+
+    def _check_mined_a1a5cd29a2__new_parcel(self) -> bool:  # tasks.world:8769
+        return any(
+            _r59.recipient == 'R003' and _r59.size == _E4_Size_medium and _r59.weight_kg == 14.3135
+            and _r59.destination == 'LS04' and _r59.status == _E12_ParcelStatus_at_depot
+            and _r59.compartment is None and _r59.deposited_at is None
+            and _r59.pickup_deadline is None and _r59.extended == False
+            for _r59 in rt.each(self, self.t_parcels)
+        )
+
+    def _check_mined_a1a5cd29a2__new_parcelevent(self) -> bool:  # tasks.world:8770
+        return any(
+            _r60.parcel == 'PCL0008' and _r60.kind == _E9_EventKind_registered
+            and _r60.courier == 'C01' and _r60.site is None and _r60.note == ''
+            for _r60 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:9188
+    def _check_mined_cd852fd993__compartment_ls03_m1_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_compartments['LS03-M1'].in_service, '==', True)
+
+    def _check_mined_cd852fd993__new_parcel(self) -> bool:  # tasks.world:9189
+        return any(
+            _r61.recipient == 'R002' and _r61.size == _E4_Size_large and _r61.weight_kg == 1.6
+            and _r61.destination == 'LS02' and _r61.status == _E12_ParcelStatus_at_depot
+            and _r61.compartment is None and _r61.deposited_at is None
+            and _r61.pickup_deadline is None and _r61.extended == False
+            for _r61 in rt.each(self, self.t_parcels)
+        )
+
+    def _check_mined_cd852fd993__new_parcelevent(self) -> bool:  # tasks.world:9190
+        return any(
+            _r62.parcel == 'PCL0008' and _r62.kind == _E9_EventKind_registered
+            and _r62.courier == 'C01' and _r62.site is None and _r62.note == ''
+            for _r62 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:9609
+    def _check_mined_954f4096c3__current_courier_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_courier, '==', 'C03')
+
+    # tasks.world:9610
+    def _check_mined_954f4096c3__parcel_pcl0006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_parcels['PCL0006'].pickup_deadline, '==',
+                rt.parse_datetime('2025-04-13T07:30:00'),
+            )
+            and rt.expect(self.t_parcels['PCL0006'].extended, '==', True, part=1)
+        )
+
+    def _check_mined_954f4096c3__new_parcel(self) -> bool:  # tasks.world:9611
+        return any(
+            _r63.recipient == 'R002' and _r63.size == _E4_Size_large and _r63.weight_kg == 30.0
+            and _r63.destination == 'LS02' and _r63.status == _E12_ParcelStatus_at_depot
+            and _r63.compartment is None and _r63.deposited_at is None
+            and _r63.pickup_deadline is None and _r63.extended == False
+            for _r63 in rt.each(self, self.t_parcels)
+        )
+
+    def _check_mined_954f4096c3__new_parcelevent(self) -> bool:  # tasks.world:9612
+        return any(
+            _r64.parcel == 'PCL0008' and _r64.kind == _E9_EventKind_registered
+            and _r64.courier == 'C02' and _r64.site is None and _r64.note == ''
+            for _r64 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_954f4096c3__new_parcelevent_1(self) -> bool:  # tasks.world:9613
+        return any(
+            _r65.parcel == 'PCL0006' and _r65.kind == _E9_EventKind_extended
+            and _r65.courier is None and _r65.site == 'LS03' and _r65.note == ''
+            for _r65 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:10031
+    def _check_mined_ffa4206dbf__current_courier_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_courier, '==', 'C03')
+
+    # tasks.world:10032
+    def _check_mined_ffa4206dbf__compartment_ls02_m1_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_compartments['LS02-M1'].in_service, '==', False)
+
+    def _check_mined_ffa4206dbf__new_parcel(self) -> bool:  # tasks.world:10033
+        return any(
+            _r66.recipient == 'R004' and _r66.size == _E4_Size_medium and _r66.weight_kg == 6.0
+            and _r66.destination == 'LS03' and _r66.status == _E12_ParcelStatus_at_depot
+            and _r66.compartment is None and _r66.deposited_at is None
+            and _r66.pickup_deadline is None and _r66.extended == False
+            for _r66 in rt.each(self, self.t_parcels)
+        )
+
+    def _check_mined_ffa4206dbf__new_parcel_1(self) -> bool:  # tasks.world:10034
+        return any(
+            _r67.recipient == 'R002' and _r67.size == _E4_Size_large and _r67.weight_kg == 30.0
+            and _r67.destination == 'LS02' and _r67.status == _E12_ParcelStatus_at_depot
+            and _r67.compartment is None and _r67.deposited_at is None
+            and _r67.pickup_deadline is None and _r67.extended == False
+            for _r67 in rt.each(self, self.t_parcels)
+        )
+
+    def _check_mined_ffa4206dbf__new_parcelevent(self) -> bool:  # tasks.world:10035
+        return any(
+            _r68.parcel == 'PCL0008' and _r68.kind == _E9_EventKind_registered
+            and _r68.courier == 'C01' and _r68.site is None and _r68.note == ''
+            for _r68 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_ffa4206dbf__new_parcelevent_1(self) -> bool:  # tasks.world:10036
+        return any(
+            _r69.parcel == 'PCL0009' and _r69.kind == _E9_EventKind_registered
+            and _r69.courier == 'C01' and _r69.site is None and _r69.note == ''
+            for _r69 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:10454
+    def _check_mined_83489e64ee__compartment_ls01_l1_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_compartments['LS01-L1'].in_service, '==', False)
+
+    def _check_mined_83489e64ee__new_parcel(self) -> bool:  # tasks.world:10455
+        return any(
+            _r70.recipient == 'R001' and _r70.size == _E4_Size_small and _r70.weight_kg == 2.0
+            and _r70.destination == 'LS02' and _r70.status == _E12_ParcelStatus_at_depot
+            and _r70.compartment is None and _r70.deposited_at is None
+            and _r70.pickup_deadline is None and _r70.extended == False
+            for _r70 in rt.each(self, self.t_parcels)
+        )
+
+    def _check_mined_83489e64ee__new_pickupcode(self) -> bool:  # tasks.world:10456
+        return any(
+            _r71.parcel == 'PCL0006' and _r71.code == '660487'
+            and _r71.channel == _E7_Channel_email and _r71.sent_to == 'nina.keller@mail.example'
+            and _r71.status == _E10_CodeStatus_active
+            for _r71 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_83489e64ee__new_parcelevent(self) -> bool:  # tasks.world:10457
+        return any(
+            _r72.parcel == 'PCL0008' and _r72.kind == _E9_EventKind_registered
+            and _r72.courier == 'C01' and _r72.site is None and _r72.note == ''
+            for _r72 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_83489e64ee__new_parcelevent_1(self) -> bool:  # tasks.world:10458
+        return any(
+            _r73.parcel == 'PCL0006' and _r73.kind == _E9_EventKind_code_sent
+            and _r73.courier is None and _r73.site == 'LS03' and _r73.note == ''
+            for _r73 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:10875
+    def _check_mined_9f3f88f891__compartment_ls02_m1_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_compartments['LS02-M1'].in_service, '==', False)
+
+    def _check_mined_9f3f88f891__new_parcel(self) -> bool:  # tasks.world:10876
+        return any(
+            _r74.recipient == 'R003' and _r74.size == _E4_Size_small and _r74.weight_kg == 0.01
+            and _r74.destination == 'LS03' and _r74.status == _E12_ParcelStatus_at_depot
+            and _r74.compartment is None and _r74.deposited_at is None
+            and _r74.pickup_deadline is None and _r74.extended == False
+            for _r74 in rt.each(self, self.t_parcels)
+        )
+
+    # tasks.world:10877
+    def _check_mined_9f3f88f891__pickupcode_k0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_codes['K0003'].status, '==', _E10_CodeStatus_revoked)
+
+    def _check_mined_9f3f88f891__new_pickupcode(self) -> bool:  # tasks.world:10878
+        return any(
+            _r75.parcel == 'PCL0003' and _r75.code == '660487' and _r75.channel == _E7_Channel_sms
+            and _r75.sent_to == '+41793334455' and _r75.status == _E10_CodeStatus_active
+            for _r75 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_9f3f88f891__new_parcelevent(self) -> bool:  # tasks.world:10879
+        return any(
+            _r76.parcel == 'PCL0008' and _r76.kind == _E9_EventKind_registered
+            and _r76.courier == 'C01' and _r76.site is None and _r76.note == ''
+            for _r76 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_9f3f88f891__new_parcelevent_1(self) -> bool:  # tasks.world:10880
+        return any(
+            _r77.parcel == 'PCL0003' and _r77.kind == _E9_EventKind_code_sent
+            and _r77.courier is None and _r77.site == 'LS02' and _r77.note == ''
+            for _r77 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:11297
+    def _check_mined_e9c3cc86a0__current_courier_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_courier, '==', 'C02')
+
+    # tasks.world:11298
+    def _check_mined_e9c3cc86a0__parcel_pcl0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_parcels['PCL0002'].pickup_deadline, '==',
+                rt.parse_datetime('2025-04-12T10:00:00'),
+            )
+            and rt.expect(self.t_parcels['PCL0002'].extended, '==', True, part=1)
+        )
+
+    # tasks.world:11299
+    def _check_mined_e9c3cc86a0__pickupcode_k0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_codes['K0002'].status, '==', _E10_CodeStatus_revoked)
+
+    def _check_mined_e9c3cc86a0__new_pickupcode(self) -> bool:  # tasks.world:11300
+        return any(
+            _r78.parcel == 'PCL0002' and _r78.code == '660487' and _r78.channel == _E7_Channel_sms
+            and _r78.sent_to == '+41792223344' and _r78.status == _E10_CodeStatus_active
+            for _r78 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_e9c3cc86a0__new_pickupcode_1(self) -> bool:  # tasks.world:11301
+        return any(
+            _r79.parcel == 'PCL0006' and _r79.code == '647593' and _r79.channel == _E7_Channel_sms
+            and _r79.sent_to == '+41793334455' and _r79.status == _E10_CodeStatus_active
+            for _r79 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_e9c3cc86a0__new_parcelevent(self) -> bool:  # tasks.world:11302
+        return any(
+            _r80.parcel == 'PCL0002' and _r80.kind == _E9_EventKind_code_sent
+            and _r80.courier is None and _r80.site == 'LS01' and _r80.note == ''
+            for _r80 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_e9c3cc86a0__new_parcelevent_1(self) -> bool:  # tasks.world:11303
+        return any(
+            _r81.parcel == 'PCL0006' and _r81.kind == _E9_EventKind_code_sent
+            and _r81.courier is None and _r81.site == 'LS03' and _r81.note == ''
+            for _r81 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_e9c3cc86a0__new_parcelevent_2(self) -> bool:  # tasks.world:11304
+        return any(
+            _r82.parcel == 'PCL0002' and _r82.kind == _E9_EventKind_extended
+            and _r82.courier is None and _r82.site == 'LS01' and _r82.note == ''
+            for _r82 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:11721
+    def _check_mined_163f5fd914__current_courier_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_courier, '==', 'C03')
+
+    # tasks.world:11722
+    def _check_mined_163f5fd914__parcel_pcl0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_parcels['PCL0002'].pickup_deadline, '==',
+                rt.parse_datetime('2025-04-12T10:00:00'),
+            )
+            and rt.expect(self.t_parcels['PCL0002'].extended, '==', True, part=1)
+        )
+
+    # tasks.world:11723
+    def _check_mined_163f5fd914__pickupcode_k0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_codes['K0002'].status, '==', _E10_CodeStatus_revoked)
+
+    def _check_mined_163f5fd914__new_pickupcode(self) -> bool:  # tasks.world:11724
+        return any(
+            _r83.parcel == 'PCL0002' and _r83.code == '660487' and _r83.channel == _E7_Channel_sms
+            and _r83.sent_to == '+41792223344' and _r83.status == _E10_CodeStatus_revoked
+            for _r83 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_163f5fd914__new_pickupcode_1(self) -> bool:  # tasks.world:11725
+        return any(
+            _r84.parcel == 'PCL0002' and _r84.code == '647593'
+            and _r84.channel == _E7_Channel_email and _r84.sent_to == 'marco.rossi@mail.example'
+            and _r84.status == _E10_CodeStatus_active
+            for _r84 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_163f5fd914__new_parcelevent(self) -> bool:  # tasks.world:11726
+        return any(
+            _r85.parcel == 'PCL0002' and _r85.kind == _E9_EventKind_extended
+            and _r85.courier is None and _r85.site == 'LS01' and _r85.note == ''
+            for _r85 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_163f5fd914__new_parcelevent_1(self) -> bool:  # tasks.world:11727
+        return any(
+            _r86.parcel == 'PCL0002' and _r86.kind == _E9_EventKind_code_sent
+            and _r86.courier is None and _r86.site == 'LS01' and _r86.note == ''
+            for _r86 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_163f5fd914__new_parcelevent_2(self) -> bool:  # tasks.world:11728
+        return any(
+            _r87.parcel == 'PCL0002' and _r87.kind == _E9_EventKind_code_sent
+            and _r87.courier is None and _r87.site == 'LS01' and _r87.note == ''
+            for _r87 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:12146
+    def _check_mined_45b0ad5eb3__current_courier_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_courier, '==', 'C02')
+
+    # tasks.world:12147
+    def _check_mined_45b0ad5eb3__parcel_pcl0006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_parcels['PCL0006'].pickup_deadline, '==',
+                rt.parse_datetime('2025-04-13T07:30:00'),
+            )
+            and rt.expect(self.t_parcels['PCL0006'].extended, '==', True, part=1)
+        )
+
+    def _check_mined_45b0ad5eb3__new_pickupcode(self) -> bool:  # tasks.world:12148
+        return any(
+            _r88.parcel == 'PCL0006' and _r88.code == '660487'
+            and _r88.channel == _E7_Channel_email and _r88.sent_to == 'nina.keller@mail.example'
+            and _r88.status == _E10_CodeStatus_revoked
+            for _r88 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_45b0ad5eb3__new_pickupcode_1(self) -> bool:  # tasks.world:12149
+        return any(
+            _r89.parcel == 'PCL0006' and _r89.code == '647593'
+            and _r89.channel == _E7_Channel_email and _r89.sent_to == 'nina.keller@mail.example'
+            and _r89.status == _E10_CodeStatus_active
+            for _r89 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_45b0ad5eb3__new_parcelevent(self) -> bool:  # tasks.world:12150
+        return any(
+            _r90.parcel == 'PCL0006' and _r90.kind == _E9_EventKind_code_sent
+            and _r90.courier is None and _r90.site == 'LS03' and _r90.note == ''
+            for _r90 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_45b0ad5eb3__new_parcelevent_1(self) -> bool:  # tasks.world:12151
+        return any(
+            _r91.parcel == 'PCL0006' and _r91.kind == _E9_EventKind_extended
+            and _r91.courier is None and _r91.site == 'LS03' and _r91.note == ''
+            for _r91 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_45b0ad5eb3__new_parcelevent_2(self) -> bool:  # tasks.world:12152
+        return any(
+            _r92.parcel == 'PCL0006' and _r92.kind == _E9_EventKind_code_sent
+            and _r92.courier is None and _r92.site == 'LS03' and _r92.note == ''
+            for _r92 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_6088269f0b__new_parcel(self) -> bool:  # tasks.world:12570
+        return any(
+            _r93.recipient == 'R001' and _r93.size == _E4_Size_small and _r93.weight_kg == 0.01
+            and _r93.destination == 'LS02' and _r93.status == _E12_ParcelStatus_in_locker
+            and _r93.compartment == 'LS02-L1'
+            and _r93.pickup_deadline == rt.parse_datetime('2025-04-12T09:05:00')
+            and _r93.extended == False
+            for _r93 in rt.each(self, self.t_parcels)
+        )
+
+    def _check_mined_6088269f0b__new_parcelevent(self) -> bool:  # tasks.world:12571
+        return any(
+            _r94.parcel == 'PCL0008' and _r94.kind == _E9_EventKind_registered
+            and _r94.courier == 'C01' and _r94.site is None and _r94.note == ''
+            for _r94 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_6088269f0b__new_parcelevent_1(self) -> bool:  # tasks.world:12572
+        return any(
+            _r95.parcel == 'PCL0008' and _r95.kind == _E9_EventKind_deposited
+            and _r95.courier == 'C01' and _r95.site == 'LS02' and _r95.note == ''
+            for _r95 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:12989
+    def _check_mined_b6edccfc1b__compartment_ls02_s1_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_compartments['LS02-S1'].in_service, '==', False)
+
+    # tasks.world:12990
+    def _check_mined_b6edccfc1b__parcel_pcl0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_parcels['PCL0003'].status, '==', _E12_ParcelStatus_returned)
+            and rt.expect(self.t_parcels['PCL0003'].compartment, 'is', None, part=1)
+        )
+
+    # tasks.world:12991
+    def _check_mined_b6edccfc1b__parcel_pcl0006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_parcels['PCL0006'].pickup_deadline, '==',
+                rt.parse_datetime('2025-04-13T07:30:00'),
+            )
+            and rt.expect(self.t_parcels['PCL0006'].extended, '==', True, part=1)
+        )
+
+    # tasks.world:12992
+    def _check_mined_b6edccfc1b__pickupcode_k0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_codes['K0002'].status, '==', _E10_CodeStatus_revoked)
+
+    # tasks.world:12993
+    def _check_mined_b6edccfc1b__pickupcode_k0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_codes['K0003'].status, '==', _E10_CodeStatus_revoked)
+
+    def _check_mined_b6edccfc1b__new_pickupcode(self) -> bool:  # tasks.world:12994
+        return any(
+            _r96.parcel == 'PCL0002' and _r96.code == '660487' and _r96.channel == _E7_Channel_sms
+            and _r96.sent_to == '+41792223344' and _r96.status == _E10_CodeStatus_active
+            for _r96 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_b6edccfc1b__new_parcelevent(self) -> bool:  # tasks.world:12995
+        return any(
+            _r97.parcel == 'PCL0003' and _r97.kind == _E9_EventKind_returned
+            and _r97.courier == 'C01' and _r97.site == 'LS02' and _r97.note == ''
+            for _r97 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_b6edccfc1b__new_parcelevent_1(self) -> bool:  # tasks.world:12996
+        return any(
+            _r98.parcel == 'PCL0006' and _r98.kind == _E9_EventKind_extended
+            and _r98.courier is None and _r98.site == 'LS03' and _r98.note == ''
+            for _r98 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_b6edccfc1b__new_parcelevent_2(self) -> bool:  # tasks.world:12997
+        return any(
+            _r99.parcel == 'PCL0002' and _r99.kind == _E9_EventKind_code_sent
+            and _r99.courier is None and _r99.site == 'LS01' and _r99.note == ''
+            for _r99 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:13416
+    def _check_mined_d9dc4078a6__current_courier_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_courier, '==', 'C03')
+
+    def _check_mined_d9dc4078a6__new_parcel(self) -> bool:  # tasks.world:13417
+        return any(
+            _r100.recipient == 'R002' and _r100.size == _E4_Size_large and _r100.weight_kg == 30.0
+            and _r100.destination == 'LS02' and _r100.status == _E12_ParcelStatus_at_depot
+            and _r100.compartment is None and _r100.deposited_at is None
+            and _r100.pickup_deadline is None and _r100.extended == False
+            for _r100 in rt.each(self, self.t_parcels)
+        )
+
+    # tasks.world:13418
+    def _check_mined_d9dc4078a6__pickupcode_k0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_codes['K0002'].status, '==', _E10_CodeStatus_revoked)
+
+    def _check_mined_d9dc4078a6__new_pickupcode(self) -> bool:  # tasks.world:13419
+        return any(
+            _r101.parcel == 'PCL0002' and _r101.code == '660487'
+            and _r101.channel == _E7_Channel_email and _r101.sent_to == 'marco.rossi@mail.example'
+            and _r101.status == _E10_CodeStatus_active
+            for _r101 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_d9dc4078a6__new_parcelevent(self) -> bool:  # tasks.world:13420
+        return any(
+            _r102.parcel == 'PCL0002' and _r102.kind == _E9_EventKind_code_sent
+            and _r102.courier is None and _r102.site == 'LS01' and _r102.note == ''
+            for _r102 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_d9dc4078a6__new_parcelevent_1(self) -> bool:  # tasks.world:13421
+        return any(
+            _r103.parcel == 'PCL0008' and _r103.kind == _E9_EventKind_registered
+            and _r103.courier == 'C01' and _r103.site is None and _r103.note == ''
+            for _r103 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:13842
+    def _check_mined_cbd50656e0__current_courier_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_courier, '==', 'C03')
+
+    def _check_mined_cbd50656e0__new_parcel(self) -> bool:  # tasks.world:13843
+        return any(
+            _r104.recipient == 'R002' and _r104.size == _E4_Size_medium and _r104.weight_kg == 0.01
+            and _r104.destination == 'LS02' and _r104.status == _E12_ParcelStatus_at_depot
+            and _r104.compartment is None and _r104.deposited_at is None
+            and _r104.pickup_deadline is None and _r104.extended == False
+            for _r104 in rt.each(self, self.t_parcels)
+        )
+
+    # tasks.world:13844
+    def _check_mined_cbd50656e0__pickupcode_k0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_codes['K0003'].status, '==', _E10_CodeStatus_revoked)
+
+    def _check_mined_cbd50656e0__new_pickupcode(self) -> bool:  # tasks.world:13845
+        return any(
+            _r105.parcel == 'PCL0003' and _r105.code == '660487'
+            and _r105.channel == _E7_Channel_sms and _r105.sent_to == '+41793334455'
+            and _r105.status == _E10_CodeStatus_active
+            for _r105 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_cbd50656e0__new_parcelevent(self) -> bool:  # tasks.world:13846
+        return any(
+            _r106.parcel == 'PCL0003' and _r106.kind == _E9_EventKind_code_sent
+            and _r106.courier is None and _r106.site == 'LS02' and _r106.note == ''
+            for _r106 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_cbd50656e0__new_parcelevent_1(self) -> bool:  # tasks.world:13847
+        return any(
+            _r107.parcel == 'PCL0008' and _r107.kind == _E9_EventKind_registered
+            and _r107.courier == 'C03' and _r107.site is None and _r107.note == ''
+            for _r107 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_293c261305__new_parcel(self) -> bool:  # tasks.world:14266
+        return any(
+            _r108.recipient == 'R001' and _r108.size == _E4_Size_large and _r108.weight_kg == 16.0
+            and _r108.destination == 'LS01' and _r108.status == _E12_ParcelStatus_at_depot
+            and _r108.compartment is None and _r108.deposited_at is None
+            and _r108.pickup_deadline is None and _r108.extended == False
+            for _r108 in rt.each(self, self.t_parcels)
+        )
+
+    def _check_mined_293c261305__new_parcel_1(self) -> bool:  # tasks.world:14267
+        return any(
+            _r109.recipient == 'R001' and _r109.size == _E4_Size_large and _r109.weight_kg == 0.01
+            and _r109.destination == 'LS01' and _r109.status == _E12_ParcelStatus_at_depot
+            and _r109.compartment is None and _r109.deposited_at is None
+            and _r109.pickup_deadline is None and _r109.extended == False
+            for _r109 in rt.each(self, self.t_parcels)
+        )
+
+    def _check_mined_293c261305__new_parcelevent(self) -> bool:  # tasks.world:14268
+        return any(
+            _r110.parcel == 'PCL0008' and _r110.kind == _E9_EventKind_registered
+            and _r110.courier == 'C01' and _r110.site is None and _r110.note == ''
+            for _r110 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_293c261305__new_parcelevent_1(self) -> bool:  # tasks.world:14269
+        return any(
+            _r111.parcel == 'PCL0009' and _r111.kind == _E9_EventKind_registered
+            and _r111.courier == 'C01' and _r111.site is None and _r111.note == ''
+            for _r111 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:14690
+    def _check_mined_42c4796af4__parcel_pcl0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_parcels['PCL0001'].status, '==', _E12_ParcelStatus_in_locker)
+            and rt.expect(self.t_parcels['PCL0001'].compartment, '==', 'LS01-S1', part=1)
+            and rt.expect(
+                self.t_parcels['PCL0001'].pickup_deadline, '==',
+                rt.parse_datetime('2025-04-12T09:03:00'), part=2,
+            )
+        )
+
+    # tasks.world:14691
+    def _check_mined_42c4796af4__parcel_pcl0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_parcels['PCL0002'].pickup_deadline, '==',
+                rt.parse_datetime('2025-04-12T10:00:00'),
+            )
+            and rt.expect(self.t_parcels['PCL0002'].extended, '==', True, part=1)
+        )
+
+    # tasks.world:14692
+    def _check_mined_42c4796af4__pickupcode_k0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_codes['K0002'].status, '==', _E10_CodeStatus_revoked)
+
+    def _check_mined_42c4796af4__new_pickupcode(self) -> bool:  # tasks.world:14693
+        return any(
+            _r112.parcel == 'PCL0002' and _r112.code == '660487'
+            and _r112.channel == _E7_Channel_email and _r112.sent_to == 'marco.rossi@mail.example'
+            and _r112.status == _E10_CodeStatus_revoked
+            for _r112 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_42c4796af4__new_pickupcode_1(self) -> bool:  # tasks.world:14694
+        return any(
+            _r113.parcel == 'PCL0002' and _r113.code == '647593'
+            and _r113.channel == _E7_Channel_sms and _r113.sent_to == '+41792223344'
+            and _r113.status == _E10_CodeStatus_active
+            for _r113 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_42c4796af4__new_parcelevent(self) -> bool:  # tasks.world:14695
+        return any(
+            _r114.parcel == 'PCL0002' and _r114.kind == _E9_EventKind_extended
+            and _r114.courier is None and _r114.site == 'LS01' and _r114.note == ''
+            for _r114 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_42c4796af4__new_parcelevent_1(self) -> bool:  # tasks.world:14696
+        return any(
+            _r115.parcel == 'PCL0002' and _r115.kind == _E9_EventKind_code_sent
+            and _r115.courier is None and _r115.site == 'LS01' and _r115.note == ''
+            for _r115 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_42c4796af4__new_parcelevent_2(self) -> bool:  # tasks.world:14697
+        return any(
+            _r116.parcel == 'PCL0001' and _r116.kind == _E9_EventKind_deposited
+            and _r116.courier == 'C01' and _r116.site == 'LS01' and _r116.note == ''
+            for _r116 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_42c4796af4__new_parcelevent_3(self) -> bool:  # tasks.world:14698
+        return any(
+            _r117.parcel == 'PCL0002' and _r117.kind == _E9_EventKind_code_sent
+            and _r117.courier is None and _r117.site == 'LS01' and _r117.note == ''
+            for _r117 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:15118
+    def _check_mined_99b54e9733__current_courier_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_courier, '==', 'C03')
+
+    # tasks.world:15119
+    def _check_mined_99b54e9733__pickupcode_k0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_codes['K0002'].status, '==', _E10_CodeStatus_revoked)
+
+    # tasks.world:15120
+    def _check_mined_99b54e9733__pickupcode_k0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_codes['K0003'].status, '==', _E10_CodeStatus_revoked)
+
+    def _check_mined_99b54e9733__new_pickupcode(self) -> bool:  # tasks.world:15121
+        return any(
+            _r118.parcel == 'PCL0003' and _r118.code == '660487'
+            and _r118.channel == _E7_Channel_email and _r118.sent_to == 'nina.keller@mail.example'
+            and _r118.status == _E10_CodeStatus_active
+            for _r118 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_99b54e9733__new_pickupcode_1(self) -> bool:  # tasks.world:15122
+        return any(
+            _r119.parcel == 'PCL0002' and _r119.code == '647593'
+            and _r119.channel == _E7_Channel_email and _r119.sent_to == 'marco.rossi@mail.example'
+            and _r119.status == _E10_CodeStatus_active
+            for _r119 in rt.each(self, self.t_codes)
+        )
+
+    def _check_mined_99b54e9733__new_parcelevent(self) -> bool:  # tasks.world:15123
+        return any(
+            _r120.parcel == 'PCL0003' and _r120.kind == _E9_EventKind_code_sent
+            and _r120.courier is None and _r120.site == 'LS02' and _r120.note == ''
+            for _r120 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_99b54e9733__new_parcelevent_1(self) -> bool:  # tasks.world:15124
+        return any(
+            _r121.parcel == 'PCL0002' and _r121.kind == _E9_EventKind_code_sent
+            and _r121.courier is None and _r121.site == 'LS01' and _r121.note == ''
+            for _r121 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:15543
+    def _check_mined_23dadb4fa3__compartment_ls01_s1_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_compartments['LS01-S1'].in_service, '==', False)
+
+    def _check_mined_23dadb4fa3__new_parcel(self) -> bool:  # tasks.world:15544
+        return any(
+            _r122.recipient == 'R003' and _r122.size == _E4_Size_large and _r122.weight_kg == 0.01
+            and _r122.destination == 'LS01' and _r122.status == _E12_ParcelStatus_at_depot
+            and _r122.compartment is None and _r122.deposited_at is None
+            and _r122.pickup_deadline is None and _r122.extended == False
+            for _r122 in rt.each(self, self.t_parcels)
+        )
+
+    def _check_mined_23dadb4fa3__new_parcel_1(self) -> bool:  # tasks.world:15545
+        return any(
+            _r123.recipient == 'R003' and _r123.size == _E4_Size_small and _r123.weight_kg == 0.01
+            and _r123.destination == 'LS01' and _r123.status == _E12_ParcelStatus_at_depot
+            and _r123.compartment is None and _r123.deposited_at is None
+            and _r123.pickup_deadline is None and _r123.extended == False
+            for _r123 in rt.each(self, self.t_parcels)
+        )
+
+    def _check_mined_23dadb4fa3__new_parcelevent(self) -> bool:  # tasks.world:15546
+        return any(
+            _r124.parcel == 'PCL0008' and _r124.kind == _E9_EventKind_registered
+            and _r124.courier == 'C01' and _r124.site is None and _r124.note == ''
+            for _r124 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_23dadb4fa3__new_parcelevent_1(self) -> bool:  # tasks.world:15547
+        return any(
+            _r125.parcel == 'PCL0009' and _r125.kind == _E9_EventKind_registered
+            and _r125.courier == 'C01' and _r125.site is None and _r125.note == ''
+            for _r125 in rt.each(self, self.t_events)
+        )
+
+    # tasks.world:15968
+    def _check_mined_c47b44607e__current_courier_set(self) -> rt.Verdict | bool:
+        return rt.expect(self.state.current_courier, '==', 'C02')
+
+    def _check_mined_c47b44607e__new_parcel(self) -> bool:  # tasks.world:15969
+        return any(
+            _r126.recipient == 'R002' and _r126.size == _E4_Size_medium and _r126.weight_kg == 0.01
+            and _r126.destination == 'LS03' and _r126.status == _E12_ParcelStatus_at_depot
+            and _r126.compartment is None and _r126.deposited_at is None
+            and _r126.pickup_deadline is None and _r126.extended == False
+            for _r126 in rt.each(self, self.t_parcels)
+        )
+
+    def _check_mined_c47b44607e__new_parcel_1(self) -> bool:  # tasks.world:15970
+        return any(
+            _r127.recipient == 'R004' and _r127.size == _E4_Size_large and _r127.weight_kg == 1.62
+            and _r127.destination == 'LS03' and _r127.status == _E12_ParcelStatus_at_depot
+            and _r127.compartment is None and _r127.deposited_at is None
+            and _r127.pickup_deadline is None and _r127.extended == False
+            for _r127 in rt.each(self, self.t_parcels)
+        )
+
+    def _check_mined_c47b44607e__new_parcelevent(self) -> bool:  # tasks.world:15971
+        return any(
+            _r128.parcel == 'PCL0008' and _r128.kind == _E9_EventKind_registered
+            and _r128.courier == 'C01' and _r128.site is None and _r128.note == ''
+            for _r128 in rt.each(self, self.t_events)
+        )
+
+    def _check_mined_c47b44607e__new_parcelevent_1(self) -> bool:  # tasks.world:15972
+        return any(
+            _r129.parcel == 'PCL0009' and _r129.kind == _E9_EventKind_registered
+            and _r129.courier == 'C02' and _r129.site is None and _r129.note == ''
+            for _r129 in rt.each(self, self.t_events)
+        )
+
 
 ParcelLockers.TOOLS = tools(ParcelLockers)
-
-
-# parcel_lockers.world:976
-def _check_deposit_for_lea__deposited(ep: ParcelLockers) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_parcels['PCL0001'].status, '==', _E12_ParcelStatus_in_locker)
-        and rt.expect(ep.t_parcels['PCL0001'].compartment, '==', 'LS01-S1', part=1)
-    )
-
-
-def _check_deposit_for_lea__code_sent(ep: ParcelLockers) -> bool:  # parcel_lockers.world:977
-    return any(
-        _k14.parcel == 'PCL0001' and _k14.status == _E10_CodeStatus_active
-        and _k14.channel == _E7_Channel_sms and _k14.sent_to == '+41791112233'
-        for _k14 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_marco_collects_and_large_parcel_goes_out__collected(  # tasks.world:411
-    ep: ParcelLockers
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_parcels['PCL0002'].status, '==', _E12_ParcelStatus_collected)
-        and rt.expect(ep.t_codes['K0002'].status, '==', _E10_CodeStatus_used, part=1)
-    )
-
-
-def _check_marco_collects_and_large_parcel_goes_out__deposited(  # tasks.world:412
-    ep: ParcelLockers
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_parcels['PCL0007'].status, '==', _E12_ParcelStatus_in_locker)
-        and rt.expect(ep.t_parcels['PCL0007'].compartment, '==', 'LS02-L1', part=1)
-    )
-
-
-# tasks.world:413
-def _check_marco_collects_and_large_parcel_goes_out__code_sent(ep: ParcelLockers) -> bool:
-    return any(
-        _k15.parcel == 'PCL0007' and _k15.status == _E10_CodeStatus_active
-        and _k15.channel == _E7_Channel_email and _k15.sent_to == 'marco.rossi@mail.example'
-        for _k15 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_marco_large_parcel_and_harbour_return__deposited(  # tasks.world:832
-    ep: ParcelLockers
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_parcels['PCL0007'].status, '==', _E12_ParcelStatus_in_locker)
-        and rt.expect(ep.t_parcels['PCL0007'].compartment, '==', 'LS02-L1', part=1)
-    )
-
-
-# tasks.world:833
-def _check_marco_large_parcel_and_harbour_return__code_by_sms(ep: ParcelLockers) -> bool:
-    return any(
-        _k16.parcel == 'PCL0007' and _k16.status == _E10_CodeStatus_active
-        and _k16.channel == _E7_Channel_sms and _k16.sent_to == '+41792223344'
-        for _k16 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_marco_large_parcel_and_harbour_return__overdue_returned(  # tasks.world:834
-    ep: ParcelLockers
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_parcels['PCL0003'].status, '==', _E12_ParcelStatus_returned)
-        and rt.expect(ep.t_parcels['PCL0003'].compartment, 'is', None, part=1)
-        and rt.expect(ep.t_codes['K0003'].status, '==', _E10_CodeStatus_revoked, part=2)
-    )
-
-
-# tasks.world:1251
-def _check_mined_0342243585__compartment_ls02_m1_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_compartments['LS02-M1'].in_service, '==', False)
-
-
-# tasks.world:1665
-def _check_mined_04709808ba__parcel_pcl0003_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_parcels['PCL0003'].status, '==', _E12_ParcelStatus_returned)
-        and rt.expect(ep.t_parcels['PCL0003'].compartment, 'is', None, part=1)
-    )
-
-
-# tasks.world:1666
-def _check_mined_04709808ba__pickupcode_k0003_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_codes['K0003'].status, '==', _E10_CodeStatus_revoked)
-
-
-def _check_mined_04709808ba__new_pickupcode(ep: ParcelLockers) -> bool:  # tasks.world:1667
-    return any(
-        _r17.parcel == 'PCL0003' and _r17.code == '660487' and _r17.channel == _E7_Channel_sms
-        and _r17.sent_to == '+41793334455' and _r17.status == _E10_CodeStatus_revoked
-        for _r17 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_04709808ba__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:1668
-    return any(
-        _r18.parcel == 'PCL0003' and _r18.kind == _E9_EventKind_code_sent and _r18.courier is None
-        and _r18.site == 'LS02' and _r18.note == ''
-        for _r18 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_04709808ba__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:1669
-    return any(
-        _r19.parcel == 'PCL0003' and _r19.kind == _E9_EventKind_returned and _r19.courier == 'C01'
-        and _r19.site == 'LS02' and _r19.note == ''
-        for _r19 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:2083
-def _check_mined_6f4a40c979__compartment_ls01_s2_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_compartments['LS01-S2'].in_service, '==', False)
-
-
-# tasks.world:2497
-def _check_mined_7bf9652cdd__compartment_ls01_s1_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_compartments['LS01-S1'].in_service, '==', False)
-
-
-# tasks.world:2911
-def _check_mined_96e447e555__parcel_pcl0002_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_parcels['PCL0002'].status, '==', _E12_ParcelStatus_collected)
-        and rt.expect(ep.t_parcels['PCL0002'].compartment, 'is', None, part=1)
-    )
-
-
-# tasks.world:2912
-def _check_mined_96e447e555__pickupcode_k0002_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_codes['K0002'].status, '==', _E10_CodeStatus_revoked)
-
-
-def _check_mined_96e447e555__new_pickupcode(ep: ParcelLockers) -> bool:  # tasks.world:2913
-    return any(
-        _r20.parcel == 'PCL0002' and _r20.code == '660487' and _r20.channel == _E7_Channel_email
-        and _r20.sent_to == 'marco.rossi@mail.example' and _r20.status == _E10_CodeStatus_used
-        for _r20 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_96e447e555__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:2914
-    return any(
-        _r21.parcel == 'PCL0002' and _r21.kind == _E9_EventKind_code_sent and _r21.courier is None
-        and _r21.site == 'LS01' and _r21.note == ''
-        for _r21 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_96e447e555__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:2915
-    return any(
-        _r22.parcel == 'PCL0002' and _r22.kind == _E9_EventKind_collected and _r22.courier is None
-        and _r22.site == 'LS01' and _r22.note == ''
-        for _r22 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:3329
-def _check_mined_fa50a06957__pickupcode_k0003_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_codes['K0003'].status, '==', _E10_CodeStatus_revoked)
-
-
-def _check_mined_fa50a06957__new_pickupcode(ep: ParcelLockers) -> bool:  # tasks.world:3330
-    return any(
-        _r23.parcel == 'PCL0003' and _r23.code == '660487' and _r23.channel == _E7_Channel_sms
-        and _r23.sent_to == '+41793334455' and _r23.status == _E10_CodeStatus_revoked
-        for _r23 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_fa50a06957__new_pickupcode_1(ep: ParcelLockers) -> bool:  # tasks.world:3331
-    return any(
-        _r24.parcel == 'PCL0003' and _r24.code == '647593' and _r24.channel == _E7_Channel_sms
-        and _r24.sent_to == '+41793334455' and _r24.status == _E10_CodeStatus_revoked
-        for _r24 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_fa50a06957__new_pickupcode_2(ep: ParcelLockers) -> bool:  # tasks.world:3332
-    return any(
-        _r25.parcel == 'PCL0003' and _r25.code == '824219' and _r25.channel == _E7_Channel_email
-        and _r25.sent_to == 'nina.keller@mail.example' and _r25.status == _E10_CodeStatus_active
-        for _r25 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_fa50a06957__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:3333
-    return any(
-        _r26.parcel == 'PCL0003' and _r26.kind == _E9_EventKind_code_sent and _r26.courier is None
-        and _r26.site == 'LS02' and _r26.note == ''
-        for _r26 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_fa50a06957__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:3334
-    return any(
-        _r27.parcel == 'PCL0003' and _r27.kind == _E9_EventKind_code_sent and _r27.courier is None
-        and _r27.site == 'LS02' and _r27.note == ''
-        for _r27 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_fa50a06957__new_parcelevent_2(ep: ParcelLockers) -> bool:  # tasks.world:3335
-    return any(
-        _r28.parcel == 'PCL0003' and _r28.kind == _E9_EventKind_code_sent and _r28.courier is None
-        and _r28.site == 'LS02' and _r28.note == ''
-        for _r28 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_795059f540__new_parcel(ep: ParcelLockers) -> bool:  # tasks.world:3750
-    return any(
-        _r29.recipient == 'R003' and _r29.size == _E4_Size_large and _r29.weight_kg == 0.01
-        and _r29.destination == 'LS02' and _r29.status == _E12_ParcelStatus_at_depot
-        and _r29.compartment is None and _r29.deposited_at is None and _r29.pickup_deadline is None
-        and _r29.extended == False
-        for _r29 in rt.each(ep, ep.t_parcels)
-    )
-
-
-def _check_mined_795059f540__new_parcel_1(ep: ParcelLockers) -> bool:  # tasks.world:3751
-    return any(
-        _r30.recipient == 'R002' and _r30.size == _E4_Size_small and _r30.weight_kg == 0.01
-        and _r30.destination == 'LS02' and _r30.status == _E12_ParcelStatus_at_depot
-        and _r30.compartment is None and _r30.deposited_at is None and _r30.pickup_deadline is None
-        and _r30.extended == False
-        for _r30 in rt.each(ep, ep.t_parcels)
-    )
-
-
-def _check_mined_795059f540__new_parcel_2(ep: ParcelLockers) -> bool:  # tasks.world:3752
-    return any(
-        _r31.recipient == 'R001' and _r31.size == _E4_Size_large and _r31.weight_kg == 0.01
-        and _r31.destination == 'LS02' and _r31.status == _E12_ParcelStatus_at_depot
-        and _r31.compartment is None and _r31.deposited_at is None and _r31.pickup_deadline is None
-        and _r31.extended == False
-        for _r31 in rt.each(ep, ep.t_parcels)
-    )
-
-
-def _check_mined_795059f540__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:3753
-    return any(
-        _r32.parcel == 'PCL0008' and _r32.kind == _E9_EventKind_registered
-        and _r32.courier == 'C01' and _r32.site is None and _r32.note == ''
-        for _r32 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_795059f540__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:3754
-    return any(
-        _r33.parcel == 'PCL0009' and _r33.kind == _E9_EventKind_registered
-        and _r33.courier == 'C01' and _r33.site is None and _r33.note == ''
-        for _r33 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_795059f540__new_parcelevent_2(ep: ParcelLockers) -> bool:  # tasks.world:3755
-    return any(
-        _r34.parcel == 'PCL0010' and _r34.kind == _E9_EventKind_registered
-        and _r34.courier == 'C01' and _r34.site is None and _r34.note == ''
-        for _r34 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_4631955396__new_pickupcode(ep: ParcelLockers) -> bool:  # tasks.world:4172
-    return any(
-        _r35.parcel == 'PCL0006' and _r35.code == '660487' and _r35.channel == _E7_Channel_email
-        and _r35.sent_to == 'nina.keller@mail.example' and _r35.status == _E10_CodeStatus_revoked
-        for _r35 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_4631955396__new_pickupcode_1(ep: ParcelLockers) -> bool:  # tasks.world:4173
-    return any(
-        _r36.parcel == 'PCL0006' and _r36.code == '647593' and _r36.channel == _E7_Channel_sms
-        and _r36.sent_to == '+41793334455' and _r36.status == _E10_CodeStatus_active
-        for _r36 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_4631955396__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:4174
-    return any(
-        _r37.parcel == 'PCL0006' and _r37.kind == _E9_EventKind_code_sent and _r37.courier is None
-        and _r37.site == 'LS03' and _r37.note == ''
-        for _r37 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_4631955396__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:4175
-    return any(
-        _r38.parcel == 'PCL0006' and _r38.kind == _E9_EventKind_code_sent and _r38.courier is None
-        and _r38.site == 'LS03' and _r38.note == ''
-        for _r38 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_00859de602__new_parcel(ep: ParcelLockers) -> bool:  # tasks.world:4590
-    return any(
-        _r39.recipient == 'R002' and _r39.size == _E4_Size_large and _r39.weight_kg == 26.02
-        and _r39.destination == 'LS03' and _r39.status == _E12_ParcelStatus_at_depot
-        and _r39.compartment is None and _r39.deposited_at is None and _r39.pickup_deadline is None
-        and _r39.extended == False
-        for _r39 in rt.each(ep, ep.t_parcels)
-    )
-
-
-def _check_mined_00859de602__new_parcel_1(ep: ParcelLockers) -> bool:  # tasks.world:4591
-    return any(
-        _r40.recipient == 'R002' and _r40.size == _E4_Size_large and _r40.weight_kg == 22.81
-        and _r40.destination == 'LS02' and _r40.status == _E12_ParcelStatus_at_depot
-        and _r40.compartment is None and _r40.deposited_at is None and _r40.pickup_deadline is None
-        and _r40.extended == False
-        for _r40 in rt.each(ep, ep.t_parcels)
-    )
-
-
-def _check_mined_00859de602__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:4592
-    return any(
-        _r41.parcel == 'PCL0008' and _r41.kind == _E9_EventKind_registered
-        and _r41.courier == 'C01' and _r41.site is None and _r41.note == ''
-        for _r41 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_00859de602__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:4593
-    return any(
-        _r42.parcel == 'PCL0009' and _r42.kind == _E9_EventKind_registered
-        and _r42.courier == 'C01' and _r42.site is None and _r42.note == ''
-        for _r42 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:5008
-def _check_mined_940ba069c7__parcel_pcl0002_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_parcels['PCL0002'].pickup_deadline, '==', rt.parse_datetime('2025-04-12T10:00:00')
-        )
-        and rt.expect(ep.t_parcels['PCL0002'].extended, '==', True, part=1)
-    )
-
-
-def _check_mined_940ba069c7__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:5009
-    return any(
-        _r43.parcel == 'PCL0002' and _r43.kind == _E9_EventKind_extended and _r43.courier is None
-        and _r43.site == 'LS01' and _r43.note == ''
-        for _r43 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:5424
-def _check_mined_1c61fcb147__parcel_pcl0003_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_parcels['PCL0003'].status, '==', _E12_ParcelStatus_returned)
-        and rt.expect(ep.t_parcels['PCL0003'].compartment, 'is', None, part=1)
-    )
-
-
-# tasks.world:5425
-def _check_mined_1c61fcb147__pickupcode_k0003_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_codes['K0003'].status, '==', _E10_CodeStatus_revoked)
-
-
-def _check_mined_1c61fcb147__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:5426
-    return any(
-        _r44.parcel == 'PCL0003' and _r44.kind == _E9_EventKind_returned and _r44.courier == 'C01'
-        and _r44.site == 'LS02' and _r44.note == ''
-        for _r44 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:5840
-def _check_mined_c7669531dc__pickupcode_k0002_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_codes['K0002'].status, '==', _E10_CodeStatus_revoked)
-
-
-def _check_mined_c7669531dc__new_pickupcode(ep: ParcelLockers) -> bool:  # tasks.world:5841
-    return any(
-        _r45.parcel == 'PCL0002' and _r45.code == '660487' and _r45.channel == _E7_Channel_sms
-        and _r45.sent_to == '+41792223344' and _r45.status == _E10_CodeStatus_active
-        for _r45 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_c7669531dc__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:5842
-    return any(
-        _r46.parcel == 'PCL0002' and _r46.kind == _E9_EventKind_code_sent and _r46.courier is None
-        and _r46.site == 'LS01' and _r46.note == ''
-        for _r46 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_efa616be1b__new_pickupcode(ep: ParcelLockers) -> bool:  # tasks.world:6256
-    return any(
-        _r47.parcel == 'PCL0006' and _r47.code == '660487' and _r47.channel == _E7_Channel_email
-        and _r47.sent_to == 'nina.keller@mail.example' and _r47.status == _E10_CodeStatus_active
-        for _r47 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_efa616be1b__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:6257
-    return any(
-        _r48.parcel == 'PCL0006' and _r48.kind == _E9_EventKind_code_sent and _r48.courier is None
-        and _r48.site == 'LS03' and _r48.note == ''
-        for _r48 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_fe6995a029__new_parcel(ep: ParcelLockers) -> bool:  # tasks.world:6670
-    return any(
-        _r49.recipient == 'R004' and _r49.size == _E4_Size_medium and _r49.weight_kg == 0.01
-        and _r49.destination == 'LS02' and _r49.status == _E12_ParcelStatus_at_depot
-        and _r49.compartment is None and _r49.deposited_at is None and _r49.pickup_deadline is None
-        and _r49.extended == False
-        for _r49 in rt.each(ep, ep.t_parcels)
-    )
-
-
-def _check_mined_fe6995a029__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:6671
-    return any(
-        _r50.parcel == 'PCL0008' and _r50.kind == _E9_EventKind_registered
-        and _r50.courier == 'C01' and _r50.site is None and _r50.note == ''
-        for _r50 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:7084
-def _check_mined_d428f8ce06__current_courier_set(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_courier, '==', 'C02')
-
-
-# tasks.world:7497
-def _check_mined_c23e19df94__current_courier_set(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_courier, '==', 'C02')
-
-
-# tasks.world:7498
-def _check_mined_c23e19df94__parcel_pcl0002_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_parcels['PCL0002'].pickup_deadline, '==', rt.parse_datetime('2025-04-12T10:00:00')
-        )
-        and rt.expect(ep.t_parcels['PCL0002'].extended, '==', True, part=1)
-    )
-
-
-def _check_mined_c23e19df94__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:7499
-    return any(
-        _r51.parcel == 'PCL0002' and _r51.kind == _E9_EventKind_extended and _r51.courier is None
-        and _r51.site == 'LS01' and _r51.note == ''
-        for _r51 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:7918
-def _check_mined_4aa73c1552__compartment_ls02_l1_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_compartments['LS02-L1'].in_service, '==', False)
-
-
-# tasks.world:7919
-def _check_mined_4aa73c1552__compartment_ls04_s1_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_compartments['LS04-S1'].in_service, '==', False)
-
-
-# tasks.world:7920
-def _check_mined_4aa73c1552__parcel_pcl0006_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_parcels['PCL0006'].pickup_deadline, '==', rt.parse_datetime('2025-04-13T07:30:00')
-        )
-        and rt.expect(ep.t_parcels['PCL0006'].extended, '==', True, part=1)
-    )
-
-
-def _check_mined_4aa73c1552__new_pickupcode(ep: ParcelLockers) -> bool:  # tasks.world:7921
-    return any(
-        _r52.parcel == 'PCL0006' and _r52.code == '660487' and _r52.channel == _E7_Channel_email
-        and _r52.sent_to == 'nina.keller@mail.example' and _r52.status == _E10_CodeStatus_active
-        for _r52 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_4aa73c1552__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:7922
-    return any(
-        _r53.parcel == 'PCL0006' and _r53.kind == _E9_EventKind_code_sent and _r53.courier is None
-        and _r53.site == 'LS03' and _r53.note == ''
-        for _r53 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_4aa73c1552__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:7923
-    return any(
-        _r54.parcel == 'PCL0006' and _r54.kind == _E9_EventKind_extended and _r54.courier is None
-        and _r54.site == 'LS03' and _r54.note == ''
-        for _r54 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:8342
-def _check_mined_b273c88bcc__current_courier_set(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_courier, '==', 'C03')
-
-
-# tasks.world:8343
-def _check_mined_b273c88bcc__parcel_pcl0003_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_parcels['PCL0003'].status, '==', _E12_ParcelStatus_returned)
-        and rt.expect(ep.t_parcels['PCL0003'].compartment, 'is', None, part=1)
-    )
-
-
-# tasks.world:8344
-def _check_mined_b273c88bcc__parcel_pcl0006_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_parcels['PCL0006'].pickup_deadline, '==', rt.parse_datetime('2025-04-13T07:30:00')
-        )
-        and rt.expect(ep.t_parcels['PCL0006'].extended, '==', True, part=1)
-    )
-
-
-def _check_mined_b273c88bcc__new_parcel(ep: ParcelLockers) -> bool:  # tasks.world:8345
-    return any(
-        _r55.recipient == 'R003' and _r55.size == _E4_Size_small and _r55.weight_kg == 0.01
-        and _r55.destination == 'LS04' and _r55.status == _E12_ParcelStatus_at_depot
-        and _r55.compartment is None and _r55.deposited_at is None and _r55.pickup_deadline is None
-        and _r55.extended == False
-        for _r55 in rt.each(ep, ep.t_parcels)
-    )
-
-
-# tasks.world:8346
-def _check_mined_b273c88bcc__pickupcode_k0003_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_codes['K0003'].status, '==', _E10_CodeStatus_revoked)
-
-
-def _check_mined_b273c88bcc__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:8347
-    return any(
-        _r56.parcel == 'PCL0006' and _r56.kind == _E9_EventKind_extended and _r56.courier is None
-        and _r56.site == 'LS03' and _r56.note == ''
-        for _r56 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_b273c88bcc__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:8348
-    return any(
-        _r57.parcel == 'PCL0008' and _r57.kind == _E9_EventKind_registered
-        and _r57.courier == 'C01' and _r57.site is None and _r57.note == ''
-        for _r57 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_b273c88bcc__new_parcelevent_2(ep: ParcelLockers) -> bool:  # tasks.world:8349
-    return any(
-        _r58.parcel == 'PCL0003' and _r58.kind == _E9_EventKind_returned and _r58.courier == 'C03'
-        and _r58.site == 'LS02' and _r58.note == ''
-        for _r58 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:8767
-def _check_mined_a1a5cd29a2__current_courier_set(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_courier, '==', 'C03')
-
-
-# tasks.world:8768
-def _check_mined_a1a5cd29a2__compartment_ls01_l1_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_compartments['LS01-L1'].in_service, '==', False)
-
-
-def _check_mined_a1a5cd29a2__new_parcel(ep: ParcelLockers) -> bool:  # tasks.world:8769
-    return any(
-        _r59.recipient == 'R003' and _r59.size == _E4_Size_medium and _r59.weight_kg == 14.3135
-        and _r59.destination == 'LS04' and _r59.status == _E12_ParcelStatus_at_depot
-        and _r59.compartment is None and _r59.deposited_at is None and _r59.pickup_deadline is None
-        and _r59.extended == False
-        for _r59 in rt.each(ep, ep.t_parcels)
-    )
-
-
-def _check_mined_a1a5cd29a2__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:8770
-    return any(
-        _r60.parcel == 'PCL0008' and _r60.kind == _E9_EventKind_registered
-        and _r60.courier == 'C01' and _r60.site is None and _r60.note == ''
-        for _r60 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:9188
-def _check_mined_cd852fd993__compartment_ls03_m1_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_compartments['LS03-M1'].in_service, '==', True)
-
-
-def _check_mined_cd852fd993__new_parcel(ep: ParcelLockers) -> bool:  # tasks.world:9189
-    return any(
-        _r61.recipient == 'R002' and _r61.size == _E4_Size_large and _r61.weight_kg == 1.6
-        and _r61.destination == 'LS02' and _r61.status == _E12_ParcelStatus_at_depot
-        and _r61.compartment is None and _r61.deposited_at is None and _r61.pickup_deadline is None
-        and _r61.extended == False
-        for _r61 in rt.each(ep, ep.t_parcels)
-    )
-
-
-def _check_mined_cd852fd993__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:9190
-    return any(
-        _r62.parcel == 'PCL0008' and _r62.kind == _E9_EventKind_registered
-        and _r62.courier == 'C01' and _r62.site is None and _r62.note == ''
-        for _r62 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:9609
-def _check_mined_954f4096c3__current_courier_set(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_courier, '==', 'C03')
-
-
-# tasks.world:9610
-def _check_mined_954f4096c3__parcel_pcl0006_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_parcels['PCL0006'].pickup_deadline, '==', rt.parse_datetime('2025-04-13T07:30:00')
-        )
-        and rt.expect(ep.t_parcels['PCL0006'].extended, '==', True, part=1)
-    )
-
-
-def _check_mined_954f4096c3__new_parcel(ep: ParcelLockers) -> bool:  # tasks.world:9611
-    return any(
-        _r63.recipient == 'R002' and _r63.size == _E4_Size_large and _r63.weight_kg == 30.0
-        and _r63.destination == 'LS02' and _r63.status == _E12_ParcelStatus_at_depot
-        and _r63.compartment is None and _r63.deposited_at is None and _r63.pickup_deadline is None
-        and _r63.extended == False
-        for _r63 in rt.each(ep, ep.t_parcels)
-    )
-
-
-def _check_mined_954f4096c3__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:9612
-    return any(
-        _r64.parcel == 'PCL0008' and _r64.kind == _E9_EventKind_registered
-        and _r64.courier == 'C02' and _r64.site is None and _r64.note == ''
-        for _r64 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_954f4096c3__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:9613
-    return any(
-        _r65.parcel == 'PCL0006' and _r65.kind == _E9_EventKind_extended and _r65.courier is None
-        and _r65.site == 'LS03' and _r65.note == ''
-        for _r65 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:10031
-def _check_mined_ffa4206dbf__current_courier_set(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_courier, '==', 'C03')
-
-
-# tasks.world:10032
-def _check_mined_ffa4206dbf__compartment_ls02_m1_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_compartments['LS02-M1'].in_service, '==', False)
-
-
-def _check_mined_ffa4206dbf__new_parcel(ep: ParcelLockers) -> bool:  # tasks.world:10033
-    return any(
-        _r66.recipient == 'R004' and _r66.size == _E4_Size_medium and _r66.weight_kg == 6.0
-        and _r66.destination == 'LS03' and _r66.status == _E12_ParcelStatus_at_depot
-        and _r66.compartment is None and _r66.deposited_at is None and _r66.pickup_deadline is None
-        and _r66.extended == False
-        for _r66 in rt.each(ep, ep.t_parcels)
-    )
-
-
-def _check_mined_ffa4206dbf__new_parcel_1(ep: ParcelLockers) -> bool:  # tasks.world:10034
-    return any(
-        _r67.recipient == 'R002' and _r67.size == _E4_Size_large and _r67.weight_kg == 30.0
-        and _r67.destination == 'LS02' and _r67.status == _E12_ParcelStatus_at_depot
-        and _r67.compartment is None and _r67.deposited_at is None and _r67.pickup_deadline is None
-        and _r67.extended == False
-        for _r67 in rt.each(ep, ep.t_parcels)
-    )
-
-
-def _check_mined_ffa4206dbf__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:10035
-    return any(
-        _r68.parcel == 'PCL0008' and _r68.kind == _E9_EventKind_registered
-        and _r68.courier == 'C01' and _r68.site is None and _r68.note == ''
-        for _r68 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_ffa4206dbf__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:10036
-    return any(
-        _r69.parcel == 'PCL0009' and _r69.kind == _E9_EventKind_registered
-        and _r69.courier == 'C01' and _r69.site is None and _r69.note == ''
-        for _r69 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:10454
-def _check_mined_83489e64ee__compartment_ls01_l1_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_compartments['LS01-L1'].in_service, '==', False)
-
-
-def _check_mined_83489e64ee__new_parcel(ep: ParcelLockers) -> bool:  # tasks.world:10455
-    return any(
-        _r70.recipient == 'R001' and _r70.size == _E4_Size_small and _r70.weight_kg == 2.0
-        and _r70.destination == 'LS02' and _r70.status == _E12_ParcelStatus_at_depot
-        and _r70.compartment is None and _r70.deposited_at is None and _r70.pickup_deadline is None
-        and _r70.extended == False
-        for _r70 in rt.each(ep, ep.t_parcels)
-    )
-
-
-def _check_mined_83489e64ee__new_pickupcode(ep: ParcelLockers) -> bool:  # tasks.world:10456
-    return any(
-        _r71.parcel == 'PCL0006' and _r71.code == '660487' and _r71.channel == _E7_Channel_email
-        and _r71.sent_to == 'nina.keller@mail.example' and _r71.status == _E10_CodeStatus_active
-        for _r71 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_83489e64ee__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:10457
-    return any(
-        _r72.parcel == 'PCL0008' and _r72.kind == _E9_EventKind_registered
-        and _r72.courier == 'C01' and _r72.site is None and _r72.note == ''
-        for _r72 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_83489e64ee__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:10458
-    return any(
-        _r73.parcel == 'PCL0006' and _r73.kind == _E9_EventKind_code_sent and _r73.courier is None
-        and _r73.site == 'LS03' and _r73.note == ''
-        for _r73 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:10875
-def _check_mined_9f3f88f891__compartment_ls02_m1_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_compartments['LS02-M1'].in_service, '==', False)
-
-
-def _check_mined_9f3f88f891__new_parcel(ep: ParcelLockers) -> bool:  # tasks.world:10876
-    return any(
-        _r74.recipient == 'R003' and _r74.size == _E4_Size_small and _r74.weight_kg == 0.01
-        and _r74.destination == 'LS03' and _r74.status == _E12_ParcelStatus_at_depot
-        and _r74.compartment is None and _r74.deposited_at is None and _r74.pickup_deadline is None
-        and _r74.extended == False
-        for _r74 in rt.each(ep, ep.t_parcels)
-    )
-
-
-# tasks.world:10877
-def _check_mined_9f3f88f891__pickupcode_k0003_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_codes['K0003'].status, '==', _E10_CodeStatus_revoked)
-
-
-def _check_mined_9f3f88f891__new_pickupcode(ep: ParcelLockers) -> bool:  # tasks.world:10878
-    return any(
-        _r75.parcel == 'PCL0003' and _r75.code == '660487' and _r75.channel == _E7_Channel_sms
-        and _r75.sent_to == '+41793334455' and _r75.status == _E10_CodeStatus_active
-        for _r75 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_9f3f88f891__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:10879
-    return any(
-        _r76.parcel == 'PCL0008' and _r76.kind == _E9_EventKind_registered
-        and _r76.courier == 'C01' and _r76.site is None and _r76.note == ''
-        for _r76 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_9f3f88f891__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:10880
-    return any(
-        _r77.parcel == 'PCL0003' and _r77.kind == _E9_EventKind_code_sent and _r77.courier is None
-        and _r77.site == 'LS02' and _r77.note == ''
-        for _r77 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:11297
-def _check_mined_e9c3cc86a0__current_courier_set(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_courier, '==', 'C02')
-
-
-# tasks.world:11298
-def _check_mined_e9c3cc86a0__parcel_pcl0002_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_parcels['PCL0002'].pickup_deadline, '==', rt.parse_datetime('2025-04-12T10:00:00')
-        )
-        and rt.expect(ep.t_parcels['PCL0002'].extended, '==', True, part=1)
-    )
-
-
-# tasks.world:11299
-def _check_mined_e9c3cc86a0__pickupcode_k0002_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_codes['K0002'].status, '==', _E10_CodeStatus_revoked)
-
-
-def _check_mined_e9c3cc86a0__new_pickupcode(ep: ParcelLockers) -> bool:  # tasks.world:11300
-    return any(
-        _r78.parcel == 'PCL0002' and _r78.code == '660487' and _r78.channel == _E7_Channel_sms
-        and _r78.sent_to == '+41792223344' and _r78.status == _E10_CodeStatus_active
-        for _r78 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_e9c3cc86a0__new_pickupcode_1(ep: ParcelLockers) -> bool:  # tasks.world:11301
-    return any(
-        _r79.parcel == 'PCL0006' and _r79.code == '647593' and _r79.channel == _E7_Channel_sms
-        and _r79.sent_to == '+41793334455' and _r79.status == _E10_CodeStatus_active
-        for _r79 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_e9c3cc86a0__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:11302
-    return any(
-        _r80.parcel == 'PCL0002' and _r80.kind == _E9_EventKind_code_sent and _r80.courier is None
-        and _r80.site == 'LS01' and _r80.note == ''
-        for _r80 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_e9c3cc86a0__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:11303
-    return any(
-        _r81.parcel == 'PCL0006' and _r81.kind == _E9_EventKind_code_sent and _r81.courier is None
-        and _r81.site == 'LS03' and _r81.note == ''
-        for _r81 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_e9c3cc86a0__new_parcelevent_2(ep: ParcelLockers) -> bool:  # tasks.world:11304
-    return any(
-        _r82.parcel == 'PCL0002' and _r82.kind == _E9_EventKind_extended and _r82.courier is None
-        and _r82.site == 'LS01' and _r82.note == ''
-        for _r82 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:11721
-def _check_mined_163f5fd914__current_courier_set(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_courier, '==', 'C03')
-
-
-# tasks.world:11722
-def _check_mined_163f5fd914__parcel_pcl0002_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_parcels['PCL0002'].pickup_deadline, '==', rt.parse_datetime('2025-04-12T10:00:00')
-        )
-        and rt.expect(ep.t_parcels['PCL0002'].extended, '==', True, part=1)
-    )
-
-
-# tasks.world:11723
-def _check_mined_163f5fd914__pickupcode_k0002_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_codes['K0002'].status, '==', _E10_CodeStatus_revoked)
-
-
-def _check_mined_163f5fd914__new_pickupcode(ep: ParcelLockers) -> bool:  # tasks.world:11724
-    return any(
-        _r83.parcel == 'PCL0002' and _r83.code == '660487' and _r83.channel == _E7_Channel_sms
-        and _r83.sent_to == '+41792223344' and _r83.status == _E10_CodeStatus_revoked
-        for _r83 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_163f5fd914__new_pickupcode_1(ep: ParcelLockers) -> bool:  # tasks.world:11725
-    return any(
-        _r84.parcel == 'PCL0002' and _r84.code == '647593' and _r84.channel == _E7_Channel_email
-        and _r84.sent_to == 'marco.rossi@mail.example' and _r84.status == _E10_CodeStatus_active
-        for _r84 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_163f5fd914__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:11726
-    return any(
-        _r85.parcel == 'PCL0002' and _r85.kind == _E9_EventKind_extended and _r85.courier is None
-        and _r85.site == 'LS01' and _r85.note == ''
-        for _r85 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_163f5fd914__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:11727
-    return any(
-        _r86.parcel == 'PCL0002' and _r86.kind == _E9_EventKind_code_sent and _r86.courier is None
-        and _r86.site == 'LS01' and _r86.note == ''
-        for _r86 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_163f5fd914__new_parcelevent_2(ep: ParcelLockers) -> bool:  # tasks.world:11728
-    return any(
-        _r87.parcel == 'PCL0002' and _r87.kind == _E9_EventKind_code_sent and _r87.courier is None
-        and _r87.site == 'LS01' and _r87.note == ''
-        for _r87 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:12146
-def _check_mined_45b0ad5eb3__current_courier_set(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_courier, '==', 'C02')
-
-
-# tasks.world:12147
-def _check_mined_45b0ad5eb3__parcel_pcl0006_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_parcels['PCL0006'].pickup_deadline, '==', rt.parse_datetime('2025-04-13T07:30:00')
-        )
-        and rt.expect(ep.t_parcels['PCL0006'].extended, '==', True, part=1)
-    )
-
-
-def _check_mined_45b0ad5eb3__new_pickupcode(ep: ParcelLockers) -> bool:  # tasks.world:12148
-    return any(
-        _r88.parcel == 'PCL0006' and _r88.code == '660487' and _r88.channel == _E7_Channel_email
-        and _r88.sent_to == 'nina.keller@mail.example' and _r88.status == _E10_CodeStatus_revoked
-        for _r88 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_45b0ad5eb3__new_pickupcode_1(ep: ParcelLockers) -> bool:  # tasks.world:12149
-    return any(
-        _r89.parcel == 'PCL0006' and _r89.code == '647593' and _r89.channel == _E7_Channel_email
-        and _r89.sent_to == 'nina.keller@mail.example' and _r89.status == _E10_CodeStatus_active
-        for _r89 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_45b0ad5eb3__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:12150
-    return any(
-        _r90.parcel == 'PCL0006' and _r90.kind == _E9_EventKind_code_sent and _r90.courier is None
-        and _r90.site == 'LS03' and _r90.note == ''
-        for _r90 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_45b0ad5eb3__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:12151
-    return any(
-        _r91.parcel == 'PCL0006' and _r91.kind == _E9_EventKind_extended and _r91.courier is None
-        and _r91.site == 'LS03' and _r91.note == ''
-        for _r91 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_45b0ad5eb3__new_parcelevent_2(ep: ParcelLockers) -> bool:  # tasks.world:12152
-    return any(
-        _r92.parcel == 'PCL0006' and _r92.kind == _E9_EventKind_code_sent and _r92.courier is None
-        and _r92.site == 'LS03' and _r92.note == ''
-        for _r92 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_6088269f0b__new_parcel(ep: ParcelLockers) -> bool:  # tasks.world:12570
-    return any(
-        _r93.recipient == 'R001' and _r93.size == _E4_Size_small and _r93.weight_kg == 0.01
-        and _r93.destination == 'LS02' and _r93.status == _E12_ParcelStatus_in_locker
-        and _r93.compartment == 'LS02-L1'
-        and _r93.pickup_deadline == rt.parse_datetime('2025-04-12T09:05:00')
-        and _r93.extended == False
-        for _r93 in rt.each(ep, ep.t_parcels)
-    )
-
-
-def _check_mined_6088269f0b__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:12571
-    return any(
-        _r94.parcel == 'PCL0008' and _r94.kind == _E9_EventKind_registered
-        and _r94.courier == 'C01' and _r94.site is None and _r94.note == ''
-        for _r94 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_6088269f0b__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:12572
-    return any(
-        _r95.parcel == 'PCL0008' and _r95.kind == _E9_EventKind_deposited and _r95.courier == 'C01'
-        and _r95.site == 'LS02' and _r95.note == ''
-        for _r95 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:12989
-def _check_mined_b6edccfc1b__compartment_ls02_s1_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_compartments['LS02-S1'].in_service, '==', False)
-
-
-# tasks.world:12990
-def _check_mined_b6edccfc1b__parcel_pcl0003_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_parcels['PCL0003'].status, '==', _E12_ParcelStatus_returned)
-        and rt.expect(ep.t_parcels['PCL0003'].compartment, 'is', None, part=1)
-    )
-
-
-# tasks.world:12991
-def _check_mined_b6edccfc1b__parcel_pcl0006_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_parcels['PCL0006'].pickup_deadline, '==', rt.parse_datetime('2025-04-13T07:30:00')
-        )
-        and rt.expect(ep.t_parcels['PCL0006'].extended, '==', True, part=1)
-    )
-
-
-# tasks.world:12992
-def _check_mined_b6edccfc1b__pickupcode_k0002_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_codes['K0002'].status, '==', _E10_CodeStatus_revoked)
-
-
-# tasks.world:12993
-def _check_mined_b6edccfc1b__pickupcode_k0003_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_codes['K0003'].status, '==', _E10_CodeStatus_revoked)
-
-
-def _check_mined_b6edccfc1b__new_pickupcode(ep: ParcelLockers) -> bool:  # tasks.world:12994
-    return any(
-        _r96.parcel == 'PCL0002' and _r96.code == '660487' and _r96.channel == _E7_Channel_sms
-        and _r96.sent_to == '+41792223344' and _r96.status == _E10_CodeStatus_active
-        for _r96 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_b6edccfc1b__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:12995
-    return any(
-        _r97.parcel == 'PCL0003' and _r97.kind == _E9_EventKind_returned and _r97.courier == 'C01'
-        and _r97.site == 'LS02' and _r97.note == ''
-        for _r97 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_b6edccfc1b__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:12996
-    return any(
-        _r98.parcel == 'PCL0006' and _r98.kind == _E9_EventKind_extended and _r98.courier is None
-        and _r98.site == 'LS03' and _r98.note == ''
-        for _r98 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_b6edccfc1b__new_parcelevent_2(ep: ParcelLockers) -> bool:  # tasks.world:12997
-    return any(
-        _r99.parcel == 'PCL0002' and _r99.kind == _E9_EventKind_code_sent and _r99.courier is None
-        and _r99.site == 'LS01' and _r99.note == ''
-        for _r99 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:13416
-def _check_mined_d9dc4078a6__current_courier_set(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_courier, '==', 'C03')
-
-
-def _check_mined_d9dc4078a6__new_parcel(ep: ParcelLockers) -> bool:  # tasks.world:13417
-    return any(
-        _r100.recipient == 'R002' and _r100.size == _E4_Size_large and _r100.weight_kg == 30.0
-        and _r100.destination == 'LS02' and _r100.status == _E12_ParcelStatus_at_depot
-        and _r100.compartment is None and _r100.deposited_at is None
-        and _r100.pickup_deadline is None and _r100.extended == False
-        for _r100 in rt.each(ep, ep.t_parcels)
-    )
-
-
-# tasks.world:13418
-def _check_mined_d9dc4078a6__pickupcode_k0002_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_codes['K0002'].status, '==', _E10_CodeStatus_revoked)
-
-
-def _check_mined_d9dc4078a6__new_pickupcode(ep: ParcelLockers) -> bool:  # tasks.world:13419
-    return any(
-        _r101.parcel == 'PCL0002' and _r101.code == '660487' and _r101.channel == _E7_Channel_email
-        and _r101.sent_to == 'marco.rossi@mail.example' and _r101.status == _E10_CodeStatus_active
-        for _r101 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_d9dc4078a6__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:13420
-    return any(
-        _r102.parcel == 'PCL0002' and _r102.kind == _E9_EventKind_code_sent
-        and _r102.courier is None and _r102.site == 'LS01' and _r102.note == ''
-        for _r102 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_d9dc4078a6__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:13421
-    return any(
-        _r103.parcel == 'PCL0008' and _r103.kind == _E9_EventKind_registered
-        and _r103.courier == 'C01' and _r103.site is None and _r103.note == ''
-        for _r103 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:13842
-def _check_mined_cbd50656e0__current_courier_set(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_courier, '==', 'C03')
-
-
-def _check_mined_cbd50656e0__new_parcel(ep: ParcelLockers) -> bool:  # tasks.world:13843
-    return any(
-        _r104.recipient == 'R002' and _r104.size == _E4_Size_medium and _r104.weight_kg == 0.01
-        and _r104.destination == 'LS02' and _r104.status == _E12_ParcelStatus_at_depot
-        and _r104.compartment is None and _r104.deposited_at is None
-        and _r104.pickup_deadline is None and _r104.extended == False
-        for _r104 in rt.each(ep, ep.t_parcels)
-    )
-
-
-# tasks.world:13844
-def _check_mined_cbd50656e0__pickupcode_k0003_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_codes['K0003'].status, '==', _E10_CodeStatus_revoked)
-
-
-def _check_mined_cbd50656e0__new_pickupcode(ep: ParcelLockers) -> bool:  # tasks.world:13845
-    return any(
-        _r105.parcel == 'PCL0003' and _r105.code == '660487' and _r105.channel == _E7_Channel_sms
-        and _r105.sent_to == '+41793334455' and _r105.status == _E10_CodeStatus_active
-        for _r105 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_cbd50656e0__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:13846
-    return any(
-        _r106.parcel == 'PCL0003' and _r106.kind == _E9_EventKind_code_sent
-        and _r106.courier is None and _r106.site == 'LS02' and _r106.note == ''
-        for _r106 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_cbd50656e0__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:13847
-    return any(
-        _r107.parcel == 'PCL0008' and _r107.kind == _E9_EventKind_registered
-        and _r107.courier == 'C03' and _r107.site is None and _r107.note == ''
-        for _r107 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_293c261305__new_parcel(ep: ParcelLockers) -> bool:  # tasks.world:14266
-    return any(
-        _r108.recipient == 'R001' and _r108.size == _E4_Size_large and _r108.weight_kg == 16.0
-        and _r108.destination == 'LS01' and _r108.status == _E12_ParcelStatus_at_depot
-        and _r108.compartment is None and _r108.deposited_at is None
-        and _r108.pickup_deadline is None and _r108.extended == False
-        for _r108 in rt.each(ep, ep.t_parcels)
-    )
-
-
-def _check_mined_293c261305__new_parcel_1(ep: ParcelLockers) -> bool:  # tasks.world:14267
-    return any(
-        _r109.recipient == 'R001' and _r109.size == _E4_Size_large and _r109.weight_kg == 0.01
-        and _r109.destination == 'LS01' and _r109.status == _E12_ParcelStatus_at_depot
-        and _r109.compartment is None and _r109.deposited_at is None
-        and _r109.pickup_deadline is None and _r109.extended == False
-        for _r109 in rt.each(ep, ep.t_parcels)
-    )
-
-
-def _check_mined_293c261305__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:14268
-    return any(
-        _r110.parcel == 'PCL0008' and _r110.kind == _E9_EventKind_registered
-        and _r110.courier == 'C01' and _r110.site is None and _r110.note == ''
-        for _r110 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_293c261305__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:14269
-    return any(
-        _r111.parcel == 'PCL0009' and _r111.kind == _E9_EventKind_registered
-        and _r111.courier == 'C01' and _r111.site is None and _r111.note == ''
-        for _r111 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:14690
-def _check_mined_42c4796af4__parcel_pcl0001_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_parcels['PCL0001'].status, '==', _E12_ParcelStatus_in_locker)
-        and rt.expect(ep.t_parcels['PCL0001'].compartment, '==', 'LS01-S1', part=1)
-        and rt.expect(
-            ep.t_parcels['PCL0001'].pickup_deadline, '==',
-            rt.parse_datetime('2025-04-12T09:03:00'), part=2,
-        )
-    )
-
-
-# tasks.world:14691
-def _check_mined_42c4796af4__parcel_pcl0002_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            ep.t_parcels['PCL0002'].pickup_deadline, '==', rt.parse_datetime('2025-04-12T10:00:00')
-        )
-        and rt.expect(ep.t_parcels['PCL0002'].extended, '==', True, part=1)
-    )
-
-
-# tasks.world:14692
-def _check_mined_42c4796af4__pickupcode_k0002_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_codes['K0002'].status, '==', _E10_CodeStatus_revoked)
-
-
-def _check_mined_42c4796af4__new_pickupcode(ep: ParcelLockers) -> bool:  # tasks.world:14693
-    return any(
-        _r112.parcel == 'PCL0002' and _r112.code == '660487' and _r112.channel == _E7_Channel_email
-        and _r112.sent_to == 'marco.rossi@mail.example' and _r112.status == _E10_CodeStatus_revoked
-        for _r112 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_42c4796af4__new_pickupcode_1(ep: ParcelLockers) -> bool:  # tasks.world:14694
-    return any(
-        _r113.parcel == 'PCL0002' and _r113.code == '647593' and _r113.channel == _E7_Channel_sms
-        and _r113.sent_to == '+41792223344' and _r113.status == _E10_CodeStatus_active
-        for _r113 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_42c4796af4__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:14695
-    return any(
-        _r114.parcel == 'PCL0002' and _r114.kind == _E9_EventKind_extended
-        and _r114.courier is None and _r114.site == 'LS01' and _r114.note == ''
-        for _r114 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_42c4796af4__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:14696
-    return any(
-        _r115.parcel == 'PCL0002' and _r115.kind == _E9_EventKind_code_sent
-        and _r115.courier is None and _r115.site == 'LS01' and _r115.note == ''
-        for _r115 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_42c4796af4__new_parcelevent_2(ep: ParcelLockers) -> bool:  # tasks.world:14697
-    return any(
-        _r116.parcel == 'PCL0001' and _r116.kind == _E9_EventKind_deposited
-        and _r116.courier == 'C01' and _r116.site == 'LS01' and _r116.note == ''
-        for _r116 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_42c4796af4__new_parcelevent_3(ep: ParcelLockers) -> bool:  # tasks.world:14698
-    return any(
-        _r117.parcel == 'PCL0002' and _r117.kind == _E9_EventKind_code_sent
-        and _r117.courier is None and _r117.site == 'LS01' and _r117.note == ''
-        for _r117 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:15118
-def _check_mined_99b54e9733__current_courier_set(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_courier, '==', 'C03')
-
-
-# tasks.world:15119
-def _check_mined_99b54e9733__pickupcode_k0002_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_codes['K0002'].status, '==', _E10_CodeStatus_revoked)
-
-
-# tasks.world:15120
-def _check_mined_99b54e9733__pickupcode_k0003_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_codes['K0003'].status, '==', _E10_CodeStatus_revoked)
-
-
-def _check_mined_99b54e9733__new_pickupcode(ep: ParcelLockers) -> bool:  # tasks.world:15121
-    return any(
-        _r118.parcel == 'PCL0003' and _r118.code == '660487' and _r118.channel == _E7_Channel_email
-        and _r118.sent_to == 'nina.keller@mail.example' and _r118.status == _E10_CodeStatus_active
-        for _r118 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_99b54e9733__new_pickupcode_1(ep: ParcelLockers) -> bool:  # tasks.world:15122
-    return any(
-        _r119.parcel == 'PCL0002' and _r119.code == '647593' and _r119.channel == _E7_Channel_email
-        and _r119.sent_to == 'marco.rossi@mail.example' and _r119.status == _E10_CodeStatus_active
-        for _r119 in rt.each(ep, ep.t_codes)
-    )
-
-
-def _check_mined_99b54e9733__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:15123
-    return any(
-        _r120.parcel == 'PCL0003' and _r120.kind == _E9_EventKind_code_sent
-        and _r120.courier is None and _r120.site == 'LS02' and _r120.note == ''
-        for _r120 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_99b54e9733__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:15124
-    return any(
-        _r121.parcel == 'PCL0002' and _r121.kind == _E9_EventKind_code_sent
-        and _r121.courier is None and _r121.site == 'LS01' and _r121.note == ''
-        for _r121 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:15543
-def _check_mined_23dadb4fa3__compartment_ls01_s1_changed(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.t_compartments['LS01-S1'].in_service, '==', False)
-
-
-def _check_mined_23dadb4fa3__new_parcel(ep: ParcelLockers) -> bool:  # tasks.world:15544
-    return any(
-        _r122.recipient == 'R003' and _r122.size == _E4_Size_large and _r122.weight_kg == 0.01
-        and _r122.destination == 'LS01' and _r122.status == _E12_ParcelStatus_at_depot
-        and _r122.compartment is None and _r122.deposited_at is None
-        and _r122.pickup_deadline is None and _r122.extended == False
-        for _r122 in rt.each(ep, ep.t_parcels)
-    )
-
-
-def _check_mined_23dadb4fa3__new_parcel_1(ep: ParcelLockers) -> bool:  # tasks.world:15545
-    return any(
-        _r123.recipient == 'R003' and _r123.size == _E4_Size_small and _r123.weight_kg == 0.01
-        and _r123.destination == 'LS01' and _r123.status == _E12_ParcelStatus_at_depot
-        and _r123.compartment is None and _r123.deposited_at is None
-        and _r123.pickup_deadline is None and _r123.extended == False
-        for _r123 in rt.each(ep, ep.t_parcels)
-    )
-
-
-def _check_mined_23dadb4fa3__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:15546
-    return any(
-        _r124.parcel == 'PCL0008' and _r124.kind == _E9_EventKind_registered
-        and _r124.courier == 'C01' and _r124.site is None and _r124.note == ''
-        for _r124 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_23dadb4fa3__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:15547
-    return any(
-        _r125.parcel == 'PCL0009' and _r125.kind == _E9_EventKind_registered
-        and _r125.courier == 'C01' and _r125.site is None and _r125.note == ''
-        for _r125 in rt.each(ep, ep.t_events)
-    )
-
-
-# tasks.world:15968
-def _check_mined_c47b44607e__current_courier_set(ep: ParcelLockers) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_courier, '==', 'C02')
-
-
-def _check_mined_c47b44607e__new_parcel(ep: ParcelLockers) -> bool:  # tasks.world:15969
-    return any(
-        _r126.recipient == 'R002' and _r126.size == _E4_Size_medium and _r126.weight_kg == 0.01
-        and _r126.destination == 'LS03' and _r126.status == _E12_ParcelStatus_at_depot
-        and _r126.compartment is None and _r126.deposited_at is None
-        and _r126.pickup_deadline is None and _r126.extended == False
-        for _r126 in rt.each(ep, ep.t_parcels)
-    )
-
-
-def _check_mined_c47b44607e__new_parcel_1(ep: ParcelLockers) -> bool:  # tasks.world:15970
-    return any(
-        _r127.recipient == 'R004' and _r127.size == _E4_Size_large and _r127.weight_kg == 1.62
-        and _r127.destination == 'LS03' and _r127.status == _E12_ParcelStatus_at_depot
-        and _r127.compartment is None and _r127.deposited_at is None
-        and _r127.pickup_deadline is None and _r127.extended == False
-        for _r127 in rt.each(ep, ep.t_parcels)
-    )
-
-
-def _check_mined_c47b44607e__new_parcelevent(ep: ParcelLockers) -> bool:  # tasks.world:15971
-    return any(
-        _r128.parcel == 'PCL0008' and _r128.kind == _E9_EventKind_registered
-        and _r128.courier == 'C01' and _r128.site is None and _r128.note == ''
-        for _r128 in rt.each(ep, ep.t_events)
-    )
-
-
-def _check_mined_c47b44607e__new_parcelevent_1(ep: ParcelLockers) -> bool:  # tasks.world:15972
-    return any(
-        _r129.parcel == 'PCL0009' and _r129.kind == _E9_EventKind_registered
-        and _r129.courier == 'C02' and _r129.site is None and _r129.note == ''
-        for _r129 in rt.each(ep, ep.t_events)
-    )
-
-
-ParcelLockers.TASKS = task_registry(__name__, "tasks.json")

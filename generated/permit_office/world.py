@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Address", "Applicant", "ApplicantKind", "Application", "ApplicationInfo", "ApplicationStatus",
@@ -330,11 +330,8 @@ class PermitOffice(Episode):
     CLOCK: ClassVar[str] = "2025-04-14T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act as the signed-in staff member. Nobody reviews an application they took in, and a '
-        'permit is\n'
-        'issued only after approval, full payment of its fee and a passed inspection.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "staff": "Staff", "applicants": "Applicant", "properties": "Property",
         "applications": "Application", "fees": "Fee", "inspectors": "Inspector",
@@ -528,21 +525,16 @@ class PermitOffice(Episode):
             rt.check_deleted(
                 self, self.t_staff, ((self.t_applications, 'received_by'), (None, 'current_staff'))
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_applicants,
                 ((self.t_properties, 'owner'), (self.t_applications, 'applicant')),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_properties, ((self.t_applications, 'property_'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_applications,
                 ((self.t_fees, 'application'), (self.t_inspections, 'application')),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_inspectors, ((self.t_inspections, 'inspector'),))
-        pass
 
     def fn_fee_of(self, a: Application) -> Fee | None:  # permit_office.world:162
         'The fee of an application.'
@@ -1266,1281 +1258,1125 @@ class PermitOffice(Episode):
         )
         return inspection_id  # permit_office.world:609
 
+    # permit_office.world:948
+    def _check_issue_deck_and_approve_mezzanine__deck_issued(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_applications['PA0001'].status, '==', _E17_ApplicationStatus_issued)
+
+    # permit_office.world:949
+    def _check_issue_deck_and_approve_mezzanine__mezzanine_approved(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['PA0002'].status, '==', _E17_ApplicationStatus_approved)
+            and rt.expect(
+                rt.key_of(self.fn_decided_by(self.t_applications['PA0002'])), '==', 'ST03', part=1
+            )
+            and rt.expect(
+                self.fn_decision_note(self.t_applications['PA0002']), '==',
+                'Structural engineer sign-off required', part=2,
+            )
+        )
+
+    # tasks.world:340
+    def _check_mezzanine_paid_approved_inspected__fee_paid(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_fees['FE0002'].status, '==', _E9_FeeStatus_paid)
+            and rt.expect(self.t_fees['FE0002'].amount_paid, '==', 1450.0, part=1)
+            and rt.expect(
+                self.t_fees['FE0002'].last_payment_method, '==', _E13_PaymentMethod_check, part=2
+            )
+        )
+
+    # tasks.world:341
+    def _check_mezzanine_paid_approved_inspected__approved(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['PA0002'].status, '==', _E17_ApplicationStatus_approved)
+            and rt.expect(
+                rt.key_of(self.fn_decided_by(self.t_applications['PA0002'])), '==', 'ST03', part=1
+            )
+            and rt.expect(
+                self.fn_decision_note(self.t_applications['PA0002']), '==',
+                'Fire-rated stairs required', part=2,
+            )
+        )
+
+    def _check_mezzanine_paid_approved_inspected__inspection(self) -> bool:  # tasks.world:342
+        return any(
+            _i18.application == 'PA0002' and _i18.status == _E16_InspectionStatus_scheduled
+            and _i18.scheduled_for == rt.parse_datetime('2025-04-16T10:00:00')
+            and _i18.inspector == 'IN01'
+            for _i18 in rt.each(self, self.t_inspections)
+        )
+
+    # tasks.world:692
+    def _check_pass_bathroom_inspection_and_issue__inspection_passed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_passed)
+            and rt.expect(self.t_inspections['IS0003'].recorded_at, 'is not', None, part=1)
+        )
+
+    # tasks.world:693
+    def _check_pass_bathroom_inspection_and_issue__permit_issued(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_applications['PA0006'].status, '==', _E17_ApplicationStatus_issued)
+
+    def _check_mined_2163d995ab__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:1038
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    def _check_mined_2163d995ab__new_application(self) -> bool:  # tasks.world:1039
+        return any(
+            _r19.applicant == 'AP002' and _r19.property_ == '101-200-302'
+            and _r19.permit_type == _E10_PermitType_building and _r19.description == 'owner'
+            and _r19.project_value == 6000.0 and _r19.status == _E17_ApplicationStatus_submitted
+            and _r19.received_by == 'ST03' and _r19.decision is None
+            for _r19 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_2163d995ab__new_application_1(self) -> bool:  # tasks.world:1040
+        return any(
+            _r20.applicant == 'AP002' and _r20.property_ == '101-200-302'
+            and _r20.permit_type == _E10_PermitType_demolition and _r20.description == 'owner'
+            and _r20.project_value == 7.0 and _r20.status == _E17_ApplicationStatus_submitted
+            and _r20.received_by == 'ST03' and _r20.decision is None
+            for _r20 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_2163d995ab__new_fee(self) -> bool:  # tasks.world:1041
+        return any(
+            _r21.application == 'PA0007' and _r21.amount == 310.0 and _r21.amount_paid == 0.0
+            and _r21.status == _E9_FeeStatus_unpaid and _r21.last_payment_method is None
+            and _r21.paid_at is None
+            for _r21 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_2163d995ab__new_fee_1(self) -> bool:  # tasks.world:1042
+        return any(
+            _r22.application == 'PA0008' and _r22.amount == 300.07 and _r22.amount_paid == 0.0
+            and _r22.status == _E9_FeeStatus_unpaid and _r22.last_payment_method is None
+            and _r22.paid_at is None
+            for _r22 in rt.each(self, self.t_fees)
+        )
+
+    # tasks.world:1043
+    def _check_mined_2163d995ab__inspection_is0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_failed)
+            and rt.expect(self.t_inspections['IS0003'].result_notes, '==', 'PA0007', part=1)
+        )
+
+    def _check_mined_e52d2f52cf__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:1390
+        return rt.expect(self.state.current_staff, '==', 'ST01')
+
+    def _check_mined_e52d2f52cf__new_application(self) -> bool:  # tasks.world:1391
+        return any(
+            _r23.applicant == 'AP005' and _r23.property_ == '101-200-302'
+            and _r23.permit_type == _E10_PermitType_plumbing and _r23.description == 'ST01'
+            and _r23.project_value == 3773332.0 and _r23.status == _E17_ApplicationStatus_submitted
+            and _r23.received_by == 'ST01' and _r23.decision is None
+            for _r23 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_e52d2f52cf__new_application_1(self) -> bool:  # tasks.world:1392
+        return any(
+            _r24.applicant == 'AP005' and _r24.property_ == '330-120-555'
+            and _r24.permit_type == _E10_PermitType_plumbing and _r24.description == 'Mia Park'
+            and _r24.project_value == 0.0 and _r24.status == _E17_ApplicationStatus_submitted
+            and _r24.received_by == 'ST01' and _r24.decision is None
+            for _r24 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_e52d2f52cf__new_application_2(self) -> bool:  # tasks.world:1393
+        return any(
+            _r25.applicant == 'AP005' and _r25.property_ == '205-310-410'
+            and _r25.permit_type == _E10_PermitType_sign and _r25.description == 'IN01'
+            and _r25.project_value == 2292656.82
+            and _r25.status == _E17_ApplicationStatus_submitted and _r25.received_by == 'ST01'
+            and _r25.decision is None
+            for _r25 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_e52d2f52cf__new_fee(self) -> bool:  # tasks.world:1394
+        return any(
+            _r26.application == 'PA0007' and _r26.amount == 37853.32 and _r26.amount_paid == 0.0
+            and _r26.status == _E9_FeeStatus_unpaid and _r26.last_payment_method is None
+            and _r26.paid_at is None
+            for _r26 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_e52d2f52cf__new_fee_1(self) -> bool:  # tasks.world:1395
+        return any(
+            _r27.application == 'PA0008' and _r27.amount == 120.0 and _r27.amount_paid == 0.0
+            and _r27.status == _E9_FeeStatus_unpaid and _r27.last_payment_method is None
+            and _r27.paid_at is None
+            for _r27 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_e52d2f52cf__new_fee_2(self) -> bool:  # tasks.world:1396
+        return any(
+            _r28.application == 'PA0009' and _r28.amount == 23001.57 and _r28.amount_paid == 0.0
+            and _r28.status == _E9_FeeStatus_unpaid and _r28.last_payment_method is None
+            and _r28.paid_at is None
+            for _r28 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_fc96219bd6__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:1743
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    def _check_mined_fc96219bd6__new_application(self) -> bool:  # tasks.world:1744
+        return any(
+            _r29.applicant == 'AP001' and _r29.property_ == '101-200-301'
+            and _r29.permit_type == _E10_PermitType_demolition and _r29.description == 'scheduled'
+            and _r29.project_value == 0.0 and _r29.status == _E17_ApplicationStatus_submitted
+            and _r29.received_by == 'ST03' and _r29.decision is None
+            for _r29 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_fc96219bd6__new_application_1(self) -> bool:  # tasks.world:1745
+        return any(
+            _r30.applicant == 'AP003' and _r30.property_ == '101-900-001'
+            and _r30.permit_type == _E10_PermitType_building and _r30.description == 'FE0007'
+            and _r30.project_value == 3141471.7 and _r30.status == _E17_ApplicationStatus_submitted
+            and _r30.received_by == 'ST02' and _r30.decision is None
+            for _r30 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_fc96219bd6__new_fee(self) -> bool:  # tasks.world:1746
+        return any(
+            _r31.application == 'PA0007' and _r31.amount == 300.0 and _r31.amount_paid == 0.0
+            and _r31.status == _E9_FeeStatus_unpaid and _r31.last_payment_method is None
+            and _r31.paid_at is None
+            for _r31 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_fc96219bd6__new_fee_1(self) -> bool:  # tasks.world:1747
+        return any(
+            _r32.application == 'PA0008' and _r32.amount == 31664.72 and _r32.amount_paid == 0.0
+            and _r32.status == _E9_FeeStatus_unpaid and _r32.last_payment_method is None
+            and _r32.paid_at is None
+            for _r32 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_14cf25a24f__new_application(self) -> bool:  # tasks.world:2092
+        return any(
+            _r33.applicant == 'AP005' and _r33.property_ == '330-120-555'
+            and _r33.permit_type == _E10_PermitType_electrical and _r33.description == 'FE0004'
+            and _r33.project_value == 10000000.0
+            and _r33.status == _E17_ApplicationStatus_submitted and _r33.received_by == 'ST03'
+            and _r33.decision is None
+            for _r33 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_14cf25a24f__fee_fe0004_changed(self) -> rt.Verdict | bool:  # tasks.world:2093
+        return rt.expect(self.t_fees['FE0004'].amount_paid, '==', 175.0) and rt.expect(
+            self.t_fees['FE0004'].last_payment_method, '==', _E13_PaymentMethod_check, part=1
+        )
+
+    def _check_mined_14cf25a24f__new_fee(self) -> bool:  # tasks.world:2094
+        return any(
+            _r34.application == 'PA0007' and _r34.amount == 100120.0 and _r34.amount_paid == 0.0
+            and _r34.status == _E9_FeeStatus_unpaid and _r34.last_payment_method is None
+            and _r34.paid_at is None
+            for _r34 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_a056904eeb__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:2438
+        return rt.expect(self.state.current_staff, '==', 'ST01')
+
+    def _check_mined_a056904eeb__new_application(self) -> bool:  # tasks.world:2439
+        return any(
+            _r35.applicant == 'AP001' and _r35.property_ == '101-900-001'
+            and _r35.permit_type == _E10_PermitType_plumbing
+            and _r35.description == 'zhGzX2@thmjqfg0BVlPn0f16jfTm'
+            and _r35.project_value == 9611705.78
+            and _r35.status == _E17_ApplicationStatus_submitted and _r35.received_by == 'ST03'
+            and _r35.decision is None
+            for _r35 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_a056904eeb__new_fee(self) -> bool:  # tasks.world:2440
+        return any(
+            _r36.application == 'PA0007' and _r36.amount == 96237.06 and _r36.amount_paid == 0.0
+            and _r36.status == _E9_FeeStatus_unpaid and _r36.last_payment_method is None
+            and _r36.paid_at is None
+            for _r36 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_a690a6f410__new_application(self) -> bool:  # tasks.world:2784
+        return any(
+            _r37.applicant == 'AP004' and _r37.property_ == '205-310-410'
+            and _r37.permit_type == _E10_PermitType_sign and _r37.description == '"\''
+            and _r37.project_value == 6265.0639 and _r37.status == _E17_ApplicationStatus_submitted
+            and _r37.received_by == 'ST03' and _r37.decision is None
+            for _r37 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_a690a6f410__new_application_1(self) -> bool:  # tasks.world:2785
+        return any(
+            _r38.applicant == 'AP004' and _r38.property_ == '101-900-001'
+            and _r38.permit_type == _E10_PermitType_electrical
+            and _r38.description == '2025-03-28T09:45:00' and _r38.project_value == 5112348.48
+            and _r38.status == _E17_ApplicationStatus_submitted and _r38.received_by == 'ST03'
+            and _r38.decision is None
+            for _r38 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_a690a6f410__new_fee(self) -> bool:  # tasks.world:2786
+        return any(
+            _r39.application == 'PA0007' and _r39.amount == 137.65 and _r39.amount_paid == 0.01
+            and _r39.status == _E9_FeeStatus_partially_paid
+            and _r39.last_payment_method == _E13_PaymentMethod_check and _r39.paid_at is None
+            for _r39 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_a690a6f410__new_fee_1(self) -> bool:  # tasks.world:2787
+        return any(
+            _r40.application == 'PA0008' and _r40.amount == 51243.48 and _r40.amount_paid == 0.0
+            and _r40.status == _E9_FeeStatus_unpaid and _r40.last_payment_method is None
+            and _r40.paid_at is None
+            for _r40 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_5445b7c8eb__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:3131
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    def _check_mined_29a11a6450__new_application(self) -> bool:  # tasks.world:3474
+        return any(
+            _r41.applicant == 'AP004' and _r41.property_ == '330-120-555'
+            and _r41.permit_type == _E10_PermitType_demolition
+            and _r41.description == '101-900-001' and _r41.project_value == 5500.0
+            and _r41.status == _E17_ApplicationStatus_submitted and _r41.received_by == 'ST03'
+            and _r41.decision is None
+            for _r41 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_29a11a6450__new_fee(self) -> bool:  # tasks.world:3475
+        return any(
+            _r42.application == 'PA0007' and _r42.amount == 355.0 and _r42.amount_paid == 355.0
+            and _r42.status == _E9_FeeStatus_paid
+            and _r42.last_payment_method == _E13_PaymentMethod_cash
+            for _r42 in rt.each(self, self.t_fees)
+        )
+
+    # tasks.world:3818
+    def _check_mined_0913308861__inspection_is0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_passed)
+            and rt.expect(self.t_inspections['IS0003'].result_notes, '==', 'card', part=1)
+        )
+
+    def _check_mined_b9668421b0__fee_fe0002_changed(self) -> rt.Verdict | bool:  # tasks.world:4160
+        return (
+            rt.expect(self.t_fees['FE0002'].amount_paid, '==', 44.0)
+            and rt.expect(self.t_fees['FE0002'].status, '==', _E9_FeeStatus_partially_paid, part=1)
+            and rt.expect(
+                self.t_fees['FE0002'].last_payment_method, '==', _E13_PaymentMethod_check, part=2
+            )
+        )
+
+    # tasks.world:4502
+    def _check_mined_7d94fdc799__application_pa0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_applications['PA0001'].status, '==', _E17_ApplicationStatus_issued)
+
+    # tasks.world:4844
+    def _check_mined_d49bf1a638__application_pa0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['PA0002'].status, '==', _E17_ApplicationStatus_rejected)
+            and rt.expect(
+                self.t_applications['PA0002'].decision, '==',
+                Decision(
+                    'ST03', v.check_length('scheduled', 'Decision.note', None, 300),
+                    rt.parse_datetime('2025-04-14T09:01:00'),
+                ),
+                part=1,
+            )
+        )
+
+    def _check_mined_4373f2f810__new_application(self) -> bool:  # tasks.world:5186
+        return any(
+            _r43.applicant == 'AP002' and _r43.property_ == '205-310-410'
+            and _r43.permit_type == _E10_PermitType_plumbing and _r43.description == '0'
+            and _r43.project_value == 6384713.38
+            and _r43.status == _E17_ApplicationStatus_submitted and _r43.received_by == 'ST03'
+            and _r43.decision is None
+            for _r43 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_4373f2f810__new_fee(self) -> bool:  # tasks.world:5187
+        return any(
+            _r44.application == 'PA0007' and _r44.amount == 63967.13 and _r44.amount_paid == 0.0
+            and _r44.status == _E9_FeeStatus_unpaid and _r44.last_payment_method is None
+            and _r44.paid_at is None
+            for _r44 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_99b951a8c8__new_application(self) -> bool:  # tasks.world:5529
+        return any(
+            _r45.applicant == 'AP003' and _r45.property_ == '330-120-555'
+            and _r45.permit_type == _E10_PermitType_building and _r45.description == 'mixed_use'
+            and _r45.project_value == 2010726.2515
+            and _r45.status == _E17_ApplicationStatus_submitted and _r45.received_by == 'ST03'
+            and _r45.decision is None
+            for _r45 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_99b951a8c8__new_application_1(self) -> bool:  # tasks.world:5530
+        return any(
+            _r46.applicant == 'AP003' and _r46.property_ == '205-310-410'
+            and _r46.permit_type == _E10_PermitType_building and _r46.description == 'building'
+            and _r46.project_value == 0.0 and _r46.status == _E17_ApplicationStatus_submitted
+            and _r46.received_by == 'ST03' and _r46.decision is None
+            for _r46 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_99b951a8c8__fee_fe0002_changed(self) -> rt.Verdict | bool:  # tasks.world:5531
+        return (
+            rt.expect(self.t_fees['FE0002'].amount_paid, '==', 864.27)
+            and rt.expect(self.t_fees['FE0002'].status, '==', _E9_FeeStatus_partially_paid, part=1)
+            and rt.expect(
+                self.t_fees['FE0002'].last_payment_method, '==', _E13_PaymentMethod_card, part=2
+            )
+        )
+
+    def _check_mined_99b951a8c8__new_fee(self) -> bool:  # tasks.world:5532
+        return any(
+            _r47.application == 'PA0007' and _r47.amount == 20357.26 and _r47.amount_paid == 0.0
+            and _r47.status == _E9_FeeStatus_unpaid and _r47.last_payment_method is None
+            and _r47.paid_at is None
+            for _r47 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_99b951a8c8__new_fee_1(self) -> bool:  # tasks.world:5533
+        return any(
+            _r48.application == 'PA0008' and _r48.amount == 250.0 and _r48.amount_paid == 0.0
+            and _r48.status == _E9_FeeStatus_unpaid and _r48.last_payment_method is None
+            and _r48.paid_at is None
+            for _r48 in rt.each(self, self.t_fees)
+        )
+
+    # tasks.world:5534
+    def _check_mined_99b951a8c8__inspection_is0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_passed)
+            and rt.expect(
+                self.t_inspections['IS0003'].result_notes, '==', '2025-04-02T10:00:00', part=1
+            )
+        )
+
+    def _check_mined_c9373afa0b__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:5881
+        return rt.expect(self.state.current_staff, '==', 'ST04')
+
+    def _check_mined_c9373afa0b__new_application(self) -> bool:  # tasks.world:5882
+        return any(
+            _r49.applicant == 'AP003' and _r49.property_ == '101-900-001'
+            and _r49.permit_type == _E10_PermitType_building
+            and _r49.description == 'dan.wright@city.example' and _r49.project_value == 350.0
+            and _r49.status == _E17_ApplicationStatus_submitted and _r49.received_by == 'ST04'
+            and _r49.decision is None
+            for _r49 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_c9373afa0b__fee_fe0004_changed(self) -> rt.Verdict | bool:  # tasks.world:5883
+        return rt.expect(self.t_fees['FE0004'].amount_paid, '==', 104.0) and rt.expect(
+            self.t_fees['FE0004'].last_payment_method, '==', _E13_PaymentMethod_ach, part=1
+        )
+
+    def _check_mined_c9373afa0b__new_fee(self) -> bool:  # tasks.world:5884
+        return any(
+            _r50.application == 'PA0007' and _r50.amount == 253.5 and _r50.amount_paid == 0.0
+            and _r50.status == _E9_FeeStatus_unpaid and _r50.last_payment_method is None
+            and _r50.paid_at is None
+            for _r50 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_368378b76a__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:6230
+        return rt.expect(self.state.current_staff, '==', 'ST01')
+
+    def _check_mined_368378b76a__new_application(self) -> bool:  # tasks.world:6231
+        return any(
+            _r51.applicant == 'AP005' and _r51.property_ == '101-200-301'
+            and _r51.permit_type == _E10_PermitType_electrical and _r51.description == 'Z'
+            and _r51.project_value == 8000.0 and _r51.status == _E17_ApplicationStatus_submitted
+            and _r51.received_by == 'ST01' and _r51.decision is None
+            for _r51 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_368378b76a__new_fee(self) -> bool:  # tasks.world:6232
+        return any(
+            _r52.application == 'PA0007' and _r52.amount == 200.0 and _r52.amount_paid == 0.0
+            and _r52.status == _E9_FeeStatus_unpaid and _r52.last_payment_method is None
+            and _r52.paid_at is None
+            for _r52 in rt.each(self, self.t_fees)
+        )
+
+    # tasks.world:6233
+    def _check_mined_368378b76a__inspection_is0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_failed)
+            and rt.expect(self.t_inspections['IS0003'].result_notes, '==', 'building', part=1)
+        )
+
+    def _check_mined_76c431d039__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:6579
+        return rt.expect(self.state.current_staff, '==', 'ST04')
+
+    def _check_mined_76c431d039__new_application(self) -> bool:  # tasks.world:6580
+        return any(
+            _r53.applicant == 'AP003' and _r53.property_ == '101-900-001'
+            and _r53.permit_type == _E10_PermitType_plumbing and _r53.description == 'failed'
+            and _r53.project_value == 140759.66 and _r53.status == _E17_ApplicationStatus_submitted
+            and _r53.received_by == 'ST03' and _r53.decision is None
+            for _r53 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_76c431d039__new_fee(self) -> bool:  # tasks.world:6581
+        return any(
+            _r54.application == 'PA0007' and _r54.amount == 1527.6 and _r54.amount_paid == 0.0
+            and _r54.status == _E9_FeeStatus_unpaid and _r54.last_payment_method is None
+            and _r54.paid_at is None
+            for _r54 in rt.each(self, self.t_fees)
+        )
+
+    # tasks.world:6582
+    def _check_mined_76c431d039__inspection_is0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_passed)
+            and rt.expect(
+                self.t_inspections['IS0003'].result_notes, '==', 'dan.wright@city.example', part=1
+            )
+        )
+
+    def _check_mined_a0b0d0aa91__new_application(self) -> bool:  # tasks.world:6928
+        return any(
+            _r55.applicant == 'AP002' and _r55.property_ == '101-900-001'
+            and _r55.permit_type == _E10_PermitType_sign and _r55.description == 'Eve Stone'
+            and _r55.project_value == 10000000.0
+            and _r55.status == _E17_ApplicationStatus_submitted and _r55.received_by == 'ST03'
+            and _r55.decision is None
+            for _r55 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_a0b0d0aa91__new_application_1(self) -> bool:  # tasks.world:6929
+        return any(
+            _r56.applicant == 'AP005' and _r56.property_ == '330-120-555'
+            and _r56.permit_type == _E10_PermitType_demolition
+            and _r56.description == 'Alice Nguyen' and _r56.project_value == 6580856.92
+            and _r56.status == _E17_ApplicationStatus_submitted and _r56.received_by == 'ST03'
+            and _r56.decision is None
+            for _r56 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_a0b0d0aa91__new_fee(self) -> bool:  # tasks.world:6930
+        return any(
+            _r57.application == 'PA0007' and _r57.amount == 100075.0 and _r57.amount_paid == 0.0
+            and _r57.status == _E9_FeeStatus_unpaid and _r57.last_payment_method is None
+            and _r57.paid_at is None
+            for _r57 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_a0b0d0aa91__new_fee_1(self) -> bool:  # tasks.world:6931
+        return any(
+            _r58.application == 'PA0008' and _r58.amount == 66108.57 and _r58.amount_paid == 0.0
+            and _r58.status == _E9_FeeStatus_unpaid and _r58.last_payment_method is None
+            and _r58.paid_at is None
+            for _r58 in rt.each(self, self.t_fees)
+        )
+
+    # tasks.world:6932
+    def _check_mined_a0b0d0aa91__inspection_is0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_passed)
+            and rt.expect(self.t_inspections['IS0003'].result_notes, '==', 'C', part=1)
+        )
+
+    # tasks.world:7278
+    def _check_mined_1083dbbffd__application_pa0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_applications['PA0001'].status, '==', _E17_ApplicationStatus_issued)
+
+    def _check_mined_1083dbbffd__new_application(self) -> bool:  # tasks.world:7279
+        return any(
+            _r59.applicant == 'AP002' and _r59.property_ == '101-200-301'
+            and _r59.permit_type == _E10_PermitType_building
+            and _r59.description == 'partially_paid' and _r59.project_value == 15000.0
+            and _r59.status == _E17_ApplicationStatus_submitted and _r59.received_by == 'ST03'
+            and _r59.decision is None
+            for _r59 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_1083dbbffd__new_application_1(self) -> bool:  # tasks.world:7280
+        return any(
+            _r60.applicant == 'AP005' and _r60.property_ == '101-200-301'
+            and _r60.permit_type == _E10_PermitType_plumbing and _r60.description == 'IS0003'
+            and _r60.project_value == 10000000.0
+            and _r60.status == _E17_ApplicationStatus_submitted and _r60.received_by == 'ST03'
+            and _r60.decision is None
+            for _r60 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_1083dbbffd__new_fee(self) -> bool:  # tasks.world:7281
+        return any(
+            _r61.application == 'PA0007' and _r61.amount == 400.0 and _r61.amount_paid == 0.0
+            and _r61.status == _E9_FeeStatus_unpaid and _r61.last_payment_method is None
+            and _r61.paid_at is None
+            for _r61 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_1083dbbffd__new_fee_1(self) -> bool:  # tasks.world:7282
+        return any(
+            _r62.application == 'PA0008' and _r62.amount == 100120.0 and _r62.amount_paid == 0.0
+            and _r62.status == _E9_FeeStatus_unpaid and _r62.last_payment_method is None
+            and _r62.paid_at is None
+            for _r62 in rt.each(self, self.t_fees)
+        )
+
+    # tasks.world:7283
+    def _check_mined_1083dbbffd__inspection_is0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_failed)
+            and rt.expect(self.t_inspections['IS0003'].result_notes, '==', 'industrial', part=1)
+        )
+
+    def _check_mined_fc467456ce__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:7629
+        return rt.expect(self.state.current_staff, '==', 'ST04')
+
+    # tasks.world:7630
+    def _check_mined_fc467456ce__application_pa0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['PA0002'].status, '==', _E17_ApplicationStatus_approved)
+            and rt.expect(
+                self.t_applications['PA0002'].decision, '==',
+                Decision(
+                    'ST03', v.check_length('', 'Decision.note', None, 300),
+                    rt.parse_datetime('2025-04-14T09:01:00'),
+                ),
+                part=1,
+            )
+        )
+
+    def _check_mined_fc467456ce__new_application(self) -> bool:  # tasks.world:7631
+        return any(
+            _r63.applicant == 'AP003' and _r63.property_ == '330-120-555'
+            and _r63.permit_type == _E10_PermitType_demolition and _r63.description == 'paid'
+            and _r63.project_value == 4913100.36
+            and _r63.status == _E17_ApplicationStatus_submitted and _r63.received_by == 'ST03'
+            and _r63.decision is None
+            for _r63 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_fc467456ce__new_application_1(self) -> bool:  # tasks.world:7632
+        return any(
+            _r64.applicant == 'AP002' and _r64.property_ == '330-120-555'
+            and _r64.permit_type == _E10_PermitType_demolition and _r64.description == 'kr'
+            and _r64.project_value == 10000000.0
+            and _r64.status == _E17_ApplicationStatus_submitted and _r64.received_by == 'ST04'
+            and _r64.decision is None
+            for _r64 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_fc467456ce__new_fee(self) -> bool:  # tasks.world:7633
+        return any(
+            _r65.application == 'PA0007' and _r65.amount == 49431.0 and _r65.amount_paid == 0.0
+            and _r65.status == _E9_FeeStatus_unpaid and _r65.last_payment_method is None
+            and _r65.paid_at is None
+            for _r65 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_fc467456ce__new_fee_1(self) -> bool:  # tasks.world:7634
+        return any(
+            _r66.application == 'PA0008' and _r66.amount == 100300.0 and _r66.amount_paid == 0.0
+            and _r66.status == _E9_FeeStatus_unpaid and _r66.last_payment_method is None
+            and _r66.paid_at is None
+            for _r66 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_d3b527996b__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:7980
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    def _check_mined_d3b527996b__new_application(self) -> bool:  # tasks.world:7981
+        return any(
+            _r67.applicant == 'AP005' and _r67.property_ == '330-120-555'
+            and _r67.permit_type == _E10_PermitType_electrical and _r67.description == 'ach'
+            and _r67.project_value == 0.0 and _r67.status == _E17_ApplicationStatus_submitted
+            and _r67.received_by == 'ST03' and _r67.decision is None
+            for _r67 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_d3b527996b__fee_fe0002_changed(self) -> rt.Verdict | bool:  # tasks.world:7982
+        return (
+            rt.expect(self.t_fees['FE0002'].amount_paid, '==', 320.0)
+            and rt.expect(self.t_fees['FE0002'].status, '==', _E9_FeeStatus_partially_paid, part=1)
+            and rt.expect(
+                self.t_fees['FE0002'].last_payment_method, '==', _E13_PaymentMethod_check, part=2
+            )
+        )
+
+    def _check_mined_d3b527996b__new_fee(self) -> bool:  # tasks.world:7983
+        return any(
+            _r68.application == 'PA0007' and _r68.amount == 120.0 and _r68.amount_paid == 0.0
+            and _r68.status == _E9_FeeStatus_unpaid and _r68.last_payment_method is None
+            and _r68.paid_at is None
+            for _r68 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_e2331fa909__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:8329
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    # tasks.world:8330
+    def _check_mined_e2331fa909__application_pa0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['PA0002'].status, '==', _E17_ApplicationStatus_rejected)
+            and rt.expect(
+                self.t_applications['PA0002'].decision, '==',
+                Decision(
+                    'ST02', v.check_length('ach', 'Decision.note', None, 300),
+                    rt.parse_datetime('2025-04-14T09:04:00'),
+                ),
+                part=1,
+            )
+        )
+
+    def _check_mined_e2331fa909__fee_fe0002_changed(self) -> rt.Verdict | bool:  # tasks.world:8331
+        return rt.expect(self.t_fees['FE0002'].status, '==', _E9_FeeStatus_refunded) and rt.expect(
+            self.t_fees['FE0002'].last_payment_method, '==', _E13_PaymentMethod_cash, part=1
+        )
+
+    def _check_mined_b8c36c7c1f__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:8676
+        return rt.expect(self.state.current_staff, '==', 'ST04')
+
+    def _check_mined_b8c36c7c1f__new_application(self) -> bool:  # tasks.world:8677
+        return any(
+            _r69.applicant == 'AP002' and _r69.property_ == '101-200-301'
+            and _r69.permit_type == _E10_PermitType_electrical and _r69.description == 'ST04'
+            and _r69.project_value == 0.0 and _r69.status == _E17_ApplicationStatus_submitted
+            and _r69.received_by == 'ST04' and _r69.decision is None
+            for _r69 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_b8c36c7c1f__new_fee(self) -> bool:  # tasks.world:8678
+        return any(
+            _r70.application == 'PA0007' and _r70.amount == 120.0 and _r70.amount_paid == 0.0
+            and _r70.status == _E9_FeeStatus_unpaid and _r70.last_payment_method is None
+            and _r70.paid_at is None
+            for _r70 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_b8c36c7c1f__new_inspection(self) -> bool:  # tasks.world:8679
+        return any(
+            _r71.application == 'PA0001' and _r71.inspector == 'IN01'
+            and _r71.scheduled_for == rt.parse_datetime('2025-04-15T10:00:00')
+            and _r71.status == _E16_InspectionStatus_scheduled and _r71.result_notes == ''
+            and _r71.recorded_at is None
+            for _r71 in rt.each(self, self.t_inspections)
+        )
+
+    # tasks.world:9024
+    def _check_mined_a89412ea52__application_pa0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['PA0002'].status, '==', _E17_ApplicationStatus_rejected)
+            and rt.expect(
+                self.t_applications['PA0002'].decision, '==',
+                Decision(
+                    'ST03', v.check_length('historic', 'Decision.note', None, 300),
+                    rt.parse_datetime('2025-04-14T09:01:00'),
+                ),
+                part=1,
+            )
+        )
+
+    def _check_mined_a89412ea52__new_application(self) -> bool:  # tasks.world:9025
+        return any(
+            _r72.applicant == 'AP002' and _r72.property_ == '330-120-555'
+            and _r72.permit_type == _E10_PermitType_sign and _r72.description == 'Storefront sign'
+            and _r72.project_value == 1153696.7 and _r72.status == _E17_ApplicationStatus_submitted
+            and _r72.received_by == 'ST03' and _r72.decision is None
+            for _r72 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_a89412ea52__new_fee(self) -> bool:  # tasks.world:9026
+        return any(
+            _r73.application == 'PA0007' and _r73.amount == 11611.97 and _r73.amount_paid == 0.0
+            and _r73.status == _E9_FeeStatus_unpaid and _r73.last_payment_method is None
+            and _r73.paid_at is None
+            for _r73 in rt.each(self, self.t_fees)
+        )
+
+    # tasks.world:9027
+    def _check_mined_a89412ea52__inspection_is0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_passed)
+            and rt.expect(
+                self.t_inspections['IS0003'].result_notes, '==', 'Warehouse mezzanine', part=1
+            )
+        )
+
+    def _check_mined_b9640c6054__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:9372
+        return rt.expect(self.state.current_staff, '==', 'ST04')
+
+    # tasks.world:9373
+    def _check_mined_b9640c6054__application_pa0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['PA0004'].status, '==', _E17_ApplicationStatus_rejected)
+            and rt.expect(
+                self.t_applications['PA0004'].decision, '==',
+                Decision(
+                    'ST03', v.check_length('FE0005', 'Decision.note', None, 300),
+                    rt.parse_datetime('2025-04-14T09:01:00'),
+                ),
+                part=1,
+            )
+        )
+
+    def _check_mined_b9640c6054__new_application(self) -> bool:  # tasks.world:9374
+        return any(
+            _r74.applicant == 'AP001' and _r74.property_ == '101-200-302'
+            and _r74.permit_type == _E10_PermitType_electrical and _r74.description == 'FE0004'
+            and _r74.project_value == 1688221.3 and _r74.status == _E17_ApplicationStatus_submitted
+            and _r74.received_by == 'ST04' and _r74.decision is None
+            for _r74 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_b9640c6054__fee_fe0004_changed(self) -> rt.Verdict | bool:  # tasks.world:9375
+        return rt.expect(self.t_fees['FE0004'].amount_paid, '==', 0.0) and rt.expect(
+            self.t_fees['FE0004'].status, '==', _E9_FeeStatus_refunded, part=1
+        )
+
+    def _check_mined_b9640c6054__new_fee(self) -> bool:  # tasks.world:9376
+        return any(
+            _r75.application == 'PA0007' and _r75.amount == 17002.21 and _r75.amount_paid == 0.0
+            and _r75.status == _E9_FeeStatus_unpaid and _r75.last_payment_method is None
+            and _r75.paid_at is None
+            for _r75 in rt.each(self, self.t_fees)
+        )
+
+    # tasks.world:9721
+    def _check_mined_dad7777133__application_pa0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['PA0004'].status, '==', _E17_ApplicationStatus_rejected)
+            and rt.expect(
+                self.t_applications['PA0004'].decision, '==',
+                Decision(
+                    'ST03', v.check_length('名前', 'Decision.note', None, 300),
+                    rt.parse_datetime('2025-04-14T09:01:00'),
+                ),
+                part=1,
+            )
+        )
+
+    def _check_mined_dad7777133__new_application(self) -> bool:  # tasks.world:9722
+        return any(
+            _r76.applicant == 'AP004' and _r76.property_ == '101-900-001'
+            and _r76.permit_type == _E10_PermitType_demolition and _r76.description == 'owner'
+            and _r76.project_value == 0.0 and _r76.status == _E17_ApplicationStatus_submitted
+            and _r76.received_by == 'ST03' and _r76.decision is None
+            for _r76 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_dad7777133__new_application_1(self) -> bool:  # tasks.world:9723
+        return any(
+            _r77.applicant == 'AP001' and _r77.property_ == '101-200-302'
+            and _r77.permit_type == _E10_PermitType_sign and _r77.description == 'withdrawn'
+            and _r77.project_value == 10000000.0
+            and _r77.status == _E17_ApplicationStatus_submitted and _r77.received_by == 'ST03'
+            and _r77.decision is None
+            for _r77 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_dad7777133__new_application_2(self) -> bool:  # tasks.world:9724
+        return any(
+            _r78.applicant == 'AP001' and _r78.property_ == '205-310-410'
+            and _r78.permit_type == _E10_PermitType_plumbing
+            and _r78.description == '2025-04-14T09:00:00' and _r78.project_value == 3717040.4659
+            and _r78.status == _E17_ApplicationStatus_submitted and _r78.received_by == 'ST03'
+            and _r78.decision is None
+            for _r78 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_dad7777133__fee_fe0004_changed(self) -> rt.Verdict | bool:  # tasks.world:9725
+        return rt.expect(self.t_fees['FE0004'].amount_paid, '==', 0.0) and rt.expect(
+            self.t_fees['FE0004'].status, '==', _E9_FeeStatus_refunded, part=1
+        )
+
+    def _check_mined_dad7777133__new_fee(self) -> bool:  # tasks.world:9726
+        return any(
+            _r79.application == 'PA0007' and _r79.amount == 300.0 and _r79.amount_paid == 0.0
+            and _r79.status == _E9_FeeStatus_unpaid and _r79.last_payment_method is None
+            and _r79.paid_at is None
+            for _r79 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_dad7777133__new_fee_1(self) -> bool:  # tasks.world:9727
+        return any(
+            _r80.application == 'PA0008' and _r80.amount == 100075.0 and _r80.amount_paid == 0.0
+            and _r80.status == _E9_FeeStatus_unpaid and _r80.last_payment_method is None
+            and _r80.paid_at is None
+            for _r80 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_dad7777133__new_fee_2(self) -> bool:  # tasks.world:9728
+        return any(
+            _r81.application == 'PA0009' and _r81.amount == 37290.4 and _r81.amount_paid == 0.0
+            and _r81.status == _E9_FeeStatus_unpaid and _r81.last_payment_method is None
+            and _r81.paid_at is None
+            for _r81 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_b455f66cf2__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:10074
+        return rt.expect(self.state.current_staff, '==', 'ST01')
+
+    # tasks.world:10075
+    def _check_mined_b455f66cf2__inspection_is0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_passed)
+            and rt.expect(self.t_inspections['IS0003'].result_notes, '==', 'Ned Cole', part=1)
+        )
+
+    def _check_mined_b09442880f__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:10421
+        return rt.expect(self.state.current_staff, '==', 'ST04')
+
+    def _check_mined_b09442880f__new_application(self) -> bool:  # tasks.world:10422
+        return any(
+            _r82.applicant == 'AP001' and _r82.property_ == '101-200-302'
+            and _r82.permit_type == _E10_PermitType_demolition
+            and _r82.description == 'alice.nguyen@city.example'
+            and _r82.project_value == 4799919.07
+            and _r82.status == _E17_ApplicationStatus_submitted and _r82.received_by == 'ST04'
+            and _r82.decision is None
+            for _r82 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_b09442880f__new_fee(self) -> bool:  # tasks.world:10423
+        return any(
+            _r83.application == 'PA0007' and _r83.amount == 48299.19 and _r83.amount_paid == 0.0
+            and _r83.status == _E9_FeeStatus_unpaid and _r83.last_payment_method is None
+            and _r83.paid_at is None
+            for _r83 in rt.each(self, self.t_fees)
+        )
+
+    # tasks.world:10769
+    def _check_mined_6ac8ded8dc__application_pa0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_applications['PA0001'].status, '==', _E17_ApplicationStatus_issued)
+
+    def _check_mined_6ac8ded8dc__new_application(self) -> bool:  # tasks.world:10770
+        return any(
+            _r84.applicant == 'AP002' and _r84.property_ == '101-200-301'
+            and _r84.permit_type == _E10_PermitType_plumbing and _r84.description == 'unpaid'
+            and _r84.project_value == 15000.0 and _r84.status == _E17_ApplicationStatus_submitted
+            and _r84.received_by == 'ST03' and _r84.decision is None
+            for _r84 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_6ac8ded8dc__new_application_1(self) -> bool:  # tasks.world:10771
+        return any(
+            _r85.applicant == 'AP001' and _r85.property_ == '101-200-301'
+            and _r85.permit_type == _E10_PermitType_sign
+            and _r85.description == '2025-03-25T14:00:00' and _r85.project_value == 9878071.77
+            and _r85.status == _E17_ApplicationStatus_submitted and _r85.received_by == 'ST03'
+            and _r85.decision is None
+            for _r85 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_6ac8ded8dc__new_fee(self) -> bool:  # tasks.world:10772
+        return any(
+            _r86.application == 'PA0007' and _r86.amount == 270.0 and _r86.amount_paid == 0.0
+            and _r86.status == _E9_FeeStatus_unpaid and _r86.last_payment_method is None
+            and _r86.paid_at is None
+            for _r86 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_6ac8ded8dc__new_fee_1(self) -> bool:  # tasks.world:10773
+        return any(
+            _r87.application == 'PA0008' and _r87.amount == 98855.72 and _r87.amount_paid == 0.01
+            and _r87.status == _E9_FeeStatus_partially_paid
+            and _r87.last_payment_method == _E13_PaymentMethod_card and _r87.paid_at is None
+            for _r87 in rt.each(self, self.t_fees)
+        )
+
+    # tasks.world:11121
+    def _check_mined_39b54dba94__application_pa0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_applications['PA0001'].status, '==', _E17_ApplicationStatus_issued)
+
+    # tasks.world:11122
+    def _check_mined_39b54dba94__fee_fe0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_fees['FE0002'].amount_paid, '==', 0.01)
+            and rt.expect(self.t_fees['FE0002'].status, '==', _E9_FeeStatus_partially_paid, part=1)
+            and rt.expect(
+                self.t_fees['FE0002'].last_payment_method, '==', _E13_PaymentMethod_card, part=2
+            )
+        )
+
+    def _check_mined_75bb2bd348__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:11469
+        return rt.expect(self.state.current_staff, '==', 'ST01')
+
+    # tasks.world:11470
+    def _check_mined_75bb2bd348__application_pa0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_applications['PA0001'].status, '==', _E17_ApplicationStatus_issued)
+
+    def _check_mined_75bb2bd348__new_application(self) -> bool:  # tasks.world:11471
+        return any(
+            _r88.applicant == 'AP001' and _r88.property_ == '205-310-410'
+            and _r88.permit_type == _E10_PermitType_plumbing and _r88.description == '101-200-301'
+            and _r88.project_value == 0.0 and _r88.status == _E17_ApplicationStatus_submitted
+            and _r88.received_by == 'ST02' and _r88.decision is None
+            for _r88 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_75bb2bd348__new_fee(self) -> bool:  # tasks.world:11472
+        return any(
+            _r89.application == 'PA0007' and _r89.amount == 120.0 and _r89.amount_paid == 0.0
+            and _r89.status == _E9_FeeStatus_unpaid and _r89.last_payment_method is None
+            and _r89.paid_at is None
+            for _r89 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_bc6f097e29__new_application(self) -> bool:  # tasks.world:11820
+        return any(
+            _r90.applicant == 'AP003' and _r90.property_ == '101-900-001'
+            and _r90.permit_type == _E10_PermitType_electrical and _r90.description == 'supervisor'
+            and _r90.project_value == 0.0 and _r90.status == _E17_ApplicationStatus_submitted
+            and _r90.received_by == 'ST03' and _r90.decision is None
+            for _r90 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_bc6f097e29__new_fee(self) -> bool:  # tasks.world:11821
+        return any(
+            _r91.application == 'PA0007' and _r91.amount == 120.0 and _r91.amount_paid == 0.0
+            and _r91.status == _E9_FeeStatus_unpaid and _r91.last_payment_method is None
+            and _r91.paid_at is None
+            for _r91 in rt.each(self, self.t_fees)
+        )
+
+    # tasks.world:11822
+    def _check_mined_bc6f097e29__inspection_is0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_failed)
+            and rt.expect(self.t_inspections['IS0003'].result_notes, '==', 'failed', part=1)
+        )
+
+    def _check_mined_eb836df686__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:12173
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    # tasks.world:12174
+    def _check_mined_eb836df686__fee_fe0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_fees['FE0002'].amount_paid, '==', 223.4)
+            and rt.expect(self.t_fees['FE0002'].status, '==', _E9_FeeStatus_partially_paid, part=1)
+            and rt.expect(
+                self.t_fees['FE0002'].last_payment_method, '==', _E13_PaymentMethod_check, part=2
+            )
+        )
+
+    def _check_mined_98c44f7bb1__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:12521
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    # tasks.world:12522
+    def _check_mined_98c44f7bb1__application_pa0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['PA0002'].status, '==', _E17_ApplicationStatus_approved)
+            and rt.expect(
+                self.t_applications['PA0002'].decision, '==',
+                Decision(
+                    'ST03', v.check_length('electrical', 'Decision.note', None, 300),
+                    rt.parse_datetime('2025-04-14T09:01:00'),
+                ),
+                part=1,
+            )
+        )
+
+    def _check_mined_f7e1458fab__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:12869
+        return rt.expect(self.state.current_staff, '==', 'ST02')
+
+    # tasks.world:12870
+    def _check_mined_f7e1458fab__application_pa0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['PA0002'].status, '==', _E17_ApplicationStatus_rejected)
+            and rt.expect(
+                self.t_applications['PA0002'].decision, '==',
+                Decision(
+                    'ST03', v.check_length('r', 'Decision.note', None, 300),
+                    rt.parse_datetime('2025-04-14T09:01:00'),
+                ),
+                part=1,
+            )
+        )
+
+    def _check_mined_f7e1458fab__new_application(self) -> bool:  # tasks.world:12871
+        return any(
+            _r92.applicant == 'AP004' and _r92.property_ == '330-120-555'
+            and _r92.permit_type == _E10_PermitType_demolition and _r92.description == 'plumbing'
+            and _r92.project_value == 911798.64 and _r92.status == _E17_ApplicationStatus_submitted
+            and _r92.received_by == 'ST02' and _r92.decision is None
+            for _r92 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_f7e1458fab__new_fee(self) -> bool:  # tasks.world:12872
+        return any(
+            _r93.application == 'PA0007' and _r93.amount == 9417.99 and _r93.amount_paid == 0.0
+            and _r93.status == _E9_FeeStatus_unpaid and _r93.last_payment_method is None
+            and _r93.paid_at is None
+            for _r93 in rt.each(self, self.t_fees)
+        )
+
+    # tasks.world:13219
+    def _check_mined_7fae931ba0__application_pa0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_applications['PA0002'].status, '==', _E17_ApplicationStatus_approved)
+            and rt.expect(
+                self.t_applications['PA0002'].decision, '==',
+                Decision(
+                    'ST03', v.check_length('0', 'Decision.note', None, 300),
+                    rt.parse_datetime('2025-04-14T09:01:00'),
+                ),
+                part=1,
+            )
+        )
+
+    def _check_mined_7fae931ba0__new_application(self) -> bool:  # tasks.world:13220
+        return any(
+            _r94.applicant == 'AP002' and _r94.property_ == '205-310-410'
+            and _r94.permit_type == _E10_PermitType_building and _r94.description == '205-310-410'
+            and _r94.project_value == 7042470.7 and _r94.status == _E17_ApplicationStatus_submitted
+            and _r94.received_by == 'ST03' and _r94.decision is None
+            for _r94 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_7fae931ba0__new_application_1(self) -> bool:  # tasks.world:13221
+        return any(
+            _r95.applicant == 'AP002' and _r95.property_ == '205-310-410'
+            and _r95.permit_type == _E10_PermitType_electrical
+            and _r95.description == 'Footings and framing OK' and _r95.project_value == 7644303.35
+            and _r95.status == _E17_ApplicationStatus_submitted and _r95.received_by == 'ST03'
+            and _r95.decision is None
+            for _r95 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_7fae931ba0__new_application_2(self) -> bool:  # tasks.world:13222
+        return any(
+            _r96.applicant == 'AP004' and _r96.property_ == '205-310-410'
+            and _r96.permit_type == _E10_PermitType_sign and _r96.description == '205-310-410'
+            and _r96.project_value == 0.0 and _r96.status == _E17_ApplicationStatus_submitted
+            and _r96.received_by == 'ST03' and _r96.decision is None
+            for _r96 in rt.each(self, self.t_applications)
+        )
+
+    def _check_mined_7fae931ba0__new_fee(self) -> bool:  # tasks.world:13223
+        return any(
+            _r97.application == 'PA0007' and _r97.amount == 70674.71 and _r97.amount_paid == 0.0
+            and _r97.status == _E9_FeeStatus_unpaid and _r97.last_payment_method is None
+            and _r97.paid_at is None
+            for _r97 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_7fae931ba0__new_fee_1(self) -> bool:  # tasks.world:13224
+        return any(
+            _r98.application == 'PA0008' and _r98.amount == 76563.03 and _r98.amount_paid == 0.0
+            and _r98.status == _E9_FeeStatus_unpaid and _r98.last_payment_method is None
+            and _r98.paid_at is None
+            for _r98 in rt.each(self, self.t_fees)
+        )
+
+    def _check_mined_7fae931ba0__new_fee_2(self) -> bool:  # tasks.world:13225
+        return any(
+            _r99.application == 'PA0009' and _r99.amount == 75.0 and _r99.amount_paid == 0.0
+            and _r99.status == _E9_FeeStatus_unpaid and _r99.last_payment_method is None
+            and _r99.paid_at is None
+            for _r99 in rt.each(self, self.t_fees)
+        )
+
 
 PermitOffice.TOOLS = tools(PermitOffice)
-
-
-# permit_office.world:948
-def _check_issue_deck_and_approve_mezzanine__deck_issued(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['PA0001'].status, '==', _E17_ApplicationStatus_issued)
-
-
-def _check_issue_deck_and_approve_mezzanine__mezzanine_approved(  # permit_office.world:949
-    ep: PermitOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['PA0002'].status, '==', _E17_ApplicationStatus_approved)
-        and rt.expect(
-            rt.key_of(ep.fn_decided_by(ep.t_applications['PA0002'])), '==', 'ST03', part=1
-        )
-        and rt.expect(
-            ep.fn_decision_note(ep.t_applications['PA0002']), '==',
-            'Structural engineer sign-off required', part=2,
-        )
-    )
-
-
-# tasks.world:340
-def _check_mezzanine_paid_approved_inspected__fee_paid(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_fees['FE0002'].status, '==', _E9_FeeStatus_paid)
-        and rt.expect(ep.t_fees['FE0002'].amount_paid, '==', 1450.0, part=1)
-        and rt.expect(
-            ep.t_fees['FE0002'].last_payment_method, '==', _E13_PaymentMethod_check, part=2
-        )
-    )
-
-
-# tasks.world:341
-def _check_mezzanine_paid_approved_inspected__approved(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['PA0002'].status, '==', _E17_ApplicationStatus_approved)
-        and rt.expect(
-            rt.key_of(ep.fn_decided_by(ep.t_applications['PA0002'])), '==', 'ST03', part=1
-        )
-        and rt.expect(
-            ep.fn_decision_note(ep.t_applications['PA0002']), '==', 'Fire-rated stairs required',
-            part=2,
-        )
-    )
-
-
-# tasks.world:342
-def _check_mezzanine_paid_approved_inspected__inspection(ep: PermitOffice) -> bool:
-    return any(
-        _i18.application == 'PA0002' and _i18.status == _E16_InspectionStatus_scheduled
-        and _i18.scheduled_for == rt.parse_datetime('2025-04-16T10:00:00')
-        and _i18.inspector == 'IN01'
-        for _i18 in rt.each(ep, ep.t_inspections)
-    )
-
-
-def _check_pass_bathroom_inspection_and_issue__inspection_passed(  # tasks.world:692
-    ep: PermitOffice
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_passed)
-        and rt.expect(ep.t_inspections['IS0003'].recorded_at, 'is not', None, part=1)
-    )
-
-
-def _check_pass_bathroom_inspection_and_issue__permit_issued(  # tasks.world:693
-    ep: PermitOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['PA0006'].status, '==', _E17_ApplicationStatus_issued)
-
-
-# tasks.world:1038
-def _check_mined_2163d995ab__current_staff_set(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-def _check_mined_2163d995ab__new_application(ep: PermitOffice) -> bool:  # tasks.world:1039
-    return any(
-        _r19.applicant == 'AP002' and _r19.property_ == '101-200-302'
-        and _r19.permit_type == _E10_PermitType_building and _r19.description == 'owner'
-        and _r19.project_value == 6000.0 and _r19.status == _E17_ApplicationStatus_submitted
-        and _r19.received_by == 'ST03' and _r19.decision is None
-        for _r19 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_2163d995ab__new_application_1(ep: PermitOffice) -> bool:  # tasks.world:1040
-    return any(
-        _r20.applicant == 'AP002' and _r20.property_ == '101-200-302'
-        and _r20.permit_type == _E10_PermitType_demolition and _r20.description == 'owner'
-        and _r20.project_value == 7.0 and _r20.status == _E17_ApplicationStatus_submitted
-        and _r20.received_by == 'ST03' and _r20.decision is None
-        for _r20 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_2163d995ab__new_fee(ep: PermitOffice) -> bool:  # tasks.world:1041
-    return any(
-        _r21.application == 'PA0007' and _r21.amount == 310.0 and _r21.amount_paid == 0.0
-        and _r21.status == _E9_FeeStatus_unpaid and _r21.last_payment_method is None
-        and _r21.paid_at is None
-        for _r21 in rt.each(ep, ep.t_fees)
-    )
-
-
-def _check_mined_2163d995ab__new_fee_1(ep: PermitOffice) -> bool:  # tasks.world:1042
-    return any(
-        _r22.application == 'PA0008' and _r22.amount == 300.07 and _r22.amount_paid == 0.0
-        and _r22.status == _E9_FeeStatus_unpaid and _r22.last_payment_method is None
-        and _r22.paid_at is None
-        for _r22 in rt.each(ep, ep.t_fees)
-    )
-
-
-# tasks.world:1043
-def _check_mined_2163d995ab__inspection_is0003_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_failed)
-        and rt.expect(ep.t_inspections['IS0003'].result_notes, '==', 'PA0007', part=1)
-    )
-
-
-# tasks.world:1390
-def _check_mined_e52d2f52cf__current_staff_set(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST01')
-
-
-def _check_mined_e52d2f52cf__new_application(ep: PermitOffice) -> bool:  # tasks.world:1391
-    return any(
-        _r23.applicant == 'AP005' and _r23.property_ == '101-200-302'
-        and _r23.permit_type == _E10_PermitType_plumbing and _r23.description == 'ST01'
-        and _r23.project_value == 3773332.0 and _r23.status == _E17_ApplicationStatus_submitted
-        and _r23.received_by == 'ST01' and _r23.decision is None
-        for _r23 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_e52d2f52cf__new_application_1(ep: PermitOffice) -> bool:  # tasks.world:1392
-    return any(
-        _r24.applicant == 'AP005' and _r24.property_ == '330-120-555'
-        and _r24.permit_type == _E10_PermitType_plumbing and _r24.description == 'Mia Park'
-        and _r24.project_value == 0.0 and _r24.status == _E17_ApplicationStatus_submitted
-        and _r24.received_by == 'ST01' and _r24.decision is None
-        for _r24 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_e52d2f52cf__new_application_2(ep: PermitOffice) -> bool:  # tasks.world:1393
-    return any(
-        _r25.applicant == 'AP005' and _r25.property_ == '205-310-410'
-        and _r25.permit_type == _E10_PermitType_sign and _r25.description == 'IN01'
-        and _r25.project_value == 2292656.82 and _r25.status == _E17_ApplicationStatus_submitted
-        and _r25.received_by == 'ST01' and _r25.decision is None
-        for _r25 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_e52d2f52cf__new_fee(ep: PermitOffice) -> bool:  # tasks.world:1394
-    return any(
-        _r26.application == 'PA0007' and _r26.amount == 37853.32 and _r26.amount_paid == 0.0
-        and _r26.status == _E9_FeeStatus_unpaid and _r26.last_payment_method is None
-        and _r26.paid_at is None
-        for _r26 in rt.each(ep, ep.t_fees)
-    )
-
-
-def _check_mined_e52d2f52cf__new_fee_1(ep: PermitOffice) -> bool:  # tasks.world:1395
-    return any(
-        _r27.application == 'PA0008' and _r27.amount == 120.0 and _r27.amount_paid == 0.0
-        and _r27.status == _E9_FeeStatus_unpaid and _r27.last_payment_method is None
-        and _r27.paid_at is None
-        for _r27 in rt.each(ep, ep.t_fees)
-    )
-
-
-def _check_mined_e52d2f52cf__new_fee_2(ep: PermitOffice) -> bool:  # tasks.world:1396
-    return any(
-        _r28.application == 'PA0009' and _r28.amount == 23001.57 and _r28.amount_paid == 0.0
-        and _r28.status == _E9_FeeStatus_unpaid and _r28.last_payment_method is None
-        and _r28.paid_at is None
-        for _r28 in rt.each(ep, ep.t_fees)
-    )
-
-
-# tasks.world:1743
-def _check_mined_fc96219bd6__current_staff_set(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-def _check_mined_fc96219bd6__new_application(ep: PermitOffice) -> bool:  # tasks.world:1744
-    return any(
-        _r29.applicant == 'AP001' and _r29.property_ == '101-200-301'
-        and _r29.permit_type == _E10_PermitType_demolition and _r29.description == 'scheduled'
-        and _r29.project_value == 0.0 and _r29.status == _E17_ApplicationStatus_submitted
-        and _r29.received_by == 'ST03' and _r29.decision is None
-        for _r29 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_fc96219bd6__new_application_1(ep: PermitOffice) -> bool:  # tasks.world:1745
-    return any(
-        _r30.applicant == 'AP003' and _r30.property_ == '101-900-001'
-        and _r30.permit_type == _E10_PermitType_building and _r30.description == 'FE0007'
-        and _r30.project_value == 3141471.7 and _r30.status == _E17_ApplicationStatus_submitted
-        and _r30.received_by == 'ST02' and _r30.decision is None
-        for _r30 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_fc96219bd6__new_fee(ep: PermitOffice) -> bool:  # tasks.world:1746
-    return any(
-        _r31.application == 'PA0007' and _r31.amount == 300.0 and _r31.amount_paid == 0.0
-        and _r31.status == _E9_FeeStatus_unpaid and _r31.last_payment_method is None
-        and _r31.paid_at is None
-        for _r31 in rt.each(ep, ep.t_fees)
-    )
-
-
-def _check_mined_fc96219bd6__new_fee_1(ep: PermitOffice) -> bool:  # tasks.world:1747
-    return any(
-        _r32.application == 'PA0008' and _r32.amount == 31664.72 and _r32.amount_paid == 0.0
-        and _r32.status == _E9_FeeStatus_unpaid and _r32.last_payment_method is None
-        and _r32.paid_at is None
-        for _r32 in rt.each(ep, ep.t_fees)
-    )
-
-
-def _check_mined_14cf25a24f__new_application(ep: PermitOffice) -> bool:  # tasks.world:2092
-    return any(
-        _r33.applicant == 'AP005' and _r33.property_ == '330-120-555'
-        and _r33.permit_type == _E10_PermitType_electrical and _r33.description == 'FE0004'
-        and _r33.project_value == 10000000.0 and _r33.status == _E17_ApplicationStatus_submitted
-        and _r33.received_by == 'ST03' and _r33.decision is None
-        for _r33 in rt.each(ep, ep.t_applications)
-    )
-
-
-# tasks.world:2093
-def _check_mined_14cf25a24f__fee_fe0004_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_fees['FE0004'].amount_paid, '==', 175.0) and rt.expect(
-        ep.t_fees['FE0004'].last_payment_method, '==', _E13_PaymentMethod_check, part=1
-    )
-
-
-def _check_mined_14cf25a24f__new_fee(ep: PermitOffice) -> bool:  # tasks.world:2094
-    return any(
-        _r34.application == 'PA0007' and _r34.amount == 100120.0 and _r34.amount_paid == 0.0
-        and _r34.status == _E9_FeeStatus_unpaid and _r34.last_payment_method is None
-        and _r34.paid_at is None
-        for _r34 in rt.each(ep, ep.t_fees)
-    )
-
-
-# tasks.world:2438
-def _check_mined_a056904eeb__current_staff_set(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST01')
-
-
-def _check_mined_a056904eeb__new_application(ep: PermitOffice) -> bool:  # tasks.world:2439
-    return any(
-        _r35.applicant == 'AP001' and _r35.property_ == '101-900-001'
-        and _r35.permit_type == _E10_PermitType_plumbing
-        and _r35.description == 'zhGzX2@thmjqfg0BVlPn0f16jfTm' and _r35.project_value == 9611705.78
-        and _r35.status == _E17_ApplicationStatus_submitted and _r35.received_by == 'ST03'
-        and _r35.decision is None
-        for _r35 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_a056904eeb__new_fee(ep: PermitOffice) -> bool:  # tasks.world:2440
-    return any(
-        _r36.application == 'PA0007' and _r36.amount == 96237.06 and _r36.amount_paid == 0.0
-        and _r36.status == _E9_FeeStatus_unpaid and _r36.last_payment_method is None
-        and _r36.paid_at is None
-        for _r36 in rt.each(ep, ep.t_fees)
-    )
-
-
-def _check_mined_a690a6f410__new_application(ep: PermitOffice) -> bool:  # tasks.world:2784
-    return any(
-        _r37.applicant == 'AP004' and _r37.property_ == '205-310-410'
-        and _r37.permit_type == _E10_PermitType_sign and _r37.description == '"\''
-        and _r37.project_value == 6265.0639 and _r37.status == _E17_ApplicationStatus_submitted
-        and _r37.received_by == 'ST03' and _r37.decision is None
-        for _r37 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_a690a6f410__new_application_1(ep: PermitOffice) -> bool:  # tasks.world:2785
-    return any(
-        _r38.applicant == 'AP004' and _r38.property_ == '101-900-001'
-        and _r38.permit_type == _E10_PermitType_electrical
-        and _r38.description == '2025-03-28T09:45:00' and _r38.project_value == 5112348.48
-        and _r38.status == _E17_ApplicationStatus_submitted and _r38.received_by == 'ST03'
-        and _r38.decision is None
-        for _r38 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_a690a6f410__new_fee(ep: PermitOffice) -> bool:  # tasks.world:2786
-    return any(
-        _r39.application == 'PA0007' and _r39.amount == 137.65 and _r39.amount_paid == 0.01
-        and _r39.status == _E9_FeeStatus_partially_paid
-        and _r39.last_payment_method == _E13_PaymentMethod_check and _r39.paid_at is None
-        for _r39 in rt.each(ep, ep.t_fees)
-    )
-
-
-def _check_mined_a690a6f410__new_fee_1(ep: PermitOffice) -> bool:  # tasks.world:2787
-    return any(
-        _r40.application == 'PA0008' and _r40.amount == 51243.48 and _r40.amount_paid == 0.0
-        and _r40.status == _E9_FeeStatus_unpaid and _r40.last_payment_method is None
-        and _r40.paid_at is None
-        for _r40 in rt.each(ep, ep.t_fees)
-    )
-
-
-# tasks.world:3131
-def _check_mined_5445b7c8eb__current_staff_set(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-def _check_mined_29a11a6450__new_application(ep: PermitOffice) -> bool:  # tasks.world:3474
-    return any(
-        _r41.applicant == 'AP004' and _r41.property_ == '330-120-555'
-        and _r41.permit_type == _E10_PermitType_demolition and _r41.description == '101-900-001'
-        and _r41.project_value == 5500.0 and _r41.status == _E17_ApplicationStatus_submitted
-        and _r41.received_by == 'ST03' and _r41.decision is None
-        for _r41 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_29a11a6450__new_fee(ep: PermitOffice) -> bool:  # tasks.world:3475
-    return any(
-        _r42.application == 'PA0007' and _r42.amount == 355.0 and _r42.amount_paid == 355.0
-        and _r42.status == _E9_FeeStatus_paid
-        and _r42.last_payment_method == _E13_PaymentMethod_cash
-        for _r42 in rt.each(ep, ep.t_fees)
-    )
-
-
-# tasks.world:3818
-def _check_mined_0913308861__inspection_is0003_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_passed)
-        and rt.expect(ep.t_inspections['IS0003'].result_notes, '==', 'card', part=1)
-    )
-
-
-# tasks.world:4160
-def _check_mined_b9668421b0__fee_fe0002_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_fees['FE0002'].amount_paid, '==', 44.0)
-        and rt.expect(ep.t_fees['FE0002'].status, '==', _E9_FeeStatus_partially_paid, part=1)
-        and rt.expect(
-            ep.t_fees['FE0002'].last_payment_method, '==', _E13_PaymentMethod_check, part=2
-        )
-    )
-
-
-# tasks.world:4502
-def _check_mined_7d94fdc799__application_pa0001_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['PA0001'].status, '==', _E17_ApplicationStatus_issued)
-
-
-# tasks.world:4844
-def _check_mined_d49bf1a638__application_pa0002_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['PA0002'].status, '==', _E17_ApplicationStatus_rejected)
-        and rt.expect(
-            ep.t_applications['PA0002'].decision, '==',
-            Decision(
-                'ST03', v.check_length('scheduled', 'Decision.note', None, 300),
-                rt.parse_datetime('2025-04-14T09:01:00'),
-            ),
-            part=1,
-        )
-    )
-
-
-def _check_mined_4373f2f810__new_application(ep: PermitOffice) -> bool:  # tasks.world:5186
-    return any(
-        _r43.applicant == 'AP002' and _r43.property_ == '205-310-410'
-        and _r43.permit_type == _E10_PermitType_plumbing and _r43.description == '0'
-        and _r43.project_value == 6384713.38 and _r43.status == _E17_ApplicationStatus_submitted
-        and _r43.received_by == 'ST03' and _r43.decision is None
-        for _r43 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_4373f2f810__new_fee(ep: PermitOffice) -> bool:  # tasks.world:5187
-    return any(
-        _r44.application == 'PA0007' and _r44.amount == 63967.13 and _r44.amount_paid == 0.0
-        and _r44.status == _E9_FeeStatus_unpaid and _r44.last_payment_method is None
-        and _r44.paid_at is None
-        for _r44 in rt.each(ep, ep.t_fees)
-    )
-
-
-def _check_mined_99b951a8c8__new_application(ep: PermitOffice) -> bool:  # tasks.world:5529
-    return any(
-        _r45.applicant == 'AP003' and _r45.property_ == '330-120-555'
-        and _r45.permit_type == _E10_PermitType_building and _r45.description == 'mixed_use'
-        and _r45.project_value == 2010726.2515 and _r45.status == _E17_ApplicationStatus_submitted
-        and _r45.received_by == 'ST03' and _r45.decision is None
-        for _r45 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_99b951a8c8__new_application_1(ep: PermitOffice) -> bool:  # tasks.world:5530
-    return any(
-        _r46.applicant == 'AP003' and _r46.property_ == '205-310-410'
-        and _r46.permit_type == _E10_PermitType_building and _r46.description == 'building'
-        and _r46.project_value == 0.0 and _r46.status == _E17_ApplicationStatus_submitted
-        and _r46.received_by == 'ST03' and _r46.decision is None
-        for _r46 in rt.each(ep, ep.t_applications)
-    )
-
-
-# tasks.world:5531
-def _check_mined_99b951a8c8__fee_fe0002_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_fees['FE0002'].amount_paid, '==', 864.27)
-        and rt.expect(ep.t_fees['FE0002'].status, '==', _E9_FeeStatus_partially_paid, part=1)
-        and rt.expect(
-            ep.t_fees['FE0002'].last_payment_method, '==', _E13_PaymentMethod_card, part=2
-        )
-    )
-
-
-def _check_mined_99b951a8c8__new_fee(ep: PermitOffice) -> bool:  # tasks.world:5532
-    return any(
-        _r47.application == 'PA0007' and _r47.amount == 20357.26 and _r47.amount_paid == 0.0
-        and _r47.status == _E9_FeeStatus_unpaid and _r47.last_payment_method is None
-        and _r47.paid_at is None
-        for _r47 in rt.each(ep, ep.t_fees)
-    )
-
-
-def _check_mined_99b951a8c8__new_fee_1(ep: PermitOffice) -> bool:  # tasks.world:5533
-    return any(
-        _r48.application == 'PA0008' and _r48.amount == 250.0 and _r48.amount_paid == 0.0
-        and _r48.status == _E9_FeeStatus_unpaid and _r48.last_payment_method is None
-        and _r48.paid_at is None
-        for _r48 in rt.each(ep, ep.t_fees)
-    )
-
-
-# tasks.world:5534
-def _check_mined_99b951a8c8__inspection_is0003_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_passed)
-        and rt.expect(ep.t_inspections['IS0003'].result_notes, '==', '2025-04-02T10:00:00', part=1)
-    )
-
-
-# tasks.world:5881
-def _check_mined_c9373afa0b__current_staff_set(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST04')
-
-
-def _check_mined_c9373afa0b__new_application(ep: PermitOffice) -> bool:  # tasks.world:5882
-    return any(
-        _r49.applicant == 'AP003' and _r49.property_ == '101-900-001'
-        and _r49.permit_type == _E10_PermitType_building
-        and _r49.description == 'dan.wright@city.example' and _r49.project_value == 350.0
-        and _r49.status == _E17_ApplicationStatus_submitted and _r49.received_by == 'ST04'
-        and _r49.decision is None
-        for _r49 in rt.each(ep, ep.t_applications)
-    )
-
-
-# tasks.world:5883
-def _check_mined_c9373afa0b__fee_fe0004_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_fees['FE0004'].amount_paid, '==', 104.0) and rt.expect(
-        ep.t_fees['FE0004'].last_payment_method, '==', _E13_PaymentMethod_ach, part=1
-    )
-
-
-def _check_mined_c9373afa0b__new_fee(ep: PermitOffice) -> bool:  # tasks.world:5884
-    return any(
-        _r50.application == 'PA0007' and _r50.amount == 253.5 and _r50.amount_paid == 0.0
-        and _r50.status == _E9_FeeStatus_unpaid and _r50.last_payment_method is None
-        and _r50.paid_at is None
-        for _r50 in rt.each(ep, ep.t_fees)
-    )
-
-
-# tasks.world:6230
-def _check_mined_368378b76a__current_staff_set(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST01')
-
-
-def _check_mined_368378b76a__new_application(ep: PermitOffice) -> bool:  # tasks.world:6231
-    return any(
-        _r51.applicant == 'AP005' and _r51.property_ == '101-200-301'
-        and _r51.permit_type == _E10_PermitType_electrical and _r51.description == 'Z'
-        and _r51.project_value == 8000.0 and _r51.status == _E17_ApplicationStatus_submitted
-        and _r51.received_by == 'ST01' and _r51.decision is None
-        for _r51 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_368378b76a__new_fee(ep: PermitOffice) -> bool:  # tasks.world:6232
-    return any(
-        _r52.application == 'PA0007' and _r52.amount == 200.0 and _r52.amount_paid == 0.0
-        and _r52.status == _E9_FeeStatus_unpaid and _r52.last_payment_method is None
-        and _r52.paid_at is None
-        for _r52 in rt.each(ep, ep.t_fees)
-    )
-
-
-# tasks.world:6233
-def _check_mined_368378b76a__inspection_is0003_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_failed)
-        and rt.expect(ep.t_inspections['IS0003'].result_notes, '==', 'building', part=1)
-    )
-
-
-# tasks.world:6579
-def _check_mined_76c431d039__current_staff_set(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST04')
-
-
-def _check_mined_76c431d039__new_application(ep: PermitOffice) -> bool:  # tasks.world:6580
-    return any(
-        _r53.applicant == 'AP003' and _r53.property_ == '101-900-001'
-        and _r53.permit_type == _E10_PermitType_plumbing and _r53.description == 'failed'
-        and _r53.project_value == 140759.66 and _r53.status == _E17_ApplicationStatus_submitted
-        and _r53.received_by == 'ST03' and _r53.decision is None
-        for _r53 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_76c431d039__new_fee(ep: PermitOffice) -> bool:  # tasks.world:6581
-    return any(
-        _r54.application == 'PA0007' and _r54.amount == 1527.6 and _r54.amount_paid == 0.0
-        and _r54.status == _E9_FeeStatus_unpaid and _r54.last_payment_method is None
-        and _r54.paid_at is None
-        for _r54 in rt.each(ep, ep.t_fees)
-    )
-
-
-# tasks.world:6582
-def _check_mined_76c431d039__inspection_is0003_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_passed)
-        and rt.expect(
-            ep.t_inspections['IS0003'].result_notes, '==', 'dan.wright@city.example', part=1
-        )
-    )
-
-
-def _check_mined_a0b0d0aa91__new_application(ep: PermitOffice) -> bool:  # tasks.world:6928
-    return any(
-        _r55.applicant == 'AP002' and _r55.property_ == '101-900-001'
-        and _r55.permit_type == _E10_PermitType_sign and _r55.description == 'Eve Stone'
-        and _r55.project_value == 10000000.0 and _r55.status == _E17_ApplicationStatus_submitted
-        and _r55.received_by == 'ST03' and _r55.decision is None
-        for _r55 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_a0b0d0aa91__new_application_1(ep: PermitOffice) -> bool:  # tasks.world:6929
-    return any(
-        _r56.applicant == 'AP005' and _r56.property_ == '330-120-555'
-        and _r56.permit_type == _E10_PermitType_demolition and _r56.description == 'Alice Nguyen'
-        and _r56.project_value == 6580856.92 and _r56.status == _E17_ApplicationStatus_submitted
-        and _r56.received_by == 'ST03' and _r56.decision is None
-        for _r56 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_a0b0d0aa91__new_fee(ep: PermitOffice) -> bool:  # tasks.world:6930
-    return any(
-        _r57.application == 'PA0007' and _r57.amount == 100075.0 and _r57.amount_paid == 0.0
-        and _r57.status == _E9_FeeStatus_unpaid and _r57.last_payment_method is None
-        and _r57.paid_at is None
-        for _r57 in rt.each(ep, ep.t_fees)
-    )
-
-
-def _check_mined_a0b0d0aa91__new_fee_1(ep: PermitOffice) -> bool:  # tasks.world:6931
-    return any(
-        _r58.application == 'PA0008' and _r58.amount == 66108.57 and _r58.amount_paid == 0.0
-        and _r58.status == _E9_FeeStatus_unpaid and _r58.last_payment_method is None
-        and _r58.paid_at is None
-        for _r58 in rt.each(ep, ep.t_fees)
-    )
-
-
-# tasks.world:6932
-def _check_mined_a0b0d0aa91__inspection_is0003_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_passed)
-        and rt.expect(ep.t_inspections['IS0003'].result_notes, '==', 'C', part=1)
-    )
-
-
-# tasks.world:7278
-def _check_mined_1083dbbffd__application_pa0001_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['PA0001'].status, '==', _E17_ApplicationStatus_issued)
-
-
-def _check_mined_1083dbbffd__new_application(ep: PermitOffice) -> bool:  # tasks.world:7279
-    return any(
-        _r59.applicant == 'AP002' and _r59.property_ == '101-200-301'
-        and _r59.permit_type == _E10_PermitType_building and _r59.description == 'partially_paid'
-        and _r59.project_value == 15000.0 and _r59.status == _E17_ApplicationStatus_submitted
-        and _r59.received_by == 'ST03' and _r59.decision is None
-        for _r59 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_1083dbbffd__new_application_1(ep: PermitOffice) -> bool:  # tasks.world:7280
-    return any(
-        _r60.applicant == 'AP005' and _r60.property_ == '101-200-301'
-        and _r60.permit_type == _E10_PermitType_plumbing and _r60.description == 'IS0003'
-        and _r60.project_value == 10000000.0 and _r60.status == _E17_ApplicationStatus_submitted
-        and _r60.received_by == 'ST03' and _r60.decision is None
-        for _r60 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_1083dbbffd__new_fee(ep: PermitOffice) -> bool:  # tasks.world:7281
-    return any(
-        _r61.application == 'PA0007' and _r61.amount == 400.0 and _r61.amount_paid == 0.0
-        and _r61.status == _E9_FeeStatus_unpaid and _r61.last_payment_method is None
-        and _r61.paid_at is None
-        for _r61 in rt.each(ep, ep.t_fees)
-    )
-
-
-def _check_mined_1083dbbffd__new_fee_1(ep: PermitOffice) -> bool:  # tasks.world:7282
-    return any(
-        _r62.application == 'PA0008' and _r62.amount == 100120.0 and _r62.amount_paid == 0.0
-        and _r62.status == _E9_FeeStatus_unpaid and _r62.last_payment_method is None
-        and _r62.paid_at is None
-        for _r62 in rt.each(ep, ep.t_fees)
-    )
-
-
-# tasks.world:7283
-def _check_mined_1083dbbffd__inspection_is0003_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_failed)
-        and rt.expect(ep.t_inspections['IS0003'].result_notes, '==', 'industrial', part=1)
-    )
-
-
-# tasks.world:7629
-def _check_mined_fc467456ce__current_staff_set(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST04')
-
-
-# tasks.world:7630
-def _check_mined_fc467456ce__application_pa0002_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['PA0002'].status, '==', _E17_ApplicationStatus_approved)
-        and rt.expect(
-            ep.t_applications['PA0002'].decision, '==',
-            Decision(
-                'ST03', v.check_length('', 'Decision.note', None, 300),
-                rt.parse_datetime('2025-04-14T09:01:00'),
-            ),
-            part=1,
-        )
-    )
-
-
-def _check_mined_fc467456ce__new_application(ep: PermitOffice) -> bool:  # tasks.world:7631
-    return any(
-        _r63.applicant == 'AP003' and _r63.property_ == '330-120-555'
-        and _r63.permit_type == _E10_PermitType_demolition and _r63.description == 'paid'
-        and _r63.project_value == 4913100.36 and _r63.status == _E17_ApplicationStatus_submitted
-        and _r63.received_by == 'ST03' and _r63.decision is None
-        for _r63 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_fc467456ce__new_application_1(ep: PermitOffice) -> bool:  # tasks.world:7632
-    return any(
-        _r64.applicant == 'AP002' and _r64.property_ == '330-120-555'
-        and _r64.permit_type == _E10_PermitType_demolition and _r64.description == 'kr'
-        and _r64.project_value == 10000000.0 and _r64.status == _E17_ApplicationStatus_submitted
-        and _r64.received_by == 'ST04' and _r64.decision is None
-        for _r64 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_fc467456ce__new_fee(ep: PermitOffice) -> bool:  # tasks.world:7633
-    return any(
-        _r65.application == 'PA0007' and _r65.amount == 49431.0 and _r65.amount_paid == 0.0
-        and _r65.status == _E9_FeeStatus_unpaid and _r65.last_payment_method is None
-        and _r65.paid_at is None
-        for _r65 in rt.each(ep, ep.t_fees)
-    )
-
-
-def _check_mined_fc467456ce__new_fee_1(ep: PermitOffice) -> bool:  # tasks.world:7634
-    return any(
-        _r66.application == 'PA0008' and _r66.amount == 100300.0 and _r66.amount_paid == 0.0
-        and _r66.status == _E9_FeeStatus_unpaid and _r66.last_payment_method is None
-        and _r66.paid_at is None
-        for _r66 in rt.each(ep, ep.t_fees)
-    )
-
-
-# tasks.world:7980
-def _check_mined_d3b527996b__current_staff_set(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-def _check_mined_d3b527996b__new_application(ep: PermitOffice) -> bool:  # tasks.world:7981
-    return any(
-        _r67.applicant == 'AP005' and _r67.property_ == '330-120-555'
-        and _r67.permit_type == _E10_PermitType_electrical and _r67.description == 'ach'
-        and _r67.project_value == 0.0 and _r67.status == _E17_ApplicationStatus_submitted
-        and _r67.received_by == 'ST03' and _r67.decision is None
-        for _r67 in rt.each(ep, ep.t_applications)
-    )
-
-
-# tasks.world:7982
-def _check_mined_d3b527996b__fee_fe0002_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_fees['FE0002'].amount_paid, '==', 320.0)
-        and rt.expect(ep.t_fees['FE0002'].status, '==', _E9_FeeStatus_partially_paid, part=1)
-        and rt.expect(
-            ep.t_fees['FE0002'].last_payment_method, '==', _E13_PaymentMethod_check, part=2
-        )
-    )
-
-
-def _check_mined_d3b527996b__new_fee(ep: PermitOffice) -> bool:  # tasks.world:7983
-    return any(
-        _r68.application == 'PA0007' and _r68.amount == 120.0 and _r68.amount_paid == 0.0
-        and _r68.status == _E9_FeeStatus_unpaid and _r68.last_payment_method is None
-        and _r68.paid_at is None
-        for _r68 in rt.each(ep, ep.t_fees)
-    )
-
-
-# tasks.world:8329
-def _check_mined_e2331fa909__current_staff_set(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-# tasks.world:8330
-def _check_mined_e2331fa909__application_pa0002_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['PA0002'].status, '==', _E17_ApplicationStatus_rejected)
-        and rt.expect(
-            ep.t_applications['PA0002'].decision, '==',
-            Decision(
-                'ST02', v.check_length('ach', 'Decision.note', None, 300),
-                rt.parse_datetime('2025-04-14T09:04:00'),
-            ),
-            part=1,
-        )
-    )
-
-
-# tasks.world:8331
-def _check_mined_e2331fa909__fee_fe0002_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_fees['FE0002'].status, '==', _E9_FeeStatus_refunded) and rt.expect(
-        ep.t_fees['FE0002'].last_payment_method, '==', _E13_PaymentMethod_cash, part=1
-    )
-
-
-# tasks.world:8676
-def _check_mined_b8c36c7c1f__current_staff_set(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST04')
-
-
-def _check_mined_b8c36c7c1f__new_application(ep: PermitOffice) -> bool:  # tasks.world:8677
-    return any(
-        _r69.applicant == 'AP002' and _r69.property_ == '101-200-301'
-        and _r69.permit_type == _E10_PermitType_electrical and _r69.description == 'ST04'
-        and _r69.project_value == 0.0 and _r69.status == _E17_ApplicationStatus_submitted
-        and _r69.received_by == 'ST04' and _r69.decision is None
-        for _r69 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_b8c36c7c1f__new_fee(ep: PermitOffice) -> bool:  # tasks.world:8678
-    return any(
-        _r70.application == 'PA0007' and _r70.amount == 120.0 and _r70.amount_paid == 0.0
-        and _r70.status == _E9_FeeStatus_unpaid and _r70.last_payment_method is None
-        and _r70.paid_at is None
-        for _r70 in rt.each(ep, ep.t_fees)
-    )
-
-
-def _check_mined_b8c36c7c1f__new_inspection(ep: PermitOffice) -> bool:  # tasks.world:8679
-    return any(
-        _r71.application == 'PA0001' and _r71.inspector == 'IN01'
-        and _r71.scheduled_for == rt.parse_datetime('2025-04-15T10:00:00')
-        and _r71.status == _E16_InspectionStatus_scheduled and _r71.result_notes == ''
-        and _r71.recorded_at is None
-        for _r71 in rt.each(ep, ep.t_inspections)
-    )
-
-
-# tasks.world:9024
-def _check_mined_a89412ea52__application_pa0002_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['PA0002'].status, '==', _E17_ApplicationStatus_rejected)
-        and rt.expect(
-            ep.t_applications['PA0002'].decision, '==',
-            Decision(
-                'ST03', v.check_length('historic', 'Decision.note', None, 300),
-                rt.parse_datetime('2025-04-14T09:01:00'),
-            ),
-            part=1,
-        )
-    )
-
-
-def _check_mined_a89412ea52__new_application(ep: PermitOffice) -> bool:  # tasks.world:9025
-    return any(
-        _r72.applicant == 'AP002' and _r72.property_ == '330-120-555'
-        and _r72.permit_type == _E10_PermitType_sign and _r72.description == 'Storefront sign'
-        and _r72.project_value == 1153696.7 and _r72.status == _E17_ApplicationStatus_submitted
-        and _r72.received_by == 'ST03' and _r72.decision is None
-        for _r72 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_a89412ea52__new_fee(ep: PermitOffice) -> bool:  # tasks.world:9026
-    return any(
-        _r73.application == 'PA0007' and _r73.amount == 11611.97 and _r73.amount_paid == 0.0
-        and _r73.status == _E9_FeeStatus_unpaid and _r73.last_payment_method is None
-        and _r73.paid_at is None
-        for _r73 in rt.each(ep, ep.t_fees)
-    )
-
-
-# tasks.world:9027
-def _check_mined_a89412ea52__inspection_is0003_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_passed)
-        and rt.expect(ep.t_inspections['IS0003'].result_notes, '==', 'Warehouse mezzanine', part=1)
-    )
-
-
-# tasks.world:9372
-def _check_mined_b9640c6054__current_staff_set(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST04')
-
-
-# tasks.world:9373
-def _check_mined_b9640c6054__application_pa0004_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['PA0004'].status, '==', _E17_ApplicationStatus_rejected)
-        and rt.expect(
-            ep.t_applications['PA0004'].decision, '==',
-            Decision(
-                'ST03', v.check_length('FE0005', 'Decision.note', None, 300),
-                rt.parse_datetime('2025-04-14T09:01:00'),
-            ),
-            part=1,
-        )
-    )
-
-
-def _check_mined_b9640c6054__new_application(ep: PermitOffice) -> bool:  # tasks.world:9374
-    return any(
-        _r74.applicant == 'AP001' and _r74.property_ == '101-200-302'
-        and _r74.permit_type == _E10_PermitType_electrical and _r74.description == 'FE0004'
-        and _r74.project_value == 1688221.3 and _r74.status == _E17_ApplicationStatus_submitted
-        and _r74.received_by == 'ST04' and _r74.decision is None
-        for _r74 in rt.each(ep, ep.t_applications)
-    )
-
-
-# tasks.world:9375
-def _check_mined_b9640c6054__fee_fe0004_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_fees['FE0004'].amount_paid, '==', 0.0) and rt.expect(
-        ep.t_fees['FE0004'].status, '==', _E9_FeeStatus_refunded, part=1
-    )
-
-
-def _check_mined_b9640c6054__new_fee(ep: PermitOffice) -> bool:  # tasks.world:9376
-    return any(
-        _r75.application == 'PA0007' and _r75.amount == 17002.21 and _r75.amount_paid == 0.0
-        and _r75.status == _E9_FeeStatus_unpaid and _r75.last_payment_method is None
-        and _r75.paid_at is None
-        for _r75 in rt.each(ep, ep.t_fees)
-    )
-
-
-# tasks.world:9721
-def _check_mined_dad7777133__application_pa0004_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['PA0004'].status, '==', _E17_ApplicationStatus_rejected)
-        and rt.expect(
-            ep.t_applications['PA0004'].decision, '==',
-            Decision(
-                'ST03', v.check_length('名前', 'Decision.note', None, 300),
-                rt.parse_datetime('2025-04-14T09:01:00'),
-            ),
-            part=1,
-        )
-    )
-
-
-def _check_mined_dad7777133__new_application(ep: PermitOffice) -> bool:  # tasks.world:9722
-    return any(
-        _r76.applicant == 'AP004' and _r76.property_ == '101-900-001'
-        and _r76.permit_type == _E10_PermitType_demolition and _r76.description == 'owner'
-        and _r76.project_value == 0.0 and _r76.status == _E17_ApplicationStatus_submitted
-        and _r76.received_by == 'ST03' and _r76.decision is None
-        for _r76 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_dad7777133__new_application_1(ep: PermitOffice) -> bool:  # tasks.world:9723
-    return any(
-        _r77.applicant == 'AP001' and _r77.property_ == '101-200-302'
-        and _r77.permit_type == _E10_PermitType_sign and _r77.description == 'withdrawn'
-        and _r77.project_value == 10000000.0 and _r77.status == _E17_ApplicationStatus_submitted
-        and _r77.received_by == 'ST03' and _r77.decision is None
-        for _r77 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_dad7777133__new_application_2(ep: PermitOffice) -> bool:  # tasks.world:9724
-    return any(
-        _r78.applicant == 'AP001' and _r78.property_ == '205-310-410'
-        and _r78.permit_type == _E10_PermitType_plumbing
-        and _r78.description == '2025-04-14T09:00:00' and _r78.project_value == 3717040.4659
-        and _r78.status == _E17_ApplicationStatus_submitted and _r78.received_by == 'ST03'
-        and _r78.decision is None
-        for _r78 in rt.each(ep, ep.t_applications)
-    )
-
-
-# tasks.world:9725
-def _check_mined_dad7777133__fee_fe0004_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_fees['FE0004'].amount_paid, '==', 0.0) and rt.expect(
-        ep.t_fees['FE0004'].status, '==', _E9_FeeStatus_refunded, part=1
-    )
-
-
-def _check_mined_dad7777133__new_fee(ep: PermitOffice) -> bool:  # tasks.world:9726
-    return any(
-        _r79.application == 'PA0007' and _r79.amount == 300.0 and _r79.amount_paid == 0.0
-        and _r79.status == _E9_FeeStatus_unpaid and _r79.last_payment_method is None
-        and _r79.paid_at is None
-        for _r79 in rt.each(ep, ep.t_fees)
-    )
-
-
-def _check_mined_dad7777133__new_fee_1(ep: PermitOffice) -> bool:  # tasks.world:9727
-    return any(
-        _r80.application == 'PA0008' and _r80.amount == 100075.0 and _r80.amount_paid == 0.0
-        and _r80.status == _E9_FeeStatus_unpaid and _r80.last_payment_method is None
-        and _r80.paid_at is None
-        for _r80 in rt.each(ep, ep.t_fees)
-    )
-
-
-def _check_mined_dad7777133__new_fee_2(ep: PermitOffice) -> bool:  # tasks.world:9728
-    return any(
-        _r81.application == 'PA0009' and _r81.amount == 37290.4 and _r81.amount_paid == 0.0
-        and _r81.status == _E9_FeeStatus_unpaid and _r81.last_payment_method is None
-        and _r81.paid_at is None
-        for _r81 in rt.each(ep, ep.t_fees)
-    )
-
-
-# tasks.world:10074
-def _check_mined_b455f66cf2__current_staff_set(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST01')
-
-
-# tasks.world:10075
-def _check_mined_b455f66cf2__inspection_is0003_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_passed)
-        and rt.expect(ep.t_inspections['IS0003'].result_notes, '==', 'Ned Cole', part=1)
-    )
-
-
-# tasks.world:10421
-def _check_mined_b09442880f__current_staff_set(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST04')
-
-
-def _check_mined_b09442880f__new_application(ep: PermitOffice) -> bool:  # tasks.world:10422
-    return any(
-        _r82.applicant == 'AP001' and _r82.property_ == '101-200-302'
-        and _r82.permit_type == _E10_PermitType_demolition
-        and _r82.description == 'alice.nguyen@city.example' and _r82.project_value == 4799919.07
-        and _r82.status == _E17_ApplicationStatus_submitted and _r82.received_by == 'ST04'
-        and _r82.decision is None
-        for _r82 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_b09442880f__new_fee(ep: PermitOffice) -> bool:  # tasks.world:10423
-    return any(
-        _r83.application == 'PA0007' and _r83.amount == 48299.19 and _r83.amount_paid == 0.0
-        and _r83.status == _E9_FeeStatus_unpaid and _r83.last_payment_method is None
-        and _r83.paid_at is None
-        for _r83 in rt.each(ep, ep.t_fees)
-    )
-
-
-# tasks.world:10769
-def _check_mined_6ac8ded8dc__application_pa0001_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['PA0001'].status, '==', _E17_ApplicationStatus_issued)
-
-
-def _check_mined_6ac8ded8dc__new_application(ep: PermitOffice) -> bool:  # tasks.world:10770
-    return any(
-        _r84.applicant == 'AP002' and _r84.property_ == '101-200-301'
-        and _r84.permit_type == _E10_PermitType_plumbing and _r84.description == 'unpaid'
-        and _r84.project_value == 15000.0 and _r84.status == _E17_ApplicationStatus_submitted
-        and _r84.received_by == 'ST03' and _r84.decision is None
-        for _r84 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_6ac8ded8dc__new_application_1(ep: PermitOffice) -> bool:  # tasks.world:10771
-    return any(
-        _r85.applicant == 'AP001' and _r85.property_ == '101-200-301'
-        and _r85.permit_type == _E10_PermitType_sign and _r85.description == '2025-03-25T14:00:00'
-        and _r85.project_value == 9878071.77 and _r85.status == _E17_ApplicationStatus_submitted
-        and _r85.received_by == 'ST03' and _r85.decision is None
-        for _r85 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_6ac8ded8dc__new_fee(ep: PermitOffice) -> bool:  # tasks.world:10772
-    return any(
-        _r86.application == 'PA0007' and _r86.amount == 270.0 and _r86.amount_paid == 0.0
-        and _r86.status == _E9_FeeStatus_unpaid and _r86.last_payment_method is None
-        and _r86.paid_at is None
-        for _r86 in rt.each(ep, ep.t_fees)
-    )
-
-
-def _check_mined_6ac8ded8dc__new_fee_1(ep: PermitOffice) -> bool:  # tasks.world:10773
-    return any(
-        _r87.application == 'PA0008' and _r87.amount == 98855.72 and _r87.amount_paid == 0.01
-        and _r87.status == _E9_FeeStatus_partially_paid
-        and _r87.last_payment_method == _E13_PaymentMethod_card and _r87.paid_at is None
-        for _r87 in rt.each(ep, ep.t_fees)
-    )
-
-
-# tasks.world:11121
-def _check_mined_39b54dba94__application_pa0001_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['PA0001'].status, '==', _E17_ApplicationStatus_issued)
-
-
-# tasks.world:11122
-def _check_mined_39b54dba94__fee_fe0002_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_fees['FE0002'].amount_paid, '==', 0.01)
-        and rt.expect(ep.t_fees['FE0002'].status, '==', _E9_FeeStatus_partially_paid, part=1)
-        and rt.expect(
-            ep.t_fees['FE0002'].last_payment_method, '==', _E13_PaymentMethod_card, part=2
-        )
-    )
-
-
-# tasks.world:11469
-def _check_mined_75bb2bd348__current_staff_set(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST01')
-
-
-# tasks.world:11470
-def _check_mined_75bb2bd348__application_pa0001_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_applications['PA0001'].status, '==', _E17_ApplicationStatus_issued)
-
-
-def _check_mined_75bb2bd348__new_application(ep: PermitOffice) -> bool:  # tasks.world:11471
-    return any(
-        _r88.applicant == 'AP001' and _r88.property_ == '205-310-410'
-        and _r88.permit_type == _E10_PermitType_plumbing and _r88.description == '101-200-301'
-        and _r88.project_value == 0.0 and _r88.status == _E17_ApplicationStatus_submitted
-        and _r88.received_by == 'ST02' and _r88.decision is None
-        for _r88 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_75bb2bd348__new_fee(ep: PermitOffice) -> bool:  # tasks.world:11472
-    return any(
-        _r89.application == 'PA0007' and _r89.amount == 120.0 and _r89.amount_paid == 0.0
-        and _r89.status == _E9_FeeStatus_unpaid and _r89.last_payment_method is None
-        and _r89.paid_at is None
-        for _r89 in rt.each(ep, ep.t_fees)
-    )
-
-
-def _check_mined_bc6f097e29__new_application(ep: PermitOffice) -> bool:  # tasks.world:11820
-    return any(
-        _r90.applicant == 'AP003' and _r90.property_ == '101-900-001'
-        and _r90.permit_type == _E10_PermitType_electrical and _r90.description == 'supervisor'
-        and _r90.project_value == 0.0 and _r90.status == _E17_ApplicationStatus_submitted
-        and _r90.received_by == 'ST03' and _r90.decision is None
-        for _r90 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_bc6f097e29__new_fee(ep: PermitOffice) -> bool:  # tasks.world:11821
-    return any(
-        _r91.application == 'PA0007' and _r91.amount == 120.0 and _r91.amount_paid == 0.0
-        and _r91.status == _E9_FeeStatus_unpaid and _r91.last_payment_method is None
-        and _r91.paid_at is None
-        for _r91 in rt.each(ep, ep.t_fees)
-    )
-
-
-# tasks.world:11822
-def _check_mined_bc6f097e29__inspection_is0003_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_failed)
-        and rt.expect(ep.t_inspections['IS0003'].result_notes, '==', 'failed', part=1)
-    )
-
-
-# tasks.world:12173
-def _check_mined_eb836df686__current_staff_set(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-# tasks.world:12174
-def _check_mined_eb836df686__fee_fe0002_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_fees['FE0002'].amount_paid, '==', 223.4)
-        and rt.expect(ep.t_fees['FE0002'].status, '==', _E9_FeeStatus_partially_paid, part=1)
-        and rt.expect(
-            ep.t_fees['FE0002'].last_payment_method, '==', _E13_PaymentMethod_check, part=2
-        )
-    )
-
-
-# tasks.world:12521
-def _check_mined_98c44f7bb1__current_staff_set(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-# tasks.world:12522
-def _check_mined_98c44f7bb1__application_pa0002_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['PA0002'].status, '==', _E17_ApplicationStatus_approved)
-        and rt.expect(
-            ep.t_applications['PA0002'].decision, '==',
-            Decision(
-                'ST03', v.check_length('electrical', 'Decision.note', None, 300),
-                rt.parse_datetime('2025-04-14T09:01:00'),
-            ),
-            part=1,
-        )
-    )
-
-
-# tasks.world:12869
-def _check_mined_f7e1458fab__current_staff_set(ep: PermitOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'ST02')
-
-
-# tasks.world:12870
-def _check_mined_f7e1458fab__application_pa0002_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['PA0002'].status, '==', _E17_ApplicationStatus_rejected)
-        and rt.expect(
-            ep.t_applications['PA0002'].decision, '==',
-            Decision(
-                'ST03', v.check_length('r', 'Decision.note', None, 300),
-                rt.parse_datetime('2025-04-14T09:01:00'),
-            ),
-            part=1,
-        )
-    )
-
-
-def _check_mined_f7e1458fab__new_application(ep: PermitOffice) -> bool:  # tasks.world:12871
-    return any(
-        _r92.applicant == 'AP004' and _r92.property_ == '330-120-555'
-        and _r92.permit_type == _E10_PermitType_demolition and _r92.description == 'plumbing'
-        and _r92.project_value == 911798.64 and _r92.status == _E17_ApplicationStatus_submitted
-        and _r92.received_by == 'ST02' and _r92.decision is None
-        for _r92 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_f7e1458fab__new_fee(ep: PermitOffice) -> bool:  # tasks.world:12872
-    return any(
-        _r93.application == 'PA0007' and _r93.amount == 9417.99 and _r93.amount_paid == 0.0
-        and _r93.status == _E9_FeeStatus_unpaid and _r93.last_payment_method is None
-        and _r93.paid_at is None
-        for _r93 in rt.each(ep, ep.t_fees)
-    )
-
-
-# tasks.world:13219
-def _check_mined_7fae931ba0__application_pa0002_changed(ep: PermitOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_applications['PA0002'].status, '==', _E17_ApplicationStatus_approved)
-        and rt.expect(
-            ep.t_applications['PA0002'].decision, '==',
-            Decision(
-                'ST03', v.check_length('0', 'Decision.note', None, 300),
-                rt.parse_datetime('2025-04-14T09:01:00'),
-            ),
-            part=1,
-        )
-    )
-
-
-def _check_mined_7fae931ba0__new_application(ep: PermitOffice) -> bool:  # tasks.world:13220
-    return any(
-        _r94.applicant == 'AP002' and _r94.property_ == '205-310-410'
-        and _r94.permit_type == _E10_PermitType_building and _r94.description == '205-310-410'
-        and _r94.project_value == 7042470.7 and _r94.status == _E17_ApplicationStatus_submitted
-        and _r94.received_by == 'ST03' and _r94.decision is None
-        for _r94 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_7fae931ba0__new_application_1(ep: PermitOffice) -> bool:  # tasks.world:13221
-    return any(
-        _r95.applicant == 'AP002' and _r95.property_ == '205-310-410'
-        and _r95.permit_type == _E10_PermitType_electrical
-        and _r95.description == 'Footings and framing OK' and _r95.project_value == 7644303.35
-        and _r95.status == _E17_ApplicationStatus_submitted and _r95.received_by == 'ST03'
-        and _r95.decision is None
-        for _r95 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_7fae931ba0__new_application_2(ep: PermitOffice) -> bool:  # tasks.world:13222
-    return any(
-        _r96.applicant == 'AP004' and _r96.property_ == '205-310-410'
-        and _r96.permit_type == _E10_PermitType_sign and _r96.description == '205-310-410'
-        and _r96.project_value == 0.0 and _r96.status == _E17_ApplicationStatus_submitted
-        and _r96.received_by == 'ST03' and _r96.decision is None
-        for _r96 in rt.each(ep, ep.t_applications)
-    )
-
-
-def _check_mined_7fae931ba0__new_fee(ep: PermitOffice) -> bool:  # tasks.world:13223
-    return any(
-        _r97.application == 'PA0007' and _r97.amount == 70674.71 and _r97.amount_paid == 0.0
-        and _r97.status == _E9_FeeStatus_unpaid and _r97.last_payment_method is None
-        and _r97.paid_at is None
-        for _r97 in rt.each(ep, ep.t_fees)
-    )
-
-
-def _check_mined_7fae931ba0__new_fee_1(ep: PermitOffice) -> bool:  # tasks.world:13224
-    return any(
-        _r98.application == 'PA0008' and _r98.amount == 76563.03 and _r98.amount_paid == 0.0
-        and _r98.status == _E9_FeeStatus_unpaid and _r98.last_payment_method is None
-        and _r98.paid_at is None
-        for _r98 in rt.each(ep, ep.t_fees)
-    )
-
-
-def _check_mined_7fae931ba0__new_fee_2(ep: PermitOffice) -> bool:  # tasks.world:13225
-    return any(
-        _r99.application == 'PA0009' and _r99.amount == 75.0 and _r99.amount_paid == 0.0
-        and _r99.status == _E9_FeeStatus_unpaid and _r99.last_payment_method is None
-        and _r99.paid_at is None
-        for _r99 in rt.each(ep, ep.t_fees)
-    )
-
-
-PermitOffice.TASKS = task_registry(__name__, "tasks.json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Dispensing", "DosageForm", "FillKind", "Medicine", "Patient", "Pharmacist",
@@ -213,13 +213,8 @@ class PharmacyDispensary(Episode):
     CLOCK: ClassVar[str] = "2024-06-12T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act as the signed-in staff member. Never dispense a medicine whose active ingredient the '
-        'patient\n'
-        'is allergic to, never fill a prescription past its refills or expiry, and substitute a '
-        'generic\n'
-        'only when the patient or prescriber agrees.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "pharmacists": "Pharmacist", "patients": "Patient", "prescribers": "Prescriber",
         "medicines": "Medicine", "prescriptions": "Prescription", "dispensings": "Dispensing",
@@ -426,20 +421,15 @@ class PharmacyDispensary(Episode):
                 self, self.t_pharmacists,
                 ((self.t_dispensings, 'pharmacist'), (None, 'current_staff')),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_patients, ((self.t_prescriptions, 'patient'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_prescribers, ((self.t_prescriptions, 'prescriber'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_medicines, (
                     (self.t_prescriptions, 'medicine'), (self.t_prescriptions, 'dispense_as'),
                     (self.t_dispensings, 'medicine'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_prescriptions, ((self.t_dispensings, 'prescription'),))
-        pass
 
     # pharmacy_dispensary.world:133
     def fn_allergic(self, patient: Patient, medicine: Medicine) -> bool:
@@ -1024,681 +1014,540 @@ class PharmacyDispensary(Episode):
             and (on_date is None or _d13.dispensed_at.date() == on_date)
         ])
 
+    # pharmacy_dispensary.world:823
+    def _check_verify_substitute_fill__completed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX00001'].status, '==', _E8_RxStatus_completed)
+            and rt.expect(self.t_prescriptions['RX00001'].dispense_as, '==', 'AMX501', part=1)
+        )
+
+    def _check_verify_substitute_fill__dispensed(self) -> bool:  # pharmacy_dispensary.world:824
+        return any(
+            _d14.prescription == 'RX00001' and _d14.medicine == 'AMX501' and _d14.quantity == 21
+            and _d14.substituted
+            for _d14 in rt.each(self, self.t_dispensings)
+        )
+
+    # pharmacy_dispensary.world:825
+    def _check_verify_substitute_fill__stock(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['AMX501'].stock, '==', 279) and rt.expect(
+            self.t_medicines['AMX500'].stock, '==', 120, part=1
+        )
+
+    def _check_restock_and_fill_ibuprofen__signed_in(self) -> rt.Verdict | bool:  # tasks.world:338
+        return rt.expect(self.state.current_staff, '==', 'S01')
+
+    def _check_restock_and_fill_ibuprofen__filled(self) -> rt.Verdict | bool:  # tasks.world:339
+        return (
+            rt.expect(self.t_prescriptions['RX00006'].status, '==', _E8_RxStatus_completed)
+            and any(
+                _d15.prescription == 'RX00006' and _d15.kind == _E8_FillKind_first_fill
+                and _d15.quantity == 60 and _d15.pharmacist == 'S01'
+                for _d15 in rt.each(self, self.t_dispensings)
+            )
+        )
+
+    def _check_restock_and_fill_ibuprofen__stock(self) -> rt.Verdict | bool:  # tasks.world:340
+        return rt.expect(self.t_medicines['IBU400'].stock, '==', 165)
+
+    def _check_hold_for_new_oxycodone_allergy__held(self) -> rt.Verdict | bool:  # tasks.world:677
+        return (
+            rt.expect(self.t_prescriptions['RX00003'].status, '==', _E8_RxStatus_on_hold)
+            and rt.expect(self.t_prescriptions['RX00003'].hold_reason, 'is not', None, part=1)
+        )
+
+    def _check_hold_for_new_oxycodone_allergy__allergy_recorded(self) -> bool:  # tasks.world:678
+        return 'oxycodone' in rt.each(self, self.t_patients['PT0001'].allergies)
+
+    # tasks.world:1008
+    def _check_mined_5bb50bbbfa__prescription_rx00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_prescriptions['RX00001'].dispense_as, '==', 'AMX501')
+
+    # tasks.world:1338
+    def _check_mined_3af6637f85__medicine_lip020_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['LIP020'].stock, '==', 20)
+
+    # tasks.world:1339
+    def _check_mined_3af6637f85__prescription_rx00002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX00002'].status, '==', _E8_RxStatus_on_hold)
+            and rt.expect(
+                self.t_prescriptions['RX00002'].hold_reason, '==', 'atorvastatin', part=1
+            )
+        )
+
+    def _check_mined_3af6637f85__new_dispensing(self) -> bool:  # tasks.world:1340
+        return any(
+            _r16.prescription == 'RX00002' and _r16.medicine == 'LIP020' and _r16.quantity == 30
+            and _r16.kind == _E8_FillKind_refill and _r16.pharmacist == 'S01'
+            and _r16.substituted == False and _r16.price == 63.0
+            for _r16 in rt.each(self, self.t_dispensings)
+        )
+
+    # tasks.world:1670
+    def _check_mined_d404900974__medicine_atv020_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['ATV020'].stock, '==', 370)
+
+    # tasks.world:1671
+    def _check_mined_d404900974__prescription_rx00004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX00004'].status, '==', _E8_RxStatus_verified)
+            and rt.expect(self.t_prescriptions['RX00004'].hold_reason, 'is', None, part=1)
+        )
+
+    def _check_mined_d404900974__new_dispensing(self) -> bool:  # tasks.world:1672
+        return any(
+            _r17.prescription == 'RX00004' and _r17.medicine == 'ATV020' and _r17.quantity == 30
+            and _r17.kind == _E8_FillKind_refill and _r17.pharmacist == 'S01'
+            and _r17.substituted == False and _r17.price == 9.0
+            for _r17 in rt.each(self, self.t_dispensings)
+        )
+
+    # tasks.world:2002
+    def _check_mined_ac241f9437__prescription_rx00004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX00004'].status, '==', _E8_RxStatus_verified)
+            and rt.expect(self.t_prescriptions['RX00004'].hold_reason, 'is', None, part=1)
+        )
+
+    # tasks.world:2331
+    def _check_mined_b7c21d986f__medicine_oxy005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['OXY005'].stock, '==', 40)
+
+    # tasks.world:2332
+    def _check_mined_b7c21d986f__prescription_rx00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_prescriptions['RX00003'].status, '==', _E8_RxStatus_completed)
+
+    def _check_mined_b7c21d986f__new_dispensing(self) -> bool:  # tasks.world:2333
+        return any(
+            _r18.prescription == 'RX00003' and _r18.medicine == 'OXY005' and _r18.quantity == 20
+            and _r18.kind == _E8_FillKind_first_fill and _r18.pharmacist == 'S01'
+            and _r18.substituted == False and _r18.price == 15.0
+            for _r18 in rt.each(self, self.t_dispensings)
+        )
+
+    # tasks.world:2662
+    def _check_mined_43c6273662__medicine_pen250_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['PEN250'].stock, '==', 81)
+
+    # tasks.world:2990
+    def _check_mined_7e7c869429__medicine_oxy005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['OXY005'].stock, '==', 62)
+
+    # tasks.world:3318
+    def _check_mined_95a636a049__medicine_ibu400_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['IBU400'].stock, '==', 50)
+
+    def _check_mined_c6e0897517__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:3646
+        return rt.expect(self.state.current_staff, '==', 'S03')
+
+    # tasks.world:3974
+    def _check_mined_9dca625ddd__patient_pt0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_patients['PT0003'].allergies, '==', ('ibuprofen', 'sulfamethoxazole', 'inhaler')
+        )
+
+    # tasks.world:4302
+    def _check_mined_e563495815__patient_pt0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['PT0004'].allergies, '==', ('on_hold',))
+
+    def _check_mined_837845fdf5__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:4630
+        return rt.expect(self.state.current_staff, '==', 'S03')
+
+    # tasks.world:4631
+    def _check_mined_837845fdf5__patient_pt0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['PT0001'].allergies, '==', ('penicillin', 'nadia haddad'))
+
+    # tasks.world:4632
+    def _check_mined_837845fdf5__medicine_lip020_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['LIP020'].stock, '==', 20)
+
+    # tasks.world:4633
+    def _check_mined_837845fdf5__prescription_rx00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_prescriptions['RX00002'].dispense_as, '==', 'ATV020')
+
+    def _check_mined_837845fdf5__new_dispensing(self) -> bool:  # tasks.world:4634
+        return any(
+            _r19.prescription == 'RX00002' and _r19.medicine == 'LIP020' and _r19.quantity == 30
+            and _r19.kind == _E8_FillKind_refill and _r19.pharmacist == 'S03'
+            and _r19.substituted == False and _r19.price == 63.0
+            for _r19 in rt.each(self, self.t_dispensings)
+        )
+
+    # tasks.world:4968
+    def _check_mined_5de9ab9250__medicine_atv020_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['ATV020'].stock, '==', 375)
+
+    # tasks.world:4969
+    def _check_mined_5de9ab9250__medicine_oxy005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['OXY005'].stock, '==', 40)
+
+    # tasks.world:4970
+    def _check_mined_5de9ab9250__prescription_rx00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_prescriptions['RX00002'].dispense_as, '==', 'ATV020')
+
+    # tasks.world:4971
+    def _check_mined_5de9ab9250__prescription_rx00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_prescriptions['RX00003'].status, '==', _E8_RxStatus_completed)
+
+    def _check_mined_5de9ab9250__new_dispensing(self) -> bool:  # tasks.world:4972
+        return any(
+            _r20.prescription == 'RX00003' and _r20.medicine == 'OXY005' and _r20.quantity == 20
+            and _r20.kind == _E8_FillKind_first_fill and _r20.pharmacist == 'S01'
+            and _r20.substituted == False and _r20.price == 15.0
+            for _r20 in rt.each(self, self.t_dispensings)
+        )
+
+    def _check_mined_5de9ab9250__new_dispensing_1(self) -> bool:  # tasks.world:4973
+        return any(
+            _r21.prescription == 'RX00002' and _r21.medicine == 'ATV020' and _r21.quantity == 30
+            and _r21.kind == _E8_FillKind_refill and _r21.pharmacist == 'S01'
+            and _r21.substituted == True and _r21.price == 9.0
+            for _r21 in rt.each(self, self.t_dispensings)
+        )
+
+    def _check_mined_eae49f6924__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:5307
+        return rt.expect(self.state.current_staff, '==', 'S02')
+
+    # tasks.world:5308
+    def _check_mined_eae49f6924__patient_pt0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['PT0001'].allergies, '==', ('penicillin', '1958-02-14'))
+
+    # tasks.world:5309
+    def _check_mined_eae49f6924__medicine_lip020_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['LIP020'].stock, '==', 20)
+
+    # tasks.world:5310
+    def _check_mined_eae49f6924__prescription_rx00003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX00003'].status, '==', _E8_RxStatus_on_hold)
+            and rt.expect(self.t_prescriptions['RX00003'].hold_reason, '==', 'first_fill', part=1)
+        )
+
+    def _check_mined_eae49f6924__new_dispensing(self) -> bool:  # tasks.world:5311
+        return any(
+            _r22.prescription == 'RX00002' and _r22.medicine == 'LIP020' and _r22.quantity == 30
+            and _r22.kind == _E8_FillKind_refill and _r22.pharmacist == 'S01'
+            and _r22.substituted == False and _r22.price == 63.0
+            for _r22 in rt.each(self, self.t_dispensings)
+        )
+
+    # tasks.world:5645
+    def _check_mined_5fb1dfb2a2__patient_pt0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['PT0002'].allergies, '==', ('amx501', 'rx00005'))
+
+    # tasks.world:5646
+    def _check_mined_5fb1dfb2a2__medicine_amx501_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['AMX501'].stock, '==', 600)
+
+    # tasks.world:5647
+    def _check_mined_5fb1dfb2a2__prescription_rx00004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX00004'].status, '==', _E8_RxStatus_verified)
+            and rt.expect(self.t_prescriptions['RX00004'].hold_reason, 'is', None, part=1)
+        )
+
+    # tasks.world:5981
+    def _check_mined_38468f6c8c__patient_pt0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_patients['PT0003'].allergies, '==', ('ibuprofen', 'sulfamethoxazole', 'amx500')
+        )
+
+    # tasks.world:5982
+    def _check_mined_38468f6c8c__medicine_amx500_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['AMX500'].stock, '==', 141)
+
+    # tasks.world:5983
+    def _check_mined_38468f6c8c__prescription_rx00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX00001'].dispense_as, '==', 'AMX501')
+            and rt.expect(
+                self.t_prescriptions['RX00001'].status, '==', _E8_RxStatus_verified, part=1
+            )
+        )
+
+    def _check_mined_49b9ea5ec6__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:6316
+        return rt.expect(self.state.current_staff, '==', 'S02')
+
+    # tasks.world:6317
+    def _check_mined_49b9ea5ec6__patient_pt0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['PT0001'].allergies, '==', ('penicillin', 'dr004'))
+
+    # tasks.world:6318
+    def _check_mined_49b9ea5ec6__medicine_lip020_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['LIP020'].stock, '==', 51)
+
+    def _check_mined_e4a053d954__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:6651
+        return rt.expect(self.state.current_staff, '==', 'S03')
+
+    # tasks.world:6652
+    def _check_mined_e4a053d954__patient_pt0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['PT0004'].allergies, '==', ('ibu400',))
+
+    # tasks.world:6653
+    def _check_mined_e4a053d954__medicine_lip020_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['LIP020'].stock, '==', 20)
+
+    def _check_mined_e4a053d954__new_dispensing(self) -> bool:  # tasks.world:6654
+        return any(
+            _r23.prescription == 'RX00002' and _r23.medicine == 'LIP020' and _r23.quantity == 30
+            and _r23.kind == _E8_FillKind_refill and _r23.pharmacist == 'S01'
+            and _r23.substituted == False and _r23.price == 63.0
+            for _r23 in rt.each(self, self.t_dispensings)
+        )
+
+    # tasks.world:6987
+    def _check_mined_2ae49edb9c__medicine_ibu400_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['IBU400'].stock, '==', 89)
+
+    # tasks.world:6988
+    def _check_mined_2ae49edb9c__medicine_oxy005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['OXY005'].stock, '==', 64)
+
+    # tasks.world:6989
+    def _check_mined_2ae49edb9c__prescription_rx00004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX00004'].status, '==', _E8_RxStatus_verified)
+            and rt.expect(self.t_prescriptions['RX00004'].hold_reason, 'is', None, part=1)
+        )
+
+    # tasks.world:7322
+    def _check_mined_f10b305741__patient_pt0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['PT0001'].allergies, '==', ('penicillin', 'refill'))
+
+    # tasks.world:7323
+    def _check_mined_f10b305741__patient_pt0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['PT0002'].allergies, '==', ('2024-06-12t09:00:00',))
+
+    # tasks.world:7324
+    def _check_mined_f10b305741__medicine_amx500_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['AMX500'].stock, '==', 183)
+
+    # tasks.world:7325
+    def _check_mined_f10b305741__medicine_lip020_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['LIP020'].stock, '==', 20)
+
+    def _check_mined_f10b305741__new_dispensing(self) -> bool:  # tasks.world:7326
+        return any(
+            _r24.prescription == 'RX00002' and _r24.medicine == 'LIP020' and _r24.quantity == 30
+            and _r24.kind == _E8_FillKind_refill and _r24.pharmacist == 'S01'
+            and _r24.substituted == False and _r24.price == 63.0
+            for _r24 in rt.each(self, self.t_dispensings)
+        )
+
+    # tasks.world:7659
+    def _check_mined_f402d6707e__patient_pt0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['PT0001'].allergies, '==', ('penicillin', 'g'))
+
+    # tasks.world:7660
+    def _check_mined_f402d6707e__medicine_atv020_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['ATV020'].stock, '==', 441)
+
+    # tasks.world:7661
+    def _check_mined_f402d6707e__medicine_oxy005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['OXY005'].stock, '==', 41)
+
+    # tasks.world:7662
+    def _check_mined_f402d6707e__prescription_rx00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_prescriptions['RX00003'].status, '==', _E8_RxStatus_completed)
+
+    def _check_mined_f402d6707e__new_dispensing(self) -> bool:  # tasks.world:7663
+        return any(
+            _r25.prescription == 'RX00003' and _r25.medicine == 'OXY005' and _r25.quantity == 20
+            and _r25.kind == _E8_FillKind_first_fill and _r25.pharmacist == 'S01'
+            and _r25.substituted == False and _r25.price == 15.0
+            for _r25 in rt.each(self, self.t_dispensings)
+        )
+
+    # tasks.world:7996
+    def _check_mined_ab07c491a3__medicine_amx500_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['AMX500'].stock, '==', 122)
+
+    # tasks.world:7997
+    def _check_mined_ab07c491a3__medicine_lip020_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['LIP020'].stock, '==', 90)
+
+    # tasks.world:7998
+    def _check_mined_ab07c491a3__prescription_rx00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_prescriptions['RX00002'].dispense_as, '==', 'ATV020')
+
+    def _check_mined_9f83f834f1__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:8331
+        return rt.expect(self.state.current_staff, '==', 'S03')
+
+    # tasks.world:8332
+    def _check_mined_9f83f834f1__patient_pt0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_patients['PT0002'].allergies, '==',
+            ('nadia.haddad@pharm.example', '2024-03-02t10:00:00'),
+        )
+
+    # tasks.world:8333
+    def _check_mined_9f83f834f1__prescription_rx00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_prescriptions['RX00001'].status, '==', _E8_RxStatus_verified)
+
+    # tasks.world:8666
+    def _check_mined_67f192aae2__patient_pt0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_patients['PT0003'].allergies, '==',
+            ('ibuprofen', 'sulfamethoxazole', 'pharmacist'),
+        )
+
+    # tasks.world:8667
+    def _check_mined_67f192aae2__medicine_lip020_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['LIP020'].stock, '==', 20)
+
+    def _check_mined_67f192aae2__new_dispensing(self) -> bool:  # tasks.world:8668
+        return any(
+            _r26.prescription == 'RX00002' and _r26.medicine == 'LIP020' and _r26.quantity == 30
+            and _r26.kind == _E8_FillKind_refill and _r26.pharmacist == 'S03'
+            and _r26.substituted == False and _r26.price == 63.0
+            for _r26 in rt.each(self, self.t_dispensings)
+        )
+
+    # tasks.world:9002
+    def _check_mined_03b2aa4175__patient_pt0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['PT0001'].allergies, '==', ('penicillin', 'amx500'))
+
+    # tasks.world:9003
+    def _check_mined_03b2aa4175__medicine_amx500_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['AMX500'].stock, '==', 183)
+
+    # tasks.world:9004
+    def _check_mined_03b2aa4175__prescription_rx00002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX00002'].status, '==', _E8_RxStatus_on_hold)
+            and rt.expect(self.t_prescriptions['RX00002'].hold_reason, '==', 'liquid', part=1)
+        )
+
+    # tasks.world:9337
+    def _check_mined_5c06486db5__medicine_lip020_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['LIP020'].stock, '==', 165)
+
+    # tasks.world:9338
+    def _check_mined_5c06486db5__medicine_oxy005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['OXY005'].stock, '==', 40)
+
+    # tasks.world:9339
+    def _check_mined_5c06486db5__prescription_rx00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_prescriptions['RX00003'].status, '==', _E8_RxStatus_completed)
+
+    def _check_mined_5c06486db5__new_dispensing(self) -> bool:  # tasks.world:9340
+        return any(
+            _r27.prescription == 'RX00003' and _r27.medicine == 'OXY005' and _r27.quantity == 20
+            and _r27.kind == _E8_FillKind_first_fill and _r27.pharmacist == 'S01'
+            and _r27.substituted == False and _r27.price == 15.0
+            for _r27 in rt.each(self, self.t_dispensings)
+        )
+
+    def _check_mined_87f62266b7__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:9673
+        return rt.expect(self.state.current_staff, '==', 'S02')
+
+    # tasks.world:9674
+    def _check_mined_87f62266b7__patient_pt0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['PT0004'].allergies, '==', ('capsule',))
+
+    # tasks.world:9675
+    def _check_mined_87f62266b7__medicine_amx501_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['AMX501'].stock, '==', 600)
+
+    def _check_mined_da0e3757d5__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:10008
+        return rt.expect(self.state.current_staff, '==', 'S03')
+
+    # tasks.world:10009
+    def _check_mined_da0e3757d5__medicine_ibu400_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['IBU400'].stock, '==', 85)
+
+    # tasks.world:10010
+    def _check_mined_da0e3757d5__medicine_oxy005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['OXY005'].stock, '==', 145)
+
+    # tasks.world:10342
+    def _check_mined_70176bd1fc__medicine_lip020_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['LIP020'].stock, '==', 170)
+
+    # tasks.world:10343
+    def _check_mined_70176bd1fc__prescription_rx00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_prescriptions['RX00001'].status, '==', _E8_RxStatus_verified)
+
+    # tasks.world:10678
+    def _check_mined_aeac1a5422__medicine_lip020_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['LIP020'].stock, '==', 20)
+
+    # tasks.world:10679
+    def _check_mined_aeac1a5422__medicine_atv020_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_medicines['ATV020'].stock, '==', 463)
+
+    def _check_mined_aeac1a5422__new_dispensing(self) -> bool:  # tasks.world:10680
+        return any(
+            _r28.prescription == 'RX00002' and _r28.medicine == 'LIP020' and _r28.quantity == 30
+            and _r28.kind == _E8_FillKind_refill and _r28.pharmacist == 'S01'
+            and _r28.substituted == False and _r28.price == 63.0
+            for _r28 in rt.each(self, self.t_dispensings)
+        )
+
+    def _check_mined_ee3feaf83f__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:11014
+        return rt.expect(self.state.current_staff, '==', 'S02')
+
+    # tasks.world:11015
+    def _check_mined_ee3feaf83f__prescription_rx00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_prescriptions['RX00001'].status, '==', _E8_RxStatus_verified)
+
+    def _check_mined_a65702b658__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:11349
+        return rt.expect(self.state.current_staff, '==', 'S03')
+
+    # tasks.world:11350
+    def _check_mined_a65702b658__prescription_rx00003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX00003'].status, '==', _E8_RxStatus_on_hold)
+            and rt.expect(self.t_prescriptions['RX00003'].hold_reason, '==', 'pharmacist', part=1)
+        )
+
+    def _check_mined_daf2dc2ad9__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:11684
+        return rt.expect(self.state.current_staff, '==', 'S02')
+
+    # tasks.world:11685
+    def _check_mined_daf2dc2ad9__prescription_rx00002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX00002'].status, '==', _E8_RxStatus_on_hold)
+            and rt.expect(self.t_prescriptions['RX00002'].hold_reason, '==', 'technician', part=1)
+        )
+
+    # tasks.world:12019
+    def _check_mined_3f2a1d8678__patient_pt0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['PT0001'].allergies, '==', ('penicillin', '2024-07-11'))
+
+    # tasks.world:12020
+    def _check_mined_3f2a1d8678__prescription_rx00002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX00002'].status, '==', _E8_RxStatus_on_hold)
+            and rt.expect(self.t_prescriptions['RX00002'].hold_reason, '==', 'OXY005', part=1)
+        )
+
+    # tasks.world:12021
+    def _check_mined_3f2a1d8678__prescription_rx00003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_prescriptions['RX00003'].status, '==', _E8_RxStatus_on_hold)
+            and rt.expect(self.t_prescriptions['RX00003'].hold_reason, '==', '\\', part=1)
+        )
+
+    # tasks.world:12356
+    def _check_mined_8c293dbb61__patient_pt0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['PT0002'].allergies, '==', ('2024-04-02t14:00:00',))
+
+    # tasks.world:12357
+    def _check_mined_8c293dbb61__patient_pt0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_patients['PT0004'].allergies, '==', ('injection', 'received'))
+
+    # tasks.world:12358
+    def _check_mined_8c293dbb61__prescription_rx00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_prescriptions['RX00001'].status, '==', _E8_RxStatus_verified)
+
+    # tasks.world:12693
+    def _check_mined_b3d344ad4d__patient_pt0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_patients['PT0003'].allergies, '==',
+            ('ibuprofen', 'sulfamethoxazole', 'od.kd', 's02'),
+        )
+
 
 PharmacyDispensary.TOOLS = tools(PharmacyDispensary)
-
-
-# pharmacy_dispensary.world:823
-def _check_verify_substitute_fill__completed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX00001'].status, '==', _E8_RxStatus_completed)
-        and rt.expect(ep.t_prescriptions['RX00001'].dispense_as, '==', 'AMX501', part=1)
-    )
-
-
-# pharmacy_dispensary.world:824
-def _check_verify_substitute_fill__dispensed(ep: PharmacyDispensary) -> bool:
-    return any(
-        _d14.prescription == 'RX00001' and _d14.medicine == 'AMX501' and _d14.quantity == 21
-        and _d14.substituted
-        for _d14 in rt.each(ep, ep.t_dispensings)
-    )
-
-
-# pharmacy_dispensary.world:825
-def _check_verify_substitute_fill__stock(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['AMX501'].stock, '==', 279) and rt.expect(
-        ep.t_medicines['AMX500'].stock, '==', 120, part=1
-    )
-
-
-# tasks.world:338
-def _check_restock_and_fill_ibuprofen__signed_in(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S01')
-
-
-# tasks.world:339
-def _check_restock_and_fill_ibuprofen__filled(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_prescriptions['RX00006'].status, '==', _E8_RxStatus_completed) and any(
-        _d15.prescription == 'RX00006' and _d15.kind == _E8_FillKind_first_fill
-        and _d15.quantity == 60 and _d15.pharmacist == 'S01'
-        for _d15 in rt.each(ep, ep.t_dispensings)
-    )
-
-
-# tasks.world:340
-def _check_restock_and_fill_ibuprofen__stock(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['IBU400'].stock, '==', 165)
-
-
-# tasks.world:677
-def _check_hold_for_new_oxycodone_allergy__held(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX00003'].status, '==', _E8_RxStatus_on_hold)
-        and rt.expect(ep.t_prescriptions['RX00003'].hold_reason, 'is not', None, part=1)
-    )
-
-
-# tasks.world:678
-def _check_hold_for_new_oxycodone_allergy__allergy_recorded(ep: PharmacyDispensary) -> bool:
-    return 'oxycodone' in rt.each(ep, ep.t_patients['PT0001'].allergies)
-
-
-def _check_mined_5bb50bbbfa__prescription_rx00001_changed(  # tasks.world:1008
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_prescriptions['RX00001'].dispense_as, '==', 'AMX501')
-
-
-# tasks.world:1338
-def _check_mined_3af6637f85__medicine_lip020_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['LIP020'].stock, '==', 20)
-
-
-def _check_mined_3af6637f85__prescription_rx00002_changed(  # tasks.world:1339
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX00002'].status, '==', _E8_RxStatus_on_hold)
-        and rt.expect(ep.t_prescriptions['RX00002'].hold_reason, '==', 'atorvastatin', part=1)
-    )
-
-
-def _check_mined_3af6637f85__new_dispensing(ep: PharmacyDispensary) -> bool:  # tasks.world:1340
-    return any(
-        _r16.prescription == 'RX00002' and _r16.medicine == 'LIP020' and _r16.quantity == 30
-        and _r16.kind == _E8_FillKind_refill and _r16.pharmacist == 'S01'
-        and _r16.substituted == False and _r16.price == 63.0
-        for _r16 in rt.each(ep, ep.t_dispensings)
-    )
-
-
-# tasks.world:1670
-def _check_mined_d404900974__medicine_atv020_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['ATV020'].stock, '==', 370)
-
-
-def _check_mined_d404900974__prescription_rx00004_changed(  # tasks.world:1671
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX00004'].status, '==', _E8_RxStatus_verified)
-        and rt.expect(ep.t_prescriptions['RX00004'].hold_reason, 'is', None, part=1)
-    )
-
-
-def _check_mined_d404900974__new_dispensing(ep: PharmacyDispensary) -> bool:  # tasks.world:1672
-    return any(
-        _r17.prescription == 'RX00004' and _r17.medicine == 'ATV020' and _r17.quantity == 30
-        and _r17.kind == _E8_FillKind_refill and _r17.pharmacist == 'S01'
-        and _r17.substituted == False and _r17.price == 9.0
-        for _r17 in rt.each(ep, ep.t_dispensings)
-    )
-
-
-def _check_mined_ac241f9437__prescription_rx00004_changed(  # tasks.world:2002
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX00004'].status, '==', _E8_RxStatus_verified)
-        and rt.expect(ep.t_prescriptions['RX00004'].hold_reason, 'is', None, part=1)
-    )
-
-
-# tasks.world:2331
-def _check_mined_b7c21d986f__medicine_oxy005_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['OXY005'].stock, '==', 40)
-
-
-def _check_mined_b7c21d986f__prescription_rx00003_changed(  # tasks.world:2332
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_prescriptions['RX00003'].status, '==', _E8_RxStatus_completed)
-
-
-def _check_mined_b7c21d986f__new_dispensing(ep: PharmacyDispensary) -> bool:  # tasks.world:2333
-    return any(
-        _r18.prescription == 'RX00003' and _r18.medicine == 'OXY005' and _r18.quantity == 20
-        and _r18.kind == _E8_FillKind_first_fill and _r18.pharmacist == 'S01'
-        and _r18.substituted == False and _r18.price == 15.0
-        for _r18 in rt.each(ep, ep.t_dispensings)
-    )
-
-
-# tasks.world:2662
-def _check_mined_43c6273662__medicine_pen250_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['PEN250'].stock, '==', 81)
-
-
-# tasks.world:2990
-def _check_mined_7e7c869429__medicine_oxy005_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['OXY005'].stock, '==', 62)
-
-
-# tasks.world:3318
-def _check_mined_95a636a049__medicine_ibu400_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['IBU400'].stock, '==', 50)
-
-
-# tasks.world:3646
-def _check_mined_c6e0897517__current_staff_set(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S03')
-
-
-# tasks.world:3974
-def _check_mined_9dca625ddd__patient_pt0003_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_patients['PT0003'].allergies, '==', ('ibuprofen', 'sulfamethoxazole', 'inhaler')
-    )
-
-
-# tasks.world:4302
-def _check_mined_e563495815__patient_pt0004_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['PT0004'].allergies, '==', ('on_hold',))
-
-
-# tasks.world:4630
-def _check_mined_837845fdf5__current_staff_set(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S03')
-
-
-# tasks.world:4631
-def _check_mined_837845fdf5__patient_pt0001_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['PT0001'].allergies, '==', ('penicillin', 'nadia haddad'))
-
-
-# tasks.world:4632
-def _check_mined_837845fdf5__medicine_lip020_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['LIP020'].stock, '==', 20)
-
-
-def _check_mined_837845fdf5__prescription_rx00002_changed(  # tasks.world:4633
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_prescriptions['RX00002'].dispense_as, '==', 'ATV020')
-
-
-def _check_mined_837845fdf5__new_dispensing(ep: PharmacyDispensary) -> bool:  # tasks.world:4634
-    return any(
-        _r19.prescription == 'RX00002' and _r19.medicine == 'LIP020' and _r19.quantity == 30
-        and _r19.kind == _E8_FillKind_refill and _r19.pharmacist == 'S03'
-        and _r19.substituted == False and _r19.price == 63.0
-        for _r19 in rt.each(ep, ep.t_dispensings)
-    )
-
-
-# tasks.world:4968
-def _check_mined_5de9ab9250__medicine_atv020_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['ATV020'].stock, '==', 375)
-
-
-# tasks.world:4969
-def _check_mined_5de9ab9250__medicine_oxy005_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['OXY005'].stock, '==', 40)
-
-
-def _check_mined_5de9ab9250__prescription_rx00002_changed(  # tasks.world:4970
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_prescriptions['RX00002'].dispense_as, '==', 'ATV020')
-
-
-def _check_mined_5de9ab9250__prescription_rx00003_changed(  # tasks.world:4971
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_prescriptions['RX00003'].status, '==', _E8_RxStatus_completed)
-
-
-def _check_mined_5de9ab9250__new_dispensing(ep: PharmacyDispensary) -> bool:  # tasks.world:4972
-    return any(
-        _r20.prescription == 'RX00003' and _r20.medicine == 'OXY005' and _r20.quantity == 20
-        and _r20.kind == _E8_FillKind_first_fill and _r20.pharmacist == 'S01'
-        and _r20.substituted == False and _r20.price == 15.0
-        for _r20 in rt.each(ep, ep.t_dispensings)
-    )
-
-
-def _check_mined_5de9ab9250__new_dispensing_1(ep: PharmacyDispensary) -> bool:  # tasks.world:4973
-    return any(
-        _r21.prescription == 'RX00002' and _r21.medicine == 'ATV020' and _r21.quantity == 30
-        and _r21.kind == _E8_FillKind_refill and _r21.pharmacist == 'S01'
-        and _r21.substituted == True and _r21.price == 9.0
-        for _r21 in rt.each(ep, ep.t_dispensings)
-    )
-
-
-# tasks.world:5307
-def _check_mined_eae49f6924__current_staff_set(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S02')
-
-
-# tasks.world:5308
-def _check_mined_eae49f6924__patient_pt0001_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['PT0001'].allergies, '==', ('penicillin', '1958-02-14'))
-
-
-# tasks.world:5309
-def _check_mined_eae49f6924__medicine_lip020_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['LIP020'].stock, '==', 20)
-
-
-def _check_mined_eae49f6924__prescription_rx00003_changed(  # tasks.world:5310
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX00003'].status, '==', _E8_RxStatus_on_hold)
-        and rt.expect(ep.t_prescriptions['RX00003'].hold_reason, '==', 'first_fill', part=1)
-    )
-
-
-def _check_mined_eae49f6924__new_dispensing(ep: PharmacyDispensary) -> bool:  # tasks.world:5311
-    return any(
-        _r22.prescription == 'RX00002' and _r22.medicine == 'LIP020' and _r22.quantity == 30
-        and _r22.kind == _E8_FillKind_refill and _r22.pharmacist == 'S01'
-        and _r22.substituted == False and _r22.price == 63.0
-        for _r22 in rt.each(ep, ep.t_dispensings)
-    )
-
-
-# tasks.world:5645
-def _check_mined_5fb1dfb2a2__patient_pt0002_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['PT0002'].allergies, '==', ('amx501', 'rx00005'))
-
-
-# tasks.world:5646
-def _check_mined_5fb1dfb2a2__medicine_amx501_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['AMX501'].stock, '==', 600)
-
-
-def _check_mined_5fb1dfb2a2__prescription_rx00004_changed(  # tasks.world:5647
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX00004'].status, '==', _E8_RxStatus_verified)
-        and rt.expect(ep.t_prescriptions['RX00004'].hold_reason, 'is', None, part=1)
-    )
-
-
-# tasks.world:5981
-def _check_mined_38468f6c8c__patient_pt0003_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_patients['PT0003'].allergies, '==', ('ibuprofen', 'sulfamethoxazole', 'amx500')
-    )
-
-
-# tasks.world:5982
-def _check_mined_38468f6c8c__medicine_amx500_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['AMX500'].stock, '==', 141)
-
-
-def _check_mined_38468f6c8c__prescription_rx00001_changed(  # tasks.world:5983
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_prescriptions['RX00001'].dispense_as, '==', 'AMX501') and rt.expect(
-        ep.t_prescriptions['RX00001'].status, '==', _E8_RxStatus_verified, part=1
-    )
-
-
-# tasks.world:6316
-def _check_mined_49b9ea5ec6__current_staff_set(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S02')
-
-
-# tasks.world:6317
-def _check_mined_49b9ea5ec6__patient_pt0001_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['PT0001'].allergies, '==', ('penicillin', 'dr004'))
-
-
-# tasks.world:6318
-def _check_mined_49b9ea5ec6__medicine_lip020_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['LIP020'].stock, '==', 51)
-
-
-# tasks.world:6651
-def _check_mined_e4a053d954__current_staff_set(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S03')
-
-
-# tasks.world:6652
-def _check_mined_e4a053d954__patient_pt0004_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['PT0004'].allergies, '==', ('ibu400',))
-
-
-# tasks.world:6653
-def _check_mined_e4a053d954__medicine_lip020_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['LIP020'].stock, '==', 20)
-
-
-def _check_mined_e4a053d954__new_dispensing(ep: PharmacyDispensary) -> bool:  # tasks.world:6654
-    return any(
-        _r23.prescription == 'RX00002' and _r23.medicine == 'LIP020' and _r23.quantity == 30
-        and _r23.kind == _E8_FillKind_refill and _r23.pharmacist == 'S01'
-        and _r23.substituted == False and _r23.price == 63.0
-        for _r23 in rt.each(ep, ep.t_dispensings)
-    )
-
-
-# tasks.world:6987
-def _check_mined_2ae49edb9c__medicine_ibu400_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['IBU400'].stock, '==', 89)
-
-
-# tasks.world:6988
-def _check_mined_2ae49edb9c__medicine_oxy005_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['OXY005'].stock, '==', 64)
-
-
-def _check_mined_2ae49edb9c__prescription_rx00004_changed(  # tasks.world:6989
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX00004'].status, '==', _E8_RxStatus_verified)
-        and rt.expect(ep.t_prescriptions['RX00004'].hold_reason, 'is', None, part=1)
-    )
-
-
-# tasks.world:7322
-def _check_mined_f10b305741__patient_pt0001_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['PT0001'].allergies, '==', ('penicillin', 'refill'))
-
-
-# tasks.world:7323
-def _check_mined_f10b305741__patient_pt0002_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['PT0002'].allergies, '==', ('2024-06-12t09:00:00',))
-
-
-# tasks.world:7324
-def _check_mined_f10b305741__medicine_amx500_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['AMX500'].stock, '==', 183)
-
-
-# tasks.world:7325
-def _check_mined_f10b305741__medicine_lip020_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['LIP020'].stock, '==', 20)
-
-
-def _check_mined_f10b305741__new_dispensing(ep: PharmacyDispensary) -> bool:  # tasks.world:7326
-    return any(
-        _r24.prescription == 'RX00002' and _r24.medicine == 'LIP020' and _r24.quantity == 30
-        and _r24.kind == _E8_FillKind_refill and _r24.pharmacist == 'S01'
-        and _r24.substituted == False and _r24.price == 63.0
-        for _r24 in rt.each(ep, ep.t_dispensings)
-    )
-
-
-# tasks.world:7659
-def _check_mined_f402d6707e__patient_pt0001_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['PT0001'].allergies, '==', ('penicillin', 'g'))
-
-
-# tasks.world:7660
-def _check_mined_f402d6707e__medicine_atv020_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['ATV020'].stock, '==', 441)
-
-
-# tasks.world:7661
-def _check_mined_f402d6707e__medicine_oxy005_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['OXY005'].stock, '==', 41)
-
-
-def _check_mined_f402d6707e__prescription_rx00003_changed(  # tasks.world:7662
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_prescriptions['RX00003'].status, '==', _E8_RxStatus_completed)
-
-
-def _check_mined_f402d6707e__new_dispensing(ep: PharmacyDispensary) -> bool:  # tasks.world:7663
-    return any(
-        _r25.prescription == 'RX00003' and _r25.medicine == 'OXY005' and _r25.quantity == 20
-        and _r25.kind == _E8_FillKind_first_fill and _r25.pharmacist == 'S01'
-        and _r25.substituted == False and _r25.price == 15.0
-        for _r25 in rt.each(ep, ep.t_dispensings)
-    )
-
-
-# tasks.world:7996
-def _check_mined_ab07c491a3__medicine_amx500_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['AMX500'].stock, '==', 122)
-
-
-# tasks.world:7997
-def _check_mined_ab07c491a3__medicine_lip020_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['LIP020'].stock, '==', 90)
-
-
-def _check_mined_ab07c491a3__prescription_rx00002_changed(  # tasks.world:7998
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_prescriptions['RX00002'].dispense_as, '==', 'ATV020')
-
-
-# tasks.world:8331
-def _check_mined_9f83f834f1__current_staff_set(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S03')
-
-
-# tasks.world:8332
-def _check_mined_9f83f834f1__patient_pt0002_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_patients['PT0002'].allergies, '==',
-        ('nadia.haddad@pharm.example', '2024-03-02t10:00:00'),
-    )
-
-
-def _check_mined_9f83f834f1__prescription_rx00001_changed(  # tasks.world:8333
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_prescriptions['RX00001'].status, '==', _E8_RxStatus_verified)
-
-
-# tasks.world:8666
-def _check_mined_67f192aae2__patient_pt0003_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_patients['PT0003'].allergies, '==', ('ibuprofen', 'sulfamethoxazole', 'pharmacist')
-    )
-
-
-# tasks.world:8667
-def _check_mined_67f192aae2__medicine_lip020_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['LIP020'].stock, '==', 20)
-
-
-def _check_mined_67f192aae2__new_dispensing(ep: PharmacyDispensary) -> bool:  # tasks.world:8668
-    return any(
-        _r26.prescription == 'RX00002' and _r26.medicine == 'LIP020' and _r26.quantity == 30
-        and _r26.kind == _E8_FillKind_refill and _r26.pharmacist == 'S03'
-        and _r26.substituted == False and _r26.price == 63.0
-        for _r26 in rt.each(ep, ep.t_dispensings)
-    )
-
-
-# tasks.world:9002
-def _check_mined_03b2aa4175__patient_pt0001_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['PT0001'].allergies, '==', ('penicillin', 'amx500'))
-
-
-# tasks.world:9003
-def _check_mined_03b2aa4175__medicine_amx500_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['AMX500'].stock, '==', 183)
-
-
-def _check_mined_03b2aa4175__prescription_rx00002_changed(  # tasks.world:9004
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX00002'].status, '==', _E8_RxStatus_on_hold)
-        and rt.expect(ep.t_prescriptions['RX00002'].hold_reason, '==', 'liquid', part=1)
-    )
-
-
-# tasks.world:9337
-def _check_mined_5c06486db5__medicine_lip020_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['LIP020'].stock, '==', 165)
-
-
-# tasks.world:9338
-def _check_mined_5c06486db5__medicine_oxy005_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['OXY005'].stock, '==', 40)
-
-
-def _check_mined_5c06486db5__prescription_rx00003_changed(  # tasks.world:9339
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_prescriptions['RX00003'].status, '==', _E8_RxStatus_completed)
-
-
-def _check_mined_5c06486db5__new_dispensing(ep: PharmacyDispensary) -> bool:  # tasks.world:9340
-    return any(
-        _r27.prescription == 'RX00003' and _r27.medicine == 'OXY005' and _r27.quantity == 20
-        and _r27.kind == _E8_FillKind_first_fill and _r27.pharmacist == 'S01'
-        and _r27.substituted == False and _r27.price == 15.0
-        for _r27 in rt.each(ep, ep.t_dispensings)
-    )
-
-
-# tasks.world:9673
-def _check_mined_87f62266b7__current_staff_set(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S02')
-
-
-# tasks.world:9674
-def _check_mined_87f62266b7__patient_pt0004_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['PT0004'].allergies, '==', ('capsule',))
-
-
-# tasks.world:9675
-def _check_mined_87f62266b7__medicine_amx501_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['AMX501'].stock, '==', 600)
-
-
-# tasks.world:10008
-def _check_mined_da0e3757d5__current_staff_set(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S03')
-
-
-# tasks.world:10009
-def _check_mined_da0e3757d5__medicine_ibu400_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['IBU400'].stock, '==', 85)
-
-
-# tasks.world:10010
-def _check_mined_da0e3757d5__medicine_oxy005_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['OXY005'].stock, '==', 145)
-
-
-# tasks.world:10342
-def _check_mined_70176bd1fc__medicine_lip020_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['LIP020'].stock, '==', 170)
-
-
-def _check_mined_70176bd1fc__prescription_rx00001_changed(  # tasks.world:10343
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_prescriptions['RX00001'].status, '==', _E8_RxStatus_verified)
-
-
-# tasks.world:10678
-def _check_mined_aeac1a5422__medicine_lip020_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['LIP020'].stock, '==', 20)
-
-
-# tasks.world:10679
-def _check_mined_aeac1a5422__medicine_atv020_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_medicines['ATV020'].stock, '==', 463)
-
-
-def _check_mined_aeac1a5422__new_dispensing(ep: PharmacyDispensary) -> bool:  # tasks.world:10680
-    return any(
-        _r28.prescription == 'RX00002' and _r28.medicine == 'LIP020' and _r28.quantity == 30
-        and _r28.kind == _E8_FillKind_refill and _r28.pharmacist == 'S01'
-        and _r28.substituted == False and _r28.price == 63.0
-        for _r28 in rt.each(ep, ep.t_dispensings)
-    )
-
-
-# tasks.world:11014
-def _check_mined_ee3feaf83f__current_staff_set(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S02')
-
-
-def _check_mined_ee3feaf83f__prescription_rx00001_changed(  # tasks.world:11015
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_prescriptions['RX00001'].status, '==', _E8_RxStatus_verified)
-
-
-# tasks.world:11349
-def _check_mined_a65702b658__current_staff_set(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S03')
-
-
-def _check_mined_a65702b658__prescription_rx00003_changed(  # tasks.world:11350
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX00003'].status, '==', _E8_RxStatus_on_hold)
-        and rt.expect(ep.t_prescriptions['RX00003'].hold_reason, '==', 'pharmacist', part=1)
-    )
-
-
-# tasks.world:11684
-def _check_mined_daf2dc2ad9__current_staff_set(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S02')
-
-
-def _check_mined_daf2dc2ad9__prescription_rx00002_changed(  # tasks.world:11685
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX00002'].status, '==', _E8_RxStatus_on_hold)
-        and rt.expect(ep.t_prescriptions['RX00002'].hold_reason, '==', 'technician', part=1)
-    )
-
-
-# tasks.world:12019
-def _check_mined_3f2a1d8678__patient_pt0001_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['PT0001'].allergies, '==', ('penicillin', '2024-07-11'))
-
-
-def _check_mined_3f2a1d8678__prescription_rx00002_changed(  # tasks.world:12020
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX00002'].status, '==', _E8_RxStatus_on_hold)
-        and rt.expect(ep.t_prescriptions['RX00002'].hold_reason, '==', 'OXY005', part=1)
-    )
-
-
-def _check_mined_3f2a1d8678__prescription_rx00003_changed(  # tasks.world:12021
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_prescriptions['RX00003'].status, '==', _E8_RxStatus_on_hold)
-        and rt.expect(ep.t_prescriptions['RX00003'].hold_reason, '==', '\\', part=1)
-    )
-
-
-# tasks.world:12356
-def _check_mined_8c293dbb61__patient_pt0002_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['PT0002'].allergies, '==', ('2024-04-02t14:00:00',))
-
-
-# tasks.world:12357
-def _check_mined_8c293dbb61__patient_pt0004_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_patients['PT0004'].allergies, '==', ('injection', 'received'))
-
-
-def _check_mined_8c293dbb61__prescription_rx00001_changed(  # tasks.world:12358
-    ep: PharmacyDispensary
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_prescriptions['RX00001'].status, '==', _E8_RxStatus_verified)
-
-
-# tasks.world:12693
-def _check_mined_b3d344ad4d__patient_pt0003_changed(ep: PharmacyDispensary) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_patients['PT0003'].allergies, '==', ('ibuprofen', 'sulfamethoxazole', 'od.kd', 's02')
-    )
-
-
-PharmacyDispensary.TASKS = task_registry(__name__, "tasks.json")

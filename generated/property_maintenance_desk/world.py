@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Address", "Building", "Lease", "LeaseStatus", "MaintenanceRequest", "Priority",
@@ -296,11 +296,8 @@ class PropertyMaintenanceDesk(Episode):
     CLOCK: ClassVar[str] = "2024-07-08T09:00:00"
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 1
-    POLICY: ClassVar[str] = (
-        'Find the tenant, unit and request by what the caller tells you before changing '
-        'anything.\n'
-        'Bill a tenant only for damage triaged as tenant-caused.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "buildings": "Building", "units": "Unit", "tenants": "Tenant", "leases": "Lease",
         "requests": "MaintenanceRequest", "vendors": "Vendor", "work_orders": "WorkOrder",
@@ -465,19 +462,14 @@ class PropertyMaintenanceDesk(Episode):
             rt.check_refs(self.t_vendors, _row58.vendor, 'WorkOrder.vendor')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_buildings, ((self.t_units, 'building'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_units, ((self.t_leases, 'unit'), (self.t_requests, 'unit'))
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_tenants, ((self.t_leases, 'tenant'), (self.t_requests, 'reported_by'))
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_requests, ((self.t_work_orders, 'request'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_vendors, ((self.t_work_orders, 'vendor'),))
-        pass
 
     def fn_is_open_order(self, w: WorkOrder) -> bool:  # property_maintenance_desk.world:160
         'Whether a work order is assigned or scheduled.'
@@ -1179,925 +1171,750 @@ class PropertyMaintenanceDesk(Episode):
         )
         return work_order  # property_maintenance_desk.world:636
 
+    # property_maintenance_desk.world:1019
+    def _check_urgent_leak__triaged(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['MR00001'].priority, '==', _E8_Priority_urgent)
+            and not self.t_requests['MR00001'].tenant_caused
+        )
+
+    def _check_urgent_leak__scheduled(self) -> bool:  # property_maintenance_desk.world:1020
+        return any(
+            _w12.request == 'MR00001' and _w12.vendor == 'V01'
+            and _w12.status == _E15_WorkOrderStatus_scheduled
+            and _w12.scheduled_for == rt.parse_datetime('2024-07-08T13:00:00')
+            for _w12 in rt.each(self, self.t_work_orders)
+        )
+
+    # property_maintenance_desk.world:1021
+    def _check_urgent_leak__request_scheduled(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00001'].status, '==', _E13_RequestStatus_scheduled)
+
+    # property_maintenance_desk.world:1410
+    def _check_bill_wall_damage__billed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_work_orders['WO00002'].billed_to_tenant, '==', 350.0)
+            and rt.expect(self.t_tenants['T0005'].balance_due, '==', 350.0, part=1)
+        )
+
+    # property_maintenance_desk.world:1411
+    def _check_bill_wall_damage__closed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00004'].status, '==', _E13_RequestStatus_closed)
+
+    def _check_ben_ac_and_fridge__ac_visit(self) -> bool:  # tasks.world:384
+        return any(
+            _w13.request == 'MR00002' and _w13.vendor == 'V03'
+            and _w13.status == _E15_WorkOrderStatus_scheduled
+            and _w13.scheduled_for == rt.parse_datetime('2024-07-09T10:00:00')
+            for _w13 in rt.each(self, self.t_work_orders)
+        )
+
+    # tasks.world:385
+    def _check_ben_ac_and_fridge__ac_request_scheduled(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00002'].status, '==', _E13_RequestStatus_scheduled)
+
+    def _check_ben_ac_and_fridge__fridge_assigned(self) -> bool:  # tasks.world:386
+        return any(
+            _r14.unit == 'B-202' and _r14.category == _E5_Trade_appliance
+            and _r14.reported_by == 'T0004' and _r14.priority == _E8_Priority_normal
+            and not _r14.tenant_caused and _r14.status == _E13_RequestStatus_assigned
+            and any(
+                _w15.request == _r14.request_id and _w15.vendor == 'V03'
+                and _w15.status == _E15_WorkOrderStatus_assigned
+                for _w15 in rt.each(self, self.t_work_orders)
+            )
+            for _r14 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:782
+    def _check_half_wall_bill_and_door_done__hana_billed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_work_orders['WO00002'].billed_to_tenant, '==', 175.0)
+            and rt.expect(self.t_tenants['T0005'].balance_due, '==', 175.0, part=1)
+            and rt.expect(
+                self.t_requests['MR00004'].status, '==', _E13_RequestStatus_completed, part=2
+            )
+        )
+
+    # tasks.world:783
+    def _check_half_wall_bill_and_door_done__door_recorded(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
+            and rt.expect(self.t_work_orders['WO00005'].labor_hours, '==', 1.5, part=1)
+            and rt.expect(self.t_work_orders['WO00005'].total_cost, '==', 125.0, part=2)
+        )
+
+    # tasks.world:784
+    def _check_half_wall_bill_and_door_done__door_closed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00007'].status, '==', _E13_RequestStatus_closed)
+
+    # tasks.world:1179
+    def _check_mined_a2dbd9f3c4__maintenancerequest_mr00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['MR00001'].priority, '==', _E8_Priority_high)
+            and rt.expect(self.t_requests['MR00001'].tenant_caused, '==', True, part=1)
+            and rt.expect(
+                self.t_requests['MR00001'].status, '==', _E13_RequestStatus_cancelled, part=2
+            )
+        )
+
+    def _check_mined_a2dbd9f3c4__new_workorder(self) -> bool:  # tasks.world:1180
+        return any(
+            _r16.request == 'MR00001' and _r16.vendor == 'V01'
+            and _r16.status == _E15_WorkOrderStatus_cancelled and _r16.scheduled_for is None
+            and _r16.labor_hours is None and _r16.materials_cost is None
+            and _r16.total_cost is None and _r16.billed_to_tenant == 0.0
+            for _r16 in rt.each(self, self.t_work_orders)
+        )
+
+    def _check_mined_7e0a26680b__new_maintenancerequest(self) -> bool:  # tasks.world:1569
+        return any(
+            _r17.unit == 'D-101' and _r17.reported_by == 'T0005'
+            and _r17.category == _E5_Trade_structural and _r17.description == 'appliance'
+            and _r17.priority == _E8_Priority_normal and _r17.tenant_caused == False
+            and _r17.status == _E13_RequestStatus_cancelled
+            for _r17 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:1957
+    def _check_mined_6cc79a9217__maintenancerequest_mr00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00002'].status, '==', _E13_RequestStatus_cancelled)
+
+    def _check_mined_6cc79a9217__new_workorder(self) -> bool:  # tasks.world:1958
+        return any(
+            _r18.request == 'MR00002' and _r18.vendor == 'V03'
+            and _r18.status == _E15_WorkOrderStatus_cancelled and _r18.scheduled_for is None
+            and _r18.labor_hours is None and _r18.materials_cost is None
+            and _r18.total_cost is None and _r18.billed_to_tenant == 0.0
+            for _r18 in rt.each(self, self.t_work_orders)
+        )
+
+    def _check_mined_43dc95c2d0__new_maintenancerequest(self) -> bool:  # tasks.world:2346
+        return any(
+            _r19.unit == 'B-101' and _r19.reported_by == 'T0003'
+            and _r19.category == _E5_Trade_general and _r19.description == '400 Lake Dr'
+            and _r19.priority is None and _r19.tenant_caused == False
+            and _r19.status == _E13_RequestStatus_cancelled
+            for _r19 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:2733
+    def _check_mined_9c3f2c1592__maintenancerequest_mr00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['MR00001'].priority, '==', _E8_Priority_low)
+            and rt.expect(
+                self.t_requests['MR00001'].status, '==', _E13_RequestStatus_cancelled, part=1
+            )
+        )
+
+    # tasks.world:3120
+    def _check_mined_1112c4f57e__maintenancerequest_mr00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['MR00001'].priority, '==', _E8_Priority_normal)
+            and rt.expect(
+                self.t_requests['MR00001'].status, '==', _E13_RequestStatus_triaged, part=1
+            )
+        )
+
+    def _check_mined_4df74308bf__new_maintenancerequest(self) -> bool:  # tasks.world:3506
+        return any(
+            _r20.unit == 'D-101' and _r20.reported_by == 'T0005'
+            and _r20.category == _E5_Trade_pest and _r20.description == '2022-03-01'
+            and _r20.priority is None and _r20.tenant_caused == False
+            and _r20.status == _E13_RequestStatus_new and _r20.closed_at is None
+            for _r20 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:3892
+    def _check_mined_7f21b22e29__tenant_t0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tenants['T0005'].balance_due, '==', 1.0)
+
+    # tasks.world:3893
+    def _check_mined_7f21b22e29__workorder_wo00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_work_orders['WO00002'].billed_to_tenant, '==', 1.0)
+
+    # tasks.world:4279
+    def _check_mined_82a5ff98df__maintenancerequest_mr00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00003'].status, '==', _E13_RequestStatus_scheduled)
+
+    # tasks.world:4280
+    def _check_mined_82a5ff98df__workorder_wo00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_work_orders['WO00001'].status, '==', _E15_WorkOrderStatus_scheduled)
+            and rt.expect(
+                self.t_work_orders['WO00001'].scheduled_for, '==',
+                rt.parse_datetime('2024-12-08T18:30:00'), part=1,
+            )
+        )
+
+    # tasks.world:4666
+    def _check_mined_d76498225c__maintenancerequest_mr00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['MR00001'].priority, '==', _E8_Priority_low)
+            and rt.expect(self.t_requests['MR00001'].tenant_caused, '==', True, part=1)
+            and rt.expect(
+                self.t_requests['MR00001'].status, '==', _E13_RequestStatus_triaged, part=2
+            )
+        )
+
+    # tasks.world:5053
+    def _check_mined_4a4c81ce28__maintenancerequest_mr00004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00004'].status, '==', _E13_RequestStatus_closed)
+
+    # tasks.world:5439
+    def _check_mined_bb59891cd5__maintenancerequest_mr00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00007'].status, '==', _E13_RequestStatus_completed)
+
+    # tasks.world:5440
+    def _check_mined_bb59891cd5__workorder_wo00005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
+            and rt.expect(self.t_work_orders['WO00005'].labor_hours, '==', 90.0, part=1)
+            and rt.expect(self.t_work_orders['WO00005'].materials_cost, '==', 0.0, part=2)
+            and rt.expect(self.t_work_orders['WO00005'].total_cost, '==', 6300.0, part=3)
+        )
+
+    # tasks.world:5827
+    def _check_mined_0b8be56540__maintenancerequest_mr00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00001'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:6213
+    def _check_mined_0d9c951092__maintenancerequest_mr00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00003'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:6214
+    def _check_mined_0d9c951092__workorder_wo00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_work_orders['WO00001'].status, '==', _E15_WorkOrderStatus_cancelled
+        )
+
+    # tasks.world:6600
+    def _check_mined_1a59d9bfdb__maintenancerequest_mr00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00007'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:6601
+    def _check_mined_1a59d9bfdb__workorder_wo00005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_cancelled
+        )
+
+    # tasks.world:6987
+    def _check_mined_708c9c3c3c__maintenancerequest_mr00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00002'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:7375
+    def _check_mined_350d6a62af__maintenancerequest_mr00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00002'].status, '==', _E13_RequestStatus_assigned)
+
+    # tasks.world:7376
+    def _check_mined_350d6a62af__maintenancerequest_mr00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00003'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:7377
+    def _check_mined_350d6a62af__maintenancerequest_mr00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00007'].status, '==', _E13_RequestStatus_completed)
+
+    def _check_mined_350d6a62af__new_maintenancerequest(self) -> bool:  # tasks.world:7378
+        return any(
+            _r21.unit == 'A-102' and _r21.reported_by == 'T0002'
+            and _r21.category == _E5_Trade_plumbing and _r21.description == 'high'
+            and _r21.priority is None and _r21.tenant_caused == False
+            and _r21.status == _E13_RequestStatus_new and _r21.closed_at is None
+            for _r21 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:7379
+    def _check_mined_350d6a62af__workorder_wo00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_work_orders['WO00001'].status, '==', _E15_WorkOrderStatus_cancelled
+        )
+
+    # tasks.world:7380
+    def _check_mined_350d6a62af__workorder_wo00005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
+            and rt.expect(self.t_work_orders['WO00005'].labor_hours, '==', 0.0, part=1)
+            and rt.expect(self.t_work_orders['WO00005'].materials_cost, '==', 0.0, part=2)
+            and rt.expect(self.t_work_orders['WO00005'].total_cost, '==', 0.0, part=3)
+        )
+
+    def _check_mined_350d6a62af__new_workorder(self) -> bool:  # tasks.world:7381
+        return any(
+            _r22.request == 'MR00002' and _r22.vendor == 'V03'
+            and _r22.status == _E15_WorkOrderStatus_assigned and _r22.scheduled_for is None
+            and _r22.labor_hours is None and _r22.materials_cost is None
+            and _r22.total_cost is None and _r22.billed_to_tenant == 0.0
+            for _r22 in rt.each(self, self.t_work_orders)
+        )
+
+    # tasks.world:7773
+    def _check_mined_434955c268__maintenancerequest_mr00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['MR00001'].priority, '==', _E8_Priority_high)
+            and rt.expect(self.t_requests['MR00001'].tenant_caused, '==', True, part=1)
+            and rt.expect(
+                self.t_requests['MR00001'].status, '==', _E13_RequestStatus_triaged, part=2
+            )
+        )
+
+    # tasks.world:7774
+    def _check_mined_434955c268__maintenancerequest_mr00004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00004'].status, '==', _E13_RequestStatus_closed)
+
+    # tasks.world:7775
+    def _check_mined_434955c268__maintenancerequest_mr00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00007'].status, '==', _E13_RequestStatus_completed)
+
+    def _check_mined_434955c268__new_maintenancerequest(self) -> bool:  # tasks.world:7776
+        return any(
+            _r23.unit == 'B-101' and _r23.reported_by == 'T0003'
+            and _r23.category == _E5_Trade_electrical and _r23.description == 'structural'
+            and _r23.priority is None and _r23.tenant_caused == False
+            and _r23.status == _E13_RequestStatus_new and _r23.closed_at is None
+            for _r23 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:7777
+    def _check_mined_434955c268__workorder_wo00005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
+            and rt.expect(self.t_work_orders['WO00005'].labor_hours, '==', 0.0, part=1)
+            and rt.expect(self.t_work_orders['WO00005'].materials_cost, '==', 5.0, part=2)
+            and rt.expect(self.t_work_orders['WO00005'].total_cost, '==', 5.0, part=3)
+        )
+
+    # tasks.world:8167
+    def _check_mined_bee7bad009__maintenancerequest_mr00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00001'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:8168
+    def _check_mined_bee7bad009__maintenancerequest_mr00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00007'].status, '==', _E13_RequestStatus_closed)
+
+    def _check_mined_bee7bad009__new_maintenancerequest(self) -> bool:  # tasks.world:8169
+        return any(
+            _r24.unit == 'A-101' and _r24.reported_by == 'T0001'
+            and _r24.category == _E5_Trade_appliance and _r24.description == 'cancelled'
+            and _r24.priority is None and _r24.tenant_caused == False
+            and _r24.status == _E13_RequestStatus_new and _r24.closed_at is None
+            for _r24 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:8170
+    def _check_mined_bee7bad009__workorder_wo00005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
+            and rt.expect(self.t_work_orders['WO00005'].labor_hours, '==', 0.0, part=1)
+            and rt.expect(self.t_work_orders['WO00005'].materials_cost, '==', 5.0, part=2)
+            and rt.expect(self.t_work_orders['WO00005'].total_cost, '==', 5.0, part=3)
+        )
+
+    # tasks.world:8560
+    def _check_mined_e948a98efa__tenant_t0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tenants['T0005'].balance_due, '==', 7.0)
+
+    # tasks.world:8561
+    def _check_mined_e948a98efa__maintenancerequest_mr00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00001'].status, '==', _E13_RequestStatus_cancelled)
+
+    def _check_mined_e948a98efa__new_maintenancerequest(self) -> bool:  # tasks.world:8562
+        return any(
+            _r25.unit == 'D-101' and _r25.reported_by == 'T0005'
+            and _r25.category == _E5_Trade_pest and _r25.description == '"\''
+            and _r25.priority == _E8_Priority_urgent and _r25.tenant_caused == False
+            and _r25.status == _E13_RequestStatus_triaged and _r25.closed_at is None
+            for _r25 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:8563
+    def _check_mined_e948a98efa__workorder_wo00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_work_orders['WO00002'].billed_to_tenant, '==', 7.0)
+
+    # tasks.world:8953
+    def _check_mined_93c7274327__maintenancerequest_mr00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['MR00001'].priority, '==', _E8_Priority_normal)
+            and rt.expect(self.t_requests['MR00001'].tenant_caused, '==', True, part=1)
+            and rt.expect(
+                self.t_requests['MR00001'].status, '==', _E13_RequestStatus_cancelled, part=2
+            )
+        )
+
+    # tasks.world:8954
+    def _check_mined_93c7274327__maintenancerequest_mr00004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00004'].status, '==', _E13_RequestStatus_closed)
+
+    # tasks.world:8955
+    def _check_mined_93c7274327__maintenancerequest_mr00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00007'].status, '==', _E13_RequestStatus_completed)
+
+    # tasks.world:8956
+    def _check_mined_93c7274327__workorder_wo00005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
+            and rt.expect(self.t_work_orders['WO00005'].labor_hours, '==', 100.0, part=1)
+            and rt.expect(self.t_work_orders['WO00005'].materials_cost, '==', 1000.0, part=2)
+            and rt.expect(self.t_work_orders['WO00005'].total_cost, '==', 8000.0, part=3)
+        )
+
+    # tasks.world:9347
+    def _check_mined_a94103d9c8__maintenancerequest_mr00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00002'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:9348
+    def _check_mined_a94103d9c8__maintenancerequest_mr00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00007'].status, '==', _E13_RequestStatus_closed)
+
+    def _check_mined_a94103d9c8__new_maintenancerequest(self) -> bool:  # tasks.world:9349
+        return any(
+            _r26.unit == 'B-101' and _r26.reported_by == 'T0003'
+            and _r26.category == _E5_Trade_appliance and _r26.description == 'B-101'
+            and _r26.priority is None and _r26.tenant_caused == False
+            and _r26.status == _E13_RequestStatus_new and _r26.closed_at is None
+            for _r26 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:9350
+    def _check_mined_a94103d9c8__workorder_wo00005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
+            and rt.expect(self.t_work_orders['WO00005'].labor_hours, '==', 2.0, part=1)
+            and rt.expect(self.t_work_orders['WO00005'].materials_cost, '==', 6.0, part=2)
+            and rt.expect(self.t_work_orders['WO00005'].total_cost, '==', 146.0, part=3)
+        )
+
+    # tasks.world:9740
+    def _check_mined_0d3c98e856__maintenancerequest_mr00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00007'].status, '==', _E13_RequestStatus_completed)
+
+    def _check_mined_0d3c98e856__new_maintenancerequest(self) -> bool:  # tasks.world:9741
+        return any(
+            _r27.unit == 'B-202' and _r27.reported_by is None
+            and _r27.category == _E5_Trade_electrical and _r27.description == '+1 555 0703'
+            and _r27.priority is None and _r27.tenant_caused == False
+            and _r27.status == _E13_RequestStatus_cancelled
+            for _r27 in rt.each(self, self.t_requests)
+        )
+
+    def _check_mined_0d3c98e856__new_maintenancerequest_1(self) -> bool:  # tasks.world:9742
+        return any(
+            _r28.unit == 'B-101' and _r28.reported_by == 'T0003'
+            and _r28.category == _E5_Trade_structural and _r28.description == 'xxx'
+            and _r28.priority is None and _r28.tenant_caused == False
+            and _r28.status == _E13_RequestStatus_new and _r28.closed_at is None
+            for _r28 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:9743
+    def _check_mined_0d3c98e856__workorder_wo00005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
+            and rt.expect(self.t_work_orders['WO00005'].labor_hours, '==', 0.0, part=1)
+            and rt.expect(self.t_work_orders['WO00005'].materials_cost, '==', 0.0, part=2)
+            and rt.expect(self.t_work_orders['WO00005'].total_cost, '==', 0.0, part=3)
+        )
+
+    # tasks.world:10133
+    def _check_mined_9d7b817c9a__maintenancerequest_mr00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00007'].status, '==', _E13_RequestStatus_completed)
+
+    def _check_mined_9d7b817c9a__new_maintenancerequest(self) -> bool:  # tasks.world:10134
+        return any(
+            _r29.unit == 'D-101' and _r29.reported_by == 'T0005'
+            and _r29.category == _E5_Trade_hvac and _r29.description == 'CoolAir Services'
+            and _r29.priority is None and _r29.tenant_caused == False
+            and _r29.status == _E13_RequestStatus_cancelled
+            for _r29 in rt.each(self, self.t_requests)
+        )
+
+    def _check_mined_9d7b817c9a__new_maintenancerequest_1(self) -> bool:  # tasks.world:10135
+        return any(
+            _r30.unit == 'D-101' and _r30.reported_by == 'T0005'
+            and _r30.category == _E5_Trade_hvac and _r30.description == 'completed'
+            and _r30.priority is None and _r30.tenant_caused == False
+            and _r30.status == _E13_RequestStatus_new and _r30.closed_at is None
+            for _r30 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:10136
+    def _check_mined_9d7b817c9a__workorder_wo00005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
+            and rt.expect(self.t_work_orders['WO00005'].labor_hours, '==', 85.0, part=1)
+            and rt.expect(self.t_work_orders['WO00005'].materials_cost, '==', 47.74, part=2)
+            and rt.expect(self.t_work_orders['WO00005'].total_cost, '==', 5997.74, part=3)
+        )
+
+    # tasks.world:10526
+    def _check_mined_9743510db1__maintenancerequest_mr00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00007'].status, '==', _E13_RequestStatus_completed)
+
+    def _check_mined_9743510db1__new_maintenancerequest(self) -> bool:  # tasks.world:10527
+        return any(
+            _r31.unit == 'B-101' and _r31.reported_by == 'T0003'
+            and _r31.category == _E5_Trade_pest and _r31.description == 'occupied'
+            and _r31.priority is None and _r31.tenant_caused == False
+            and _r31.status == _E13_RequestStatus_cancelled
+            for _r31 in rt.each(self, self.t_requests)
+        )
+
+    def _check_mined_9743510db1__new_maintenancerequest_1(self) -> bool:  # tasks.world:10528
+        return any(
+            _r32.unit == 'A-102' and _r32.reported_by is None
+            and _r32.category == _E5_Trade_electrical and _r32.description == '2024-07-08T08:00:00'
+            and _r32.priority is None and _r32.tenant_caused == False
+            and _r32.status == _E13_RequestStatus_new and _r32.closed_at is None
+            for _r32 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:10529
+    def _check_mined_9743510db1__workorder_wo00005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
+            and rt.expect(self.t_work_orders['WO00005'].labor_hours, '==', 48.85, part=1)
+            and rt.expect(self.t_work_orders['WO00005'].materials_cost, '==', 45.0, part=2)
+            and rt.expect(self.t_work_orders['WO00005'].total_cost, '==', 3464.5, part=3)
+        )
+
+    # tasks.world:10919
+    def _check_mined_b831e0f807__maintenancerequest_mr00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00007'].status, '==', _E13_RequestStatus_closed)
+
+    def _check_mined_b831e0f807__new_maintenancerequest(self) -> bool:  # tasks.world:10920
+        return any(
+            _r33.unit == 'B-101' and _r33.reported_by == 'T0003'
+            and _r33.category == _E5_Trade_appliance and _r33.description == 'vacant'
+            and _r33.priority is None and _r33.tenant_caused == False
+            and _r33.status == _E13_RequestStatus_new and _r33.closed_at is None
+            for _r33 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:10921
+    def _check_mined_b831e0f807__workorder_wo00005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
+            and rt.expect(self.t_work_orders['WO00005'].labor_hours, '==', 19.0, part=1)
+            and rt.expect(self.t_work_orders['WO00005'].materials_cost, '==', 697.4, part=2)
+            and rt.expect(self.t_work_orders['WO00005'].total_cost, '==', 2027.4, part=3)
+        )
+
+    # tasks.world:11311
+    def _check_mined_8044ef5539__maintenancerequest_mr00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['MR00001'].priority, '==', _E8_Priority_normal)
+            and rt.expect(
+                self.t_requests['MR00001'].status, '==', _E13_RequestStatus_triaged, part=1
+            )
+        )
+
+    # tasks.world:11312
+    def _check_mined_8044ef5539__maintenancerequest_mr00004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00004'].status, '==', _E13_RequestStatus_closed)
+
+    # tasks.world:11313
+    def _check_mined_8044ef5539__maintenancerequest_mr00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00007'].status, '==', _E13_RequestStatus_cancelled)
+
+    def _check_mined_8044ef5539__new_maintenancerequest(self) -> bool:  # tasks.world:11314
+        return any(
+            _r34.unit == 'A-101' and _r34.reported_by == 'T0001'
+            and _r34.category == _E5_Trade_general and _r34.description == 'structural'
+            and _r34.priority is None and _r34.tenant_caused == False
+            and _r34.status == _E13_RequestStatus_new and _r34.closed_at is None
+            for _r34 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:11315
+    def _check_mined_8044ef5539__workorder_wo00005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_cancelled
+        )
+
+    # tasks.world:11704
+    def _check_mined_07c7f84134__maintenancerequest_mr00004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00004'].status, '==', _E13_RequestStatus_closed)
+
+    # tasks.world:11705
+    def _check_mined_07c7f84134__maintenancerequest_mr00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00007'].status, '==', _E13_RequestStatus_closed)
+
+    # tasks.world:11706
+    def _check_mined_07c7f84134__workorder_wo00005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
+            and rt.expect(self.t_work_orders['WO00005'].labor_hours, '==', 8.0, part=1)
+            and rt.expect(self.t_work_orders['WO00005'].materials_cost, '==', 2.0, part=2)
+            and rt.expect(self.t_work_orders['WO00005'].total_cost, '==', 562.0, part=3)
+        )
+
+    # tasks.world:12096
+    def _check_mined_6ef3c8d589__maintenancerequest_mr00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['MR00001'].priority, '==', _E8_Priority_high)
+            and rt.expect(
+                self.t_requests['MR00001'].status, '==', _E13_RequestStatus_cancelled, part=1
+            )
+        )
+
+    def _check_mined_6ef3c8d589__new_maintenancerequest(self) -> bool:  # tasks.world:12097
+        return any(
+            _r35.unit == 'D-101' and _r35.reported_by == 'T0005'
+            and _r35.category == _E5_Trade_pest and _r35.description == 'cancelled'
+            and _r35.priority is None and _r35.tenant_caused == False
+            and _r35.status == _E13_RequestStatus_new and _r35.closed_at is None
+            for _r35 in rt.each(self, self.t_requests)
+        )
+
+    def _check_mined_6ef3c8d589__new_maintenancerequest_1(self) -> bool:  # tasks.world:12098
+        return any(
+            _r36.unit == 'A-101' and _r36.reported_by is None
+            and _r36.category == _E5_Trade_electrical and _r36.description == 'Joe Rivera'
+            and _r36.priority is None and _r36.tenant_caused == False
+            and _r36.status == _E13_RequestStatus_new and _r36.closed_at is None
+            for _r36 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:12491
+    def _check_mined_e8d5d7bb67__tenant_t0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tenants['T0005'].balance_due, '==', 325.8)
+
+    # tasks.world:12492
+    def _check_mined_e8d5d7bb67__maintenancerequest_mr00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00003'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:12493
+    def _check_mined_e8d5d7bb67__workorder_wo00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_work_orders['WO00001'].status, '==', _E15_WorkOrderStatus_cancelled
+        )
+
+    # tasks.world:12494
+    def _check_mined_e8d5d7bb67__workorder_wo00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_work_orders['WO00002'].billed_to_tenant, '==', 325.8)
+
+    # tasks.world:12886
+    def _check_mined_ee44663f79__maintenancerequest_mr00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00002'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:12887
+    def _check_mined_ee44663f79__maintenancerequest_mr00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00003'].status, '==', _E13_RequestStatus_cancelled)
+
+    def _check_mined_ee44663f79__new_maintenancerequest(self) -> bool:  # tasks.world:12888
+        return any(
+            _r37.unit == 'B-202' and _r37.reported_by == 'T0004'
+            and _r37.category == _E5_Trade_plumbing
+            and _r37.description == 'Air conditioning not cooling'
+            and _r37.priority == _E8_Priority_normal and _r37.tenant_caused == True
+            and _r37.status == _E13_RequestStatus_triaged and _r37.closed_at is None
+            for _r37 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:12889
+    def _check_mined_ee44663f79__workorder_wo00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_work_orders['WO00001'].status, '==', _E15_WorkOrderStatus_cancelled
+        )
+
+    # tasks.world:13281
+    def _check_mined_09f01b3452__tenant_t0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tenants['T0005'].balance_due, '==', 0.01)
+
+    # tasks.world:13282
+    def _check_mined_09f01b3452__maintenancerequest_mr00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['MR00001'].priority, '==', _E8_Priority_low)
+            and rt.expect(
+                self.t_requests['MR00001'].status, '==', _E13_RequestStatus_triaged, part=1
+            )
+        )
+
+    # tasks.world:13283
+    def _check_mined_09f01b3452__workorder_wo00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_work_orders['WO00002'].billed_to_tenant, '==', 0.01)
+
+    # tasks.world:13674
+    def _check_mined_2ea5ca4e52__maintenancerequest_mr00004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00004'].status, '==', _E13_RequestStatus_closed)
+
+    # tasks.world:13675
+    def _check_mined_2ea5ca4e52__maintenancerequest_mr00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00007'].status, '==', _E13_RequestStatus_completed)
+
+    # tasks.world:13676
+    def _check_mined_2ea5ca4e52__workorder_wo00005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
+            and rt.expect(self.t_work_orders['WO00005'].labor_hours, '==', 7.0, part=1)
+            and rt.expect(self.t_work_orders['WO00005'].materials_cost, '==', 409.4, part=2)
+            and rt.expect(self.t_work_orders['WO00005'].total_cost, '==', 899.4, part=3)
+        )
+
+    # tasks.world:14068
+    def _check_mined_f63bd7a5a4__maintenancerequest_mr00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['MR00001'].priority, '==', _E8_Priority_urgent)
+            and rt.expect(
+                self.t_requests['MR00001'].status, '==', _E13_RequestStatus_triaged, part=1
+            )
+        )
+
+    # tasks.world:14069
+    def _check_mined_f63bd7a5a4__maintenancerequest_mr00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00007'].status, '==', _E13_RequestStatus_completed)
+
+    # tasks.world:14070
+    def _check_mined_f63bd7a5a4__workorder_wo00005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
+            and rt.expect(self.t_work_orders['WO00005'].labor_hours, '==', 0.0, part=1)
+            and rt.expect(self.t_work_orders['WO00005'].materials_cost, '==', 509.0, part=2)
+            and rt.expect(self.t_work_orders['WO00005'].total_cost, '==', 509.0, part=3)
+        )
+
+    # tasks.world:14462
+    def _check_mined_946f796276__maintenancerequest_mr00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['MR00001'].priority, '==', _E8_Priority_normal)
+            and rt.expect(self.t_requests['MR00001'].tenant_caused, '==', True, part=1)
+            and rt.expect(
+                self.t_requests['MR00001'].status, '==', _E13_RequestStatus_triaged, part=2
+            )
+        )
+
+    # tasks.world:14463
+    def _check_mined_946f796276__maintenancerequest_mr00007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00007'].status, '==', _E13_RequestStatus_completed)
+
+    # tasks.world:14464
+    def _check_mined_946f796276__workorder_wo00005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
+            and rt.expect(self.t_work_orders['WO00005'].labor_hours, '==', 73.2, part=1)
+            and rt.expect(self.t_work_orders['WO00005'].materials_cost, '==', 45.0, part=2)
+            and rt.expect(self.t_work_orders['WO00005'].total_cost, '==', 5169.0, part=3)
+        )
+
+    # tasks.world:14855
+    def _check_mined_98e097a503__tenant_t0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tenants['T0005'].balance_due, '==', 0.01)
+
+    # tasks.world:14856
+    def _check_mined_98e097a503__maintenancerequest_mr00004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['MR00004'].status, '==', _E13_RequestStatus_closed)
+
+    def _check_mined_98e097a503__new_maintenancerequest(self) -> bool:  # tasks.world:14857
+        return any(
+            _r38.unit == 'D-101' and _r38.reported_by == 'T0005'
+            and _r38.category == _E5_Trade_electrical and _r38.description == 'lScW'
+            and _r38.priority is None and _r38.tenant_caused == False
+            and _r38.status == _E13_RequestStatus_new and _r38.closed_at is None
+            for _r38 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:14858
+    def _check_mined_98e097a503__workorder_wo00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_work_orders['WO00002'].billed_to_tenant, '==', 0.01)
+
 
 PropertyMaintenanceDesk.TOOLS = tools(PropertyMaintenanceDesk)
-
-
-# property_maintenance_desk.world:1019
-def _check_urgent_leak__triaged(ep: PropertyMaintenanceDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['MR00001'].priority, '==', _E8_Priority_urgent)
-        and not ep.t_requests['MR00001'].tenant_caused
-    )
-
-
-# property_maintenance_desk.world:1020
-def _check_urgent_leak__scheduled(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _w12.request == 'MR00001' and _w12.vendor == 'V01'
-        and _w12.status == _E15_WorkOrderStatus_scheduled
-        and _w12.scheduled_for == rt.parse_datetime('2024-07-08T13:00:00')
-        for _w12 in rt.each(ep, ep.t_work_orders)
-    )
-
-
-# property_maintenance_desk.world:1021
-def _check_urgent_leak__request_scheduled(ep: PropertyMaintenanceDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00001'].status, '==', _E13_RequestStatus_scheduled)
-
-
-# property_maintenance_desk.world:1410
-def _check_bill_wall_damage__billed(ep: PropertyMaintenanceDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_work_orders['WO00002'].billed_to_tenant, '==', 350.0) and rt.expect(
-        ep.t_tenants['T0005'].balance_due, '==', 350.0, part=1
-    )
-
-
-# property_maintenance_desk.world:1411
-def _check_bill_wall_damage__closed(ep: PropertyMaintenanceDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00004'].status, '==', _E13_RequestStatus_closed)
-
-
-def _check_ben_ac_and_fridge__ac_visit(ep: PropertyMaintenanceDesk) -> bool:  # tasks.world:384
-    return any(
-        _w13.request == 'MR00002' and _w13.vendor == 'V03'
-        and _w13.status == _E15_WorkOrderStatus_scheduled
-        and _w13.scheduled_for == rt.parse_datetime('2024-07-09T10:00:00')
-        for _w13 in rt.each(ep, ep.t_work_orders)
-    )
-
-
-def _check_ben_ac_and_fridge__ac_request_scheduled(  # tasks.world:385
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00002'].status, '==', _E13_RequestStatus_scheduled)
-
-
-# tasks.world:386
-def _check_ben_ac_and_fridge__fridge_assigned(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r14.unit == 'B-202' and _r14.category == _E5_Trade_appliance
-        and _r14.reported_by == 'T0004' and _r14.priority == _E8_Priority_normal
-        and not _r14.tenant_caused and _r14.status == _E13_RequestStatus_assigned
-        and any(
-            _w15.request == _r14.request_id and _w15.vendor == 'V03'
-            and _w15.status == _E15_WorkOrderStatus_assigned
-            for _w15 in rt.each(ep, ep.t_work_orders)
-        )
-        for _r14 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_half_wall_bill_and_door_done__hana_billed(  # tasks.world:782
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_work_orders['WO00002'].billed_to_tenant, '==', 175.0)
-        and rt.expect(ep.t_tenants['T0005'].balance_due, '==', 175.0, part=1)
-        and rt.expect(ep.t_requests['MR00004'].status, '==', _E13_RequestStatus_completed, part=2)
-    )
-
-
-def _check_half_wall_bill_and_door_done__door_recorded(  # tasks.world:783
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
-        and rt.expect(ep.t_work_orders['WO00005'].labor_hours, '==', 1.5, part=1)
-        and rt.expect(ep.t_work_orders['WO00005'].total_cost, '==', 125.0, part=2)
-    )
-
-
-def _check_half_wall_bill_and_door_done__door_closed(  # tasks.world:784
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00007'].status, '==', _E13_RequestStatus_closed)
-
-
-def _check_mined_a2dbd9f3c4__maintenancerequest_mr00001_changed(  # tasks.world:1179
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['MR00001'].priority, '==', _E8_Priority_high)
-        and rt.expect(ep.t_requests['MR00001'].tenant_caused, '==', True, part=1)
-        and rt.expect(ep.t_requests['MR00001'].status, '==', _E13_RequestStatus_cancelled, part=2)
-    )
-
-
-# tasks.world:1180
-def _check_mined_a2dbd9f3c4__new_workorder(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r16.request == 'MR00001' and _r16.vendor == 'V01'
-        and _r16.status == _E15_WorkOrderStatus_cancelled and _r16.scheduled_for is None
-        and _r16.labor_hours is None and _r16.materials_cost is None and _r16.total_cost is None
-        and _r16.billed_to_tenant == 0.0
-        for _r16 in rt.each(ep, ep.t_work_orders)
-    )
-
-
-# tasks.world:1569
-def _check_mined_7e0a26680b__new_maintenancerequest(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r17.unit == 'D-101' and _r17.reported_by == 'T0005'
-        and _r17.category == _E5_Trade_structural and _r17.description == 'appliance'
-        and _r17.priority == _E8_Priority_normal and _r17.tenant_caused == False
-        and _r17.status == _E13_RequestStatus_cancelled
-        for _r17 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_mined_6cc79a9217__maintenancerequest_mr00002_changed(  # tasks.world:1957
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00002'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:1958
-def _check_mined_6cc79a9217__new_workorder(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r18.request == 'MR00002' and _r18.vendor == 'V03'
-        and _r18.status == _E15_WorkOrderStatus_cancelled and _r18.scheduled_for is None
-        and _r18.labor_hours is None and _r18.materials_cost is None and _r18.total_cost is None
-        and _r18.billed_to_tenant == 0.0
-        for _r18 in rt.each(ep, ep.t_work_orders)
-    )
-
-
-# tasks.world:2346
-def _check_mined_43dc95c2d0__new_maintenancerequest(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r19.unit == 'B-101' and _r19.reported_by == 'T0003' and _r19.category == _E5_Trade_general
-        and _r19.description == '400 Lake Dr' and _r19.priority is None
-        and _r19.tenant_caused == False and _r19.status == _E13_RequestStatus_cancelled
-        for _r19 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_mined_9c3f2c1592__maintenancerequest_mr00001_changed(  # tasks.world:2733
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00001'].priority, '==', _E8_Priority_low) and rt.expect(
-        ep.t_requests['MR00001'].status, '==', _E13_RequestStatus_cancelled, part=1
-    )
-
-
-def _check_mined_1112c4f57e__maintenancerequest_mr00001_changed(  # tasks.world:3120
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00001'].priority, '==', _E8_Priority_normal) and rt.expect(
-        ep.t_requests['MR00001'].status, '==', _E13_RequestStatus_triaged, part=1
-    )
-
-
-# tasks.world:3506
-def _check_mined_4df74308bf__new_maintenancerequest(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r20.unit == 'D-101' and _r20.reported_by == 'T0005' and _r20.category == _E5_Trade_pest
-        and _r20.description == '2022-03-01' and _r20.priority is None
-        and _r20.tenant_caused == False and _r20.status == _E13_RequestStatus_new
-        and _r20.closed_at is None
-        for _r20 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_mined_7f21b22e29__tenant_t0005_changed(  # tasks.world:3892
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tenants['T0005'].balance_due, '==', 1.0)
-
-
-def _check_mined_7f21b22e29__workorder_wo00002_changed(  # tasks.world:3893
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_work_orders['WO00002'].billed_to_tenant, '==', 1.0)
-
-
-def _check_mined_82a5ff98df__maintenancerequest_mr00003_changed(  # tasks.world:4279
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00003'].status, '==', _E13_RequestStatus_scheduled)
-
-
-def _check_mined_82a5ff98df__workorder_wo00001_changed(  # tasks.world:4280
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_work_orders['WO00001'].status, '==', _E15_WorkOrderStatus_scheduled)
-        and rt.expect(
-            ep.t_work_orders['WO00001'].scheduled_for, '==',
-            rt.parse_datetime('2024-12-08T18:30:00'), part=1,
-        )
-    )
-
-
-def _check_mined_d76498225c__maintenancerequest_mr00001_changed(  # tasks.world:4666
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['MR00001'].priority, '==', _E8_Priority_low)
-        and rt.expect(ep.t_requests['MR00001'].tenant_caused, '==', True, part=1)
-        and rt.expect(ep.t_requests['MR00001'].status, '==', _E13_RequestStatus_triaged, part=2)
-    )
-
-
-def _check_mined_4a4c81ce28__maintenancerequest_mr00004_changed(  # tasks.world:5053
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00004'].status, '==', _E13_RequestStatus_closed)
-
-
-def _check_mined_bb59891cd5__maintenancerequest_mr00007_changed(  # tasks.world:5439
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00007'].status, '==', _E13_RequestStatus_completed)
-
-
-def _check_mined_bb59891cd5__workorder_wo00005_changed(  # tasks.world:5440
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
-        and rt.expect(ep.t_work_orders['WO00005'].labor_hours, '==', 90.0, part=1)
-        and rt.expect(ep.t_work_orders['WO00005'].materials_cost, '==', 0.0, part=2)
-        and rt.expect(ep.t_work_orders['WO00005'].total_cost, '==', 6300.0, part=3)
-    )
-
-
-def _check_mined_0b8be56540__maintenancerequest_mr00001_changed(  # tasks.world:5827
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00001'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_0d9c951092__maintenancerequest_mr00003_changed(  # tasks.world:6213
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00003'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_0d9c951092__workorder_wo00001_changed(  # tasks.world:6214
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_work_orders['WO00001'].status, '==', _E15_WorkOrderStatus_cancelled)
-
-
-def _check_mined_1a59d9bfdb__maintenancerequest_mr00007_changed(  # tasks.world:6600
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00007'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_1a59d9bfdb__workorder_wo00005_changed(  # tasks.world:6601
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_cancelled)
-
-
-def _check_mined_708c9c3c3c__maintenancerequest_mr00002_changed(  # tasks.world:6987
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00002'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_350d6a62af__maintenancerequest_mr00002_changed(  # tasks.world:7375
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00002'].status, '==', _E13_RequestStatus_assigned)
-
-
-def _check_mined_350d6a62af__maintenancerequest_mr00003_changed(  # tasks.world:7376
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00003'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_350d6a62af__maintenancerequest_mr00007_changed(  # tasks.world:7377
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00007'].status, '==', _E13_RequestStatus_completed)
-
-
-# tasks.world:7378
-def _check_mined_350d6a62af__new_maintenancerequest(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r21.unit == 'A-102' and _r21.reported_by == 'T0002'
-        and _r21.category == _E5_Trade_plumbing and _r21.description == 'high'
-        and _r21.priority is None and _r21.tenant_caused == False
-        and _r21.status == _E13_RequestStatus_new and _r21.closed_at is None
-        for _r21 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_mined_350d6a62af__workorder_wo00001_changed(  # tasks.world:7379
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_work_orders['WO00001'].status, '==', _E15_WorkOrderStatus_cancelled)
-
-
-def _check_mined_350d6a62af__workorder_wo00005_changed(  # tasks.world:7380
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
-        and rt.expect(ep.t_work_orders['WO00005'].labor_hours, '==', 0.0, part=1)
-        and rt.expect(ep.t_work_orders['WO00005'].materials_cost, '==', 0.0, part=2)
-        and rt.expect(ep.t_work_orders['WO00005'].total_cost, '==', 0.0, part=3)
-    )
-
-
-# tasks.world:7381
-def _check_mined_350d6a62af__new_workorder(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r22.request == 'MR00002' and _r22.vendor == 'V03'
-        and _r22.status == _E15_WorkOrderStatus_assigned and _r22.scheduled_for is None
-        and _r22.labor_hours is None and _r22.materials_cost is None and _r22.total_cost is None
-        and _r22.billed_to_tenant == 0.0
-        for _r22 in rt.each(ep, ep.t_work_orders)
-    )
-
-
-def _check_mined_434955c268__maintenancerequest_mr00001_changed(  # tasks.world:7773
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['MR00001'].priority, '==', _E8_Priority_high)
-        and rt.expect(ep.t_requests['MR00001'].tenant_caused, '==', True, part=1)
-        and rt.expect(ep.t_requests['MR00001'].status, '==', _E13_RequestStatus_triaged, part=2)
-    )
-
-
-def _check_mined_434955c268__maintenancerequest_mr00004_changed(  # tasks.world:7774
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00004'].status, '==', _E13_RequestStatus_closed)
-
-
-def _check_mined_434955c268__maintenancerequest_mr00007_changed(  # tasks.world:7775
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00007'].status, '==', _E13_RequestStatus_completed)
-
-
-# tasks.world:7776
-def _check_mined_434955c268__new_maintenancerequest(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r23.unit == 'B-101' and _r23.reported_by == 'T0003'
-        and _r23.category == _E5_Trade_electrical and _r23.description == 'structural'
-        and _r23.priority is None and _r23.tenant_caused == False
-        and _r23.status == _E13_RequestStatus_new and _r23.closed_at is None
-        for _r23 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_mined_434955c268__workorder_wo00005_changed(  # tasks.world:7777
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
-        and rt.expect(ep.t_work_orders['WO00005'].labor_hours, '==', 0.0, part=1)
-        and rt.expect(ep.t_work_orders['WO00005'].materials_cost, '==', 5.0, part=2)
-        and rt.expect(ep.t_work_orders['WO00005'].total_cost, '==', 5.0, part=3)
-    )
-
-
-def _check_mined_bee7bad009__maintenancerequest_mr00001_changed(  # tasks.world:8167
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00001'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_bee7bad009__maintenancerequest_mr00007_changed(  # tasks.world:8168
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00007'].status, '==', _E13_RequestStatus_closed)
-
-
-# tasks.world:8169
-def _check_mined_bee7bad009__new_maintenancerequest(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r24.unit == 'A-101' and _r24.reported_by == 'T0001'
-        and _r24.category == _E5_Trade_appliance and _r24.description == 'cancelled'
-        and _r24.priority is None and _r24.tenant_caused == False
-        and _r24.status == _E13_RequestStatus_new and _r24.closed_at is None
-        for _r24 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_mined_bee7bad009__workorder_wo00005_changed(  # tasks.world:8170
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
-        and rt.expect(ep.t_work_orders['WO00005'].labor_hours, '==', 0.0, part=1)
-        and rt.expect(ep.t_work_orders['WO00005'].materials_cost, '==', 5.0, part=2)
-        and rt.expect(ep.t_work_orders['WO00005'].total_cost, '==', 5.0, part=3)
-    )
-
-
-def _check_mined_e948a98efa__tenant_t0005_changed(  # tasks.world:8560
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tenants['T0005'].balance_due, '==', 7.0)
-
-
-def _check_mined_e948a98efa__maintenancerequest_mr00001_changed(  # tasks.world:8561
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00001'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:8562
-def _check_mined_e948a98efa__new_maintenancerequest(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r25.unit == 'D-101' and _r25.reported_by == 'T0005' and _r25.category == _E5_Trade_pest
-        and _r25.description == '"\'' and _r25.priority == _E8_Priority_urgent
-        and _r25.tenant_caused == False and _r25.status == _E13_RequestStatus_triaged
-        and _r25.closed_at is None
-        for _r25 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_mined_e948a98efa__workorder_wo00002_changed(  # tasks.world:8563
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_work_orders['WO00002'].billed_to_tenant, '==', 7.0)
-
-
-def _check_mined_93c7274327__maintenancerequest_mr00001_changed(  # tasks.world:8953
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['MR00001'].priority, '==', _E8_Priority_normal)
-        and rt.expect(ep.t_requests['MR00001'].tenant_caused, '==', True, part=1)
-        and rt.expect(ep.t_requests['MR00001'].status, '==', _E13_RequestStatus_cancelled, part=2)
-    )
-
-
-def _check_mined_93c7274327__maintenancerequest_mr00004_changed(  # tasks.world:8954
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00004'].status, '==', _E13_RequestStatus_closed)
-
-
-def _check_mined_93c7274327__maintenancerequest_mr00007_changed(  # tasks.world:8955
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00007'].status, '==', _E13_RequestStatus_completed)
-
-
-def _check_mined_93c7274327__workorder_wo00005_changed(  # tasks.world:8956
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
-        and rt.expect(ep.t_work_orders['WO00005'].labor_hours, '==', 100.0, part=1)
-        and rt.expect(ep.t_work_orders['WO00005'].materials_cost, '==', 1000.0, part=2)
-        and rt.expect(ep.t_work_orders['WO00005'].total_cost, '==', 8000.0, part=3)
-    )
-
-
-def _check_mined_a94103d9c8__maintenancerequest_mr00002_changed(  # tasks.world:9347
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00002'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_a94103d9c8__maintenancerequest_mr00007_changed(  # tasks.world:9348
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00007'].status, '==', _E13_RequestStatus_closed)
-
-
-# tasks.world:9349
-def _check_mined_a94103d9c8__new_maintenancerequest(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r26.unit == 'B-101' and _r26.reported_by == 'T0003'
-        and _r26.category == _E5_Trade_appliance and _r26.description == 'B-101'
-        and _r26.priority is None and _r26.tenant_caused == False
-        and _r26.status == _E13_RequestStatus_new and _r26.closed_at is None
-        for _r26 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_mined_a94103d9c8__workorder_wo00005_changed(  # tasks.world:9350
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
-        and rt.expect(ep.t_work_orders['WO00005'].labor_hours, '==', 2.0, part=1)
-        and rt.expect(ep.t_work_orders['WO00005'].materials_cost, '==', 6.0, part=2)
-        and rt.expect(ep.t_work_orders['WO00005'].total_cost, '==', 146.0, part=3)
-    )
-
-
-def _check_mined_0d3c98e856__maintenancerequest_mr00007_changed(  # tasks.world:9740
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00007'].status, '==', _E13_RequestStatus_completed)
-
-
-# tasks.world:9741
-def _check_mined_0d3c98e856__new_maintenancerequest(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r27.unit == 'B-202' and _r27.reported_by is None and _r27.category == _E5_Trade_electrical
-        and _r27.description == '+1 555 0703' and _r27.priority is None
-        and _r27.tenant_caused == False and _r27.status == _E13_RequestStatus_cancelled
-        for _r27 in rt.each(ep, ep.t_requests)
-    )
-
-
-# tasks.world:9742
-def _check_mined_0d3c98e856__new_maintenancerequest_1(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r28.unit == 'B-101' and _r28.reported_by == 'T0003'
-        and _r28.category == _E5_Trade_structural and _r28.description == 'xxx'
-        and _r28.priority is None and _r28.tenant_caused == False
-        and _r28.status == _E13_RequestStatus_new and _r28.closed_at is None
-        for _r28 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_mined_0d3c98e856__workorder_wo00005_changed(  # tasks.world:9743
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
-        and rt.expect(ep.t_work_orders['WO00005'].labor_hours, '==', 0.0, part=1)
-        and rt.expect(ep.t_work_orders['WO00005'].materials_cost, '==', 0.0, part=2)
-        and rt.expect(ep.t_work_orders['WO00005'].total_cost, '==', 0.0, part=3)
-    )
-
-
-def _check_mined_9d7b817c9a__maintenancerequest_mr00007_changed(  # tasks.world:10133
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00007'].status, '==', _E13_RequestStatus_completed)
-
-
-# tasks.world:10134
-def _check_mined_9d7b817c9a__new_maintenancerequest(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r29.unit == 'D-101' and _r29.reported_by == 'T0005' and _r29.category == _E5_Trade_hvac
-        and _r29.description == 'CoolAir Services' and _r29.priority is None
-        and _r29.tenant_caused == False and _r29.status == _E13_RequestStatus_cancelled
-        for _r29 in rt.each(ep, ep.t_requests)
-    )
-
-
-# tasks.world:10135
-def _check_mined_9d7b817c9a__new_maintenancerequest_1(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r30.unit == 'D-101' and _r30.reported_by == 'T0005' and _r30.category == _E5_Trade_hvac
-        and _r30.description == 'completed' and _r30.priority is None
-        and _r30.tenant_caused == False and _r30.status == _E13_RequestStatus_new
-        and _r30.closed_at is None
-        for _r30 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_mined_9d7b817c9a__workorder_wo00005_changed(  # tasks.world:10136
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
-        and rt.expect(ep.t_work_orders['WO00005'].labor_hours, '==', 85.0, part=1)
-        and rt.expect(ep.t_work_orders['WO00005'].materials_cost, '==', 47.74, part=2)
-        and rt.expect(ep.t_work_orders['WO00005'].total_cost, '==', 5997.74, part=3)
-    )
-
-
-def _check_mined_9743510db1__maintenancerequest_mr00007_changed(  # tasks.world:10526
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00007'].status, '==', _E13_RequestStatus_completed)
-
-
-# tasks.world:10527
-def _check_mined_9743510db1__new_maintenancerequest(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r31.unit == 'B-101' and _r31.reported_by == 'T0003' and _r31.category == _E5_Trade_pest
-        and _r31.description == 'occupied' and _r31.priority is None
-        and _r31.tenant_caused == False and _r31.status == _E13_RequestStatus_cancelled
-        for _r31 in rt.each(ep, ep.t_requests)
-    )
-
-
-# tasks.world:10528
-def _check_mined_9743510db1__new_maintenancerequest_1(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r32.unit == 'A-102' and _r32.reported_by is None and _r32.category == _E5_Trade_electrical
-        and _r32.description == '2024-07-08T08:00:00' and _r32.priority is None
-        and _r32.tenant_caused == False and _r32.status == _E13_RequestStatus_new
-        and _r32.closed_at is None
-        for _r32 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_mined_9743510db1__workorder_wo00005_changed(  # tasks.world:10529
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
-        and rt.expect(ep.t_work_orders['WO00005'].labor_hours, '==', 48.85, part=1)
-        and rt.expect(ep.t_work_orders['WO00005'].materials_cost, '==', 45.0, part=2)
-        and rt.expect(ep.t_work_orders['WO00005'].total_cost, '==', 3464.5, part=3)
-    )
-
-
-def _check_mined_b831e0f807__maintenancerequest_mr00007_changed(  # tasks.world:10919
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00007'].status, '==', _E13_RequestStatus_closed)
-
-
-# tasks.world:10920
-def _check_mined_b831e0f807__new_maintenancerequest(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r33.unit == 'B-101' and _r33.reported_by == 'T0003'
-        and _r33.category == _E5_Trade_appliance and _r33.description == 'vacant'
-        and _r33.priority is None and _r33.tenant_caused == False
-        and _r33.status == _E13_RequestStatus_new and _r33.closed_at is None
-        for _r33 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_mined_b831e0f807__workorder_wo00005_changed(  # tasks.world:10921
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
-        and rt.expect(ep.t_work_orders['WO00005'].labor_hours, '==', 19.0, part=1)
-        and rt.expect(ep.t_work_orders['WO00005'].materials_cost, '==', 697.4, part=2)
-        and rt.expect(ep.t_work_orders['WO00005'].total_cost, '==', 2027.4, part=3)
-    )
-
-
-def _check_mined_8044ef5539__maintenancerequest_mr00001_changed(  # tasks.world:11311
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00001'].priority, '==', _E8_Priority_normal) and rt.expect(
-        ep.t_requests['MR00001'].status, '==', _E13_RequestStatus_triaged, part=1
-    )
-
-
-def _check_mined_8044ef5539__maintenancerequest_mr00004_changed(  # tasks.world:11312
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00004'].status, '==', _E13_RequestStatus_closed)
-
-
-def _check_mined_8044ef5539__maintenancerequest_mr00007_changed(  # tasks.world:11313
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00007'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:11314
-def _check_mined_8044ef5539__new_maintenancerequest(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r34.unit == 'A-101' and _r34.reported_by == 'T0001' and _r34.category == _E5_Trade_general
-        and _r34.description == 'structural' and _r34.priority is None
-        and _r34.tenant_caused == False and _r34.status == _E13_RequestStatus_new
-        and _r34.closed_at is None
-        for _r34 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_mined_8044ef5539__workorder_wo00005_changed(  # tasks.world:11315
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_cancelled)
-
-
-def _check_mined_07c7f84134__maintenancerequest_mr00004_changed(  # tasks.world:11704
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00004'].status, '==', _E13_RequestStatus_closed)
-
-
-def _check_mined_07c7f84134__maintenancerequest_mr00007_changed(  # tasks.world:11705
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00007'].status, '==', _E13_RequestStatus_closed)
-
-
-def _check_mined_07c7f84134__workorder_wo00005_changed(  # tasks.world:11706
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
-        and rt.expect(ep.t_work_orders['WO00005'].labor_hours, '==', 8.0, part=1)
-        and rt.expect(ep.t_work_orders['WO00005'].materials_cost, '==', 2.0, part=2)
-        and rt.expect(ep.t_work_orders['WO00005'].total_cost, '==', 562.0, part=3)
-    )
-
-
-def _check_mined_6ef3c8d589__maintenancerequest_mr00001_changed(  # tasks.world:12096
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00001'].priority, '==', _E8_Priority_high) and rt.expect(
-        ep.t_requests['MR00001'].status, '==', _E13_RequestStatus_cancelled, part=1
-    )
-
-
-# tasks.world:12097
-def _check_mined_6ef3c8d589__new_maintenancerequest(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r35.unit == 'D-101' and _r35.reported_by == 'T0005' and _r35.category == _E5_Trade_pest
-        and _r35.description == 'cancelled' and _r35.priority is None
-        and _r35.tenant_caused == False and _r35.status == _E13_RequestStatus_new
-        and _r35.closed_at is None
-        for _r35 in rt.each(ep, ep.t_requests)
-    )
-
-
-# tasks.world:12098
-def _check_mined_6ef3c8d589__new_maintenancerequest_1(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r36.unit == 'A-101' and _r36.reported_by is None and _r36.category == _E5_Trade_electrical
-        and _r36.description == 'Joe Rivera' and _r36.priority is None
-        and _r36.tenant_caused == False and _r36.status == _E13_RequestStatus_new
-        and _r36.closed_at is None
-        for _r36 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_mined_e8d5d7bb67__tenant_t0005_changed(  # tasks.world:12491
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tenants['T0005'].balance_due, '==', 325.8)
-
-
-def _check_mined_e8d5d7bb67__maintenancerequest_mr00003_changed(  # tasks.world:12492
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00003'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_e8d5d7bb67__workorder_wo00001_changed(  # tasks.world:12493
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_work_orders['WO00001'].status, '==', _E15_WorkOrderStatus_cancelled)
-
-
-def _check_mined_e8d5d7bb67__workorder_wo00002_changed(  # tasks.world:12494
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_work_orders['WO00002'].billed_to_tenant, '==', 325.8)
-
-
-def _check_mined_ee44663f79__maintenancerequest_mr00002_changed(  # tasks.world:12886
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00002'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_ee44663f79__maintenancerequest_mr00003_changed(  # tasks.world:12887
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00003'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:12888
-def _check_mined_ee44663f79__new_maintenancerequest(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r37.unit == 'B-202' and _r37.reported_by == 'T0004'
-        and _r37.category == _E5_Trade_plumbing
-        and _r37.description == 'Air conditioning not cooling'
-        and _r37.priority == _E8_Priority_normal and _r37.tenant_caused == True
-        and _r37.status == _E13_RequestStatus_triaged and _r37.closed_at is None
-        for _r37 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_mined_ee44663f79__workorder_wo00001_changed(  # tasks.world:12889
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_work_orders['WO00001'].status, '==', _E15_WorkOrderStatus_cancelled)
-
-
-def _check_mined_09f01b3452__tenant_t0005_changed(  # tasks.world:13281
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tenants['T0005'].balance_due, '==', 0.01)
-
-
-def _check_mined_09f01b3452__maintenancerequest_mr00001_changed(  # tasks.world:13282
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00001'].priority, '==', _E8_Priority_low) and rt.expect(
-        ep.t_requests['MR00001'].status, '==', _E13_RequestStatus_triaged, part=1
-    )
-
-
-def _check_mined_09f01b3452__workorder_wo00002_changed(  # tasks.world:13283
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_work_orders['WO00002'].billed_to_tenant, '==', 0.01)
-
-
-def _check_mined_2ea5ca4e52__maintenancerequest_mr00004_changed(  # tasks.world:13674
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00004'].status, '==', _E13_RequestStatus_closed)
-
-
-def _check_mined_2ea5ca4e52__maintenancerequest_mr00007_changed(  # tasks.world:13675
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00007'].status, '==', _E13_RequestStatus_completed)
-
-
-def _check_mined_2ea5ca4e52__workorder_wo00005_changed(  # tasks.world:13676
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
-        and rt.expect(ep.t_work_orders['WO00005'].labor_hours, '==', 7.0, part=1)
-        and rt.expect(ep.t_work_orders['WO00005'].materials_cost, '==', 409.4, part=2)
-        and rt.expect(ep.t_work_orders['WO00005'].total_cost, '==', 899.4, part=3)
-    )
-
-
-def _check_mined_f63bd7a5a4__maintenancerequest_mr00001_changed(  # tasks.world:14068
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00001'].priority, '==', _E8_Priority_urgent) and rt.expect(
-        ep.t_requests['MR00001'].status, '==', _E13_RequestStatus_triaged, part=1
-    )
-
-
-def _check_mined_f63bd7a5a4__maintenancerequest_mr00007_changed(  # tasks.world:14069
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00007'].status, '==', _E13_RequestStatus_completed)
-
-
-def _check_mined_f63bd7a5a4__workorder_wo00005_changed(  # tasks.world:14070
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
-        and rt.expect(ep.t_work_orders['WO00005'].labor_hours, '==', 0.0, part=1)
-        and rt.expect(ep.t_work_orders['WO00005'].materials_cost, '==', 509.0, part=2)
-        and rt.expect(ep.t_work_orders['WO00005'].total_cost, '==', 509.0, part=3)
-    )
-
-
-def _check_mined_946f796276__maintenancerequest_mr00001_changed(  # tasks.world:14462
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['MR00001'].priority, '==', _E8_Priority_normal)
-        and rt.expect(ep.t_requests['MR00001'].tenant_caused, '==', True, part=1)
-        and rt.expect(ep.t_requests['MR00001'].status, '==', _E13_RequestStatus_triaged, part=2)
-    )
-
-
-def _check_mined_946f796276__maintenancerequest_mr00007_changed(  # tasks.world:14463
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00007'].status, '==', _E13_RequestStatus_completed)
-
-
-def _check_mined_946f796276__workorder_wo00005_changed(  # tasks.world:14464
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_work_orders['WO00005'].status, '==', _E15_WorkOrderStatus_completed)
-        and rt.expect(ep.t_work_orders['WO00005'].labor_hours, '==', 73.2, part=1)
-        and rt.expect(ep.t_work_orders['WO00005'].materials_cost, '==', 45.0, part=2)
-        and rt.expect(ep.t_work_orders['WO00005'].total_cost, '==', 5169.0, part=3)
-    )
-
-
-def _check_mined_98e097a503__tenant_t0005_changed(  # tasks.world:14855
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tenants['T0005'].balance_due, '==', 0.01)
-
-
-def _check_mined_98e097a503__maintenancerequest_mr00004_changed(  # tasks.world:14856
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['MR00004'].status, '==', _E13_RequestStatus_closed)
-
-
-# tasks.world:14857
-def _check_mined_98e097a503__new_maintenancerequest(ep: PropertyMaintenanceDesk) -> bool:
-    return any(
-        _r38.unit == 'D-101' and _r38.reported_by == 'T0005'
-        and _r38.category == _E5_Trade_electrical and _r38.description == 'lScW'
-        and _r38.priority is None and _r38.tenant_caused == False
-        and _r38.status == _E13_RequestStatus_new and _r38.closed_at is None
-        for _r38 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_mined_98e097a503__workorder_wo00002_changed(  # tasks.world:14858
-    ep: PropertyMaintenanceDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_work_orders['WO00002'].billed_to_tenant, '==', 0.01)
-
-
-PropertyMaintenanceDesk.TASKS = task_registry(__name__, "tasks.json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Book", "BookInfo", "Copy", "CopyInfo", "CopyStatus", "Genre", "Hold", "HoldLine",
@@ -212,10 +212,8 @@ class PublicLibrary(Episode):
     CLOCK: ClassVar[str] = "2026-05-20T10:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Work for the library desk. Tell a member about any late fee before you return or renew '
-        'on their behalf, and never waive fees.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "members": "Member", "books": "Book", "copies": "Copy", "loans": "Loan", "holds": "Hold",
     }
@@ -320,11 +318,8 @@ class PublicLibrary(Episode):
             rt.check_deleted(
                 self, self.t_members, ((self.t_loans, 'member'), (self.t_holds, 'member'))
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_books, ((self.t_copies, 'book'), (self.t_holds, 'book')))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_copies, ((self.t_loans, 'copy_'),))
-        pass
 
     def fn_day_number(self, d: dt.date) -> int:  # public_library.world:137
         'Days since a fixed epoch (proleptic Gregorian), for counting days between dates.'
@@ -772,1001 +767,790 @@ class PublicLibrary(Episode):
         )
         return member  # public_library.world:424
 
+    # public_library.world:536
+    def _check_late_return_and_new_loan__returned(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
+            and rt.expect(self.t_loans['L002'].late_fee, '==', 1.25, part=1)
+            and rt.expect(self.t_copies['C0003'].status, '==', _E10_CopyStatus_available, part=2)
+        )
+
+    # public_library.world:537
+    def _check_late_return_and_new_loan__charged(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M001'].fees_due, '==', 1.25)
+
+    def _check_late_return_and_new_loan__borrowed(self) -> bool:  # public_library.world:538
+        return any(
+            _l24.member == 'M001' and _l24.copy_ == 'C0006' and _l24.returned_on is None
+            and _l24.due_on == rt.parse_date('2026-06-10')
+            for _l24 in rt.each(self, self.t_loans)
+        )
+
+    # public_library.world:654
+    def _check_pay_then_borrow_and_renew__paid(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M002'].fees_due, '==', 7.5)
+
+    def _check_pay_then_borrow_and_renew__ben_borrowed(self) -> bool:  # public_library.world:655
+        return any(
+            _l25.member == 'M002' and _l25.copy_ == 'C0001' and _l25.returned_on is None
+            for _l25 in rt.each(self, self.t_loans)
+        )
+
+    # public_library.world:656
+    def _check_pay_then_borrow_and_renew__renewed(self) -> rt.Verdict | bool:
+        return self.t_loans['L003'].renewed and rt.expect(
+            self.t_loans['L003'].due_on, '==', rt.parse_date('2026-06-22')
+        )
+
+    def _check_swap_holds__dune_cancelled(self) -> rt.Verdict | bool:  # public_library.world:773
+        return rt.expect(self.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
+
+    def _check_swap_holds__beloved_held(self) -> bool:  # public_library.world:774
+        return any(
+            _h26.member == 'M003' and _h26.book == '9781400033416'
+            and _h26.status == _E10_HoldStatus_active
+            for _h26 in rt.each(self, self.t_holds)
+        )
+
+    # tasks.world:113
+    def _check_dune_passes_to_next_in_line__dune_returned(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
+            and rt.expect(self.t_loans['L002'].late_fee, '==', 1.25, part=1)
+            and rt.expect(self.t_members['M001'].fees_due, '==', 1.25, part=2)
+        )
+
+    def _check_dune_passes_to_next_in_line__chloe_borrowed(self) -> bool:  # tasks.world:114
+        return any(
+            _l27.member == 'M003' and _l27.copy_ == 'C0003' and _l27.returned_on is None
+            and _l27.due_on == rt.parse_date('2026-06-10')
+            for _l27 in rt.each(self, self.t_loans)
+        )
+
+    # tasks.world:115
+    def _check_dune_passes_to_next_in_line__hold_fulfilled(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_holds['H001'].status, '==', _E10_HoldStatus_fulfilled)
+
+    # tasks.world:116
+    def _check_dune_passes_to_next_in_line__fees_paid(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M003'].fees_due, '==', 0.0)
+
+    # tasks.world:241
+    def _check_chloe_swaps_hold_and_books__right_hold_cancelled(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_holds['H003'].status, '==', _E10_HoldStatus_cancelled)
+            and rt.expect(self.t_holds['H001'].status, '==', _E10_HoldStatus_active, part=1)
+        )
+
+    # tasks.world:242
+    def _check_chloe_swaps_hold_and_books__le_guin_returned(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_loans['L001'].returned_on, '==', rt.parse_date('2026-05-20'))
+            and rt.expect(self.t_loans['L001'].late_fee, '==', 0.0, part=1)
+            and rt.expect(self.t_copies['C0002'].status, '==', _E10_CopyStatus_available, part=2)
+        )
+
+    def _check_chloe_swaps_hold_and_books__beloved_borrowed(self) -> bool:  # tasks.world:243
+        return any(
+            _l28.member == 'M003' and _l28.copy_ == 'C0004' and _l28.returned_on is None
+            and _l28.due_on == rt.parse_date('2026-06-10')
+            for _l28 in rt.each(self, self.t_loans)
+        )
+
+    def _check_chloe_settles_up__returned_on_time(self) -> rt.Verdict | bool:  # tasks.world:361
+        return (
+            rt.expect(self.t_loans['L001'].returned_on, '==', rt.parse_date('2026-05-20'))
+            and rt.expect(self.t_loans['L001'].late_fee, '==', 0.0, part=1)
+            and rt.expect(self.t_copies['C0002'].status, '==', _E10_CopyStatus_available, part=2)
+        )
+
+    def _check_chloe_settles_up__fees_cleared(self) -> rt.Verdict | bool:  # tasks.world:362
+        return rt.expect(self.t_members['M003'].fees_due, '==', 0.0)
+
+    def _check_chloe_settles_up__beloved_borrowed(self) -> bool:  # tasks.world:363
+        return any(
+            _l29.member == 'M003' and _l29.copy_ == 'C0004' and _l29.returned_on is None
+            and _l29.due_on == rt.parse_date('2026-06-10')
+            for _l29 in rt.each(self, self.t_loans)
+        )
+
+    # tasks.world:481
+    def _check_ben_pays_borrows_and_queues__paid_just_enough(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M002'].fees_due, '==', 10.0)
+
+    def _check_ben_pays_borrows_and_queues__beloved_borrowed(self) -> bool:  # tasks.world:482
+        return any(
+            _l30.member == 'M002' and self.t_copies[_l30.copy_].book == '9781400033416'
+            and _l30.returned_on is None and _l30.due_on == rt.parse_date('2026-06-10')
+            for _l30 in rt.each(self, self.t_loans)
+        )
+
+    def _check_ben_pays_borrows_and_queues__dune_queued(self) -> bool:  # tasks.world:483
+        return any(
+            _h31.member == 'M002' and _h31.book == '9780441172719'
+            and _h31.status == _E10_HoldStatus_active
+            for _h31 in rt.each(self, self.t_holds)
+        )
+
+    # tasks.world:605
+    def _check_ana_renews_what_she_can__beloved_renewed(self) -> rt.Verdict | bool:
+        return (
+            self.t_loans['L003'].renewed
+            and rt.expect(self.t_loans['L003'].due_on, '==', rt.parse_date('2026-06-22'))
+            and rt.expect(self.t_loans['L003'].returned_on, 'is', None, part=1)
+        )
+
+    # tasks.world:606
+    def _check_ana_renews_what_she_can__dune_returned_and_paid(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
+            and rt.expect(self.t_loans['L002'].late_fee, '==', 1.25, part=1)
+            and rt.expect(self.t_copies['C0003'].status, '==', _E10_CopyStatus_available, part=2)
+            and rt.expect(self.t_members['M001'].fees_due, '==', 0.0, part=3)
+        )
+
+    # tasks.world:726
+    def _check_ana_returns_everything__dune_back_late(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
+            and rt.expect(self.t_loans['L002'].late_fee, '==', 1.25, part=1)
+            and rt.expect(self.t_copies['C0003'].status, '==', _E10_CopyStatus_available, part=2)
+        )
+
+    def _check_ana_returns_everything__beloved_back(self) -> rt.Verdict | bool:  # tasks.world:727
+        return (
+            rt.expect(self.t_loans['L003'].returned_on, '==', rt.parse_date('2026-05-20'))
+            and rt.expect(self.t_loans['L003'].late_fee, '==', 0.0, part=1)
+            and rt.expect(self.t_copies['C0005'].status, '==', _E10_CopyStatus_available, part=2)
+        )
+
+    def _check_ana_returns_everything__fee_paid(self) -> rt.Verdict | bool:  # tasks.world:728
+        return rt.expect(self.t_members['M001'].fees_due, '==', 0.0) and rt.expect(
+            self.t_loans['L002'].late_fee, '==', 1.25, part=1
+        )
+
+    def _check_ana_returns_everything__new_loan(self) -> bool:  # tasks.world:729
+        return any(
+            _l32.member == 'M001' and _l32.copy_ == 'C0001' and _l32.returned_on is None
+            and _l32.due_on == rt.parse_date('2026-06-10')
+            for _l32 in rt.each(self, self.t_loans)
+        )
+
+    def _check_mined_286392229a__member_m002_changed(self) -> rt.Verdict | bool:  # tasks.world:848
+        return rt.expect(self.t_members['M002'].fees_due, '==', 12.49)
+
+    def _check_mined_286392229a__new_hold(self) -> bool:  # tasks.world:849
+        return any(
+            _r33.book == '9780441478125' and _r33.member == 'M002'
+            and _r33.status == _E10_HoldStatus_active
+            for _r33 in rt.each(self, self.t_holds)
+        )
+
+    def _check_mined_286392229a__new_hold_1(self) -> bool:  # tasks.world:850
+        return any(
+            _r34.book == '9780441478125' and _r34.member == 'M001'
+            and _r34.status == _E10_HoldStatus_active
+            for _r34 in rt.each(self, self.t_holds)
+        )
+
+    def _check_mined_7e8c7ebbdc__copy_c0004_changed(self) -> rt.Verdict | bool:  # tasks.world:969
+        return rt.expect(self.t_copies['C0004'].status, '==', _E10_CopyStatus_on_loan)
+
+    def _check_mined_7e8c7ebbdc__copy_c0006_changed(self) -> rt.Verdict | bool:  # tasks.world:970
+        return rt.expect(self.t_copies['C0006'].status, '==', _E10_CopyStatus_on_loan)
+
+    def _check_mined_7e8c7ebbdc__new_loan(self) -> bool:  # tasks.world:971
+        return any(
+            _r35.copy_ == 'C0006' and _r35.member == 'M003'
+            and _r35.borrowed_on == rt.parse_date('2026-05-20')
+            and _r35.due_on == rt.parse_date('2026-06-10') and _r35.renewed == False
+            and _r35.returned_on is None and _r35.late_fee == 0.0
+            for _r35 in rt.each(self, self.t_loans)
+        )
+
+    def _check_mined_7e8c7ebbdc__new_loan_1(self) -> bool:  # tasks.world:972
+        return any(
+            _r36.copy_ == 'C0004' and _r36.member == 'M003'
+            and _r36.borrowed_on == rt.parse_date('2026-05-20')
+            and _r36.due_on == rt.parse_date('2026-06-10') and _r36.renewed == False
+            and _r36.returned_on is None and _r36.late_fee == 0.0
+            for _r36 in rt.each(self, self.t_loans)
+        )
+
+    def _check_mined_3c7aadd13b__copy_c0006_changed(self) -> rt.Verdict | bool:  # tasks.world:1091
+        return rt.expect(self.t_copies['C0006'].status, '==', _E10_CopyStatus_on_loan)
+
+    def _check_mined_3c7aadd13b__new_loan(self) -> bool:  # tasks.world:1092
+        return any(
+            _r37.copy_ == 'C0006' and _r37.member == 'M003'
+            and _r37.borrowed_on == rt.parse_date('2026-05-20')
+            and _r37.due_on == rt.parse_date('2026-07-01') and _r37.renewed == True
+            and _r37.returned_on is None and _r37.late_fee == 0.0
+            for _r37 in rt.each(self, self.t_loans)
+        )
+
+    # tasks.world:1210
+    def _check_mined_9422fefbde__member_m003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M003'].fees_due, '==', 2.99)
+
+    def _check_mined_9422fefbde__copy_c0001_changed(self) -> rt.Verdict | bool:  # tasks.world:1211
+        return rt.expect(self.t_copies['C0001'].status, '==', _E10_CopyStatus_on_loan)
+
+    def _check_mined_9422fefbde__new_loan(self) -> bool:  # tasks.world:1212
+        return any(
+            _r38.copy_ == 'C0001' and _r38.member == 'M003'
+            and _r38.borrowed_on == rt.parse_date('2026-05-20')
+            and _r38.due_on == rt.parse_date('2026-06-10') and _r38.renewed == False
+            and _r38.returned_on is None and _r38.late_fee == 0.0
+            for _r38 in rt.each(self, self.t_loans)
+        )
+
+    def _check_mined_85c51933e9__new_hold(self) -> bool:  # tasks.world:1330
+        return any(
+            _r39.book == '9780441478125' and _r39.member == 'M002'
+            and _r39.status == _E10_HoldStatus_active
+            for _r39 in rt.each(self, self.t_holds)
+        )
+
+    def _check_mined_85c51933e9__new_hold_1(self) -> bool:  # tasks.world:1331
+        return any(
+            _r40.book == '9780441478125' and _r40.member == 'M001'
+            and _r40.status == _E10_HoldStatus_active
+            for _r40 in rt.each(self, self.t_holds)
+        )
+
+    def _check_mined_228caa2b87__copy_c0006_changed(self) -> rt.Verdict | bool:  # tasks.world:1449
+        return rt.expect(self.t_copies['C0006'].status, '==', _E10_CopyStatus_on_loan)
+
+    def _check_mined_228caa2b87__new_loan(self) -> bool:  # tasks.world:1450
+        return any(
+            _r41.copy_ == 'C0006' and _r41.member == 'M001'
+            and _r41.borrowed_on == rt.parse_date('2026-05-20')
+            and _r41.due_on == rt.parse_date('2026-06-10') and _r41.renewed == False
+            and _r41.returned_on is None and _r41.late_fee == 0.0
+            for _r41 in rt.each(self, self.t_loans)
+        )
+
+    def _check_mined_a4b97ee985__copy_c0001_changed(self) -> rt.Verdict | bool:  # tasks.world:1567
+        return rt.expect(self.t_copies['C0001'].status, '==', _E10_CopyStatus_on_loan)
+
+    def _check_mined_a4b97ee985__new_loan(self) -> bool:  # tasks.world:1568
+        return any(
+            _r42.copy_ == 'C0001' and _r42.member == 'M003'
+            and _r42.borrowed_on == rt.parse_date('2026-05-20')
+            and _r42.due_on == rt.parse_date('2026-06-10') and _r42.renewed == False
+            and _r42.returned_on is None and _r42.late_fee == 0.0
+            for _r42 in rt.each(self, self.t_loans)
+        )
+
+    def _check_mined_73a5caa2b8__loan_l003_changed(self) -> rt.Verdict | bool:  # tasks.world:1685
+        return (
+            rt.expect(self.t_loans['L003'].due_on, '==', rt.parse_date('2026-06-22'))
+            and rt.expect(self.t_loans['L003'].renewed, '==', True, part=1)
+        )
+
+    def _check_mined_a8f8a6d5b7__loan_l001_changed(self) -> rt.Verdict | bool:  # tasks.world:1802
+        return rt.expect(self.t_loans['L001'].returned_on, '==', rt.parse_date('2026-05-20'))
+
+    def _check_mined_a8f8a6d5b7__new_loan(self) -> bool:  # tasks.world:1803
+        return any(
+            _r43.copy_ == 'C0002' and _r43.member == 'M003'
+            and _r43.borrowed_on == rt.parse_date('2026-05-20')
+            and _r43.due_on == rt.parse_date('2026-06-10') and _r43.renewed == False
+            and _r43.returned_on is None and _r43.late_fee == 0.0
+            for _r43 in rt.each(self, self.t_loans)
+        )
+
+    def _check_mined_da3e6756ed__new_hold(self) -> bool:  # tasks.world:1920
+        return any(
+            _r44.book == '9780553380163' and _r44.member == 'M003'
+            and _r44.status == _E10_HoldStatus_cancelled
+            for _r44 in rt.each(self, self.t_holds)
+        )
+
+    def _check_mined_752a70eb31__hold_h001_changed(self) -> rt.Verdict | bool:  # tasks.world:2037
+        return rt.expect(self.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
+
+    def _check_mined_c12687618b__new_hold(self) -> bool:  # tasks.world:2153
+        return any(
+            _r45.book == '9780553380163' and _r45.member == 'M001'
+            and _r45.status == _E10_HoldStatus_active
+            for _r45 in rt.each(self, self.t_holds)
+        )
+
+    # tasks.world:2269
+    def _check_mined_ce3f750eef__member_m003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M003'].fees_due, '==', 2.99)
+
+    # tasks.world:2384
+    def _check_mined_5a188ee4c0__member_m002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M002'].fees_due, '==', 3.57)
+
+    def _check_mined_5a188ee4c0__copy_c0001_changed(self) -> rt.Verdict | bool:  # tasks.world:2385
+        return rt.expect(self.t_copies['C0001'].status, '==', _E10_CopyStatus_on_loan)
+
+    def _check_mined_5a188ee4c0__loan_l003_changed(self) -> rt.Verdict | bool:  # tasks.world:2386
+        return (
+            rt.expect(self.t_loans['L003'].due_on, '==', rt.parse_date('2026-06-22'))
+            and rt.expect(self.t_loans['L003'].renewed, '==', True, part=1)
+        )
+
+    def _check_mined_5a188ee4c0__new_loan(self) -> bool:  # tasks.world:2387
+        return any(
+            _r46.copy_ == 'C0001' and _r46.member == 'M001'
+            and _r46.borrowed_on == rt.parse_date('2026-05-20')
+            and _r46.due_on == rt.parse_date('2026-06-10') and _r46.renewed == False
+            and _r46.returned_on is None and _r46.late_fee == 0.0
+            for _r46 in rt.each(self, self.t_loans)
+        )
+
+    def _check_mined_5a188ee4c0__new_hold(self) -> bool:  # tasks.world:2388
+        return any(
+            _r47.book == '9780441478125' and _r47.member == 'M002'
+            and _r47.status == _E10_HoldStatus_active
+            for _r47 in rt.each(self, self.t_holds)
+        )
+
+    def _check_mined_39987a9397__copy_c0005_changed(self) -> rt.Verdict | bool:  # tasks.world:2510
+        return rt.expect(self.t_copies['C0005'].status, '==', _E10_CopyStatus_available)
+
+    def _check_mined_39987a9397__copy_c0006_changed(self) -> rt.Verdict | bool:  # tasks.world:2511
+        return rt.expect(self.t_copies['C0006'].status, '==', _E10_CopyStatus_on_loan)
+
+    def _check_mined_39987a9397__loan_l003_changed(self) -> rt.Verdict | bool:  # tasks.world:2512
+        return rt.expect(self.t_loans['L003'].returned_on, '==', rt.parse_date('2026-05-20'))
+
+    def _check_mined_39987a9397__new_loan(self) -> bool:  # tasks.world:2513
+        return any(
+            _r48.copy_ == 'C0006' and _r48.member == 'M001'
+            and _r48.borrowed_on == rt.parse_date('2026-05-20')
+            and _r48.due_on == rt.parse_date('2026-06-10') and _r48.renewed == False
+            and _r48.returned_on is None and _r48.late_fee == 0.0
+            for _r48 in rt.each(self, self.t_loans)
+        )
+
+    def _check_mined_39987a9397__hold_h001_changed(self) -> rt.Verdict | bool:  # tasks.world:2514
+        return rt.expect(self.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
+
+    def _check_mined_39987a9397__new_hold(self) -> bool:  # tasks.world:2515
+        return any(
+            _r49.book == '9780553380163' and _r49.member == 'M003'
+            and _r49.status == _E10_HoldStatus_active
+            for _r49 in rt.each(self, self.t_holds)
+        )
+
+    # tasks.world:2637
+    def _check_mined_9fda86a04a__member_m002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M002'].fees_due, '==', 9.5)
+
+    def _check_mined_9fda86a04a__copy_c0001_changed(self) -> rt.Verdict | bool:  # tasks.world:2638
+        return rt.expect(self.t_copies['C0001'].status, '==', _E10_CopyStatus_on_loan)
+
+    def _check_mined_9fda86a04a__copy_c0002_changed(self) -> rt.Verdict | bool:  # tasks.world:2639
+        return rt.expect(self.t_copies['C0002'].status, '==', _E10_CopyStatus_available)
+
+    def _check_mined_9fda86a04a__loan_l001_changed(self) -> rt.Verdict | bool:  # tasks.world:2640
+        return rt.expect(self.t_loans['L001'].returned_on, '==', rt.parse_date('2026-05-20'))
+
+    def _check_mined_9fda86a04a__new_loan(self) -> bool:  # tasks.world:2641
+        return any(
+            _r50.copy_ == 'C0001' and _r50.member == 'M001'
+            and _r50.borrowed_on == rt.parse_date('2026-05-20')
+            and _r50.due_on == rt.parse_date('2026-06-10') and _r50.renewed == False
+            and _r50.returned_on is None and _r50.late_fee == 0.0
+            for _r50 in rt.each(self, self.t_loans)
+        )
+
+    def _check_mined_9fda86a04a__hold_h001_changed(self) -> rt.Verdict | bool:  # tasks.world:2642
+        return rt.expect(self.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
+
+    # tasks.world:2764
+    def _check_mined_3ead4abb91__member_m001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M001'].fees_due, '==', 1.25)
+
+    def _check_mined_3ead4abb91__copy_c0003_changed(self) -> rt.Verdict | bool:  # tasks.world:2765
+        return rt.expect(self.t_copies['C0003'].status, '==', _E10_CopyStatus_available)
+
+    def _check_mined_3ead4abb91__copy_c0004_changed(self) -> rt.Verdict | bool:  # tasks.world:2766
+        return rt.expect(self.t_copies['C0004'].status, '==', _E10_CopyStatus_on_loan)
+
+    def _check_mined_3ead4abb91__loan_l002_changed(self) -> rt.Verdict | bool:  # tasks.world:2767
+        return (
+            rt.expect(self.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
+            and rt.expect(self.t_loans['L002'].late_fee, '==', 1.25, part=1)
+        )
+
+    def _check_mined_3ead4abb91__new_loan(self) -> bool:  # tasks.world:2768
+        return any(
+            _r51.copy_ == 'C0004' and _r51.member == 'M001'
+            and _r51.borrowed_on == rt.parse_date('2026-05-20')
+            and _r51.due_on == rt.parse_date('2026-06-10') and _r51.renewed == False
+            and _r51.returned_on is None and _r51.late_fee == 0.0
+            for _r51 in rt.each(self, self.t_loans)
+        )
+
+    def _check_mined_3ead4abb91__hold_h001_changed(self) -> rt.Verdict | bool:  # tasks.world:2769
+        return rt.expect(self.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
+
+    def _check_mined_f9836ce0d8__copy_c0001_changed(self) -> rt.Verdict | bool:  # tasks.world:2890
+        return rt.expect(self.t_copies['C0001'].status, '==', _E10_CopyStatus_on_loan)
+
+    def _check_mined_f9836ce0d8__new_loan(self) -> bool:  # tasks.world:2891
+        return any(
+            _r52.copy_ == 'C0001' and _r52.member == 'M001'
+            and _r52.borrowed_on == rt.parse_date('2026-05-20')
+            and _r52.due_on == rt.parse_date('2026-06-10') and _r52.renewed == False
+            and _r52.returned_on is None and _r52.late_fee == 0.0
+            for _r52 in rt.each(self, self.t_loans)
+        )
+
+    def _check_mined_f9836ce0d8__hold_h001_changed(self) -> rt.Verdict | bool:  # tasks.world:2892
+        return rt.expect(self.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
+
+    def _check_mined_f9836ce0d8__new_hold(self) -> bool:  # tasks.world:2893
+        return any(
+            _r53.book == '9780441172719' and _r53.member == 'M002'
+            and _r53.status == _E10_HoldStatus_active
+            for _r53 in rt.each(self, self.t_holds)
+        )
+
+    def _check_mined_a2dab9317f__new_loan(self) -> bool:  # tasks.world:3014
+        return any(
+            _r54.copy_ == 'C0001' and _r54.member == 'M003'
+            and _r54.borrowed_on == rt.parse_date('2026-05-20')
+            and _r54.due_on == rt.parse_date('2026-06-10') and _r54.renewed == False
+            and _r54.returned_on == rt.parse_date('2026-05-20') and _r54.late_fee == 0.0
+            for _r54 in rt.each(self, self.t_loans)
+        )
+
+    def _check_mined_a2dab9317f__hold_h001_changed(self) -> rt.Verdict | bool:  # tasks.world:3015
+        return rt.expect(self.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
+
+    def _check_mined_a2dab9317f__new_hold(self) -> bool:  # tasks.world:3016
+        return any(
+            _r55.book == '9780553380163' and _r55.member == 'M003'
+            and _r55.status == _E10_HoldStatus_active
+            for _r55 in rt.each(self, self.t_holds)
+        )
+
+    def _check_mined_1b8bd05760__loan_l003_changed(self) -> rt.Verdict | bool:  # tasks.world:3137
+        return (
+            rt.expect(self.t_loans['L003'].due_on, '==', rt.parse_date('2026-06-22'))
+            and rt.expect(self.t_loans['L003'].renewed, '==', True, part=1)
+        )
+
+    def _check_mined_1b8bd05760__new_hold(self) -> bool:  # tasks.world:3138
+        return any(
+            _r56.book == '9780441172719' and _r56.member == 'M002'
+            and _r56.status == _E10_HoldStatus_cancelled
+            for _r56 in rt.each(self, self.t_holds)
+        )
+
+    # tasks.world:3259
+    def _check_mined_856de70f1c__member_m002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M002'].fees_due, '==', 0.0)
+
+    def _check_mined_856de70f1c__copy_c0001_changed(self) -> rt.Verdict | bool:  # tasks.world:3260
+        return rt.expect(self.t_copies['C0001'].status, '==', _E10_CopyStatus_on_loan)
+
+    def _check_mined_856de70f1c__copy_c0005_changed(self) -> rt.Verdict | bool:  # tasks.world:3261
+        return rt.expect(self.t_copies['C0005'].status, '==', _E10_CopyStatus_available)
+
+    def _check_mined_856de70f1c__loan_l003_changed(self) -> rt.Verdict | bool:  # tasks.world:3262
+        return rt.expect(self.t_loans['L003'].returned_on, '==', rt.parse_date('2026-05-20'))
+
+    def _check_mined_856de70f1c__new_loan(self) -> bool:  # tasks.world:3263
+        return any(
+            _r57.copy_ == 'C0001' and _r57.member == 'M002'
+            and _r57.borrowed_on == rt.parse_date('2026-05-20')
+            and _r57.due_on == rt.parse_date('2026-06-10') and _r57.renewed == False
+            and _r57.returned_on is None and _r57.late_fee == 0.0
+            for _r57 in rt.each(self, self.t_loans)
+        )
+
+    def _check_mined_856de70f1c__new_hold(self) -> bool:  # tasks.world:3264
+        return any(
+            _r58.book == '9780441172719' and _r58.member == 'M002'
+            and _r58.status == _E10_HoldStatus_active
+            for _r58 in rt.each(self, self.t_holds)
+        )
+
+    # tasks.world:3385
+    def _check_mined_28de607642__member_m002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M002'].fees_due, '==', 12.49)
+
+    def _check_mined_28de607642__loan_l001_changed(self) -> rt.Verdict | bool:  # tasks.world:3386
+        return rt.expect(self.t_loans['L001'].returned_on, '==', rt.parse_date('2026-05-20'))
+
+    def _check_mined_28de607642__new_loan(self) -> bool:  # tasks.world:3387
+        return any(
+            _r59.copy_ == 'C0002' and _r59.member == 'M003'
+            and _r59.borrowed_on == rt.parse_date('2026-05-20')
+            and _r59.due_on == rt.parse_date('2026-06-10') and _r59.renewed == False
+            and _r59.returned_on is None and _r59.late_fee == 0.0
+            for _r59 in rt.each(self, self.t_loans)
+        )
+
+    def _check_mined_28de607642__new_hold(self) -> bool:  # tasks.world:3388
+        return any(
+            _r60.book == '9780553380163' and _r60.member == 'M001'
+            and _r60.status == _E10_HoldStatus_active
+            for _r60 in rt.each(self, self.t_holds)
+        )
+
+    # tasks.world:3509
+    def _check_mined_efcf1a725f__member_m002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M002'].fees_due, '==', 8.5)
+
+    def _check_mined_efcf1a725f__copy_c0005_changed(self) -> rt.Verdict | bool:  # tasks.world:3510
+        return rt.expect(self.t_copies['C0005'].status, '==', _E10_CopyStatus_available)
+
+    def _check_mined_efcf1a725f__loan_l003_changed(self) -> rt.Verdict | bool:  # tasks.world:3511
+        return rt.expect(self.t_loans['L003'].returned_on, '==', rt.parse_date('2026-05-20'))
+
+    def _check_mined_efcf1a725f__hold_h001_changed(self) -> rt.Verdict | bool:  # tasks.world:3512
+        return rt.expect(self.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
+
+    def _check_mined_cf0b52b7ae__loan_l003_changed(self) -> rt.Verdict | bool:  # tasks.world:3633
+        return (
+            rt.expect(self.t_loans['L003'].due_on, '==', rt.parse_date('2026-06-22'))
+            and rt.expect(self.t_loans['L003'].renewed, '==', True, part=1)
+        )
+
+    def _check_mined_cf0b52b7ae__hold_h001_changed(self) -> rt.Verdict | bool:  # tasks.world:3634
+        return rt.expect(self.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
+
+    def _check_mined_cf0b52b7ae__new_hold(self) -> bool:  # tasks.world:3635
+        return any(
+            _r61.book == '9780441478125' and _r61.member == 'M001'
+            and _r61.status == _E10_HoldStatus_cancelled
+            for _r61 in rt.each(self, self.t_holds)
+        )
+
+    def _check_mined_d267486522__loan_l003_changed(self) -> rt.Verdict | bool:  # tasks.world:3756
+        return (
+            rt.expect(self.t_loans['L003'].due_on, '==', rt.parse_date('2026-06-22'))
+            and rt.expect(self.t_loans['L003'].renewed, '==', True, part=1)
+        )
+
+    def _check_mined_d267486522__hold_h001_changed(self) -> rt.Verdict | bool:  # tasks.world:3757
+        return rt.expect(self.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
+
+    # tasks.world:3877
+    def _check_mined_7dc48ca3e5__member_m001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M001'].fees_due, '==', 1.25)
+
+    def _check_mined_7dc48ca3e5__loan_l002_changed(self) -> rt.Verdict | bool:  # tasks.world:3878
+        return (
+            rt.expect(self.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
+            and rt.expect(self.t_loans['L002'].late_fee, '==', 1.25, part=1)
+        )
+
+    def _check_mined_7dc48ca3e5__new_loan(self) -> bool:  # tasks.world:3879
+        return any(
+            _r62.copy_ == 'C0003' and _r62.member == 'M001'
+            and _r62.borrowed_on == rt.parse_date('2026-05-20')
+            and _r62.due_on == rt.parse_date('2026-07-01') and _r62.renewed == True
+            and _r62.returned_on is None and _r62.late_fee == 0.0
+            for _r62 in rt.each(self, self.t_loans)
+        )
+
+    def _check_mined_7dc48ca3e5__hold_h001_changed(self) -> rt.Verdict | bool:  # tasks.world:3880
+        return rt.expect(self.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
+
+    # tasks.world:4000
+    def _check_mined_c3323bdf5a__member_m001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M001'].fees_due, '==', 1.25)
+
+    def _check_mined_c3323bdf5a__copy_c0003_changed(self) -> rt.Verdict | bool:  # tasks.world:4001
+        return rt.expect(self.t_copies['C0003'].status, '==', _E10_CopyStatus_available)
+
+    def _check_mined_c3323bdf5a__loan_l002_changed(self) -> rt.Verdict | bool:  # tasks.world:4002
+        return (
+            rt.expect(self.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
+            and rt.expect(self.t_loans['L002'].late_fee, '==', 1.25, part=1)
+        )
+
+    def _check_mined_c3323bdf5a__hold_h001_changed(self) -> rt.Verdict | bool:  # tasks.world:4003
+        return rt.expect(self.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
+
+    def _check_mined_c3323bdf5a__new_hold(self) -> bool:  # tasks.world:4004
+        return any(
+            _r63.book == '9780553380163' and _r63.member == 'M001'
+            and _r63.status == _E10_HoldStatus_active
+            for _r63 in rt.each(self, self.t_holds)
+        )
+
+    def _check_mined_7af5657bc7__new_loan(self) -> bool:  # tasks.world:4124
+        return any(
+            _r64.copy_ == 'C0001' and _r64.member == 'M001'
+            and _r64.borrowed_on == rt.parse_date('2026-05-20')
+            and _r64.due_on == rt.parse_date('2026-06-10') and _r64.renewed == False
+            and _r64.returned_on == rt.parse_date('2026-05-20') and _r64.late_fee == 0.0
+            for _r64 in rt.each(self, self.t_loans)
+        )
+
+    def _check_mined_7af5657bc7__hold_h001_changed(self) -> rt.Verdict | bool:  # tasks.world:4125
+        return rt.expect(self.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
+
+    # tasks.world:4245
+    def _check_mined_a0ab837da0__member_m001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M001'].fees_due, '==', 1.25)
+
+    def _check_mined_a0ab837da0__loan_l002_changed(self) -> rt.Verdict | bool:  # tasks.world:4246
+        return (
+            rt.expect(self.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
+            and rt.expect(self.t_loans['L002'].late_fee, '==', 1.25, part=1)
+        )
+
+    def _check_mined_a0ab837da0__new_loan(self) -> bool:  # tasks.world:4247
+        return any(
+            _r65.copy_ == 'C0003' and _r65.member == 'M003'
+            and _r65.borrowed_on == rt.parse_date('2026-05-20')
+            and _r65.due_on == rt.parse_date('2026-06-10') and _r65.renewed == False
+            and _r65.returned_on is None and _r65.late_fee == 0.0
+            for _r65 in rt.each(self, self.t_loans)
+        )
+
+    def _check_mined_a0ab837da0__hold_h001_changed(self) -> rt.Verdict | bool:  # tasks.world:4248
+        return rt.expect(self.t_holds['H001'].status, '==', _E10_HoldStatus_fulfilled)
+
+    def _check_mined_a0ab837da0__new_hold(self) -> bool:  # tasks.world:4249
+        return any(
+            _r66.book == '9780553380163' and _r66.member == 'M001'
+            and _r66.status == _E10_HoldStatus_cancelled
+            for _r66 in rt.each(self, self.t_holds)
+        )
+
+    def _check_mined_978ca17d2b__loan_l003_changed(self) -> rt.Verdict | bool:  # tasks.world:4372
+        return rt.expect(self.t_loans['L003'].returned_on, '==', rt.parse_date('2026-05-20'))
+
+    def _check_mined_978ca17d2b__new_loan(self) -> bool:  # tasks.world:4373
+        return any(
+            _r67.copy_ == 'C0005' and _r67.member == 'M001'
+            and _r67.borrowed_on == rt.parse_date('2026-05-20')
+            and _r67.due_on == rt.parse_date('2026-06-10') and _r67.renewed == False
+            and _r67.returned_on is None and _r67.late_fee == 0.0
+            for _r67 in rt.each(self, self.t_loans)
+        )
+
+    def _check_mined_978ca17d2b__hold_h001_changed(self) -> rt.Verdict | bool:  # tasks.world:4374
+        return rt.expect(self.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
+
+    def _check_mined_978ca17d2b__new_hold(self) -> bool:  # tasks.world:4375
+        return any(
+            _r68.book == '9781400033416' and _r68.member == 'M001'
+            and _r68.status == _E10_HoldStatus_fulfilled
+            for _r68 in rt.each(self, self.t_holds)
+        )
+
+    def _check_mined_5100bf2049__copy_c0001_changed(self) -> rt.Verdict | bool:  # tasks.world:4498
+        return rt.expect(self.t_copies['C0001'].status, '==', _E10_CopyStatus_on_loan)
+
+    def _check_mined_5100bf2049__new_loan(self) -> bool:  # tasks.world:4499
+        return any(
+            _r69.copy_ == 'C0001' and _r69.member == 'M003'
+            and _r69.borrowed_on == rt.parse_date('2026-05-20')
+            and _r69.due_on == rt.parse_date('2026-07-01') and _r69.renewed == True
+            and _r69.returned_on is None and _r69.late_fee == 0.0
+            for _r69 in rt.each(self, self.t_loans)
+        )
+
+    def _check_mined_5100bf2049__new_hold(self) -> bool:  # tasks.world:4500
+        return any(
+            _r70.book == '9780441478125' and _r70.member == 'M002'
+            and _r70.status == _E10_HoldStatus_active
+            for _r70 in rt.each(self, self.t_holds)
+        )
+
+    # tasks.world:4623
+    def _check_mined_465b61c8ba__member_m001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M001'].fees_due, '==', 1.25)
+
+    def _check_mined_465b61c8ba__copy_c0003_changed(self) -> rt.Verdict | bool:  # tasks.world:4624
+        return rt.expect(self.t_copies['C0003'].status, '==', _E10_CopyStatus_available)
+
+    def _check_mined_465b61c8ba__loan_l002_changed(self) -> rt.Verdict | bool:  # tasks.world:4625
+        return (
+            rt.expect(self.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
+            and rt.expect(self.t_loans['L002'].late_fee, '==', 1.25, part=1)
+        )
+
+    def _check_mined_465b61c8ba__new_hold(self) -> bool:  # tasks.world:4626
+        return any(
+            _r71.book == '9781400033416' and _r71.member == 'M003'
+            and _r71.status == _E10_HoldStatus_cancelled
+            for _r71 in rt.each(self, self.t_holds)
+        )
+
+    def _check_mined_465b61c8ba__new_hold_1(self) -> bool:  # tasks.world:4627
+        return any(
+            _r72.book == '9780553380163' and _r72.member == 'M001'
+            and _r72.status == _E10_HoldStatus_active
+            for _r72 in rt.each(self, self.t_holds)
+        )
+
+    def _check_mined_18757a1de6__copy_c0005_changed(self) -> rt.Verdict | bool:  # tasks.world:4750
+        return rt.expect(self.t_copies['C0005'].status, '==', _E10_CopyStatus_available)
+
+    def _check_mined_18757a1de6__loan_l003_changed(self) -> rt.Verdict | bool:  # tasks.world:4751
+        return rt.expect(self.t_loans['L003'].returned_on, '==', rt.parse_date('2026-05-20'))
+
+    def _check_mined_18757a1de6__hold_h001_changed(self) -> rt.Verdict | bool:  # tasks.world:4752
+        return rt.expect(self.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
+
+    # tasks.world:4874
+    def _check_mined_7d26a543ff__member_m002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M002'].fees_due, '==', 12.49)
+
+    def _check_mined_7d26a543ff__copy_c0002_changed(self) -> rt.Verdict | bool:  # tasks.world:4875
+        return rt.expect(self.t_copies['C0002'].status, '==', _E10_CopyStatus_available)
+
+    def _check_mined_7d26a543ff__loan_l001_changed(self) -> rt.Verdict | bool:  # tasks.world:4876
+        return rt.expect(self.t_loans['L001'].returned_on, '==', rt.parse_date('2026-05-20'))
+
+    def _check_mined_7d26a543ff__new_hold(self) -> bool:  # tasks.world:4877
+        return any(
+            _r73.book == '9780441478125' and _r73.member == 'M003'
+            and _r73.status == _E10_HoldStatus_active
+            for _r73 in rt.each(self, self.t_holds)
+        )
+
+    def _check_mined_7d26a543ff__new_hold_1(self) -> bool:  # tasks.world:4878
+        return any(
+            _r74.book == '9780553380163' and _r74.member == 'M002'
+            and _r74.status == _E10_HoldStatus_active
+            for _r74 in rt.each(self, self.t_holds)
+        )
+
+    def _check_mined_d13d857985__copy_c0006_changed(self) -> rt.Verdict | bool:  # tasks.world:5001
+        return rt.expect(self.t_copies['C0006'].status, '==', _E10_CopyStatus_on_loan)
+
+    def _check_mined_d13d857985__new_loan(self) -> bool:  # tasks.world:5002
+        return any(
+            _r75.copy_ == 'C0006' and _r75.member == 'M003'
+            and _r75.borrowed_on == rt.parse_date('2026-05-20')
+            and _r75.due_on == rt.parse_date('2026-06-10') and _r75.renewed == False
+            and _r75.returned_on is None and _r75.late_fee == 0.0
+            for _r75 in rt.each(self, self.t_loans)
+        )
+
+    def _check_mined_d13d857985__new_hold(self) -> bool:  # tasks.world:5003
+        return any(
+            _r76.book == '9780441478125' and _r76.member == 'M001'
+            and _r76.status == _E10_HoldStatus_active
+            for _r76 in rt.each(self, self.t_holds)
+        )
+
+    def _check_mined_d6d659b004__hold_h001_changed(self) -> rt.Verdict | bool:  # tasks.world:5125
+        return rt.expect(self.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
+
+    def _check_mined_d6d659b004__new_hold(self) -> bool:  # tasks.world:5126
+        return any(
+            _r77.book == '9780553380163' and _r77.member == 'M001'
+            and _r77.status == _E10_HoldStatus_active
+            for _r77 in rt.each(self, self.t_holds)
+        )
+
 
 PublicLibrary.TOOLS = tools(PublicLibrary)
-
-
-# public_library.world:536
-def _check_late_return_and_new_loan__returned(ep: PublicLibrary) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
-        and rt.expect(ep.t_loans['L002'].late_fee, '==', 1.25, part=1)
-        and rt.expect(ep.t_copies['C0003'].status, '==', _E10_CopyStatus_available, part=2)
-    )
-
-
-# public_library.world:537
-def _check_late_return_and_new_loan__charged(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M001'].fees_due, '==', 1.25)
-
-
-# public_library.world:538
-def _check_late_return_and_new_loan__borrowed(ep: PublicLibrary) -> bool:
-    return any(
-        _l24.member == 'M001' and _l24.copy_ == 'C0006' and _l24.returned_on is None
-        and _l24.due_on == rt.parse_date('2026-06-10')
-        for _l24 in rt.each(ep, ep.t_loans)
-    )
-
-
-# public_library.world:654
-def _check_pay_then_borrow_and_renew__paid(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M002'].fees_due, '==', 7.5)
-
-
-# public_library.world:655
-def _check_pay_then_borrow_and_renew__ben_borrowed(ep: PublicLibrary) -> bool:
-    return any(
-        _l25.member == 'M002' and _l25.copy_ == 'C0001' and _l25.returned_on is None
-        for _l25 in rt.each(ep, ep.t_loans)
-    )
-
-
-# public_library.world:656
-def _check_pay_then_borrow_and_renew__renewed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return ep.t_loans['L003'].renewed and rt.expect(
-        ep.t_loans['L003'].due_on, '==', rt.parse_date('2026-06-22')
-    )
-
-
-# public_library.world:773
-def _check_swap_holds__dune_cancelled(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
-
-
-def _check_swap_holds__beloved_held(ep: PublicLibrary) -> bool:  # public_library.world:774
-    return any(
-        _h26.member == 'M003' and _h26.book == '9781400033416'
-        and _h26.status == _E10_HoldStatus_active
-        for _h26 in rt.each(ep, ep.t_holds)
-    )
-
-
-# tasks.world:113
-def _check_dune_passes_to_next_in_line__dune_returned(ep: PublicLibrary) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
-        and rt.expect(ep.t_loans['L002'].late_fee, '==', 1.25, part=1)
-        and rt.expect(ep.t_members['M001'].fees_due, '==', 1.25, part=2)
-    )
-
-
-# tasks.world:114
-def _check_dune_passes_to_next_in_line__chloe_borrowed(ep: PublicLibrary) -> bool:
-    return any(
-        _l27.member == 'M003' and _l27.copy_ == 'C0003' and _l27.returned_on is None
-        and _l27.due_on == rt.parse_date('2026-06-10')
-        for _l27 in rt.each(ep, ep.t_loans)
-    )
-
-
-# tasks.world:115
-def _check_dune_passes_to_next_in_line__hold_fulfilled(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_holds['H001'].status, '==', _E10_HoldStatus_fulfilled)
-
-
-# tasks.world:116
-def _check_dune_passes_to_next_in_line__fees_paid(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M003'].fees_due, '==', 0.0)
-
-
-def _check_chloe_swaps_hold_and_books__right_hold_cancelled(  # tasks.world:241
-    ep: PublicLibrary
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_holds['H003'].status, '==', _E10_HoldStatus_cancelled) and rt.expect(
-        ep.t_holds['H001'].status, '==', _E10_HoldStatus_active, part=1
-    )
-
-
-# tasks.world:242
-def _check_chloe_swaps_hold_and_books__le_guin_returned(ep: PublicLibrary) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_loans['L001'].returned_on, '==', rt.parse_date('2026-05-20'))
-        and rt.expect(ep.t_loans['L001'].late_fee, '==', 0.0, part=1)
-        and rt.expect(ep.t_copies['C0002'].status, '==', _E10_CopyStatus_available, part=2)
-    )
-
-
-# tasks.world:243
-def _check_chloe_swaps_hold_and_books__beloved_borrowed(ep: PublicLibrary) -> bool:
-    return any(
-        _l28.member == 'M003' and _l28.copy_ == 'C0004' and _l28.returned_on is None
-        and _l28.due_on == rt.parse_date('2026-06-10')
-        for _l28 in rt.each(ep, ep.t_loans)
-    )
-
-
-# tasks.world:361
-def _check_chloe_settles_up__returned_on_time(ep: PublicLibrary) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_loans['L001'].returned_on, '==', rt.parse_date('2026-05-20'))
-        and rt.expect(ep.t_loans['L001'].late_fee, '==', 0.0, part=1)
-        and rt.expect(ep.t_copies['C0002'].status, '==', _E10_CopyStatus_available, part=2)
-    )
-
-
-# tasks.world:362
-def _check_chloe_settles_up__fees_cleared(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M003'].fees_due, '==', 0.0)
-
-
-def _check_chloe_settles_up__beloved_borrowed(ep: PublicLibrary) -> bool:  # tasks.world:363
-    return any(
-        _l29.member == 'M003' and _l29.copy_ == 'C0004' and _l29.returned_on is None
-        and _l29.due_on == rt.parse_date('2026-06-10')
-        for _l29 in rt.each(ep, ep.t_loans)
-    )
-
-
-# tasks.world:481
-def _check_ben_pays_borrows_and_queues__paid_just_enough(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M002'].fees_due, '==', 10.0)
-
-
-# tasks.world:482
-def _check_ben_pays_borrows_and_queues__beloved_borrowed(ep: PublicLibrary) -> bool:
-    return any(
-        _l30.member == 'M002' and ep.t_copies[_l30.copy_].book == '9781400033416'
-        and _l30.returned_on is None and _l30.due_on == rt.parse_date('2026-06-10')
-        for _l30 in rt.each(ep, ep.t_loans)
-    )
-
-
-def _check_ben_pays_borrows_and_queues__dune_queued(ep: PublicLibrary) -> bool:  # tasks.world:483
-    return any(
-        _h31.member == 'M002' and _h31.book == '9780441172719'
-        and _h31.status == _E10_HoldStatus_active
-        for _h31 in rt.each(ep, ep.t_holds)
-    )
-
-
-# tasks.world:605
-def _check_ana_renews_what_she_can__beloved_renewed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return (
-        ep.t_loans['L003'].renewed
-        and rt.expect(ep.t_loans['L003'].due_on, '==', rt.parse_date('2026-06-22'))
-        and rt.expect(ep.t_loans['L003'].returned_on, 'is', None, part=1)
-    )
-
-
-# tasks.world:606
-def _check_ana_renews_what_she_can__dune_returned_and_paid(ep: PublicLibrary) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
-        and rt.expect(ep.t_loans['L002'].late_fee, '==', 1.25, part=1)
-        and rt.expect(ep.t_copies['C0003'].status, '==', _E10_CopyStatus_available, part=2)
-        and rt.expect(ep.t_members['M001'].fees_due, '==', 0.0, part=3)
-    )
-
-
-# tasks.world:726
-def _check_ana_returns_everything__dune_back_late(ep: PublicLibrary) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
-        and rt.expect(ep.t_loans['L002'].late_fee, '==', 1.25, part=1)
-        and rt.expect(ep.t_copies['C0003'].status, '==', _E10_CopyStatus_available, part=2)
-    )
-
-
-# tasks.world:727
-def _check_ana_returns_everything__beloved_back(ep: PublicLibrary) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_loans['L003'].returned_on, '==', rt.parse_date('2026-05-20'))
-        and rt.expect(ep.t_loans['L003'].late_fee, '==', 0.0, part=1)
-        and rt.expect(ep.t_copies['C0005'].status, '==', _E10_CopyStatus_available, part=2)
-    )
-
-
-# tasks.world:728
-def _check_ana_returns_everything__fee_paid(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M001'].fees_due, '==', 0.0) and rt.expect(
-        ep.t_loans['L002'].late_fee, '==', 1.25, part=1
-    )
-
-
-def _check_ana_returns_everything__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:729
-    return any(
-        _l32.member == 'M001' and _l32.copy_ == 'C0001' and _l32.returned_on is None
-        and _l32.due_on == rt.parse_date('2026-06-10')
-        for _l32 in rt.each(ep, ep.t_loans)
-    )
-
-
-# tasks.world:848
-def _check_mined_286392229a__member_m002_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M002'].fees_due, '==', 12.49)
-
-
-def _check_mined_286392229a__new_hold(ep: PublicLibrary) -> bool:  # tasks.world:849
-    return any(
-        _r33.book == '9780441478125' and _r33.member == 'M002'
-        and _r33.status == _E10_HoldStatus_active
-        for _r33 in rt.each(ep, ep.t_holds)
-    )
-
-
-def _check_mined_286392229a__new_hold_1(ep: PublicLibrary) -> bool:  # tasks.world:850
-    return any(
-        _r34.book == '9780441478125' and _r34.member == 'M001'
-        and _r34.status == _E10_HoldStatus_active
-        for _r34 in rt.each(ep, ep.t_holds)
-    )
-
-
-# tasks.world:969
-def _check_mined_7e8c7ebbdc__copy_c0004_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0004'].status, '==', _E10_CopyStatus_on_loan)
-
-
-# tasks.world:970
-def _check_mined_7e8c7ebbdc__copy_c0006_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0006'].status, '==', _E10_CopyStatus_on_loan)
-
-
-def _check_mined_7e8c7ebbdc__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:971
-    return any(
-        _r35.copy_ == 'C0006' and _r35.member == 'M003'
-        and _r35.borrowed_on == rt.parse_date('2026-05-20')
-        and _r35.due_on == rt.parse_date('2026-06-10') and _r35.renewed == False
-        and _r35.returned_on is None and _r35.late_fee == 0.0
-        for _r35 in rt.each(ep, ep.t_loans)
-    )
-
-
-def _check_mined_7e8c7ebbdc__new_loan_1(ep: PublicLibrary) -> bool:  # tasks.world:972
-    return any(
-        _r36.copy_ == 'C0004' and _r36.member == 'M003'
-        and _r36.borrowed_on == rt.parse_date('2026-05-20')
-        and _r36.due_on == rt.parse_date('2026-06-10') and _r36.renewed == False
-        and _r36.returned_on is None and _r36.late_fee == 0.0
-        for _r36 in rt.each(ep, ep.t_loans)
-    )
-
-
-# tasks.world:1091
-def _check_mined_3c7aadd13b__copy_c0006_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0006'].status, '==', _E10_CopyStatus_on_loan)
-
-
-def _check_mined_3c7aadd13b__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:1092
-    return any(
-        _r37.copy_ == 'C0006' and _r37.member == 'M003'
-        and _r37.borrowed_on == rt.parse_date('2026-05-20')
-        and _r37.due_on == rt.parse_date('2026-07-01') and _r37.renewed == True
-        and _r37.returned_on is None and _r37.late_fee == 0.0
-        for _r37 in rt.each(ep, ep.t_loans)
-    )
-
-
-# tasks.world:1210
-def _check_mined_9422fefbde__member_m003_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M003'].fees_due, '==', 2.99)
-
-
-# tasks.world:1211
-def _check_mined_9422fefbde__copy_c0001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0001'].status, '==', _E10_CopyStatus_on_loan)
-
-
-def _check_mined_9422fefbde__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:1212
-    return any(
-        _r38.copy_ == 'C0001' and _r38.member == 'M003'
-        and _r38.borrowed_on == rt.parse_date('2026-05-20')
-        and _r38.due_on == rt.parse_date('2026-06-10') and _r38.renewed == False
-        and _r38.returned_on is None and _r38.late_fee == 0.0
-        for _r38 in rt.each(ep, ep.t_loans)
-    )
-
-
-def _check_mined_85c51933e9__new_hold(ep: PublicLibrary) -> bool:  # tasks.world:1330
-    return any(
-        _r39.book == '9780441478125' and _r39.member == 'M002'
-        and _r39.status == _E10_HoldStatus_active
-        for _r39 in rt.each(ep, ep.t_holds)
-    )
-
-
-def _check_mined_85c51933e9__new_hold_1(ep: PublicLibrary) -> bool:  # tasks.world:1331
-    return any(
-        _r40.book == '9780441478125' and _r40.member == 'M001'
-        and _r40.status == _E10_HoldStatus_active
-        for _r40 in rt.each(ep, ep.t_holds)
-    )
-
-
-# tasks.world:1449
-def _check_mined_228caa2b87__copy_c0006_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0006'].status, '==', _E10_CopyStatus_on_loan)
-
-
-def _check_mined_228caa2b87__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:1450
-    return any(
-        _r41.copy_ == 'C0006' and _r41.member == 'M001'
-        and _r41.borrowed_on == rt.parse_date('2026-05-20')
-        and _r41.due_on == rt.parse_date('2026-06-10') and _r41.renewed == False
-        and _r41.returned_on is None and _r41.late_fee == 0.0
-        for _r41 in rt.each(ep, ep.t_loans)
-    )
-
-
-# tasks.world:1567
-def _check_mined_a4b97ee985__copy_c0001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0001'].status, '==', _E10_CopyStatus_on_loan)
-
-
-def _check_mined_a4b97ee985__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:1568
-    return any(
-        _r42.copy_ == 'C0001' and _r42.member == 'M003'
-        and _r42.borrowed_on == rt.parse_date('2026-05-20')
-        and _r42.due_on == rt.parse_date('2026-06-10') and _r42.renewed == False
-        and _r42.returned_on is None and _r42.late_fee == 0.0
-        for _r42 in rt.each(ep, ep.t_loans)
-    )
-
-
-# tasks.world:1685
-def _check_mined_73a5caa2b8__loan_l003_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['L003'].due_on, '==', rt.parse_date('2026-06-22')) and rt.expect(
-        ep.t_loans['L003'].renewed, '==', True, part=1
-    )
-
-
-# tasks.world:1802
-def _check_mined_a8f8a6d5b7__loan_l001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['L001'].returned_on, '==', rt.parse_date('2026-05-20'))
-
-
-def _check_mined_a8f8a6d5b7__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:1803
-    return any(
-        _r43.copy_ == 'C0002' and _r43.member == 'M003'
-        and _r43.borrowed_on == rt.parse_date('2026-05-20')
-        and _r43.due_on == rt.parse_date('2026-06-10') and _r43.renewed == False
-        and _r43.returned_on is None and _r43.late_fee == 0.0
-        for _r43 in rt.each(ep, ep.t_loans)
-    )
-
-
-def _check_mined_da3e6756ed__new_hold(ep: PublicLibrary) -> bool:  # tasks.world:1920
-    return any(
-        _r44.book == '9780553380163' and _r44.member == 'M003'
-        and _r44.status == _E10_HoldStatus_cancelled
-        for _r44 in rt.each(ep, ep.t_holds)
-    )
-
-
-# tasks.world:2037
-def _check_mined_752a70eb31__hold_h001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
-
-
-def _check_mined_c12687618b__new_hold(ep: PublicLibrary) -> bool:  # tasks.world:2153
-    return any(
-        _r45.book == '9780553380163' and _r45.member == 'M001'
-        and _r45.status == _E10_HoldStatus_active
-        for _r45 in rt.each(ep, ep.t_holds)
-    )
-
-
-# tasks.world:2269
-def _check_mined_ce3f750eef__member_m003_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M003'].fees_due, '==', 2.99)
-
-
-# tasks.world:2384
-def _check_mined_5a188ee4c0__member_m002_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M002'].fees_due, '==', 3.57)
-
-
-# tasks.world:2385
-def _check_mined_5a188ee4c0__copy_c0001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0001'].status, '==', _E10_CopyStatus_on_loan)
-
-
-# tasks.world:2386
-def _check_mined_5a188ee4c0__loan_l003_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['L003'].due_on, '==', rt.parse_date('2026-06-22')) and rt.expect(
-        ep.t_loans['L003'].renewed, '==', True, part=1
-    )
-
-
-def _check_mined_5a188ee4c0__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:2387
-    return any(
-        _r46.copy_ == 'C0001' and _r46.member == 'M001'
-        and _r46.borrowed_on == rt.parse_date('2026-05-20')
-        and _r46.due_on == rt.parse_date('2026-06-10') and _r46.renewed == False
-        and _r46.returned_on is None and _r46.late_fee == 0.0
-        for _r46 in rt.each(ep, ep.t_loans)
-    )
-
-
-def _check_mined_5a188ee4c0__new_hold(ep: PublicLibrary) -> bool:  # tasks.world:2388
-    return any(
-        _r47.book == '9780441478125' and _r47.member == 'M002'
-        and _r47.status == _E10_HoldStatus_active
-        for _r47 in rt.each(ep, ep.t_holds)
-    )
-
-
-# tasks.world:2510
-def _check_mined_39987a9397__copy_c0005_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0005'].status, '==', _E10_CopyStatus_available)
-
-
-# tasks.world:2511
-def _check_mined_39987a9397__copy_c0006_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0006'].status, '==', _E10_CopyStatus_on_loan)
-
-
-# tasks.world:2512
-def _check_mined_39987a9397__loan_l003_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['L003'].returned_on, '==', rt.parse_date('2026-05-20'))
-
-
-def _check_mined_39987a9397__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:2513
-    return any(
-        _r48.copy_ == 'C0006' and _r48.member == 'M001'
-        and _r48.borrowed_on == rt.parse_date('2026-05-20')
-        and _r48.due_on == rt.parse_date('2026-06-10') and _r48.renewed == False
-        and _r48.returned_on is None and _r48.late_fee == 0.0
-        for _r48 in rt.each(ep, ep.t_loans)
-    )
-
-
-# tasks.world:2514
-def _check_mined_39987a9397__hold_h001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
-
-
-def _check_mined_39987a9397__new_hold(ep: PublicLibrary) -> bool:  # tasks.world:2515
-    return any(
-        _r49.book == '9780553380163' and _r49.member == 'M003'
-        and _r49.status == _E10_HoldStatus_active
-        for _r49 in rt.each(ep, ep.t_holds)
-    )
-
-
-# tasks.world:2637
-def _check_mined_9fda86a04a__member_m002_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M002'].fees_due, '==', 9.5)
-
-
-# tasks.world:2638
-def _check_mined_9fda86a04a__copy_c0001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0001'].status, '==', _E10_CopyStatus_on_loan)
-
-
-# tasks.world:2639
-def _check_mined_9fda86a04a__copy_c0002_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0002'].status, '==', _E10_CopyStatus_available)
-
-
-# tasks.world:2640
-def _check_mined_9fda86a04a__loan_l001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['L001'].returned_on, '==', rt.parse_date('2026-05-20'))
-
-
-def _check_mined_9fda86a04a__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:2641
-    return any(
-        _r50.copy_ == 'C0001' and _r50.member == 'M001'
-        and _r50.borrowed_on == rt.parse_date('2026-05-20')
-        and _r50.due_on == rt.parse_date('2026-06-10') and _r50.renewed == False
-        and _r50.returned_on is None and _r50.late_fee == 0.0
-        for _r50 in rt.each(ep, ep.t_loans)
-    )
-
-
-# tasks.world:2642
-def _check_mined_9fda86a04a__hold_h001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
-
-
-# tasks.world:2764
-def _check_mined_3ead4abb91__member_m001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M001'].fees_due, '==', 1.25)
-
-
-# tasks.world:2765
-def _check_mined_3ead4abb91__copy_c0003_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0003'].status, '==', _E10_CopyStatus_available)
-
-
-# tasks.world:2766
-def _check_mined_3ead4abb91__copy_c0004_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0004'].status, '==', _E10_CopyStatus_on_loan)
-
-
-# tasks.world:2767
-def _check_mined_3ead4abb91__loan_l002_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
-        and rt.expect(ep.t_loans['L002'].late_fee, '==', 1.25, part=1)
-    )
-
-
-def _check_mined_3ead4abb91__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:2768
-    return any(
-        _r51.copy_ == 'C0004' and _r51.member == 'M001'
-        and _r51.borrowed_on == rt.parse_date('2026-05-20')
-        and _r51.due_on == rt.parse_date('2026-06-10') and _r51.renewed == False
-        and _r51.returned_on is None and _r51.late_fee == 0.0
-        for _r51 in rt.each(ep, ep.t_loans)
-    )
-
-
-# tasks.world:2769
-def _check_mined_3ead4abb91__hold_h001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
-
-
-# tasks.world:2890
-def _check_mined_f9836ce0d8__copy_c0001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0001'].status, '==', _E10_CopyStatus_on_loan)
-
-
-def _check_mined_f9836ce0d8__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:2891
-    return any(
-        _r52.copy_ == 'C0001' and _r52.member == 'M001'
-        and _r52.borrowed_on == rt.parse_date('2026-05-20')
-        and _r52.due_on == rt.parse_date('2026-06-10') and _r52.renewed == False
-        and _r52.returned_on is None and _r52.late_fee == 0.0
-        for _r52 in rt.each(ep, ep.t_loans)
-    )
-
-
-# tasks.world:2892
-def _check_mined_f9836ce0d8__hold_h001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
-
-
-def _check_mined_f9836ce0d8__new_hold(ep: PublicLibrary) -> bool:  # tasks.world:2893
-    return any(
-        _r53.book == '9780441172719' and _r53.member == 'M002'
-        and _r53.status == _E10_HoldStatus_active
-        for _r53 in rt.each(ep, ep.t_holds)
-    )
-
-
-def _check_mined_a2dab9317f__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:3014
-    return any(
-        _r54.copy_ == 'C0001' and _r54.member == 'M003'
-        and _r54.borrowed_on == rt.parse_date('2026-05-20')
-        and _r54.due_on == rt.parse_date('2026-06-10') and _r54.renewed == False
-        and _r54.returned_on == rt.parse_date('2026-05-20') and _r54.late_fee == 0.0
-        for _r54 in rt.each(ep, ep.t_loans)
-    )
-
-
-# tasks.world:3015
-def _check_mined_a2dab9317f__hold_h001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
-
-
-def _check_mined_a2dab9317f__new_hold(ep: PublicLibrary) -> bool:  # tasks.world:3016
-    return any(
-        _r55.book == '9780553380163' and _r55.member == 'M003'
-        and _r55.status == _E10_HoldStatus_active
-        for _r55 in rt.each(ep, ep.t_holds)
-    )
-
-
-# tasks.world:3137
-def _check_mined_1b8bd05760__loan_l003_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['L003'].due_on, '==', rt.parse_date('2026-06-22')) and rt.expect(
-        ep.t_loans['L003'].renewed, '==', True, part=1
-    )
-
-
-def _check_mined_1b8bd05760__new_hold(ep: PublicLibrary) -> bool:  # tasks.world:3138
-    return any(
-        _r56.book == '9780441172719' and _r56.member == 'M002'
-        and _r56.status == _E10_HoldStatus_cancelled
-        for _r56 in rt.each(ep, ep.t_holds)
-    )
-
-
-# tasks.world:3259
-def _check_mined_856de70f1c__member_m002_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M002'].fees_due, '==', 0.0)
-
-
-# tasks.world:3260
-def _check_mined_856de70f1c__copy_c0001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0001'].status, '==', _E10_CopyStatus_on_loan)
-
-
-# tasks.world:3261
-def _check_mined_856de70f1c__copy_c0005_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0005'].status, '==', _E10_CopyStatus_available)
-
-
-# tasks.world:3262
-def _check_mined_856de70f1c__loan_l003_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['L003'].returned_on, '==', rt.parse_date('2026-05-20'))
-
-
-def _check_mined_856de70f1c__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:3263
-    return any(
-        _r57.copy_ == 'C0001' and _r57.member == 'M002'
-        and _r57.borrowed_on == rt.parse_date('2026-05-20')
-        and _r57.due_on == rt.parse_date('2026-06-10') and _r57.renewed == False
-        and _r57.returned_on is None and _r57.late_fee == 0.0
-        for _r57 in rt.each(ep, ep.t_loans)
-    )
-
-
-def _check_mined_856de70f1c__new_hold(ep: PublicLibrary) -> bool:  # tasks.world:3264
-    return any(
-        _r58.book == '9780441172719' and _r58.member == 'M002'
-        and _r58.status == _E10_HoldStatus_active
-        for _r58 in rt.each(ep, ep.t_holds)
-    )
-
-
-# tasks.world:3385
-def _check_mined_28de607642__member_m002_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M002'].fees_due, '==', 12.49)
-
-
-# tasks.world:3386
-def _check_mined_28de607642__loan_l001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['L001'].returned_on, '==', rt.parse_date('2026-05-20'))
-
-
-def _check_mined_28de607642__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:3387
-    return any(
-        _r59.copy_ == 'C0002' and _r59.member == 'M003'
-        and _r59.borrowed_on == rt.parse_date('2026-05-20')
-        and _r59.due_on == rt.parse_date('2026-06-10') and _r59.renewed == False
-        and _r59.returned_on is None and _r59.late_fee == 0.0
-        for _r59 in rt.each(ep, ep.t_loans)
-    )
-
-
-def _check_mined_28de607642__new_hold(ep: PublicLibrary) -> bool:  # tasks.world:3388
-    return any(
-        _r60.book == '9780553380163' and _r60.member == 'M001'
-        and _r60.status == _E10_HoldStatus_active
-        for _r60 in rt.each(ep, ep.t_holds)
-    )
-
-
-# tasks.world:3509
-def _check_mined_efcf1a725f__member_m002_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M002'].fees_due, '==', 8.5)
-
-
-# tasks.world:3510
-def _check_mined_efcf1a725f__copy_c0005_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0005'].status, '==', _E10_CopyStatus_available)
-
-
-# tasks.world:3511
-def _check_mined_efcf1a725f__loan_l003_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['L003'].returned_on, '==', rt.parse_date('2026-05-20'))
-
-
-# tasks.world:3512
-def _check_mined_efcf1a725f__hold_h001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
-
-
-# tasks.world:3633
-def _check_mined_cf0b52b7ae__loan_l003_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['L003'].due_on, '==', rt.parse_date('2026-06-22')) and rt.expect(
-        ep.t_loans['L003'].renewed, '==', True, part=1
-    )
-
-
-# tasks.world:3634
-def _check_mined_cf0b52b7ae__hold_h001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
-
-
-def _check_mined_cf0b52b7ae__new_hold(ep: PublicLibrary) -> bool:  # tasks.world:3635
-    return any(
-        _r61.book == '9780441478125' and _r61.member == 'M001'
-        and _r61.status == _E10_HoldStatus_cancelled
-        for _r61 in rt.each(ep, ep.t_holds)
-    )
-
-
-# tasks.world:3756
-def _check_mined_d267486522__loan_l003_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['L003'].due_on, '==', rt.parse_date('2026-06-22')) and rt.expect(
-        ep.t_loans['L003'].renewed, '==', True, part=1
-    )
-
-
-# tasks.world:3757
-def _check_mined_d267486522__hold_h001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
-
-
-# tasks.world:3877
-def _check_mined_7dc48ca3e5__member_m001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M001'].fees_due, '==', 1.25)
-
-
-# tasks.world:3878
-def _check_mined_7dc48ca3e5__loan_l002_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
-        and rt.expect(ep.t_loans['L002'].late_fee, '==', 1.25, part=1)
-    )
-
-
-def _check_mined_7dc48ca3e5__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:3879
-    return any(
-        _r62.copy_ == 'C0003' and _r62.member == 'M001'
-        and _r62.borrowed_on == rt.parse_date('2026-05-20')
-        and _r62.due_on == rt.parse_date('2026-07-01') and _r62.renewed == True
-        and _r62.returned_on is None and _r62.late_fee == 0.0
-        for _r62 in rt.each(ep, ep.t_loans)
-    )
-
-
-# tasks.world:3880
-def _check_mined_7dc48ca3e5__hold_h001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
-
-
-# tasks.world:4000
-def _check_mined_c3323bdf5a__member_m001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M001'].fees_due, '==', 1.25)
-
-
-# tasks.world:4001
-def _check_mined_c3323bdf5a__copy_c0003_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0003'].status, '==', _E10_CopyStatus_available)
-
-
-# tasks.world:4002
-def _check_mined_c3323bdf5a__loan_l002_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
-        and rt.expect(ep.t_loans['L002'].late_fee, '==', 1.25, part=1)
-    )
-
-
-# tasks.world:4003
-def _check_mined_c3323bdf5a__hold_h001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
-
-
-def _check_mined_c3323bdf5a__new_hold(ep: PublicLibrary) -> bool:  # tasks.world:4004
-    return any(
-        _r63.book == '9780553380163' and _r63.member == 'M001'
-        and _r63.status == _E10_HoldStatus_active
-        for _r63 in rt.each(ep, ep.t_holds)
-    )
-
-
-def _check_mined_7af5657bc7__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:4124
-    return any(
-        _r64.copy_ == 'C0001' and _r64.member == 'M001'
-        and _r64.borrowed_on == rt.parse_date('2026-05-20')
-        and _r64.due_on == rt.parse_date('2026-06-10') and _r64.renewed == False
-        and _r64.returned_on == rt.parse_date('2026-05-20') and _r64.late_fee == 0.0
-        for _r64 in rt.each(ep, ep.t_loans)
-    )
-
-
-# tasks.world:4125
-def _check_mined_7af5657bc7__hold_h001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
-
-
-# tasks.world:4245
-def _check_mined_a0ab837da0__member_m001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M001'].fees_due, '==', 1.25)
-
-
-# tasks.world:4246
-def _check_mined_a0ab837da0__loan_l002_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
-        and rt.expect(ep.t_loans['L002'].late_fee, '==', 1.25, part=1)
-    )
-
-
-def _check_mined_a0ab837da0__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:4247
-    return any(
-        _r65.copy_ == 'C0003' and _r65.member == 'M003'
-        and _r65.borrowed_on == rt.parse_date('2026-05-20')
-        and _r65.due_on == rt.parse_date('2026-06-10') and _r65.renewed == False
-        and _r65.returned_on is None and _r65.late_fee == 0.0
-        for _r65 in rt.each(ep, ep.t_loans)
-    )
-
-
-# tasks.world:4248
-def _check_mined_a0ab837da0__hold_h001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_holds['H001'].status, '==', _E10_HoldStatus_fulfilled)
-
-
-def _check_mined_a0ab837da0__new_hold(ep: PublicLibrary) -> bool:  # tasks.world:4249
-    return any(
-        _r66.book == '9780553380163' and _r66.member == 'M001'
-        and _r66.status == _E10_HoldStatus_cancelled
-        for _r66 in rt.each(ep, ep.t_holds)
-    )
-
-
-# tasks.world:4372
-def _check_mined_978ca17d2b__loan_l003_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['L003'].returned_on, '==', rt.parse_date('2026-05-20'))
-
-
-def _check_mined_978ca17d2b__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:4373
-    return any(
-        _r67.copy_ == 'C0005' and _r67.member == 'M001'
-        and _r67.borrowed_on == rt.parse_date('2026-05-20')
-        and _r67.due_on == rt.parse_date('2026-06-10') and _r67.renewed == False
-        and _r67.returned_on is None and _r67.late_fee == 0.0
-        for _r67 in rt.each(ep, ep.t_loans)
-    )
-
-
-# tasks.world:4374
-def _check_mined_978ca17d2b__hold_h001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
-
-
-def _check_mined_978ca17d2b__new_hold(ep: PublicLibrary) -> bool:  # tasks.world:4375
-    return any(
-        _r68.book == '9781400033416' and _r68.member == 'M001'
-        and _r68.status == _E10_HoldStatus_fulfilled
-        for _r68 in rt.each(ep, ep.t_holds)
-    )
-
-
-# tasks.world:4498
-def _check_mined_5100bf2049__copy_c0001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0001'].status, '==', _E10_CopyStatus_on_loan)
-
-
-def _check_mined_5100bf2049__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:4499
-    return any(
-        _r69.copy_ == 'C0001' and _r69.member == 'M003'
-        and _r69.borrowed_on == rt.parse_date('2026-05-20')
-        and _r69.due_on == rt.parse_date('2026-07-01') and _r69.renewed == True
-        and _r69.returned_on is None and _r69.late_fee == 0.0
-        for _r69 in rt.each(ep, ep.t_loans)
-    )
-
-
-def _check_mined_5100bf2049__new_hold(ep: PublicLibrary) -> bool:  # tasks.world:4500
-    return any(
-        _r70.book == '9780441478125' and _r70.member == 'M002'
-        and _r70.status == _E10_HoldStatus_active
-        for _r70 in rt.each(ep, ep.t_holds)
-    )
-
-
-# tasks.world:4623
-def _check_mined_465b61c8ba__member_m001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M001'].fees_due, '==', 1.25)
-
-
-# tasks.world:4624
-def _check_mined_465b61c8ba__copy_c0003_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0003'].status, '==', _E10_CopyStatus_available)
-
-
-# tasks.world:4625
-def _check_mined_465b61c8ba__loan_l002_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_loans['L002'].returned_on, '==', rt.parse_date('2026-05-20'))
-        and rt.expect(ep.t_loans['L002'].late_fee, '==', 1.25, part=1)
-    )
-
-
-def _check_mined_465b61c8ba__new_hold(ep: PublicLibrary) -> bool:  # tasks.world:4626
-    return any(
-        _r71.book == '9781400033416' and _r71.member == 'M003'
-        and _r71.status == _E10_HoldStatus_cancelled
-        for _r71 in rt.each(ep, ep.t_holds)
-    )
-
-
-def _check_mined_465b61c8ba__new_hold_1(ep: PublicLibrary) -> bool:  # tasks.world:4627
-    return any(
-        _r72.book == '9780553380163' and _r72.member == 'M001'
-        and _r72.status == _E10_HoldStatus_active
-        for _r72 in rt.each(ep, ep.t_holds)
-    )
-
-
-# tasks.world:4750
-def _check_mined_18757a1de6__copy_c0005_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0005'].status, '==', _E10_CopyStatus_available)
-
-
-# tasks.world:4751
-def _check_mined_18757a1de6__loan_l003_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['L003'].returned_on, '==', rt.parse_date('2026-05-20'))
-
-
-# tasks.world:4752
-def _check_mined_18757a1de6__hold_h001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
-
-
-# tasks.world:4874
-def _check_mined_7d26a543ff__member_m002_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M002'].fees_due, '==', 12.49)
-
-
-# tasks.world:4875
-def _check_mined_7d26a543ff__copy_c0002_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0002'].status, '==', _E10_CopyStatus_available)
-
-
-# tasks.world:4876
-def _check_mined_7d26a543ff__loan_l001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_loans['L001'].returned_on, '==', rt.parse_date('2026-05-20'))
-
-
-def _check_mined_7d26a543ff__new_hold(ep: PublicLibrary) -> bool:  # tasks.world:4877
-    return any(
-        _r73.book == '9780441478125' and _r73.member == 'M003'
-        and _r73.status == _E10_HoldStatus_active
-        for _r73 in rt.each(ep, ep.t_holds)
-    )
-
-
-def _check_mined_7d26a543ff__new_hold_1(ep: PublicLibrary) -> bool:  # tasks.world:4878
-    return any(
-        _r74.book == '9780553380163' and _r74.member == 'M002'
-        and _r74.status == _E10_HoldStatus_active
-        for _r74 in rt.each(ep, ep.t_holds)
-    )
-
-
-# tasks.world:5001
-def _check_mined_d13d857985__copy_c0006_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_copies['C0006'].status, '==', _E10_CopyStatus_on_loan)
-
-
-def _check_mined_d13d857985__new_loan(ep: PublicLibrary) -> bool:  # tasks.world:5002
-    return any(
-        _r75.copy_ == 'C0006' and _r75.member == 'M003'
-        and _r75.borrowed_on == rt.parse_date('2026-05-20')
-        and _r75.due_on == rt.parse_date('2026-06-10') and _r75.renewed == False
-        and _r75.returned_on is None and _r75.late_fee == 0.0
-        for _r75 in rt.each(ep, ep.t_loans)
-    )
-
-
-def _check_mined_d13d857985__new_hold(ep: PublicLibrary) -> bool:  # tasks.world:5003
-    return any(
-        _r76.book == '9780441478125' and _r76.member == 'M001'
-        and _r76.status == _E10_HoldStatus_active
-        for _r76 in rt.each(ep, ep.t_holds)
-    )
-
-
-# tasks.world:5125
-def _check_mined_d6d659b004__hold_h001_changed(ep: PublicLibrary) -> rt.Verdict | bool:
-    return rt.expect(ep.t_holds['H001'].status, '==', _E10_HoldStatus_cancelled)
-
-
-def _check_mined_d6d659b004__new_hold(ep: PublicLibrary) -> bool:  # tasks.world:5126
-    return any(
-        _r77.book == '9780553380163' and _r77.member == 'M001'
-        and _r77.status == _E10_HoldStatus_active
-        for _r77 in rt.each(ep, ep.t_holds)
-    )
-
-
-PublicLibrary.TASKS = task_registry(__name__, "tasks.json")

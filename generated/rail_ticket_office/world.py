@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -306,6 +306,7 @@ class RailTicketOffice(Episode):
     CLOCK: ClassVar[str] = "2025-07-01T08:00:00"
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 7
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "clerks": "Clerk", "stations": "Station", "trains": "Train", "coaches": "Coach",
         "fares": "Fare", "passengers": "Passenger", "railcards": "Railcard", "tickets": "Ticket",
@@ -467,7 +468,6 @@ class RailTicketOffice(Episode):
         rt.check_refs(self.t_clerks, self.state.current_clerk, 'current_clerk')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_clerks, ((None, 'current_clerk'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_stations, (
                     (self.t_clerks, 'station'), (self.t_fares, 'origin'),
@@ -475,22 +475,16 @@ class RailTicketOffice(Episode):
                     (self.t_tickets, 'destination'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_trains, ((self.t_coaches, 'train'), (self.t_tickets, 'train'))
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_coaches, ((self.t_tickets, 'coach'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_fares, ((self.t_tickets, 'fare'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_passengers,
                 ((self.t_railcards, 'passenger'), (self.t_tickets, 'passenger')),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_railcards, ((self.t_tickets, 'railcard'),))
-        pass
 
     def fn_actor(self) -> Clerk:  # rail_ticket_office.world:174
         'The signed-in clerk; fails when nobody is signed in.'
@@ -1368,846 +1362,733 @@ class RailTicketOffice(Episode):
         )
         return ticket  # rail_ticket_office.world:783
 
+    # rail_ticket_office.world:1375
+    def _check_senior_discount__discounted(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0002'].railcard, '==', 'RC00002')
+
+    # rail_ticket_office.world:1376
+    def _check_senior_discount__new_price(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0002'].price, '==', 51.48)
+
+    # tasks.world:593
+    def _check_gia_rebooks_with_railcard__railcard_issued(self) -> rt.Verdict | bool:
+        return (
+            any(
+                _r23.passenger == 'P005' and _r23.kind == _E12_RailcardKind_young_person
+                and _r23.status == _E14_RailcardStatus_active
+                and _r23.valid_from == rt.parse_date('2025-07-01')
+                for _r23 in rt.each(self, self.t_railcards)
+            )
+            and rt.expect(self.t_railcards['RC00005'].status, '==', _E14_RailcardStatus_cancelled)
+        )
+
+    # tasks.world:594
+    def _check_gia_rebooks_with_railcard__old_exchanged(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0005'].status, '==', _E12_TicketStatus_exchanged)
+
+    def _check_gia_rebooks_with_railcard__new_ticket_discounted(self) -> bool:  # tasks.world:595
+        return any(
+            _t24.passenger == 'P005' and _t24.train == 'T1002' and _t24.origin == 'KGX'
+            and _t24.destination == 'YRK' and _t24.status == _E12_TicketStatus_booked
+            and _t24.railcard is not None and _t24.price == 51.48
+            for _t24 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_gia_refund_and_rebuy__refunded(self) -> rt.Verdict | bool:  # tasks.world:1197
+        return (
+            rt.expect(self.t_tickets['TK0005'].status, '==', _E12_TicketStatus_refunded)
+            and rt.expect(self.t_tickets['TK0005'].refund_amount, '==', 78.0, part=1)
+        )
+
+    def _check_gia_refund_and_rebuy__new_ticket(self) -> bool:  # tasks.world:1198
+        return any(
+            _t25.passenger == 'P005' and _t25.train == 'T1002' and _t25.origin == 'KGX'
+            and _t25.destination == 'YRK' and _t25.status == _E12_TicketStatus_booked
+            and self.t_coaches[_t25.coach].travel_class == _E11_TravelClass_standard
+            and _t25.railcard == 'RC00005' and _t25.price == 51.48
+            for _t25 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_mined_7d91632525__new_passenger(self) -> bool:  # tasks.world:1797
+        return any(
+            _r26.name == 'RC00006' and _r26.email == 'gI@Cdx.zbjme'
+            and _r26.phone == '+44 7700 900001'
+            and _r26.date_of_birth == rt.parse_date('2025-02-01')
+            and _r26.registered_on == rt.parse_date('2025-07-01')
+            for _r26 in rt.each(self, self.t_passengers)
+        )
+
+    def _check_mined_7d91632525__new_passenger_1(self) -> bool:  # tasks.world:1798
+        return any(
+            _r27.name == 'gI@Cdx.zbjme' and _r27.email == 'sam.patel@rail.example'
+            and _r27.phone == '+44 7700 900004'
+            and _r27.date_of_birth == rt.parse_date('2023-08-19')
+            and _r27.registered_on == rt.parse_date('2025-07-01')
+            for _r27 in rt.each(self, self.t_passengers)
+        )
+
+    def _check_mined_7d91632525__new_railcard(self) -> bool:  # tasks.world:1799
+        return any(
+            _r28.passenger == 'P002' and _r28.kind == _E12_RailcardKind_disabled
+            and _r28.valid_from == rt.parse_date('2025-07-01')
+            and _r28.valid_until == rt.parse_date('2026-07-01')
+            and _r28.status == _E14_RailcardStatus_active
+            for _r28 in rt.each(self, self.t_railcards)
+        )
+
+    def _check_mined_7d91632525__new_railcard_1(self) -> bool:  # tasks.world:1800
+        return any(
+            _r29.passenger == 'P006' and _r29.kind == _E12_RailcardKind_disabled
+            and _r29.valid_from == rt.parse_date('2025-07-01')
+            and _r29.valid_until == rt.parse_date('2026-07-01')
+            and _r29.status == _E14_RailcardStatus_active
+            for _r29 in rt.each(self, self.t_railcards)
+        )
+
+    def _check_mined_65d9079678__new_passenger(self) -> bool:  # tasks.world:2400
+        return any(
+            _r30.name == 'Sam Patel' and _r30.email == 'sam.patel@rail.example'
+            and _r30.phone == '+44 7700 900001'
+            and _r30.date_of_birth == rt.parse_date('2024-03-01')
+            and _r30.registered_on == rt.parse_date('2025-07-01')
+            for _r30 in rt.each(self, self.t_passengers)
+        )
+
+    def _check_mined_65d9079678__new_passenger_1(self) -> bool:  # tasks.world:2402
+        return any(
+            _r31.name == 'refunded' and _r31.email == 'E@HbK.lun'
+            and _r31.phone == '+44 7700 900001'
+            and _r31.date_of_birth == rt.parse_date('2024-08-10')
+            and _r31.registered_on == rt.parse_date('2025-07-01')
+            for _r31 in rt.each(self, self.t_passengers)
+        )
+
+    def _check_mined_65d9079678__new_railcard(self) -> bool:  # tasks.world:2403
+        return any(
+            _r32.passenger == 'P007' and _r32.kind == _E12_RailcardKind_disabled
+            and _r32.valid_from == rt.parse_date('2025-07-01')
+            and _r32.valid_until == rt.parse_date('2026-07-01')
+            and _r32.status == _E14_RailcardStatus_active
+            for _r32 in rt.each(self, self.t_railcards)
+        )
+
+    def _check_mined_a9be4cb3d5__new_passenger(self) -> bool:  # tasks.world:3000
+        return any(
+            _r33.name == 'P004' and _r33.email == 'pcx@iRm.uwt' and _r33.phone == '+44 7700 900001'
+            and _r33.date_of_birth == rt.parse_date('2025-07-01')
+            and _r33.registered_on == rt.parse_date('2025-07-01')
+            for _r33 in rt.each(self, self.t_passengers)
+        )
+
+    def _check_mined_a9be4cb3d5__new_railcard(self) -> bool:  # tasks.world:3001
+        return any(
+            _r34.passenger == 'P004' and _r34.kind == _E12_RailcardKind_two_together
+            and _r34.valid_from == rt.parse_date('2025-07-01')
+            and _r34.valid_until == rt.parse_date('2026-07-01')
+            and _r34.status == _E14_RailcardStatus_active
+            for _r34 in rt.each(self, self.t_railcards)
+        )
+
+    # tasks.world:3597
+    def _check_mined_a01fcc20a7__ticket_tk0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0005'].railcard, '==', 'RC00005') and rt.expect(
+            self.t_tickets['TK0005'].price, '==', 51.48, part=1
+        )
+
+    # tasks.world:4192
+    def _check_mined_a066fd6b7d__ticket_tk0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0002'].status, '==', _E12_TicketStatus_exchanged)
+
+    def _check_mined_a066fd6b7d__new_ticket(self) -> bool:  # tasks.world:4193
+        return any(
+            _r35.passenger == 'P002' and _r35.train == 'T1006' and _r35.origin == 'KGX'
+            and _r35.destination == 'YRK' and _r35.coach == 'T1006-B' and _r35.seat == 6
+            and _r35.fare == 'F003' and _r35.railcard is None and _r35.price == 78.0
+            and _r35.status == _E12_TicketStatus_booked and _r35.refund_amount == 0.0
+            for _r35 in rt.each(self, self.t_tickets)
+        )
+
+    # tasks.world:4788
+    def _check_mined_5184bdf51f__ticket_tk0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
+
+    def _check_mined_3b8adcc8e4__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:5383
+        return rt.expect(self.state.current_clerk, '==', 'K02')
+
+    def _check_mined_d57c12d686__new_railcard(self) -> bool:  # tasks.world:5978
+        return any(
+            _r36.passenger == 'P004' and _r36.kind == _E12_RailcardKind_disabled
+            and _r36.valid_from == rt.parse_date('2025-07-01')
+            and _r36.valid_until == rt.parse_date('2026-07-01')
+            and _r36.status == _E14_RailcardStatus_active
+            for _r36 in rt.each(self, self.t_railcards)
+        )
+
+    def _check_mined_2f73aa4ce6__new_passenger(self) -> bool:  # tasks.world:6574
+        return any(
+            _r37.name == 'TK0001' and _r37.email == 'moUx@_.iot'
+            and _r37.phone == '+44 7700 900003'
+            and _r37.date_of_birth == rt.parse_date('2001-03-30')
+            and _r37.registered_on == rt.parse_date('2025-07-01')
+            for _r37 in rt.each(self, self.t_passengers)
+        )
+
+    def _check_mined_0d9c40503b__new_passenger(self) -> bool:  # tasks.world:7170
+        return any(
+            _r38.name == '2001' and _r38.email == 'VE@R.wlimi' and _r38.phone == '+44 7700 900002'
+            and _r38.date_of_birth == rt.parse_date('2023-10-13')
+            and _r38.registered_on == rt.parse_date('2025-07-01')
+            for _r38 in rt.each(self, self.t_passengers)
+        )
+
+    def _check_mined_0d9c40503b__new_railcard(self) -> bool:  # tasks.world:7171
+        return any(
+            _r39.passenger == 'P006' and _r39.kind == _E12_RailcardKind_disabled
+            and _r39.valid_from == rt.parse_date('2025-07-01')
+            and _r39.valid_until == rt.parse_date('2026-07-01')
+            and _r39.status == _E14_RailcardStatus_active
+            for _r39 in rt.each(self, self.t_railcards)
+        )
+
+    def _check_mined_43503ec00f__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:7768
+        return rt.expect(self.state.current_clerk, '==', 'K02')
+
+    def _check_mined_43503ec00f__new_passenger(self) -> bool:  # tasks.world:7769
+        return any(
+            _r40.name == '0' and _r40.email == 'f13@Z.srl' and _r40.phone == '+02001683'
+            and _r40.date_of_birth == rt.parse_date('2001-03-30')
+            and _r40.registered_on == rt.parse_date('2025-07-01')
+            for _r40 in rt.each(self, self.t_passengers)
+        )
+
+    def _check_mined_43503ec00f__new_railcard(self) -> bool:  # tasks.world:7770
+        return any(
+            _r41.passenger == 'P005' and _r41.kind == _E12_RailcardKind_two_together
+            and _r41.valid_from == rt.parse_date('2025-07-01')
+            and _r41.valid_until == rt.parse_date('2026-07-01')
+            and _r41.status == _E14_RailcardStatus_active
+            for _r41 in rt.each(self, self.t_railcards)
+        )
+
+    # tasks.world:7771
+    def _check_mined_43503ec00f__ticket_tk0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0002'].status, '==', _E12_TicketStatus_refunded)
+            and rt.expect(self.t_tickets['TK0002'].refund_amount, '==', 68.0, part=1)
+        )
+
+    def _check_mined_16bd0c03d5__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:8370
+        return rt.expect(self.state.current_clerk, '==', 'K02')
+
+    def _check_mined_16bd0c03d5__new_passenger(self) -> bool:  # tasks.world:8371
+        return any(
+            _r42.name == '2025-07-01T07:52:00' and _r42.email == 'sam.patel@rail.example'
+            and _r42.phone == '+ 4997510' and _r42.date_of_birth == rt.parse_date('2025-07-01')
+            and _r42.registered_on == rt.parse_date('2025-07-01')
+            for _r42 in rt.each(self, self.t_passengers)
+        )
+
+    def _check_mined_16bd0c03d5__new_railcard(self) -> bool:  # tasks.world:8372
+        return any(
+            _r43.passenger == 'P001' and _r43.kind == _E12_RailcardKind_disabled
+            and _r43.valid_from == rt.parse_date('2025-07-01')
+            and _r43.valid_until == rt.parse_date('2026-07-01')
+            and _r43.status == _E14_RailcardStatus_active
+            for _r43 in rt.each(self, self.t_railcards)
+        )
+
+    # tasks.world:8373
+    def _check_mined_16bd0c03d5__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
+            and rt.expect(self.t_tickets['TK0001'].refund_amount, '==', 49.07, part=1)
+        )
+
+    def _check_mined_f860cb8cd0__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:8973
+        return rt.expect(self.state.current_clerk, '==', 'K02')
+
+    def _check_mined_f860cb8cd0__new_passenger(self) -> bool:  # tasks.world:8974
+        return any(
+            _r44.name == '2025-07-01T10:00:00' and _r44.email == '4lX@ELx.fbt'
+            and _r44.phone == '+11 22018 6' and _r44.date_of_birth == rt.parse_date('2024-05-17')
+            and _r44.registered_on == rt.parse_date('2025-07-01')
+            for _r44 in rt.each(self, self.t_passengers)
+        )
+
+    def _check_mined_f860cb8cd0__new_railcard(self) -> bool:  # tasks.world:8975
+        return any(
+            _r45.passenger == 'P006' and _r45.kind == _E12_RailcardKind_disabled
+            and _r45.valid_from == rt.parse_date('2025-07-01')
+            and _r45.valid_until == rt.parse_date('2026-07-01')
+            and _r45.status == _E14_RailcardStatus_active
+            for _r45 in rt.each(self, self.t_railcards)
+        )
+
+    # tasks.world:8976
+    def _check_mined_f860cb8cd0__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
+            and rt.expect(self.t_tickets['TK0001'].refund_amount, '==', 49.07, part=1)
+        )
+
+    def _check_mined_3686e915c7__new_railcard(self) -> bool:  # tasks.world:9575
+        return any(
+            _r46.passenger == 'P002' and _r46.kind == _E12_RailcardKind_disabled
+            and _r46.valid_from == rt.parse_date('2025-07-01')
+            and _r46.valid_until == rt.parse_date('2026-07-01')
+            and _r46.status == _E14_RailcardStatus_active
+            for _r46 in rt.each(self, self.t_railcards)
+        )
+
+    # tasks.world:9576
+    def _check_mined_3686e915c7__ticket_tk0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0002'].railcard, '==', 'RC00002') and rt.expect(
+            self.t_tickets['TK0002'].price, '==', 51.48, part=1
+        )
+
+    def _check_mined_3686e915c7__new_ticket(self) -> bool:  # tasks.world:9577
+        return any(
+            _r47.passenger == 'P002' and _r47.train == 'T1001' and _r47.origin == 'DON'
+            and _r47.destination == 'YRK' and _r47.coach == 'T1001-B' and _r47.seat == 6
+            and _r47.fare == 'F006' and _r47.railcard == 'RC00002' and _r47.price == 5.54
+            and _r47.status == _E12_TicketStatus_booked and _r47.refund_amount == 0.0
+            for _r47 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_mined_87577f7f42__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:10176
+        return rt.expect(self.state.current_clerk, '==', 'K03')
+
+    def _check_mined_87577f7f42__new_ticket(self) -> bool:  # tasks.world:10177
+        return any(
+            _r48.passenger == 'P001' and _r48.train == 'T1001' and _r48.origin == 'KGX'
+            and _r48.destination == 'PBO' and _r48.coach == 'T1001-A' and _r48.seat == 5
+            and _r48.fare == 'F012' and _r48.railcard == 'RC00001' and _r48.price == 29.7
+            and _r48.status == _E12_TicketStatus_booked and _r48.refund_amount == 0.0
+            for _r48 in rt.each(self, self.t_tickets)
+        )
+
+    def _check_mined_9d8ae5d872__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:10776
+        return rt.expect(self.state.current_clerk, '==', 'K03')
+
+    def _check_mined_9d8ae5d872__new_passenger(self) -> bool:  # tasks.world:10777
+        return any(
+            _r49.name == 'first' and _r49.email == 'Xjj@A.atl' and _r49.phone == '+44 7700 900005'
+            and _r49.date_of_birth == rt.parse_date('2025-02-01')
+            and _r49.registered_on == rt.parse_date('2025-07-01')
+            for _r49 in rt.each(self, self.t_passengers)
+        )
+
+    # tasks.world:10778
+    def _check_mined_9d8ae5d872__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
+            and rt.expect(self.t_tickets['TK0001'].refund_amount, '==', 49.07, part=1)
+        )
+
+    # tasks.world:10779
+    def _check_mined_9d8ae5d872__ticket_tk0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
+
+    def _check_mined_cd232565f4__new_passenger(self) -> bool:  # tasks.world:11380
+        return any(
+            _r50.name == 'active' and _r50.email == 'sam.patel@rail.example'
+            and _r50.phone == '5371695 ' and _r50.date_of_birth == rt.parse_date('2023-07-29')
+            and _r50.registered_on == rt.parse_date('2025-07-01')
+            for _r50 in rt.each(self, self.t_passengers)
+        )
+
+    # tasks.world:11381
+    def _check_mined_cd232565f4__ticket_tk0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0005'].railcard, '==', 'RC00005')
+            and rt.expect(self.t_tickets['TK0005'].price, '==', 51.48, part=1)
+            and rt.expect(
+                self.t_tickets['TK0005'].status, '==', _E12_TicketStatus_refunded, part=2
+            )
+            and rt.expect(self.t_tickets['TK0005'].refund_amount, '==', 51.48, part=3)
+        )
+
+    def _check_mined_23303af396__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:11979
+        return rt.expect(self.state.current_clerk, '==', 'K02')
+
+    def _check_mined_23303af396__new_railcard(self) -> bool:  # tasks.world:11980
+        return any(
+            _r51.passenger == 'P001' and _r51.kind == _E12_RailcardKind_disabled
+            and _r51.valid_from == rt.parse_date('2025-07-01')
+            and _r51.valid_until == rt.parse_date('2026-07-01')
+            and _r51.status == _E14_RailcardStatus_active
+            for _r51 in rt.each(self, self.t_railcards)
+        )
+
+    # tasks.world:11981
+    def _check_mined_23303af396__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
+            and rt.expect(self.t_tickets['TK0001'].refund_amount, '==', 49.07, part=1)
+        )
+
+    def _check_mined_2c309fc978__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:12580
+        return rt.expect(self.state.current_clerk, '==', 'K03')
+
+    def _check_mined_2c309fc978__new_passenger(self) -> bool:  # tasks.world:12581
+        return any(
+            _r52.name == 'K03' and _r52.email == 'gr@O.pgr' and _r52.phone == '+44 7700 900004'
+            and _r52.date_of_birth == rt.parse_date('2024-02-27')
+            and _r52.registered_on == rt.parse_date('2025-07-01')
+            for _r52 in rt.each(self, self.t_passengers)
+        )
+
+    def _check_mined_2c309fc978__new_railcard(self) -> bool:  # tasks.world:12582
+        return any(
+            _r53.passenger == 'P004' and _r53.kind == _E12_RailcardKind_two_together
+            and _r53.valid_from == rt.parse_date('2025-07-01')
+            and _r53.valid_until == rt.parse_date('2026-07-01')
+            and _r53.status == _E14_RailcardStatus_active
+            for _r53 in rt.each(self, self.t_railcards)
+        )
+
+    def _check_mined_84c15efcd4__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:13181
+        return rt.expect(self.state.current_clerk, '==', 'K02')
+
+    def _check_mined_84c15efcd4__new_passenger(self) -> bool:  # tasks.world:13182
+        return any(
+            _r54.name == 'refunded' and _r54.email == 'vic.doyle@rail.example'
+            and _r54.phone == '+44 7700 900004'
+            and _r54.date_of_birth == rt.parse_date('2025-03-01')
+            and _r54.registered_on == rt.parse_date('2025-07-01')
+            for _r54 in rt.each(self, self.t_passengers)
+        )
+
+    # tasks.world:13183
+    def _check_mined_84c15efcd4__ticket_tk0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
+
+    def _check_mined_a3dbefd0ef__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:13781
+        return rt.expect(self.state.current_clerk, '==', 'K03')
+
+    def _check_mined_a3dbefd0ef__new_passenger(self) -> bool:  # tasks.world:13782
+        return any(
+            _r55.name == 'clerk' and _r55.email == '5e@1.afzhv' and _r55.phone == '+44 7700 900001'
+            and _r55.date_of_birth == rt.parse_date('2025-01-01')
+            and _r55.registered_on == rt.parse_date('2025-07-01')
+            for _r55 in rt.each(self, self.t_passengers)
+        )
+
+    # tasks.world:13783
+    def _check_mined_a3dbefd0ef__ticket_tk0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0005'].status, '==', _E12_TicketStatus_refunded)
+            and rt.expect(self.t_tickets['TK0005'].refund_amount, '==', 78.0, part=1)
+        )
+
+    # tasks.world:14381
+    def _check_mined_bca337ae40__railcard_rc00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_railcards['RC00003'].status, '==', _E14_RailcardStatus_cancelled)
+
+    def _check_mined_bca337ae40__new_railcard(self) -> bool:  # tasks.world:14382
+        return any(
+            _r56.passenger == 'P005' and _r56.kind == _E12_RailcardKind_two_together
+            and _r56.valid_from == rt.parse_date('2025-07-01')
+            and _r56.valid_until == rt.parse_date('2026-07-01')
+            and _r56.status == _E14_RailcardStatus_active
+            for _r56 in rt.each(self, self.t_railcards)
+        )
+
+    def _check_mined_bca337ae40__new_railcard_1(self) -> bool:  # tasks.world:14383
+        return any(
+            _r57.passenger == 'P003' and _r57.kind == _E12_RailcardKind_two_together
+            and _r57.valid_from == rt.parse_date('2025-07-01')
+            and _r57.valid_until == rt.parse_date('2026-07-01')
+            and _r57.status == _E14_RailcardStatus_active
+            for _r57 in rt.each(self, self.t_railcards)
+        )
+
+    def _check_mined_a6dc8f7b82__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:14984
+        return rt.expect(self.state.current_clerk, '==', 'K03')
+
+    # tasks.world:14985
+    def _check_mined_a6dc8f7b82__ticket_tk0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0005'].status, '==', _E12_TicketStatus_refunded)
+            and rt.expect(self.t_tickets['TK0005'].refund_amount, '==', 78.0, part=1)
+        )
+
+    def _check_mined_33e6acc9ff__new_passenger(self) -> bool:  # tasks.world:15583
+        return any(
+            _r58.name == '_-94h_Kvg0W6c9C2SiqplDxrCsVAv' and _r58.email == 'OdDc@H+.xz'
+            and _r58.phone == '+44 7700 900001'
+            and _r58.date_of_birth == rt.parse_date('2023-08-19')
+            and _r58.registered_on == rt.parse_date('2025-07-01')
+            for _r58 in rt.each(self, self.t_passengers)
+        )
+
+    def _check_mined_33e6acc9ff__new_railcard(self) -> bool:  # tasks.world:15584
+        return any(
+            _r59.passenger == 'P002' and _r59.kind == _E12_RailcardKind_two_together
+            and _r59.valid_from == rt.parse_date('2025-07-01')
+            and _r59.valid_until == rt.parse_date('2026-07-01')
+            and _r59.status == _E14_RailcardStatus_active
+            for _r59 in rt.each(self, self.t_railcards)
+        )
+
+    # tasks.world:15585
+    def _check_mined_33e6acc9ff__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
+            and rt.expect(self.t_tickets['TK0001'].refund_amount, '==', 49.07, part=1)
+        )
+
+    # tasks.world:15586
+    def _check_mined_33e6acc9ff__ticket_tk0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
+
+    def _check_mined_892254528e__new_passenger(self) -> bool:  # tasks.world:16186
+        return any(
+            _r60.name == 'Leeds' and _r60.email == 'hz@gwOo.kezq' and _r60.phone == '0553242844'
+            and _r60.date_of_birth == rt.parse_date('2023-08-19')
+            and _r60.registered_on == rt.parse_date('2025-07-01')
+            for _r60 in rt.each(self, self.t_passengers)
+        )
+
+    def _check_mined_892254528e__new_railcard(self) -> bool:  # tasks.world:16187
+        return any(
+            _r61.passenger == 'P002' and _r61.kind == _E12_RailcardKind_disabled
+            and _r61.valid_from == rt.parse_date('2025-07-01')
+            and _r61.valid_until == rt.parse_date('2026-07-01')
+            and _r61.status == _E14_RailcardStatus_active
+            for _r61 in rt.each(self, self.t_railcards)
+        )
+
+    def _check_mined_892254528e__new_railcard_1(self) -> bool:  # tasks.world:16188
+        return any(
+            _r62.passenger == 'P006' and _r62.kind == _E12_RailcardKind_two_together
+            and _r62.valid_from == rt.parse_date('2025-07-01')
+            and _r62.valid_until == rt.parse_date('2026-07-01')
+            and _r62.status == _E14_RailcardStatus_active
+            for _r62 in rt.each(self, self.t_railcards)
+        )
+
+    # tasks.world:16189
+    def _check_mined_892254528e__ticket_tk0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0002'].status, '==', _E12_TicketStatus_refunded)
+            and rt.expect(self.t_tickets['TK0002'].refund_amount, '==', 68.0, part=1)
+        )
+
+    def _check_mined_72227bfef1__new_passenger(self) -> bool:  # tasks.world:16788
+        return any(
+            _r63.name == 'disabled' and _r63.email == 'OR@N.hv' and _r63.phone == '+44 7700 900004'
+            and _r63.date_of_birth == rt.parse_date('2024-09-01')
+            and _r63.registered_on == rt.parse_date('2025-07-01')
+            for _r63 in rt.each(self, self.t_passengers)
+        )
+
+    def _check_mined_72227bfef1__new_passenger_1(self) -> bool:  # tasks.world:16789
+        return any(
+            _r64.name == 'used' and _r64.email == '9zq@.H+C.cue'
+            and _r64.phone == '+44 7700 900004'
+            and _r64.date_of_birth == rt.parse_date('2025-07-01')
+            and _r64.registered_on == rt.parse_date('2025-07-01')
+            for _r64 in rt.each(self, self.t_passengers)
+        )
+
+    def _check_mined_72227bfef1__new_railcard(self) -> bool:  # tasks.world:16790
+        return any(
+            _r65.passenger == 'P002' and _r65.kind == _E12_RailcardKind_two_together
+            and _r65.valid_from == rt.parse_date('2025-07-01')
+            and _r65.valid_until == rt.parse_date('2026-07-01')
+            and _r65.status == _E14_RailcardStatus_active
+            for _r65 in rt.each(self, self.t_railcards)
+        )
+
+    # tasks.world:16791
+    def _check_mined_72227bfef1__ticket_tk0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0002'].status, '==', _E12_TicketStatus_refunded)
+            and rt.expect(self.t_tickets['TK0002'].refund_amount, '==', 68.0, part=1)
+        )
+
+    def _check_mined_1973cfb256__new_passenger(self) -> bool:  # tasks.world:17390
+        return any(
+            _r66.name == 'T1002-A' and _r66.email == 'eCW@4i.tsb' and _r66.phone == '289 43054 '
+            and _r66.date_of_birth == rt.parse_date('2024-03-14')
+            and _r66.registered_on == rt.parse_date('2025-07-01')
+            for _r66 in rt.each(self, self.t_passengers)
+        )
+
+    def _check_mined_1973cfb256__new_railcard(self) -> bool:  # tasks.world:17391
+        return any(
+            _r67.passenger == 'P004' and _r67.kind == _E12_RailcardKind_disabled
+            and _r67.valid_from == rt.parse_date('2025-07-01')
+            and _r67.valid_until == rt.parse_date('2026-07-01')
+            and _r67.status == _E14_RailcardStatus_active
+            for _r67 in rt.each(self, self.t_railcards)
+        )
+
+    # tasks.world:17392
+    def _check_mined_1973cfb256__ticket_tk0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0002'].status, '==', _E12_TicketStatus_refunded)
+            and rt.expect(self.t_tickets['TK0002'].refund_amount, '==', 68.0, part=1)
+        )
+
+    # tasks.world:17393
+    def _check_mined_1973cfb256__ticket_tk0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
+
+    def _check_mined_5fbc7f79b7__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:17992
+        return rt.expect(self.state.current_clerk, '==', 'K03')
+
+    # tasks.world:17993
+    def _check_mined_5fbc7f79b7__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
+            and rt.expect(self.t_tickets['TK0001'].refund_amount, '==', 49.07, part=1)
+        )
+
+    def _check_mined_c8a1e94508__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:18591
+        return rt.expect(self.state.current_clerk, '==', 'K02')
+
+    # tasks.world:18592
+    def _check_mined_c8a1e94508__ticket_tk0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0002'].status, '==', _E12_TicketStatus_refunded)
+            and rt.expect(self.t_tickets['TK0002'].refund_amount, '==', 68.0, part=1)
+        )
+
+    def _check_mined_dc7014863a__new_passenger(self) -> bool:  # tasks.world:19194
+        return any(
+            _r68.name == 'y' and _r68.email == 'ruth.allen@rail.example'
+            and _r68.phone == '+9649107371' and _r68.date_of_birth == rt.parse_date('2025-02-01')
+            and _r68.registered_on == rt.parse_date('2025-07-01')
+            for _r68 in rt.each(self, self.t_passengers)
+        )
+
+    # tasks.world:19195
+    def _check_mined_dc7014863a__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
+            and rt.expect(self.t_tickets['TK0001'].refund_amount, '==', 49.07, part=1)
+        )
+
+    def _check_mined_9f62dc6d0e__new_passenger(self) -> bool:  # tasks.world:19795
+        return any(
+            _r69.name == 'YRK' and _r69.email == 'tara.hughes@rail.example'
+            and _r69.phone == '+646010840' and _r69.date_of_birth == rt.parse_date('2023-05-27')
+            and _r69.registered_on == rt.parse_date('2025-07-01')
+            for _r69 in rt.each(self, self.t_passengers)
+        )
+
+    # tasks.world:19796
+    def _check_mined_9f62dc6d0e__ticket_tk0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0002'].status, '==', _E12_TicketStatus_refunded)
+            and rt.expect(self.t_tickets['TK0002'].refund_amount, '==', 68.0, part=1)
+        )
+
+    def _check_mined_d40a0210e1__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:20397
+        return rt.expect(self.state.current_clerk, '==', 'K03')
+
+    def _check_mined_d40a0210e1__new_railcard(self) -> bool:  # tasks.world:20398
+        return any(
+            _r70.passenger == 'P004' and _r70.kind == _E12_RailcardKind_disabled
+            and _r70.valid_from == rt.parse_date('2025-07-01')
+            and _r70.valid_until == rt.parse_date('2026-07-01')
+            and _r70.status == _E14_RailcardStatus_active
+            for _r70 in rt.each(self, self.t_railcards)
+        )
+
+    def _check_mined_9e6e2b0f73__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:20998
+        return rt.expect(self.state.current_clerk, '==', 'K03')
+
+    def _check_mined_9e6e2b0f73__new_passenger(self) -> bool:  # tasks.world:20999
+        return any(
+            _r71.name == 'T1004' and _r71.email == 'b5@S1.jo' and _r71.phone == '+052427580'
+            and _r71.date_of_birth == rt.parse_date('2023-08-19')
+            and _r71.registered_on == rt.parse_date('2025-07-01')
+            for _r71 in rt.each(self, self.t_passengers)
+        )
+
+    def _check_mined_9e6e2b0f73__new_passenger_1(self) -> bool:  # tasks.world:21000
+        return any(
+            _r72.name == '2023-08-19' and _r72.email == 'Qh@p8.hn' and _r72.phone == '+052427580'
+            and _r72.date_of_birth == rt.parse_date('2025-07-01')
+            and _r72.registered_on == rt.parse_date('2025-07-01')
+            for _r72 in rt.each(self, self.t_passengers)
+        )
+
+    def _check_mined_9e6e2b0f73__new_passenger_2(self) -> bool:  # tasks.world:21001
+        return any(
+            _r73.name == 'exchanged' and _r73.email == '8RiF@g.btp'
+            and _r73.phone == '+44 7700 900002'
+            and _r73.date_of_birth == rt.parse_date('2025-07-01')
+            and _r73.registered_on == rt.parse_date('2025-07-01')
+            for _r73 in rt.each(self, self.t_passengers)
+        )
+
+    # tasks.world:21603
+    def _check_mined_caf90c5775__railcard_rc00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_railcards['RC00003'].status, '==', _E14_RailcardStatus_cancelled)
+
+    def _check_mined_caf90c5775__new_railcard(self) -> bool:  # tasks.world:21604
+        return any(
+            _r74.passenger == 'P003' and _r74.kind == _E12_RailcardKind_two_together
+            and _r74.valid_from == rt.parse_date('2025-07-01')
+            and _r74.valid_until == rt.parse_date('2026-07-01')
+            and _r74.status == _E14_RailcardStatus_active
+            for _r74 in rt.each(self, self.t_railcards)
+        )
+
+    # tasks.world:21605
+    def _check_mined_caf90c5775__ticket_tk0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
+            and rt.expect(self.t_tickets['TK0001'].refund_amount, '==', 49.07, part=1)
+        )
+
+    # tasks.world:21606
+    def _check_mined_caf90c5775__ticket_tk0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
+
+    def _check_mined_2c0fe655d8__new_passenger(self) -> bool:  # tasks.world:22207
+        return any(
+            _r75.name == 'Peterborough' and _r75.email == 'l@q.ztfcv'
+            and _r75.phone == '+ 466628015' and _r75.date_of_birth == rt.parse_date('2024-11-04')
+            and _r75.registered_on == rt.parse_date('2025-07-01')
+            for _r75 in rt.each(self, self.t_passengers)
+        )
+
+    # tasks.world:22208
+    def _check_mined_2c0fe655d8__ticket_tk0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
+
+    # tasks.world:22209
+    def _check_mined_2c0fe655d8__ticket_tk0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_tickets['TK0005'].status, '==', _E12_TicketStatus_refunded)
+            and rt.expect(self.t_tickets['TK0005'].refund_amount, '==', 78.0, part=1)
+        )
+
+    def _check_mined_50bbbc3321__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:22810
+        return rt.expect(self.state.current_clerk, '==', 'K03')
+
+    def _check_mined_50bbbc3321__new_passenger(self) -> bool:  # tasks.world:22811
+        return any(
+            _r76.name == 'KGX' and _r76.email == 'sam.patel@rail.example'
+            and _r76.phone == '+44 7700 900005'
+            and _r76.date_of_birth == rt.parse_date('1990-09-09')
+            and _r76.registered_on == rt.parse_date('2025-07-01')
+            for _r76 in rt.each(self, self.t_passengers)
+        )
+
+    def _check_mined_50bbbc3321__new_passenger_1(self) -> bool:  # tasks.world:22812
+        return any(
+            _r77.name == 'KGX' and _r77.email == 'tara.hughes@rail.example'
+            and _r77.phone == '+44 7700 900005'
+            and _r77.date_of_birth == rt.parse_date('2025-07-01')
+            and _r77.registered_on == rt.parse_date('2025-07-01')
+            for _r77 in rt.each(self, self.t_passengers)
+        )
+
 
 RailTicketOffice.TOOLS = tools(RailTicketOffice)
-
-
-# rail_ticket_office.world:1375
-def _check_senior_discount__discounted(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0002'].railcard, '==', 'RC00002')
-
-
-# rail_ticket_office.world:1376
-def _check_senior_discount__new_price(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0002'].price, '==', 51.48)
-
-
-# tasks.world:593
-def _check_gia_rebooks_with_railcard__railcard_issued(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return (
-        any(
-            _r23.passenger == 'P005' and _r23.kind == _E12_RailcardKind_young_person
-            and _r23.status == _E14_RailcardStatus_active
-            and _r23.valid_from == rt.parse_date('2025-07-01')
-            for _r23 in rt.each(ep, ep.t_railcards)
-        )
-        and rt.expect(ep.t_railcards['RC00005'].status, '==', _E14_RailcardStatus_cancelled)
-    )
-
-
-# tasks.world:594
-def _check_gia_rebooks_with_railcard__old_exchanged(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0005'].status, '==', _E12_TicketStatus_exchanged)
-
-
-# tasks.world:595
-def _check_gia_rebooks_with_railcard__new_ticket_discounted(ep: RailTicketOffice) -> bool:
-    return any(
-        _t24.passenger == 'P005' and _t24.train == 'T1002' and _t24.origin == 'KGX'
-        and _t24.destination == 'YRK' and _t24.status == _E12_TicketStatus_booked
-        and _t24.railcard is not None and _t24.price == 51.48
-        for _t24 in rt.each(ep, ep.t_tickets)
-    )
-
-
-# tasks.world:1197
-def _check_gia_refund_and_rebuy__refunded(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0005'].status, '==', _E12_TicketStatus_refunded)
-        and rt.expect(ep.t_tickets['TK0005'].refund_amount, '==', 78.0, part=1)
-    )
-
-
-def _check_gia_refund_and_rebuy__new_ticket(ep: RailTicketOffice) -> bool:  # tasks.world:1198
-    return any(
-        _t25.passenger == 'P005' and _t25.train == 'T1002' and _t25.origin == 'KGX'
-        and _t25.destination == 'YRK' and _t25.status == _E12_TicketStatus_booked
-        and ep.t_coaches[_t25.coach].travel_class == _E11_TravelClass_standard
-        and _t25.railcard == 'RC00005' and _t25.price == 51.48
-        for _t25 in rt.each(ep, ep.t_tickets)
-    )
-
-
-def _check_mined_7d91632525__new_passenger(ep: RailTicketOffice) -> bool:  # tasks.world:1797
-    return any(
-        _r26.name == 'RC00006' and _r26.email == 'gI@Cdx.zbjme' and _r26.phone == '+44 7700 900001'
-        and _r26.date_of_birth == rt.parse_date('2025-02-01')
-        and _r26.registered_on == rt.parse_date('2025-07-01')
-        for _r26 in rt.each(ep, ep.t_passengers)
-    )
-
-
-def _check_mined_7d91632525__new_passenger_1(ep: RailTicketOffice) -> bool:  # tasks.world:1798
-    return any(
-        _r27.name == 'gI@Cdx.zbjme' and _r27.email == 'sam.patel@rail.example'
-        and _r27.phone == '+44 7700 900004' and _r27.date_of_birth == rt.parse_date('2023-08-19')
-        and _r27.registered_on == rt.parse_date('2025-07-01')
-        for _r27 in rt.each(ep, ep.t_passengers)
-    )
-
-
-def _check_mined_7d91632525__new_railcard(ep: RailTicketOffice) -> bool:  # tasks.world:1799
-    return any(
-        _r28.passenger == 'P002' and _r28.kind == _E12_RailcardKind_disabled
-        and _r28.valid_from == rt.parse_date('2025-07-01')
-        and _r28.valid_until == rt.parse_date('2026-07-01')
-        and _r28.status == _E14_RailcardStatus_active
-        for _r28 in rt.each(ep, ep.t_railcards)
-    )
-
-
-def _check_mined_7d91632525__new_railcard_1(ep: RailTicketOffice) -> bool:  # tasks.world:1800
-    return any(
-        _r29.passenger == 'P006' and _r29.kind == _E12_RailcardKind_disabled
-        and _r29.valid_from == rt.parse_date('2025-07-01')
-        and _r29.valid_until == rt.parse_date('2026-07-01')
-        and _r29.status == _E14_RailcardStatus_active
-        for _r29 in rt.each(ep, ep.t_railcards)
-    )
-
-
-def _check_mined_65d9079678__new_passenger(ep: RailTicketOffice) -> bool:  # tasks.world:2400
-    return any(
-        _r30.name == 'Sam Patel' and _r30.email == 'sam.patel@rail.example'
-        and _r30.phone == '+44 7700 900001' and _r30.date_of_birth == rt.parse_date('2024-03-01')
-        and _r30.registered_on == rt.parse_date('2025-07-01')
-        for _r30 in rt.each(ep, ep.t_passengers)
-    )
-
-
-def _check_mined_65d9079678__new_passenger_1(ep: RailTicketOffice) -> bool:  # tasks.world:2402
-    return any(
-        _r31.name == 'refunded' and _r31.email == 'E@HbK.lun' and _r31.phone == '+44 7700 900001'
-        and _r31.date_of_birth == rt.parse_date('2024-08-10')
-        and _r31.registered_on == rt.parse_date('2025-07-01')
-        for _r31 in rt.each(ep, ep.t_passengers)
-    )
-
-
-def _check_mined_65d9079678__new_railcard(ep: RailTicketOffice) -> bool:  # tasks.world:2403
-    return any(
-        _r32.passenger == 'P007' and _r32.kind == _E12_RailcardKind_disabled
-        and _r32.valid_from == rt.parse_date('2025-07-01')
-        and _r32.valid_until == rt.parse_date('2026-07-01')
-        and _r32.status == _E14_RailcardStatus_active
-        for _r32 in rt.each(ep, ep.t_railcards)
-    )
-
-
-def _check_mined_a9be4cb3d5__new_passenger(ep: RailTicketOffice) -> bool:  # tasks.world:3000
-    return any(
-        _r33.name == 'P004' and _r33.email == 'pcx@iRm.uwt' and _r33.phone == '+44 7700 900001'
-        and _r33.date_of_birth == rt.parse_date('2025-07-01')
-        and _r33.registered_on == rt.parse_date('2025-07-01')
-        for _r33 in rt.each(ep, ep.t_passengers)
-    )
-
-
-def _check_mined_a9be4cb3d5__new_railcard(ep: RailTicketOffice) -> bool:  # tasks.world:3001
-    return any(
-        _r34.passenger == 'P004' and _r34.kind == _E12_RailcardKind_two_together
-        and _r34.valid_from == rt.parse_date('2025-07-01')
-        and _r34.valid_until == rt.parse_date('2026-07-01')
-        and _r34.status == _E14_RailcardStatus_active
-        for _r34 in rt.each(ep, ep.t_railcards)
-    )
-
-
-# tasks.world:3597
-def _check_mined_a01fcc20a7__ticket_tk0005_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0005'].railcard, '==', 'RC00005') and rt.expect(
-        ep.t_tickets['TK0005'].price, '==', 51.48, part=1
-    )
-
-
-# tasks.world:4192
-def _check_mined_a066fd6b7d__ticket_tk0002_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_exchanged)
-
-
-def _check_mined_a066fd6b7d__new_ticket(ep: RailTicketOffice) -> bool:  # tasks.world:4193
-    return any(
-        _r35.passenger == 'P002' and _r35.train == 'T1006' and _r35.origin == 'KGX'
-        and _r35.destination == 'YRK' and _r35.coach == 'T1006-B' and _r35.seat == 6
-        and _r35.fare == 'F003' and _r35.railcard is None and _r35.price == 78.0
-        and _r35.status == _E12_TicketStatus_booked and _r35.refund_amount == 0.0
-        for _r35 in rt.each(ep, ep.t_tickets)
-    )
-
-
-# tasks.world:4788
-def _check_mined_5184bdf51f__ticket_tk0004_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:5383
-def _check_mined_3b8adcc8e4__current_clerk_set(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'K02')
-
-
-def _check_mined_d57c12d686__new_railcard(ep: RailTicketOffice) -> bool:  # tasks.world:5978
-    return any(
-        _r36.passenger == 'P004' and _r36.kind == _E12_RailcardKind_disabled
-        and _r36.valid_from == rt.parse_date('2025-07-01')
-        and _r36.valid_until == rt.parse_date('2026-07-01')
-        and _r36.status == _E14_RailcardStatus_active
-        for _r36 in rt.each(ep, ep.t_railcards)
-    )
-
-
-def _check_mined_2f73aa4ce6__new_passenger(ep: RailTicketOffice) -> bool:  # tasks.world:6574
-    return any(
-        _r37.name == 'TK0001' and _r37.email == 'moUx@_.iot' and _r37.phone == '+44 7700 900003'
-        and _r37.date_of_birth == rt.parse_date('2001-03-30')
-        and _r37.registered_on == rt.parse_date('2025-07-01')
-        for _r37 in rt.each(ep, ep.t_passengers)
-    )
-
-
-def _check_mined_0d9c40503b__new_passenger(ep: RailTicketOffice) -> bool:  # tasks.world:7170
-    return any(
-        _r38.name == '2001' and _r38.email == 'VE@R.wlimi' and _r38.phone == '+44 7700 900002'
-        and _r38.date_of_birth == rt.parse_date('2023-10-13')
-        and _r38.registered_on == rt.parse_date('2025-07-01')
-        for _r38 in rt.each(ep, ep.t_passengers)
-    )
-
-
-def _check_mined_0d9c40503b__new_railcard(ep: RailTicketOffice) -> bool:  # tasks.world:7171
-    return any(
-        _r39.passenger == 'P006' and _r39.kind == _E12_RailcardKind_disabled
-        and _r39.valid_from == rt.parse_date('2025-07-01')
-        and _r39.valid_until == rt.parse_date('2026-07-01')
-        and _r39.status == _E14_RailcardStatus_active
-        for _r39 in rt.each(ep, ep.t_railcards)
-    )
-
-
-# tasks.world:7768
-def _check_mined_43503ec00f__current_clerk_set(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'K02')
-
-
-def _check_mined_43503ec00f__new_passenger(ep: RailTicketOffice) -> bool:  # tasks.world:7769
-    return any(
-        _r40.name == '0' and _r40.email == 'f13@Z.srl' and _r40.phone == '+02001683'
-        and _r40.date_of_birth == rt.parse_date('2001-03-30')
-        and _r40.registered_on == rt.parse_date('2025-07-01')
-        for _r40 in rt.each(ep, ep.t_passengers)
-    )
-
-
-def _check_mined_43503ec00f__new_railcard(ep: RailTicketOffice) -> bool:  # tasks.world:7770
-    return any(
-        _r41.passenger == 'P005' and _r41.kind == _E12_RailcardKind_two_together
-        and _r41.valid_from == rt.parse_date('2025-07-01')
-        and _r41.valid_until == rt.parse_date('2026-07-01')
-        and _r41.status == _E14_RailcardStatus_active
-        for _r41 in rt.each(ep, ep.t_railcards)
-    )
-
-
-# tasks.world:7771
-def _check_mined_43503ec00f__ticket_tk0002_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_refunded)
-        and rt.expect(ep.t_tickets['TK0002'].refund_amount, '==', 68.0, part=1)
-    )
-
-
-# tasks.world:8370
-def _check_mined_16bd0c03d5__current_clerk_set(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'K02')
-
-
-def _check_mined_16bd0c03d5__new_passenger(ep: RailTicketOffice) -> bool:  # tasks.world:8371
-    return any(
-        _r42.name == '2025-07-01T07:52:00' and _r42.email == 'sam.patel@rail.example'
-        and _r42.phone == '+ 4997510' and _r42.date_of_birth == rt.parse_date('2025-07-01')
-        and _r42.registered_on == rt.parse_date('2025-07-01')
-        for _r42 in rt.each(ep, ep.t_passengers)
-    )
-
-
-def _check_mined_16bd0c03d5__new_railcard(ep: RailTicketOffice) -> bool:  # tasks.world:8372
-    return any(
-        _r43.passenger == 'P001' and _r43.kind == _E12_RailcardKind_disabled
-        and _r43.valid_from == rt.parse_date('2025-07-01')
-        and _r43.valid_until == rt.parse_date('2026-07-01')
-        and _r43.status == _E14_RailcardStatus_active
-        for _r43 in rt.each(ep, ep.t_railcards)
-    )
-
-
-# tasks.world:8373
-def _check_mined_16bd0c03d5__ticket_tk0001_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
-        and rt.expect(ep.t_tickets['TK0001'].refund_amount, '==', 49.07, part=1)
-    )
-
-
-# tasks.world:8973
-def _check_mined_f860cb8cd0__current_clerk_set(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'K02')
-
-
-def _check_mined_f860cb8cd0__new_passenger(ep: RailTicketOffice) -> bool:  # tasks.world:8974
-    return any(
-        _r44.name == '2025-07-01T10:00:00' and _r44.email == '4lX@ELx.fbt'
-        and _r44.phone == '+11 22018 6' and _r44.date_of_birth == rt.parse_date('2024-05-17')
-        and _r44.registered_on == rt.parse_date('2025-07-01')
-        for _r44 in rt.each(ep, ep.t_passengers)
-    )
-
-
-def _check_mined_f860cb8cd0__new_railcard(ep: RailTicketOffice) -> bool:  # tasks.world:8975
-    return any(
-        _r45.passenger == 'P006' and _r45.kind == _E12_RailcardKind_disabled
-        and _r45.valid_from == rt.parse_date('2025-07-01')
-        and _r45.valid_until == rt.parse_date('2026-07-01')
-        and _r45.status == _E14_RailcardStatus_active
-        for _r45 in rt.each(ep, ep.t_railcards)
-    )
-
-
-# tasks.world:8976
-def _check_mined_f860cb8cd0__ticket_tk0001_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
-        and rt.expect(ep.t_tickets['TK0001'].refund_amount, '==', 49.07, part=1)
-    )
-
-
-def _check_mined_3686e915c7__new_railcard(ep: RailTicketOffice) -> bool:  # tasks.world:9575
-    return any(
-        _r46.passenger == 'P002' and _r46.kind == _E12_RailcardKind_disabled
-        and _r46.valid_from == rt.parse_date('2025-07-01')
-        and _r46.valid_until == rt.parse_date('2026-07-01')
-        and _r46.status == _E14_RailcardStatus_active
-        for _r46 in rt.each(ep, ep.t_railcards)
-    )
-
-
-# tasks.world:9576
-def _check_mined_3686e915c7__ticket_tk0002_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0002'].railcard, '==', 'RC00002') and rt.expect(
-        ep.t_tickets['TK0002'].price, '==', 51.48, part=1
-    )
-
-
-def _check_mined_3686e915c7__new_ticket(ep: RailTicketOffice) -> bool:  # tasks.world:9577
-    return any(
-        _r47.passenger == 'P002' and _r47.train == 'T1001' and _r47.origin == 'DON'
-        and _r47.destination == 'YRK' and _r47.coach == 'T1001-B' and _r47.seat == 6
-        and _r47.fare == 'F006' and _r47.railcard == 'RC00002' and _r47.price == 5.54
-        and _r47.status == _E12_TicketStatus_booked and _r47.refund_amount == 0.0
-        for _r47 in rt.each(ep, ep.t_tickets)
-    )
-
-
-# tasks.world:10176
-def _check_mined_87577f7f42__current_clerk_set(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'K03')
-
-
-def _check_mined_87577f7f42__new_ticket(ep: RailTicketOffice) -> bool:  # tasks.world:10177
-    return any(
-        _r48.passenger == 'P001' and _r48.train == 'T1001' and _r48.origin == 'KGX'
-        and _r48.destination == 'PBO' and _r48.coach == 'T1001-A' and _r48.seat == 5
-        and _r48.fare == 'F012' and _r48.railcard == 'RC00001' and _r48.price == 29.7
-        and _r48.status == _E12_TicketStatus_booked and _r48.refund_amount == 0.0
-        for _r48 in rt.each(ep, ep.t_tickets)
-    )
-
-
-# tasks.world:10776
-def _check_mined_9d8ae5d872__current_clerk_set(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'K03')
-
-
-def _check_mined_9d8ae5d872__new_passenger(ep: RailTicketOffice) -> bool:  # tasks.world:10777
-    return any(
-        _r49.name == 'first' and _r49.email == 'Xjj@A.atl' and _r49.phone == '+44 7700 900005'
-        and _r49.date_of_birth == rt.parse_date('2025-02-01')
-        and _r49.registered_on == rt.parse_date('2025-07-01')
-        for _r49 in rt.each(ep, ep.t_passengers)
-    )
-
-
-# tasks.world:10778
-def _check_mined_9d8ae5d872__ticket_tk0001_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
-        and rt.expect(ep.t_tickets['TK0001'].refund_amount, '==', 49.07, part=1)
-    )
-
-
-# tasks.world:10779
-def _check_mined_9d8ae5d872__ticket_tk0004_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
-
-
-def _check_mined_cd232565f4__new_passenger(ep: RailTicketOffice) -> bool:  # tasks.world:11380
-    return any(
-        _r50.name == 'active' and _r50.email == 'sam.patel@rail.example'
-        and _r50.phone == '5371695 ' and _r50.date_of_birth == rt.parse_date('2023-07-29')
-        and _r50.registered_on == rt.parse_date('2025-07-01')
-        for _r50 in rt.each(ep, ep.t_passengers)
-    )
-
-
-# tasks.world:11381
-def _check_mined_cd232565f4__ticket_tk0005_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0005'].railcard, '==', 'RC00005')
-        and rt.expect(ep.t_tickets['TK0005'].price, '==', 51.48, part=1)
-        and rt.expect(ep.t_tickets['TK0005'].status, '==', _E12_TicketStatus_refunded, part=2)
-        and rt.expect(ep.t_tickets['TK0005'].refund_amount, '==', 51.48, part=3)
-    )
-
-
-# tasks.world:11979
-def _check_mined_23303af396__current_clerk_set(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'K02')
-
-
-def _check_mined_23303af396__new_railcard(ep: RailTicketOffice) -> bool:  # tasks.world:11980
-    return any(
-        _r51.passenger == 'P001' and _r51.kind == _E12_RailcardKind_disabled
-        and _r51.valid_from == rt.parse_date('2025-07-01')
-        and _r51.valid_until == rt.parse_date('2026-07-01')
-        and _r51.status == _E14_RailcardStatus_active
-        for _r51 in rt.each(ep, ep.t_railcards)
-    )
-
-
-# tasks.world:11981
-def _check_mined_23303af396__ticket_tk0001_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
-        and rt.expect(ep.t_tickets['TK0001'].refund_amount, '==', 49.07, part=1)
-    )
-
-
-# tasks.world:12580
-def _check_mined_2c309fc978__current_clerk_set(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'K03')
-
-
-def _check_mined_2c309fc978__new_passenger(ep: RailTicketOffice) -> bool:  # tasks.world:12581
-    return any(
-        _r52.name == 'K03' and _r52.email == 'gr@O.pgr' and _r52.phone == '+44 7700 900004'
-        and _r52.date_of_birth == rt.parse_date('2024-02-27')
-        and _r52.registered_on == rt.parse_date('2025-07-01')
-        for _r52 in rt.each(ep, ep.t_passengers)
-    )
-
-
-def _check_mined_2c309fc978__new_railcard(ep: RailTicketOffice) -> bool:  # tasks.world:12582
-    return any(
-        _r53.passenger == 'P004' and _r53.kind == _E12_RailcardKind_two_together
-        and _r53.valid_from == rt.parse_date('2025-07-01')
-        and _r53.valid_until == rt.parse_date('2026-07-01')
-        and _r53.status == _E14_RailcardStatus_active
-        for _r53 in rt.each(ep, ep.t_railcards)
-    )
-
-
-# tasks.world:13181
-def _check_mined_84c15efcd4__current_clerk_set(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'K02')
-
-
-def _check_mined_84c15efcd4__new_passenger(ep: RailTicketOffice) -> bool:  # tasks.world:13182
-    return any(
-        _r54.name == 'refunded' and _r54.email == 'vic.doyle@rail.example'
-        and _r54.phone == '+44 7700 900004' and _r54.date_of_birth == rt.parse_date('2025-03-01')
-        and _r54.registered_on == rt.parse_date('2025-07-01')
-        for _r54 in rt.each(ep, ep.t_passengers)
-    )
-
-
-# tasks.world:13183
-def _check_mined_84c15efcd4__ticket_tk0004_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:13781
-def _check_mined_a3dbefd0ef__current_clerk_set(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'K03')
-
-
-def _check_mined_a3dbefd0ef__new_passenger(ep: RailTicketOffice) -> bool:  # tasks.world:13782
-    return any(
-        _r55.name == 'clerk' and _r55.email == '5e@1.afzhv' and _r55.phone == '+44 7700 900001'
-        and _r55.date_of_birth == rt.parse_date('2025-01-01')
-        and _r55.registered_on == rt.parse_date('2025-07-01')
-        for _r55 in rt.each(ep, ep.t_passengers)
-    )
-
-
-# tasks.world:13783
-def _check_mined_a3dbefd0ef__ticket_tk0005_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0005'].status, '==', _E12_TicketStatus_refunded)
-        and rt.expect(ep.t_tickets['TK0005'].refund_amount, '==', 78.0, part=1)
-    )
-
-
-# tasks.world:14381
-def _check_mined_bca337ae40__railcard_rc00003_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_railcards['RC00003'].status, '==', _E14_RailcardStatus_cancelled)
-
-
-def _check_mined_bca337ae40__new_railcard(ep: RailTicketOffice) -> bool:  # tasks.world:14382
-    return any(
-        _r56.passenger == 'P005' and _r56.kind == _E12_RailcardKind_two_together
-        and _r56.valid_from == rt.parse_date('2025-07-01')
-        and _r56.valid_until == rt.parse_date('2026-07-01')
-        and _r56.status == _E14_RailcardStatus_active
-        for _r56 in rt.each(ep, ep.t_railcards)
-    )
-
-
-def _check_mined_bca337ae40__new_railcard_1(ep: RailTicketOffice) -> bool:  # tasks.world:14383
-    return any(
-        _r57.passenger == 'P003' and _r57.kind == _E12_RailcardKind_two_together
-        and _r57.valid_from == rt.parse_date('2025-07-01')
-        and _r57.valid_until == rt.parse_date('2026-07-01')
-        and _r57.status == _E14_RailcardStatus_active
-        for _r57 in rt.each(ep, ep.t_railcards)
-    )
-
-
-# tasks.world:14984
-def _check_mined_a6dc8f7b82__current_clerk_set(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'K03')
-
-
-# tasks.world:14985
-def _check_mined_a6dc8f7b82__ticket_tk0005_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0005'].status, '==', _E12_TicketStatus_refunded)
-        and rt.expect(ep.t_tickets['TK0005'].refund_amount, '==', 78.0, part=1)
-    )
-
-
-def _check_mined_33e6acc9ff__new_passenger(ep: RailTicketOffice) -> bool:  # tasks.world:15583
-    return any(
-        _r58.name == '_-94h_Kvg0W6c9C2SiqplDxrCsVAv' and _r58.email == 'OdDc@H+.xz'
-        and _r58.phone == '+44 7700 900001' and _r58.date_of_birth == rt.parse_date('2023-08-19')
-        and _r58.registered_on == rt.parse_date('2025-07-01')
-        for _r58 in rt.each(ep, ep.t_passengers)
-    )
-
-
-def _check_mined_33e6acc9ff__new_railcard(ep: RailTicketOffice) -> bool:  # tasks.world:15584
-    return any(
-        _r59.passenger == 'P002' and _r59.kind == _E12_RailcardKind_two_together
-        and _r59.valid_from == rt.parse_date('2025-07-01')
-        and _r59.valid_until == rt.parse_date('2026-07-01')
-        and _r59.status == _E14_RailcardStatus_active
-        for _r59 in rt.each(ep, ep.t_railcards)
-    )
-
-
-# tasks.world:15585
-def _check_mined_33e6acc9ff__ticket_tk0001_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
-        and rt.expect(ep.t_tickets['TK0001'].refund_amount, '==', 49.07, part=1)
-    )
-
-
-# tasks.world:15586
-def _check_mined_33e6acc9ff__ticket_tk0004_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
-
-
-def _check_mined_892254528e__new_passenger(ep: RailTicketOffice) -> bool:  # tasks.world:16186
-    return any(
-        _r60.name == 'Leeds' and _r60.email == 'hz@gwOo.kezq' and _r60.phone == '0553242844'
-        and _r60.date_of_birth == rt.parse_date('2023-08-19')
-        and _r60.registered_on == rt.parse_date('2025-07-01')
-        for _r60 in rt.each(ep, ep.t_passengers)
-    )
-
-
-def _check_mined_892254528e__new_railcard(ep: RailTicketOffice) -> bool:  # tasks.world:16187
-    return any(
-        _r61.passenger == 'P002' and _r61.kind == _E12_RailcardKind_disabled
-        and _r61.valid_from == rt.parse_date('2025-07-01')
-        and _r61.valid_until == rt.parse_date('2026-07-01')
-        and _r61.status == _E14_RailcardStatus_active
-        for _r61 in rt.each(ep, ep.t_railcards)
-    )
-
-
-def _check_mined_892254528e__new_railcard_1(ep: RailTicketOffice) -> bool:  # tasks.world:16188
-    return any(
-        _r62.passenger == 'P006' and _r62.kind == _E12_RailcardKind_two_together
-        and _r62.valid_from == rt.parse_date('2025-07-01')
-        and _r62.valid_until == rt.parse_date('2026-07-01')
-        and _r62.status == _E14_RailcardStatus_active
-        for _r62 in rt.each(ep, ep.t_railcards)
-    )
-
-
-# tasks.world:16189
-def _check_mined_892254528e__ticket_tk0002_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_refunded)
-        and rt.expect(ep.t_tickets['TK0002'].refund_amount, '==', 68.0, part=1)
-    )
-
-
-def _check_mined_72227bfef1__new_passenger(ep: RailTicketOffice) -> bool:  # tasks.world:16788
-    return any(
-        _r63.name == 'disabled' and _r63.email == 'OR@N.hv' and _r63.phone == '+44 7700 900004'
-        and _r63.date_of_birth == rt.parse_date('2024-09-01')
-        and _r63.registered_on == rt.parse_date('2025-07-01')
-        for _r63 in rt.each(ep, ep.t_passengers)
-    )
-
-
-def _check_mined_72227bfef1__new_passenger_1(ep: RailTicketOffice) -> bool:  # tasks.world:16789
-    return any(
-        _r64.name == 'used' and _r64.email == '9zq@.H+C.cue' and _r64.phone == '+44 7700 900004'
-        and _r64.date_of_birth == rt.parse_date('2025-07-01')
-        and _r64.registered_on == rt.parse_date('2025-07-01')
-        for _r64 in rt.each(ep, ep.t_passengers)
-    )
-
-
-def _check_mined_72227bfef1__new_railcard(ep: RailTicketOffice) -> bool:  # tasks.world:16790
-    return any(
-        _r65.passenger == 'P002' and _r65.kind == _E12_RailcardKind_two_together
-        and _r65.valid_from == rt.parse_date('2025-07-01')
-        and _r65.valid_until == rt.parse_date('2026-07-01')
-        and _r65.status == _E14_RailcardStatus_active
-        for _r65 in rt.each(ep, ep.t_railcards)
-    )
-
-
-# tasks.world:16791
-def _check_mined_72227bfef1__ticket_tk0002_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_refunded)
-        and rt.expect(ep.t_tickets['TK0002'].refund_amount, '==', 68.0, part=1)
-    )
-
-
-def _check_mined_1973cfb256__new_passenger(ep: RailTicketOffice) -> bool:  # tasks.world:17390
-    return any(
-        _r66.name == 'T1002-A' and _r66.email == 'eCW@4i.tsb' and _r66.phone == '289 43054 '
-        and _r66.date_of_birth == rt.parse_date('2024-03-14')
-        and _r66.registered_on == rt.parse_date('2025-07-01')
-        for _r66 in rt.each(ep, ep.t_passengers)
-    )
-
-
-def _check_mined_1973cfb256__new_railcard(ep: RailTicketOffice) -> bool:  # tasks.world:17391
-    return any(
-        _r67.passenger == 'P004' and _r67.kind == _E12_RailcardKind_disabled
-        and _r67.valid_from == rt.parse_date('2025-07-01')
-        and _r67.valid_until == rt.parse_date('2026-07-01')
-        and _r67.status == _E14_RailcardStatus_active
-        for _r67 in rt.each(ep, ep.t_railcards)
-    )
-
-
-# tasks.world:17392
-def _check_mined_1973cfb256__ticket_tk0002_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_refunded)
-        and rt.expect(ep.t_tickets['TK0002'].refund_amount, '==', 68.0, part=1)
-    )
-
-
-# tasks.world:17393
-def _check_mined_1973cfb256__ticket_tk0004_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:17992
-def _check_mined_5fbc7f79b7__current_clerk_set(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'K03')
-
-
-# tasks.world:17993
-def _check_mined_5fbc7f79b7__ticket_tk0001_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
-        and rt.expect(ep.t_tickets['TK0001'].refund_amount, '==', 49.07, part=1)
-    )
-
-
-# tasks.world:18591
-def _check_mined_c8a1e94508__current_clerk_set(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'K02')
-
-
-# tasks.world:18592
-def _check_mined_c8a1e94508__ticket_tk0002_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_refunded)
-        and rt.expect(ep.t_tickets['TK0002'].refund_amount, '==', 68.0, part=1)
-    )
-
-
-def _check_mined_dc7014863a__new_passenger(ep: RailTicketOffice) -> bool:  # tasks.world:19194
-    return any(
-        _r68.name == 'y' and _r68.email == 'ruth.allen@rail.example'
-        and _r68.phone == '+9649107371' and _r68.date_of_birth == rt.parse_date('2025-02-01')
-        and _r68.registered_on == rt.parse_date('2025-07-01')
-        for _r68 in rt.each(ep, ep.t_passengers)
-    )
-
-
-# tasks.world:19195
-def _check_mined_dc7014863a__ticket_tk0001_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
-        and rt.expect(ep.t_tickets['TK0001'].refund_amount, '==', 49.07, part=1)
-    )
-
-
-def _check_mined_9f62dc6d0e__new_passenger(ep: RailTicketOffice) -> bool:  # tasks.world:19795
-    return any(
-        _r69.name == 'YRK' and _r69.email == 'tara.hughes@rail.example'
-        and _r69.phone == '+646010840' and _r69.date_of_birth == rt.parse_date('2023-05-27')
-        and _r69.registered_on == rt.parse_date('2025-07-01')
-        for _r69 in rt.each(ep, ep.t_passengers)
-    )
-
-
-# tasks.world:19796
-def _check_mined_9f62dc6d0e__ticket_tk0002_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0002'].status, '==', _E12_TicketStatus_refunded)
-        and rt.expect(ep.t_tickets['TK0002'].refund_amount, '==', 68.0, part=1)
-    )
-
-
-# tasks.world:20397
-def _check_mined_d40a0210e1__current_clerk_set(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'K03')
-
-
-def _check_mined_d40a0210e1__new_railcard(ep: RailTicketOffice) -> bool:  # tasks.world:20398
-    return any(
-        _r70.passenger == 'P004' and _r70.kind == _E12_RailcardKind_disabled
-        and _r70.valid_from == rt.parse_date('2025-07-01')
-        and _r70.valid_until == rt.parse_date('2026-07-01')
-        and _r70.status == _E14_RailcardStatus_active
-        for _r70 in rt.each(ep, ep.t_railcards)
-    )
-
-
-# tasks.world:20998
-def _check_mined_9e6e2b0f73__current_clerk_set(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'K03')
-
-
-def _check_mined_9e6e2b0f73__new_passenger(ep: RailTicketOffice) -> bool:  # tasks.world:20999
-    return any(
-        _r71.name == 'T1004' and _r71.email == 'b5@S1.jo' and _r71.phone == '+052427580'
-        and _r71.date_of_birth == rt.parse_date('2023-08-19')
-        and _r71.registered_on == rt.parse_date('2025-07-01')
-        for _r71 in rt.each(ep, ep.t_passengers)
-    )
-
-
-def _check_mined_9e6e2b0f73__new_passenger_1(ep: RailTicketOffice) -> bool:  # tasks.world:21000
-    return any(
-        _r72.name == '2023-08-19' and _r72.email == 'Qh@p8.hn' and _r72.phone == '+052427580'
-        and _r72.date_of_birth == rt.parse_date('2025-07-01')
-        and _r72.registered_on == rt.parse_date('2025-07-01')
-        for _r72 in rt.each(ep, ep.t_passengers)
-    )
-
-
-def _check_mined_9e6e2b0f73__new_passenger_2(ep: RailTicketOffice) -> bool:  # tasks.world:21001
-    return any(
-        _r73.name == 'exchanged' and _r73.email == '8RiF@g.btp' and _r73.phone == '+44 7700 900002'
-        and _r73.date_of_birth == rt.parse_date('2025-07-01')
-        and _r73.registered_on == rt.parse_date('2025-07-01')
-        for _r73 in rt.each(ep, ep.t_passengers)
-    )
-
-
-# tasks.world:21603
-def _check_mined_caf90c5775__railcard_rc00003_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_railcards['RC00003'].status, '==', _E14_RailcardStatus_cancelled)
-
-
-def _check_mined_caf90c5775__new_railcard(ep: RailTicketOffice) -> bool:  # tasks.world:21604
-    return any(
-        _r74.passenger == 'P003' and _r74.kind == _E12_RailcardKind_two_together
-        and _r74.valid_from == rt.parse_date('2025-07-01')
-        and _r74.valid_until == rt.parse_date('2026-07-01')
-        and _r74.status == _E14_RailcardStatus_active
-        for _r74 in rt.each(ep, ep.t_railcards)
-    )
-
-
-# tasks.world:21605
-def _check_mined_caf90c5775__ticket_tk0001_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0001'].status, '==', _E12_TicketStatus_refunded)
-        and rt.expect(ep.t_tickets['TK0001'].refund_amount, '==', 49.07, part=1)
-    )
-
-
-# tasks.world:21606
-def _check_mined_caf90c5775__ticket_tk0004_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
-
-
-def _check_mined_2c0fe655d8__new_passenger(ep: RailTicketOffice) -> bool:  # tasks.world:22207
-    return any(
-        _r75.name == 'Peterborough' and _r75.email == 'l@q.ztfcv' and _r75.phone == '+ 466628015'
-        and _r75.date_of_birth == rt.parse_date('2024-11-04')
-        and _r75.registered_on == rt.parse_date('2025-07-01')
-        for _r75 in rt.each(ep, ep.t_passengers)
-    )
-
-
-# tasks.world:22208
-def _check_mined_2c0fe655d8__ticket_tk0004_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_tickets['TK0004'].status, '==', _E12_TicketStatus_refunded)
-
-
-# tasks.world:22209
-def _check_mined_2c0fe655d8__ticket_tk0005_changed(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_tickets['TK0005'].status, '==', _E12_TicketStatus_refunded)
-        and rt.expect(ep.t_tickets['TK0005'].refund_amount, '==', 78.0, part=1)
-    )
-
-
-# tasks.world:22810
-def _check_mined_50bbbc3321__current_clerk_set(ep: RailTicketOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'K03')
-
-
-def _check_mined_50bbbc3321__new_passenger(ep: RailTicketOffice) -> bool:  # tasks.world:22811
-    return any(
-        _r76.name == 'KGX' and _r76.email == 'sam.patel@rail.example'
-        and _r76.phone == '+44 7700 900005' and _r76.date_of_birth == rt.parse_date('1990-09-09')
-        and _r76.registered_on == rt.parse_date('2025-07-01')
-        for _r76 in rt.each(ep, ep.t_passengers)
-    )
-
-
-def _check_mined_50bbbc3321__new_passenger_1(ep: RailTicketOffice) -> bool:  # tasks.world:22812
-    return any(
-        _r77.name == 'KGX' and _r77.email == 'tara.hughes@rail.example'
-        and _r77.phone == '+44 7700 900005' and _r77.date_of_birth == rt.parse_date('2025-07-01')
-        and _r77.registered_on == rt.parse_date('2025-07-01')
-        for _r77 in rt.each(ep, ep.t_passengers)
-    )
-
-
-RailTicketOffice.TASKS = task_registry(__name__, "tasks.json")

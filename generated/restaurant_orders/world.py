@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Category", "DiningTable", "MenuItem", "Order", "OrderLine", "OrderStatus", "OrderView",
@@ -228,10 +228,8 @@ class RestaurantOrders(Episode):
     CLOCK: ClassVar[str] = "2026-05-16T19:30:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act as the signed-in server. Add exactly the items and quantities the guests ask for; '
-        'confirm the tip and payment method before settling a share. Amounts are in cents.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "servers": "Server", "dining_tables": "DiningTable", "menu": "MenuItem", "orders": "Order",
         "order_lines": "OrderLine", "payments": "Payment",
@@ -358,15 +356,11 @@ class RestaurantOrders(Episode):
             rt.check_deleted(
                 self, self.t_servers, ((self.t_orders, 'server'), (None, 'current_server'))
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_dining_tables, ((self.t_orders, 'table'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_menu, ((self.t_order_lines, 'item'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_orders, ((self.t_order_lines, 'order'), (self.t_payments, 'order'))
             )
-        pass
 
     def fn_order_total(self, order: Order) -> int:  # restaurant_orders.world:124
         "The bill total: quantity times unit price over the order's lines."
@@ -757,660 +751,514 @@ class RestaurantOrders(Episode):
         self.set_field(item, 'available', available)  # restaurant_orders.world:417
         return item  # restaurant_orders.world:418
 
+    def _check_new_table_order__sent(self) -> bool:  # restaurant_orders.world:557
+        return any(
+            _o17.table == 'T1' and _o17.guests == 2
+            and _o17.status == _E11_OrderStatus_sent_to_kitchen and _o17.server == 'S01'
+            for _o17 in rt.each(self, self.t_orders)
+        )
+
+    def _check_new_table_order__lines(self) -> bool:  # restaurant_orders.world:558
+        return any(
+            _o18.table == 'T1' and _o18.status == _E11_OrderStatus_sent_to_kitchen
+            and len([_l19 for _l19 in rt.each(self, self.t_order_lines) if _l19.order == _o18.id_])
+            == 3
+            and any(
+                _l20.order == _o18.id_ and _l20.item == 'PZ01' and _l20.quantity == 1
+                and _l20.note == 'extra basil'
+                for _l20 in rt.each(self, self.t_order_lines)
+            )
+            and any(
+                _l21.order == _o18.id_ and _l21.item == 'PS01' and _l21.quantity == 1
+                for _l21 in rt.each(self, self.t_order_lines)
+            )
+            and any(
+                _l22.order == _o18.id_ and _l22.item == 'DR01' and _l22.quantity == 2
+                for _l22 in rt.each(self, self.t_order_lines)
+            )
+            for _o18 in rt.each(self, self.t_orders)
+        )
+
+    def _check_new_table_order__total(self) -> bool:  # restaurant_orders.world:559
+        return any(
+            _o23.table == 'T1' and _o23.status == _E11_OrderStatus_sent_to_kitchen
+            and self.fn_order_total(_o23) == 3350
+            for _o23 in rt.each(self, self.t_orders)
+        )
+
+    def _check_close_out_tables__t4_paid(self) -> rt.Verdict | bool:  # restaurant_orders.world:706
+        return rt.expect(self.t_orders['O003'].status, '==', _E11_OrderStatus_paid) and any(
+            _p24.order == 'O003' and _p24.share == 2 and _p24.amount_cents == 1950
+            and _p24.tip_cents == 150 and _p24.method == _E9_PayMethod_card
+            for _p24 in rt.each(self, self.t_payments)
+        )
+
+    # restaurant_orders.world:707
+    def _check_close_out_tables__t3_served(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['O002'].status, '==', _E11_OrderStatus_served)
+            and rt.expect(self.t_orders['O002'].served_at, 'is not', None, part=1)
+        )
+
+    def _check_close_out_tables__sea_bass(self) -> bool:  # restaurant_orders.world:708
+        return bool(self.t_menu['FS01'].available)
+
+    def _check_split_at_the_bar__split(self) -> rt.Verdict | bool:  # restaurant_orders.world:854
+        return rt.expect(self.t_orders['O005'].split_ways, '==', 2)
+
+    def _check_split_at_the_bar__settled(self) -> rt.Verdict | bool:  # restaurant_orders.world:855
+        return (
+            rt.expect(self.t_orders['O005'].status, '==', _E11_OrderStatus_paid)
+            and any(
+                _p25.order == 'O005' and _p25.share == 1 and _p25.amount_cents == 1250
+                and _p25.tip_cents == 100 and _p25.method == _E9_PayMethod_cash
+                for _p25 in rt.each(self, self.t_payments)
+            )
+            and any(
+                _p26.order == 'O005' and _p26.share == 2 and _p26.amount_cents == 1250
+                and _p26.tip_cents == 200 and _p26.method == _E9_PayMethod_card
+                for _p26 in rt.each(self, self.t_payments)
+            )
+        )
+
+    def _check_sea_bass_back_for_o001__sea_bass_available(self) -> bool:  # tasks.world:140
+        return bool(self.t_menu['FS01'].available)
+
+    def _check_sea_bass_back_for_o001__lines_changed(self) -> rt.Verdict | bool:  # tasks.world:141
+        return (
+            rt.expect(
+                len([_l27 for _l27 in rt.each(self, self.t_order_lines) if _l27.order == 'O001']),
+                '==', 3,
+            )
+            and any(
+                _l28.order == 'O001' and _l28.item == 'PZ01' and _l28.quantity == 1
+                for _l28 in rt.each(self, self.t_order_lines)
+            )
+            and any(
+                _l29.order == 'O001' and _l29.item == 'FS01' and _l29.quantity == 1
+                and _l29.unit_price_cents == 2400
+                for _l29 in rt.each(self, self.t_order_lines)
+            )
+            and any(
+                _l30.order == 'O001' and _l30.item == 'DS01' and _l30.quantity == 2
+                for _l30 in rt.each(self, self.t_order_lines)
+            )
+            and not any(
+                _l31.order == 'O001' and _l31.item == 'DR01'
+                for _l31 in rt.each(self, self.t_order_lines)
+            )
+        )
+
+    def _check_sea_bass_back_for_o001__total(self) -> rt.Verdict | bool:  # tasks.world:142
+        return rt.expect(self.fn_order_total(self.t_orders['O001']), '==', 4900)
+
+    def _check_sea_bass_back_for_o001__sent(self) -> rt.Verdict | bool:  # tasks.world:143
+        return (
+            rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_sent_to_kitchen)
+            and rt.expect(self.t_orders['O001'].sent_at, 'is not', None, part=1)
+        )
+
+    def _check_t2_dessert_to_bill__dessert_added(self) -> bool:  # tasks.world:290
+        return any(
+            _l32.order == 'O001' and _l32.item == 'DS01' and _l32.quantity == 2
+            and _l32.unit_price_cents == 650
+            for _l32 in rt.each(self, self.t_order_lines)
+        )
+
+    def _check_t2_dessert_to_bill__through_kitchen(self) -> rt.Verdict | bool:  # tasks.world:291
+        return rt.expect(self.t_orders['O001'].sent_at, 'is not', None) and rt.expect(
+            self.t_orders['O001'].served_at, 'is not', None, part=1
+        )
+
+    def _check_t2_dessert_to_bill__paid_in_full(self) -> rt.Verdict | bool:  # tasks.world:292
+        return (
+            rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_paid)
+            and rt.expect(self.t_orders['O001'].split_ways, '==', 1, part=1)
+            and any(
+                _p33.order == 'O001' and _p33.share == 1 and _p33.amount_cents == 3200
+                and _p33.tip_cents == 300 and _p33.method == _E9_PayMethod_card
+                for _p33 in rt.each(self, self.t_payments)
+            )
+        )
+
+    def _check_free_t4_for_terrace_party__t4_settled(self) -> rt.Verdict | bool:  # tasks.world:438
+        return rt.expect(self.t_orders['O003'].status, '==', _E11_OrderStatus_paid) and rt.expect(
+            self.t_orders['O003'].paid_at, 'is not', None, part=1
+        )
+
+    def _check_free_t4_for_terrace_party__party_seated(self) -> bool:  # tasks.world:439
+        return any(
+            _o34.table == 'T4' and _o34.id_ != 'O003' and _o34.guests == 4
+            and _o34.status == _E11_OrderStatus_sent_to_kitchen and _o34.server == 'S01'
+            for _o34 in rt.each(self, self.t_orders)
+        )
+
+    def _check_free_t4_for_terrace_party__party_lines(self) -> bool:  # tasks.world:440
+        return any(
+            _o35.table == 'T4' and _o35.status == _E11_OrderStatus_sent_to_kitchen
+            and len([_l36 for _l36 in rt.each(self, self.t_order_lines) if _l36.order == _o35.id_])
+            == 2
+            and any(
+                _l37.order == _o35.id_ and _l37.item == 'DR02' and _l37.quantity == 4
+                for _l37 in rt.each(self, self.t_order_lines)
+            )
+            and any(
+                _l38.order == _o35.id_ and _l38.item == 'ST01' and _l38.quantity == 1
+                for _l38 in rt.each(self, self.t_order_lines)
+            )
+            and self.fn_order_total(_o35) == 3150
+            for _o35 in rt.each(self, self.t_orders)
+        )
+
+    def _check_t1_changes_their_mind__sent(self) -> rt.Verdict | bool:  # tasks.world:605
+        return (
+            rt.expect(self.t_orders['O006'].status, '==', _E11_OrderStatus_sent_to_kitchen)
+            and rt.expect(self.t_orders['O006'].sent_at, 'is not', None, part=1)
+        )
+
+    def _check_t1_changes_their_mind__lines(self) -> rt.Verdict | bool:  # tasks.world:606
+        return (
+            rt.expect(
+                len([_l39 for _l39 in rt.each(self, self.t_order_lines) if _l39.order == 'O006']),
+                '==', 3,
+            )
+            and any(
+                _l40.order == 'O006' and _l40.item == 'PS01' and _l40.quantity == 1
+                for _l40 in rt.each(self, self.t_order_lines)
+            )
+            and any(
+                _l41.order == 'O006' and _l41.item == 'PZ01' and _l41.quantity == 1
+                for _l41 in rt.each(self, self.t_order_lines)
+            )
+            and any(
+                _l42.order == 'O006' and _l42.item == 'DR02' and _l42.quantity == 1
+                for _l42 in rt.each(self, self.t_order_lines)
+            )
+            and not any(
+                _l43.order == 'O006' and _l43.item == 'DS01'
+                for _l43 in rt.each(self, self.t_order_lines)
+            )
+        )
+
+    def _check_t1_changes_their_mind__total(self) -> rt.Verdict | bool:  # tasks.world:607
+        return rt.expect(
+            sum(rt.each(self, tuple([
+                rt.bounded(_l44.quantity * _l44.unit_price_cents)
+                for _l44 in rt.each(self, self.t_order_lines) if _l44.order == 'O006'
+            ]))),
+            '==', 3250,
+        )
+
+    def _check_turn_table_t4__t4_settled(self) -> rt.Verdict | bool:  # tasks.world:757
+        return rt.expect(self.t_orders['O003'].status, '==', _E11_OrderStatus_paid) and any(
+            _p45.order == 'O003' and _p45.share == 2 and _p45.amount_cents == 1950
+            and _p45.tip_cents == 0 and _p45.method == _E9_PayMethod_cash
+            for _p45 in rt.each(self, self.t_payments)
+        )
+
+    def _check_turn_table_t4__new_party_sent(self) -> bool:  # tasks.world:758
+        return any(
+            _o46.table == 'T4' and _o46.id_ != 'O003' and _o46.guests == 3
+            and _o46.status == _E11_OrderStatus_sent_to_kitchen and _o46.server == 'S01'
+            for _o46 in rt.each(self, self.t_orders)
+        )
+
+    def _check_turn_table_t4__new_party_lines(self) -> bool:  # tasks.world:759
+        return any(
+            _o47.table == 'T4' and _o47.status == _E11_OrderStatus_sent_to_kitchen
+            and len([_l48 for _l48 in rt.each(self, self.t_order_lines) if _l48.order == _o47.id_])
+            == 3
+            and any(
+                _l49.order == _o47.id_ and _l49.item == 'ST01' and _l49.quantity == 1
+                for _l49 in rt.each(self, self.t_order_lines)
+            )
+            and any(
+                _l50.order == _o47.id_ and _l50.item == 'PS01' and _l50.quantity == 3
+                for _l50 in rt.each(self, self.t_order_lines)
+            )
+            and any(
+                _l51.order == _o47.id_ and _l51.item == 'DR01' and _l51.quantity == 3
+                for _l51 in rt.each(self, self.t_order_lines)
+            )
+            and self.fn_order_total(_o47) == 6150
+            for _o47 in rt.each(self, self.t_orders)
+        )
+
+    def _check_tiramisu_out_and_terrace_split__tiramisu_sold_out(self) -> bool:  # tasks.world:910
+        return not self.t_menu['DS01'].available
+
+    # tasks.world:911
+    def _check_tiramisu_out_and_terrace_split__served(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_orders['O002'].status, '==', _E11_OrderStatus_served)
+            and rt.expect(self.t_orders['O002'].served_at, 'is not', None, part=1)
+        )
+
+    # tasks.world:912
+    def _check_tiramisu_out_and_terrace_split__split_five(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_orders['O002'].split_ways, '==', 5)
+
+    # tasks.world:913
+    def _check_tiramisu_out_and_terrace_split__told_share(self, replies: tuple[str, ...]) -> bool:
+        return '11.10' in rt.read(self, replies[-1] if replies else '')
+
+    def _check_mined_130f631b41__new_orderline(self) -> bool:  # tasks.world:1059
+        return any(
+            _r52.order == 'O001' and _r52.item == 'ST01' and _r52.quantity == 1
+            and _r52.unit_price_cents == 750 and _r52.note == ' '
+            for _r52 in rt.each(self, self.t_order_lines)
+        )
+
+    def _check_mined_3d07f210d9__orderline_l0001_removed(self) -> bool:  # tasks.world:1202
+        return not any(_r53.id_ == 'L0001' for _r53 in rt.each(self, self.t_order_lines))
+
+    def _check_mined_c7e2393783__current_server_set(self) -> rt.Verdict | bool:  # tasks.world:1345
+        return rt.expect(self.state.current_server, '==', 'S01')
+
+    def _check_mined_e8072f29a7__orderline_l0002_removed(self) -> bool:  # tasks.world:1487
+        return not any(_r54.id_ == 'L0002' for _r54 in rt.each(self, self.t_order_lines))
+
+    def _check_mined_47acd9cfd7__orderline_l0002_removed(self) -> bool:  # tasks.world:1630
+        return not any(_r55.id_ == 'L0002' for _r55 in rt.each(self, self.t_order_lines))
+
+    def _check_mined_2174febb84__current_server_set(self) -> rt.Verdict | bool:  # tasks.world:1773
+        return rt.expect(self.state.current_server, '==', 'S01')
+
+    # tasks.world:1774
+    def _check_mined_2174febb84__menuitem_ds01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_menu['DS01'].available, '==', False)
+
+    def _check_mined_2174febb84__order_o005_changed(self) -> rt.Verdict | bool:  # tasks.world:1775
+        return rt.expect(self.t_orders['O005'].status, '==', _E11_OrderStatus_paid)
+
+    def _check_mined_2174febb84__new_payment(self) -> bool:  # tasks.world:1776
+        return any(
+            _r56.order == 'O005' and _r56.share == 1 and _r56.amount_cents == 2500
+            and _r56.tip_cents == 100000 and _r56.method == _E9_PayMethod_cash
+            for _r56 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_0ffb82c352__order_o002_changed(self) -> rt.Verdict | bool:  # tasks.world:1922
+        return rt.expect(self.t_orders['O002'].status, '==', _E11_OrderStatus_paid)
+
+    def _check_mined_0ffb82c352__new_payment(self) -> bool:  # tasks.world:1923
+        return any(
+            _r57.order == 'O002' and _r57.share == 1 and _r57.amount_cents == 5550
+            and _r57.tip_cents == 1 and _r57.method == _E9_PayMethod_cash
+            for _r57 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_0ff8e3d9fe__order_o002_changed(self) -> rt.Verdict | bool:  # tasks.world:2066
+        return rt.expect(self.t_orders['O002'].status, '==', _E11_OrderStatus_paid)
+
+    def _check_mined_0ff8e3d9fe__new_payment(self) -> bool:  # tasks.world:2067
+        return any(
+            _r58.order == 'O002' and _r58.share == 1 and _r58.amount_cents == 5550
+            and _r58.tip_cents == 1 and _r58.method == _E9_PayMethod_cash
+            for _r58 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_6a3a347337__current_server_set(self) -> rt.Verdict | bool:  # tasks.world:2210
+        return rt.expect(self.state.current_server, '==', 'S02')
+
+    # tasks.world:2211
+    def _check_mined_6a3a347337__menuitem_ps01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_menu['PS01'].available, '==', False)
+
+    def _check_mined_6a3a347337__order_o003_changed(self) -> rt.Verdict | bool:  # tasks.world:2212
+        return rt.expect(self.t_orders['O003'].status, '==', _E11_OrderStatus_paid)
+
+    def _check_mined_6a3a347337__new_payment(self) -> bool:  # tasks.world:2213
+        return any(
+            _r59.order == 'O003' and _r59.share == 2 and _r59.amount_cents == 1950
+            and _r59.tip_cents == 750 and _r59.method == _E9_PayMethod_cash
+            for _r59 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_e629eae9f0__order_o001_changed(self) -> rt.Verdict | bool:  # tasks.world:2359
+        return rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_served)
+
+    def _check_mined_ee7662ff69__order_o001_changed(self) -> rt.Verdict | bool:  # tasks.world:2502
+        return rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_served)
+
+    def _check_mined_7533344a68__current_server_set(self) -> rt.Verdict | bool:  # tasks.world:2645
+        return rt.expect(self.state.current_server, '==', 'S02')
+
+    # tasks.world:2646
+    def _check_mined_7533344a68__menuitem_pz01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_menu['PZ01'].available, '==', False)
+
+    def _check_mined_7533344a68__orderline_l0001_removed(self) -> bool:  # tasks.world:2647
+        return not any(_r60.id_ == 'L0001' for _r60 in rt.each(self, self.t_order_lines))
+
+    def _check_mined_7533344a68__orderline_l0002_removed(self) -> bool:  # tasks.world:2648
+        return not any(_r61.id_ == 'L0002' for _r61 in rt.each(self, self.t_order_lines))
+
+    def _check_mined_b9e08f3aaa__order_o002_changed(self) -> rt.Verdict | bool:  # tasks.world:2794
+        return rt.expect(self.t_orders['O002'].status, '==', _E11_OrderStatus_served)
+
+    def _check_mined_d2e9e6857f__order_o002_changed(self) -> rt.Verdict | bool:  # tasks.world:2936
+        return rt.expect(self.t_orders['O002'].status, '==', _E11_OrderStatus_served)
+
+    def _check_mined_a5fc6b2ff0__current_server_set(self) -> rt.Verdict | bool:  # tasks.world:3078
+        return rt.expect(self.state.current_server, '==', 'S01')
+
+    def _check_mined_a5fc6b2ff0__order_o001_changed(self) -> rt.Verdict | bool:  # tasks.world:3079
+        return rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_sent_to_kitchen)
+
+    def _check_mined_a5fc6b2ff0__orderline_l0002_removed(self) -> bool:  # tasks.world:3080
+        return not any(_r62.id_ == 'L0002' for _r62 in rt.each(self, self.t_order_lines))
+
+    def _check_mined_79aa85fe9f__order_o001_changed(self) -> rt.Verdict | bool:  # tasks.world:3226
+        return rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_sent_to_kitchen)
+
+    def _check_mined_384038716e__order_o001_changed(self) -> rt.Verdict | bool:  # tasks.world:3368
+        return rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_sent_to_kitchen)
+
+    def _check_mined_dbff1eda5c__current_server_set(self) -> rt.Verdict | bool:  # tasks.world:3510
+        return rt.expect(self.state.current_server, '==', 'S01')
+
+    # tasks.world:3511
+    def _check_mined_dbff1eda5c__menuitem_fs01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_menu['FS01'].available, '==', True)
+
+    def _check_mined_dbff1eda5c__order_o003_changed(self) -> rt.Verdict | bool:  # tasks.world:3512
+        return rt.expect(self.t_orders['O003'].status, '==', _E11_OrderStatus_paid)
+
+    def _check_mined_dbff1eda5c__new_payment(self) -> bool:  # tasks.world:3513
+        return any(
+            _r63.order == 'O003' and _r63.share == 2 and _r63.amount_cents == 1950
+            and _r63.tip_cents == 1 and _r63.method == _E9_PayMethod_cash
+            for _r63 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_b383cc6272__order_o005_changed(self) -> rt.Verdict | bool:  # tasks.world:3659
+        return rt.expect(self.t_orders['O005'].status, '==', _E11_OrderStatus_paid)
+
+    def _check_mined_b383cc6272__new_payment(self) -> bool:  # tasks.world:3660
+        return any(
+            _r64.order == 'O005' and _r64.share == 1 and _r64.amount_cents == 2500
+            and _r64.tip_cents == 350 and _r64.method == _E9_PayMethod_cash
+            for _r64 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_dc94125e34__order_o003_changed(self) -> rt.Verdict | bool:  # tasks.world:3802
+        return rt.expect(self.t_orders['O003'].status, '==', _E11_OrderStatus_paid)
+
+    def _check_mined_dc94125e34__new_payment(self) -> bool:  # tasks.world:3803
+        return any(
+            _r65.order == 'O003' and _r65.share == 2 and _r65.amount_cents == 1950
+            and _r65.tip_cents == 0 and _r65.method == _E9_PayMethod_card
+            for _r65 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_fe35b82759__current_server_set(self) -> rt.Verdict | bool:  # tasks.world:3945
+        return rt.expect(self.state.current_server, '==', 'S02')
+
+    # tasks.world:3946
+    def _check_mined_fe35b82759__menuitem_dr01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_menu['DR01'].available, '==', False)
+
+    def _check_mined_fe35b82759__new_order(self) -> bool:  # tasks.world:3947
+        return any(
+            _r66.table == 'T1' and _r66.server == 'S01' and _r66.guests == 1
+            and _r66.status == _E11_OrderStatus_open_ and _r66.sent_at is None
+            and _r66.served_at is None and _r66.split_ways == 1 and _r66.paid_at is None
+            for _r66 in rt.each(self, self.t_orders)
+        )
+
+    def _check_mined_c637f3e873__order_o003_changed(self) -> rt.Verdict | bool:  # tasks.world:4093
+        return rt.expect(self.t_orders['O003'].status, '==', _E11_OrderStatus_paid)
+
+    def _check_mined_c637f3e873__new_payment(self) -> bool:  # tasks.world:4094
+        return any(
+            _r67.order == 'O003' and _r67.share == 2 and _r67.amount_cents == 1950
+            and _r67.tip_cents == 0 and _r67.method == _E9_PayMethod_card
+            for _r67 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:4236
+    def _check_mined_01712e7950__menuitem_ds01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_menu['DS01'].available, '==', False)
+
+    def _check_mined_14822326ea__current_server_set(self) -> rt.Verdict | bool:  # tasks.world:4378
+        return rt.expect(self.state.current_server, '==', 'S01')
+
+    # tasks.world:4379
+    def _check_mined_14822326ea__menuitem_st01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_menu['ST01'].available, '==', False)
+
+    def _check_mined_14822326ea__order_o002_changed(self) -> rt.Verdict | bool:  # tasks.world:4380
+        return rt.expect(self.t_orders['O002'].status, '==', _E11_OrderStatus_served)
+
+    # tasks.world:4525
+    def _check_mined_2f99e90723__menuitem_ds01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_menu['DS01'].available, '==', False)
+
+    # tasks.world:4667
+    def _check_mined_18f89affea__menuitem_pz01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_menu['PZ01'].available, '==', False)
+
+    def _check_mined_3f5fd745fb__current_server_set(self) -> rt.Verdict | bool:  # tasks.world:4809
+        return rt.expect(self.state.current_server, '==', 'S02')
+
+    # tasks.world:4810
+    def _check_mined_3f5fd745fb__menuitem_st01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_menu['ST01'].available, '==', False)
+
+    def _check_mined_3f5fd745fb__order_o001_changed(self) -> rt.Verdict | bool:  # tasks.world:4811
+        return rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_sent_to_kitchen)
+
+    # tasks.world:4956
+    def _check_mined_69fefcc74b__menuitem_ps01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_menu['PS01'].available, '==', False)
+
+    # tasks.world:5098
+    def _check_mined_97f04f0aa7__menuitem_ps01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_menu['PS01'].available, '==', False)
+
+    def _check_mined_6d389961e2__current_server_set(self) -> rt.Verdict | bool:  # tasks.world:5243
+        return rt.expect(self.state.current_server, '==', 'S02')
+
+    def _check_mined_6d389961e2__order_o001_changed(self) -> rt.Verdict | bool:  # tasks.world:5244
+        return rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_sent_to_kitchen)
+
+    def _check_mined_6d389961e2__orderline_l0001_removed(self) -> bool:  # tasks.world:5245
+        return not any(_r68.id_ == 'L0001' for _r68 in rt.each(self, self.t_order_lines))
+
+    # tasks.world:5394
+    def _check_mined_827e3b106a__menuitem_pz01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_menu['PZ01'].available, '==', False)
+
+    # tasks.world:5539
+    def _check_mined_f464daa59d__menuitem_dr01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_menu['DR01'].available, '==', False)
+
+    def _check_mined_7721bd5c5b__current_server_set(self) -> rt.Verdict | bool:  # tasks.world:5684
+        return rt.expect(self.state.current_server, '==', 'S01')
+
+    # tasks.world:5685
+    def _check_mined_7721bd5c5b__menuitem_fs01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_menu['FS01'].available, '==', True)
+
+    def _check_mined_7721bd5c5b__order_o005_changed(self) -> rt.Verdict | bool:  # tasks.world:5686
+        return rt.expect(self.t_orders['O005'].split_ways, '==', 2)
+
+    def _check_mined_6e61d9fd0b__current_server_set(self) -> rt.Verdict | bool:  # tasks.world:5835
+        return rt.expect(self.state.current_server, '==', 'S01')
+
+    def _check_mined_765510bec6__current_server_set(self) -> rt.Verdict | bool:  # tasks.world:5981
+        return rt.expect(self.state.current_server, '==', 'S02')
+
+    def _check_mined_a262d229b5__current_server_set(self) -> rt.Verdict | bool:  # tasks.world:6128
+        return rt.expect(self.state.current_server, '==', 'S01')
+
+    # tasks.world:6129
+    def _check_mined_a262d229b5__menuitem_fs01_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_menu['FS01'].available, '==', True)
+
+    def _check_mined_a262d229b5__order_o001_changed(self) -> rt.Verdict | bool:  # tasks.world:6130
+        return rt.expect(self.t_orders['O001'].status, '==', _E11_OrderStatus_sent_to_kitchen)
+
 
 RestaurantOrders.TOOLS = tools(RestaurantOrders)
-
-
-def _check_new_table_order__sent(ep: RestaurantOrders) -> bool:  # restaurant_orders.world:557
-    return any(
-        _o17.table == 'T1' and _o17.guests == 2 and _o17.status == _E11_OrderStatus_sent_to_kitchen
-        and _o17.server == 'S01'
-        for _o17 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_new_table_order__lines(ep: RestaurantOrders) -> bool:  # restaurant_orders.world:558
-    return any(
-        _o18.table == 'T1' and _o18.status == _E11_OrderStatus_sent_to_kitchen
-        and len([_l19 for _l19 in rt.each(ep, ep.t_order_lines) if _l19.order == _o18.id_]) == 3
-        and any(
-            _l20.order == _o18.id_ and _l20.item == 'PZ01' and _l20.quantity == 1
-            and _l20.note == 'extra basil'
-            for _l20 in rt.each(ep, ep.t_order_lines)
-        )
-        and any(
-            _l21.order == _o18.id_ and _l21.item == 'PS01' and _l21.quantity == 1
-            for _l21 in rt.each(ep, ep.t_order_lines)
-        )
-        and any(
-            _l22.order == _o18.id_ and _l22.item == 'DR01' and _l22.quantity == 2
-            for _l22 in rt.each(ep, ep.t_order_lines)
-        )
-        for _o18 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_new_table_order__total(ep: RestaurantOrders) -> bool:  # restaurant_orders.world:559
-    return any(
-        _o23.table == 'T1' and _o23.status == _E11_OrderStatus_sent_to_kitchen
-        and ep.fn_order_total(_o23) == 3350
-        for _o23 in rt.each(ep, ep.t_orders)
-    )
-
-
-# restaurant_orders.world:706
-def _check_close_out_tables__t4_paid(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_paid) and any(
-        _p24.order == 'O003' and _p24.share == 2 and _p24.amount_cents == 1950
-        and _p24.tip_cents == 150 and _p24.method == _E9_PayMethod_card
-        for _p24 in rt.each(ep, ep.t_payments)
-    )
-
-
-# restaurant_orders.world:707
-def _check_close_out_tables__t3_served(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O002'].status, '==', _E11_OrderStatus_served) and rt.expect(
-        ep.t_orders['O002'].served_at, 'is not', None, part=1
-    )
-
-
-def _check_close_out_tables__sea_bass(ep: RestaurantOrders) -> bool:  # restaurant_orders.world:708
-    return bool(ep.t_menu['FS01'].available)
-
-
-# restaurant_orders.world:854
-def _check_split_at_the_bar__split(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O005'].split_ways, '==', 2)
-
-
-# restaurant_orders.world:855
-def _check_split_at_the_bar__settled(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['O005'].status, '==', _E11_OrderStatus_paid)
-        and any(
-            _p25.order == 'O005' and _p25.share == 1 and _p25.amount_cents == 1250
-            and _p25.tip_cents == 100 and _p25.method == _E9_PayMethod_cash
-            for _p25 in rt.each(ep, ep.t_payments)
-        )
-        and any(
-            _p26.order == 'O005' and _p26.share == 2 and _p26.amount_cents == 1250
-            and _p26.tip_cents == 200 and _p26.method == _E9_PayMethod_card
-            for _p26 in rt.each(ep, ep.t_payments)
-        )
-    )
-
-
-# tasks.world:140
-def _check_sea_bass_back_for_o001__sea_bass_available(ep: RestaurantOrders) -> bool:
-    return bool(ep.t_menu['FS01'].available)
-
-
-# tasks.world:141
-def _check_sea_bass_back_for_o001__lines_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            len([_l27 for _l27 in rt.each(ep, ep.t_order_lines) if _l27.order == 'O001']), '==', 3
-        )
-        and any(
-            _l28.order == 'O001' and _l28.item == 'PZ01' and _l28.quantity == 1
-            for _l28 in rt.each(ep, ep.t_order_lines)
-        )
-        and any(
-            _l29.order == 'O001' and _l29.item == 'FS01' and _l29.quantity == 1
-            and _l29.unit_price_cents == 2400
-            for _l29 in rt.each(ep, ep.t_order_lines)
-        )
-        and any(
-            _l30.order == 'O001' and _l30.item == 'DS01' and _l30.quantity == 2
-            for _l30 in rt.each(ep, ep.t_order_lines)
-        )
-        and not any(
-            _l31.order == 'O001' and _l31.item == 'DR01' for _l31 in rt.each(ep, ep.t_order_lines)
-        )
-    )
-
-
-# tasks.world:142
-def _check_sea_bass_back_for_o001__total(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.fn_order_total(ep.t_orders['O001']), '==', 4900)
-
-
-# tasks.world:143
-def _check_sea_bass_back_for_o001__sent(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_sent_to_kitchen)
-        and rt.expect(ep.t_orders['O001'].sent_at, 'is not', None, part=1)
-    )
-
-
-def _check_t2_dessert_to_bill__dessert_added(ep: RestaurantOrders) -> bool:  # tasks.world:290
-    return any(
-        _l32.order == 'O001' and _l32.item == 'DS01' and _l32.quantity == 2
-        and _l32.unit_price_cents == 650
-        for _l32 in rt.each(ep, ep.t_order_lines)
-    )
-
-
-# tasks.world:291
-def _check_t2_dessert_to_bill__through_kitchen(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O001'].sent_at, 'is not', None) and rt.expect(
-        ep.t_orders['O001'].served_at, 'is not', None, part=1
-    )
-
-
-# tasks.world:292
-def _check_t2_dessert_to_bill__paid_in_full(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_paid)
-        and rt.expect(ep.t_orders['O001'].split_ways, '==', 1, part=1)
-        and any(
-            _p33.order == 'O001' and _p33.share == 1 and _p33.amount_cents == 3200
-            and _p33.tip_cents == 300 and _p33.method == _E9_PayMethod_card
-            for _p33 in rt.each(ep, ep.t_payments)
-        )
-    )
-
-
-# tasks.world:438
-def _check_free_t4_for_terrace_party__t4_settled(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_paid) and rt.expect(
-        ep.t_orders['O003'].paid_at, 'is not', None, part=1
-    )
-
-
-# tasks.world:439
-def _check_free_t4_for_terrace_party__party_seated(ep: RestaurantOrders) -> bool:
-    return any(
-        _o34.table == 'T4' and _o34.id_ != 'O003' and _o34.guests == 4
-        and _o34.status == _E11_OrderStatus_sent_to_kitchen and _o34.server == 'S01'
-        for _o34 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_free_t4_for_terrace_party__party_lines(ep: RestaurantOrders) -> bool:  # tasks.world:440
-    return any(
-        _o35.table == 'T4' and _o35.status == _E11_OrderStatus_sent_to_kitchen
-        and len([_l36 for _l36 in rt.each(ep, ep.t_order_lines) if _l36.order == _o35.id_]) == 2
-        and any(
-            _l37.order == _o35.id_ and _l37.item == 'DR02' and _l37.quantity == 4
-            for _l37 in rt.each(ep, ep.t_order_lines)
-        )
-        and any(
-            _l38.order == _o35.id_ and _l38.item == 'ST01' and _l38.quantity == 1
-            for _l38 in rt.each(ep, ep.t_order_lines)
-        )
-        and ep.fn_order_total(_o35) == 3150
-        for _o35 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:605
-def _check_t1_changes_their_mind__sent(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_orders['O006'].status, '==', _E11_OrderStatus_sent_to_kitchen)
-        and rt.expect(ep.t_orders['O006'].sent_at, 'is not', None, part=1)
-    )
-
-
-# tasks.world:606
-def _check_t1_changes_their_mind__lines(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return (
-        rt.expect(
-            len([_l39 for _l39 in rt.each(ep, ep.t_order_lines) if _l39.order == 'O006']), '==', 3
-        )
-        and any(
-            _l40.order == 'O006' and _l40.item == 'PS01' and _l40.quantity == 1
-            for _l40 in rt.each(ep, ep.t_order_lines)
-        )
-        and any(
-            _l41.order == 'O006' and _l41.item == 'PZ01' and _l41.quantity == 1
-            for _l41 in rt.each(ep, ep.t_order_lines)
-        )
-        and any(
-            _l42.order == 'O006' and _l42.item == 'DR02' and _l42.quantity == 1
-            for _l42 in rt.each(ep, ep.t_order_lines)
-        )
-        and not any(
-            _l43.order == 'O006' and _l43.item == 'DS01' for _l43 in rt.each(ep, ep.t_order_lines)
-        )
-    )
-
-
-# tasks.world:607
-def _check_t1_changes_their_mind__total(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(
-        sum(rt.each(ep, tuple([
-            rt.bounded(_l44.quantity * _l44.unit_price_cents)
-            for _l44 in rt.each(ep, ep.t_order_lines) if _l44.order == 'O006'
-        ]))),
-        '==', 3250,
-    )
-
-
-def _check_turn_table_t4__t4_settled(ep: RestaurantOrders) -> rt.Verdict | bool:  # tasks.world:757
-    return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_paid) and any(
-        _p45.order == 'O003' and _p45.share == 2 and _p45.amount_cents == 1950
-        and _p45.tip_cents == 0 and _p45.method == _E9_PayMethod_cash
-        for _p45 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_turn_table_t4__new_party_sent(ep: RestaurantOrders) -> bool:  # tasks.world:758
-    return any(
-        _o46.table == 'T4' and _o46.id_ != 'O003' and _o46.guests == 3
-        and _o46.status == _E11_OrderStatus_sent_to_kitchen and _o46.server == 'S01'
-        for _o46 in rt.each(ep, ep.t_orders)
-    )
-
-
-def _check_turn_table_t4__new_party_lines(ep: RestaurantOrders) -> bool:  # tasks.world:759
-    return any(
-        _o47.table == 'T4' and _o47.status == _E11_OrderStatus_sent_to_kitchen
-        and len([_l48 for _l48 in rt.each(ep, ep.t_order_lines) if _l48.order == _o47.id_]) == 3
-        and any(
-            _l49.order == _o47.id_ and _l49.item == 'ST01' and _l49.quantity == 1
-            for _l49 in rt.each(ep, ep.t_order_lines)
-        )
-        and any(
-            _l50.order == _o47.id_ and _l50.item == 'PS01' and _l50.quantity == 3
-            for _l50 in rt.each(ep, ep.t_order_lines)
-        )
-        and any(
-            _l51.order == _o47.id_ and _l51.item == 'DR01' and _l51.quantity == 3
-            for _l51 in rt.each(ep, ep.t_order_lines)
-        )
-        and ep.fn_order_total(_o47) == 6150
-        for _o47 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:910
-def _check_tiramisu_out_and_terrace_split__tiramisu_sold_out(ep: RestaurantOrders) -> bool:
-    return not ep.t_menu['DS01'].available
-
-
-# tasks.world:911
-def _check_tiramisu_out_and_terrace_split__served(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O002'].status, '==', _E11_OrderStatus_served) and rt.expect(
-        ep.t_orders['O002'].served_at, 'is not', None, part=1
-    )
-
-
-# tasks.world:912
-def _check_tiramisu_out_and_terrace_split__split_five(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O002'].split_ways, '==', 5)
-
-
-def _check_tiramisu_out_and_terrace_split__told_share(  # tasks.world:913
-    ep: RestaurantOrders, replies: tuple[str, ...]
-) -> bool:
-    return '11.10' in rt.read(ep, replies[-1] if replies else '')
-
-
-def _check_mined_130f631b41__new_orderline(ep: RestaurantOrders) -> bool:  # tasks.world:1059
-    return any(
-        _r52.order == 'O001' and _r52.item == 'ST01' and _r52.quantity == 1
-        and _r52.unit_price_cents == 750 and _r52.note == ' '
-        for _r52 in rt.each(ep, ep.t_order_lines)
-    )
-
-
-# tasks.world:1202
-def _check_mined_3d07f210d9__orderline_l0001_removed(ep: RestaurantOrders) -> bool:
-    return not any(_r53.id_ == 'L0001' for _r53 in rt.each(ep, ep.t_order_lines))
-
-
-# tasks.world:1345
-def _check_mined_c7e2393783__current_server_set(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_server, '==', 'S01')
-
-
-# tasks.world:1487
-def _check_mined_e8072f29a7__orderline_l0002_removed(ep: RestaurantOrders) -> bool:
-    return not any(_r54.id_ == 'L0002' for _r54 in rt.each(ep, ep.t_order_lines))
-
-
-# tasks.world:1630
-def _check_mined_47acd9cfd7__orderline_l0002_removed(ep: RestaurantOrders) -> bool:
-    return not any(_r55.id_ == 'L0002' for _r55 in rt.each(ep, ep.t_order_lines))
-
-
-# tasks.world:1773
-def _check_mined_2174febb84__current_server_set(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_server, '==', 'S01')
-
-
-# tasks.world:1774
-def _check_mined_2174febb84__menuitem_ds01_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_menu['DS01'].available, '==', False)
-
-
-# tasks.world:1775
-def _check_mined_2174febb84__order_o005_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O005'].status, '==', _E11_OrderStatus_paid)
-
-
-def _check_mined_2174febb84__new_payment(ep: RestaurantOrders) -> bool:  # tasks.world:1776
-    return any(
-        _r56.order == 'O005' and _r56.share == 1 and _r56.amount_cents == 2500
-        and _r56.tip_cents == 100000 and _r56.method == _E9_PayMethod_cash
-        for _r56 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:1922
-def _check_mined_0ffb82c352__order_o002_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O002'].status, '==', _E11_OrderStatus_paid)
-
-
-def _check_mined_0ffb82c352__new_payment(ep: RestaurantOrders) -> bool:  # tasks.world:1923
-    return any(
-        _r57.order == 'O002' and _r57.share == 1 and _r57.amount_cents == 5550
-        and _r57.tip_cents == 1 and _r57.method == _E9_PayMethod_cash
-        for _r57 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:2066
-def _check_mined_0ff8e3d9fe__order_o002_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O002'].status, '==', _E11_OrderStatus_paid)
-
-
-def _check_mined_0ff8e3d9fe__new_payment(ep: RestaurantOrders) -> bool:  # tasks.world:2067
-    return any(
-        _r58.order == 'O002' and _r58.share == 1 and _r58.amount_cents == 5550
-        and _r58.tip_cents == 1 and _r58.method == _E9_PayMethod_cash
-        for _r58 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:2210
-def _check_mined_6a3a347337__current_server_set(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_server, '==', 'S02')
-
-
-# tasks.world:2211
-def _check_mined_6a3a347337__menuitem_ps01_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_menu['PS01'].available, '==', False)
-
-
-# tasks.world:2212
-def _check_mined_6a3a347337__order_o003_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_paid)
-
-
-def _check_mined_6a3a347337__new_payment(ep: RestaurantOrders) -> bool:  # tasks.world:2213
-    return any(
-        _r59.order == 'O003' and _r59.share == 2 and _r59.amount_cents == 1950
-        and _r59.tip_cents == 750 and _r59.method == _E9_PayMethod_cash
-        for _r59 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:2359
-def _check_mined_e629eae9f0__order_o001_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_served)
-
-
-# tasks.world:2502
-def _check_mined_ee7662ff69__order_o001_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_served)
-
-
-# tasks.world:2645
-def _check_mined_7533344a68__current_server_set(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_server, '==', 'S02')
-
-
-# tasks.world:2646
-def _check_mined_7533344a68__menuitem_pz01_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_menu['PZ01'].available, '==', False)
-
-
-# tasks.world:2647
-def _check_mined_7533344a68__orderline_l0001_removed(ep: RestaurantOrders) -> bool:
-    return not any(_r60.id_ == 'L0001' for _r60 in rt.each(ep, ep.t_order_lines))
-
-
-# tasks.world:2648
-def _check_mined_7533344a68__orderline_l0002_removed(ep: RestaurantOrders) -> bool:
-    return not any(_r61.id_ == 'L0002' for _r61 in rt.each(ep, ep.t_order_lines))
-
-
-# tasks.world:2794
-def _check_mined_b9e08f3aaa__order_o002_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O002'].status, '==', _E11_OrderStatus_served)
-
-
-# tasks.world:2936
-def _check_mined_d2e9e6857f__order_o002_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O002'].status, '==', _E11_OrderStatus_served)
-
-
-# tasks.world:3078
-def _check_mined_a5fc6b2ff0__current_server_set(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_server, '==', 'S01')
-
-
-# tasks.world:3079
-def _check_mined_a5fc6b2ff0__order_o001_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_sent_to_kitchen)
-
-
-# tasks.world:3080
-def _check_mined_a5fc6b2ff0__orderline_l0002_removed(ep: RestaurantOrders) -> bool:
-    return not any(_r62.id_ == 'L0002' for _r62 in rt.each(ep, ep.t_order_lines))
-
-
-# tasks.world:3226
-def _check_mined_79aa85fe9f__order_o001_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_sent_to_kitchen)
-
-
-# tasks.world:3368
-def _check_mined_384038716e__order_o001_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_sent_to_kitchen)
-
-
-# tasks.world:3510
-def _check_mined_dbff1eda5c__current_server_set(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_server, '==', 'S01')
-
-
-# tasks.world:3511
-def _check_mined_dbff1eda5c__menuitem_fs01_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_menu['FS01'].available, '==', True)
-
-
-# tasks.world:3512
-def _check_mined_dbff1eda5c__order_o003_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_paid)
-
-
-def _check_mined_dbff1eda5c__new_payment(ep: RestaurantOrders) -> bool:  # tasks.world:3513
-    return any(
-        _r63.order == 'O003' and _r63.share == 2 and _r63.amount_cents == 1950
-        and _r63.tip_cents == 1 and _r63.method == _E9_PayMethod_cash
-        for _r63 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:3659
-def _check_mined_b383cc6272__order_o005_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O005'].status, '==', _E11_OrderStatus_paid)
-
-
-def _check_mined_b383cc6272__new_payment(ep: RestaurantOrders) -> bool:  # tasks.world:3660
-    return any(
-        _r64.order == 'O005' and _r64.share == 1 and _r64.amount_cents == 2500
-        and _r64.tip_cents == 350 and _r64.method == _E9_PayMethod_cash
-        for _r64 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:3802
-def _check_mined_dc94125e34__order_o003_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_paid)
-
-
-def _check_mined_dc94125e34__new_payment(ep: RestaurantOrders) -> bool:  # tasks.world:3803
-    return any(
-        _r65.order == 'O003' and _r65.share == 2 and _r65.amount_cents == 1950
-        and _r65.tip_cents == 0 and _r65.method == _E9_PayMethod_card
-        for _r65 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:3945
-def _check_mined_fe35b82759__current_server_set(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_server, '==', 'S02')
-
-
-# tasks.world:3946
-def _check_mined_fe35b82759__menuitem_dr01_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_menu['DR01'].available, '==', False)
-
-
-def _check_mined_fe35b82759__new_order(ep: RestaurantOrders) -> bool:  # tasks.world:3947
-    return any(
-        _r66.table == 'T1' and _r66.server == 'S01' and _r66.guests == 1
-        and _r66.status == _E11_OrderStatus_open_ and _r66.sent_at is None
-        and _r66.served_at is None and _r66.split_ways == 1 and _r66.paid_at is None
-        for _r66 in rt.each(ep, ep.t_orders)
-    )
-
-
-# tasks.world:4093
-def _check_mined_c637f3e873__order_o003_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O003'].status, '==', _E11_OrderStatus_paid)
-
-
-def _check_mined_c637f3e873__new_payment(ep: RestaurantOrders) -> bool:  # tasks.world:4094
-    return any(
-        _r67.order == 'O003' and _r67.share == 2 and _r67.amount_cents == 1950
-        and _r67.tip_cents == 0 and _r67.method == _E9_PayMethod_card
-        for _r67 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:4236
-def _check_mined_01712e7950__menuitem_ds01_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_menu['DS01'].available, '==', False)
-
-
-# tasks.world:4378
-def _check_mined_14822326ea__current_server_set(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_server, '==', 'S01')
-
-
-# tasks.world:4379
-def _check_mined_14822326ea__menuitem_st01_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_menu['ST01'].available, '==', False)
-
-
-# tasks.world:4380
-def _check_mined_14822326ea__order_o002_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O002'].status, '==', _E11_OrderStatus_served)
-
-
-# tasks.world:4525
-def _check_mined_2f99e90723__menuitem_ds01_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_menu['DS01'].available, '==', False)
-
-
-# tasks.world:4667
-def _check_mined_18f89affea__menuitem_pz01_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_menu['PZ01'].available, '==', False)
-
-
-# tasks.world:4809
-def _check_mined_3f5fd745fb__current_server_set(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_server, '==', 'S02')
-
-
-# tasks.world:4810
-def _check_mined_3f5fd745fb__menuitem_st01_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_menu['ST01'].available, '==', False)
-
-
-# tasks.world:4811
-def _check_mined_3f5fd745fb__order_o001_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_sent_to_kitchen)
-
-
-# tasks.world:4956
-def _check_mined_69fefcc74b__menuitem_ps01_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_menu['PS01'].available, '==', False)
-
-
-# tasks.world:5098
-def _check_mined_97f04f0aa7__menuitem_ps01_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_menu['PS01'].available, '==', False)
-
-
-# tasks.world:5243
-def _check_mined_6d389961e2__current_server_set(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_server, '==', 'S02')
-
-
-# tasks.world:5244
-def _check_mined_6d389961e2__order_o001_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_sent_to_kitchen)
-
-
-# tasks.world:5245
-def _check_mined_6d389961e2__orderline_l0001_removed(ep: RestaurantOrders) -> bool:
-    return not any(_r68.id_ == 'L0001' for _r68 in rt.each(ep, ep.t_order_lines))
-
-
-# tasks.world:5394
-def _check_mined_827e3b106a__menuitem_pz01_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_menu['PZ01'].available, '==', False)
-
-
-# tasks.world:5539
-def _check_mined_f464daa59d__menuitem_dr01_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_menu['DR01'].available, '==', False)
-
-
-# tasks.world:5684
-def _check_mined_7721bd5c5b__current_server_set(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_server, '==', 'S01')
-
-
-# tasks.world:5685
-def _check_mined_7721bd5c5b__menuitem_fs01_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_menu['FS01'].available, '==', True)
-
-
-# tasks.world:5686
-def _check_mined_7721bd5c5b__order_o005_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O005'].split_ways, '==', 2)
-
-
-# tasks.world:5835
-def _check_mined_6e61d9fd0b__current_server_set(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_server, '==', 'S01')
-
-
-# tasks.world:5981
-def _check_mined_765510bec6__current_server_set(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_server, '==', 'S02')
-
-
-# tasks.world:6128
-def _check_mined_a262d229b5__current_server_set(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_server, '==', 'S01')
-
-
-# tasks.world:6129
-def _check_mined_a262d229b5__menuitem_fs01_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_menu['FS01'].available, '==', True)
-
-
-# tasks.world:6130
-def _check_mined_a262d229b5__order_o001_changed(ep: RestaurantOrders) -> rt.Verdict | bool:
-    return rt.expect(ep.t_orders['O001'].status, '==', _E11_OrderStatus_sent_to_kitchen)
-
-
-RestaurantOrders.TASKS = task_registry(__name__, "tasks.json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Account", "AccountKind", "AccountStatus", "AccountView", "Customer", "CustomerView",
@@ -174,10 +174,8 @@ class RetailBank(Episode):
     CLOCK: ClassVar[str] = "2026-03-02T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act only for the signed-in teller. Move exactly the amounts the customer asks for, '
-        "between the accounts they name, and never touch another customer's accounts."
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "tellers": "Teller", "customers": "Customer", "accounts": "Account",
         "transactions": "Transaction",
@@ -278,14 +276,11 @@ class RetailBank(Episode):
             rt.check_deleted(
                 self, self.t_tellers, ((self.t_transactions, 'teller'), (None, 'current_teller'))
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_customers, ((self.t_accounts, 'owner'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_accounts,
                 ((self.t_transactions, 'from_account'), (self.t_transactions, 'to_account')),
             )
-        pass
 
     def fn_touching(self, account: Account) -> tuple[str, ...]:  # retail_bank.world:101
         'The transactions of an account, newest first.'
@@ -666,931 +661,784 @@ class RetailBank(Episode):
         )
         return account  # retail_bank.world:360
 
+    # retail_bank.world:456
+    def _check_alice_savings_to_cash__savings_debited(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00002'].balance_cents, '==', 1180000)
+
+    # retail_bank.world:457
+    def _check_alice_savings_to_cash__checking_after_cash(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00001'].balance_cents, '==', 255000)
+
+    def _check_alice_savings_to_cash__transfer_logged(self) -> bool:  # retail_bank.world:458
+        return any(
+            _t9.kind == _E6_TxKind_transfer and _t9.from_account == 'AC00002'
+            and _t9.to_account == 'AC00001' and _t9.amount_cents == 20000
+            for _t9 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_alice_savings_to_cash__cash_logged(self) -> bool:  # retail_bank.world:459
+        return any(
+            _t10.kind == _E6_TxKind_withdrawal and _t10.from_account == 'AC00001'
+            and _t10.amount_cents == 15000 and _t10.teller == 'T02'
+            for _t10 in rt.each(self, self.t_transactions)
+        )
+
+    # retail_bank.world:562
+    def _check_chen_switch_accounts__savings_closed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accounts['AC00006'].status, '==', _E13_AccountStatus_closed)
+            and rt.expect(
+                self.t_accounts['AC00006'].closed_on, '==', rt.parse_date('2026-03-02'), part=1
+            )
+        )
+
+    def _check_chen_switch_accounts__new_checking(self) -> bool:  # retail_bank.world:563
+        return any(
+            _a11.owner == 'CU0003' and _a11.kind == _E11_AccountKind_checking
+            and _a11.status == _E13_AccountStatus_active and _a11.balance_cents == 50000
+            for _a11 in rt.each(self, self.t_accounts)
+        )
+
+    def _check_chen_switch_accounts__opening_deposit(self) -> bool:  # retail_bank.world:564
+        return any(
+            _t12.kind == _E6_TxKind_deposit and _t12.amount_cents == 50000
+            and _t12.to_account is not None
+            and self.t_accounts[rt.present(_t12.to_account)].owner == 'CU0003'
+            for _t12 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_ben_review_cleared__unfrozen(self) -> rt.Verdict | bool:  # retail_bank.world:665
+        return (
+            rt.expect(self.t_accounts['AC00004'].status, '==', _E13_AccountStatus_active)
+            and rt.expect(self.t_accounts['AC00004'].freeze_reason, '==', '', part=1)
+        )
+
+    # retail_bank.world:666
+    def _check_ben_review_cleared__savings_after(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00004'].balance_cents, '==', 50000)
+
+    # retail_bank.world:667
+    def _check_ben_review_cleared__checking_after(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00003'].balance_cents, '==', 34550)
+
+    def _check_alice_closes_savings__savings_closed(self) -> rt.Verdict | bool:  # tasks.world:97
+        return (
+            rt.expect(self.t_accounts['AC00002'].status, '==', _E13_AccountStatus_closed)
+            and rt.expect(self.t_accounts['AC00002'].balance_cents, '==', 0, part=1)
+            and rt.expect(
+                self.t_accounts['AC00002'].closed_on, '==', rt.parse_date('2026-03-02'), part=2
+            )
+        )
+
+    def _check_alice_closes_savings__balance_moved(self) -> bool:  # tasks.world:98
+        return any(
+            _t13.kind == _E6_TxKind_transfer and _t13.from_account == 'AC00002'
+            and _t13.to_account == 'AC00001' and _t13.amount_cents == 1200000
+            for _t13 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_alice_closes_savings__cash_paid(self) -> bool:  # tasks.world:99
+        return any(
+            _t14.kind == _E6_TxKind_withdrawal and _t14.from_account == 'AC00001'
+            and _t14.amount_cents == 30000 and _t14.teller == 'T02'
+            for _t14 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:100
+    def _check_alice_closes_savings__checking_balance(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00001'].balance_cents, '==', 1420000)
+
+    def _check_chen_cash_and_new_checking__cash_deposited(self) -> bool:  # tasks.world:203
+        return any(
+            _t15.kind == _E6_TxKind_deposit and _t15.to_account == 'AC00006'
+            and _t15.amount_cents == 80000 and _t15.teller == 'T02'
+            for _t15 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:204
+    def _check_chen_cash_and_new_checking__savings_balance(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00006'].balance_cents, '==', 50000)
+
+    def _check_chen_cash_and_new_checking__new_checking(self) -> bool:  # tasks.world:205
+        return any(
+            _a16.owner == 'CU0003' and _a16.kind == _E11_AccountKind_checking
+            and _a16.status == _E13_AccountStatus_active and _a16.balance_cents == 30000
+            for _a16 in rt.each(self, self.t_accounts)
+        )
+
+    def _check_chen_cash_and_new_checking__funded_by_transfer(self) -> bool:  # tasks.world:206
+        return any(
+            _t17.kind == _E6_TxKind_transfer and _t17.from_account == 'AC00006'
+            and _t17.amount_cents == 30000 and _t17.teller == 'T02'
+            for _t17 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:309
+    def _check_stolen_card_secure_and_freeze__checking_frozen(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accounts['AC00001'].status, '==', _E13_AccountStatus_frozen)
+            and rt.expect(
+                self.t_accounts['AC00001'].freeze_reason, '==', 'card reported stolen', part=1
+            )
+        )
+
+    # tasks.world:310
+    def _check_stolen_card_secure_and_freeze__money_moved(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00001'].balance_cents, '==', 150000) and rt.expect(
+            self.t_accounts['AC00002'].balance_cents, '==', 1300000, part=1
+        )
+
+    def _check_stolen_card_secure_and_freeze__transfer_logged(self) -> bool:  # tasks.world:311
+        return any(
+            _t18.kind == _E6_TxKind_transfer and _t18.from_account == 'AC00001'
+            and _t18.to_account == 'AC00002' and _t18.amount_cents == 100000
+            and _t18.teller == 'T01'
+            for _t18 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_new_customer_two_accounts__checking_opened(self) -> bool:  # tasks.world:414
+        return any(
+            _a19.owner == 'CU0004' and _a19.kind == _E11_AccountKind_checking
+            and _a19.status == _E13_AccountStatus_active and _a19.balance_cents == 60000
+            and _a19.opened_on == rt.parse_date('2026-03-02')
+            for _a19 in rt.each(self, self.t_accounts)
+        )
+
+    def _check_new_customer_two_accounts__savings_opened(self) -> bool:  # tasks.world:415
+        return any(
+            _a20.owner == 'CU0004' and _a20.kind == _E11_AccountKind_savings
+            and _a20.status == _E13_AccountStatus_active and _a20.balance_cents == 40000
+            for _a20 in rt.each(self, self.t_accounts)
+        )
+
+    def _check_new_customer_two_accounts__opening_deposit(self) -> bool:  # tasks.world:416
+        return any(
+            _t21.kind == _E6_TxKind_deposit and _t21.amount_cents == 100000
+            and _t21.to_account is not None
+            and self.t_accounts[rt.present(_t21.to_account)].owner == 'CU0004'
+            for _t21 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_new_customer_two_accounts__funded_savings(self) -> bool:  # tasks.world:417
+        return any(
+            _t22.kind == _E6_TxKind_transfer and _t22.amount_cents == 40000
+            and _t22.from_account is not None and _t22.to_account is not None
+            and self.t_accounts[rt.present(_t22.from_account)].owner == 'CU0004'
+            and self.t_accounts[rt.present(_t22.from_account)].kind == _E11_AccountKind_checking
+            and self.t_accounts[rt.present(_t22.to_account)].kind == _E11_AccountKind_savings
+            for _t22 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_alice_lost_card__cash_paid(self) -> bool:  # tasks.world:523
+        return any(
+            _t23.kind == _E6_TxKind_withdrawal and _t23.from_account == 'AC00001'
+            and _t23.amount_cents == 20000 and _t23.teller == 'T01'
+            for _t23 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_alice_lost_card__balance_after(self) -> rt.Verdict | bool:  # tasks.world:524
+        return rt.expect(self.t_accounts['AC00001'].balance_cents, '==', 230000)
+
+    def _check_alice_lost_card__frozen(self) -> rt.Verdict | bool:  # tasks.world:525
+        return (
+            rt.expect(self.t_accounts['AC00001'].status, '==', _E13_AccountStatus_frozen)
+            and rt.expect(
+                self.t_accounts['AC00001'].freeze_reason, '==', 'debit card lost', part=1
+            )
+        )
+
+    def _check_alice_car_cash__checking_emptied(self) -> rt.Verdict | bool:  # tasks.world:630
+        return rt.expect(self.t_accounts['AC00001'].balance_cents, '==', 0)
+
+    def _check_alice_car_cash__savings_debited(self) -> rt.Verdict | bool:  # tasks.world:631
+        return rt.expect(self.t_accounts['AC00002'].balance_cents, '==', 850000)
+
+    def _check_alice_car_cash__transfer_logged(self) -> bool:  # tasks.world:632
+        return any(
+            _t24.kind == _E6_TxKind_transfer and _t24.from_account == 'AC00002'
+            and _t24.to_account == 'AC00001' and _t24.amount_cents == 350000
+            for _t24 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_alice_car_cash__cash_paid(self) -> rt.Verdict | bool:  # tasks.world:633
+        return rt.expect(
+            sum(rt.each(self, tuple([
+                _t25.amount_cents for _t25 in rt.each(self, self.t_transactions)
+                if _t25.kind == _E6_TxKind_withdrawal and _t25.from_account == 'AC00001'
+            ]))),
+            '==', 600000,
+        )
+
+    def _check_mined_d75c890e71__current_teller_set(self) -> rt.Verdict | bool:  # tasks.world:737
+        return rt.expect(self.state.current_teller, '==', 'T01')
+
+    # tasks.world:738
+    def _check_mined_d75c890e71__account_ac00006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accounts['AC00006'].status, '==', _E13_AccountStatus_frozen)
+            and rt.expect(self.t_accounts['AC00006'].freeze_reason, '==', 'savings', part=1)
+        )
+
+    # tasks.world:842
+    def _check_mined_fb17426ecc__account_ac00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00002'].balance_cents, '==', 1120000)
+
+    def _check_mined_fb17426ecc__new_transaction(self) -> bool:  # tasks.world:843
+        return any(
+            _r26.kind == _E6_TxKind_transfer and _r26.from_account == 'AC00002'
+            and _r26.to_account == 'AC00003' and _r26.amount_cents == 80000
+            and _r26.memo == 'AC00001' and _r26.teller == 'T01'
+            for _r26 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_fb17426ecc__new_transaction_1(self) -> bool:  # tasks.world:844
+        return any(
+            _r27.kind == _E6_TxKind_withdrawal and _r27.from_account == 'AC00003'
+            and _r27.to_account is None and _r27.amount_cents == 80000 and _r27.memo == 'TX000001'
+            and _r27.teller == 'T01'
+            for _r27 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_fafef20b27__current_teller_set(self) -> rt.Verdict | bool:  # tasks.world:946
+        return rt.expect(self.state.current_teller, '==', 'T01')
+
+    # tasks.world:1046
+    def _check_mined_b5be151ad5__account_ac00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00001'].balance_cents, '==', 0)
+
+    def _check_mined_b5be151ad5__new_transaction(self) -> bool:  # tasks.world:1047
+        return any(
+            _r28.kind == _E6_TxKind_withdrawal and _r28.from_account == 'AC00001'
+            and _r28.to_account is None and _r28.amount_cents == 250000 and _r28.memo == 'closed'
+            and _r28.teller == 'T01'
+            for _r28 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_345464fb2c__current_teller_set(self) -> rt.Verdict | bool:  # tasks.world:1148
+        return rt.expect(self.state.current_teller, '==', 'T02')
+
+    # tasks.world:1149
+    def _check_mined_345464fb2c__account_ac00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00001'].balance_cents, '==', 250001)
+
+    def _check_mined_345464fb2c__new_account(self) -> bool:  # tasks.world:1150
+        return any(
+            _r29.owner == 'CU0003' and _r29.kind == _E11_AccountKind_checking
+            and _r29.status == _E13_AccountStatus_active and _r29.balance_cents == 5189383
+            and _r29.opened_on == rt.parse_date('2026-03-02') and _r29.closed_on is None
+            and _r29.freeze_reason == ''
+            for _r29 in rt.each(self, self.t_accounts)
+        )
+
+    def _check_mined_345464fb2c__new_transaction(self) -> bool:  # tasks.world:1151
+        return any(
+            _r30.kind == _E6_TxKind_deposit and _r30.from_account is None
+            and _r30.to_account == 'AC00007' and _r30.amount_cents == 5439384
+            and _r30.memo == 'opening deposit' and _r30.teller == 'T02'
+            for _r30 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_345464fb2c__new_transaction_1(self) -> bool:  # tasks.world:1152
+        return any(
+            _r31.kind == _E6_TxKind_deposit and _r31.from_account is None
+            and _r31.to_account == 'AC00001' and _r31.amount_cents == 1 and _r31.memo == 'closed'
+            and _r31.teller == 'T02'
+            for _r31 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_345464fb2c__new_transaction_2(self) -> bool:  # tasks.world:1153
+        return any(
+            _r32.kind == _E6_TxKind_withdrawal and _r32.from_account == 'AC00007'
+            and _r32.to_account is None and _r32.amount_cents == 250001
+            and _r32.memo == 'opening deposit' and _r32.teller == 'T02'
+            for _r32 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:1257
+    def _check_mined_4d823eeffd__account_ac00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00001'].balance_cents, '==', 55242520)
+
+    def _check_mined_4d823eeffd__new_transaction(self) -> bool:  # tasks.world:1258
+        return any(
+            _r33.kind == _E6_TxKind_deposit and _r33.from_account is None
+            and _r33.to_account == 'AC00001' and _r33.amount_cents == 54992520
+            and _r33.memo == 'closed' and _r33.teller == 'T01'
+            for _r33 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_8586b4082d__current_teller_set(self) -> rt.Verdict | bool:  # tasks.world:1359
+        return rt.expect(self.state.current_teller, '==', 'T01')
+
+    def _check_mined_8586b4082d__new_transaction(self) -> bool:  # tasks.world:1360
+        return any(
+            _r34.kind == _E6_TxKind_deposit and _r34.from_account is None
+            and _r34.to_account == 'AC00006' and _r34.amount_cents == 1 and _r34.memo == 'T02'
+            and _r34.teller == 'T02'
+            for _r34 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_8586b4082d__new_transaction_1(self) -> bool:  # tasks.world:1361
+        return any(
+            _r35.kind == _E6_TxKind_withdrawal and _r35.from_account == 'AC00006'
+            and _r35.to_account is None and _r35.amount_cents == 1 and _r35.memo == 'A'
+            and _r35.teller == 'T02'
+            for _r35 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:1465
+    def _check_mined_2e9b9d388b__account_ac00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00002'].balance_cents, '==', 1450000)
+
+    def _check_mined_2e9b9d388b__new_transaction(self) -> bool:  # tasks.world:1466
+        return any(
+            _r36.kind == _E6_TxKind_deposit and _r36.from_account is None
+            and _r36.to_account == 'AC00002' and _r36.amount_cents == 250000
+            and _r36.memo == 'AC00001' and _r36.teller == 'T01'
+            for _r36 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_12c91c3e55__current_teller_set(self) -> rt.Verdict | bool:  # tasks.world:1567
+        return rt.expect(self.state.current_teller, '==', 'T01')
+
+    # tasks.world:1568
+    def _check_mined_12c91c3e55__account_ac00003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accounts['AC00003'].status, '==', _E13_AccountStatus_frozen)
+            and rt.expect(self.t_accounts['AC00003'].freeze_reason, '==', 'X2Ju#', part=1)
+        )
+
+    # tasks.world:1569
+    def _check_mined_12c91c3e55__account_ac00006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accounts['AC00006'].status, '==', _E13_AccountStatus_closed)
+            and rt.expect(
+                self.t_accounts['AC00006'].closed_on, '==', rt.parse_date('2026-03-02'), part=1
+            )
+        )
+
+    # tasks.world:1672
+    def _check_mined_56a5de34c0__account_ac00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00001'].balance_cents, '==', 249995)
+
+    # tasks.world:1673
+    def _check_mined_56a5de34c0__account_ac00006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00006'].balance_cents, '==', 9)
+
+    def _check_mined_56a5de34c0__new_transaction(self) -> bool:  # tasks.world:1674
+        return any(
+            _r37.kind == _E6_TxKind_deposit and _r37.from_account is None
+            and _r37.to_account == 'AC00006' and _r37.amount_cents == 1
+            and _r37.memo == 'od@v 4M_kGuPNjUeBORiNmFt KIJ' and _r37.teller == 'T01'
+            for _r37 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_56a5de34c0__new_transaction_1(self) -> bool:  # tasks.world:1675
+        return any(
+            _r38.kind == _E6_TxKind_deposit and _r38.from_account is None
+            and _r38.to_account == 'AC00006' and _r38.amount_cents == 1
+            and _r38.memo == 'od@v 4M_kGuPNjUeBORiNmFt KIJ' and _r38.teller == 'T01'
+            for _r38 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_56a5de34c0__new_transaction_2(self) -> bool:  # tasks.world:1676
+        return any(
+            _r39.kind == _E6_TxKind_deposit and _r39.from_account is None
+            and _r39.to_account == 'AC00006' and _r39.amount_cents == 2 and _r39.memo == 'active'
+            and _r39.teller == 'T01'
+            for _r39 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_56a5de34c0__new_transaction_3(self) -> bool:  # tasks.world:1677
+        return any(
+            _r40.kind == _E6_TxKind_transfer and _r40.from_account == 'AC00001'
+            and _r40.to_account == 'AC00006' and _r40.amount_cents == 5 and _r40.memo == 'T02'
+            and _r40.teller == 'T01'
+            for _r40 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_7e156b9d58__current_teller_set(self) -> rt.Verdict | bool:  # tasks.world:1779
+        return rt.expect(self.state.current_teller, '==', 'T01')
+
+    # tasks.world:1780
+    def _check_mined_7e156b9d58__account_ac00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00001'].balance_cents, '==', 249994)
+
+    # tasks.world:1781
+    def _check_mined_7e156b9d58__account_ac00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00003'].balance_cents, '==', 4553)
+
+    def _check_mined_7e156b9d58__new_transaction(self) -> bool:  # tasks.world:1782
+        return any(
+            _r41.kind == _E6_TxKind_withdrawal and _r41.from_account == 'AC00001'
+            and _r41.to_account is None and _r41.amount_cents == 6 and _r41.memo == 'active'
+            and _r41.teller == 'T01'
+            for _r41 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_7e156b9d58__new_transaction_1(self) -> bool:  # tasks.world:1783
+        return any(
+            _r42.kind == _E6_TxKind_deposit and _r42.from_account is None
+            and _r42.to_account == 'AC00003' and _r42.amount_cents == 3 and _r42.memo == ''
+            and _r42.teller == 'T01'
+            for _r42 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:1886
+    def _check_mined_4e88941c6a__account_ac00002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accounts['AC00002'].status, '==', _E13_AccountStatus_frozen)
+            and rt.expect(self.t_accounts['AC00002'].freeze_reason, '==', 'a\nb', part=1)
+        )
+
+    def _check_mined_a0f2522d0c__current_teller_set(self) -> rt.Verdict | bool:  # tasks.world:1987
+        return rt.expect(self.state.current_teller, '==', 'T01')
+
+    # tasks.world:2090
+    def _check_mined_915032d287__account_ac00004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accounts['AC00004'].status, '==', _E13_AccountStatus_active)
+            and rt.expect(self.t_accounts['AC00004'].balance_cents, '==', 75450, part=1)
+            and rt.expect(self.t_accounts['AC00004'].freeze_reason, '==', '', part=2)
+        )
+
+    # tasks.world:2091
+    def _check_mined_915032d287__account_ac00006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00006'].balance_cents, '==', 4550)
+
+    def _check_mined_915032d287__new_transaction(self) -> bool:  # tasks.world:2092
+        return any(
+            _r43.kind == _E6_TxKind_transfer and _r43.from_account == 'AC00004'
+            and _r43.to_account == 'AC00006' and _r43.amount_cents == 4550 and _r43.memo == ''
+            and _r43.teller == 'T01'
+            for _r43 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_be52e8d5fc__current_teller_set(self) -> rt.Verdict | bool:  # tasks.world:2192
+        return rt.expect(self.state.current_teller, '==', 'T02')
+
+    # tasks.world:2193
+    def _check_mined_be52e8d5fc__account_ac00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00001'].balance_cents, '==', 254550)
+
+    def _check_mined_be52e8d5fc__new_transaction(self) -> bool:  # tasks.world:2194
+        return any(
+            _r44.kind == _E6_TxKind_deposit and _r44.from_account is None
+            and _r44.to_account == 'AC00006' and _r44.amount_cents == 4550
+            and _r44.memo == 'Sam Patel' and _r44.teller == 'T02'
+            for _r44 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_be52e8d5fc__new_transaction_1(self) -> bool:  # tasks.world:2195
+        return any(
+            _r45.kind == _E6_TxKind_transfer and _r45.from_account == 'AC00006'
+            and _r45.to_account == 'AC00001' and _r45.amount_cents == 4550
+            and _r45.memo == 'deposit' and _r45.teller == 'T02'
+            for _r45 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:2298
+    def _check_mined_196ade943b__account_ac00004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accounts['AC00004'].status, '==', _E13_AccountStatus_active)
+            and rt.expect(self.t_accounts['AC00004'].balance_cents, '==', 0, part=1)
+            and rt.expect(self.t_accounts['AC00004'].freeze_reason, '==', '', part=2)
+        )
+
+    def _check_mined_196ade943b__new_transaction(self) -> bool:  # tasks.world:2299
+        return any(
+            _r46.kind == _E6_TxKind_withdrawal and _r46.from_account == 'AC00004'
+            and _r46.to_account is None and _r46.amount_cents == 80000 and _r46.memo == 'N'
+            and _r46.teller == 'T01'
+            for _r46 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_f0df57a4eb__current_teller_set(self) -> rt.Verdict | bool:  # tasks.world:2399
+        return rt.expect(self.state.current_teller, '==', 'T01')
+
+    # tasks.world:2400
+    def _check_mined_f0df57a4eb__account_ac00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00003'].balance_cents, '==', 4549)
+
+    def _check_mined_f0df57a4eb__new_transaction(self) -> bool:  # tasks.world:2401
+        return any(
+            _r47.kind == _E6_TxKind_deposit and _r47.from_account is None
+            and _r47.to_account == 'AC00003' and _r47.amount_cents == 2 and _r47.memo == 'checking'
+            and _r47.teller == 'T01'
+            for _r47 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_f0df57a4eb__new_transaction_1(self) -> bool:  # tasks.world:2402
+        return any(
+            _r48.kind == _E6_TxKind_withdrawal and _r48.from_account == 'AC00003'
+            and _r48.to_account is None and _r48.amount_cents == 3 and _r48.memo == 'withdrawal'
+            and _r48.teller == 'T01'
+            for _r48 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:2505
+    def _check_mined_36bf98b5b6__account_ac00004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accounts['AC00004'].status, '==', _E13_AccountStatus_active)
+            and rt.expect(self.t_accounts['AC00004'].balance_cents, '==', 330000, part=1)
+            and rt.expect(self.t_accounts['AC00004'].freeze_reason, '==', '', part=2)
+        )
+
+    def _check_mined_36bf98b5b6__new_transaction(self) -> bool:  # tasks.world:2506
+        return any(
+            _r49.kind == _E6_TxKind_deposit and _r49.from_account is None
+            and _r49.to_account == 'AC00004' and _r49.amount_cents == 250000 and _r49.memo == ''
+            and _r49.teller == 'T01'
+            for _r49 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_5f7d2412de__current_teller_set(self) -> rt.Verdict | bool:  # tasks.world:2606
+        return rt.expect(self.state.current_teller, '==', 'T01')
+
+    # tasks.world:2607
+    def _check_mined_5f7d2412de__account_ac00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00003'].balance_cents, '==', 100004550)
+
+    def _check_mined_5f7d2412de__new_transaction(self) -> bool:  # tasks.world:2608
+        return any(
+            _r50.kind == _E6_TxKind_deposit and _r50.from_account is None
+            and _r50.to_account == 'AC00003' and _r50.amount_cents == 100000000
+            and _r50.memo == 'active' and _r50.teller == 'T01'
+            for _r50 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:2712
+    def _check_mined_9c1862c9c6__account_ac00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00002'].balance_cents, '==', 67458682)
+
+    # tasks.world:2713
+    def _check_mined_9c1862c9c6__account_ac00006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00006'].balance_cents, '==', 250000)
+
+    def _check_mined_9c1862c9c6__new_transaction(self) -> bool:  # tasks.world:2714
+        return any(
+            _r51.kind == _E6_TxKind_deposit and _r51.from_account is None
+            and _r51.to_account == 'AC00006' and _r51.amount_cents == 250000 and _r51.memo == 'E'
+            and _r51.teller == 'T01'
+            for _r51 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_9c1862c9c6__new_transaction_1(self) -> bool:  # tasks.world:2715
+        return any(
+            _r52.kind == _E6_TxKind_deposit and _r52.from_account is None
+            and _r52.to_account == 'AC00002' and _r52.amount_cents == 66258682
+            and _r52.memo == 'TX000003' and _r52.teller == 'T01'
+            for _r52 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_d043b56b30__current_teller_set(self) -> rt.Verdict | bool:  # tasks.world:2815
+        return rt.expect(self.state.current_teller, '==', 'T02')
+
+    # tasks.world:2816
+    def _check_mined_d043b56b30__account_ac00006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00006'].balance_cents, '==', 9100)
+
+    def _check_mined_d043b56b30__new_transaction(self) -> bool:  # tasks.world:2817
+        return any(
+            _r53.kind == _E6_TxKind_deposit and _r53.from_account is None
+            and _r53.to_account == 'AC00006' and _r53.amount_cents == 4550 and _r53.memo == 'T02'
+            and _r53.teller == 'T01'
+            for _r53 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_d043b56b30__new_transaction_1(self) -> bool:  # tasks.world:2818
+        return any(
+            _r54.kind == _E6_TxKind_deposit and _r54.from_account is None
+            and _r54.to_account == 'AC00006' and _r54.amount_cents == 4550
+            and _r54.memo == 'deposit' and _r54.teller == 'T01'
+            for _r54 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:2922
+    def _check_mined_0d45c128d9__account_ac00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00001'].balance_cents, '==', 170000)
+
+    # tasks.world:2923
+    def _check_mined_0d45c128d9__account_ac00006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00006'].balance_cents, '==', 80000)
+
+    def _check_mined_0d45c128d9__new_transaction(self) -> bool:  # tasks.world:2924
+        return any(
+            _r55.kind == _E6_TxKind_transfer and _r55.from_account == 'AC00001'
+            and _r55.to_account == 'AC00006' and _r55.amount_cents == 80000
+            and _r55.memo == 'rent share' and _r55.teller == 'T01'
+            for _r55 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_5823d56dc8__current_teller_set(self) -> rt.Verdict | bool:  # tasks.world:3023
+        return rt.expect(self.state.current_teller, '==', 'T01')
+
+    def _check_mined_5823d56dc8__new_account(self) -> bool:  # tasks.world:3024
+        return any(
+            _r56.owner == 'CU0003' and _r56.kind == _E11_AccountKind_checking
+            and _r56.status == _E13_AccountStatus_active and _r56.balance_cents == 90767921
+            and _r56.opened_on == rt.parse_date('2026-03-02') and _r56.closed_on is None
+            and _r56.freeze_reason == ''
+            for _r56 in rt.each(self, self.t_accounts)
+        )
+
+    def _check_mined_5823d56dc8__new_transaction(self) -> bool:  # tasks.world:3025
+        return any(
+            _r57.kind == _E6_TxKind_deposit and _r57.from_account is None
+            and _r57.to_account == 'AC00007' and _r57.amount_cents == 90767921
+            and _r57.memo == 'opening deposit' and _r57.teller == 'T01'
+            for _r57 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:3128
+    def _check_mined_2de6f8c4e7__account_ac00006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accounts['AC00006'].status, '==', _E13_AccountStatus_closed)
+            and rt.expect(
+                self.t_accounts['AC00006'].closed_on, '==', rt.parse_date('2026-03-02'), part=1
+            )
+        )
+
+    def _check_mined_b882fe74e3__current_teller_set(self) -> rt.Verdict | bool:  # tasks.world:3230
+        return rt.expect(self.state.current_teller, '==', 'T02')
+
+    def _check_mined_b882fe74e3__new_account(self) -> bool:  # tasks.world:3231
+        return any(
+            _r58.owner == 'CU0003' and _r58.kind == _E11_AccountKind_checking
+            and _r58.status == _E13_AccountStatus_active and _r58.balance_cents == 15247187
+            and _r58.opened_on == rt.parse_date('2026-03-02') and _r58.closed_on is None
+            and _r58.freeze_reason == ''
+            for _r58 in rt.each(self, self.t_accounts)
+        )
+
+    def _check_mined_b882fe74e3__new_transaction(self) -> bool:  # tasks.world:3232
+        return any(
+            _r59.kind == _E6_TxKind_deposit and _r59.from_account is None
+            and _r59.to_account == 'AC00007' and _r59.amount_cents == 15247187
+            and _r59.memo == 'opening deposit' and _r59.teller == 'T01'
+            for _r59 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:3338
+    def _check_mined_0fadf28fa5__account_ac00004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accounts['AC00004'].status, '==', _E13_AccountStatus_active)
+            and rt.expect(self.t_accounts['AC00004'].freeze_reason, '==', '', part=1)
+        )
+
+    def _check_mined_0f606099a0__current_teller_set(self) -> rt.Verdict | bool:  # tasks.world:3440
+        return rt.expect(self.state.current_teller, '==', 'T01')
+
+    def _check_mined_0f606099a0__new_account(self) -> bool:  # tasks.world:3441
+        return any(
+            _r60.owner == 'CU0003' and _r60.kind == _E11_AccountKind_checking
+            and _r60.status == _E13_AccountStatus_active and _r60.balance_cents == 100000000
+            and _r60.opened_on == rt.parse_date('2026-03-02') and _r60.closed_on is None
+            and _r60.freeze_reason == ''
+            for _r60 in rt.each(self, self.t_accounts)
+        )
+
+    def _check_mined_0f606099a0__new_transaction(self) -> bool:  # tasks.world:3442
+        return any(
+            _r61.kind == _E6_TxKind_deposit and _r61.from_account is None
+            and _r61.to_account == 'AC00007' and _r61.amount_cents == 100000000
+            and _r61.memo == 'opening deposit' and _r61.teller == 'T01'
+            for _r61 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:3547
+    def _check_mined_04d411cb89__account_ac00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00001'].balance_cents, '==', 44447759)
+
+    def _check_mined_04d411cb89__new_transaction(self) -> bool:  # tasks.world:3548
+        return any(
+            _r62.kind == _E6_TxKind_deposit and _r62.from_account is None
+            and _r62.to_account == 'AC00001' and _r62.amount_cents == 44197759
+            and _r62.memo == 'AC00003' and _r62.teller == 'T01'
+            for _r62 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_27d9cffc2a__current_teller_set(self) -> rt.Verdict | bool:  # tasks.world:3650
+        return rt.expect(self.state.current_teller, '==', 'T01')
+
+    # tasks.world:3651
+    def _check_mined_27d9cffc2a__account_ac00002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accounts['AC00002'].status, '==', _E13_AccountStatus_frozen)
+            and rt.expect(self.t_accounts['AC00002'].freeze_reason, '==', 'Maria Okafor', part=1)
+        )
+
+    # tasks.world:3756
+    def _check_mined_0c42dadd40__account_ac00003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00003'].balance_cents, '==', 100004550)
+
+    def _check_mined_0c42dadd40__new_transaction(self) -> bool:  # tasks.world:3757
+        return any(
+            _r63.kind == _E6_TxKind_deposit and _r63.from_account is None
+            and _r63.to_account == 'AC00003' and _r63.amount_cents == 100000000 and _r63.memo == ''
+            and _r63.teller == 'T01'
+            for _r63 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_386225ae9e__current_teller_set(self) -> rt.Verdict | bool:  # tasks.world:3859
+        return rt.expect(self.state.current_teller, '==', 'T01')
+
+    # tasks.world:3860
+    def _check_mined_386225ae9e__account_ac00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accounts['AC00001'].status, '==', _E13_AccountStatus_frozen)
+            and rt.expect(self.t_accounts['AC00001'].freeze_reason, '==', 'Maria Okafor', part=1)
+        )
+
+    # tasks.world:3965
+    def _check_mined_3494fddb6f__account_ac00006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00006'].balance_cents, '==', 100000000)
+
+    def _check_mined_3494fddb6f__new_transaction(self) -> bool:  # tasks.world:3966
+        return any(
+            _r64.kind == _E6_TxKind_deposit and _r64.from_account is None
+            and _r64.to_account == 'AC00006' and _r64.amount_cents == 100000000
+            and _r64.memo == 'withdrawal' and _r64.teller == 'T01'
+            for _r64 in rt.each(self, self.t_transactions)
+        )
+
+    def _check_mined_73b212edd8__current_teller_set(self) -> rt.Verdict | bool:  # tasks.world:4068
+        return rt.expect(self.state.current_teller, '==', 'T01')
+
+    # tasks.world:4069
+    def _check_mined_73b212edd8__account_ac00004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accounts['AC00004'].status, '==', _E13_AccountStatus_active)
+            and rt.expect(self.t_accounts['AC00004'].freeze_reason, '==', '', part=1)
+        )
+
+    # tasks.world:4174
+    def _check_mined_447bc00887__account_ac00001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accounts['AC00001'].status, '==', _E13_AccountStatus_frozen)
+            and rt.expect(self.t_accounts['AC00001'].freeze_reason, '==', 'withdrawal', part=1)
+        )
+
+    def _check_mined_73cd3d2c39__current_teller_set(self) -> rt.Verdict | bool:  # tasks.world:4276
+        return rt.expect(self.state.current_teller, '==', 'T01')
+
+    # tasks.world:4277
+    def _check_mined_73cd3d2c39__account_ac00002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_accounts['AC00002'].balance_cents, '==', 1200001)
+
+    def _check_mined_73cd3d2c39__new_transaction(self) -> bool:  # tasks.world:4278
+        return any(
+            _r65.kind == _E6_TxKind_deposit and _r65.from_account is None
+            and _r65.to_account == 'AC00002' and _r65.amount_cents == 1
+            and _r65.memo == 'suspected fraud review' and _r65.teller == 'T01'
+            for _r65 in rt.each(self, self.t_transactions)
+        )
+
+    # tasks.world:4383
+    def _check_mined_c4ac08d8f6__account_ac00003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_accounts['AC00003'].status, '==', _E13_AccountStatus_frozen)
+            and rt.expect(self.t_accounts['AC00003'].freeze_reason, '==', '2021-09-01', part=1)
+        )
+
 
 RetailBank.TOOLS = tools(RetailBank)
-
-
-# retail_bank.world:456
-def _check_alice_savings_to_cash__savings_debited(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00002'].balance_cents, '==', 1180000)
-
-
-# retail_bank.world:457
-def _check_alice_savings_to_cash__checking_after_cash(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00001'].balance_cents, '==', 255000)
-
-
-def _check_alice_savings_to_cash__transfer_logged(ep: RetailBank) -> bool:  # retail_bank.world:458
-    return any(
-        _t9.kind == _E6_TxKind_transfer and _t9.from_account == 'AC00002'
-        and _t9.to_account == 'AC00001' and _t9.amount_cents == 20000
-        for _t9 in rt.each(ep, ep.t_transactions)
-    )
-
-
-def _check_alice_savings_to_cash__cash_logged(ep: RetailBank) -> bool:  # retail_bank.world:459
-    return any(
-        _t10.kind == _E6_TxKind_withdrawal and _t10.from_account == 'AC00001'
-        and _t10.amount_cents == 15000 and _t10.teller == 'T02'
-        for _t10 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# retail_bank.world:562
-def _check_chen_switch_accounts__savings_closed(ep: RetailBank) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['AC00006'].status, '==', _E13_AccountStatus_closed)
-        and rt.expect(
-            ep.t_accounts['AC00006'].closed_on, '==', rt.parse_date('2026-03-02'), part=1
-        )
-    )
-
-
-def _check_chen_switch_accounts__new_checking(ep: RetailBank) -> bool:  # retail_bank.world:563
-    return any(
-        _a11.owner == 'CU0003' and _a11.kind == _E11_AccountKind_checking
-        and _a11.status == _E13_AccountStatus_active and _a11.balance_cents == 50000
-        for _a11 in rt.each(ep, ep.t_accounts)
-    )
-
-
-def _check_chen_switch_accounts__opening_deposit(ep: RetailBank) -> bool:  # retail_bank.world:564
-    return any(
-        _t12.kind == _E6_TxKind_deposit and _t12.amount_cents == 50000
-        and _t12.to_account is not None
-        and ep.t_accounts[rt.present(_t12.to_account)].owner == 'CU0003'
-        for _t12 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# retail_bank.world:665
-def _check_ben_review_cleared__unfrozen(ep: RetailBank) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['AC00004'].status, '==', _E13_AccountStatus_active)
-        and rt.expect(ep.t_accounts['AC00004'].freeze_reason, '==', '', part=1)
-    )
-
-
-# retail_bank.world:666
-def _check_ben_review_cleared__savings_after(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00004'].balance_cents, '==', 50000)
-
-
-# retail_bank.world:667
-def _check_ben_review_cleared__checking_after(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00003'].balance_cents, '==', 34550)
-
-
-# tasks.world:97
-def _check_alice_closes_savings__savings_closed(ep: RetailBank) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['AC00002'].status, '==', _E13_AccountStatus_closed)
-        and rt.expect(ep.t_accounts['AC00002'].balance_cents, '==', 0, part=1)
-        and rt.expect(
-            ep.t_accounts['AC00002'].closed_on, '==', rt.parse_date('2026-03-02'), part=2
-        )
-    )
-
-
-def _check_alice_closes_savings__balance_moved(ep: RetailBank) -> bool:  # tasks.world:98
-    return any(
-        _t13.kind == _E6_TxKind_transfer and _t13.from_account == 'AC00002'
-        and _t13.to_account == 'AC00001' and _t13.amount_cents == 1200000
-        for _t13 in rt.each(ep, ep.t_transactions)
-    )
-
-
-def _check_alice_closes_savings__cash_paid(ep: RetailBank) -> bool:  # tasks.world:99
-    return any(
-        _t14.kind == _E6_TxKind_withdrawal and _t14.from_account == 'AC00001'
-        and _t14.amount_cents == 30000 and _t14.teller == 'T02'
-        for _t14 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:100
-def _check_alice_closes_savings__checking_balance(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00001'].balance_cents, '==', 1420000)
-
-
-def _check_chen_cash_and_new_checking__cash_deposited(ep: RetailBank) -> bool:  # tasks.world:203
-    return any(
-        _t15.kind == _E6_TxKind_deposit and _t15.to_account == 'AC00006'
-        and _t15.amount_cents == 80000 and _t15.teller == 'T02'
-        for _t15 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:204
-def _check_chen_cash_and_new_checking__savings_balance(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00006'].balance_cents, '==', 50000)
-
-
-def _check_chen_cash_and_new_checking__new_checking(ep: RetailBank) -> bool:  # tasks.world:205
-    return any(
-        _a16.owner == 'CU0003' and _a16.kind == _E11_AccountKind_checking
-        and _a16.status == _E13_AccountStatus_active and _a16.balance_cents == 30000
-        for _a16 in rt.each(ep, ep.t_accounts)
-    )
-
-
-# tasks.world:206
-def _check_chen_cash_and_new_checking__funded_by_transfer(ep: RetailBank) -> bool:
-    return any(
-        _t17.kind == _E6_TxKind_transfer and _t17.from_account == 'AC00006'
-        and _t17.amount_cents == 30000 and _t17.teller == 'T02'
-        for _t17 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:309
-def _check_stolen_card_secure_and_freeze__checking_frozen(ep: RetailBank) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['AC00001'].status, '==', _E13_AccountStatus_frozen)
-        and rt.expect(ep.t_accounts['AC00001'].freeze_reason, '==', 'card reported stolen', part=1)
-    )
-
-
-# tasks.world:310
-def _check_stolen_card_secure_and_freeze__money_moved(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00001'].balance_cents, '==', 150000) and rt.expect(
-        ep.t_accounts['AC00002'].balance_cents, '==', 1300000, part=1
-    )
-
-
-# tasks.world:311
-def _check_stolen_card_secure_and_freeze__transfer_logged(ep: RetailBank) -> bool:
-    return any(
-        _t18.kind == _E6_TxKind_transfer and _t18.from_account == 'AC00001'
-        and _t18.to_account == 'AC00002' and _t18.amount_cents == 100000 and _t18.teller == 'T01'
-        for _t18 in rt.each(ep, ep.t_transactions)
-    )
-
-
-def _check_new_customer_two_accounts__checking_opened(ep: RetailBank) -> bool:  # tasks.world:414
-    return any(
-        _a19.owner == 'CU0004' and _a19.kind == _E11_AccountKind_checking
-        and _a19.status == _E13_AccountStatus_active and _a19.balance_cents == 60000
-        and _a19.opened_on == rt.parse_date('2026-03-02')
-        for _a19 in rt.each(ep, ep.t_accounts)
-    )
-
-
-def _check_new_customer_two_accounts__savings_opened(ep: RetailBank) -> bool:  # tasks.world:415
-    return any(
-        _a20.owner == 'CU0004' and _a20.kind == _E11_AccountKind_savings
-        and _a20.status == _E13_AccountStatus_active and _a20.balance_cents == 40000
-        for _a20 in rt.each(ep, ep.t_accounts)
-    )
-
-
-def _check_new_customer_two_accounts__opening_deposit(ep: RetailBank) -> bool:  # tasks.world:416
-    return any(
-        _t21.kind == _E6_TxKind_deposit and _t21.amount_cents == 100000
-        and _t21.to_account is not None
-        and ep.t_accounts[rt.present(_t21.to_account)].owner == 'CU0004'
-        for _t21 in rt.each(ep, ep.t_transactions)
-    )
-
-
-def _check_new_customer_two_accounts__funded_savings(ep: RetailBank) -> bool:  # tasks.world:417
-    return any(
-        _t22.kind == _E6_TxKind_transfer and _t22.amount_cents == 40000
-        and _t22.from_account is not None and _t22.to_account is not None
-        and ep.t_accounts[rt.present(_t22.from_account)].owner == 'CU0004'
-        and ep.t_accounts[rt.present(_t22.from_account)].kind == _E11_AccountKind_checking
-        and ep.t_accounts[rt.present(_t22.to_account)].kind == _E11_AccountKind_savings
-        for _t22 in rt.each(ep, ep.t_transactions)
-    )
-
-
-def _check_alice_lost_card__cash_paid(ep: RetailBank) -> bool:  # tasks.world:523
-    return any(
-        _t23.kind == _E6_TxKind_withdrawal and _t23.from_account == 'AC00001'
-        and _t23.amount_cents == 20000 and _t23.teller == 'T01'
-        for _t23 in rt.each(ep, ep.t_transactions)
-    )
-
-
-def _check_alice_lost_card__balance_after(ep: RetailBank) -> rt.Verdict | bool:  # tasks.world:524
-    return rt.expect(ep.t_accounts['AC00001'].balance_cents, '==', 230000)
-
-
-def _check_alice_lost_card__frozen(ep: RetailBank) -> rt.Verdict | bool:  # tasks.world:525
-    return (
-        rt.expect(ep.t_accounts['AC00001'].status, '==', _E13_AccountStatus_frozen)
-        and rt.expect(ep.t_accounts['AC00001'].freeze_reason, '==', 'debit card lost', part=1)
-    )
-
-
-# tasks.world:630
-def _check_alice_car_cash__checking_emptied(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00001'].balance_cents, '==', 0)
-
-
-def _check_alice_car_cash__savings_debited(ep: RetailBank) -> rt.Verdict | bool:  # tasks.world:631
-    return rt.expect(ep.t_accounts['AC00002'].balance_cents, '==', 850000)
-
-
-def _check_alice_car_cash__transfer_logged(ep: RetailBank) -> bool:  # tasks.world:632
-    return any(
-        _t24.kind == _E6_TxKind_transfer and _t24.from_account == 'AC00002'
-        and _t24.to_account == 'AC00001' and _t24.amount_cents == 350000
-        for _t24 in rt.each(ep, ep.t_transactions)
-    )
-
-
-def _check_alice_car_cash__cash_paid(ep: RetailBank) -> rt.Verdict | bool:  # tasks.world:633
-    return rt.expect(
-        sum(rt.each(ep, tuple([
-            _t25.amount_cents for _t25 in rt.each(ep, ep.t_transactions)
-            if _t25.kind == _E6_TxKind_withdrawal and _t25.from_account == 'AC00001'
-        ]))),
-        '==', 600000,
-    )
-
-
-# tasks.world:737
-def _check_mined_d75c890e71__current_teller_set(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_teller, '==', 'T01')
-
-
-# tasks.world:738
-def _check_mined_d75c890e71__account_ac00006_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['AC00006'].status, '==', _E13_AccountStatus_frozen)
-        and rt.expect(ep.t_accounts['AC00006'].freeze_reason, '==', 'savings', part=1)
-    )
-
-
-# tasks.world:842
-def _check_mined_fb17426ecc__account_ac00002_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00002'].balance_cents, '==', 1120000)
-
-
-def _check_mined_fb17426ecc__new_transaction(ep: RetailBank) -> bool:  # tasks.world:843
-    return any(
-        _r26.kind == _E6_TxKind_transfer and _r26.from_account == 'AC00002'
-        and _r26.to_account == 'AC00003' and _r26.amount_cents == 80000 and _r26.memo == 'AC00001'
-        and _r26.teller == 'T01'
-        for _r26 in rt.each(ep, ep.t_transactions)
-    )
-
-
-def _check_mined_fb17426ecc__new_transaction_1(ep: RetailBank) -> bool:  # tasks.world:844
-    return any(
-        _r27.kind == _E6_TxKind_withdrawal and _r27.from_account == 'AC00003'
-        and _r27.to_account is None and _r27.amount_cents == 80000 and _r27.memo == 'TX000001'
-        and _r27.teller == 'T01'
-        for _r27 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:946
-def _check_mined_fafef20b27__current_teller_set(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_teller, '==', 'T01')
-
-
-# tasks.world:1046
-def _check_mined_b5be151ad5__account_ac00001_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00001'].balance_cents, '==', 0)
-
-
-def _check_mined_b5be151ad5__new_transaction(ep: RetailBank) -> bool:  # tasks.world:1047
-    return any(
-        _r28.kind == _E6_TxKind_withdrawal and _r28.from_account == 'AC00001'
-        and _r28.to_account is None and _r28.amount_cents == 250000 and _r28.memo == 'closed'
-        and _r28.teller == 'T01'
-        for _r28 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:1148
-def _check_mined_345464fb2c__current_teller_set(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_teller, '==', 'T02')
-
-
-# tasks.world:1149
-def _check_mined_345464fb2c__account_ac00001_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00001'].balance_cents, '==', 250001)
-
-
-def _check_mined_345464fb2c__new_account(ep: RetailBank) -> bool:  # tasks.world:1150
-    return any(
-        _r29.owner == 'CU0003' and _r29.kind == _E11_AccountKind_checking
-        and _r29.status == _E13_AccountStatus_active and _r29.balance_cents == 5189383
-        and _r29.opened_on == rt.parse_date('2026-03-02') and _r29.closed_on is None
-        and _r29.freeze_reason == ''
-        for _r29 in rt.each(ep, ep.t_accounts)
-    )
-
-
-def _check_mined_345464fb2c__new_transaction(ep: RetailBank) -> bool:  # tasks.world:1151
-    return any(
-        _r30.kind == _E6_TxKind_deposit and _r30.from_account is None
-        and _r30.to_account == 'AC00007' and _r30.amount_cents == 5439384
-        and _r30.memo == 'opening deposit' and _r30.teller == 'T02'
-        for _r30 in rt.each(ep, ep.t_transactions)
-    )
-
-
-def _check_mined_345464fb2c__new_transaction_1(ep: RetailBank) -> bool:  # tasks.world:1152
-    return any(
-        _r31.kind == _E6_TxKind_deposit and _r31.from_account is None
-        and _r31.to_account == 'AC00001' and _r31.amount_cents == 1 and _r31.memo == 'closed'
-        and _r31.teller == 'T02'
-        for _r31 in rt.each(ep, ep.t_transactions)
-    )
-
-
-def _check_mined_345464fb2c__new_transaction_2(ep: RetailBank) -> bool:  # tasks.world:1153
-    return any(
-        _r32.kind == _E6_TxKind_withdrawal and _r32.from_account == 'AC00007'
-        and _r32.to_account is None and _r32.amount_cents == 250001
-        and _r32.memo == 'opening deposit' and _r32.teller == 'T02'
-        for _r32 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:1257
-def _check_mined_4d823eeffd__account_ac00001_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00001'].balance_cents, '==', 55242520)
-
-
-def _check_mined_4d823eeffd__new_transaction(ep: RetailBank) -> bool:  # tasks.world:1258
-    return any(
-        _r33.kind == _E6_TxKind_deposit and _r33.from_account is None
-        and _r33.to_account == 'AC00001' and _r33.amount_cents == 54992520
-        and _r33.memo == 'closed' and _r33.teller == 'T01'
-        for _r33 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:1359
-def _check_mined_8586b4082d__current_teller_set(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_teller, '==', 'T01')
-
-
-def _check_mined_8586b4082d__new_transaction(ep: RetailBank) -> bool:  # tasks.world:1360
-    return any(
-        _r34.kind == _E6_TxKind_deposit and _r34.from_account is None
-        and _r34.to_account == 'AC00006' and _r34.amount_cents == 1 and _r34.memo == 'T02'
-        and _r34.teller == 'T02'
-        for _r34 in rt.each(ep, ep.t_transactions)
-    )
-
-
-def _check_mined_8586b4082d__new_transaction_1(ep: RetailBank) -> bool:  # tasks.world:1361
-    return any(
-        _r35.kind == _E6_TxKind_withdrawal and _r35.from_account == 'AC00006'
-        and _r35.to_account is None and _r35.amount_cents == 1 and _r35.memo == 'A'
-        and _r35.teller == 'T02'
-        for _r35 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:1465
-def _check_mined_2e9b9d388b__account_ac00002_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00002'].balance_cents, '==', 1450000)
-
-
-def _check_mined_2e9b9d388b__new_transaction(ep: RetailBank) -> bool:  # tasks.world:1466
-    return any(
-        _r36.kind == _E6_TxKind_deposit and _r36.from_account is None
-        and _r36.to_account == 'AC00002' and _r36.amount_cents == 250000 and _r36.memo == 'AC00001'
-        and _r36.teller == 'T01'
-        for _r36 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:1567
-def _check_mined_12c91c3e55__current_teller_set(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_teller, '==', 'T01')
-
-
-# tasks.world:1568
-def _check_mined_12c91c3e55__account_ac00003_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['AC00003'].status, '==', _E13_AccountStatus_frozen)
-        and rt.expect(ep.t_accounts['AC00003'].freeze_reason, '==', 'X2Ju#', part=1)
-    )
-
-
-# tasks.world:1569
-def _check_mined_12c91c3e55__account_ac00006_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['AC00006'].status, '==', _E13_AccountStatus_closed)
-        and rt.expect(
-            ep.t_accounts['AC00006'].closed_on, '==', rt.parse_date('2026-03-02'), part=1
-        )
-    )
-
-
-# tasks.world:1672
-def _check_mined_56a5de34c0__account_ac00001_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00001'].balance_cents, '==', 249995)
-
-
-# tasks.world:1673
-def _check_mined_56a5de34c0__account_ac00006_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00006'].balance_cents, '==', 9)
-
-
-def _check_mined_56a5de34c0__new_transaction(ep: RetailBank) -> bool:  # tasks.world:1674
-    return any(
-        _r37.kind == _E6_TxKind_deposit and _r37.from_account is None
-        and _r37.to_account == 'AC00006' and _r37.amount_cents == 1
-        and _r37.memo == 'od@v 4M_kGuPNjUeBORiNmFt KIJ' and _r37.teller == 'T01'
-        for _r37 in rt.each(ep, ep.t_transactions)
-    )
-
-
-def _check_mined_56a5de34c0__new_transaction_1(ep: RetailBank) -> bool:  # tasks.world:1675
-    return any(
-        _r38.kind == _E6_TxKind_deposit and _r38.from_account is None
-        and _r38.to_account == 'AC00006' and _r38.amount_cents == 1
-        and _r38.memo == 'od@v 4M_kGuPNjUeBORiNmFt KIJ' and _r38.teller == 'T01'
-        for _r38 in rt.each(ep, ep.t_transactions)
-    )
-
-
-def _check_mined_56a5de34c0__new_transaction_2(ep: RetailBank) -> bool:  # tasks.world:1676
-    return any(
-        _r39.kind == _E6_TxKind_deposit and _r39.from_account is None
-        and _r39.to_account == 'AC00006' and _r39.amount_cents == 2 and _r39.memo == 'active'
-        and _r39.teller == 'T01'
-        for _r39 in rt.each(ep, ep.t_transactions)
-    )
-
-
-def _check_mined_56a5de34c0__new_transaction_3(ep: RetailBank) -> bool:  # tasks.world:1677
-    return any(
-        _r40.kind == _E6_TxKind_transfer and _r40.from_account == 'AC00001'
-        and _r40.to_account == 'AC00006' and _r40.amount_cents == 5 and _r40.memo == 'T02'
-        and _r40.teller == 'T01'
-        for _r40 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:1779
-def _check_mined_7e156b9d58__current_teller_set(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_teller, '==', 'T01')
-
-
-# tasks.world:1780
-def _check_mined_7e156b9d58__account_ac00001_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00001'].balance_cents, '==', 249994)
-
-
-# tasks.world:1781
-def _check_mined_7e156b9d58__account_ac00003_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00003'].balance_cents, '==', 4553)
-
-
-def _check_mined_7e156b9d58__new_transaction(ep: RetailBank) -> bool:  # tasks.world:1782
-    return any(
-        _r41.kind == _E6_TxKind_withdrawal and _r41.from_account == 'AC00001'
-        and _r41.to_account is None and _r41.amount_cents == 6 and _r41.memo == 'active'
-        and _r41.teller == 'T01'
-        for _r41 in rt.each(ep, ep.t_transactions)
-    )
-
-
-def _check_mined_7e156b9d58__new_transaction_1(ep: RetailBank) -> bool:  # tasks.world:1783
-    return any(
-        _r42.kind == _E6_TxKind_deposit and _r42.from_account is None
-        and _r42.to_account == 'AC00003' and _r42.amount_cents == 3 and _r42.memo == ''
-        and _r42.teller == 'T01'
-        for _r42 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:1886
-def _check_mined_4e88941c6a__account_ac00002_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['AC00002'].status, '==', _E13_AccountStatus_frozen)
-        and rt.expect(ep.t_accounts['AC00002'].freeze_reason, '==', 'a\nb', part=1)
-    )
-
-
-# tasks.world:1987
-def _check_mined_a0f2522d0c__current_teller_set(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_teller, '==', 'T01')
-
-
-# tasks.world:2090
-def _check_mined_915032d287__account_ac00004_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['AC00004'].status, '==', _E13_AccountStatus_active)
-        and rt.expect(ep.t_accounts['AC00004'].balance_cents, '==', 75450, part=1)
-        and rt.expect(ep.t_accounts['AC00004'].freeze_reason, '==', '', part=2)
-    )
-
-
-# tasks.world:2091
-def _check_mined_915032d287__account_ac00006_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00006'].balance_cents, '==', 4550)
-
-
-def _check_mined_915032d287__new_transaction(ep: RetailBank) -> bool:  # tasks.world:2092
-    return any(
-        _r43.kind == _E6_TxKind_transfer and _r43.from_account == 'AC00004'
-        and _r43.to_account == 'AC00006' and _r43.amount_cents == 4550 and _r43.memo == ''
-        and _r43.teller == 'T01'
-        for _r43 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:2192
-def _check_mined_be52e8d5fc__current_teller_set(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_teller, '==', 'T02')
-
-
-# tasks.world:2193
-def _check_mined_be52e8d5fc__account_ac00001_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00001'].balance_cents, '==', 254550)
-
-
-def _check_mined_be52e8d5fc__new_transaction(ep: RetailBank) -> bool:  # tasks.world:2194
-    return any(
-        _r44.kind == _E6_TxKind_deposit and _r44.from_account is None
-        and _r44.to_account == 'AC00006' and _r44.amount_cents == 4550 and _r44.memo == 'Sam Patel'
-        and _r44.teller == 'T02'
-        for _r44 in rt.each(ep, ep.t_transactions)
-    )
-
-
-def _check_mined_be52e8d5fc__new_transaction_1(ep: RetailBank) -> bool:  # tasks.world:2195
-    return any(
-        _r45.kind == _E6_TxKind_transfer and _r45.from_account == 'AC00006'
-        and _r45.to_account == 'AC00001' and _r45.amount_cents == 4550 and _r45.memo == 'deposit'
-        and _r45.teller == 'T02'
-        for _r45 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:2298
-def _check_mined_196ade943b__account_ac00004_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['AC00004'].status, '==', _E13_AccountStatus_active)
-        and rt.expect(ep.t_accounts['AC00004'].balance_cents, '==', 0, part=1)
-        and rt.expect(ep.t_accounts['AC00004'].freeze_reason, '==', '', part=2)
-    )
-
-
-def _check_mined_196ade943b__new_transaction(ep: RetailBank) -> bool:  # tasks.world:2299
-    return any(
-        _r46.kind == _E6_TxKind_withdrawal and _r46.from_account == 'AC00004'
-        and _r46.to_account is None and _r46.amount_cents == 80000 and _r46.memo == 'N'
-        and _r46.teller == 'T01'
-        for _r46 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:2399
-def _check_mined_f0df57a4eb__current_teller_set(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_teller, '==', 'T01')
-
-
-# tasks.world:2400
-def _check_mined_f0df57a4eb__account_ac00003_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00003'].balance_cents, '==', 4549)
-
-
-def _check_mined_f0df57a4eb__new_transaction(ep: RetailBank) -> bool:  # tasks.world:2401
-    return any(
-        _r47.kind == _E6_TxKind_deposit and _r47.from_account is None
-        and _r47.to_account == 'AC00003' and _r47.amount_cents == 2 and _r47.memo == 'checking'
-        and _r47.teller == 'T01'
-        for _r47 in rt.each(ep, ep.t_transactions)
-    )
-
-
-def _check_mined_f0df57a4eb__new_transaction_1(ep: RetailBank) -> bool:  # tasks.world:2402
-    return any(
-        _r48.kind == _E6_TxKind_withdrawal and _r48.from_account == 'AC00003'
-        and _r48.to_account is None and _r48.amount_cents == 3 and _r48.memo == 'withdrawal'
-        and _r48.teller == 'T01'
-        for _r48 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:2505
-def _check_mined_36bf98b5b6__account_ac00004_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['AC00004'].status, '==', _E13_AccountStatus_active)
-        and rt.expect(ep.t_accounts['AC00004'].balance_cents, '==', 330000, part=1)
-        and rt.expect(ep.t_accounts['AC00004'].freeze_reason, '==', '', part=2)
-    )
-
-
-def _check_mined_36bf98b5b6__new_transaction(ep: RetailBank) -> bool:  # tasks.world:2506
-    return any(
-        _r49.kind == _E6_TxKind_deposit and _r49.from_account is None
-        and _r49.to_account == 'AC00004' and _r49.amount_cents == 250000 and _r49.memo == ''
-        and _r49.teller == 'T01'
-        for _r49 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:2606
-def _check_mined_5f7d2412de__current_teller_set(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_teller, '==', 'T01')
-
-
-# tasks.world:2607
-def _check_mined_5f7d2412de__account_ac00003_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00003'].balance_cents, '==', 100004550)
-
-
-def _check_mined_5f7d2412de__new_transaction(ep: RetailBank) -> bool:  # tasks.world:2608
-    return any(
-        _r50.kind == _E6_TxKind_deposit and _r50.from_account is None
-        and _r50.to_account == 'AC00003' and _r50.amount_cents == 100000000
-        and _r50.memo == 'active' and _r50.teller == 'T01'
-        for _r50 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:2712
-def _check_mined_9c1862c9c6__account_ac00002_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00002'].balance_cents, '==', 67458682)
-
-
-# tasks.world:2713
-def _check_mined_9c1862c9c6__account_ac00006_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00006'].balance_cents, '==', 250000)
-
-
-def _check_mined_9c1862c9c6__new_transaction(ep: RetailBank) -> bool:  # tasks.world:2714
-    return any(
-        _r51.kind == _E6_TxKind_deposit and _r51.from_account is None
-        and _r51.to_account == 'AC00006' and _r51.amount_cents == 250000 and _r51.memo == 'E'
-        and _r51.teller == 'T01'
-        for _r51 in rt.each(ep, ep.t_transactions)
-    )
-
-
-def _check_mined_9c1862c9c6__new_transaction_1(ep: RetailBank) -> bool:  # tasks.world:2715
-    return any(
-        _r52.kind == _E6_TxKind_deposit and _r52.from_account is None
-        and _r52.to_account == 'AC00002' and _r52.amount_cents == 66258682
-        and _r52.memo == 'TX000003' and _r52.teller == 'T01'
-        for _r52 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:2815
-def _check_mined_d043b56b30__current_teller_set(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_teller, '==', 'T02')
-
-
-# tasks.world:2816
-def _check_mined_d043b56b30__account_ac00006_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00006'].balance_cents, '==', 9100)
-
-
-def _check_mined_d043b56b30__new_transaction(ep: RetailBank) -> bool:  # tasks.world:2817
-    return any(
-        _r53.kind == _E6_TxKind_deposit and _r53.from_account is None
-        and _r53.to_account == 'AC00006' and _r53.amount_cents == 4550 and _r53.memo == 'T02'
-        and _r53.teller == 'T01'
-        for _r53 in rt.each(ep, ep.t_transactions)
-    )
-
-
-def _check_mined_d043b56b30__new_transaction_1(ep: RetailBank) -> bool:  # tasks.world:2818
-    return any(
-        _r54.kind == _E6_TxKind_deposit and _r54.from_account is None
-        and _r54.to_account == 'AC00006' and _r54.amount_cents == 4550 and _r54.memo == 'deposit'
-        and _r54.teller == 'T01'
-        for _r54 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:2922
-def _check_mined_0d45c128d9__account_ac00001_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00001'].balance_cents, '==', 170000)
-
-
-# tasks.world:2923
-def _check_mined_0d45c128d9__account_ac00006_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00006'].balance_cents, '==', 80000)
-
-
-def _check_mined_0d45c128d9__new_transaction(ep: RetailBank) -> bool:  # tasks.world:2924
-    return any(
-        _r55.kind == _E6_TxKind_transfer and _r55.from_account == 'AC00001'
-        and _r55.to_account == 'AC00006' and _r55.amount_cents == 80000
-        and _r55.memo == 'rent share' and _r55.teller == 'T01'
-        for _r55 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:3023
-def _check_mined_5823d56dc8__current_teller_set(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_teller, '==', 'T01')
-
-
-def _check_mined_5823d56dc8__new_account(ep: RetailBank) -> bool:  # tasks.world:3024
-    return any(
-        _r56.owner == 'CU0003' and _r56.kind == _E11_AccountKind_checking
-        and _r56.status == _E13_AccountStatus_active and _r56.balance_cents == 90767921
-        and _r56.opened_on == rt.parse_date('2026-03-02') and _r56.closed_on is None
-        and _r56.freeze_reason == ''
-        for _r56 in rt.each(ep, ep.t_accounts)
-    )
-
-
-def _check_mined_5823d56dc8__new_transaction(ep: RetailBank) -> bool:  # tasks.world:3025
-    return any(
-        _r57.kind == _E6_TxKind_deposit and _r57.from_account is None
-        and _r57.to_account == 'AC00007' and _r57.amount_cents == 90767921
-        and _r57.memo == 'opening deposit' and _r57.teller == 'T01'
-        for _r57 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:3128
-def _check_mined_2de6f8c4e7__account_ac00006_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['AC00006'].status, '==', _E13_AccountStatus_closed)
-        and rt.expect(
-            ep.t_accounts['AC00006'].closed_on, '==', rt.parse_date('2026-03-02'), part=1
-        )
-    )
-
-
-# tasks.world:3230
-def _check_mined_b882fe74e3__current_teller_set(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_teller, '==', 'T02')
-
-
-def _check_mined_b882fe74e3__new_account(ep: RetailBank) -> bool:  # tasks.world:3231
-    return any(
-        _r58.owner == 'CU0003' and _r58.kind == _E11_AccountKind_checking
-        and _r58.status == _E13_AccountStatus_active and _r58.balance_cents == 15247187
-        and _r58.opened_on == rt.parse_date('2026-03-02') and _r58.closed_on is None
-        and _r58.freeze_reason == ''
-        for _r58 in rt.each(ep, ep.t_accounts)
-    )
-
-
-def _check_mined_b882fe74e3__new_transaction(ep: RetailBank) -> bool:  # tasks.world:3232
-    return any(
-        _r59.kind == _E6_TxKind_deposit and _r59.from_account is None
-        and _r59.to_account == 'AC00007' and _r59.amount_cents == 15247187
-        and _r59.memo == 'opening deposit' and _r59.teller == 'T01'
-        for _r59 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:3338
-def _check_mined_0fadf28fa5__account_ac00004_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['AC00004'].status, '==', _E13_AccountStatus_active)
-        and rt.expect(ep.t_accounts['AC00004'].freeze_reason, '==', '', part=1)
-    )
-
-
-# tasks.world:3440
-def _check_mined_0f606099a0__current_teller_set(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_teller, '==', 'T01')
-
-
-def _check_mined_0f606099a0__new_account(ep: RetailBank) -> bool:  # tasks.world:3441
-    return any(
-        _r60.owner == 'CU0003' and _r60.kind == _E11_AccountKind_checking
-        and _r60.status == _E13_AccountStatus_active and _r60.balance_cents == 100000000
-        and _r60.opened_on == rt.parse_date('2026-03-02') and _r60.closed_on is None
-        and _r60.freeze_reason == ''
-        for _r60 in rt.each(ep, ep.t_accounts)
-    )
-
-
-def _check_mined_0f606099a0__new_transaction(ep: RetailBank) -> bool:  # tasks.world:3442
-    return any(
-        _r61.kind == _E6_TxKind_deposit and _r61.from_account is None
-        and _r61.to_account == 'AC00007' and _r61.amount_cents == 100000000
-        and _r61.memo == 'opening deposit' and _r61.teller == 'T01'
-        for _r61 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:3547
-def _check_mined_04d411cb89__account_ac00001_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00001'].balance_cents, '==', 44447759)
-
-
-def _check_mined_04d411cb89__new_transaction(ep: RetailBank) -> bool:  # tasks.world:3548
-    return any(
-        _r62.kind == _E6_TxKind_deposit and _r62.from_account is None
-        and _r62.to_account == 'AC00001' and _r62.amount_cents == 44197759
-        and _r62.memo == 'AC00003' and _r62.teller == 'T01'
-        for _r62 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:3650
-def _check_mined_27d9cffc2a__current_teller_set(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_teller, '==', 'T01')
-
-
-# tasks.world:3651
-def _check_mined_27d9cffc2a__account_ac00002_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['AC00002'].status, '==', _E13_AccountStatus_frozen)
-        and rt.expect(ep.t_accounts['AC00002'].freeze_reason, '==', 'Maria Okafor', part=1)
-    )
-
-
-# tasks.world:3756
-def _check_mined_0c42dadd40__account_ac00003_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00003'].balance_cents, '==', 100004550)
-
-
-def _check_mined_0c42dadd40__new_transaction(ep: RetailBank) -> bool:  # tasks.world:3757
-    return any(
-        _r63.kind == _E6_TxKind_deposit and _r63.from_account is None
-        and _r63.to_account == 'AC00003' and _r63.amount_cents == 100000000 and _r63.memo == ''
-        and _r63.teller == 'T01'
-        for _r63 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:3859
-def _check_mined_386225ae9e__current_teller_set(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_teller, '==', 'T01')
-
-
-# tasks.world:3860
-def _check_mined_386225ae9e__account_ac00001_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['AC00001'].status, '==', _E13_AccountStatus_frozen)
-        and rt.expect(ep.t_accounts['AC00001'].freeze_reason, '==', 'Maria Okafor', part=1)
-    )
-
-
-# tasks.world:3965
-def _check_mined_3494fddb6f__account_ac00006_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00006'].balance_cents, '==', 100000000)
-
-
-def _check_mined_3494fddb6f__new_transaction(ep: RetailBank) -> bool:  # tasks.world:3966
-    return any(
-        _r64.kind == _E6_TxKind_deposit and _r64.from_account is None
-        and _r64.to_account == 'AC00006' and _r64.amount_cents == 100000000
-        and _r64.memo == 'withdrawal' and _r64.teller == 'T01'
-        for _r64 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:4068
-def _check_mined_73b212edd8__current_teller_set(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_teller, '==', 'T01')
-
-
-# tasks.world:4069
-def _check_mined_73b212edd8__account_ac00004_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['AC00004'].status, '==', _E13_AccountStatus_active)
-        and rt.expect(ep.t_accounts['AC00004'].freeze_reason, '==', '', part=1)
-    )
-
-
-# tasks.world:4174
-def _check_mined_447bc00887__account_ac00001_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['AC00001'].status, '==', _E13_AccountStatus_frozen)
-        and rt.expect(ep.t_accounts['AC00001'].freeze_reason, '==', 'withdrawal', part=1)
-    )
-
-
-# tasks.world:4276
-def _check_mined_73cd3d2c39__current_teller_set(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_teller, '==', 'T01')
-
-
-# tasks.world:4277
-def _check_mined_73cd3d2c39__account_ac00002_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return rt.expect(ep.t_accounts['AC00002'].balance_cents, '==', 1200001)
-
-
-def _check_mined_73cd3d2c39__new_transaction(ep: RetailBank) -> bool:  # tasks.world:4278
-    return any(
-        _r65.kind == _E6_TxKind_deposit and _r65.from_account is None
-        and _r65.to_account == 'AC00002' and _r65.amount_cents == 1
-        and _r65.memo == 'suspected fraud review' and _r65.teller == 'T01'
-        for _r65 in rt.each(ep, ep.t_transactions)
-    )
-
-
-# tasks.world:4383
-def _check_mined_c4ac08d8f6__account_ac00003_changed(ep: RetailBank) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_accounts['AC00003'].status, '==', _E13_AccountStatus_frozen)
-        and rt.expect(ep.t_accounts['AC00003'].freeze_reason, '==', '2021-09-01', part=1)
-    )
-
-
-RetailBank.TASKS = task_registry(__name__, "tasks.json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -241,6 +241,7 @@ class ShiftScheduler(Episode):
     CLOCK: ClassVar[str] = "2025-11-03T08:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 7
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "areas": "Area", "staff": "Staff", "shifts": "Shift", "assignments": "Assignment",
         "swaps": "SwapRequest", "availability": "Availability",
@@ -408,7 +409,6 @@ class ShiftScheduler(Episode):
         rt.check_refs(self.t_staff, self.state.current_staff, 'current_staff')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_areas, ((self.t_shifts, 'area'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_staff, (
                     (self.t_areas, 'lead'), (self.t_shifts, 'posted_by'),
@@ -418,11 +418,8 @@ class ShiftScheduler(Episode):
                     (None, 'current_staff'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_shifts, ((self.t_assignments, 'shift'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_assignments, ((self.t_swaps, 'assignment'),))
-        pass
 
     def fn_actor(self) -> Staff:  # shift_scheduler.world:130
         'The signed-in staff member; fails when nobody is signed in.'
@@ -1083,790 +1080,678 @@ class ShiftScheduler(Episode):
         self.insert(self.t_availability, entry)  # shift_scheduler.world:618
         return entry  # shift_scheduler.world:619
 
+    def _check_approve_owen_swap__approved(self) -> rt.Verdict | bool:  # shift_scheduler.world:927
+        return (
+            rt.expect(self.t_swaps['SW0001'].status, '==', _E10_SwapStatus_approved)
+            and rt.expect(self.t_swaps['SW0001'].decided_by, '==', 'S001', part=1)
+        )
+
+    # shift_scheduler.world:928
+    def _check_approve_owen_swap__nora_works_it(self) -> rt.Verdict | bool:
+        return (
+            any(
+                _a16.shift == 'SH0006' and _a16.staff == 'S001'
+                and _a16.status == _E16_AssignmentStatus_active
+                for _a16 in rt.each(self, self.t_assignments)
+            )
+            and rt.expect(self.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_swapped)
+        )
+
+    def _check_quinn_trades_friday_for_tuesday__swap_approved(self) -> bool:  # tasks.world:309
+        return any(
+            _s17.assignment == 'AS0005' and _s17.swap_with == 'S003'
+            and _s17.status == _E10_SwapStatus_approved and _s17.decided_by == 'S001'
+            for _s17 in rt.each(self, self.t_swaps)
+        )
+
+    def _check_quinn_trades_friday_for_tuesday__priya_friday(self) -> bool:  # tasks.world:310
+        return any(
+            _a18.shift == 'SH0008' and _a18.staff == 'S003'
+            and _a18.status == _E16_AssignmentStatus_active
+            for _a18 in rt.each(self, self.t_assignments)
+        )
+
+    # tasks.world:311
+    def _check_quinn_trades_friday_for_tuesday__quinn_tuesday(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_shifts['SH0004'].status, '==', _E11_ShiftStatus_filled) and any(
+            _a19.shift == 'SH0004' and _a19.staff == 'S004'
+            and _a19.status == _E16_AssignmentStatus_active
+            for _a19 in rt.each(self, self.t_assignments)
+        )
+
+    # tasks.world:630
+    def _check_staff_wednesday_and_friday__priya_on_wednesday(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_shifts['SH0005'].status, '==', _E11_ShiftStatus_filled) and any(
+            _a20.shift == 'SH0005' and _a20.staff == 'S003'
+            and _a20.status == _E16_AssignmentStatus_active
+            for _a20 in rt.each(self, self.t_assignments)
+        )
+
+    # tasks.world:631
+    def _check_staff_wednesday_and_friday__quinn_removed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0005'].status, '==', _E16_AssignmentStatus_removed)
+
+    # tasks.world:632
+    def _check_staff_wednesday_and_friday__owen_on_friday(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_shifts['SH0008'].status, '==', _E11_ShiftStatus_filled) and any(
+            _a21.shift == 'SH0008' and _a21.staff == 'S002'
+            and _a21.status == _E16_AssignmentStatus_active
+            for _a21 in rt.each(self, self.t_assignments)
+        )
+
+    # tasks.world:950
+    def _check_mined_8fb7cf5a9a__shift_sh0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_shifts['SH0005'].status, '==', _E11_ShiftStatus_cancelled)
+            and rt.expect(self.t_shifts['SH0005'].note, '==', 'filled', part=1)
+        )
+
+    def _check_mined_8fb7cf5a9a__new_assignment(self) -> bool:  # tasks.world:951
+        return any(
+            _r22.shift == 'SH0005' and _r22.staff == 'S003'
+            and _r22.status == _E16_AssignmentStatus_removed and _r22.assigned_by == 'S001'
+            for _r22 in rt.each(self, self.t_assignments)
+        )
+
+    def _check_mined_0dad980687__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:1263
+        return rt.expect(self.state.current_staff, '==', 'S004')
+
+    def _check_mined_0dad980687__new_availability(self) -> bool:  # tasks.world:1264
+        return any(
+            _r23.staff == 'S004' and _r23.day == rt.parse_date('2025-11-04')
+            and _r23.start_hour == 0 and _r23.end_hour == 12
+            and _r23.kind == _E16_AvailabilityKind_unavailable and _r23.note == '1'
+            for _r23 in rt.each(self, self.t_availability)
+        )
+
+    def _check_mined_e06ee102d7__new_shift(self) -> bool:  # tasks.world:1576
+        return any(
+            _r24.area == 'TIL' and _r24.role == _E4_Role_stocker
+            and _r24.starts_at == rt.parse_datetime('2025-11-04T09:00:00')
+            and _r24.ends_at == rt.parse_datetime('2025-11-04T17:00:00')
+            and _r24.status == _E11_ShiftStatus_open_ and _r24.posted_by == 'S001'
+            and _r24.note == '2025-11-04T12:00:00'
+            for _r24 in rt.each(self, self.t_shifts)
+        )
+
+    def _check_mined_e06ee102d7__new_shift_1(self) -> bool:  # tasks.world:1577
+        return any(
+            _r25.area == 'BAK' and _r25.role == _E4_Role_baker
+            and _r25.starts_at == rt.parse_datetime('2025-11-04T09:00:00')
+            and _r25.ends_at == rt.parse_datetime('2025-11-04T17:00:00')
+            and _r25.status == _E11_ShiftStatus_open_ and _r25.posted_by == 'S001'
+            and _r25.note == 'SH0009'
+            for _r25 in rt.each(self, self.t_shifts)
+        )
+
+    def _check_mined_649fa775cd__new_swaprequest(self) -> bool:  # tasks.world:1889
+        return any(
+            _r26.assignment == 'AS0005' and _r26.requested_by == 'S004'
+            and _r26.swap_with == 'S002' and _r26.status == _E10_SwapStatus_pending
+            and _r26.decided_by is None and _r26.reason == 'A'
+            for _r26 in rt.each(self, self.t_swaps)
+        )
+
+    def _check_mined_e421863e34__new_shift(self) -> bool:  # tasks.world:2201
+        return any(
+            _r27.area == 'TIL' and _r27.role == _E4_Role_supervisor
+            and _r27.starts_at == rt.parse_datetime('2025-11-05T08:00:00')
+            and _r27.ends_at == rt.parse_datetime('2025-11-05T16:00:00')
+            and _r27.status == _E11_ShiftStatus_open_ and _r27.posted_by == 'S001'
+            and _r27.note == '6N 631mG8Y'
+            for _r27 in rt.each(self, self.t_shifts)
+        )
+
+    # tasks.world:2512
+    def _check_mined_39ac213813__assignment_as0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_swapped)
+
+    def _check_mined_39ac213813__new_assignment(self) -> bool:  # tasks.world:2513
+        return any(
+            _r28.shift == 'SH0006' and _r28.staff == 'S001'
+            and _r28.status == _E16_AssignmentStatus_active and _r28.assigned_by == 'S001'
+            for _r28 in rt.each(self, self.t_assignments)
+        )
+
+    # tasks.world:2514
+    def _check_mined_39ac213813__swaprequest_sw0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_swaps['SW0001'].status, '==', _E10_SwapStatus_approved)
+            and rt.expect(self.t_swaps['SW0001'].decided_by, '==', 'S001', part=1)
+        )
+
+    def _check_mined_816ca524e1__new_availability(self) -> bool:  # tasks.world:2825
+        return any(
+            _r29.staff == 'S005' and _r29.day == rt.parse_date('2025-11-06')
+            and _r29.start_hour == 1 and _r29.end_hour == 15
+            and _r29.kind == _E16_AvailabilityKind_unavailable and _r29.note == ''
+            for _r29 in rt.each(self, self.t_availability)
+        )
+
+    # tasks.world:3136
+    def _check_mined_e6ff9d0f73__swaprequest_sw0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_swaps['SW0001'].status, '==', _E10_SwapStatus_rejected)
+            and rt.expect(self.t_swaps['SW0001'].decided_by, '==', 'S001', part=1)
+        )
+
+    def _check_mined_a168447271__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:3447
+        return rt.expect(self.state.current_staff, '==', 'S005')
+
+    # tasks.world:3758
+    def _check_mined_e9fa8a1c5d__shift_sh0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_shifts['SH0003'].status, '==', _E11_ShiftStatus_open_)
+
+    # tasks.world:3759
+    def _check_mined_e9fa8a1c5d__assignment_as0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0003'].status, '==', _E16_AssignmentStatus_removed)
+
+    # tasks.world:4067
+    def _check_mined_781f4cd960__shift_sh0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_shifts['SH0003'].status, '==', _E11_ShiftStatus_cancelled)
+            and rt.expect(self.t_shifts['SH0003'].note, '==', '2025-11-05T16:00:00', part=1)
+        )
+
+    # tasks.world:4068
+    def _check_mined_781f4cd960__assignment_as0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0003'].status, '==', _E16_AssignmentStatus_removed)
+
+    # tasks.world:4376
+    def _check_mined_85667331bb__shift_sh0006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_shifts['SH0006'].status, '==', _E11_ShiftStatus_cancelled)
+            and rt.expect(self.t_shifts['SH0006'].note, '==', 'S001', part=1)
+        )
+
+    # tasks.world:4377
+    def _check_mined_85667331bb__assignment_as0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_removed)
+
+    # tasks.world:4378
+    def _check_mined_85667331bb__swaprequest_sw0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_swaps['SW0001'].status, '==', _E10_SwapStatus_withdrawn)
+
+    def _check_mined_339b75822c__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:4686
+        return rt.expect(self.state.current_staff, '==', 'S004')
+
+    # tasks.world:4687
+    def _check_mined_339b75822c__assignment_as0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0005'].status, '==', _E16_AssignmentStatus_swapped)
+
+    def _check_mined_339b75822c__new_assignment(self) -> bool:  # tasks.world:4688
+        return any(
+            _r30.shift == 'SH0008' and _r30.staff == 'S002'
+            and _r30.status == _E16_AssignmentStatus_active and _r30.assigned_by == 'S001'
+            for _r30 in rt.each(self, self.t_assignments)
+        )
+
+    def _check_mined_339b75822c__new_swaprequest(self) -> bool:  # tasks.world:4689
+        return any(
+            _r31.assignment == 'AS0005' and _r31.requested_by == 'S004'
+            and _r31.swap_with == 'S002' and _r31.status == _E10_SwapStatus_approved
+            and _r31.decided_by == 'S001' and _r31.reason == '2025-11-07T09:00:00'
+            for _r31 in rt.each(self, self.t_swaps)
+        )
+
+    # tasks.world:5004
+    def _check_mined_2ebed1d63a__shift_sh0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_shifts['SH0004'].status, '==', _E11_ShiftStatus_filled)
+
+    # tasks.world:5005
+    def _check_mined_2ebed1d63a__shift_sh0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_shifts['SH0005'].status, '==', _E11_ShiftStatus_cancelled)
+            and rt.expect(self.t_shifts['SH0005'].note, '==', '2025-11-05T17:00:00', part=1)
+        )
+
+    # tasks.world:5006
+    def _check_mined_2ebed1d63a__assignment_as0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_swapped)
+
+    def _check_mined_2ebed1d63a__new_assignment(self) -> bool:  # tasks.world:5007
+        return any(
+            _r32.shift == 'SH0004' and _r32.staff == 'S002'
+            and _r32.status == _E16_AssignmentStatus_active and _r32.assigned_by == 'S001'
+            for _r32 in rt.each(self, self.t_assignments)
+        )
+
+    def _check_mined_2ebed1d63a__new_assignment_1(self) -> bool:  # tasks.world:5008
+        return any(
+            _r33.shift == 'SH0006' and _r33.staff == 'S001'
+            and _r33.status == _E16_AssignmentStatus_active and _r33.assigned_by == 'S001'
+            for _r33 in rt.each(self, self.t_assignments)
+        )
+
+    # tasks.world:5009
+    def _check_mined_2ebed1d63a__swaprequest_sw0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_swaps['SW0001'].status, '==', _E10_SwapStatus_approved)
+            and rt.expect(self.t_swaps['SW0001'].decided_by, '==', 'S001', part=1)
+        )
+
+    # tasks.world:5323
+    def _check_mined_a595eb52c8__shift_sh0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_shifts['SH0003'].status, '==', _E11_ShiftStatus_open_)
+
+    def _check_mined_a595eb52c8__new_shift(self) -> bool:  # tasks.world:5324
+        return any(
+            _r34.area == 'TIL' and _r34.role == _E4_Role_supervisor
+            and _r34.starts_at == rt.parse_datetime('2025-11-04T09:00:00')
+            and _r34.ends_at == rt.parse_datetime('2025-11-04T13:00:00')
+            and _r34.status == _E11_ShiftStatus_open_ and _r34.posted_by == 'S001'
+            and _r34.note == 'SH0003'
+            for _r34 in rt.each(self, self.t_shifts)
+        )
+
+    # tasks.world:5325
+    def _check_mined_a595eb52c8__assignment_as0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0003'].status, '==', _E16_AssignmentStatus_removed)
+
+    # tasks.world:5326
+    def _check_mined_a595eb52c8__swaprequest_sw0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_swaps['SW0001'].status, '==', _E10_SwapStatus_rejected)
+            and rt.expect(self.t_swaps['SW0001'].decided_by, '==', 'S001', part=1)
+            and rt.expect(self.t_swaps['SW0001'].reason, '==', 'filled', part=2)
+        )
+
+    # tasks.world:5640
+    def _check_mined_d1426be71a__shift_sh0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_shifts['SH0004'].status, '==', _E11_ShiftStatus_cancelled)
+            and rt.expect(self.t_shifts['SH0004'].note, '==', 'AS0007', part=1)
+        )
+
+    # tasks.world:5641
+    def _check_mined_d1426be71a__assignment_as0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_swapped)
+
+    def _check_mined_d1426be71a__new_assignment(self) -> bool:  # tasks.world:5642
+        return any(
+            _r35.shift == 'SH0004' and _r35.staff == 'S001'
+            and _r35.status == _E16_AssignmentStatus_removed and _r35.assigned_by == 'S001'
+            for _r35 in rt.each(self, self.t_assignments)
+        )
+
+    def _check_mined_d1426be71a__new_assignment_1(self) -> bool:  # tasks.world:5643
+        return any(
+            _r36.shift == 'SH0006' and _r36.staff == 'S001'
+            and _r36.status == _E16_AssignmentStatus_active and _r36.assigned_by == 'S001'
+            for _r36 in rt.each(self, self.t_assignments)
+        )
+
+    # tasks.world:5644
+    def _check_mined_d1426be71a__swaprequest_sw0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_swaps['SW0001'].status, '==', _E10_SwapStatus_approved)
+            and rt.expect(self.t_swaps['SW0001'].decided_by, '==', 'S001', part=1)
+        )
+
+    def _check_mined_8b13977c2f__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:5958
+        return rt.expect(self.state.current_staff, '==', 'S002')
+
+    # tasks.world:5959
+    def _check_mined_8b13977c2f__assignment_as0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_swapped)
+
+    def _check_mined_8b13977c2f__new_assignment(self) -> bool:  # tasks.world:5960
+        return any(
+            _r37.shift == 'SH0006' and _r37.staff == 'S001'
+            and _r37.status == _E16_AssignmentStatus_active and _r37.assigned_by == 'S001'
+            for _r37 in rt.each(self, self.t_assignments)
+        )
+
+    # tasks.world:5961
+    def _check_mined_8b13977c2f__swaprequest_sw0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_swaps['SW0001'].status, '==', _E10_SwapStatus_approved)
+            and rt.expect(self.t_swaps['SW0001'].decided_by, '==', 'S001', part=1)
+        )
+
+    # tasks.world:6275
+    def _check_mined_acb57735a8__swaprequest_sw0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_swaps['SW0001'].status, '==', _E10_SwapStatus_rejected)
+            and rt.expect(self.t_swaps['SW0001'].decided_by, '==', 'S001', part=1)
+            and rt.expect(self.t_swaps['SW0001'].reason, '==', 'rosa.kim@store.example', part=2)
+        )
+
+    def _check_mined_9cde3f9ec9__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:6589
+        return rt.expect(self.state.current_staff, '==', 'S003')
+
+    # tasks.world:6590
+    def _check_mined_9cde3f9ec9__assignment_as0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_swapped)
+
+    def _check_mined_9cde3f9ec9__new_assignment(self) -> bool:  # tasks.world:6591
+        return any(
+            _r38.shift == 'SH0006' and _r38.staff == 'S001'
+            and _r38.status == _E16_AssignmentStatus_active and _r38.assigned_by == 'S001'
+            for _r38 in rt.each(self, self.t_assignments)
+        )
+
+    # tasks.world:6592
+    def _check_mined_9cde3f9ec9__swaprequest_sw0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_swaps['SW0001'].status, '==', _E10_SwapStatus_approved)
+            and rt.expect(self.t_swaps['SW0001'].decided_by, '==', 'S001', part=1)
+        )
+
+    def _check_mined_9cde3f9ec9__new_availability(self) -> bool:  # tasks.world:6593
+        return any(
+            _r39.staff == 'S002' and _r39.day == rt.parse_date('2025-11-04')
+            and _r39.start_hour == 7 and _r39.end_hour == 14
+            and _r39.kind == _E16_AvailabilityKind_unavailable and _r39.note == 'Owen Hill'
+            for _r39 in rt.each(self, self.t_availability)
+        )
+
+    # tasks.world:6907
+    def _check_mined_127e264148__shift_sh0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_shifts['SH0003'].status, '==', _E11_ShiftStatus_cancelled)
+            and rt.expect(self.t_shifts['SH0003'].note, '==', '2025-11-01T12:00:00', part=1)
+        )
+
+    # tasks.world:6908
+    def _check_mined_127e264148__shift_sh0006_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_shifts['SH0006'].status, '==', _E11_ShiftStatus_cancelled)
+            and rt.expect(self.t_shifts['SH0006'].note, '==', 'supervisor', part=1)
+        )
+
+    # tasks.world:6909
+    def _check_mined_127e264148__assignment_as0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0003'].status, '==', _E16_AssignmentStatus_removed)
+
+    # tasks.world:6910
+    def _check_mined_127e264148__assignment_as0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_swapped)
+
+    def _check_mined_127e264148__new_assignment(self) -> bool:  # tasks.world:6911
+        return any(
+            _r40.shift == 'SH0006' and _r40.staff == 'S001'
+            and _r40.status == _E16_AssignmentStatus_removed and _r40.assigned_by == 'S001'
+            for _r40 in rt.each(self, self.t_assignments)
+        )
+
+    # tasks.world:6912
+    def _check_mined_127e264148__swaprequest_sw0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_swaps['SW0001'].status, '==', _E10_SwapStatus_approved)
+            and rt.expect(self.t_swaps['SW0001'].decided_by, '==', 'S001', part=1)
+        )
+
+    def _check_mined_585e83f2c7__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:7226
+        return rt.expect(self.state.current_staff, '==', 'S005')
+
+    # tasks.world:7227
+    def _check_mined_585e83f2c7__shift_sh0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_shifts['SH0003'].status, '==', _E11_ShiftStatus_open_)
+
+    # tasks.world:7228
+    def _check_mined_585e83f2c7__assignment_as0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0003'].status, '==', _E16_AssignmentStatus_removed)
+
+    def _check_mined_585e83f2c7__new_availability(self) -> bool:  # tasks.world:7229
+        return any(
+            _r41.staff == 'S005' and _r41.day == rt.parse_date('2025-11-05')
+            and _r41.start_hour == 11 and _r41.end_hour == 24
+            and _r41.kind == _E16_AvailabilityKind_unavailable and _r41.note == 'active'
+            for _r41 in rt.each(self, self.t_availability)
+        )
+
+    def _check_mined_7ee746e465__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:7542
+        return rt.expect(self.state.current_staff, '==', 'S003')
+
+    # tasks.world:7543
+    def _check_mined_7ee746e465__shift_sh0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_shifts['SH0006'].status, '==', _E11_ShiftStatus_open_)
+
+    # tasks.world:7544
+    def _check_mined_7ee746e465__assignment_as0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_swapped)
+
+    def _check_mined_7ee746e465__new_assignment(self) -> bool:  # tasks.world:7545
+        return any(
+            _r42.shift == 'SH0006' and _r42.staff == 'S001'
+            and _r42.status == _E16_AssignmentStatus_removed and _r42.assigned_by == 'S001'
+            for _r42 in rt.each(self, self.t_assignments)
+        )
+
+    # tasks.world:7546
+    def _check_mined_7ee746e465__swaprequest_sw0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_swaps['SW0001'].status, '==', _E10_SwapStatus_approved)
+            and rt.expect(self.t_swaps['SW0001'].decided_by, '==', 'S001', part=1)
+        )
+
+    def _check_mined_b539052f2a__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:7859
+        return rt.expect(self.state.current_staff, '==', 'S004')
+
+    # tasks.world:7860
+    def _check_mined_b539052f2a__shift_sh0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_shifts['SH0003'].status, '==', _E11_ShiftStatus_cancelled)
+            and rt.expect(self.t_shifts['SH0003'].note, '==', 'mUb.b', part=1)
+        )
+
+    def _check_mined_b539052f2a__new_shift(self) -> bool:  # tasks.world:7861
+        return any(
+            _r43.area == 'BAK' and _r43.role == _E4_Role_supervisor
+            and _r43.starts_at == rt.parse_datetime('2025-11-04T13:00:00')
+            and _r43.ends_at == rt.parse_datetime('2025-11-04T21:00:00')
+            and _r43.status == _E11_ShiftStatus_open_ and _r43.posted_by == 'S001'
+            and _r43.note == '2025-11-04T13:00:00'
+            for _r43 in rt.each(self, self.t_shifts)
+        )
+
+    # tasks.world:7862
+    def _check_mined_b539052f2a__assignment_as0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0003'].status, '==', _E16_AssignmentStatus_removed)
+
+    def _check_mined_f4447b7653__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:8175
+        return rt.expect(self.state.current_staff, '==', 'S005')
+
+    # tasks.world:8176
+    def _check_mined_f4447b7653__shift_sh0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_shifts['SH0003'].status, '==', _E11_ShiftStatus_open_)
+
+    # tasks.world:8177
+    def _check_mined_f4447b7653__shift_sh0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_shifts['SH0006'].status, '==', _E11_ShiftStatus_open_)
+
+    # tasks.world:8178
+    def _check_mined_f4447b7653__assignment_as0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0003'].status, '==', _E16_AssignmentStatus_removed)
+
+    # tasks.world:8179
+    def _check_mined_f4447b7653__assignment_as0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_removed)
+
+    # tasks.world:8180
+    def _check_mined_f4447b7653__swaprequest_sw0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_swaps['SW0001'].status, '==', _E10_SwapStatus_withdrawn)
+
+    def _check_mined_f5395dfe8a__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:8494
+        return rt.expect(self.state.current_staff, '==', 'S004')
+
+    def _check_mined_f5395dfe8a__new_availability(self) -> bool:  # tasks.world:8495
+        return any(
+            _r44.staff == 'S004' and _r44.day == rt.parse_date('2025-11-04')
+            and _r44.start_hour == 4 and _r44.end_hour == 5
+            and _r44.kind == _E16_AvailabilityKind_available and _r44.note == 'rejected'
+            for _r44 in rt.each(self, self.t_availability)
+        )
+
+    # tasks.world:8809
+    def _check_mined_49a35948d3__shift_sh0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_shifts['SH0006'].status, '==', _E11_ShiftStatus_open_)
+
+    # tasks.world:8810
+    def _check_mined_49a35948d3__shift_sh0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_shifts['SH0008'].status, '==', _E11_ShiftStatus_open_)
+
+    # tasks.world:8811
+    def _check_mined_49a35948d3__assignment_as0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_swapped)
+
+    # tasks.world:8812
+    def _check_mined_49a35948d3__assignment_as0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0005'].status, '==', _E16_AssignmentStatus_removed)
+
+    def _check_mined_49a35948d3__new_assignment(self) -> bool:  # tasks.world:8813
+        return any(
+            _r45.shift == 'SH0006' and _r45.staff == 'S001'
+            and _r45.status == _E16_AssignmentStatus_removed and _r45.assigned_by == 'S001'
+            for _r45 in rt.each(self, self.t_assignments)
+        )
+
+    # tasks.world:8814
+    def _check_mined_49a35948d3__swaprequest_sw0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_swaps['SW0001'].status, '==', _E10_SwapStatus_approved)
+            and rt.expect(self.t_swaps['SW0001'].decided_by, '==', 'S001', part=1)
+        )
+
+    # tasks.world:9127
+    def _check_mined_5b6afc2d28__shift_sh0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_shifts['SH0006'].status, '==', _E11_ShiftStatus_open_)
+
+    # tasks.world:9128
+    def _check_mined_5b6afc2d28__shift_sh0008_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_shifts['SH0008'].status, '==', _E11_ShiftStatus_cancelled)
+            and rt.expect(self.t_shifts['SH0008'].note, '==', '0', part=1)
+        )
+
+    # tasks.world:9129
+    def _check_mined_5b6afc2d28__assignment_as0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_removed)
+
+    # tasks.world:9130
+    def _check_mined_5b6afc2d28__assignment_as0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0005'].status, '==', _E16_AssignmentStatus_removed)
+
+    def _check_mined_5b6afc2d28__new_assignment(self) -> bool:  # tasks.world:9131
+        return any(
+            _r46.shift == 'SH0006' and _r46.staff == 'S001'
+            and _r46.status == _E16_AssignmentStatus_removed and _r46.assigned_by == 'S001'
+            for _r46 in rt.each(self, self.t_assignments)
+        )
+
+    # tasks.world:9132
+    def _check_mined_5b6afc2d28__swaprequest_sw0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_swaps['SW0001'].status, '==', _E10_SwapStatus_withdrawn)
+
+    # tasks.world:9445
+    def _check_mined_fa88766473__shift_sh0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_shifts['SH0003'].status, '==', _E11_ShiftStatus_open_)
+
+    # tasks.world:9446
+    def _check_mined_fa88766473__assignment_as0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0003'].status, '==', _E16_AssignmentStatus_removed)
+
+    def _check_mined_fa88766473__new_availability(self) -> bool:  # tasks.world:9447
+        return any(
+            _r47.staff == 'S006' and _r47.day == rt.parse_date('2025-11-05')
+            and _r47.start_hour == 7 and _r47.end_hour == 9
+            and _r47.kind == _E16_AvailabilityKind_unavailable and _r47.note == 'cancelled'
+            for _r47 in rt.each(self, self.t_availability)
+        )
+
+    # tasks.world:9763
+    def _check_mined_be854ef0be__shift_sh0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_shifts['SH0008'].status, '==', _E11_ShiftStatus_open_)
+
+    def _check_mined_be854ef0be__new_shift(self) -> bool:  # tasks.world:9764
+        return any(
+            _r48.area == 'BAK' and _r48.role == _E4_Role_cashier
+            and _r48.starts_at == rt.parse_datetime('2025-11-04T09:00:00')
+            and _r48.ends_at == rt.parse_datetime('2025-11-04T17:00:00')
+            and _r48.status == _E11_ShiftStatus_open_ and _r48.posted_by == 'S001'
+            and _r48.note == '2025-11-07T09:00:00'
+            for _r48 in rt.each(self, self.t_shifts)
+        )
+
+    # tasks.world:9765
+    def _check_mined_be854ef0be__assignment_as0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0005'].status, '==', _E16_AssignmentStatus_removed)
+
+    # tasks.world:10080
+    def _check_mined_22985dbda7__shift_sh0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_shifts['SH0003'].status, '==', _E11_ShiftStatus_cancelled)
+            and rt.expect(self.t_shifts['SH0003'].note, '==', 'Tills', part=1)
+        )
+
+    # tasks.world:10081
+    def _check_mined_22985dbda7__assignment_as0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0003'].status, '==', _E16_AssignmentStatus_removed)
+
+    def _check_mined_22985dbda7__new_availability(self) -> bool:  # tasks.world:10082
+        return any(
+            _r49.staff == 'S006' and _r49.day == rt.parse_date('2025-11-08')
+            and _r49.start_hour == 0 and _r49.end_hour == 16
+            and _r49.kind == _E16_AvailabilityKind_unavailable and _r49.note == 'Sam Ortiz'
+            for _r49 in rt.each(self, self.t_availability)
+        )
+
+    # tasks.world:10397
+    def _check_mined_db26d9de10__shift_sh0008_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_shifts['SH0008'].status, '==', _E11_ShiftStatus_cancelled)
+            and rt.expect(self.t_shifts['SH0008'].note, '==', 'open', part=1)
+        )
+
+    # tasks.world:10398
+    def _check_mined_db26d9de10__assignment_as0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0005'].status, '==', _E16_AssignmentStatus_removed)
+
+    def _check_mined_db26d9de10__new_availability(self) -> bool:  # tasks.world:10399
+        return any(
+            _r50.staff == 'S004' and _r50.day == rt.parse_date('2025-11-06')
+            and _r50.start_hour == 6 and _r50.end_hour == 8
+            and _r50.kind == _E16_AvailabilityKind_unavailable and _r50.note == 'A'
+            for _r50 in rt.each(self, self.t_availability)
+        )
+
+    def _check_mined_34fd908ae8__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:10714
+        return rt.expect(self.state.current_staff, '==', 'S005')
+
+    # tasks.world:10715
+    def _check_mined_34fd908ae8__shift_sh0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_shifts['SH0001'].status, '==', _E11_ShiftStatus_cancelled)
+            and rt.expect(self.t_shifts['SH0001'].note, '==', 'J', part=1)
+        )
+
+    # tasks.world:10716
+    def _check_mined_34fd908ae8__assignment_as0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_assignments['AS0001'].status, '==', _E16_AssignmentStatus_removed)
+
+    def _check_mined_e2097b52e6__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:11031
+        return rt.expect(self.state.current_staff, '==', 'S003')
+
+    def _check_mined_414fa27e94__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:11347
+        return rt.expect(self.state.current_staff, '==', 'S002')
+
+    # tasks.world:11662
+    def _check_mined_ee19de679e__shift_sh0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_shifts['SH0004'].status, '==', _E11_ShiftStatus_cancelled)
+            and rt.expect(self.t_shifts['SH0004'].note, '==', 'baker', part=1)
+        )
+
+    def _check_mined_ee19de679e__new_shift(self) -> bool:  # tasks.world:11663
+        return any(
+            _r51.area == 'TIL' and _r51.role == _E4_Role_stocker
+            and _r51.starts_at == rt.parse_datetime('2025-11-04T12:00:00')
+            and _r51.ends_at == rt.parse_datetime('2025-11-04T20:00:00')
+            and _r51.status == _E11_ShiftStatus_open_ and _r51.posted_by == 'S001'
+            and _r51.note == 'withdrawn'
+            for _r51 in rt.each(self, self.t_shifts)
+        )
+
 
 ShiftScheduler.TOOLS = tools(ShiftScheduler)
-
-
-# shift_scheduler.world:927
-def _check_approve_owen_swap__approved(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_swaps['SW0001'].status, '==', _E10_SwapStatus_approved) and rt.expect(
-        ep.t_swaps['SW0001'].decided_by, '==', 'S001', part=1
-    )
-
-
-# shift_scheduler.world:928
-def _check_approve_owen_swap__nora_works_it(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return (
-        any(
-            _a16.shift == 'SH0006' and _a16.staff == 'S001'
-            and _a16.status == _E16_AssignmentStatus_active
-            for _a16 in rt.each(ep, ep.t_assignments)
-        )
-        and rt.expect(ep.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_swapped)
-    )
-
-
-# tasks.world:309
-def _check_quinn_trades_friday_for_tuesday__swap_approved(ep: ShiftScheduler) -> bool:
-    return any(
-        _s17.assignment == 'AS0005' and _s17.swap_with == 'S003'
-        and _s17.status == _E10_SwapStatus_approved and _s17.decided_by == 'S001'
-        for _s17 in rt.each(ep, ep.t_swaps)
-    )
-
-
-# tasks.world:310
-def _check_quinn_trades_friday_for_tuesday__priya_friday(ep: ShiftScheduler) -> bool:
-    return any(
-        _a18.shift == 'SH0008' and _a18.staff == 'S003'
-        and _a18.status == _E16_AssignmentStatus_active
-        for _a18 in rt.each(ep, ep.t_assignments)
-    )
-
-
-# tasks.world:311
-def _check_quinn_trades_friday_for_tuesday__quinn_tuesday(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0004'].status, '==', _E11_ShiftStatus_filled) and any(
-        _a19.shift == 'SH0004' and _a19.staff == 'S004'
-        and _a19.status == _E16_AssignmentStatus_active
-        for _a19 in rt.each(ep, ep.t_assignments)
-    )
-
-
-# tasks.world:630
-def _check_staff_wednesday_and_friday__priya_on_wednesday(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0005'].status, '==', _E11_ShiftStatus_filled) and any(
-        _a20.shift == 'SH0005' and _a20.staff == 'S003'
-        and _a20.status == _E16_AssignmentStatus_active
-        for _a20 in rt.each(ep, ep.t_assignments)
-    )
-
-
-# tasks.world:631
-def _check_staff_wednesday_and_friday__quinn_removed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0005'].status, '==', _E16_AssignmentStatus_removed)
-
-
-# tasks.world:632
-def _check_staff_wednesday_and_friday__owen_on_friday(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0008'].status, '==', _E11_ShiftStatus_filled) and any(
-        _a21.shift == 'SH0008' and _a21.staff == 'S002'
-        and _a21.status == _E16_AssignmentStatus_active
-        for _a21 in rt.each(ep, ep.t_assignments)
-    )
-
-
-# tasks.world:950
-def _check_mined_8fb7cf5a9a__shift_sh0005_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0005'].status, '==', _E11_ShiftStatus_cancelled) and rt.expect(
-        ep.t_shifts['SH0005'].note, '==', 'filled', part=1
-    )
-
-
-def _check_mined_8fb7cf5a9a__new_assignment(ep: ShiftScheduler) -> bool:  # tasks.world:951
-    return any(
-        _r22.shift == 'SH0005' and _r22.staff == 'S003'
-        and _r22.status == _E16_AssignmentStatus_removed and _r22.assigned_by == 'S001'
-        for _r22 in rt.each(ep, ep.t_assignments)
-    )
-
-
-# tasks.world:1263
-def _check_mined_0dad980687__current_staff_set(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S004')
-
-
-def _check_mined_0dad980687__new_availability(ep: ShiftScheduler) -> bool:  # tasks.world:1264
-    return any(
-        _r23.staff == 'S004' and _r23.day == rt.parse_date('2025-11-04') and _r23.start_hour == 0
-        and _r23.end_hour == 12 and _r23.kind == _E16_AvailabilityKind_unavailable
-        and _r23.note == '1'
-        for _r23 in rt.each(ep, ep.t_availability)
-    )
-
-
-def _check_mined_e06ee102d7__new_shift(ep: ShiftScheduler) -> bool:  # tasks.world:1576
-    return any(
-        _r24.area == 'TIL' and _r24.role == _E4_Role_stocker
-        and _r24.starts_at == rt.parse_datetime('2025-11-04T09:00:00')
-        and _r24.ends_at == rt.parse_datetime('2025-11-04T17:00:00')
-        and _r24.status == _E11_ShiftStatus_open_ and _r24.posted_by == 'S001'
-        and _r24.note == '2025-11-04T12:00:00'
-        for _r24 in rt.each(ep, ep.t_shifts)
-    )
-
-
-def _check_mined_e06ee102d7__new_shift_1(ep: ShiftScheduler) -> bool:  # tasks.world:1577
-    return any(
-        _r25.area == 'BAK' and _r25.role == _E4_Role_baker
-        and _r25.starts_at == rt.parse_datetime('2025-11-04T09:00:00')
-        and _r25.ends_at == rt.parse_datetime('2025-11-04T17:00:00')
-        and _r25.status == _E11_ShiftStatus_open_ and _r25.posted_by == 'S001'
-        and _r25.note == 'SH0009'
-        for _r25 in rt.each(ep, ep.t_shifts)
-    )
-
-
-def _check_mined_649fa775cd__new_swaprequest(ep: ShiftScheduler) -> bool:  # tasks.world:1889
-    return any(
-        _r26.assignment == 'AS0005' and _r26.requested_by == 'S004' and _r26.swap_with == 'S002'
-        and _r26.status == _E10_SwapStatus_pending and _r26.decided_by is None
-        and _r26.reason == 'A'
-        for _r26 in rt.each(ep, ep.t_swaps)
-    )
-
-
-def _check_mined_e421863e34__new_shift(ep: ShiftScheduler) -> bool:  # tasks.world:2201
-    return any(
-        _r27.area == 'TIL' and _r27.role == _E4_Role_supervisor
-        and _r27.starts_at == rt.parse_datetime('2025-11-05T08:00:00')
-        and _r27.ends_at == rt.parse_datetime('2025-11-05T16:00:00')
-        and _r27.status == _E11_ShiftStatus_open_ and _r27.posted_by == 'S001'
-        and _r27.note == '6N 631mG8Y'
-        for _r27 in rt.each(ep, ep.t_shifts)
-    )
-
-
-# tasks.world:2512
-def _check_mined_39ac213813__assignment_as0004_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_swapped)
-
-
-def _check_mined_39ac213813__new_assignment(ep: ShiftScheduler) -> bool:  # tasks.world:2513
-    return any(
-        _r28.shift == 'SH0006' and _r28.staff == 'S001'
-        and _r28.status == _E16_AssignmentStatus_active and _r28.assigned_by == 'S001'
-        for _r28 in rt.each(ep, ep.t_assignments)
-    )
-
-
-# tasks.world:2514
-def _check_mined_39ac213813__swaprequest_sw0001_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_swaps['SW0001'].status, '==', _E10_SwapStatus_approved) and rt.expect(
-        ep.t_swaps['SW0001'].decided_by, '==', 'S001', part=1
-    )
-
-
-def _check_mined_816ca524e1__new_availability(ep: ShiftScheduler) -> bool:  # tasks.world:2825
-    return any(
-        _r29.staff == 'S005' and _r29.day == rt.parse_date('2025-11-06') and _r29.start_hour == 1
-        and _r29.end_hour == 15 and _r29.kind == _E16_AvailabilityKind_unavailable
-        and _r29.note == ''
-        for _r29 in rt.each(ep, ep.t_availability)
-    )
-
-
-# tasks.world:3136
-def _check_mined_e6ff9d0f73__swaprequest_sw0001_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_swaps['SW0001'].status, '==', _E10_SwapStatus_rejected) and rt.expect(
-        ep.t_swaps['SW0001'].decided_by, '==', 'S001', part=1
-    )
-
-
-# tasks.world:3447
-def _check_mined_a168447271__current_staff_set(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S005')
-
-
-# tasks.world:3758
-def _check_mined_e9fa8a1c5d__shift_sh0003_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0003'].status, '==', _E11_ShiftStatus_open_)
-
-
-# tasks.world:3759
-def _check_mined_e9fa8a1c5d__assignment_as0003_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0003'].status, '==', _E16_AssignmentStatus_removed)
-
-
-# tasks.world:4067
-def _check_mined_781f4cd960__shift_sh0003_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0003'].status, '==', _E11_ShiftStatus_cancelled) and rt.expect(
-        ep.t_shifts['SH0003'].note, '==', '2025-11-05T16:00:00', part=1
-    )
-
-
-# tasks.world:4068
-def _check_mined_781f4cd960__assignment_as0003_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0003'].status, '==', _E16_AssignmentStatus_removed)
-
-
-# tasks.world:4376
-def _check_mined_85667331bb__shift_sh0006_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0006'].status, '==', _E11_ShiftStatus_cancelled) and rt.expect(
-        ep.t_shifts['SH0006'].note, '==', 'S001', part=1
-    )
-
-
-# tasks.world:4377
-def _check_mined_85667331bb__assignment_as0004_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_removed)
-
-
-# tasks.world:4378
-def _check_mined_85667331bb__swaprequest_sw0001_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_swaps['SW0001'].status, '==', _E10_SwapStatus_withdrawn)
-
-
-# tasks.world:4686
-def _check_mined_339b75822c__current_staff_set(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S004')
-
-
-# tasks.world:4687
-def _check_mined_339b75822c__assignment_as0005_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0005'].status, '==', _E16_AssignmentStatus_swapped)
-
-
-def _check_mined_339b75822c__new_assignment(ep: ShiftScheduler) -> bool:  # tasks.world:4688
-    return any(
-        _r30.shift == 'SH0008' and _r30.staff == 'S002'
-        and _r30.status == _E16_AssignmentStatus_active and _r30.assigned_by == 'S001'
-        for _r30 in rt.each(ep, ep.t_assignments)
-    )
-
-
-def _check_mined_339b75822c__new_swaprequest(ep: ShiftScheduler) -> bool:  # tasks.world:4689
-    return any(
-        _r31.assignment == 'AS0005' and _r31.requested_by == 'S004' and _r31.swap_with == 'S002'
-        and _r31.status == _E10_SwapStatus_approved and _r31.decided_by == 'S001'
-        and _r31.reason == '2025-11-07T09:00:00'
-        for _r31 in rt.each(ep, ep.t_swaps)
-    )
-
-
-# tasks.world:5004
-def _check_mined_2ebed1d63a__shift_sh0004_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0004'].status, '==', _E11_ShiftStatus_filled)
-
-
-# tasks.world:5005
-def _check_mined_2ebed1d63a__shift_sh0005_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0005'].status, '==', _E11_ShiftStatus_cancelled) and rt.expect(
-        ep.t_shifts['SH0005'].note, '==', '2025-11-05T17:00:00', part=1
-    )
-
-
-# tasks.world:5006
-def _check_mined_2ebed1d63a__assignment_as0004_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_swapped)
-
-
-def _check_mined_2ebed1d63a__new_assignment(ep: ShiftScheduler) -> bool:  # tasks.world:5007
-    return any(
-        _r32.shift == 'SH0004' and _r32.staff == 'S002'
-        and _r32.status == _E16_AssignmentStatus_active and _r32.assigned_by == 'S001'
-        for _r32 in rt.each(ep, ep.t_assignments)
-    )
-
-
-def _check_mined_2ebed1d63a__new_assignment_1(ep: ShiftScheduler) -> bool:  # tasks.world:5008
-    return any(
-        _r33.shift == 'SH0006' and _r33.staff == 'S001'
-        and _r33.status == _E16_AssignmentStatus_active and _r33.assigned_by == 'S001'
-        for _r33 in rt.each(ep, ep.t_assignments)
-    )
-
-
-# tasks.world:5009
-def _check_mined_2ebed1d63a__swaprequest_sw0001_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_swaps['SW0001'].status, '==', _E10_SwapStatus_approved) and rt.expect(
-        ep.t_swaps['SW0001'].decided_by, '==', 'S001', part=1
-    )
-
-
-# tasks.world:5323
-def _check_mined_a595eb52c8__shift_sh0003_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0003'].status, '==', _E11_ShiftStatus_open_)
-
-
-def _check_mined_a595eb52c8__new_shift(ep: ShiftScheduler) -> bool:  # tasks.world:5324
-    return any(
-        _r34.area == 'TIL' and _r34.role == _E4_Role_supervisor
-        and _r34.starts_at == rt.parse_datetime('2025-11-04T09:00:00')
-        and _r34.ends_at == rt.parse_datetime('2025-11-04T13:00:00')
-        and _r34.status == _E11_ShiftStatus_open_ and _r34.posted_by == 'S001'
-        and _r34.note == 'SH0003'
-        for _r34 in rt.each(ep, ep.t_shifts)
-    )
-
-
-# tasks.world:5325
-def _check_mined_a595eb52c8__assignment_as0003_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0003'].status, '==', _E16_AssignmentStatus_removed)
-
-
-# tasks.world:5326
-def _check_mined_a595eb52c8__swaprequest_sw0001_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_swaps['SW0001'].status, '==', _E10_SwapStatus_rejected)
-        and rt.expect(ep.t_swaps['SW0001'].decided_by, '==', 'S001', part=1)
-        and rt.expect(ep.t_swaps['SW0001'].reason, '==', 'filled', part=2)
-    )
-
-
-# tasks.world:5640
-def _check_mined_d1426be71a__shift_sh0004_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0004'].status, '==', _E11_ShiftStatus_cancelled) and rt.expect(
-        ep.t_shifts['SH0004'].note, '==', 'AS0007', part=1
-    )
-
-
-# tasks.world:5641
-def _check_mined_d1426be71a__assignment_as0004_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_swapped)
-
-
-def _check_mined_d1426be71a__new_assignment(ep: ShiftScheduler) -> bool:  # tasks.world:5642
-    return any(
-        _r35.shift == 'SH0004' and _r35.staff == 'S001'
-        and _r35.status == _E16_AssignmentStatus_removed and _r35.assigned_by == 'S001'
-        for _r35 in rt.each(ep, ep.t_assignments)
-    )
-
-
-def _check_mined_d1426be71a__new_assignment_1(ep: ShiftScheduler) -> bool:  # tasks.world:5643
-    return any(
-        _r36.shift == 'SH0006' and _r36.staff == 'S001'
-        and _r36.status == _E16_AssignmentStatus_active and _r36.assigned_by == 'S001'
-        for _r36 in rt.each(ep, ep.t_assignments)
-    )
-
-
-# tasks.world:5644
-def _check_mined_d1426be71a__swaprequest_sw0001_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_swaps['SW0001'].status, '==', _E10_SwapStatus_approved) and rt.expect(
-        ep.t_swaps['SW0001'].decided_by, '==', 'S001', part=1
-    )
-
-
-# tasks.world:5958
-def _check_mined_8b13977c2f__current_staff_set(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S002')
-
-
-# tasks.world:5959
-def _check_mined_8b13977c2f__assignment_as0004_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_swapped)
-
-
-def _check_mined_8b13977c2f__new_assignment(ep: ShiftScheduler) -> bool:  # tasks.world:5960
-    return any(
-        _r37.shift == 'SH0006' and _r37.staff == 'S001'
-        and _r37.status == _E16_AssignmentStatus_active and _r37.assigned_by == 'S001'
-        for _r37 in rt.each(ep, ep.t_assignments)
-    )
-
-
-# tasks.world:5961
-def _check_mined_8b13977c2f__swaprequest_sw0001_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_swaps['SW0001'].status, '==', _E10_SwapStatus_approved) and rt.expect(
-        ep.t_swaps['SW0001'].decided_by, '==', 'S001', part=1
-    )
-
-
-# tasks.world:6275
-def _check_mined_acb57735a8__swaprequest_sw0001_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_swaps['SW0001'].status, '==', _E10_SwapStatus_rejected)
-        and rt.expect(ep.t_swaps['SW0001'].decided_by, '==', 'S001', part=1)
-        and rt.expect(ep.t_swaps['SW0001'].reason, '==', 'rosa.kim@store.example', part=2)
-    )
-
-
-# tasks.world:6589
-def _check_mined_9cde3f9ec9__current_staff_set(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S003')
-
-
-# tasks.world:6590
-def _check_mined_9cde3f9ec9__assignment_as0004_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_swapped)
-
-
-def _check_mined_9cde3f9ec9__new_assignment(ep: ShiftScheduler) -> bool:  # tasks.world:6591
-    return any(
-        _r38.shift == 'SH0006' and _r38.staff == 'S001'
-        and _r38.status == _E16_AssignmentStatus_active and _r38.assigned_by == 'S001'
-        for _r38 in rt.each(ep, ep.t_assignments)
-    )
-
-
-# tasks.world:6592
-def _check_mined_9cde3f9ec9__swaprequest_sw0001_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_swaps['SW0001'].status, '==', _E10_SwapStatus_approved) and rt.expect(
-        ep.t_swaps['SW0001'].decided_by, '==', 'S001', part=1
-    )
-
-
-def _check_mined_9cde3f9ec9__new_availability(ep: ShiftScheduler) -> bool:  # tasks.world:6593
-    return any(
-        _r39.staff == 'S002' and _r39.day == rt.parse_date('2025-11-04') and _r39.start_hour == 7
-        and _r39.end_hour == 14 and _r39.kind == _E16_AvailabilityKind_unavailable
-        and _r39.note == 'Owen Hill'
-        for _r39 in rt.each(ep, ep.t_availability)
-    )
-
-
-# tasks.world:6907
-def _check_mined_127e264148__shift_sh0003_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0003'].status, '==', _E11_ShiftStatus_cancelled) and rt.expect(
-        ep.t_shifts['SH0003'].note, '==', '2025-11-01T12:00:00', part=1
-    )
-
-
-# tasks.world:6908
-def _check_mined_127e264148__shift_sh0006_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0006'].status, '==', _E11_ShiftStatus_cancelled) and rt.expect(
-        ep.t_shifts['SH0006'].note, '==', 'supervisor', part=1
-    )
-
-
-# tasks.world:6909
-def _check_mined_127e264148__assignment_as0003_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0003'].status, '==', _E16_AssignmentStatus_removed)
-
-
-# tasks.world:6910
-def _check_mined_127e264148__assignment_as0004_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_swapped)
-
-
-def _check_mined_127e264148__new_assignment(ep: ShiftScheduler) -> bool:  # tasks.world:6911
-    return any(
-        _r40.shift == 'SH0006' and _r40.staff == 'S001'
-        and _r40.status == _E16_AssignmentStatus_removed and _r40.assigned_by == 'S001'
-        for _r40 in rt.each(ep, ep.t_assignments)
-    )
-
-
-# tasks.world:6912
-def _check_mined_127e264148__swaprequest_sw0001_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_swaps['SW0001'].status, '==', _E10_SwapStatus_approved) and rt.expect(
-        ep.t_swaps['SW0001'].decided_by, '==', 'S001', part=1
-    )
-
-
-# tasks.world:7226
-def _check_mined_585e83f2c7__current_staff_set(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S005')
-
-
-# tasks.world:7227
-def _check_mined_585e83f2c7__shift_sh0003_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0003'].status, '==', _E11_ShiftStatus_open_)
-
-
-# tasks.world:7228
-def _check_mined_585e83f2c7__assignment_as0003_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0003'].status, '==', _E16_AssignmentStatus_removed)
-
-
-def _check_mined_585e83f2c7__new_availability(ep: ShiftScheduler) -> bool:  # tasks.world:7229
-    return any(
-        _r41.staff == 'S005' and _r41.day == rt.parse_date('2025-11-05') and _r41.start_hour == 11
-        and _r41.end_hour == 24 and _r41.kind == _E16_AvailabilityKind_unavailable
-        and _r41.note == 'active'
-        for _r41 in rt.each(ep, ep.t_availability)
-    )
-
-
-# tasks.world:7542
-def _check_mined_7ee746e465__current_staff_set(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S003')
-
-
-# tasks.world:7543
-def _check_mined_7ee746e465__shift_sh0006_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0006'].status, '==', _E11_ShiftStatus_open_)
-
-
-# tasks.world:7544
-def _check_mined_7ee746e465__assignment_as0004_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_swapped)
-
-
-def _check_mined_7ee746e465__new_assignment(ep: ShiftScheduler) -> bool:  # tasks.world:7545
-    return any(
-        _r42.shift == 'SH0006' and _r42.staff == 'S001'
-        and _r42.status == _E16_AssignmentStatus_removed and _r42.assigned_by == 'S001'
-        for _r42 in rt.each(ep, ep.t_assignments)
-    )
-
-
-# tasks.world:7546
-def _check_mined_7ee746e465__swaprequest_sw0001_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_swaps['SW0001'].status, '==', _E10_SwapStatus_approved) and rt.expect(
-        ep.t_swaps['SW0001'].decided_by, '==', 'S001', part=1
-    )
-
-
-# tasks.world:7859
-def _check_mined_b539052f2a__current_staff_set(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S004')
-
-
-# tasks.world:7860
-def _check_mined_b539052f2a__shift_sh0003_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0003'].status, '==', _E11_ShiftStatus_cancelled) and rt.expect(
-        ep.t_shifts['SH0003'].note, '==', 'mUb.b', part=1
-    )
-
-
-def _check_mined_b539052f2a__new_shift(ep: ShiftScheduler) -> bool:  # tasks.world:7861
-    return any(
-        _r43.area == 'BAK' and _r43.role == _E4_Role_supervisor
-        and _r43.starts_at == rt.parse_datetime('2025-11-04T13:00:00')
-        and _r43.ends_at == rt.parse_datetime('2025-11-04T21:00:00')
-        and _r43.status == _E11_ShiftStatus_open_ and _r43.posted_by == 'S001'
-        and _r43.note == '2025-11-04T13:00:00'
-        for _r43 in rt.each(ep, ep.t_shifts)
-    )
-
-
-# tasks.world:7862
-def _check_mined_b539052f2a__assignment_as0003_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0003'].status, '==', _E16_AssignmentStatus_removed)
-
-
-# tasks.world:8175
-def _check_mined_f4447b7653__current_staff_set(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S005')
-
-
-# tasks.world:8176
-def _check_mined_f4447b7653__shift_sh0003_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0003'].status, '==', _E11_ShiftStatus_open_)
-
-
-# tasks.world:8177
-def _check_mined_f4447b7653__shift_sh0006_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0006'].status, '==', _E11_ShiftStatus_open_)
-
-
-# tasks.world:8178
-def _check_mined_f4447b7653__assignment_as0003_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0003'].status, '==', _E16_AssignmentStatus_removed)
-
-
-# tasks.world:8179
-def _check_mined_f4447b7653__assignment_as0004_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_removed)
-
-
-# tasks.world:8180
-def _check_mined_f4447b7653__swaprequest_sw0001_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_swaps['SW0001'].status, '==', _E10_SwapStatus_withdrawn)
-
-
-# tasks.world:8494
-def _check_mined_f5395dfe8a__current_staff_set(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S004')
-
-
-def _check_mined_f5395dfe8a__new_availability(ep: ShiftScheduler) -> bool:  # tasks.world:8495
-    return any(
-        _r44.staff == 'S004' and _r44.day == rt.parse_date('2025-11-04') and _r44.start_hour == 4
-        and _r44.end_hour == 5 and _r44.kind == _E16_AvailabilityKind_available
-        and _r44.note == 'rejected'
-        for _r44 in rt.each(ep, ep.t_availability)
-    )
-
-
-# tasks.world:8809
-def _check_mined_49a35948d3__shift_sh0006_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0006'].status, '==', _E11_ShiftStatus_open_)
-
-
-# tasks.world:8810
-def _check_mined_49a35948d3__shift_sh0008_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0008'].status, '==', _E11_ShiftStatus_open_)
-
-
-# tasks.world:8811
-def _check_mined_49a35948d3__assignment_as0004_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_swapped)
-
-
-# tasks.world:8812
-def _check_mined_49a35948d3__assignment_as0005_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0005'].status, '==', _E16_AssignmentStatus_removed)
-
-
-def _check_mined_49a35948d3__new_assignment(ep: ShiftScheduler) -> bool:  # tasks.world:8813
-    return any(
-        _r45.shift == 'SH0006' and _r45.staff == 'S001'
-        and _r45.status == _E16_AssignmentStatus_removed and _r45.assigned_by == 'S001'
-        for _r45 in rt.each(ep, ep.t_assignments)
-    )
-
-
-# tasks.world:8814
-def _check_mined_49a35948d3__swaprequest_sw0001_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_swaps['SW0001'].status, '==', _E10_SwapStatus_approved) and rt.expect(
-        ep.t_swaps['SW0001'].decided_by, '==', 'S001', part=1
-    )
-
-
-# tasks.world:9127
-def _check_mined_5b6afc2d28__shift_sh0006_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0006'].status, '==', _E11_ShiftStatus_open_)
-
-
-# tasks.world:9128
-def _check_mined_5b6afc2d28__shift_sh0008_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0008'].status, '==', _E11_ShiftStatus_cancelled) and rt.expect(
-        ep.t_shifts['SH0008'].note, '==', '0', part=1
-    )
-
-
-# tasks.world:9129
-def _check_mined_5b6afc2d28__assignment_as0004_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0004'].status, '==', _E16_AssignmentStatus_removed)
-
-
-# tasks.world:9130
-def _check_mined_5b6afc2d28__assignment_as0005_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0005'].status, '==', _E16_AssignmentStatus_removed)
-
-
-def _check_mined_5b6afc2d28__new_assignment(ep: ShiftScheduler) -> bool:  # tasks.world:9131
-    return any(
-        _r46.shift == 'SH0006' and _r46.staff == 'S001'
-        and _r46.status == _E16_AssignmentStatus_removed and _r46.assigned_by == 'S001'
-        for _r46 in rt.each(ep, ep.t_assignments)
-    )
-
-
-# tasks.world:9132
-def _check_mined_5b6afc2d28__swaprequest_sw0001_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_swaps['SW0001'].status, '==', _E10_SwapStatus_withdrawn)
-
-
-# tasks.world:9445
-def _check_mined_fa88766473__shift_sh0003_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0003'].status, '==', _E11_ShiftStatus_open_)
-
-
-# tasks.world:9446
-def _check_mined_fa88766473__assignment_as0003_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0003'].status, '==', _E16_AssignmentStatus_removed)
-
-
-def _check_mined_fa88766473__new_availability(ep: ShiftScheduler) -> bool:  # tasks.world:9447
-    return any(
-        _r47.staff == 'S006' and _r47.day == rt.parse_date('2025-11-05') and _r47.start_hour == 7
-        and _r47.end_hour == 9 and _r47.kind == _E16_AvailabilityKind_unavailable
-        and _r47.note == 'cancelled'
-        for _r47 in rt.each(ep, ep.t_availability)
-    )
-
-
-# tasks.world:9763
-def _check_mined_be854ef0be__shift_sh0008_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0008'].status, '==', _E11_ShiftStatus_open_)
-
-
-def _check_mined_be854ef0be__new_shift(ep: ShiftScheduler) -> bool:  # tasks.world:9764
-    return any(
-        _r48.area == 'BAK' and _r48.role == _E4_Role_cashier
-        and _r48.starts_at == rt.parse_datetime('2025-11-04T09:00:00')
-        and _r48.ends_at == rt.parse_datetime('2025-11-04T17:00:00')
-        and _r48.status == _E11_ShiftStatus_open_ and _r48.posted_by == 'S001'
-        and _r48.note == '2025-11-07T09:00:00'
-        for _r48 in rt.each(ep, ep.t_shifts)
-    )
-
-
-# tasks.world:9765
-def _check_mined_be854ef0be__assignment_as0005_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0005'].status, '==', _E16_AssignmentStatus_removed)
-
-
-# tasks.world:10080
-def _check_mined_22985dbda7__shift_sh0003_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0003'].status, '==', _E11_ShiftStatus_cancelled) and rt.expect(
-        ep.t_shifts['SH0003'].note, '==', 'Tills', part=1
-    )
-
-
-# tasks.world:10081
-def _check_mined_22985dbda7__assignment_as0003_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0003'].status, '==', _E16_AssignmentStatus_removed)
-
-
-def _check_mined_22985dbda7__new_availability(ep: ShiftScheduler) -> bool:  # tasks.world:10082
-    return any(
-        _r49.staff == 'S006' and _r49.day == rt.parse_date('2025-11-08') and _r49.start_hour == 0
-        and _r49.end_hour == 16 and _r49.kind == _E16_AvailabilityKind_unavailable
-        and _r49.note == 'Sam Ortiz'
-        for _r49 in rt.each(ep, ep.t_availability)
-    )
-
-
-# tasks.world:10397
-def _check_mined_db26d9de10__shift_sh0008_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0008'].status, '==', _E11_ShiftStatus_cancelled) and rt.expect(
-        ep.t_shifts['SH0008'].note, '==', 'open', part=1
-    )
-
-
-# tasks.world:10398
-def _check_mined_db26d9de10__assignment_as0005_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0005'].status, '==', _E16_AssignmentStatus_removed)
-
-
-def _check_mined_db26d9de10__new_availability(ep: ShiftScheduler) -> bool:  # tasks.world:10399
-    return any(
-        _r50.staff == 'S004' and _r50.day == rt.parse_date('2025-11-06') and _r50.start_hour == 6
-        and _r50.end_hour == 8 and _r50.kind == _E16_AvailabilityKind_unavailable
-        and _r50.note == 'A'
-        for _r50 in rt.each(ep, ep.t_availability)
-    )
-
-
-# tasks.world:10714
-def _check_mined_34fd908ae8__current_staff_set(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S005')
-
-
-# tasks.world:10715
-def _check_mined_34fd908ae8__shift_sh0001_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0001'].status, '==', _E11_ShiftStatus_cancelled) and rt.expect(
-        ep.t_shifts['SH0001'].note, '==', 'J', part=1
-    )
-
-
-# tasks.world:10716
-def _check_mined_34fd908ae8__assignment_as0001_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_assignments['AS0001'].status, '==', _E16_AssignmentStatus_removed)
-
-
-# tasks.world:11031
-def _check_mined_e2097b52e6__current_staff_set(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S003')
-
-
-# tasks.world:11347
-def _check_mined_414fa27e94__current_staff_set(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_staff, '==', 'S002')
-
-
-# tasks.world:11662
-def _check_mined_ee19de679e__shift_sh0004_changed(ep: ShiftScheduler) -> rt.Verdict | bool:
-    return rt.expect(ep.t_shifts['SH0004'].status, '==', _E11_ShiftStatus_cancelled) and rt.expect(
-        ep.t_shifts['SH0004'].note, '==', 'baker', part=1
-    )
-
-
-def _check_mined_ee19de679e__new_shift(ep: ShiftScheduler) -> bool:  # tasks.world:11663
-    return any(
-        _r51.area == 'TIL' and _r51.role == _E4_Role_stocker
-        and _r51.starts_at == rt.parse_datetime('2025-11-04T12:00:00')
-        and _r51.ends_at == rt.parse_datetime('2025-11-04T20:00:00')
-        and _r51.status == _E11_ShiftStatus_open_ and _r51.posted_by == 'S001'
-        and _r51.note == 'withdrawn'
-        for _r51 in rt.each(ep, ep.t_shifts)
-    )
-
-
-ShiftScheduler.TASKS = task_registry(__name__, "tasks.json")

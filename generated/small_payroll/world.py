@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Bonus", "Employee", "EmployeeView", "PayPeriod", "PayType", "Payslip", "PeriodStatus", "Role",
@@ -201,10 +201,8 @@ class SmallPayroll(Episode):
     CLOCK: ClassVar[str] = "2026-03-31T10:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act only as the signed-in payroll manager. Pay, approve and correct exactly what you are '
-        'asked to; never approve a timesheet or issue a bonus on your own initiative.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "tax_codes": "TaxCode", "employees": "Employee", "periods": "PayPeriod",
         "timesheets": "Timesheet", "bonuses": "Bonus", "payslips": "Payslip",
@@ -352,7 +350,6 @@ class SmallPayroll(Episode):
         rt.check_refs(self.t_employees, self.state.current_user, 'current_user')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_tax_codes, ((self.t_employees, 'tax_code'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_employees, (
                     (self.t_timesheets, 'employee'), (self.t_timesheets, 'approved_by'),
@@ -360,16 +357,13 @@ class SmallPayroll(Episode):
                     (self.t_payslips, 'employee'), (None, 'current_user'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_periods, (
                     (self.t_timesheets, 'period'), (self.t_bonuses, 'period'),
                     (self.t_payslips, 'period'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_timesheets, ((self.t_payslips, 'timesheet'),))
-        pass
 
     def fn_tax_for(self, employee: Employee, amount: int) -> int:  # small_payroll.world:128
         'The withholding on an amount, rounded down to the cent.'
@@ -785,1242 +779,1113 @@ class SmallPayroll(Episode):
         )
         return payslip  # small_payroll.world:440
 
+    # small_payroll.world:596
+    def _check_run_march_payroll__period_paid(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid)
+            and rt.expect(
+                self.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
+            )
+        )
+
+    # small_payroll.world:597
+    def _check_run_march_payroll__four_slips(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(len(self.t_payslips), '==', len(init.t_payslips) + 4)
+
+    def _check_run_march_payroll__alan_bonus(self) -> bool:  # small_payroll.world:598
+        return any(
+            _p17.employee == 'E002' and _p17.period == '2026-03' and _p17.gross_cents == 500000
+            and _p17.bonus_cents == 50000 and _p17.tax_cents == 110000 and _p17.net_cents == 440000
+            for _p17 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_run_march_payroll__linus_paid(self) -> bool:  # small_payroll.world:599
+        return any(
+            _p18.employee == 'E004' and _p18.period == '2026-03' and _p18.timesheet == 'TS004'
+            and _p18.gross_cents == 211200 and _p18.net_cents == 211200
+            for _p18 in rt.each(self, self.t_payslips)
+        )
+
+    # small_payroll.world:600
+    def _check_run_march_payroll__timesheets_paid(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
+            and rt.expect(
+                self.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_paid, part=1
+            )
+            and rt.expect(self.t_timesheets['TS004'].approved_by, '==', 'E001', part=2)
+        )
+
+    # small_payroll.world:767
+    def _check_hours_bonus_and_correction__hours_added(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_timesheets['TS004'].hours, '==', 104.5) and rt.expect(
+            self.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_draft, part=1
+        )
+
+    def _check_hours_bonus_and_correction__bonus_issued(self) -> bool:  # small_payroll.world:768
+        return any(
+            _b19.employee == 'E003' and _b19.period == '2026-03' and _b19.amount_cents == 25000
+            for _b19 in rt.each(self, self.t_bonuses)
+        )
+
+    # small_payroll.world:769
+    def _check_hours_bonus_and_correction__corrected(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0002'].gross_cents, '==', 520000)
+            and rt.expect(self.t_payslips['PS0002'].tax_cents, '==', 104000, part=1)
+            and rt.expect(self.t_payslips['PS0002'].net_cents, '==', 416000, part=2)
+            and self.t_payslips['PS0002'].corrected
+        )
+
+    # tasks.world:159
+    def _check_approve_march_and_april_hours__linus_march(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_timesheets['TS004'].hours, '==', 100.0)
+            and rt.expect(
+                self.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_approved, part=1
+            )
+            and rt.expect(self.t_timesheets['TS004'].approved_by, '==', 'E001', part=2)
+        )
+
+    def _check_approve_march_and_april_hours__ada_april(self) -> bool:  # tasks.world:160
+        return any(
+            _t20.employee == 'E003' and _t20.period == '2026-04' and _t20.hours == 32.0
+            and _t20.status == _E15_TimesheetStatus_approved and _t20.approved_by == 'E001'
+            for _t20 in rt.each(self, self.t_timesheets)
+        )
+
+    # tasks.world:161
+    def _check_approve_march_and_april_hours__nothing_paid(self, init: Self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_periods['2026-03'].status, '==', _E12_PeriodStatus_open_)
+            and rt.expect(self.t_periods['2026-04'].status, '==', _E12_PeriodStatus_open_, part=1)
+            and rt.expect(len(self.t_timesheets), '==', len(init.t_timesheets) + 1, part=2)
+        )
+
+    def _check_linus_rate_fix__payslip_corrected(self) -> rt.Verdict | bool:  # tasks.world:329
+        return (
+            rt.expect(self.t_payslips['PS0004'].gross_cents, '==', 230000)
+            and rt.expect(self.t_payslips['PS0004'].tax_cents, '==', 0, part=1)
+            and rt.expect(self.t_payslips['PS0004'].net_cents, '==', 230000, part=2)
+            and self.t_payslips['PS0004'].corrected
+        )
+
+    def _check_linus_rate_fix__apology_bonus(self) -> bool:  # tasks.world:330
+        return any(
+            _b21.employee == 'E004' and _b21.period == '2026-03' and _b21.amount_cents == 5000
+            and _b21.issued_by == 'E001'
+            for _b21 in rt.each(self, self.t_bonuses)
+        )
+
+    def _check_inventory_weekend_bonuses__bonuses_issued(self) -> bool:  # tasks.world:496
+        return (
+            any(
+                _b22.employee == 'E003' and _b22.period == '2026-03' and _b22.amount_cents == 15000
+                and _b22.issued_by == 'E001'
+                for _b22 in rt.each(self, self.t_bonuses)
+            )
+            and any(
+                _b23.employee == 'E004' and _b23.period == '2026-03' and _b23.amount_cents == 20000
+                and _b23.issued_by == 'E001'
+                for _b23 in rt.each(self, self.t_bonuses)
+            )
+        )
+
+    def _check_inventory_weekend_bonuses__ada_paid(self) -> bool:  # tasks.world:497
+        return any(
+            _p24.employee == 'E003' and _p24.period == '2026-03' and _p24.gross_cents == 300000
+            and _p24.bonus_cents == 15000 and _p24.tax_cents == 63000 and _p24.net_cents == 252000
+            for _p24 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_inventory_weekend_bonuses__linus_paid(self) -> bool:  # tasks.world:498
+        return any(
+            _p25.employee == 'E004' and _p25.period == '2026-03' and _p25.timesheet == 'TS004'
+            and _p25.gross_cents == 211200 and _p25.bonus_cents == 20000
+            and _p25.net_cents == 231200
+            for _p25 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_inventory_weekend_bonuses__march_paid(self) -> rt.Verdict | bool:  # tasks.world:499
+        return rt.expect(self.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid)
+
+    # tasks.world:666
+    def _check_march_hours_and_overtime_fix__linus_timesheet(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_timesheets['TS004'].hours, '==', 104.0)
+            and rt.expect(
+                self.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_paid, part=1
+            )
+            and rt.expect(self.t_timesheets['TS004'].approved_by, '==', 'E001', part=2)
+        )
+
+    def _check_march_hours_and_overtime_fix__linus_paid(self) -> bool:  # tasks.world:667
+        return any(
+            _p26.employee == 'E004' and _p26.period == '2026-03' and _p26.hours == 104.0
+            and _p26.gross_cents == 228800
+            for _p26 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_march_hours_and_overtime_fix__ada_overtime(self) -> bool:  # tasks.world:668
+        return any(
+            _p27.employee == 'E003' and _p27.period == '2026-03' and _p27.gross_cents == 315000
+            and _p27.corrected and _p27.tax_cents == 63000 and _p27.net_cents == 252000
+            and _p27.correction_note == 'March overtime: 6 hours'
+            for _p27 in rt.each(self, self.t_payslips)
+        )
+
+    # tasks.world:669
+    def _check_march_hours_and_overtime_fix__march_paid(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid)
+
+    def _check_linus_bonus_then_march_payroll__bonus_issued(self) -> bool:  # tasks.world:843
+        return any(
+            _b28.employee == 'E004' and _b28.period == '2026-03' and _b28.amount_cents == 30000
+            and _b28.issued_by == 'E001'
+            for _b28 in rt.each(self, self.t_bonuses)
+        )
+
+    # tasks.world:844
+    def _check_linus_bonus_then_march_payroll__march_paid(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid)
+            and rt.expect(
+                self.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
+            )
+        )
+
+    def _check_linus_bonus_then_march_payroll__linus_slip(self) -> bool:  # tasks.world:845
+        return any(
+            _p29.employee == 'E004' and _p29.period == '2026-03' and _p29.timesheet == 'TS004'
+            and _p29.gross_cents == 211200 and _p29.bonus_cents == 30000 and _p29.tax_cents == 0
+            and _p29.net_cents == 241200
+            for _p29 in rt.each(self, self.t_payslips)
+        )
+
+    # tasks.world:846
+    def _check_linus_bonus_then_march_payroll__told_net(self, replies: tuple[str, ...]) -> bool:
+        return '2412' in rt.read(self, self.built(rt.replace(
+            rt.read(self, replies[-1] if replies else ''), ',', ''
+        )))
+
+    # tasks.world:1018
+    def _check_pay_march_then_fix_ada__march_paid(self, init: Self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid)
+            and rt.expect(len(self.t_payslips), '==', len(init.t_payslips) + 4, part=1)
+        )
+
+    def _check_pay_march_then_fix_ada__linus_paid(self) -> bool:  # tasks.world:1019
+        return any(
+            _p30.employee == 'E004' and _p30.period == '2026-03' and _p30.timesheet == 'TS004'
+            and _p30.gross_cents == 211200
+            for _p30 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_pay_march_then_fix_ada__ada_corrected(self) -> bool:  # tasks.world:1020
+        return any(
+            _p31.employee == 'E003' and _p31.period == '2026-03' and _p31.gross_cents == 310000
+            and _p31.tax_cents == 62000 and _p31.net_cents == 248000 and _p31.corrected
+            and _p31.correction_note == '4 hours missing from timesheet'
+            for _p31 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_04fdfa5292__new_timesheet(self) -> bool:  # tasks.world:1189
+        return any(
+            _r32.employee == 'E003' and _r32.period == '2026-04' and _r32.hours == 181.0
+            and _r32.status == _E15_TimesheetStatus_draft and _r32.approved_by is None
+            for _r32 in rt.each(self, self.t_timesheets)
+        )
+
+    def _check_mined_04fdfa5292__new_bonus(self) -> bool:  # tasks.world:1190
+        return any(
+            _r33.employee == 'E003' and _r33.period == '2026-04' and _r33.amount_cents == 1
+            and _r33.reason == 'E004' and _r33.issued_by == 'E001'
+            for _r33 in rt.each(self, self.t_bonuses)
+        )
+
+    def _check_mined_04fdfa5292__new_bonus_1(self) -> bool:  # tasks.world:1191
+        return any(
+            _r34.employee == 'E001' and _r34.period == '2026-04' and _r34.amount_cents == 1
+            and _r34.reason == 'A1' and _r34.issued_by == 'E001'
+            for _r34 in rt.each(self, self.t_bonuses)
+        )
+
+    # tasks.world:1192
+    def _check_mined_04fdfa5292__payslip_ps0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0004'].gross_cents, '==', 5)
+            and rt.expect(self.t_payslips['PS0004'].net_cents, '==', 5, part=1)
+            and rt.expect(self.t_payslips['PS0004'].corrected, '==', True, part=2)
+            and rt.expect(self.t_payslips['PS0004'].correction_note, '==', 'E003', part=3)
+        )
+
+    def _check_mined_2348d21bde__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:1358
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    def _check_mined_2348d21bde__new_bonus(self) -> bool:  # tasks.world:1359
+        return any(
+            _r35.employee == 'E001' and _r35.period == '2026-03' and _r35.amount_cents == 2851825
+            and _r35.reason == 'PS0001' and _r35.issued_by == 'E001'
+            for _r35 in rt.each(self, self.t_bonuses)
+        )
+
+    # tasks.world:1360
+    def _check_mined_2348d21bde__payslip_ps0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0001'].gross_cents, '==', 83219116)
+            and rt.expect(self.t_payslips['PS0001'].tax_cents, '==', 29126690, part=1)
+            and rt.expect(self.t_payslips['PS0001'].net_cents, '==', 54092426, part=2)
+            and rt.expect(self.t_payslips['PS0001'].corrected, '==', True, part=3)
+            and rt.expect(self.t_payslips['PS0001'].correction_note, '==', '"\'', part=4)
+        )
+
+    def _check_mined_d779a14139__new_bonus(self) -> bool:  # tasks.world:1525
+        return any(
+            _r36.employee == 'E001' and _r36.period == '2026-04' and _r36.amount_cents == 1
+            and _r36.reason == 'staff' and _r36.issued_by == 'E001'
+            for _r36 in rt.each(self, self.t_bonuses)
+        )
+
+    # tasks.world:1526
+    def _check_mined_d779a14139__payslip_ps0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0003'].gross_cents, '==', 90577451)
+            and rt.expect(self.t_payslips['PS0003'].tax_cents, '==', 18115490, part=1)
+            and rt.expect(self.t_payslips['PS0003'].net_cents, '==', 72461961, part=2)
+            and rt.expect(self.t_payslips['PS0003'].corrected, '==', True, part=3)
+            and rt.expect(self.t_payslips['PS0003'].correction_note, '==', 'T#f9N', part=4)
+        )
+
+    def _check_mined_a30d3b3c0a__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:1691
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    # tasks.world:1692
+    def _check_mined_a30d3b3c0a__payperiod_k_2026_03_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid)
+            and rt.expect(
+                self.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
+            )
+        )
+
+    # tasks.world:1693
+    def _check_mined_a30d3b3c0a__timesheet_ts003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
+
+    def _check_mined_a30d3b3c0a__new_bonus(self) -> bool:  # tasks.world:1694
+        return any(
+            _r37.employee == 'E001' and _r37.period == '2026-03' and _r37.amount_cents == 1
+            and _r37.reason == '{}' and _r37.issued_by == 'E001'
+            for _r37 in rt.each(self, self.t_bonuses)
+        )
+
+    def _check_mined_a30d3b3c0a__new_payslip(self) -> bool:  # tasks.world:1695
+        return any(
+            _r38.employee == 'E001' and _r38.period == '2026-03' and _r38.timesheet is None
+            and _r38.hours == 0.0 and _r38.gross_cents == 800000 and _r38.bonus_cents == 1
+            and _r38.tax_cents == 280000 and _r38.net_cents == 520001 and _r38.corrected == False
+            and _r38.correction_note == ''
+            for _r38 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_a30d3b3c0a__new_payslip_1(self) -> bool:  # tasks.world:1696
+        return any(
+            _r39.employee == 'E002' and _r39.period == '2026-03' and _r39.timesheet is None
+            and _r39.hours == 0.0 and _r39.gross_cents == 500000 and _r39.bonus_cents == 50000
+            and _r39.tax_cents == 110000 and _r39.net_cents == 440000 and _r39.corrected == False
+            and _r39.correction_note == ''
+            for _r39 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_a30d3b3c0a__new_payslip_2(self) -> bool:  # tasks.world:1697
+        return any(
+            _r40.employee == 'E003' and _r40.period == '2026-03' and _r40.timesheet == 'TS003'
+            and _r40.hours == 120.0 and _r40.gross_cents == 300000 and _r40.bonus_cents == 0
+            and _r40.tax_cents == 60000 and _r40.net_cents == 240000 and _r40.corrected == False
+            and _r40.correction_note == ''
+            for _r40 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_c194131e7f__new_bonus(self) -> bool:  # tasks.world:1863
+        return any(
+            _r41.employee == 'E003' and _r41.period == '2026-03' and _r41.amount_cents == 140
+            and _r41.reason == '2026-02' and _r41.issued_by == 'E001'
+            for _r41 in rt.each(self, self.t_bonuses)
+        )
+
+    # tasks.world:1864
+    def _check_mined_c194131e7f__payslip_ps0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0003'].gross_cents, '==', 28282188)
+            and rt.expect(self.t_payslips['PS0003'].tax_cents, '==', 5656437, part=1)
+            and rt.expect(self.t_payslips['PS0003'].net_cents, '==', 22625751, part=2)
+            and rt.expect(self.t_payslips['PS0003'].corrected, '==', True, part=3)
+            and rt.expect(self.t_payslips['PS0003'].correction_note, '==', 'staff', part=4)
+        )
+
+    def _check_mined_28c25630ec__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:2029
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    def _check_mined_28c25630ec__new_bonus(self) -> bool:  # tasks.world:2030
+        return any(
+            _r42.employee == 'E001' and _r42.period == '2026-03' and _r42.amount_cents == 6796458
+            and _r42.reason == '2026-02-01' and _r42.issued_by == 'E001'
+            for _r42 in rt.each(self, self.t_bonuses)
+        )
+
+    def _check_mined_5a81acd8a7__new_timesheet(self) -> bool:  # tasks.world:2194
+        return any(
+            _r43.employee == 'E003' and _r43.period == '2026-04' and _r43.hours == 121.0
+            and _r43.status == _E15_TimesheetStatus_approved and _r43.approved_by == 'E001'
+            for _r43 in rt.each(self, self.t_timesheets)
+        )
+
+    def _check_mined_33cf2ebe17__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:2357
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    def _check_mined_5778a21cc6__new_timesheet(self) -> bool:  # tasks.world:2519
+        return any(
+            _r44.employee == 'E004' and _r44.period == '2026-04' and _r44.hours == 2.0
+            and _r44.status == _E15_TimesheetStatus_draft and _r44.approved_by is None
+            for _r44 in rt.each(self, self.t_timesheets)
+        )
+
+    def _check_mined_5778a21cc6__new_bonus(self) -> bool:  # tasks.world:2520
+        return any(
+            _r45.employee == 'E004' and _r45.period == '2026-04' and _r45.amount_cents == 70000
+            and _r45.reason == 'draft' and _r45.issued_by == 'E001'
+            for _r45 in rt.each(self, self.t_bonuses)
+        )
+
+    def _check_mined_e9b08036b8__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:2683
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    # tasks.world:2684
+    def _check_mined_e9b08036b8__timesheet_ts004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_approved)
+            and rt.expect(self.t_timesheets['TS004'].approved_by, '==', 'E001', part=1)
+        )
+
+    # tasks.world:2685
+    def _check_mined_e9b08036b8__payslip_ps0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0001'].gross_cents, '==', 350000)
+            and rt.expect(self.t_payslips['PS0001'].tax_cents, '==', 122500, part=1)
+            and rt.expect(self.t_payslips['PS0001'].net_cents, '==', 227500, part=2)
+            and rt.expect(self.t_payslips['PS0001'].corrected, '==', True, part=3)
+            and rt.expect(self.t_payslips['PS0001'].correction_note, '==', 'draft', part=4)
+        )
+
+    # tasks.world:2686
+    def _check_mined_e9b08036b8__payslip_ps0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0004'].gross_cents, '==', 92171567)
+            and rt.expect(self.t_payslips['PS0004'].net_cents, '==', 92171567, part=1)
+            and rt.expect(self.t_payslips['PS0004'].corrected, '==', True, part=2)
+            and rt.expect(self.t_payslips['PS0004'].correction_note, '==', 'salaried', part=3)
+        )
+
+    # tasks.world:2855
+    def _check_mined_b4b684e2e9__timesheet_ts004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_timesheets['TS004'].hours, '==', 192.0)
+
+    def _check_mined_b4b684e2e9__new_bonus(self) -> bool:  # tasks.world:2856
+        return any(
+            _r46.employee == 'E004' and _r46.period == '2026-03' and _r46.amount_cents == 120
+            and _r46.reason == '"\'' and _r46.issued_by == 'E001'
+            for _r46 in rt.each(self, self.t_bonuses)
+        )
+
+    def _check_mined_46c888c6de__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:3019
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    # tasks.world:3020
+    def _check_mined_46c888c6de__timesheet_ts004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_approved)
+            and rt.expect(self.t_timesheets['TS004'].approved_by, '==', 'E001', part=1)
+        )
+
+    # tasks.world:3021
+    def _check_mined_46c888c6de__payslip_ps0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0004'].gross_cents, '==', 20242952)
+            and rt.expect(self.t_payslips['PS0004'].net_cents, '==', 20242952, part=1)
+            and rt.expect(self.t_payslips['PS0004'].corrected, '==', True, part=2)
+            and rt.expect(self.t_payslips['PS0004'].correction_note, '==', '2026-04-30', part=3)
+        )
+
+    # tasks.world:3188
+    def _check_mined_9fbf7c7fdc__payperiod_k_2026_03_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid)
+            and rt.expect(
+                self.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
+            )
+        )
+
+    # tasks.world:3189
+    def _check_mined_9fbf7c7fdc__timesheet_ts003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
+
+    def _check_mined_9fbf7c7fdc__new_bonus(self) -> bool:  # tasks.world:3190
+        return any(
+            _r47.employee == 'E001' and _r47.period == '2026-03' and _r47.amount_cents == 500000
+            and _r47.reason == 'manager' and _r47.issued_by == 'E001'
+            for _r47 in rt.each(self, self.t_bonuses)
+        )
+
+    def _check_mined_9fbf7c7fdc__new_payslip(self) -> bool:  # tasks.world:3191
+        return any(
+            _r48.employee == 'E001' and _r48.period == '2026-03' and _r48.timesheet is None
+            and _r48.hours == 0.0 and _r48.gross_cents == 800000 and _r48.bonus_cents == 500000
+            and _r48.tax_cents == 455000 and _r48.net_cents == 845000 and _r48.corrected == False
+            and _r48.correction_note == ''
+            for _r48 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_9fbf7c7fdc__new_payslip_1(self) -> bool:  # tasks.world:3192
+        return any(
+            _r49.employee == 'E002' and _r49.period == '2026-03' and _r49.timesheet is None
+            and _r49.hours == 0.0 and _r49.gross_cents == 500000 and _r49.bonus_cents == 50000
+            and _r49.tax_cents == 110000 and _r49.net_cents == 440000 and _r49.corrected == False
+            and _r49.correction_note == ''
+            for _r49 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_9fbf7c7fdc__new_payslip_2(self) -> bool:  # tasks.world:3193
+        return any(
+            _r50.employee == 'E003' and _r50.period == '2026-03' and _r50.timesheet == 'TS003'
+            and _r50.hours == 120.0 and _r50.gross_cents == 300000 and _r50.bonus_cents == 0
+            and _r50.tax_cents == 60000 and _r50.net_cents == 240000 and _r50.corrected == False
+            and _r50.correction_note == ''
+            for _r50 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_642bfc77f9__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:3356
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    # tasks.world:3357
+    def _check_mined_642bfc77f9__payperiod_k_2026_03_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid)
+            and rt.expect(
+                self.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
+            )
+        )
+
+    # tasks.world:3358
+    def _check_mined_642bfc77f9__timesheet_ts003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
+
+    # tasks.world:3359
+    def _check_mined_642bfc77f9__payslip_ps0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0001'].gross_cents, '==', 0)
+            and rt.expect(self.t_payslips['PS0001'].tax_cents, '==', 0, part=1)
+            and rt.expect(self.t_payslips['PS0001'].net_cents, '==', 0, part=2)
+            and rt.expect(self.t_payslips['PS0001'].corrected, '==', True, part=3)
+            and rt.expect(self.t_payslips['PS0001'].correction_note, '==', 'E001', part=4)
+        )
+
+    # tasks.world:3360
+    def _check_mined_642bfc77f9__payslip_ps0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0004'].gross_cents, '==', 400000)
+            and rt.expect(self.t_payslips['PS0004'].net_cents, '==', 400000, part=1)
+            and rt.expect(self.t_payslips['PS0004'].corrected, '==', True, part=2)
+            and rt.expect(self.t_payslips['PS0004'].correction_note, '==', 'PS0001', part=3)
+        )
+
+    def _check_mined_642bfc77f9__new_payslip(self) -> bool:  # tasks.world:3361
+        return any(
+            _r51.employee == 'E001' and _r51.period == '2026-03' and _r51.timesheet is None
+            and _r51.hours == 0.0 and _r51.gross_cents == 800000 and _r51.bonus_cents == 0
+            and _r51.tax_cents == 280000 and _r51.net_cents == 520000 and _r51.corrected == False
+            and _r51.correction_note == ''
+            for _r51 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_642bfc77f9__new_payslip_1(self) -> bool:  # tasks.world:3362
+        return any(
+            _r52.employee == 'E002' and _r52.period == '2026-03' and _r52.timesheet is None
+            and _r52.hours == 0.0 and _r52.gross_cents == 500000 and _r52.bonus_cents == 50000
+            and _r52.tax_cents == 110000 and _r52.net_cents == 440000 and _r52.corrected == False
+            and _r52.correction_note == ''
+            for _r52 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_642bfc77f9__new_payslip_2(self) -> bool:  # tasks.world:3363
+        return any(
+            _r53.employee == 'E003' and _r53.period == '2026-03' and _r53.timesheet == 'TS003'
+            and _r53.hours == 120.0 and _r53.gross_cents == 300000 and _r53.bonus_cents == 0
+            and _r53.tax_cents == 60000 and _r53.net_cents == 240000 and _r53.corrected == False
+            and _r53.correction_note == ''
+            for _r53 in rt.each(self, self.t_payslips)
+        )
+
+    # tasks.world:3531
+    def _check_mined_5e4150185d__timesheet_ts004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_timesheets['TS004'].hours, '==', 102.4)
+
+    def _check_mined_7eac46a11a__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:3693
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    def _check_mined_7eac46a11a__new_bonus(self) -> bool:  # tasks.world:3694
+        return any(
+            _r54.employee == 'E001' and _r54.period == '2026-04' and _r54.amount_cents == 9600000
+            and _r54.reason == 'Grace Hopper' and _r54.issued_by == 'E001'
+            for _r54 in rt.each(self, self.t_bonuses)
+        )
+
+    # tasks.world:3695
+    def _check_mined_7eac46a11a__payslip_ps0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0002'].gross_cents, '==', 0)
+            and rt.expect(self.t_payslips['PS0002'].tax_cents, '==', 0, part=1)
+            and rt.expect(self.t_payslips['PS0002'].net_cents, '==', 0, part=2)
+            and rt.expect(self.t_payslips['PS0002'].corrected, '==', True, part=3)
+            and rt.expect(self.t_payslips['PS0002'].correction_note, '==', 'open', part=4)
+        )
+
+    # tasks.world:3696
+    def _check_mined_7eac46a11a__payslip_ps0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0003'].gross_cents, '==', 70000)
+            and rt.expect(self.t_payslips['PS0003'].tax_cents, '==', 14000, part=1)
+            and rt.expect(self.t_payslips['PS0003'].net_cents, '==', 56000, part=2)
+            and rt.expect(self.t_payslips['PS0003'].corrected, '==', True, part=3)
+            and rt.expect(self.t_payslips['PS0003'].correction_note, '==', 'Ada Lovelace', part=4)
+        )
+
+    def _check_mined_a785c2cd6a__new_timesheet(self) -> bool:  # tasks.world:3864
+        return any(
+            _r55.employee == 'E003' and _r55.period == '2026-04' and _r55.hours == 27.01
+            and _r55.status == _E15_TimesheetStatus_draft and _r55.approved_by is None
+            for _r55 in rt.each(self, self.t_timesheets)
+        )
+
+    def _check_mined_12451fa6b1__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:4026
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    # tasks.world:4027
+    def _check_mined_12451fa6b1__timesheet_ts004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_approved)
+            and rt.expect(self.t_timesheets['TS004'].approved_by, '==', 'E001', part=1)
+        )
+
+    def _check_mined_12451fa6b1__new_bonus(self) -> bool:  # tasks.world:4028
+        return any(
+            _r56.employee == 'E001' and _r56.period == '2026-03' and _r56.amount_cents == 7836145
+            and _r56.reason == 'approved' and _r56.issued_by == 'E001'
+            for _r56 in rt.each(self, self.t_bonuses)
+        )
+
+    # tasks.world:4194
+    def _check_mined_ff6150a2b9__payperiod_k_2026_03_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid)
+            and rt.expect(
+                self.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
+            )
+        )
+
+    # tasks.world:4195
+    def _check_mined_ff6150a2b9__timesheet_ts003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
+
+    # tasks.world:4196
+    def _check_mined_ff6150a2b9__payslip_ps0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0003'].gross_cents, '==', 220000)
+            and rt.expect(self.t_payslips['PS0003'].tax_cents, '==', 44000, part=1)
+            and rt.expect(self.t_payslips['PS0003'].net_cents, '==', 176000, part=2)
+            and rt.expect(self.t_payslips['PS0003'].corrected, '==', True, part=3)
+            and rt.expect(self.t_payslips['PS0003'].correction_note, '==', 'draft', part=4)
+        )
+
+    def _check_mined_ff6150a2b9__new_payslip(self) -> bool:  # tasks.world:4197
+        return any(
+            _r57.employee == 'E001' and _r57.period == '2026-03' and _r57.timesheet is None
+            and _r57.hours == 0.0 and _r57.gross_cents == 800000 and _r57.bonus_cents == 0
+            and _r57.tax_cents == 280000 and _r57.net_cents == 520000 and _r57.corrected == False
+            and _r57.correction_note == ''
+            for _r57 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_ff6150a2b9__new_payslip_1(self) -> bool:  # tasks.world:4198
+        return any(
+            _r58.employee == 'E002' and _r58.period == '2026-03' and _r58.timesheet is None
+            and _r58.hours == 0.0 and _r58.gross_cents == 500000 and _r58.bonus_cents == 50000
+            and _r58.tax_cents == 110000 and _r58.net_cents == 440000 and _r58.corrected == False
+            and _r58.correction_note == ''
+            for _r58 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_ff6150a2b9__new_payslip_2(self) -> bool:  # tasks.world:4199
+        return any(
+            _r59.employee == 'E003' and _r59.period == '2026-03' and _r59.timesheet == 'TS003'
+            and _r59.hours == 120.0 and _r59.gross_cents == 300000 and _r59.bonus_cents == 0
+            and _r59.tax_cents == 60000 and _r59.net_cents == 240000 and _r59.corrected == False
+            and _r59.correction_note == ''
+            for _r59 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_2fb38774a8__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:4362
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    # tasks.world:4363
+    def _check_mined_2fb38774a8__payperiod_k_2026_03_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid)
+            and rt.expect(
+                self.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
+            )
+        )
+
+    # tasks.world:4364
+    def _check_mined_2fb38774a8__payperiod_k_2026_04_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_periods['2026-04'].status, '==', _E12_PeriodStatus_paid)
+            and rt.expect(
+                self.t_periods['2026-04'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
+            )
+        )
+
+    # tasks.world:4365
+    def _check_mined_2fb38774a8__timesheet_ts003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
+
+    def _check_mined_2fb38774a8__new_bonus(self) -> bool:  # tasks.world:4366
+        return any(
+            _r60.employee == 'E001' and _r60.period == '2026-03' and _r60.amount_cents == 1
+            and _r60.reason == 'draft' and _r60.issued_by == 'E001'
+            for _r60 in rt.each(self, self.t_bonuses)
+        )
+
+    def _check_mined_2fb38774a8__new_payslip(self) -> bool:  # tasks.world:4367
+        return any(
+            _r61.employee == 'E001' and _r61.period == '2026-03' and _r61.timesheet is None
+            and _r61.hours == 0.0 and _r61.gross_cents == 800000 and _r61.bonus_cents == 1
+            and _r61.tax_cents == 280000 and _r61.net_cents == 520001 and _r61.corrected == False
+            and _r61.correction_note == ''
+            for _r61 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_2fb38774a8__new_payslip_1(self) -> bool:  # tasks.world:4368
+        return any(
+            _r62.employee == 'E002' and _r62.period == '2026-03' and _r62.timesheet is None
+            and _r62.hours == 0.0 and _r62.gross_cents == 500000 and _r62.bonus_cents == 50000
+            and _r62.tax_cents == 110000 and _r62.net_cents == 440000 and _r62.corrected == False
+            and _r62.correction_note == ''
+            for _r62 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_2fb38774a8__new_payslip_2(self) -> bool:  # tasks.world:4369
+        return any(
+            _r63.employee == 'E003' and _r63.period == '2026-03' and _r63.timesheet == 'TS003'
+            and _r63.hours == 120.0 and _r63.gross_cents == 300000 and _r63.bonus_cents == 0
+            and _r63.tax_cents == 60000 and _r63.net_cents == 240000 and _r63.corrected == False
+            and _r63.correction_note == ''
+            for _r63 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_2fb38774a8__new_payslip_3(self) -> bool:  # tasks.world:4370
+        return any(
+            _r64.employee == 'E001' and _r64.period == '2026-04' and _r64.timesheet is None
+            and _r64.hours == 0.0 and _r64.gross_cents == 800000 and _r64.bonus_cents == 0
+            and _r64.tax_cents == 280000 and _r64.net_cents == 520000 and _r64.corrected == False
+            and _r64.correction_note == ''
+            for _r64 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_2fb38774a8__new_payslip_4(self) -> bool:  # tasks.world:4371
+        return any(
+            _r65.employee == 'E002' and _r65.period == '2026-04' and _r65.timesheet is None
+            and _r65.hours == 0.0 and _r65.gross_cents == 500000 and _r65.bonus_cents == 0
+            and _r65.tax_cents == 100000 and _r65.net_cents == 400000 and _r65.corrected == False
+            and _r65.correction_note == ''
+            for _r65 in rt.each(self, self.t_payslips)
+        )
+
+    # tasks.world:4538
+    def _check_mined_5f09b67cc1__timesheet_ts004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_approved)
+            and rt.expect(self.t_timesheets['TS004'].approved_by, '==', 'E001', part=1)
+        )
+
+    def _check_mined_8e8041b6fb__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:4700
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    # tasks.world:4701
+    def _check_mined_8e8041b6fb__payperiod_k_2026_03_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid)
+            and rt.expect(
+                self.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
+            )
+        )
+
+    # tasks.world:4702
+    def _check_mined_8e8041b6fb__payperiod_k_2026_04_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_periods['2026-04'].status, '==', _E12_PeriodStatus_paid)
+            and rt.expect(
+                self.t_periods['2026-04'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
+            )
+        )
+
+    # tasks.world:4703
+    def _check_mined_8e8041b6fb__timesheet_ts003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
+
+    def _check_mined_8e8041b6fb__new_payslip(self) -> bool:  # tasks.world:4704
+        return any(
+            _r66.employee == 'E001' and _r66.period == '2026-03' and _r66.timesheet is None
+            and _r66.hours == 0.0 and _r66.gross_cents == 800000 and _r66.bonus_cents == 0
+            and _r66.tax_cents == 280000 and _r66.net_cents == 520000 and _r66.corrected == False
+            and _r66.correction_note == ''
+            for _r66 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_8e8041b6fb__new_payslip_1(self) -> bool:  # tasks.world:4705
+        return any(
+            _r67.employee == 'E002' and _r67.period == '2026-03' and _r67.timesheet is None
+            and _r67.hours == 0.0 and _r67.gross_cents == 350000 and _r67.bonus_cents == 50000
+            and _r67.tax_cents == 80000 and _r67.net_cents == 320000 and _r67.corrected == True
+            and _r67.correction_note == 'A1'
+            for _r67 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_8e8041b6fb__new_payslip_2(self) -> bool:  # tasks.world:4706
+        return any(
+            _r68.employee == 'E003' and _r68.period == '2026-03' and _r68.timesheet == 'TS003'
+            and _r68.hours == 120.0 and _r68.gross_cents == 300000 and _r68.bonus_cents == 0
+            and _r68.tax_cents == 60000 and _r68.net_cents == 240000 and _r68.corrected == False
+            and _r68.correction_note == ''
+            for _r68 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_8e8041b6fb__new_payslip_3(self) -> bool:  # tasks.world:4707
+        return any(
+            _r69.employee == 'E001' and _r69.period == '2026-04' and _r69.timesheet is None
+            and _r69.hours == 0.0 and _r69.gross_cents == 800000 and _r69.bonus_cents == 0
+            and _r69.tax_cents == 280000 and _r69.net_cents == 520000 and _r69.corrected == False
+            and _r69.correction_note == ''
+            for _r69 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_8e8041b6fb__new_payslip_4(self) -> bool:  # tasks.world:4708
+        return any(
+            _r70.employee == 'E002' and _r70.period == '2026-04' and _r70.timesheet is None
+            and _r70.hours == 0.0 and _r70.gross_cents == 500000 and _r70.bonus_cents == 0
+            and _r70.tax_cents == 100000 and _r70.net_cents == 400000 and _r70.corrected == False
+            and _r70.correction_note == ''
+            for _r70 in rt.each(self, self.t_payslips)
+        )
+
+    # tasks.world:4874
+    def _check_mined_e841dad160__payperiod_k_2026_03_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid)
+            and rt.expect(
+                self.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
+            )
+        )
+
+    # tasks.world:4875
+    def _check_mined_e841dad160__timesheet_ts003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
+
+    def _check_mined_e841dad160__new_payslip(self) -> bool:  # tasks.world:4876
+        return any(
+            _r71.employee == 'E001' and _r71.period == '2026-03' and _r71.timesheet is None
+            and _r71.hours == 0.0 and _r71.gross_cents == 800000 and _r71.bonus_cents == 0
+            and _r71.tax_cents == 280000 and _r71.net_cents == 520000 and _r71.corrected == False
+            and _r71.correction_note == ''
+            for _r71 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_e841dad160__new_payslip_1(self) -> bool:  # tasks.world:4877
+        return any(
+            _r72.employee == 'E002' and _r72.period == '2026-03' and _r72.timesheet is None
+            and _r72.hours == 0.0 and _r72.gross_cents == 500000 and _r72.bonus_cents == 50000
+            and _r72.tax_cents == 110000 and _r72.net_cents == 440000 and _r72.corrected == False
+            and _r72.correction_note == ''
+            for _r72 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_e841dad160__new_payslip_2(self) -> bool:  # tasks.world:4878
+        return any(
+            _r73.employee == 'E003' and _r73.period == '2026-03' and _r73.timesheet == 'TS003'
+            and _r73.hours == 120.0 and _r73.gross_cents == 500000 and _r73.bonus_cents == 0
+            and _r73.tax_cents == 100000 and _r73.net_cents == 400000 and _r73.corrected == True
+            and _r73.correction_note == 'hourly'
+            for _r73 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_0a6e83b968__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:5041
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    # tasks.world:5042
+    def _check_mined_0a6e83b968__payslip_ps0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0002'].gross_cents, '==', 280000)
+            and rt.expect(self.t_payslips['PS0002'].tax_cents, '==', 56000, part=1)
+            and rt.expect(self.t_payslips['PS0002'].net_cents, '==', 224000, part=2)
+            and rt.expect(self.t_payslips['PS0002'].corrected, '==', True, part=3)
+            and rt.expect(self.t_payslips['PS0002'].correction_note, '==', 'staff', part=4)
+        )
+
+    # tasks.world:5043
+    def _check_mined_0a6e83b968__payslip_ps0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0003'].gross_cents, '==', 280000)
+            and rt.expect(self.t_payslips['PS0003'].tax_cents, '==', 56000, part=1)
+            and rt.expect(self.t_payslips['PS0003'].net_cents, '==', 224000, part=2)
+            and rt.expect(self.t_payslips['PS0003'].corrected, '==', True, part=3)
+            and rt.expect(self.t_payslips['PS0003'].correction_note, '==', 'Grace Hopper', part=4)
+        )
+
+    def _check_mined_e2e6a872c0__new_bonus(self) -> bool:  # tasks.world:5209
+        return any(
+            _r74.employee == 'E001' and _r74.period == '2026-04' and _r74.amount_cents == 4800000
+            and _r74.reason == '2026-02-01' and _r74.issued_by == 'E001'
+            for _r74 in rt.each(self, self.t_bonuses)
+        )
+
+    def _check_mined_0b6ede9708__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:5371
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    # tasks.world:5372
+    def _check_mined_0b6ede9708__payperiod_k_2026_03_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid)
+            and rt.expect(
+                self.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
+            )
+        )
+
+    # tasks.world:5373
+    def _check_mined_0b6ede9708__timesheet_ts003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
+
+    def _check_mined_0b6ede9708__new_bonus(self) -> bool:  # tasks.world:5374
+        return any(
+            _r75.employee == 'E002' and _r75.period == '2026-04' and _r75.amount_cents == 300000
+            and _r75.reason == 'salaried' and _r75.issued_by == 'E001'
+            for _r75 in rt.each(self, self.t_bonuses)
+        )
+
+    def _check_mined_0b6ede9708__new_payslip(self) -> bool:  # tasks.world:5375
+        return any(
+            _r76.employee == 'E001' and _r76.period == '2026-03' and _r76.timesheet is None
+            and _r76.hours == 0.0 and _r76.gross_cents == 800000 and _r76.bonus_cents == 0
+            and _r76.tax_cents == 280000 and _r76.net_cents == 520000 and _r76.corrected == False
+            and _r76.correction_note == ''
+            for _r76 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_0b6ede9708__new_payslip_1(self) -> bool:  # tasks.world:5376
+        return any(
+            _r77.employee == 'E002' and _r77.period == '2026-03' and _r77.timesheet is None
+            and _r77.hours == 0.0 and _r77.gross_cents == 500000 and _r77.bonus_cents == 50000
+            and _r77.tax_cents == 110000 and _r77.net_cents == 440000 and _r77.corrected == False
+            and _r77.correction_note == ''
+            for _r77 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_0b6ede9708__new_payslip_2(self) -> bool:  # tasks.world:5377
+        return any(
+            _r78.employee == 'E003' and _r78.period == '2026-03' and _r78.timesheet == 'TS003'
+            and _r78.hours == 120.0 and _r78.gross_cents == 300000 and _r78.bonus_cents == 0
+            and _r78.tax_cents == 60000 and _r78.net_cents == 240000 and _r78.corrected == False
+            and _r78.correction_note == ''
+            for _r78 in rt.each(self, self.t_payslips)
+        )
+
+    # tasks.world:5542
+    def _check_mined_ab4c5562c0__payperiod_k_2026_03_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid)
+            and rt.expect(
+                self.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
+            )
+        )
+
+    # tasks.world:5543
+    def _check_mined_ab4c5562c0__timesheet_ts003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
+
+    def _check_mined_ab4c5562c0__new_payslip(self) -> bool:  # tasks.world:5544
+        return any(
+            _r79.employee == 'E001' and _r79.period == '2026-03' and _r79.timesheet is None
+            and _r79.hours == 0.0 and _r79.gross_cents == 0 and _r79.bonus_cents == 0
+            and _r79.tax_cents == 0 and _r79.net_cents == 0 and _r79.corrected == True
+            and _r79.correction_note == 'manager'
+            for _r79 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_ab4c5562c0__new_payslip_1(self) -> bool:  # tasks.world:5545
+        return any(
+            _r80.employee == 'E002' and _r80.period == '2026-03' and _r80.timesheet is None
+            and _r80.hours == 0.0 and _r80.gross_cents == 500000 and _r80.bonus_cents == 50000
+            and _r80.tax_cents == 110000 and _r80.net_cents == 440000 and _r80.corrected == False
+            and _r80.correction_note == ''
+            for _r80 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_ab4c5562c0__new_payslip_2(self) -> bool:  # tasks.world:5546
+        return any(
+            _r81.employee == 'E003' and _r81.period == '2026-03' and _r81.timesheet == 'TS003'
+            and _r81.hours == 120.0 and _r81.gross_cents == 300000 and _r81.bonus_cents == 0
+            and _r81.tax_cents == 60000 and _r81.net_cents == 240000 and _r81.corrected == False
+            and _r81.correction_note == ''
+            for _r81 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_0ddbae1107__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:5708
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    # tasks.world:5709
+    def _check_mined_0ddbae1107__timesheet_ts004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_approved)
+            and rt.expect(self.t_timesheets['TS004'].approved_by, '==', 'E001', part=1)
+        )
+
+    # tasks.world:5874
+    def _check_mined_4e13ddf1d4__payslip_ps0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0001'].gross_cents, '==', 24500)
+            and rt.expect(self.t_payslips['PS0001'].tax_cents, '==', 8575, part=1)
+            and rt.expect(self.t_payslips['PS0001'].net_cents, '==', 15925, part=2)
+            and rt.expect(self.t_payslips['PS0001'].corrected, '==', True, part=3)
+            and rt.expect(self.t_payslips['PS0001'].correction_note, '==', 'draft', part=4)
+        )
+
+    # tasks.world:5875
+    def _check_mined_4e13ddf1d4__payslip_ps0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0002'].gross_cents, '==', 100000)
+            and rt.expect(self.t_payslips['PS0002'].tax_cents, '==', 20000, part=1)
+            and rt.expect(self.t_payslips['PS0002'].net_cents, '==', 80000, part=2)
+            and rt.expect(self.t_payslips['PS0002'].corrected, '==', True, part=3)
+            and rt.expect(self.t_payslips['PS0002'].correction_note, '==', 'staff', part=4)
+        )
+
+    def _check_mined_05512cac28__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:6041
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    # tasks.world:6042
+    def _check_mined_05512cac28__payslip_ps0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0004'].gross_cents, '==', 74162568)
+            and rt.expect(self.t_payslips['PS0004'].net_cents, '==', 74162568, part=1)
+            and rt.expect(self.t_payslips['PS0004'].corrected, '==', True, part=2)
+            and rt.expect(self.t_payslips['PS0004'].correction_note, '==', 'PS0004', part=3)
+        )
+
+    # tasks.world:6211
+    def _check_mined_7c62549c77__payslip_ps0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0001'].gross_cents, '==', 21727733)
+            and rt.expect(self.t_payslips['PS0001'].tax_cents, '==', 7604706, part=1)
+            and rt.expect(self.t_payslips['PS0001'].net_cents, '==', 14123027, part=2)
+            and rt.expect(self.t_payslips['PS0001'].corrected, '==', True, part=3)
+            and rt.expect(self.t_payslips['PS0001'].correction_note, '==', 'E001', part=4)
+        )
+
+    def _check_mined_704f7115b2__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:6377
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    # tasks.world:6378
+    def _check_mined_704f7115b2__payslip_ps0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0003'].gross_cents, '==', 80000000)
+            and rt.expect(self.t_payslips['PS0003'].tax_cents, '==', 16000000, part=1)
+            and rt.expect(self.t_payslips['PS0003'].net_cents, '==', 64000000, part=2)
+            and rt.expect(self.t_payslips['PS0003'].corrected, '==', True, part=3)
+            and rt.expect(self.t_payslips['PS0003'].correction_note, '==', 'E003', part=4)
+        )
+
+    # tasks.world:6546
+    def _check_mined_eb84b31fba__payslip_ps0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0004'].gross_cents, '==', 0)
+            and rt.expect(self.t_payslips['PS0004'].net_cents, '==', 0, part=1)
+            and rt.expect(self.t_payslips['PS0004'].corrected, '==', True, part=2)
+            and rt.expect(self.t_payslips['PS0004'].correction_note, '==', 'E004', part=3)
+        )
+
+    def _check_mined_bcd8efec34__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:6711
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    # tasks.world:6712
+    def _check_mined_bcd8efec34__payslip_ps0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0004'].gross_cents, '==', 0)
+            and rt.expect(self.t_payslips['PS0004'].net_cents, '==', 0, part=1)
+            and rt.expect(self.t_payslips['PS0004'].corrected, '==', True, part=2)
+            and rt.expect(self.t_payslips['PS0004'].correction_note, '==', '2026-03', part=3)
+        )
+
+    # tasks.world:6879
+    def _check_mined_4f3b0a3a49__payperiod_k_2026_03_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid)
+            and rt.expect(
+                self.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
+            )
+        )
+
+    # tasks.world:6880
+    def _check_mined_4f3b0a3a49__timesheet_ts003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
+
+    def _check_mined_4f3b0a3a49__new_payslip(self) -> bool:  # tasks.world:6881
+        return any(
+            _r82.employee == 'E001' and _r82.period == '2026-03' and _r82.timesheet is None
+            and _r82.hours == 0.0 and _r82.gross_cents == 800000 and _r82.bonus_cents == 0
+            and _r82.tax_cents == 280000 and _r82.net_cents == 520000 and _r82.corrected == False
+            and _r82.correction_note == ''
+            for _r82 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_4f3b0a3a49__new_payslip_1(self) -> bool:  # tasks.world:6882
+        return any(
+            _r83.employee == 'E002' and _r83.period == '2026-03' and _r83.timesheet is None
+            and _r83.hours == 0.0 and _r83.gross_cents == 500000 and _r83.bonus_cents == 50000
+            and _r83.tax_cents == 110000 and _r83.net_cents == 440000 and _r83.corrected == False
+            and _r83.correction_note == ''
+            for _r83 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_4f3b0a3a49__new_payslip_2(self) -> bool:  # tasks.world:6883
+        return any(
+            _r84.employee == 'E003' and _r84.period == '2026-03' and _r84.timesheet == 'TS003'
+            and _r84.hours == 120.0 and _r84.gross_cents == 300000 and _r84.bonus_cents == 0
+            and _r84.tax_cents == 60000 and _r84.net_cents == 240000 and _r84.corrected == False
+            and _r84.correction_note == ''
+            for _r84 in rt.each(self, self.t_payslips)
+        )
+
+    def _check_mined_d81908e6d2__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:7047
+        return rt.expect(self.state.current_user, '==', 'E001')
+
+    # tasks.world:7048
+    def _check_mined_d81908e6d2__payslip_ps0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_payslips['PS0003'].gross_cents, '==', 9600000)
+            and rt.expect(self.t_payslips['PS0003'].tax_cents, '==', 1920000, part=1)
+            and rt.expect(self.t_payslips['PS0003'].net_cents, '==', 7680000, part=2)
+            and rt.expect(self.t_payslips['PS0003'].corrected, '==', True, part=3)
+            and rt.expect(self.t_payslips['PS0003'].correction_note, '==', 'manager', part=4)
+        )
+
 
 SmallPayroll.TOOLS = tools(SmallPayroll)
-
-
-# small_payroll.world:596
-def _check_run_march_payroll__period_paid(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid) and rt.expect(
-        ep.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
-    )
-
-
-def _check_run_march_payroll__four_slips(  # small_payroll.world:597
-    ep: SmallPayroll, init: SmallPayroll
-) -> rt.Verdict | bool:
-    return rt.expect(len(ep.t_payslips), '==', len(init.t_payslips) + 4)
-
-
-def _check_run_march_payroll__alan_bonus(ep: SmallPayroll) -> bool:  # small_payroll.world:598
-    return any(
-        _p17.employee == 'E002' and _p17.period == '2026-03' and _p17.gross_cents == 500000
-        and _p17.bonus_cents == 50000 and _p17.tax_cents == 110000 and _p17.net_cents == 440000
-        for _p17 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_run_march_payroll__linus_paid(ep: SmallPayroll) -> bool:  # small_payroll.world:599
-    return any(
-        _p18.employee == 'E004' and _p18.period == '2026-03' and _p18.timesheet == 'TS004'
-        and _p18.gross_cents == 211200 and _p18.net_cents == 211200
-        for _p18 in rt.each(ep, ep.t_payslips)
-    )
-
-
-# small_payroll.world:600
-def _check_run_march_payroll__timesheets_paid(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
-        and rt.expect(ep.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_paid, part=1)
-        and rt.expect(ep.t_timesheets['TS004'].approved_by, '==', 'E001', part=2)
-    )
-
-
-# small_payroll.world:767
-def _check_hours_bonus_and_correction__hours_added(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_timesheets['TS004'].hours, '==', 104.5) and rt.expect(
-        ep.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_draft, part=1
-    )
-
-
-# small_payroll.world:768
-def _check_hours_bonus_and_correction__bonus_issued(ep: SmallPayroll) -> bool:
-    return any(
-        _b19.employee == 'E003' and _b19.period == '2026-03' and _b19.amount_cents == 25000
-        for _b19 in rt.each(ep, ep.t_bonuses)
-    )
-
-
-# small_payroll.world:769
-def _check_hours_bonus_and_correction__corrected(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0002'].gross_cents, '==', 520000)
-        and rt.expect(ep.t_payslips['PS0002'].tax_cents, '==', 104000, part=1)
-        and rt.expect(ep.t_payslips['PS0002'].net_cents, '==', 416000, part=2)
-        and ep.t_payslips['PS0002'].corrected
-    )
-
-
-# tasks.world:159
-def _check_approve_march_and_april_hours__linus_march(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_timesheets['TS004'].hours, '==', 100.0)
-        and rt.expect(ep.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_approved, part=1)
-        and rt.expect(ep.t_timesheets['TS004'].approved_by, '==', 'E001', part=2)
-    )
-
-
-def _check_approve_march_and_april_hours__ada_april(ep: SmallPayroll) -> bool:  # tasks.world:160
-    return any(
-        _t20.employee == 'E003' and _t20.period == '2026-04' and _t20.hours == 32.0
-        and _t20.status == _E15_TimesheetStatus_approved and _t20.approved_by == 'E001'
-        for _t20 in rt.each(ep, ep.t_timesheets)
-    )
-
-
-def _check_approve_march_and_april_hours__nothing_paid(  # tasks.world:161
-    ep: SmallPayroll, init: SmallPayroll
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_open_)
-        and rt.expect(ep.t_periods['2026-04'].status, '==', _E12_PeriodStatus_open_, part=1)
-        and rt.expect(len(ep.t_timesheets), '==', len(init.t_timesheets) + 1, part=2)
-    )
-
-
-# tasks.world:329
-def _check_linus_rate_fix__payslip_corrected(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0004'].gross_cents, '==', 230000)
-        and rt.expect(ep.t_payslips['PS0004'].tax_cents, '==', 0, part=1)
-        and rt.expect(ep.t_payslips['PS0004'].net_cents, '==', 230000, part=2)
-        and ep.t_payslips['PS0004'].corrected
-    )
-
-
-def _check_linus_rate_fix__apology_bonus(ep: SmallPayroll) -> bool:  # tasks.world:330
-    return any(
-        _b21.employee == 'E004' and _b21.period == '2026-03' and _b21.amount_cents == 5000
-        and _b21.issued_by == 'E001'
-        for _b21 in rt.each(ep, ep.t_bonuses)
-    )
-
-
-def _check_inventory_weekend_bonuses__bonuses_issued(ep: SmallPayroll) -> bool:  # tasks.world:496
-    return (
-        any(
-            _b22.employee == 'E003' and _b22.period == '2026-03' and _b22.amount_cents == 15000
-            and _b22.issued_by == 'E001'
-            for _b22 in rt.each(ep, ep.t_bonuses)
-        )
-        and any(
-            _b23.employee == 'E004' and _b23.period == '2026-03' and _b23.amount_cents == 20000
-            and _b23.issued_by == 'E001'
-            for _b23 in rt.each(ep, ep.t_bonuses)
-        )
-    )
-
-
-def _check_inventory_weekend_bonuses__ada_paid(ep: SmallPayroll) -> bool:  # tasks.world:497
-    return any(
-        _p24.employee == 'E003' and _p24.period == '2026-03' and _p24.gross_cents == 300000
-        and _p24.bonus_cents == 15000 and _p24.tax_cents == 63000 and _p24.net_cents == 252000
-        for _p24 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_inventory_weekend_bonuses__linus_paid(ep: SmallPayroll) -> bool:  # tasks.world:498
-    return any(
-        _p25.employee == 'E004' and _p25.period == '2026-03' and _p25.timesheet == 'TS004'
-        and _p25.gross_cents == 211200 and _p25.bonus_cents == 20000 and _p25.net_cents == 231200
-        for _p25 in rt.each(ep, ep.t_payslips)
-    )
-
-
-# tasks.world:499
-def _check_inventory_weekend_bonuses__march_paid(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid)
-
-
-# tasks.world:666
-def _check_march_hours_and_overtime_fix__linus_timesheet(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_timesheets['TS004'].hours, '==', 104.0)
-        and rt.expect(ep.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_paid, part=1)
-        and rt.expect(ep.t_timesheets['TS004'].approved_by, '==', 'E001', part=2)
-    )
-
-
-def _check_march_hours_and_overtime_fix__linus_paid(ep: SmallPayroll) -> bool:  # tasks.world:667
-    return any(
-        _p26.employee == 'E004' and _p26.period == '2026-03' and _p26.hours == 104.0
-        and _p26.gross_cents == 228800
-        for _p26 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_march_hours_and_overtime_fix__ada_overtime(ep: SmallPayroll) -> bool:  # tasks.world:668
-    return any(
-        _p27.employee == 'E003' and _p27.period == '2026-03' and _p27.gross_cents == 315000
-        and _p27.corrected and _p27.tax_cents == 63000 and _p27.net_cents == 252000
-        and _p27.correction_note == 'March overtime: 6 hours'
-        for _p27 in rt.each(ep, ep.t_payslips)
-    )
-
-
-# tasks.world:669
-def _check_march_hours_and_overtime_fix__march_paid(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid)
-
-
-# tasks.world:843
-def _check_linus_bonus_then_march_payroll__bonus_issued(ep: SmallPayroll) -> bool:
-    return any(
-        _b28.employee == 'E004' and _b28.period == '2026-03' and _b28.amount_cents == 30000
-        and _b28.issued_by == 'E001'
-        for _b28 in rt.each(ep, ep.t_bonuses)
-    )
-
-
-# tasks.world:844
-def _check_linus_bonus_then_march_payroll__march_paid(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid) and rt.expect(
-        ep.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
-    )
-
-
-def _check_linus_bonus_then_march_payroll__linus_slip(ep: SmallPayroll) -> bool:  # tasks.world:845
-    return any(
-        _p29.employee == 'E004' and _p29.period == '2026-03' and _p29.timesheet == 'TS004'
-        and _p29.gross_cents == 211200 and _p29.bonus_cents == 30000 and _p29.tax_cents == 0
-        and _p29.net_cents == 241200
-        for _p29 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_linus_bonus_then_march_payroll__told_net(  # tasks.world:846
-    ep: SmallPayroll, replies: tuple[str, ...]
-) -> bool:
-    return '2412' in rt.read(ep, ep.built(rt.replace(
-        rt.read(ep, replies[-1] if replies else ''), ',', ''
-    )))
-
-
-def _check_pay_march_then_fix_ada__march_paid(  # tasks.world:1018
-    ep: SmallPayroll, init: SmallPayroll
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid) and rt.expect(
-        len(ep.t_payslips), '==', len(init.t_payslips) + 4, part=1
-    )
-
-
-def _check_pay_march_then_fix_ada__linus_paid(ep: SmallPayroll) -> bool:  # tasks.world:1019
-    return any(
-        _p30.employee == 'E004' and _p30.period == '2026-03' and _p30.timesheet == 'TS004'
-        and _p30.gross_cents == 211200
-        for _p30 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_pay_march_then_fix_ada__ada_corrected(ep: SmallPayroll) -> bool:  # tasks.world:1020
-    return any(
-        _p31.employee == 'E003' and _p31.period == '2026-03' and _p31.gross_cents == 310000
-        and _p31.tax_cents == 62000 and _p31.net_cents == 248000 and _p31.corrected
-        and _p31.correction_note == '4 hours missing from timesheet'
-        for _p31 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_04fdfa5292__new_timesheet(ep: SmallPayroll) -> bool:  # tasks.world:1189
-    return any(
-        _r32.employee == 'E003' and _r32.period == '2026-04' and _r32.hours == 181.0
-        and _r32.status == _E15_TimesheetStatus_draft and _r32.approved_by is None
-        for _r32 in rt.each(ep, ep.t_timesheets)
-    )
-
-
-def _check_mined_04fdfa5292__new_bonus(ep: SmallPayroll) -> bool:  # tasks.world:1190
-    return any(
-        _r33.employee == 'E003' and _r33.period == '2026-04' and _r33.amount_cents == 1
-        and _r33.reason == 'E004' and _r33.issued_by == 'E001'
-        for _r33 in rt.each(ep, ep.t_bonuses)
-    )
-
-
-def _check_mined_04fdfa5292__new_bonus_1(ep: SmallPayroll) -> bool:  # tasks.world:1191
-    return any(
-        _r34.employee == 'E001' and _r34.period == '2026-04' and _r34.amount_cents == 1
-        and _r34.reason == 'A1' and _r34.issued_by == 'E001'
-        for _r34 in rt.each(ep, ep.t_bonuses)
-    )
-
-
-# tasks.world:1192
-def _check_mined_04fdfa5292__payslip_ps0004_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0004'].gross_cents, '==', 5)
-        and rt.expect(ep.t_payslips['PS0004'].net_cents, '==', 5, part=1)
-        and rt.expect(ep.t_payslips['PS0004'].corrected, '==', True, part=2)
-        and rt.expect(ep.t_payslips['PS0004'].correction_note, '==', 'E003', part=3)
-    )
-
-
-# tasks.world:1358
-def _check_mined_2348d21bde__current_user_set(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-def _check_mined_2348d21bde__new_bonus(ep: SmallPayroll) -> bool:  # tasks.world:1359
-    return any(
-        _r35.employee == 'E001' and _r35.period == '2026-03' and _r35.amount_cents == 2851825
-        and _r35.reason == 'PS0001' and _r35.issued_by == 'E001'
-        for _r35 in rt.each(ep, ep.t_bonuses)
-    )
-
-
-# tasks.world:1360
-def _check_mined_2348d21bde__payslip_ps0001_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0001'].gross_cents, '==', 83219116)
-        and rt.expect(ep.t_payslips['PS0001'].tax_cents, '==', 29126690, part=1)
-        and rt.expect(ep.t_payslips['PS0001'].net_cents, '==', 54092426, part=2)
-        and rt.expect(ep.t_payslips['PS0001'].corrected, '==', True, part=3)
-        and rt.expect(ep.t_payslips['PS0001'].correction_note, '==', '"\'', part=4)
-    )
-
-
-def _check_mined_d779a14139__new_bonus(ep: SmallPayroll) -> bool:  # tasks.world:1525
-    return any(
-        _r36.employee == 'E001' and _r36.period == '2026-04' and _r36.amount_cents == 1
-        and _r36.reason == 'staff' and _r36.issued_by == 'E001'
-        for _r36 in rt.each(ep, ep.t_bonuses)
-    )
-
-
-# tasks.world:1526
-def _check_mined_d779a14139__payslip_ps0003_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0003'].gross_cents, '==', 90577451)
-        and rt.expect(ep.t_payslips['PS0003'].tax_cents, '==', 18115490, part=1)
-        and rt.expect(ep.t_payslips['PS0003'].net_cents, '==', 72461961, part=2)
-        and rt.expect(ep.t_payslips['PS0003'].corrected, '==', True, part=3)
-        and rt.expect(ep.t_payslips['PS0003'].correction_note, '==', 'T#f9N', part=4)
-    )
-
-
-# tasks.world:1691
-def _check_mined_a30d3b3c0a__current_user_set(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-# tasks.world:1692
-def _check_mined_a30d3b3c0a__payperiod_k_2026_03_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid) and rt.expect(
-        ep.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
-    )
-
-
-# tasks.world:1693
-def _check_mined_a30d3b3c0a__timesheet_ts003_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
-
-
-def _check_mined_a30d3b3c0a__new_bonus(ep: SmallPayroll) -> bool:  # tasks.world:1694
-    return any(
-        _r37.employee == 'E001' and _r37.period == '2026-03' and _r37.amount_cents == 1
-        and _r37.reason == '{}' and _r37.issued_by == 'E001'
-        for _r37 in rt.each(ep, ep.t_bonuses)
-    )
-
-
-def _check_mined_a30d3b3c0a__new_payslip(ep: SmallPayroll) -> bool:  # tasks.world:1695
-    return any(
-        _r38.employee == 'E001' and _r38.period == '2026-03' and _r38.timesheet is None
-        and _r38.hours == 0.0 and _r38.gross_cents == 800000 and _r38.bonus_cents == 1
-        and _r38.tax_cents == 280000 and _r38.net_cents == 520001 and _r38.corrected == False
-        and _r38.correction_note == ''
-        for _r38 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_a30d3b3c0a__new_payslip_1(ep: SmallPayroll) -> bool:  # tasks.world:1696
-    return any(
-        _r39.employee == 'E002' and _r39.period == '2026-03' and _r39.timesheet is None
-        and _r39.hours == 0.0 and _r39.gross_cents == 500000 and _r39.bonus_cents == 50000
-        and _r39.tax_cents == 110000 and _r39.net_cents == 440000 and _r39.corrected == False
-        and _r39.correction_note == ''
-        for _r39 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_a30d3b3c0a__new_payslip_2(ep: SmallPayroll) -> bool:  # tasks.world:1697
-    return any(
-        _r40.employee == 'E003' and _r40.period == '2026-03' and _r40.timesheet == 'TS003'
-        and _r40.hours == 120.0 and _r40.gross_cents == 300000 and _r40.bonus_cents == 0
-        and _r40.tax_cents == 60000 and _r40.net_cents == 240000 and _r40.corrected == False
-        and _r40.correction_note == ''
-        for _r40 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_c194131e7f__new_bonus(ep: SmallPayroll) -> bool:  # tasks.world:1863
-    return any(
-        _r41.employee == 'E003' and _r41.period == '2026-03' and _r41.amount_cents == 140
-        and _r41.reason == '2026-02' and _r41.issued_by == 'E001'
-        for _r41 in rt.each(ep, ep.t_bonuses)
-    )
-
-
-# tasks.world:1864
-def _check_mined_c194131e7f__payslip_ps0003_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0003'].gross_cents, '==', 28282188)
-        and rt.expect(ep.t_payslips['PS0003'].tax_cents, '==', 5656437, part=1)
-        and rt.expect(ep.t_payslips['PS0003'].net_cents, '==', 22625751, part=2)
-        and rt.expect(ep.t_payslips['PS0003'].corrected, '==', True, part=3)
-        and rt.expect(ep.t_payslips['PS0003'].correction_note, '==', 'staff', part=4)
-    )
-
-
-# tasks.world:2029
-def _check_mined_28c25630ec__current_user_set(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-def _check_mined_28c25630ec__new_bonus(ep: SmallPayroll) -> bool:  # tasks.world:2030
-    return any(
-        _r42.employee == 'E001' and _r42.period == '2026-03' and _r42.amount_cents == 6796458
-        and _r42.reason == '2026-02-01' and _r42.issued_by == 'E001'
-        for _r42 in rt.each(ep, ep.t_bonuses)
-    )
-
-
-def _check_mined_5a81acd8a7__new_timesheet(ep: SmallPayroll) -> bool:  # tasks.world:2194
-    return any(
-        _r43.employee == 'E003' and _r43.period == '2026-04' and _r43.hours == 121.0
-        and _r43.status == _E15_TimesheetStatus_approved and _r43.approved_by == 'E001'
-        for _r43 in rt.each(ep, ep.t_timesheets)
-    )
-
-
-# tasks.world:2357
-def _check_mined_33cf2ebe17__current_user_set(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-def _check_mined_5778a21cc6__new_timesheet(ep: SmallPayroll) -> bool:  # tasks.world:2519
-    return any(
-        _r44.employee == 'E004' and _r44.period == '2026-04' and _r44.hours == 2.0
-        and _r44.status == _E15_TimesheetStatus_draft and _r44.approved_by is None
-        for _r44 in rt.each(ep, ep.t_timesheets)
-    )
-
-
-def _check_mined_5778a21cc6__new_bonus(ep: SmallPayroll) -> bool:  # tasks.world:2520
-    return any(
-        _r45.employee == 'E004' and _r45.period == '2026-04' and _r45.amount_cents == 70000
-        and _r45.reason == 'draft' and _r45.issued_by == 'E001'
-        for _r45 in rt.each(ep, ep.t_bonuses)
-    )
-
-
-# tasks.world:2683
-def _check_mined_e9b08036b8__current_user_set(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-# tasks.world:2684
-def _check_mined_e9b08036b8__timesheet_ts004_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_approved)
-        and rt.expect(ep.t_timesheets['TS004'].approved_by, '==', 'E001', part=1)
-    )
-
-
-# tasks.world:2685
-def _check_mined_e9b08036b8__payslip_ps0001_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0001'].gross_cents, '==', 350000)
-        and rt.expect(ep.t_payslips['PS0001'].tax_cents, '==', 122500, part=1)
-        and rt.expect(ep.t_payslips['PS0001'].net_cents, '==', 227500, part=2)
-        and rt.expect(ep.t_payslips['PS0001'].corrected, '==', True, part=3)
-        and rt.expect(ep.t_payslips['PS0001'].correction_note, '==', 'draft', part=4)
-    )
-
-
-# tasks.world:2686
-def _check_mined_e9b08036b8__payslip_ps0004_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0004'].gross_cents, '==', 92171567)
-        and rt.expect(ep.t_payslips['PS0004'].net_cents, '==', 92171567, part=1)
-        and rt.expect(ep.t_payslips['PS0004'].corrected, '==', True, part=2)
-        and rt.expect(ep.t_payslips['PS0004'].correction_note, '==', 'salaried', part=3)
-    )
-
-
-# tasks.world:2855
-def _check_mined_b4b684e2e9__timesheet_ts004_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_timesheets['TS004'].hours, '==', 192.0)
-
-
-def _check_mined_b4b684e2e9__new_bonus(ep: SmallPayroll) -> bool:  # tasks.world:2856
-    return any(
-        _r46.employee == 'E004' and _r46.period == '2026-03' and _r46.amount_cents == 120
-        and _r46.reason == '"\'' and _r46.issued_by == 'E001'
-        for _r46 in rt.each(ep, ep.t_bonuses)
-    )
-
-
-# tasks.world:3019
-def _check_mined_46c888c6de__current_user_set(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-# tasks.world:3020
-def _check_mined_46c888c6de__timesheet_ts004_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_approved)
-        and rt.expect(ep.t_timesheets['TS004'].approved_by, '==', 'E001', part=1)
-    )
-
-
-# tasks.world:3021
-def _check_mined_46c888c6de__payslip_ps0004_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0004'].gross_cents, '==', 20242952)
-        and rt.expect(ep.t_payslips['PS0004'].net_cents, '==', 20242952, part=1)
-        and rt.expect(ep.t_payslips['PS0004'].corrected, '==', True, part=2)
-        and rt.expect(ep.t_payslips['PS0004'].correction_note, '==', '2026-04-30', part=3)
-    )
-
-
-# tasks.world:3188
-def _check_mined_9fbf7c7fdc__payperiod_k_2026_03_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid) and rt.expect(
-        ep.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
-    )
-
-
-# tasks.world:3189
-def _check_mined_9fbf7c7fdc__timesheet_ts003_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
-
-
-def _check_mined_9fbf7c7fdc__new_bonus(ep: SmallPayroll) -> bool:  # tasks.world:3190
-    return any(
-        _r47.employee == 'E001' and _r47.period == '2026-03' and _r47.amount_cents == 500000
-        and _r47.reason == 'manager' and _r47.issued_by == 'E001'
-        for _r47 in rt.each(ep, ep.t_bonuses)
-    )
-
-
-def _check_mined_9fbf7c7fdc__new_payslip(ep: SmallPayroll) -> bool:  # tasks.world:3191
-    return any(
-        _r48.employee == 'E001' and _r48.period == '2026-03' and _r48.timesheet is None
-        and _r48.hours == 0.0 and _r48.gross_cents == 800000 and _r48.bonus_cents == 500000
-        and _r48.tax_cents == 455000 and _r48.net_cents == 845000 and _r48.corrected == False
-        and _r48.correction_note == ''
-        for _r48 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_9fbf7c7fdc__new_payslip_1(ep: SmallPayroll) -> bool:  # tasks.world:3192
-    return any(
-        _r49.employee == 'E002' and _r49.period == '2026-03' and _r49.timesheet is None
-        and _r49.hours == 0.0 and _r49.gross_cents == 500000 and _r49.bonus_cents == 50000
-        and _r49.tax_cents == 110000 and _r49.net_cents == 440000 and _r49.corrected == False
-        and _r49.correction_note == ''
-        for _r49 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_9fbf7c7fdc__new_payslip_2(ep: SmallPayroll) -> bool:  # tasks.world:3193
-    return any(
-        _r50.employee == 'E003' and _r50.period == '2026-03' and _r50.timesheet == 'TS003'
-        and _r50.hours == 120.0 and _r50.gross_cents == 300000 and _r50.bonus_cents == 0
-        and _r50.tax_cents == 60000 and _r50.net_cents == 240000 and _r50.corrected == False
-        and _r50.correction_note == ''
-        for _r50 in rt.each(ep, ep.t_payslips)
-    )
-
-
-# tasks.world:3356
-def _check_mined_642bfc77f9__current_user_set(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-# tasks.world:3357
-def _check_mined_642bfc77f9__payperiod_k_2026_03_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid) and rt.expect(
-        ep.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
-    )
-
-
-# tasks.world:3358
-def _check_mined_642bfc77f9__timesheet_ts003_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
-
-
-# tasks.world:3359
-def _check_mined_642bfc77f9__payslip_ps0001_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0001'].gross_cents, '==', 0)
-        and rt.expect(ep.t_payslips['PS0001'].tax_cents, '==', 0, part=1)
-        and rt.expect(ep.t_payslips['PS0001'].net_cents, '==', 0, part=2)
-        and rt.expect(ep.t_payslips['PS0001'].corrected, '==', True, part=3)
-        and rt.expect(ep.t_payslips['PS0001'].correction_note, '==', 'E001', part=4)
-    )
-
-
-# tasks.world:3360
-def _check_mined_642bfc77f9__payslip_ps0004_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0004'].gross_cents, '==', 400000)
-        and rt.expect(ep.t_payslips['PS0004'].net_cents, '==', 400000, part=1)
-        and rt.expect(ep.t_payslips['PS0004'].corrected, '==', True, part=2)
-        and rt.expect(ep.t_payslips['PS0004'].correction_note, '==', 'PS0001', part=3)
-    )
-
-
-def _check_mined_642bfc77f9__new_payslip(ep: SmallPayroll) -> bool:  # tasks.world:3361
-    return any(
-        _r51.employee == 'E001' and _r51.period == '2026-03' and _r51.timesheet is None
-        and _r51.hours == 0.0 and _r51.gross_cents == 800000 and _r51.bonus_cents == 0
-        and _r51.tax_cents == 280000 and _r51.net_cents == 520000 and _r51.corrected == False
-        and _r51.correction_note == ''
-        for _r51 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_642bfc77f9__new_payslip_1(ep: SmallPayroll) -> bool:  # tasks.world:3362
-    return any(
-        _r52.employee == 'E002' and _r52.period == '2026-03' and _r52.timesheet is None
-        and _r52.hours == 0.0 and _r52.gross_cents == 500000 and _r52.bonus_cents == 50000
-        and _r52.tax_cents == 110000 and _r52.net_cents == 440000 and _r52.corrected == False
-        and _r52.correction_note == ''
-        for _r52 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_642bfc77f9__new_payslip_2(ep: SmallPayroll) -> bool:  # tasks.world:3363
-    return any(
-        _r53.employee == 'E003' and _r53.period == '2026-03' and _r53.timesheet == 'TS003'
-        and _r53.hours == 120.0 and _r53.gross_cents == 300000 and _r53.bonus_cents == 0
-        and _r53.tax_cents == 60000 and _r53.net_cents == 240000 and _r53.corrected == False
-        and _r53.correction_note == ''
-        for _r53 in rt.each(ep, ep.t_payslips)
-    )
-
-
-# tasks.world:3531
-def _check_mined_5e4150185d__timesheet_ts004_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_timesheets['TS004'].hours, '==', 102.4)
-
-
-# tasks.world:3693
-def _check_mined_7eac46a11a__current_user_set(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-def _check_mined_7eac46a11a__new_bonus(ep: SmallPayroll) -> bool:  # tasks.world:3694
-    return any(
-        _r54.employee == 'E001' and _r54.period == '2026-04' and _r54.amount_cents == 9600000
-        and _r54.reason == 'Grace Hopper' and _r54.issued_by == 'E001'
-        for _r54 in rt.each(ep, ep.t_bonuses)
-    )
-
-
-# tasks.world:3695
-def _check_mined_7eac46a11a__payslip_ps0002_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0002'].gross_cents, '==', 0)
-        and rt.expect(ep.t_payslips['PS0002'].tax_cents, '==', 0, part=1)
-        and rt.expect(ep.t_payslips['PS0002'].net_cents, '==', 0, part=2)
-        and rt.expect(ep.t_payslips['PS0002'].corrected, '==', True, part=3)
-        and rt.expect(ep.t_payslips['PS0002'].correction_note, '==', 'open', part=4)
-    )
-
-
-# tasks.world:3696
-def _check_mined_7eac46a11a__payslip_ps0003_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0003'].gross_cents, '==', 70000)
-        and rt.expect(ep.t_payslips['PS0003'].tax_cents, '==', 14000, part=1)
-        and rt.expect(ep.t_payslips['PS0003'].net_cents, '==', 56000, part=2)
-        and rt.expect(ep.t_payslips['PS0003'].corrected, '==', True, part=3)
-        and rt.expect(ep.t_payslips['PS0003'].correction_note, '==', 'Ada Lovelace', part=4)
-    )
-
-
-def _check_mined_a785c2cd6a__new_timesheet(ep: SmallPayroll) -> bool:  # tasks.world:3864
-    return any(
-        _r55.employee == 'E003' and _r55.period == '2026-04' and _r55.hours == 27.01
-        and _r55.status == _E15_TimesheetStatus_draft and _r55.approved_by is None
-        for _r55 in rt.each(ep, ep.t_timesheets)
-    )
-
-
-# tasks.world:4026
-def _check_mined_12451fa6b1__current_user_set(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-# tasks.world:4027
-def _check_mined_12451fa6b1__timesheet_ts004_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_approved)
-        and rt.expect(ep.t_timesheets['TS004'].approved_by, '==', 'E001', part=1)
-    )
-
-
-def _check_mined_12451fa6b1__new_bonus(ep: SmallPayroll) -> bool:  # tasks.world:4028
-    return any(
-        _r56.employee == 'E001' and _r56.period == '2026-03' and _r56.amount_cents == 7836145
-        and _r56.reason == 'approved' and _r56.issued_by == 'E001'
-        for _r56 in rt.each(ep, ep.t_bonuses)
-    )
-
-
-# tasks.world:4194
-def _check_mined_ff6150a2b9__payperiod_k_2026_03_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid) and rt.expect(
-        ep.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
-    )
-
-
-# tasks.world:4195
-def _check_mined_ff6150a2b9__timesheet_ts003_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
-
-
-# tasks.world:4196
-def _check_mined_ff6150a2b9__payslip_ps0003_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0003'].gross_cents, '==', 220000)
-        and rt.expect(ep.t_payslips['PS0003'].tax_cents, '==', 44000, part=1)
-        and rt.expect(ep.t_payslips['PS0003'].net_cents, '==', 176000, part=2)
-        and rt.expect(ep.t_payslips['PS0003'].corrected, '==', True, part=3)
-        and rt.expect(ep.t_payslips['PS0003'].correction_note, '==', 'draft', part=4)
-    )
-
-
-def _check_mined_ff6150a2b9__new_payslip(ep: SmallPayroll) -> bool:  # tasks.world:4197
-    return any(
-        _r57.employee == 'E001' and _r57.period == '2026-03' and _r57.timesheet is None
-        and _r57.hours == 0.0 and _r57.gross_cents == 800000 and _r57.bonus_cents == 0
-        and _r57.tax_cents == 280000 and _r57.net_cents == 520000 and _r57.corrected == False
-        and _r57.correction_note == ''
-        for _r57 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_ff6150a2b9__new_payslip_1(ep: SmallPayroll) -> bool:  # tasks.world:4198
-    return any(
-        _r58.employee == 'E002' and _r58.period == '2026-03' and _r58.timesheet is None
-        and _r58.hours == 0.0 and _r58.gross_cents == 500000 and _r58.bonus_cents == 50000
-        and _r58.tax_cents == 110000 and _r58.net_cents == 440000 and _r58.corrected == False
-        and _r58.correction_note == ''
-        for _r58 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_ff6150a2b9__new_payslip_2(ep: SmallPayroll) -> bool:  # tasks.world:4199
-    return any(
-        _r59.employee == 'E003' and _r59.period == '2026-03' and _r59.timesheet == 'TS003'
-        and _r59.hours == 120.0 and _r59.gross_cents == 300000 and _r59.bonus_cents == 0
-        and _r59.tax_cents == 60000 and _r59.net_cents == 240000 and _r59.corrected == False
-        and _r59.correction_note == ''
-        for _r59 in rt.each(ep, ep.t_payslips)
-    )
-
-
-# tasks.world:4362
-def _check_mined_2fb38774a8__current_user_set(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-# tasks.world:4363
-def _check_mined_2fb38774a8__payperiod_k_2026_03_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid) and rt.expect(
-        ep.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
-    )
-
-
-# tasks.world:4364
-def _check_mined_2fb38774a8__payperiod_k_2026_04_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_periods['2026-04'].status, '==', _E12_PeriodStatus_paid) and rt.expect(
-        ep.t_periods['2026-04'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
-    )
-
-
-# tasks.world:4365
-def _check_mined_2fb38774a8__timesheet_ts003_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
-
-
-def _check_mined_2fb38774a8__new_bonus(ep: SmallPayroll) -> bool:  # tasks.world:4366
-    return any(
-        _r60.employee == 'E001' and _r60.period == '2026-03' and _r60.amount_cents == 1
-        and _r60.reason == 'draft' and _r60.issued_by == 'E001'
-        for _r60 in rt.each(ep, ep.t_bonuses)
-    )
-
-
-def _check_mined_2fb38774a8__new_payslip(ep: SmallPayroll) -> bool:  # tasks.world:4367
-    return any(
-        _r61.employee == 'E001' and _r61.period == '2026-03' and _r61.timesheet is None
-        and _r61.hours == 0.0 and _r61.gross_cents == 800000 and _r61.bonus_cents == 1
-        and _r61.tax_cents == 280000 and _r61.net_cents == 520001 and _r61.corrected == False
-        and _r61.correction_note == ''
-        for _r61 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_2fb38774a8__new_payslip_1(ep: SmallPayroll) -> bool:  # tasks.world:4368
-    return any(
-        _r62.employee == 'E002' and _r62.period == '2026-03' and _r62.timesheet is None
-        and _r62.hours == 0.0 and _r62.gross_cents == 500000 and _r62.bonus_cents == 50000
-        and _r62.tax_cents == 110000 and _r62.net_cents == 440000 and _r62.corrected == False
-        and _r62.correction_note == ''
-        for _r62 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_2fb38774a8__new_payslip_2(ep: SmallPayroll) -> bool:  # tasks.world:4369
-    return any(
-        _r63.employee == 'E003' and _r63.period == '2026-03' and _r63.timesheet == 'TS003'
-        and _r63.hours == 120.0 and _r63.gross_cents == 300000 and _r63.bonus_cents == 0
-        and _r63.tax_cents == 60000 and _r63.net_cents == 240000 and _r63.corrected == False
-        and _r63.correction_note == ''
-        for _r63 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_2fb38774a8__new_payslip_3(ep: SmallPayroll) -> bool:  # tasks.world:4370
-    return any(
-        _r64.employee == 'E001' and _r64.period == '2026-04' and _r64.timesheet is None
-        and _r64.hours == 0.0 and _r64.gross_cents == 800000 and _r64.bonus_cents == 0
-        and _r64.tax_cents == 280000 and _r64.net_cents == 520000 and _r64.corrected == False
-        and _r64.correction_note == ''
-        for _r64 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_2fb38774a8__new_payslip_4(ep: SmallPayroll) -> bool:  # tasks.world:4371
-    return any(
-        _r65.employee == 'E002' and _r65.period == '2026-04' and _r65.timesheet is None
-        and _r65.hours == 0.0 and _r65.gross_cents == 500000 and _r65.bonus_cents == 0
-        and _r65.tax_cents == 100000 and _r65.net_cents == 400000 and _r65.corrected == False
-        and _r65.correction_note == ''
-        for _r65 in rt.each(ep, ep.t_payslips)
-    )
-
-
-# tasks.world:4538
-def _check_mined_5f09b67cc1__timesheet_ts004_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_approved)
-        and rt.expect(ep.t_timesheets['TS004'].approved_by, '==', 'E001', part=1)
-    )
-
-
-# tasks.world:4700
-def _check_mined_8e8041b6fb__current_user_set(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-# tasks.world:4701
-def _check_mined_8e8041b6fb__payperiod_k_2026_03_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid) and rt.expect(
-        ep.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
-    )
-
-
-# tasks.world:4702
-def _check_mined_8e8041b6fb__payperiod_k_2026_04_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_periods['2026-04'].status, '==', _E12_PeriodStatus_paid) and rt.expect(
-        ep.t_periods['2026-04'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
-    )
-
-
-# tasks.world:4703
-def _check_mined_8e8041b6fb__timesheet_ts003_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
-
-
-def _check_mined_8e8041b6fb__new_payslip(ep: SmallPayroll) -> bool:  # tasks.world:4704
-    return any(
-        _r66.employee == 'E001' and _r66.period == '2026-03' and _r66.timesheet is None
-        and _r66.hours == 0.0 and _r66.gross_cents == 800000 and _r66.bonus_cents == 0
-        and _r66.tax_cents == 280000 and _r66.net_cents == 520000 and _r66.corrected == False
-        and _r66.correction_note == ''
-        for _r66 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_8e8041b6fb__new_payslip_1(ep: SmallPayroll) -> bool:  # tasks.world:4705
-    return any(
-        _r67.employee == 'E002' and _r67.period == '2026-03' and _r67.timesheet is None
-        and _r67.hours == 0.0 and _r67.gross_cents == 350000 and _r67.bonus_cents == 50000
-        and _r67.tax_cents == 80000 and _r67.net_cents == 320000 and _r67.corrected == True
-        and _r67.correction_note == 'A1'
-        for _r67 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_8e8041b6fb__new_payslip_2(ep: SmallPayroll) -> bool:  # tasks.world:4706
-    return any(
-        _r68.employee == 'E003' and _r68.period == '2026-03' and _r68.timesheet == 'TS003'
-        and _r68.hours == 120.0 and _r68.gross_cents == 300000 and _r68.bonus_cents == 0
-        and _r68.tax_cents == 60000 and _r68.net_cents == 240000 and _r68.corrected == False
-        and _r68.correction_note == ''
-        for _r68 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_8e8041b6fb__new_payslip_3(ep: SmallPayroll) -> bool:  # tasks.world:4707
-    return any(
-        _r69.employee == 'E001' and _r69.period == '2026-04' and _r69.timesheet is None
-        and _r69.hours == 0.0 and _r69.gross_cents == 800000 and _r69.bonus_cents == 0
-        and _r69.tax_cents == 280000 and _r69.net_cents == 520000 and _r69.corrected == False
-        and _r69.correction_note == ''
-        for _r69 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_8e8041b6fb__new_payslip_4(ep: SmallPayroll) -> bool:  # tasks.world:4708
-    return any(
-        _r70.employee == 'E002' and _r70.period == '2026-04' and _r70.timesheet is None
-        and _r70.hours == 0.0 and _r70.gross_cents == 500000 and _r70.bonus_cents == 0
-        and _r70.tax_cents == 100000 and _r70.net_cents == 400000 and _r70.corrected == False
-        and _r70.correction_note == ''
-        for _r70 in rt.each(ep, ep.t_payslips)
-    )
-
-
-# tasks.world:4874
-def _check_mined_e841dad160__payperiod_k_2026_03_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid) and rt.expect(
-        ep.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
-    )
-
-
-# tasks.world:4875
-def _check_mined_e841dad160__timesheet_ts003_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
-
-
-def _check_mined_e841dad160__new_payslip(ep: SmallPayroll) -> bool:  # tasks.world:4876
-    return any(
-        _r71.employee == 'E001' and _r71.period == '2026-03' and _r71.timesheet is None
-        and _r71.hours == 0.0 and _r71.gross_cents == 800000 and _r71.bonus_cents == 0
-        and _r71.tax_cents == 280000 and _r71.net_cents == 520000 and _r71.corrected == False
-        and _r71.correction_note == ''
-        for _r71 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_e841dad160__new_payslip_1(ep: SmallPayroll) -> bool:  # tasks.world:4877
-    return any(
-        _r72.employee == 'E002' and _r72.period == '2026-03' and _r72.timesheet is None
-        and _r72.hours == 0.0 and _r72.gross_cents == 500000 and _r72.bonus_cents == 50000
-        and _r72.tax_cents == 110000 and _r72.net_cents == 440000 and _r72.corrected == False
-        and _r72.correction_note == ''
-        for _r72 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_e841dad160__new_payslip_2(ep: SmallPayroll) -> bool:  # tasks.world:4878
-    return any(
-        _r73.employee == 'E003' and _r73.period == '2026-03' and _r73.timesheet == 'TS003'
-        and _r73.hours == 120.0 and _r73.gross_cents == 500000 and _r73.bonus_cents == 0
-        and _r73.tax_cents == 100000 and _r73.net_cents == 400000 and _r73.corrected == True
-        and _r73.correction_note == 'hourly'
-        for _r73 in rt.each(ep, ep.t_payslips)
-    )
-
-
-# tasks.world:5041
-def _check_mined_0a6e83b968__current_user_set(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-# tasks.world:5042
-def _check_mined_0a6e83b968__payslip_ps0002_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0002'].gross_cents, '==', 280000)
-        and rt.expect(ep.t_payslips['PS0002'].tax_cents, '==', 56000, part=1)
-        and rt.expect(ep.t_payslips['PS0002'].net_cents, '==', 224000, part=2)
-        and rt.expect(ep.t_payslips['PS0002'].corrected, '==', True, part=3)
-        and rt.expect(ep.t_payslips['PS0002'].correction_note, '==', 'staff', part=4)
-    )
-
-
-# tasks.world:5043
-def _check_mined_0a6e83b968__payslip_ps0003_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0003'].gross_cents, '==', 280000)
-        and rt.expect(ep.t_payslips['PS0003'].tax_cents, '==', 56000, part=1)
-        and rt.expect(ep.t_payslips['PS0003'].net_cents, '==', 224000, part=2)
-        and rt.expect(ep.t_payslips['PS0003'].corrected, '==', True, part=3)
-        and rt.expect(ep.t_payslips['PS0003'].correction_note, '==', 'Grace Hopper', part=4)
-    )
-
-
-def _check_mined_e2e6a872c0__new_bonus(ep: SmallPayroll) -> bool:  # tasks.world:5209
-    return any(
-        _r74.employee == 'E001' and _r74.period == '2026-04' and _r74.amount_cents == 4800000
-        and _r74.reason == '2026-02-01' and _r74.issued_by == 'E001'
-        for _r74 in rt.each(ep, ep.t_bonuses)
-    )
-
-
-# tasks.world:5371
-def _check_mined_0b6ede9708__current_user_set(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-# tasks.world:5372
-def _check_mined_0b6ede9708__payperiod_k_2026_03_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid) and rt.expect(
-        ep.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
-    )
-
-
-# tasks.world:5373
-def _check_mined_0b6ede9708__timesheet_ts003_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
-
-
-def _check_mined_0b6ede9708__new_bonus(ep: SmallPayroll) -> bool:  # tasks.world:5374
-    return any(
-        _r75.employee == 'E002' and _r75.period == '2026-04' and _r75.amount_cents == 300000
-        and _r75.reason == 'salaried' and _r75.issued_by == 'E001'
-        for _r75 in rt.each(ep, ep.t_bonuses)
-    )
-
-
-def _check_mined_0b6ede9708__new_payslip(ep: SmallPayroll) -> bool:  # tasks.world:5375
-    return any(
-        _r76.employee == 'E001' and _r76.period == '2026-03' and _r76.timesheet is None
-        and _r76.hours == 0.0 and _r76.gross_cents == 800000 and _r76.bonus_cents == 0
-        and _r76.tax_cents == 280000 and _r76.net_cents == 520000 and _r76.corrected == False
-        and _r76.correction_note == ''
-        for _r76 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_0b6ede9708__new_payslip_1(ep: SmallPayroll) -> bool:  # tasks.world:5376
-    return any(
-        _r77.employee == 'E002' and _r77.period == '2026-03' and _r77.timesheet is None
-        and _r77.hours == 0.0 and _r77.gross_cents == 500000 and _r77.bonus_cents == 50000
-        and _r77.tax_cents == 110000 and _r77.net_cents == 440000 and _r77.corrected == False
-        and _r77.correction_note == ''
-        for _r77 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_0b6ede9708__new_payslip_2(ep: SmallPayroll) -> bool:  # tasks.world:5377
-    return any(
-        _r78.employee == 'E003' and _r78.period == '2026-03' and _r78.timesheet == 'TS003'
-        and _r78.hours == 120.0 and _r78.gross_cents == 300000 and _r78.bonus_cents == 0
-        and _r78.tax_cents == 60000 and _r78.net_cents == 240000 and _r78.corrected == False
-        and _r78.correction_note == ''
-        for _r78 in rt.each(ep, ep.t_payslips)
-    )
-
-
-# tasks.world:5542
-def _check_mined_ab4c5562c0__payperiod_k_2026_03_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid) and rt.expect(
-        ep.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
-    )
-
-
-# tasks.world:5543
-def _check_mined_ab4c5562c0__timesheet_ts003_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
-
-
-def _check_mined_ab4c5562c0__new_payslip(ep: SmallPayroll) -> bool:  # tasks.world:5544
-    return any(
-        _r79.employee == 'E001' and _r79.period == '2026-03' and _r79.timesheet is None
-        and _r79.hours == 0.0 and _r79.gross_cents == 0 and _r79.bonus_cents == 0
-        and _r79.tax_cents == 0 and _r79.net_cents == 0 and _r79.corrected == True
-        and _r79.correction_note == 'manager'
-        for _r79 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_ab4c5562c0__new_payslip_1(ep: SmallPayroll) -> bool:  # tasks.world:5545
-    return any(
-        _r80.employee == 'E002' and _r80.period == '2026-03' and _r80.timesheet is None
-        and _r80.hours == 0.0 and _r80.gross_cents == 500000 and _r80.bonus_cents == 50000
-        and _r80.tax_cents == 110000 and _r80.net_cents == 440000 and _r80.corrected == False
-        and _r80.correction_note == ''
-        for _r80 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_ab4c5562c0__new_payslip_2(ep: SmallPayroll) -> bool:  # tasks.world:5546
-    return any(
-        _r81.employee == 'E003' and _r81.period == '2026-03' and _r81.timesheet == 'TS003'
-        and _r81.hours == 120.0 and _r81.gross_cents == 300000 and _r81.bonus_cents == 0
-        and _r81.tax_cents == 60000 and _r81.net_cents == 240000 and _r81.corrected == False
-        and _r81.correction_note == ''
-        for _r81 in rt.each(ep, ep.t_payslips)
-    )
-
-
-# tasks.world:5708
-def _check_mined_0ddbae1107__current_user_set(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-# tasks.world:5709
-def _check_mined_0ddbae1107__timesheet_ts004_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_timesheets['TS004'].status, '==', _E15_TimesheetStatus_approved)
-        and rt.expect(ep.t_timesheets['TS004'].approved_by, '==', 'E001', part=1)
-    )
-
-
-# tasks.world:5874
-def _check_mined_4e13ddf1d4__payslip_ps0001_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0001'].gross_cents, '==', 24500)
-        and rt.expect(ep.t_payslips['PS0001'].tax_cents, '==', 8575, part=1)
-        and rt.expect(ep.t_payslips['PS0001'].net_cents, '==', 15925, part=2)
-        and rt.expect(ep.t_payslips['PS0001'].corrected, '==', True, part=3)
-        and rt.expect(ep.t_payslips['PS0001'].correction_note, '==', 'draft', part=4)
-    )
-
-
-# tasks.world:5875
-def _check_mined_4e13ddf1d4__payslip_ps0002_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0002'].gross_cents, '==', 100000)
-        and rt.expect(ep.t_payslips['PS0002'].tax_cents, '==', 20000, part=1)
-        and rt.expect(ep.t_payslips['PS0002'].net_cents, '==', 80000, part=2)
-        and rt.expect(ep.t_payslips['PS0002'].corrected, '==', True, part=3)
-        and rt.expect(ep.t_payslips['PS0002'].correction_note, '==', 'staff', part=4)
-    )
-
-
-# tasks.world:6041
-def _check_mined_05512cac28__current_user_set(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-# tasks.world:6042
-def _check_mined_05512cac28__payslip_ps0004_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0004'].gross_cents, '==', 74162568)
-        and rt.expect(ep.t_payslips['PS0004'].net_cents, '==', 74162568, part=1)
-        and rt.expect(ep.t_payslips['PS0004'].corrected, '==', True, part=2)
-        and rt.expect(ep.t_payslips['PS0004'].correction_note, '==', 'PS0004', part=3)
-    )
-
-
-# tasks.world:6211
-def _check_mined_7c62549c77__payslip_ps0001_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0001'].gross_cents, '==', 21727733)
-        and rt.expect(ep.t_payslips['PS0001'].tax_cents, '==', 7604706, part=1)
-        and rt.expect(ep.t_payslips['PS0001'].net_cents, '==', 14123027, part=2)
-        and rt.expect(ep.t_payslips['PS0001'].corrected, '==', True, part=3)
-        and rt.expect(ep.t_payslips['PS0001'].correction_note, '==', 'E001', part=4)
-    )
-
-
-# tasks.world:6377
-def _check_mined_704f7115b2__current_user_set(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-# tasks.world:6378
-def _check_mined_704f7115b2__payslip_ps0003_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0003'].gross_cents, '==', 80000000)
-        and rt.expect(ep.t_payslips['PS0003'].tax_cents, '==', 16000000, part=1)
-        and rt.expect(ep.t_payslips['PS0003'].net_cents, '==', 64000000, part=2)
-        and rt.expect(ep.t_payslips['PS0003'].corrected, '==', True, part=3)
-        and rt.expect(ep.t_payslips['PS0003'].correction_note, '==', 'E003', part=4)
-    )
-
-
-# tasks.world:6546
-def _check_mined_eb84b31fba__payslip_ps0004_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0004'].gross_cents, '==', 0)
-        and rt.expect(ep.t_payslips['PS0004'].net_cents, '==', 0, part=1)
-        and rt.expect(ep.t_payslips['PS0004'].corrected, '==', True, part=2)
-        and rt.expect(ep.t_payslips['PS0004'].correction_note, '==', 'E004', part=3)
-    )
-
-
-# tasks.world:6711
-def _check_mined_bcd8efec34__current_user_set(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-# tasks.world:6712
-def _check_mined_bcd8efec34__payslip_ps0004_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0004'].gross_cents, '==', 0)
-        and rt.expect(ep.t_payslips['PS0004'].net_cents, '==', 0, part=1)
-        and rt.expect(ep.t_payslips['PS0004'].corrected, '==', True, part=2)
-        and rt.expect(ep.t_payslips['PS0004'].correction_note, '==', '2026-03', part=3)
-    )
-
-
-# tasks.world:6879
-def _check_mined_4f3b0a3a49__payperiod_k_2026_03_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_periods['2026-03'].status, '==', _E12_PeriodStatus_paid) and rt.expect(
-        ep.t_periods['2026-03'].paid_on, '==', rt.parse_date('2026-03-31'), part=1
-    )
-
-
-# tasks.world:6880
-def _check_mined_4f3b0a3a49__timesheet_ts003_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.t_timesheets['TS003'].status, '==', _E15_TimesheetStatus_paid)
-
-
-def _check_mined_4f3b0a3a49__new_payslip(ep: SmallPayroll) -> bool:  # tasks.world:6881
-    return any(
-        _r82.employee == 'E001' and _r82.period == '2026-03' and _r82.timesheet is None
-        and _r82.hours == 0.0 and _r82.gross_cents == 800000 and _r82.bonus_cents == 0
-        and _r82.tax_cents == 280000 and _r82.net_cents == 520000 and _r82.corrected == False
-        and _r82.correction_note == ''
-        for _r82 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_4f3b0a3a49__new_payslip_1(ep: SmallPayroll) -> bool:  # tasks.world:6882
-    return any(
-        _r83.employee == 'E002' and _r83.period == '2026-03' and _r83.timesheet is None
-        and _r83.hours == 0.0 and _r83.gross_cents == 500000 and _r83.bonus_cents == 50000
-        and _r83.tax_cents == 110000 and _r83.net_cents == 440000 and _r83.corrected == False
-        and _r83.correction_note == ''
-        for _r83 in rt.each(ep, ep.t_payslips)
-    )
-
-
-def _check_mined_4f3b0a3a49__new_payslip_2(ep: SmallPayroll) -> bool:  # tasks.world:6883
-    return any(
-        _r84.employee == 'E003' and _r84.period == '2026-03' and _r84.timesheet == 'TS003'
-        and _r84.hours == 120.0 and _r84.gross_cents == 300000 and _r84.bonus_cents == 0
-        and _r84.tax_cents == 60000 and _r84.net_cents == 240000 and _r84.corrected == False
-        and _r84.correction_note == ''
-        for _r84 in rt.each(ep, ep.t_payslips)
-    )
-
-
-# tasks.world:7047
-def _check_mined_d81908e6d2__current_user_set(ep: SmallPayroll) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'E001')
-
-
-# tasks.world:7048
-def _check_mined_d81908e6d2__payslip_ps0003_changed(ep: SmallPayroll) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_payslips['PS0003'].gross_cents, '==', 9600000)
-        and rt.expect(ep.t_payslips['PS0003'].tax_cents, '==', 1920000, part=1)
-        and rt.expect(ep.t_payslips['PS0003'].net_cents, '==', 7680000, part=2)
-        and rt.expect(ep.t_payslips['PS0003'].corrected, '==', True, part=3)
-        and rt.expect(ep.t_payslips['PS0003'].correction_note, '==', 'manager', part=4)
-    )
-
-
-SmallPayroll.TASKS = task_registry(__name__, "tasks.json")

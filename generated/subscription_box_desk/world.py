@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -265,6 +265,7 @@ class SubscriptionBoxDesk(Episode):
     CLOCK: ClassVar[str] = "2025-04-10T10:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 7
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "agents": "Agent", "subscribers": "Subscriber", "plans": "Plan", "add_ons": "AddOn",
         "subscriptions": "Subscription", "boxes": "Box", "charges": "Charge",
@@ -424,20 +425,15 @@ class SubscriptionBoxDesk(Episode):
         rt.check_refs(self.t_agents, self.state.current_agent, 'current_agent')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_agents, ((None, 'current_agent'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_subscribers,
                 ((self.t_subscriptions, 'subscriber'), (self.t_charges, 'subscriber')),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_plans, ((self.t_subscriptions, 'plan'), (self.t_boxes, 'plan'))
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_subscriptions, ((self.t_boxes, 'subscription'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_boxes, ((self.t_charges, 'box'),))
-        pass
 
     def fn_actor(self) -> Agent:  # subscription_box_desk.world:150
         'The signed-in agent; fails when nobody is signed in.'
@@ -1111,1394 +1107,1242 @@ class SubscriptionBoxDesk(Episode):
             and (since is None or _c13.charged_at.date() >= since)
         ])
 
+    # subscription_box_desk.world:949
+    def _check_skip_and_add_mug__skipped(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_boxes['BX0003'].status, '==', _E9_BoxStatus_skipped)
+
+    def _check_skip_and_add_mug__mug_in_next_box(self) -> bool:  # subscription_box_desk.world:950
+        return any(
+            _b14.subscription == 'S0001' and _b14.status == _E9_BoxStatus_scheduled
+            and _b14.ship_date == rt.parse_date('2025-05-15')
+            and any(
+                _l15.add_on == 'AD-002' and _l15.quantity == 1
+                for _l15 in rt.each(self, _b14.add_ons)
+            )
+            for _b14 in rt.each(self, self.t_boxes)
+        )
+
+    # subscription_box_desk.world:951
+    def _check_skip_and_add_mug__stock_moved(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-002'].stock, '==', 4) and rt.expect(
+            self.t_add_ons['AD-003'].stock, '==', 201, part=1
+        )
+
+    def _check_julia_resumes_with_chocolate__resumed(self) -> rt.Verdict | bool:  # tasks.world:365
+        return (
+            rt.expect(self.t_subscriptions['S0003'].status, '==', _E18_SubscriptionStatus_active)
+            and rt.expect(
+                self.t_subscriptions['S0003'].next_ship_date, '==', rt.parse_date('2025-04-20'),
+                part=1,
+            )
+        )
+
+    def _check_julia_resumes_with_chocolate__chocolate_added(self) -> bool:  # tasks.world:366
+        return any(
+            _b16.subscription == 'S0003' and _b16.status == _E9_BoxStatus_scheduled
+            and _b16.ship_date == rt.parse_date('2025-04-20')
+            and any(
+                _l17.add_on == 'AD-001' and _l17.quantity == 2
+                for _l17 in rt.each(self, _b16.add_ons)
+            )
+            for _b16 in rt.each(self, self.t_boxes)
+        )
+
+    # tasks.world:367
+    def _check_julia_resumes_with_chocolate__stock_reserved(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-001'].stock, '==', 38)
+
+    # tasks.world:740
+    def _check_hannah_swaps_snacks_for_coffee__snack_cancelled(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(
+                self.t_subscriptions['S0001'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=1,
+            )
+            and rt.expect(self.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided, part=2)
+        )
+
+    # tasks.world:741
+    def _check_hannah_swaps_snacks_for_coffee__note_restocked(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-003'].stock, '==', 201)
+
+    def _check_hannah_swaps_snacks_for_coffee__coffee_started(self) -> bool:  # tasks.world:742
+        return (
+            any(
+                _s18.subscriber == 'C001' and _s18.plan == 'COFFEE-M'
+                and _s18.status == _E18_SubscriptionStatus_active
+                and _s18.next_ship_date == rt.parse_date('2025-05-01')
+                for _s18 in rt.each(self, self.t_subscriptions)
+            )
+            and any(
+                _b19.plan == 'COFFEE-M' and _b19.status == _E9_BoxStatus_scheduled
+                and _b19.ship_date == rt.parse_date('2025-05-01')
+                and self.t_subscriptions[_b19.subscription].subscriber == 'C001'
+                for _b19 in rt.each(self, self.t_boxes)
+            )
+        )
+
+    # tasks.world:1112
+    def _check_mined_9ffd1cb9de__addon_ad_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-003'].stock, '==', 201)
+
+    # tasks.world:1113
+    def _check_mined_9ffd1cb9de__subscription_s0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_paused)
+            and rt.expect(self.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0001'].paused_until, '==', rt.parse_date('2025-04-15'),
+                part=2,
+            )
+        )
+
+    def _check_mined_9ffd1cb9de__box_bx0003_changed(self) -> rt.Verdict | bool:  # tasks.world:1114
+        return rt.expect(self.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided) and rt.expect(
+            self.t_boxes['BX0003'].add_ons, '==',
+            (
+                AddOnLine(
+                    'AD-003', v.check_range(1, 'AddOnLine.quantity', 1, 5),
+                    v.check_range(1.0, 'AddOnLine.unit_price', 0.01, None),
+                ),
+                AddOnLine(
+                    'AD-001', v.check_range(3, 'AddOnLine.quantity', 1, 5),
+                    v.check_range(3.5, 'AddOnLine.unit_price', 0.01, None),
+                ),
+            ),
+            part=1,
+        )
+
+    # tasks.world:1483
+    def _check_mined_d4ac548d0e__addon_ad_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-003'].stock, '==', 201)
+
+    # tasks.world:1484
+    def _check_mined_d4ac548d0e__subscription_s0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0001'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    def _check_mined_d4ac548d0e__box_bx0003_changed(self) -> rt.Verdict | bool:  # tasks.world:1485
+        return rt.expect(self.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided)
+
+    def _check_mined_d4ac548d0e__new_box(self) -> bool:  # tasks.world:1486
+        return any(
+            _r20.subscription == 'S0001' and _r20.ship_date == rt.parse_date('2025-04-15')
+            and _r20.status == _E9_BoxStatus_voided and _r20.plan == 'SNACK-M'
+            and _r20.add_ons == () and _r20.tracking is None and _r20.shipped_at is None
+            for _r20 in rt.each(self, self.t_boxes)
+        )
+
+    # tasks.world:1855
+    def _check_mined_23505a8865__addon_ad_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-003'].stock, '==', 201)
+
+    # tasks.world:1856
+    def _check_mined_23505a8865__subscription_s0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_subscriptions['S0001'].plan, '==', 'COFFEE-M') and rt.expect(
+            self.t_subscriptions['S0001'].next_ship_date, '==', rt.parse_date('2025-06-14'), part=1
+        )
+
+    def _check_mined_23505a8865__box_bx0003_changed(self) -> rt.Verdict | bool:  # tasks.world:1857
+        return rt.expect(self.t_boxes['BX0003'].status, '==', _E9_BoxStatus_skipped) and rt.expect(
+            self.t_boxes['BX0003'].plan, '==', 'COFFEE-M', part=1
+        )
+
+    def _check_mined_23505a8865__new_box(self) -> bool:  # tasks.world:1858
+        return any(
+            _r21.subscription == 'S0001' and _r21.ship_date == rt.parse_date('2025-05-15')
+            and _r21.status == _E9_BoxStatus_skipped and _r21.plan == 'COFFEE-M'
+            and _r21.add_ons == () and _r21.tracking is None and _r21.shipped_at is None
+            for _r21 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_23505a8865__new_box_1(self) -> bool:  # tasks.world:1859
+        return any(
+            _r22.subscription == 'S0001' and _r22.ship_date == rt.parse_date('2025-06-14')
+            and _r22.status == _E9_BoxStatus_scheduled and _r22.plan == 'COFFEE-M'
+            and _r22.add_ons == () and _r22.tracking is None and _r22.shipped_at is None
+            for _r22 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_fa4af6a1dc__new_subscription(self) -> bool:  # tasks.world:2228
+        return any(
+            _r23.subscriber == 'C004' and _r23.plan == 'SNACK-M'
+            and _r23.status == _E18_SubscriptionStatus_active
+            and _r23.started_on == rt.parse_date('2025-04-10')
+            and _r23.next_ship_date == rt.parse_date('2025-05-10') and _r23.paused_until is None
+            and _r23.cancelled_on is None and _r23.boxes_shipped == 1
+            for _r23 in rt.each(self, self.t_subscriptions)
+        )
+
+    def _check_mined_fa4af6a1dc__new_box(self) -> bool:  # tasks.world:2229
+        return any(
+            _r24.subscription == 'S0006' and _r24.ship_date == rt.parse_date('2025-04-10')
+            and _r24.status == _E9_BoxStatus_shipped and _r24.plan == 'SNACK-M'
+            and _r24.add_ons == () and _r24.tracking == 'TRK00000006'
+            for _r24 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_fa4af6a1dc__new_box_1(self) -> bool:  # tasks.world:2230
+        return any(
+            _r25.subscription == 'S0006' and _r25.ship_date == rt.parse_date('2025-05-10')
+            and _r25.status == _E9_BoxStatus_scheduled and _r25.plan == 'SNACK-M'
+            and _r25.add_ons == () and _r25.tracking is None and _r25.shipped_at is None
+            for _r25 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_fa4af6a1dc__new_charge(self) -> bool:  # tasks.world:2231
+        return any(
+            _r26.box == 'BX0013' and _r26.subscriber == 'C004' and _r26.amount == 29.0
+            and _r26.card_last4 == '9999' and _r26.status == _E12_ChargeStatus_captured
+            for _r26 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:2599
+    def _check_mined_7bc58284c6__addon_ad_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-003'].stock, '==', 201)
+
+    # tasks.world:2600
+    def _check_mined_7bc58284c6__subscription_s0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_paused)
+            and rt.expect(self.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0001'].paused_until, '==', rt.parse_date('2025-05-10'),
+                part=2,
+            )
+        )
+
+    def _check_mined_7bc58284c6__box_bx0003_changed(self) -> rt.Verdict | bool:  # tasks.world:2601
+        return rt.expect(self.t_boxes['BX0003'].status, '==', _E9_BoxStatus_skipped)
+
+    def _check_mined_7bc58284c6__new_box(self) -> bool:  # tasks.world:2602
+        return any(
+            _r27.subscription == 'S0001' and _r27.ship_date == rt.parse_date('2025-05-15')
+            and _r27.status == _E9_BoxStatus_voided and _r27.plan == 'SNACK-M'
+            and _r27.add_ons == () and _r27.tracking is None and _r27.shipped_at is None
+            for _r27 in rt.each(self, self.t_boxes)
+        )
+
+    # tasks.world:2970
+    def _check_mined_a2e17646ff__addon_ad_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-003'].stock, '==', 201)
+
+    # tasks.world:2971
+    def _check_mined_a2e17646ff__subscription_s0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0001'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    def _check_mined_a2e17646ff__box_bx0003_changed(self) -> rt.Verdict | bool:  # tasks.world:2972
+        return rt.expect(self.t_boxes['BX0003'].status, '==', _E9_BoxStatus_skipped)
+
+    def _check_mined_a2e17646ff__new_box(self) -> bool:  # tasks.world:2973
+        return any(
+            _r28.subscription == 'S0001' and _r28.ship_date == rt.parse_date('2025-05-15')
+            and _r28.status == _E9_BoxStatus_voided and _r28.plan == 'SNACK-M'
+            and _r28.add_ons == () and _r28.tracking is None and _r28.shipped_at is None
+            for _r28 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_29e4bd03b1__new_subscription(self) -> bool:  # tasks.world:3341
+        return any(
+            _r29.subscriber == 'C003' and _r29.plan == 'SNACK-M'
+            and _r29.status == _E18_SubscriptionStatus_active
+            and _r29.started_on == rt.parse_date('2025-04-10')
+            and _r29.next_ship_date == rt.parse_date('2025-05-20') and _r29.paused_until is None
+            and _r29.cancelled_on is None and _r29.boxes_shipped == 0
+            for _r29 in rt.each(self, self.t_subscriptions)
+        )
+
+    def _check_mined_29e4bd03b1__new_subscription_1(self) -> bool:  # tasks.world:3342
+        return any(
+            _r30.subscriber == 'C005' and _r30.plan == 'SNACK-M'
+            and _r30.status == _E18_SubscriptionStatus_active
+            and _r30.started_on == rt.parse_date('2025-04-10')
+            and _r30.next_ship_date == rt.parse_date('2025-04-10') and _r30.paused_until is None
+            and _r30.cancelled_on is None and _r30.boxes_shipped == 0
+            for _r30 in rt.each(self, self.t_subscriptions)
+        )
+
+    def _check_mined_29e4bd03b1__new_box(self) -> bool:  # tasks.world:3343
+        return any(
+            _r31.subscription == 'S0006' and _r31.ship_date == rt.parse_date('2025-05-20')
+            and _r31.status == _E9_BoxStatus_scheduled and _r31.plan == 'SNACK-M'
+            and _r31.add_ons == () and _r31.tracking is None and _r31.shipped_at is None
+            for _r31 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_29e4bd03b1__new_box_1(self) -> bool:  # tasks.world:3344
+        return any(
+            _r32.subscription == 'S0007' and _r32.ship_date == rt.parse_date('2025-04-10')
+            and _r32.status == _E9_BoxStatus_scheduled and _r32.plan == 'SNACK-M'
+            and _r32.add_ons == () and _r32.tracking is None and _r32.shipped_at is None
+            for _r32 in rt.each(self, self.t_boxes)
+        )
+
+    # tasks.world:3712
+    def _check_mined_5867b600c4__subscription_s0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_subscriptions['S0001'].plan, '==', 'SNACK-Q')
+
+    def _check_mined_5867b600c4__box_bx0003_changed(self) -> rt.Verdict | bool:  # tasks.world:3713
+        return rt.expect(self.t_boxes['BX0003'].plan, '==', 'SNACK-Q')
+
+    def _check_mined_de68155c47__new_subscription(self) -> bool:  # tasks.world:4080
+        return any(
+            _r33.subscriber == 'C003' and _r33.plan == 'COFFEE-M'
+            and _r33.status == _E18_SubscriptionStatus_active
+            and _r33.started_on == rt.parse_date('2025-04-10')
+            and _r33.next_ship_date == rt.parse_date('2025-04-10') and _r33.paused_until is None
+            and _r33.cancelled_on is None and _r33.boxes_shipped == 0
+            for _r33 in rt.each(self, self.t_subscriptions)
+        )
+
+    def _check_mined_de68155c47__new_box(self) -> bool:  # tasks.world:4081
+        return any(
+            _r34.subscription == 'S0006' and _r34.ship_date == rt.parse_date('2025-04-10')
+            and _r34.status == _E9_BoxStatus_scheduled and _r34.plan == 'COFFEE-M'
+            and _r34.add_ons == () and _r34.tracking is None and _r34.shipped_at is None
+            for _r34 in rt.each(self, self.t_boxes)
+        )
+
+    # tasks.world:4448
+    def _check_mined_25eb6f4286__addon_ad_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-003'].stock, '==', 201)
+
+    # tasks.world:4449
+    def _check_mined_25eb6f4286__subscription_s0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_subscriptions['S0001'].next_ship_date, '==', rt.parse_date('2025-05-15')
+        )
+
+    def _check_mined_25eb6f4286__box_bx0003_changed(self) -> rt.Verdict | bool:  # tasks.world:4450
+        return rt.expect(self.t_boxes['BX0003'].status, '==', _E9_BoxStatus_skipped)
+
+    def _check_mined_25eb6f4286__new_box(self) -> bool:  # tasks.world:4451
+        return any(
+            _r35.subscription == 'S0001' and _r35.ship_date == rt.parse_date('2025-05-15')
+            and _r35.status == _E9_BoxStatus_scheduled and _r35.plan == 'SNACK-M'
+            and _r35.add_ons == () and _r35.tracking is None and _r35.shipped_at is None
+            for _r35 in rt.each(self, self.t_boxes)
+        )
+
+    # tasks.world:4818
+    def _check_mined_0e41d6bddc__subscription_s0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0002'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    def _check_mined_0e41d6bddc__box_bx0006_changed(self) -> rt.Verdict | bool:  # tasks.world:4819
+        return rt.expect(self.t_boxes['BX0006'].status, '==', _E9_BoxStatus_voided)
+
+    # tasks.world:5186
+    def _check_mined_341e7e3cff__subscription_s0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0003'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0003'].paused_until, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0003'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    # tasks.world:5553
+    def _check_mined_9cd6973ab8__addon_ad_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-003'].stock, '==', 201)
+
+    # tasks.world:5554
+    def _check_mined_9cd6973ab8__subscription_s0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0001'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    def _check_mined_9cd6973ab8__box_bx0003_changed(self) -> rt.Verdict | bool:  # tasks.world:5555
+        return rt.expect(self.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided)
+
+    def _check_mined_4a93108d23__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:5922
+        return rt.expect(self.state.current_agent, '==', 'AG02')
+
+    def _check_mined_4e0332e5d1__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:6289
+        return rt.expect(self.state.current_agent, '==', 'AG03')
+
+    # tasks.world:6290
+    def _check_mined_4e0332e5d1__subscription_s0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0002'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+            and rt.expect(self.t_subscriptions['S0002'].boxes_shipped, '==', 3, part=3)
+        )
+
+    def _check_mined_4e0332e5d1__box_bx0006_changed(self) -> rt.Verdict | bool:  # tasks.world:6291
+        return rt.expect(self.t_boxes['BX0006'].status, '==', _E9_BoxStatus_shipped) and rt.expect(
+            self.t_boxes['BX0006'].tracking, '==', 'TRK00000006', part=1
+        )
+
+    def _check_mined_4e0332e5d1__new_box(self) -> bool:  # tasks.world:6292
+        return any(
+            _r36.subscription == 'S0002' and _r36.ship_date == rt.parse_date('2025-05-09')
+            and _r36.status == _E9_BoxStatus_skipped and _r36.plan == 'COFFEE-M'
+            and _r36.add_ons == () and _r36.tracking is None and _r36.shipped_at is None
+            for _r36 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_4e0332e5d1__new_box_1(self) -> bool:  # tasks.world:6293
+        return any(
+            _r37.subscription == 'S0002' and _r37.ship_date == rt.parse_date('2025-06-08')
+            and _r37.status == _E9_BoxStatus_voided and _r37.plan == 'COFFEE-M'
+            and _r37.add_ons == () and _r37.tracking is None and _r37.shipped_at is None
+            for _r37 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_4e0332e5d1__new_charge(self) -> bool:  # tasks.world:6294
+        return any(
+            _r38.box == 'BX0006' and _r38.subscriber == 'C002' and _r38.amount == 24.5
+            and _r38.card_last4 == '1111' and _r38.status == _E12_ChargeStatus_captured
+            for _r38 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_830d45315f__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:6666
+        return rt.expect(self.state.current_agent, '==', 'AG02')
+
+    # tasks.world:6667
+    def _check_mined_830d45315f__addon_ad_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-003'].stock, '==', 201)
+
+    # tasks.world:6668
+    def _check_mined_830d45315f__subscription_s0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_subscriptions['S0001'].next_ship_date, '==', rt.parse_date('2025-06-14')
+        )
+
+    def _check_mined_830d45315f__box_bx0003_changed(self) -> rt.Verdict | bool:  # tasks.world:6669
+        return rt.expect(self.t_boxes['BX0003'].status, '==', _E9_BoxStatus_skipped)
+
+    def _check_mined_830d45315f__new_box(self) -> bool:  # tasks.world:6670
+        return any(
+            _r39.subscription == 'S0001' and _r39.ship_date == rt.parse_date('2025-05-15')
+            and _r39.status == _E9_BoxStatus_skipped and _r39.plan == 'SNACK-M'
+            and _r39.add_ons == (
+                AddOnLine(
+                    'AD-001', v.check_range(2, 'AddOnLine.quantity', 1, 5),
+                    v.check_range(3.5, 'AddOnLine.unit_price', 0.01, None),
+                ),
+            )
+            and _r39.tracking is None and _r39.shipped_at is None
+            for _r39 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_830d45315f__new_box_1(self) -> bool:  # tasks.world:6671
+        return any(
+            _r40.subscription == 'S0001' and _r40.ship_date == rt.parse_date('2025-06-14')
+            and _r40.status == _E9_BoxStatus_scheduled and _r40.plan == 'SNACK-M'
+            and _r40.add_ons == () and _r40.tracking is None and _r40.shipped_at is None
+            for _r40 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_9deb43a8e9__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:7043
+        return rt.expect(self.state.current_agent, '==', 'AG02')
+
+    # tasks.world:7044
+    def _check_mined_9deb43a8e9__subscription_s0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0002'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+            and rt.expect(self.t_subscriptions['S0002'].boxes_shipped, '==', 3, part=3)
+        )
+
+    # tasks.world:7045
+    def _check_mined_9deb43a8e9__subscription_s0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0003'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0003'].paused_until, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0003'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    def _check_mined_9deb43a8e9__box_bx0006_changed(self) -> rt.Verdict | bool:  # tasks.world:7046
+        return rt.expect(self.t_boxes['BX0006'].status, '==', _E9_BoxStatus_shipped) and rt.expect(
+            self.t_boxes['BX0006'].tracking, '==', 'TRK00000006', part=1
+        )
+
+    def _check_mined_9deb43a8e9__new_box(self) -> bool:  # tasks.world:7047
+        return any(
+            _r41.subscription == 'S0002' and _r41.ship_date == rt.parse_date('2025-05-09')
+            and _r41.status == _E9_BoxStatus_voided and _r41.plan == 'COFFEE-M'
+            and _r41.add_ons == () and _r41.tracking is None and _r41.shipped_at is None
+            for _r41 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_9deb43a8e9__new_charge(self) -> bool:  # tasks.world:7048
+        return any(
+            _r42.box == 'BX0006' and _r42.subscriber == 'C002' and _r42.amount == 24.5
+            and _r42.card_last4 == '1111' and _r42.status == _E12_ChargeStatus_captured
+            for _r42 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:7420
+    def _check_mined_98e5d0fda3__addon_ad_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-003'].stock, '==', 197)
+
+    # tasks.world:7421
+    def _check_mined_98e5d0fda3__subscription_s0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_subscriptions['S0001'].next_ship_date, '==', rt.parse_date('2025-05-15')
+        )
+
+    # tasks.world:7422
+    def _check_mined_98e5d0fda3__subscription_s0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_paused)
+            and rt.expect(self.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0002'].paused_until, '==', rt.parse_date('2025-05-10'),
+                part=2,
+            )
+        )
+
+    def _check_mined_98e5d0fda3__new_subscription(self) -> bool:  # tasks.world:7423
+        return any(
+            _r43.subscriber == 'C002' and _r43.plan == 'SNACK-M'
+            and _r43.status == _E18_SubscriptionStatus_active
+            and _r43.started_on == rt.parse_date('2025-04-10')
+            and _r43.next_ship_date == rt.parse_date('2025-04-10') and _r43.paused_until is None
+            and _r43.cancelled_on is None and _r43.boxes_shipped == 0
+            for _r43 in rt.each(self, self.t_subscriptions)
+        )
+
+    def _check_mined_98e5d0fda3__box_bx0003_changed(self) -> rt.Verdict | bool:  # tasks.world:7424
+        return rt.expect(self.t_boxes['BX0003'].status, '==', _E9_BoxStatus_skipped)
+
+    def _check_mined_98e5d0fda3__box_bx0006_changed(self) -> rt.Verdict | bool:  # tasks.world:7425
+        return rt.expect(self.t_boxes['BX0006'].status, '==', _E9_BoxStatus_voided)
+
+    def _check_mined_98e5d0fda3__new_box(self) -> bool:  # tasks.world:7426
+        return any(
+            _r44.subscription == 'S0001' and _r44.ship_date == rt.parse_date('2025-05-15')
+            and _r44.status == _E9_BoxStatus_scheduled and _r44.plan == 'SNACK-M'
+            and _r44.add_ons == (
+                AddOnLine(
+                    'AD-003', v.check_range(4, 'AddOnLine.quantity', 1, 5),
+                    v.check_range(1.0, 'AddOnLine.unit_price', 0.01, None),
+                ),
+            )
+            and _r44.tracking is None and _r44.shipped_at is None
+            for _r44 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_98e5d0fda3__new_box_1(self) -> bool:  # tasks.world:7427
+        return any(
+            _r45.subscription == 'S0006' and _r45.ship_date == rt.parse_date('2025-04-10')
+            and _r45.status == _E9_BoxStatus_scheduled and _r45.plan == 'SNACK-M'
+            and _r45.add_ons == () and _r45.tracking is None and _r45.shipped_at is None
+            for _r45 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_05cd6cf34c__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:7798
+        return rt.expect(self.state.current_agent, '==', 'AG03')
+
+    # tasks.world:7799
+    def _check_mined_05cd6cf34c__addon_ad_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-003'].stock, '==', 201)
+
+    # tasks.world:7800
+    def _check_mined_05cd6cf34c__subscription_s0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_subscriptions['S0001'].next_ship_date, '==', rt.parse_date('2025-05-15')
+        )
+
+    # tasks.world:7801
+    def _check_mined_05cd6cf34c__subscription_s0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0002'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    def _check_mined_05cd6cf34c__box_bx0003_changed(self) -> rt.Verdict | bool:  # tasks.world:7802
+        return rt.expect(self.t_boxes['BX0003'].status, '==', _E9_BoxStatus_skipped)
+
+    def _check_mined_05cd6cf34c__box_bx0006_changed(self) -> rt.Verdict | bool:  # tasks.world:7803
+        return rt.expect(self.t_boxes['BX0006'].status, '==', _E9_BoxStatus_voided)
+
+    def _check_mined_05cd6cf34c__new_box(self) -> bool:  # tasks.world:7804
+        return any(
+            _r46.subscription == 'S0001' and _r46.ship_date == rt.parse_date('2025-05-15')
+            and _r46.status == _E9_BoxStatus_scheduled and _r46.plan == 'SNACK-M'
+            and _r46.add_ons == () and _r46.tracking is None and _r46.shipped_at is None
+            for _r46 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_5e34016506__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:8175
+        return rt.expect(self.state.current_agent, '==', 'AG02')
+
+    # tasks.world:8176
+    def _check_mined_5e34016506__subscription_s0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0003'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0003'].paused_until, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0003'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    def _check_mined_5e34016506__new_subscription(self) -> bool:  # tasks.world:8177
+        return any(
+            _r47.subscriber == 'C001' and _r47.plan == 'COFFEE-M'
+            and _r47.status == _E18_SubscriptionStatus_active
+            and _r47.started_on == rt.parse_date('2025-04-10')
+            and _r47.next_ship_date == rt.parse_date('2025-04-10') and _r47.paused_until is None
+            and _r47.cancelled_on is None and _r47.boxes_shipped == 0
+            for _r47 in rt.each(self, self.t_subscriptions)
+        )
+
+    def _check_mined_5e34016506__new_subscription_1(self) -> bool:  # tasks.world:8178
+        return any(
+            _r48.subscriber == 'C003' and _r48.plan == 'SNACK-Q'
+            and _r48.status == _E18_SubscriptionStatus_active
+            and _r48.started_on == rt.parse_date('2025-04-10')
+            and _r48.next_ship_date == rt.parse_date('2025-04-10') and _r48.paused_until is None
+            and _r48.cancelled_on is None and _r48.boxes_shipped == 0
+            for _r48 in rt.each(self, self.t_subscriptions)
+        )
+
+    def _check_mined_5e34016506__new_box(self) -> bool:  # tasks.world:8179
+        return any(
+            _r49.subscription == 'S0006' and _r49.ship_date == rt.parse_date('2025-04-10')
+            and _r49.status == _E9_BoxStatus_scheduled and _r49.plan == 'COFFEE-M'
+            and _r49.add_ons == () and _r49.tracking is None and _r49.shipped_at is None
+            for _r49 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_5e34016506__new_box_1(self) -> bool:  # tasks.world:8180
+        return any(
+            _r50.subscription == 'S0007' and _r50.ship_date == rt.parse_date('2025-04-10')
+            and _r50.status == _E9_BoxStatus_scheduled and _r50.plan == 'SNACK-Q'
+            and _r50.add_ons == () and _r50.tracking is None and _r50.shipped_at is None
+            for _r50 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_3e28195b6c__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:8551
+        return rt.expect(self.state.current_agent, '==', 'AG03')
+
+    # tasks.world:8552
+    def _check_mined_3e28195b6c__addon_ad_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-003'].stock, '==', 201)
+
+    # tasks.world:8553
+    def _check_mined_3e28195b6c__subscription_s0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_subscriptions['S0001'].next_ship_date, '==', rt.parse_date('2025-05-15')
+        )
+
+    # tasks.world:8554
+    def _check_mined_3e28195b6c__subscription_s0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_subscriptions['S0003'].status, '==', _E18_SubscriptionStatus_active)
+            and rt.expect(
+                self.t_subscriptions['S0003'].next_ship_date, '==', rt.parse_date('2025-05-20'),
+                part=1,
+            )
+            and rt.expect(self.t_subscriptions['S0003'].paused_until, 'is', None, part=2)
+        )
+
+    def _check_mined_3e28195b6c__box_bx0003_changed(self) -> rt.Verdict | bool:  # tasks.world:8555
+        return rt.expect(self.t_boxes['BX0003'].status, '==', _E9_BoxStatus_skipped)
+
+    def _check_mined_3e28195b6c__new_box(self) -> bool:  # tasks.world:8556
+        return any(
+            _r51.subscription == 'S0001' and _r51.ship_date == rt.parse_date('2025-05-15')
+            and _r51.status == _E9_BoxStatus_scheduled and _r51.plan == 'SNACK-M'
+            and _r51.add_ons == () and _r51.tracking is None and _r51.shipped_at is None
+            for _r51 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_3e28195b6c__new_box_1(self) -> bool:  # tasks.world:8557
+        return any(
+            _r52.subscription == 'S0003' and _r52.ship_date == rt.parse_date('2025-05-20')
+            and _r52.status == _E9_BoxStatus_scheduled and _r52.plan == 'SNACK-Q'
+            and _r52.add_ons == () and _r52.tracking is None and _r52.shipped_at is None
+            for _r52 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_6419e24706__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:8927
+        return rt.expect(self.state.current_agent, '==', 'AG03')
+
+    def _check_mined_6419e24706__new_subscription(self) -> bool:  # tasks.world:8928
+        return any(
+            _r53.subscriber == 'C003' and _r53.plan == 'COFFEE-M'
+            and _r53.status == _E18_SubscriptionStatus_active
+            and _r53.started_on == rt.parse_date('2025-04-10')
+            and _r53.next_ship_date == rt.parse_date('2025-05-10') and _r53.paused_until is None
+            and _r53.cancelled_on is None and _r53.boxes_shipped == 1
+            for _r53 in rt.each(self, self.t_subscriptions)
+        )
+
+    def _check_mined_6419e24706__new_box(self) -> bool:  # tasks.world:8929
+        return any(
+            _r54.subscription == 'S0006' and _r54.ship_date == rt.parse_date('2025-04-10')
+            and _r54.status == _E9_BoxStatus_shipped and _r54.plan == 'COFFEE-M'
+            and _r54.add_ons == () and _r54.tracking == 'TRK00000006'
+            for _r54 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_6419e24706__new_box_1(self) -> bool:  # tasks.world:8930
+        return any(
+            _r55.subscription == 'S0006' and _r55.ship_date == rt.parse_date('2025-05-10')
+            and _r55.status == _E9_BoxStatus_scheduled and _r55.plan == 'COFFEE-M'
+            and _r55.add_ons == () and _r55.tracking is None and _r55.shipped_at is None
+            for _r55 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_6419e24706__new_charge(self) -> bool:  # tasks.world:8931
+        return any(
+            _r56.box == 'BX0013' and _r56.subscriber == 'C003' and _r56.amount == 24.5
+            and _r56.card_last4 == '5555' and _r56.status == _E12_ChargeStatus_captured
+            for _r56 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_1acad2c475__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:9301
+        return rt.expect(self.state.current_agent, '==', 'AG02')
+
+    # tasks.world:9302
+    def _check_mined_1acad2c475__subscription_s0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0003'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0003'].paused_until, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0003'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    def _check_mined_1acad2c475__new_subscription(self) -> bool:  # tasks.world:9303
+        return any(
+            _r57.subscriber == 'C003' and _r57.plan == 'SNACK-Q'
+            and _r57.status == _E18_SubscriptionStatus_active
+            and _r57.started_on == rt.parse_date('2025-04-10')
+            and _r57.next_ship_date == rt.parse_date('2025-04-10') and _r57.paused_until is None
+            and _r57.cancelled_on is None and _r57.boxes_shipped == 0
+            for _r57 in rt.each(self, self.t_subscriptions)
+        )
+
+    def _check_mined_1acad2c475__new_box(self) -> bool:  # tasks.world:9304
+        return any(
+            _r58.subscription == 'S0006' and _r58.ship_date == rt.parse_date('2025-04-10')
+            and _r58.status == _E9_BoxStatus_scheduled and _r58.plan == 'SNACK-Q'
+            and _r58.add_ons == () and _r58.tracking is None and _r58.shipped_at is None
+            for _r58 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_9c1ea146a0__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:9674
+        return rt.expect(self.state.current_agent, '==', 'AG02')
+
+    # tasks.world:9675
+    def _check_mined_9c1ea146a0__addon_ad_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-003'].stock, '==', 201)
+
+    # tasks.world:9676
+    def _check_mined_9c1ea146a0__subscription_s0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_paused)
+            and rt.expect(self.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0001'].paused_until, '==', rt.parse_date('2025-05-10'),
+                part=2,
+            )
+        )
+
+    # tasks.world:9677
+    def _check_mined_9c1ea146a0__subscription_s0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0002'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    def _check_mined_9c1ea146a0__box_bx0003_changed(self) -> rt.Verdict | bool:  # tasks.world:9678
+        return rt.expect(self.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided)
+
+    def _check_mined_9c1ea146a0__box_bx0006_changed(self) -> rt.Verdict | bool:  # tasks.world:9679
+        return rt.expect(self.t_boxes['BX0006'].status, '==', _E9_BoxStatus_voided)
+
+    def _check_mined_4b7344a2bb__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:10049
+        return rt.expect(self.state.current_agent, '==', 'AG03')
+
+    # tasks.world:10050
+    def _check_mined_4b7344a2bb__addon_ad_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-003'].stock, '==', 201)
+
+    # tasks.world:10051
+    def _check_mined_4b7344a2bb__subscription_s0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0001'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    # tasks.world:10052
+    def _check_mined_4b7344a2bb__box_bx0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided)
+
+    def _check_mined_22b16a3e3f__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:10422
+        return rt.expect(self.state.current_agent, '==', 'AG03')
+
+    # tasks.world:10423
+    def _check_mined_22b16a3e3f__addon_ad_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-003'].stock, '==', 201)
+
+    # tasks.world:10424
+    def _check_mined_22b16a3e3f__subscription_s0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0001'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    # tasks.world:10425
+    def _check_mined_22b16a3e3f__subscription_s0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0002'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    # tasks.world:10426
+    def _check_mined_22b16a3e3f__subscription_s0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0003'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0003'].paused_until, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0003'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    # tasks.world:10427
+    def _check_mined_22b16a3e3f__box_bx0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided)
+
+    # tasks.world:10428
+    def _check_mined_22b16a3e3f__box_bx0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_boxes['BX0006'].status, '==', _E9_BoxStatus_voided)
+
+    def _check_mined_86e7dfd893__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:10799
+        return rt.expect(self.state.current_agent, '==', 'AG02')
+
+    # tasks.world:10800
+    def _check_mined_86e7dfd893__addon_ad_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-003'].stock, '==', 201)
+
+    # tasks.world:10801
+    def _check_mined_86e7dfd893__subscription_s0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0001'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    # tasks.world:10802
+    def _check_mined_86e7dfd893__subscription_s0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0003'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0003'].paused_until, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0003'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    # tasks.world:10803
+    def _check_mined_86e7dfd893__box_bx0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided)
+
+    def _check_mined_96f6daed20__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:11174
+        return rt.expect(self.state.current_agent, '==', 'AG02')
+
+    # tasks.world:11175
+    def _check_mined_96f6daed20__subscription_s0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0003'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0003'].paused_until, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0003'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    # tasks.world:11546
+    def _check_mined_e483bdd07e__addon_ad_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-003'].stock, '==', 201)
+
+    # tasks.world:11547
+    def _check_mined_e483bdd07e__subscription_s0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0001'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    # tasks.world:11548
+    def _check_mined_e483bdd07e__subscription_s0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0002'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    # tasks.world:11549
+    def _check_mined_e483bdd07e__box_bx0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided)
+
+    # tasks.world:11550
+    def _check_mined_e483bdd07e__box_bx0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_boxes['BX0006'].status, '==', _E9_BoxStatus_voided)
+
+    # tasks.world:11925
+    def _check_mined_583f2b091e__addon_ad_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-003'].stock, '==', 201)
+
+    # tasks.world:11926
+    def _check_mined_583f2b091e__subscription_s0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_subscriptions['S0001'].plan, '==', 'COFFEE-M')
+            and rt.expect(
+                self.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_cancelled,
+                part=1,
+            )
+            and rt.expect(self.t_subscriptions['S0001'].next_ship_date, 'is', None, part=2)
+            and rt.expect(
+                self.t_subscriptions['S0001'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=3,
+            )
+        )
+
+    # tasks.world:11927
+    def _check_mined_583f2b091e__subscription_s0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0002'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    # tasks.world:11928
+    def _check_mined_583f2b091e__box_bx0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided) and rt.expect(
+            self.t_boxes['BX0003'].plan, '==', 'COFFEE-M', part=1
+        )
+
+    # tasks.world:11929
+    def _check_mined_583f2b091e__box_bx0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_boxes['BX0006'].status, '==', _E9_BoxStatus_voided)
+
+    def _check_mined_a2c38ef445__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:12302
+        return rt.expect(self.state.current_agent, '==', 'AG03')
+
+    # tasks.world:12303
+    def _check_mined_a2c38ef445__addon_ad_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-003'].stock, '==', 201)
+
+    # tasks.world:12304
+    def _check_mined_a2c38ef445__subscription_s0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_subscriptions['S0001'].next_ship_date, '==', rt.parse_date('2025-06-14')
+        )
+
+    # tasks.world:12305
+    def _check_mined_a2c38ef445__box_bx0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_boxes['BX0003'].status, '==', _E9_BoxStatus_skipped)
+
+    def _check_mined_a2c38ef445__new_box(self) -> bool:  # tasks.world:12306
+        return any(
+            _r59.subscription == 'S0001' and _r59.ship_date == rt.parse_date('2025-05-15')
+            and _r59.status == _E9_BoxStatus_skipped and _r59.plan == 'SNACK-M'
+            and _r59.add_ons == () and _r59.tracking is None and _r59.shipped_at is None
+            for _r59 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_a2c38ef445__new_box_1(self) -> bool:  # tasks.world:12307
+        return any(
+            _r60.subscription == 'S0001' and _r60.ship_date == rt.parse_date('2025-06-14')
+            and _r60.status == _E9_BoxStatus_scheduled and _r60.plan == 'SNACK-M'
+            and _r60.add_ons == () and _r60.tracking is None and _r60.shipped_at is None
+            for _r60 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_22c919bc27__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:12681
+        return rt.expect(self.state.current_agent, '==', 'AG02')
+
+    # tasks.world:12682
+    def _check_mined_22c919bc27__addon_ad_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-003'].stock, '==', 201)
+
+    # tasks.world:12683
+    def _check_mined_22c919bc27__subscription_s0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0001'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    # tasks.world:12684
+    def _check_mined_22c919bc27__subscription_s0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0002'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    # tasks.world:12685
+    def _check_mined_22c919bc27__box_bx0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided)
+
+    # tasks.world:12686
+    def _check_mined_22c919bc27__box_bx0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_boxes['BX0006'].status, '==', _E9_BoxStatus_voided)
+
+    def _check_mined_2441ed2228__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:13059
+        return rt.expect(self.state.current_agent, '==', 'AG03')
+
+    # tasks.world:13060
+    def _check_mined_2441ed2228__addon_ad_003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-003'].stock, '==', 201)
+
+    # tasks.world:13061
+    def _check_mined_2441ed2228__subscription_s0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0001'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    # tasks.world:13062
+    def _check_mined_2441ed2228__subscription_s0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0002'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    # tasks.world:13063
+    def _check_mined_2441ed2228__box_bx0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided)
+
+    # tasks.world:13064
+    def _check_mined_2441ed2228__box_bx0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_boxes['BX0006'].status, '==', _E9_BoxStatus_voided)
+
+    # tasks.world:13438
+    def _check_mined_9deaa7debf__subscription_s0002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0002'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+            and rt.expect(self.t_subscriptions['S0002'].boxes_shipped, '==', 3, part=3)
+        )
+
+    # tasks.world:13439
+    def _check_mined_9deaa7debf__box_bx0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_boxes['BX0006'].status, '==', _E9_BoxStatus_shipped) and rt.expect(
+            self.t_boxes['BX0006'].tracking, '==', 'TRK00000006', part=1
+        )
+
+    def _check_mined_9deaa7debf__new_box(self) -> bool:  # tasks.world:13440
+        return any(
+            _r61.subscription == 'S0002' and _r61.ship_date == rt.parse_date('2025-05-09')
+            and _r61.status == _E9_BoxStatus_voided and _r61.plan == 'COFFEE-M'
+            and _r61.add_ons == () and _r61.tracking is None and _r61.shipped_at is None
+            for _r61 in rt.each(self, self.t_boxes)
+        )
+
+    def _check_mined_9deaa7debf__new_charge(self) -> bool:  # tasks.world:13441
+        return any(
+            _r62.box == 'BX0006' and _r62.subscriber == 'C002' and _r62.amount == 24.5
+            and _r62.card_last4 == '1111' and _r62.status == _E12_ChargeStatus_captured
+            for _r62 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:13813
+    def _check_mined_f979899366__addon_ad_002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_add_ons['AD-002'].stock, '==', 2)
+
+    # tasks.world:13814
+    def _check_mined_f979899366__subscription_s0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(
+                self.t_subscriptions['S0003'].status, '==', _E18_SubscriptionStatus_cancelled
+            )
+            and rt.expect(self.t_subscriptions['S0003'].paused_until, 'is', None, part=1)
+            and rt.expect(
+                self.t_subscriptions['S0003'].cancelled_on, '==', rt.parse_date('2025-04-10'),
+                part=2,
+            )
+        )
+
+    # tasks.world:13815
+    def _check_mined_f979899366__box_bx0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_boxes['BX0003'].add_ons, '==', (
+                AddOnLine(
+                    'AD-003', v.check_range(1, 'AddOnLine.quantity', 1, 5),
+                    v.check_range(1.0, 'AddOnLine.unit_price', 0.01, None),
+                ),
+                AddOnLine(
+                    'AD-002', v.check_range(3, 'AddOnLine.quantity', 1, 5),
+                    v.check_range(12.0, 'AddOnLine.unit_price', 0.01, None),
+                ),
+            ),
+        )
+
+    def _check_mined_f111a8c6c3__current_agent_set(self) -> rt.Verdict | bool:  # tasks.world:14187
+        return rt.expect(self.state.current_agent, '==', 'AG02')
+
+    def _check_mined_f111a8c6c3__new_subscription(self) -> bool:  # tasks.world:14188
+        return any(
+            _r63.subscriber == 'C001' and _r63.plan == 'SNACK-Q'
+            and _r63.status == _E18_SubscriptionStatus_active
+            and _r63.started_on == rt.parse_date('2025-04-10')
+            and _r63.next_ship_date == rt.parse_date('2025-04-10') and _r63.paused_until is None
+            and _r63.cancelled_on is None and _r63.boxes_shipped == 0
+            for _r63 in rt.each(self, self.t_subscriptions)
+        )
+
+    def _check_mined_f111a8c6c3__new_box(self) -> bool:  # tasks.world:14189
+        return any(
+            _r64.subscription == 'S0006' and _r64.ship_date == rt.parse_date('2025-04-10')
+            and _r64.status == _E9_BoxStatus_scheduled and _r64.plan == 'SNACK-Q'
+            and _r64.add_ons == () and _r64.tracking is None and _r64.shipped_at is None
+            for _r64 in rt.each(self, self.t_boxes)
+        )
+
 
 SubscriptionBoxDesk.TOOLS = tools(SubscriptionBoxDesk)
-
-
-# subscription_box_desk.world:949
-def _check_skip_and_add_mug__skipped(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0003'].status, '==', _E9_BoxStatus_skipped)
-
-
-# subscription_box_desk.world:950
-def _check_skip_and_add_mug__mug_in_next_box(ep: SubscriptionBoxDesk) -> bool:
-    return any(
-        _b14.subscription == 'S0001' and _b14.status == _E9_BoxStatus_scheduled
-        and _b14.ship_date == rt.parse_date('2025-05-15')
-        and any(
-            _l15.add_on == 'AD-002' and _l15.quantity == 1 for _l15 in rt.each(ep, _b14.add_ons)
-        )
-        for _b14 in rt.each(ep, ep.t_boxes)
-    )
-
-
-# subscription_box_desk.world:951
-def _check_skip_and_add_mug__stock_moved(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-002'].stock, '==', 4) and rt.expect(
-        ep.t_add_ons['AD-003'].stock, '==', 201, part=1
-    )
-
-
-# tasks.world:365
-def _check_julia_resumes_with_chocolate__resumed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0003'].status, '==', _E18_SubscriptionStatus_active)
-        and rt.expect(
-            ep.t_subscriptions['S0003'].next_ship_date, '==', rt.parse_date('2025-04-20'), part=1
-        )
-    )
-
-
-# tasks.world:366
-def _check_julia_resumes_with_chocolate__chocolate_added(ep: SubscriptionBoxDesk) -> bool:
-    return any(
-        _b16.subscription == 'S0003' and _b16.status == _E9_BoxStatus_scheduled
-        and _b16.ship_date == rt.parse_date('2025-04-20')
-        and any(
-            _l17.add_on == 'AD-001' and _l17.quantity == 2 for _l17 in rt.each(ep, _b16.add_ons)
-        )
-        for _b16 in rt.each(ep, ep.t_boxes)
-    )
-
-
-def _check_julia_resumes_with_chocolate__stock_reserved(  # tasks.world:367
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-001'].stock, '==', 38)
-
-
-def _check_hannah_swaps_snacks_for_coffee__snack_cancelled(  # tasks.world:740
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(
-            ep.t_subscriptions['S0001'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=1
-        )
-        and rt.expect(ep.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided, part=2)
-    )
-
-
-def _check_hannah_swaps_snacks_for_coffee__note_restocked(  # tasks.world:741
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-003'].stock, '==', 201)
-
-
-# tasks.world:742
-def _check_hannah_swaps_snacks_for_coffee__coffee_started(ep: SubscriptionBoxDesk) -> bool:
-    return (
-        any(
-            _s18.subscriber == 'C001' and _s18.plan == 'COFFEE-M'
-            and _s18.status == _E18_SubscriptionStatus_active
-            and _s18.next_ship_date == rt.parse_date('2025-05-01')
-            for _s18 in rt.each(ep, ep.t_subscriptions)
-        )
-        and any(
-            _b19.plan == 'COFFEE-M' and _b19.status == _E9_BoxStatus_scheduled
-            and _b19.ship_date == rt.parse_date('2025-05-01')
-            and ep.t_subscriptions[_b19.subscription].subscriber == 'C001'
-            for _b19 in rt.each(ep, ep.t_boxes)
-        )
-    )
-
-
-# tasks.world:1112
-def _check_mined_9ffd1cb9de__addon_ad_003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-003'].stock, '==', 201)
-
-
-def _check_mined_9ffd1cb9de__subscription_s0001_changed(  # tasks.world:1113
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_paused)
-        and rt.expect(ep.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0001'].paused_until, '==', rt.parse_date('2025-04-15'), part=2
-        )
-    )
-
-
-# tasks.world:1114
-def _check_mined_9ffd1cb9de__box_bx0003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided) and rt.expect(
-        ep.t_boxes['BX0003'].add_ons, '==',
-        (
-            AddOnLine(
-                'AD-003', v.check_range(1, 'AddOnLine.quantity', 1, 5),
-                v.check_range(1.0, 'AddOnLine.unit_price', 0.01, None),
-            ),
-            AddOnLine(
-                'AD-001', v.check_range(3, 'AddOnLine.quantity', 1, 5),
-                v.check_range(3.5, 'AddOnLine.unit_price', 0.01, None),
-            ),
-        ),
-        part=1,
-    )
-
-
-# tasks.world:1483
-def _check_mined_d4ac548d0e__addon_ad_003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-003'].stock, '==', 201)
-
-
-def _check_mined_d4ac548d0e__subscription_s0001_changed(  # tasks.world:1484
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0001'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-# tasks.world:1485
-def _check_mined_d4ac548d0e__box_bx0003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided)
-
-
-def _check_mined_d4ac548d0e__new_box(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:1486
-    return any(
-        _r20.subscription == 'S0001' and _r20.ship_date == rt.parse_date('2025-04-15')
-        and _r20.status == _E9_BoxStatus_voided and _r20.plan == 'SNACK-M' and _r20.add_ons == ()
-        and _r20.tracking is None and _r20.shipped_at is None
-        for _r20 in rt.each(ep, ep.t_boxes)
-    )
-
-
-# tasks.world:1855
-def _check_mined_23505a8865__addon_ad_003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-003'].stock, '==', 201)
-
-
-def _check_mined_23505a8865__subscription_s0001_changed(  # tasks.world:1856
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_subscriptions['S0001'].plan, '==', 'COFFEE-M') and rt.expect(
-        ep.t_subscriptions['S0001'].next_ship_date, '==', rt.parse_date('2025-06-14'), part=1
-    )
-
-
-# tasks.world:1857
-def _check_mined_23505a8865__box_bx0003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0003'].status, '==', _E9_BoxStatus_skipped) and rt.expect(
-        ep.t_boxes['BX0003'].plan, '==', 'COFFEE-M', part=1
-    )
-
-
-def _check_mined_23505a8865__new_box(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:1858
-    return any(
-        _r21.subscription == 'S0001' and _r21.ship_date == rt.parse_date('2025-05-15')
-        and _r21.status == _E9_BoxStatus_skipped and _r21.plan == 'COFFEE-M' and _r21.add_ons == ()
-        and _r21.tracking is None and _r21.shipped_at is None
-        for _r21 in rt.each(ep, ep.t_boxes)
-    )
-
-
-def _check_mined_23505a8865__new_box_1(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:1859
-    return any(
-        _r22.subscription == 'S0001' and _r22.ship_date == rt.parse_date('2025-06-14')
-        and _r22.status == _E9_BoxStatus_scheduled and _r22.plan == 'COFFEE-M'
-        and _r22.add_ons == () and _r22.tracking is None and _r22.shipped_at is None
-        for _r22 in rt.each(ep, ep.t_boxes)
-    )
-
-
-def _check_mined_fa4af6a1dc__new_subscription(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:2228
-    return any(
-        _r23.subscriber == 'C004' and _r23.plan == 'SNACK-M'
-        and _r23.status == _E18_SubscriptionStatus_active
-        and _r23.started_on == rt.parse_date('2025-04-10')
-        and _r23.next_ship_date == rt.parse_date('2025-05-10') and _r23.paused_until is None
-        and _r23.cancelled_on is None and _r23.boxes_shipped == 1
-        for _r23 in rt.each(ep, ep.t_subscriptions)
-    )
-
-
-def _check_mined_fa4af6a1dc__new_box(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:2229
-    return any(
-        _r24.subscription == 'S0006' and _r24.ship_date == rt.parse_date('2025-04-10')
-        and _r24.status == _E9_BoxStatus_shipped and _r24.plan == 'SNACK-M' and _r24.add_ons == ()
-        and _r24.tracking == 'TRK00000006'
-        for _r24 in rt.each(ep, ep.t_boxes)
-    )
-
-
-def _check_mined_fa4af6a1dc__new_box_1(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:2230
-    return any(
-        _r25.subscription == 'S0006' and _r25.ship_date == rt.parse_date('2025-05-10')
-        and _r25.status == _E9_BoxStatus_scheduled and _r25.plan == 'SNACK-M'
-        and _r25.add_ons == () and _r25.tracking is None and _r25.shipped_at is None
-        for _r25 in rt.each(ep, ep.t_boxes)
-    )
-
-
-def _check_mined_fa4af6a1dc__new_charge(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:2231
-    return any(
-        _r26.box == 'BX0013' and _r26.subscriber == 'C004' and _r26.amount == 29.0
-        and _r26.card_last4 == '9999' and _r26.status == _E12_ChargeStatus_captured
-        for _r26 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:2599
-def _check_mined_7bc58284c6__addon_ad_003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-003'].stock, '==', 201)
-
-
-def _check_mined_7bc58284c6__subscription_s0001_changed(  # tasks.world:2600
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_paused)
-        and rt.expect(ep.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0001'].paused_until, '==', rt.parse_date('2025-05-10'), part=2
-        )
-    )
-
-
-# tasks.world:2601
-def _check_mined_7bc58284c6__box_bx0003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0003'].status, '==', _E9_BoxStatus_skipped)
-
-
-def _check_mined_7bc58284c6__new_box(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:2602
-    return any(
-        _r27.subscription == 'S0001' and _r27.ship_date == rt.parse_date('2025-05-15')
-        and _r27.status == _E9_BoxStatus_voided and _r27.plan == 'SNACK-M' and _r27.add_ons == ()
-        and _r27.tracking is None and _r27.shipped_at is None
-        for _r27 in rt.each(ep, ep.t_boxes)
-    )
-
-
-# tasks.world:2970
-def _check_mined_a2e17646ff__addon_ad_003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-003'].stock, '==', 201)
-
-
-def _check_mined_a2e17646ff__subscription_s0001_changed(  # tasks.world:2971
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0001'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-# tasks.world:2972
-def _check_mined_a2e17646ff__box_bx0003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0003'].status, '==', _E9_BoxStatus_skipped)
-
-
-def _check_mined_a2e17646ff__new_box(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:2973
-    return any(
-        _r28.subscription == 'S0001' and _r28.ship_date == rt.parse_date('2025-05-15')
-        and _r28.status == _E9_BoxStatus_voided and _r28.plan == 'SNACK-M' and _r28.add_ons == ()
-        and _r28.tracking is None and _r28.shipped_at is None
-        for _r28 in rt.each(ep, ep.t_boxes)
-    )
-
-
-def _check_mined_29e4bd03b1__new_subscription(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:3341
-    return any(
-        _r29.subscriber == 'C003' and _r29.plan == 'SNACK-M'
-        and _r29.status == _E18_SubscriptionStatus_active
-        and _r29.started_on == rt.parse_date('2025-04-10')
-        and _r29.next_ship_date == rt.parse_date('2025-05-20') and _r29.paused_until is None
-        and _r29.cancelled_on is None and _r29.boxes_shipped == 0
-        for _r29 in rt.each(ep, ep.t_subscriptions)
-    )
-
-
-# tasks.world:3342
-def _check_mined_29e4bd03b1__new_subscription_1(ep: SubscriptionBoxDesk) -> bool:
-    return any(
-        _r30.subscriber == 'C005' and _r30.plan == 'SNACK-M'
-        and _r30.status == _E18_SubscriptionStatus_active
-        and _r30.started_on == rt.parse_date('2025-04-10')
-        and _r30.next_ship_date == rt.parse_date('2025-04-10') and _r30.paused_until is None
-        and _r30.cancelled_on is None and _r30.boxes_shipped == 0
-        for _r30 in rt.each(ep, ep.t_subscriptions)
-    )
-
-
-def _check_mined_29e4bd03b1__new_box(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:3343
-    return any(
-        _r31.subscription == 'S0006' and _r31.ship_date == rt.parse_date('2025-05-20')
-        and _r31.status == _E9_BoxStatus_scheduled and _r31.plan == 'SNACK-M'
-        and _r31.add_ons == () and _r31.tracking is None and _r31.shipped_at is None
-        for _r31 in rt.each(ep, ep.t_boxes)
-    )
-
-
-def _check_mined_29e4bd03b1__new_box_1(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:3344
-    return any(
-        _r32.subscription == 'S0007' and _r32.ship_date == rt.parse_date('2025-04-10')
-        and _r32.status == _E9_BoxStatus_scheduled and _r32.plan == 'SNACK-M'
-        and _r32.add_ons == () and _r32.tracking is None and _r32.shipped_at is None
-        for _r32 in rt.each(ep, ep.t_boxes)
-    )
-
-
-def _check_mined_5867b600c4__subscription_s0001_changed(  # tasks.world:3712
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_subscriptions['S0001'].plan, '==', 'SNACK-Q')
-
-
-# tasks.world:3713
-def _check_mined_5867b600c4__box_bx0003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0003'].plan, '==', 'SNACK-Q')
-
-
-def _check_mined_de68155c47__new_subscription(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:4080
-    return any(
-        _r33.subscriber == 'C003' and _r33.plan == 'COFFEE-M'
-        and _r33.status == _E18_SubscriptionStatus_active
-        and _r33.started_on == rt.parse_date('2025-04-10')
-        and _r33.next_ship_date == rt.parse_date('2025-04-10') and _r33.paused_until is None
-        and _r33.cancelled_on is None and _r33.boxes_shipped == 0
-        for _r33 in rt.each(ep, ep.t_subscriptions)
-    )
-
-
-def _check_mined_de68155c47__new_box(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:4081
-    return any(
-        _r34.subscription == 'S0006' and _r34.ship_date == rt.parse_date('2025-04-10')
-        and _r34.status == _E9_BoxStatus_scheduled and _r34.plan == 'COFFEE-M'
-        and _r34.add_ons == () and _r34.tracking is None and _r34.shipped_at is None
-        for _r34 in rt.each(ep, ep.t_boxes)
-    )
-
-
-# tasks.world:4448
-def _check_mined_25eb6f4286__addon_ad_003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-003'].stock, '==', 201)
-
-
-def _check_mined_25eb6f4286__subscription_s0001_changed(  # tasks.world:4449
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_subscriptions['S0001'].next_ship_date, '==', rt.parse_date('2025-05-15'))
-
-
-# tasks.world:4450
-def _check_mined_25eb6f4286__box_bx0003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0003'].status, '==', _E9_BoxStatus_skipped)
-
-
-def _check_mined_25eb6f4286__new_box(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:4451
-    return any(
-        _r35.subscription == 'S0001' and _r35.ship_date == rt.parse_date('2025-05-15')
-        and _r35.status == _E9_BoxStatus_scheduled and _r35.plan == 'SNACK-M'
-        and _r35.add_ons == () and _r35.tracking is None and _r35.shipped_at is None
-        for _r35 in rt.each(ep, ep.t_boxes)
-    )
-
-
-def _check_mined_0e41d6bddc__subscription_s0002_changed(  # tasks.world:4818
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0002'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-# tasks.world:4819
-def _check_mined_0e41d6bddc__box_bx0006_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0006'].status, '==', _E9_BoxStatus_voided)
-
-
-def _check_mined_341e7e3cff__subscription_s0003_changed(  # tasks.world:5186
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0003'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0003'].paused_until, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0003'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-# tasks.world:5553
-def _check_mined_9cd6973ab8__addon_ad_003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-003'].stock, '==', 201)
-
-
-def _check_mined_9cd6973ab8__subscription_s0001_changed(  # tasks.world:5554
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0001'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-# tasks.world:5555
-def _check_mined_9cd6973ab8__box_bx0003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided)
-
-
-# tasks.world:5922
-def _check_mined_4a93108d23__current_agent_set(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG02')
-
-
-# tasks.world:6289
-def _check_mined_4e0332e5d1__current_agent_set(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG03')
-
-
-def _check_mined_4e0332e5d1__subscription_s0002_changed(  # tasks.world:6290
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0002'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-        and rt.expect(ep.t_subscriptions['S0002'].boxes_shipped, '==', 3, part=3)
-    )
-
-
-# tasks.world:6291
-def _check_mined_4e0332e5d1__box_bx0006_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0006'].status, '==', _E9_BoxStatus_shipped) and rt.expect(
-        ep.t_boxes['BX0006'].tracking, '==', 'TRK00000006', part=1
-    )
-
-
-def _check_mined_4e0332e5d1__new_box(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:6292
-    return any(
-        _r36.subscription == 'S0002' and _r36.ship_date == rt.parse_date('2025-05-09')
-        and _r36.status == _E9_BoxStatus_skipped and _r36.plan == 'COFFEE-M' and _r36.add_ons == ()
-        and _r36.tracking is None and _r36.shipped_at is None
-        for _r36 in rt.each(ep, ep.t_boxes)
-    )
-
-
-def _check_mined_4e0332e5d1__new_box_1(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:6293
-    return any(
-        _r37.subscription == 'S0002' and _r37.ship_date == rt.parse_date('2025-06-08')
-        and _r37.status == _E9_BoxStatus_voided and _r37.plan == 'COFFEE-M' and _r37.add_ons == ()
-        and _r37.tracking is None and _r37.shipped_at is None
-        for _r37 in rt.each(ep, ep.t_boxes)
-    )
-
-
-def _check_mined_4e0332e5d1__new_charge(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:6294
-    return any(
-        _r38.box == 'BX0006' and _r38.subscriber == 'C002' and _r38.amount == 24.5
-        and _r38.card_last4 == '1111' and _r38.status == _E12_ChargeStatus_captured
-        for _r38 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:6666
-def _check_mined_830d45315f__current_agent_set(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG02')
-
-
-# tasks.world:6667
-def _check_mined_830d45315f__addon_ad_003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-003'].stock, '==', 201)
-
-
-def _check_mined_830d45315f__subscription_s0001_changed(  # tasks.world:6668
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_subscriptions['S0001'].next_ship_date, '==', rt.parse_date('2025-06-14'))
-
-
-# tasks.world:6669
-def _check_mined_830d45315f__box_bx0003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0003'].status, '==', _E9_BoxStatus_skipped)
-
-
-def _check_mined_830d45315f__new_box(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:6670
-    return any(
-        _r39.subscription == 'S0001' and _r39.ship_date == rt.parse_date('2025-05-15')
-        and _r39.status == _E9_BoxStatus_skipped and _r39.plan == 'SNACK-M'
-        and _r39.add_ons == (
-            AddOnLine(
-                'AD-001', v.check_range(2, 'AddOnLine.quantity', 1, 5),
-                v.check_range(3.5, 'AddOnLine.unit_price', 0.01, None),
-            ),
-        )
-        and _r39.tracking is None and _r39.shipped_at is None
-        for _r39 in rt.each(ep, ep.t_boxes)
-    )
-
-
-def _check_mined_830d45315f__new_box_1(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:6671
-    return any(
-        _r40.subscription == 'S0001' and _r40.ship_date == rt.parse_date('2025-06-14')
-        and _r40.status == _E9_BoxStatus_scheduled and _r40.plan == 'SNACK-M'
-        and _r40.add_ons == () and _r40.tracking is None and _r40.shipped_at is None
-        for _r40 in rt.each(ep, ep.t_boxes)
-    )
-
-
-# tasks.world:7043
-def _check_mined_9deb43a8e9__current_agent_set(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG02')
-
-
-def _check_mined_9deb43a8e9__subscription_s0002_changed(  # tasks.world:7044
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0002'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-        and rt.expect(ep.t_subscriptions['S0002'].boxes_shipped, '==', 3, part=3)
-    )
-
-
-def _check_mined_9deb43a8e9__subscription_s0003_changed(  # tasks.world:7045
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0003'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0003'].paused_until, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0003'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-# tasks.world:7046
-def _check_mined_9deb43a8e9__box_bx0006_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0006'].status, '==', _E9_BoxStatus_shipped) and rt.expect(
-        ep.t_boxes['BX0006'].tracking, '==', 'TRK00000006', part=1
-    )
-
-
-def _check_mined_9deb43a8e9__new_box(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:7047
-    return any(
-        _r41.subscription == 'S0002' and _r41.ship_date == rt.parse_date('2025-05-09')
-        and _r41.status == _E9_BoxStatus_voided and _r41.plan == 'COFFEE-M' and _r41.add_ons == ()
-        and _r41.tracking is None and _r41.shipped_at is None
-        for _r41 in rt.each(ep, ep.t_boxes)
-    )
-
-
-def _check_mined_9deb43a8e9__new_charge(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:7048
-    return any(
-        _r42.box == 'BX0006' and _r42.subscriber == 'C002' and _r42.amount == 24.5
-        and _r42.card_last4 == '1111' and _r42.status == _E12_ChargeStatus_captured
-        for _r42 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:7420
-def _check_mined_98e5d0fda3__addon_ad_003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-003'].stock, '==', 197)
-
-
-def _check_mined_98e5d0fda3__subscription_s0001_changed(  # tasks.world:7421
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_subscriptions['S0001'].next_ship_date, '==', rt.parse_date('2025-05-15'))
-
-
-def _check_mined_98e5d0fda3__subscription_s0002_changed(  # tasks.world:7422
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_paused)
-        and rt.expect(ep.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0002'].paused_until, '==', rt.parse_date('2025-05-10'), part=2
-        )
-    )
-
-
-def _check_mined_98e5d0fda3__new_subscription(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:7423
-    return any(
-        _r43.subscriber == 'C002' and _r43.plan == 'SNACK-M'
-        and _r43.status == _E18_SubscriptionStatus_active
-        and _r43.started_on == rt.parse_date('2025-04-10')
-        and _r43.next_ship_date == rt.parse_date('2025-04-10') and _r43.paused_until is None
-        and _r43.cancelled_on is None and _r43.boxes_shipped == 0
-        for _r43 in rt.each(ep, ep.t_subscriptions)
-    )
-
-
-# tasks.world:7424
-def _check_mined_98e5d0fda3__box_bx0003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0003'].status, '==', _E9_BoxStatus_skipped)
-
-
-# tasks.world:7425
-def _check_mined_98e5d0fda3__box_bx0006_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0006'].status, '==', _E9_BoxStatus_voided)
-
-
-def _check_mined_98e5d0fda3__new_box(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:7426
-    return any(
-        _r44.subscription == 'S0001' and _r44.ship_date == rt.parse_date('2025-05-15')
-        and _r44.status == _E9_BoxStatus_scheduled and _r44.plan == 'SNACK-M'
-        and _r44.add_ons == (
-            AddOnLine(
-                'AD-003', v.check_range(4, 'AddOnLine.quantity', 1, 5),
-                v.check_range(1.0, 'AddOnLine.unit_price', 0.01, None),
-            ),
-        )
-        and _r44.tracking is None and _r44.shipped_at is None
-        for _r44 in rt.each(ep, ep.t_boxes)
-    )
-
-
-def _check_mined_98e5d0fda3__new_box_1(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:7427
-    return any(
-        _r45.subscription == 'S0006' and _r45.ship_date == rt.parse_date('2025-04-10')
-        and _r45.status == _E9_BoxStatus_scheduled and _r45.plan == 'SNACK-M'
-        and _r45.add_ons == () and _r45.tracking is None and _r45.shipped_at is None
-        for _r45 in rt.each(ep, ep.t_boxes)
-    )
-
-
-# tasks.world:7798
-def _check_mined_05cd6cf34c__current_agent_set(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG03')
-
-
-# tasks.world:7799
-def _check_mined_05cd6cf34c__addon_ad_003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-003'].stock, '==', 201)
-
-
-def _check_mined_05cd6cf34c__subscription_s0001_changed(  # tasks.world:7800
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_subscriptions['S0001'].next_ship_date, '==', rt.parse_date('2025-05-15'))
-
-
-def _check_mined_05cd6cf34c__subscription_s0002_changed(  # tasks.world:7801
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0002'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-# tasks.world:7802
-def _check_mined_05cd6cf34c__box_bx0003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0003'].status, '==', _E9_BoxStatus_skipped)
-
-
-# tasks.world:7803
-def _check_mined_05cd6cf34c__box_bx0006_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0006'].status, '==', _E9_BoxStatus_voided)
-
-
-def _check_mined_05cd6cf34c__new_box(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:7804
-    return any(
-        _r46.subscription == 'S0001' and _r46.ship_date == rt.parse_date('2025-05-15')
-        and _r46.status == _E9_BoxStatus_scheduled and _r46.plan == 'SNACK-M'
-        and _r46.add_ons == () and _r46.tracking is None and _r46.shipped_at is None
-        for _r46 in rt.each(ep, ep.t_boxes)
-    )
-
-
-# tasks.world:8175
-def _check_mined_5e34016506__current_agent_set(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG02')
-
-
-def _check_mined_5e34016506__subscription_s0003_changed(  # tasks.world:8176
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0003'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0003'].paused_until, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0003'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-def _check_mined_5e34016506__new_subscription(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:8177
-    return any(
-        _r47.subscriber == 'C001' and _r47.plan == 'COFFEE-M'
-        and _r47.status == _E18_SubscriptionStatus_active
-        and _r47.started_on == rt.parse_date('2025-04-10')
-        and _r47.next_ship_date == rt.parse_date('2025-04-10') and _r47.paused_until is None
-        and _r47.cancelled_on is None and _r47.boxes_shipped == 0
-        for _r47 in rt.each(ep, ep.t_subscriptions)
-    )
-
-
-# tasks.world:8178
-def _check_mined_5e34016506__new_subscription_1(ep: SubscriptionBoxDesk) -> bool:
-    return any(
-        _r48.subscriber == 'C003' and _r48.plan == 'SNACK-Q'
-        and _r48.status == _E18_SubscriptionStatus_active
-        and _r48.started_on == rt.parse_date('2025-04-10')
-        and _r48.next_ship_date == rt.parse_date('2025-04-10') and _r48.paused_until is None
-        and _r48.cancelled_on is None and _r48.boxes_shipped == 0
-        for _r48 in rt.each(ep, ep.t_subscriptions)
-    )
-
-
-def _check_mined_5e34016506__new_box(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:8179
-    return any(
-        _r49.subscription == 'S0006' and _r49.ship_date == rt.parse_date('2025-04-10')
-        and _r49.status == _E9_BoxStatus_scheduled and _r49.plan == 'COFFEE-M'
-        and _r49.add_ons == () and _r49.tracking is None and _r49.shipped_at is None
-        for _r49 in rt.each(ep, ep.t_boxes)
-    )
-
-
-def _check_mined_5e34016506__new_box_1(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:8180
-    return any(
-        _r50.subscription == 'S0007' and _r50.ship_date == rt.parse_date('2025-04-10')
-        and _r50.status == _E9_BoxStatus_scheduled and _r50.plan == 'SNACK-Q'
-        and _r50.add_ons == () and _r50.tracking is None and _r50.shipped_at is None
-        for _r50 in rt.each(ep, ep.t_boxes)
-    )
-
-
-# tasks.world:8551
-def _check_mined_3e28195b6c__current_agent_set(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG03')
-
-
-# tasks.world:8552
-def _check_mined_3e28195b6c__addon_ad_003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-003'].stock, '==', 201)
-
-
-def _check_mined_3e28195b6c__subscription_s0001_changed(  # tasks.world:8553
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_subscriptions['S0001'].next_ship_date, '==', rt.parse_date('2025-05-15'))
-
-
-def _check_mined_3e28195b6c__subscription_s0003_changed(  # tasks.world:8554
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0003'].status, '==', _E18_SubscriptionStatus_active)
-        and rt.expect(
-            ep.t_subscriptions['S0003'].next_ship_date, '==', rt.parse_date('2025-05-20'), part=1
-        )
-        and rt.expect(ep.t_subscriptions['S0003'].paused_until, 'is', None, part=2)
-    )
-
-
-# tasks.world:8555
-def _check_mined_3e28195b6c__box_bx0003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0003'].status, '==', _E9_BoxStatus_skipped)
-
-
-def _check_mined_3e28195b6c__new_box(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:8556
-    return any(
-        _r51.subscription == 'S0001' and _r51.ship_date == rt.parse_date('2025-05-15')
-        and _r51.status == _E9_BoxStatus_scheduled and _r51.plan == 'SNACK-M'
-        and _r51.add_ons == () and _r51.tracking is None and _r51.shipped_at is None
-        for _r51 in rt.each(ep, ep.t_boxes)
-    )
-
-
-def _check_mined_3e28195b6c__new_box_1(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:8557
-    return any(
-        _r52.subscription == 'S0003' and _r52.ship_date == rt.parse_date('2025-05-20')
-        and _r52.status == _E9_BoxStatus_scheduled and _r52.plan == 'SNACK-Q'
-        and _r52.add_ons == () and _r52.tracking is None and _r52.shipped_at is None
-        for _r52 in rt.each(ep, ep.t_boxes)
-    )
-
-
-# tasks.world:8927
-def _check_mined_6419e24706__current_agent_set(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG03')
-
-
-def _check_mined_6419e24706__new_subscription(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:8928
-    return any(
-        _r53.subscriber == 'C003' and _r53.plan == 'COFFEE-M'
-        and _r53.status == _E18_SubscriptionStatus_active
-        and _r53.started_on == rt.parse_date('2025-04-10')
-        and _r53.next_ship_date == rt.parse_date('2025-05-10') and _r53.paused_until is None
-        and _r53.cancelled_on is None and _r53.boxes_shipped == 1
-        for _r53 in rt.each(ep, ep.t_subscriptions)
-    )
-
-
-def _check_mined_6419e24706__new_box(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:8929
-    return any(
-        _r54.subscription == 'S0006' and _r54.ship_date == rt.parse_date('2025-04-10')
-        and _r54.status == _E9_BoxStatus_shipped and _r54.plan == 'COFFEE-M' and _r54.add_ons == ()
-        and _r54.tracking == 'TRK00000006'
-        for _r54 in rt.each(ep, ep.t_boxes)
-    )
-
-
-def _check_mined_6419e24706__new_box_1(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:8930
-    return any(
-        _r55.subscription == 'S0006' and _r55.ship_date == rt.parse_date('2025-05-10')
-        and _r55.status == _E9_BoxStatus_scheduled and _r55.plan == 'COFFEE-M'
-        and _r55.add_ons == () and _r55.tracking is None and _r55.shipped_at is None
-        for _r55 in rt.each(ep, ep.t_boxes)
-    )
-
-
-def _check_mined_6419e24706__new_charge(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:8931
-    return any(
-        _r56.box == 'BX0013' and _r56.subscriber == 'C003' and _r56.amount == 24.5
-        and _r56.card_last4 == '5555' and _r56.status == _E12_ChargeStatus_captured
-        for _r56 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:9301
-def _check_mined_1acad2c475__current_agent_set(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG02')
-
-
-def _check_mined_1acad2c475__subscription_s0003_changed(  # tasks.world:9302
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0003'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0003'].paused_until, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0003'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-def _check_mined_1acad2c475__new_subscription(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:9303
-    return any(
-        _r57.subscriber == 'C003' and _r57.plan == 'SNACK-Q'
-        and _r57.status == _E18_SubscriptionStatus_active
-        and _r57.started_on == rt.parse_date('2025-04-10')
-        and _r57.next_ship_date == rt.parse_date('2025-04-10') and _r57.paused_until is None
-        and _r57.cancelled_on is None and _r57.boxes_shipped == 0
-        for _r57 in rt.each(ep, ep.t_subscriptions)
-    )
-
-
-def _check_mined_1acad2c475__new_box(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:9304
-    return any(
-        _r58.subscription == 'S0006' and _r58.ship_date == rt.parse_date('2025-04-10')
-        and _r58.status == _E9_BoxStatus_scheduled and _r58.plan == 'SNACK-Q'
-        and _r58.add_ons == () and _r58.tracking is None and _r58.shipped_at is None
-        for _r58 in rt.each(ep, ep.t_boxes)
-    )
-
-
-# tasks.world:9674
-def _check_mined_9c1ea146a0__current_agent_set(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG02')
-
-
-# tasks.world:9675
-def _check_mined_9c1ea146a0__addon_ad_003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-003'].stock, '==', 201)
-
-
-def _check_mined_9c1ea146a0__subscription_s0001_changed(  # tasks.world:9676
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_paused)
-        and rt.expect(ep.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0001'].paused_until, '==', rt.parse_date('2025-05-10'), part=2
-        )
-    )
-
-
-def _check_mined_9c1ea146a0__subscription_s0002_changed(  # tasks.world:9677
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0002'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-# tasks.world:9678
-def _check_mined_9c1ea146a0__box_bx0003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided)
-
-
-# tasks.world:9679
-def _check_mined_9c1ea146a0__box_bx0006_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0006'].status, '==', _E9_BoxStatus_voided)
-
-
-# tasks.world:10049
-def _check_mined_4b7344a2bb__current_agent_set(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG03')
-
-
-# tasks.world:10050
-def _check_mined_4b7344a2bb__addon_ad_003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-003'].stock, '==', 201)
-
-
-def _check_mined_4b7344a2bb__subscription_s0001_changed(  # tasks.world:10051
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0001'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-# tasks.world:10052
-def _check_mined_4b7344a2bb__box_bx0003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided)
-
-
-# tasks.world:10422
-def _check_mined_22b16a3e3f__current_agent_set(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG03')
-
-
-# tasks.world:10423
-def _check_mined_22b16a3e3f__addon_ad_003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-003'].stock, '==', 201)
-
-
-def _check_mined_22b16a3e3f__subscription_s0001_changed(  # tasks.world:10424
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0001'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-def _check_mined_22b16a3e3f__subscription_s0002_changed(  # tasks.world:10425
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0002'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-def _check_mined_22b16a3e3f__subscription_s0003_changed(  # tasks.world:10426
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0003'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0003'].paused_until, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0003'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-# tasks.world:10427
-def _check_mined_22b16a3e3f__box_bx0003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided)
-
-
-# tasks.world:10428
-def _check_mined_22b16a3e3f__box_bx0006_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0006'].status, '==', _E9_BoxStatus_voided)
-
-
-# tasks.world:10799
-def _check_mined_86e7dfd893__current_agent_set(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG02')
-
-
-# tasks.world:10800
-def _check_mined_86e7dfd893__addon_ad_003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-003'].stock, '==', 201)
-
-
-def _check_mined_86e7dfd893__subscription_s0001_changed(  # tasks.world:10801
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0001'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-def _check_mined_86e7dfd893__subscription_s0003_changed(  # tasks.world:10802
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0003'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0003'].paused_until, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0003'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-# tasks.world:10803
-def _check_mined_86e7dfd893__box_bx0003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided)
-
-
-# tasks.world:11174
-def _check_mined_96f6daed20__current_agent_set(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG02')
-
-
-def _check_mined_96f6daed20__subscription_s0003_changed(  # tasks.world:11175
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0003'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0003'].paused_until, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0003'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-# tasks.world:11546
-def _check_mined_e483bdd07e__addon_ad_003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-003'].stock, '==', 201)
-
-
-def _check_mined_e483bdd07e__subscription_s0001_changed(  # tasks.world:11547
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0001'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-def _check_mined_e483bdd07e__subscription_s0002_changed(  # tasks.world:11548
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0002'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-# tasks.world:11549
-def _check_mined_e483bdd07e__box_bx0003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided)
-
-
-# tasks.world:11550
-def _check_mined_e483bdd07e__box_bx0006_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0006'].status, '==', _E9_BoxStatus_voided)
-
-
-# tasks.world:11925
-def _check_mined_583f2b091e__addon_ad_003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-003'].stock, '==', 201)
-
-
-def _check_mined_583f2b091e__subscription_s0001_changed(  # tasks.world:11926
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0001'].plan, '==', 'COFFEE-M')
-        and rt.expect(
-            ep.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_cancelled, part=1
-        )
-        and rt.expect(ep.t_subscriptions['S0001'].next_ship_date, 'is', None, part=2)
-        and rt.expect(
-            ep.t_subscriptions['S0001'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=3
-        )
-    )
-
-
-def _check_mined_583f2b091e__subscription_s0002_changed(  # tasks.world:11927
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0002'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-# tasks.world:11928
-def _check_mined_583f2b091e__box_bx0003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided) and rt.expect(
-        ep.t_boxes['BX0003'].plan, '==', 'COFFEE-M', part=1
-    )
-
-
-# tasks.world:11929
-def _check_mined_583f2b091e__box_bx0006_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0006'].status, '==', _E9_BoxStatus_voided)
-
-
-# tasks.world:12302
-def _check_mined_a2c38ef445__current_agent_set(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG03')
-
-
-# tasks.world:12303
-def _check_mined_a2c38ef445__addon_ad_003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-003'].stock, '==', 201)
-
-
-def _check_mined_a2c38ef445__subscription_s0001_changed(  # tasks.world:12304
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_subscriptions['S0001'].next_ship_date, '==', rt.parse_date('2025-06-14'))
-
-
-# tasks.world:12305
-def _check_mined_a2c38ef445__box_bx0003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0003'].status, '==', _E9_BoxStatus_skipped)
-
-
-def _check_mined_a2c38ef445__new_box(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:12306
-    return any(
-        _r59.subscription == 'S0001' and _r59.ship_date == rt.parse_date('2025-05-15')
-        and _r59.status == _E9_BoxStatus_skipped and _r59.plan == 'SNACK-M' and _r59.add_ons == ()
-        and _r59.tracking is None and _r59.shipped_at is None
-        for _r59 in rt.each(ep, ep.t_boxes)
-    )
-
-
-def _check_mined_a2c38ef445__new_box_1(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:12307
-    return any(
-        _r60.subscription == 'S0001' and _r60.ship_date == rt.parse_date('2025-06-14')
-        and _r60.status == _E9_BoxStatus_scheduled and _r60.plan == 'SNACK-M'
-        and _r60.add_ons == () and _r60.tracking is None and _r60.shipped_at is None
-        for _r60 in rt.each(ep, ep.t_boxes)
-    )
-
-
-# tasks.world:12681
-def _check_mined_22c919bc27__current_agent_set(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG02')
-
-
-# tasks.world:12682
-def _check_mined_22c919bc27__addon_ad_003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-003'].stock, '==', 201)
-
-
-def _check_mined_22c919bc27__subscription_s0001_changed(  # tasks.world:12683
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0001'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-def _check_mined_22c919bc27__subscription_s0002_changed(  # tasks.world:12684
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0002'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-# tasks.world:12685
-def _check_mined_22c919bc27__box_bx0003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided)
-
-
-# tasks.world:12686
-def _check_mined_22c919bc27__box_bx0006_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0006'].status, '==', _E9_BoxStatus_voided)
-
-
-# tasks.world:13059
-def _check_mined_2441ed2228__current_agent_set(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG03')
-
-
-# tasks.world:13060
-def _check_mined_2441ed2228__addon_ad_003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-003'].stock, '==', 201)
-
-
-def _check_mined_2441ed2228__subscription_s0001_changed(  # tasks.world:13061
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0001'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0001'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0001'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-def _check_mined_2441ed2228__subscription_s0002_changed(  # tasks.world:13062
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0002'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-# tasks.world:13063
-def _check_mined_2441ed2228__box_bx0003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0003'].status, '==', _E9_BoxStatus_voided)
-
-
-# tasks.world:13064
-def _check_mined_2441ed2228__box_bx0006_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0006'].status, '==', _E9_BoxStatus_voided)
-
-
-def _check_mined_9deaa7debf__subscription_s0002_changed(  # tasks.world:13438
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0002'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0002'].next_ship_date, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0002'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-        and rt.expect(ep.t_subscriptions['S0002'].boxes_shipped, '==', 3, part=3)
-    )
-
-
-# tasks.world:13439
-def _check_mined_9deaa7debf__box_bx0006_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_boxes['BX0006'].status, '==', _E9_BoxStatus_shipped) and rt.expect(
-        ep.t_boxes['BX0006'].tracking, '==', 'TRK00000006', part=1
-    )
-
-
-def _check_mined_9deaa7debf__new_box(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:13440
-    return any(
-        _r61.subscription == 'S0002' and _r61.ship_date == rt.parse_date('2025-05-09')
-        and _r61.status == _E9_BoxStatus_voided and _r61.plan == 'COFFEE-M' and _r61.add_ons == ()
-        and _r61.tracking is None and _r61.shipped_at is None
-        for _r61 in rt.each(ep, ep.t_boxes)
-    )
-
-
-def _check_mined_9deaa7debf__new_charge(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:13441
-    return any(
-        _r62.box == 'BX0006' and _r62.subscriber == 'C002' and _r62.amount == 24.5
-        and _r62.card_last4 == '1111' and _r62.status == _E12_ChargeStatus_captured
-        for _r62 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:13813
-def _check_mined_f979899366__addon_ad_002_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_add_ons['AD-002'].stock, '==', 2)
-
-
-def _check_mined_f979899366__subscription_s0003_changed(  # tasks.world:13814
-    ep: SubscriptionBoxDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_subscriptions['S0003'].status, '==', _E18_SubscriptionStatus_cancelled)
-        and rt.expect(ep.t_subscriptions['S0003'].paused_until, 'is', None, part=1)
-        and rt.expect(
-            ep.t_subscriptions['S0003'].cancelled_on, '==', rt.parse_date('2025-04-10'), part=2
-        )
-    )
-
-
-# tasks.world:13815
-def _check_mined_f979899366__box_bx0003_changed(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_boxes['BX0003'].add_ons, '==', (
-            AddOnLine(
-                'AD-003', v.check_range(1, 'AddOnLine.quantity', 1, 5),
-                v.check_range(1.0, 'AddOnLine.unit_price', 0.01, None),
-            ),
-            AddOnLine(
-                'AD-002', v.check_range(3, 'AddOnLine.quantity', 1, 5),
-                v.check_range(12.0, 'AddOnLine.unit_price', 0.01, None),
-            ),
-        ),
-    )
-
-
-# tasks.world:14187
-def _check_mined_f111a8c6c3__current_agent_set(ep: SubscriptionBoxDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_agent, '==', 'AG02')
-
-
-# tasks.world:14188
-def _check_mined_f111a8c6c3__new_subscription(ep: SubscriptionBoxDesk) -> bool:
-    return any(
-        _r63.subscriber == 'C001' and _r63.plan == 'SNACK-Q'
-        and _r63.status == _E18_SubscriptionStatus_active
-        and _r63.started_on == rt.parse_date('2025-04-10')
-        and _r63.next_ship_date == rt.parse_date('2025-04-10') and _r63.paused_until is None
-        and _r63.cancelled_on is None and _r63.boxes_shipped == 0
-        for _r63 in rt.each(ep, ep.t_subscriptions)
-    )
-
-
-def _check_mined_f111a8c6c3__new_box(ep: SubscriptionBoxDesk) -> bool:  # tasks.world:14189
-    return any(
-        _r64.subscription == 'S0006' and _r64.ship_date == rt.parse_date('2025-04-10')
-        and _r64.status == _E9_BoxStatus_scheduled and _r64.plan == 'SNACK-Q'
-        and _r64.add_ons == () and _r64.tracking is None and _r64.shipped_at is None
-        for _r64 in rt.each(ep, ep.t_boxes)
-    )
-
-
-SubscriptionBoxDesk.TASKS = task_registry(__name__, "tasks.json")

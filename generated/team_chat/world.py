@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Channel", "ChannelSummary", "ChannelView", "Membership", "Message", "TeamChat", "User",
@@ -153,10 +153,8 @@ class TeamChat(Episode):
     CLOCK: ClassVar[str] = "2026-03-10T09:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act only as the signed-in user. Post, edit and delete exactly the text the user asks '
-        'for, and only their own messages.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "users": "User", "channels": "Channel", "memberships": "Membership", "messages": "Message",
     }
@@ -247,12 +245,10 @@ class TeamChat(Episode):
                     (self.t_messages, 'pinned_by'), (None, 'current_user'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_channels,
                 ((self.t_memberships, 'channel'), (self.t_messages, 'channel')),
             )
-        pass
 
     def fn_is_member(self, channel: Channel, member: User) -> bool:  # team_chat.world:94
         'Whether the user belongs to the channel.'
@@ -684,785 +680,668 @@ class TeamChat(Episode):
             rt.rows(self.t_messages, rt.each(self, found)), key=lambda _m19: _m19.posted_at
         )
 
+    def _check_launch_channel__created(self) -> bool:  # team_chat.world:502
+        return any(
+            _c20.name == 'launch-plan' and _c20.visibility == _E10_Visibility_private
+            and _c20.owner == 'U001' and _c20.topic == 'Q2 launch'
+            for _c20 in rt.each(self, self.t_channels)
+        )
+
+    def _check_launch_channel__members(self) -> bool:  # team_chat.world:503
+        return any(
+            _c21.name == 'launch-plan'
+            and len([
+                _m22 for _m22 in rt.each(self, self.t_memberships) if _m22.channel == _c21.id_
+            ])
+            == 3
+            and any(
+                _m23.channel == _c21.id_ and _m23.user == 'U002'
+                for _m23 in rt.each(self, self.t_memberships)
+            )
+            and any(
+                _m24.channel == _c21.id_ and _m24.user == 'U004'
+                for _m24 in rt.each(self, self.t_memberships)
+            )
+            for _c21 in rt.each(self, self.t_channels)
+        )
+
+    def _check_launch_channel__pinned_kickoff(self) -> bool:  # team_chat.world:504
+        return any(
+            self.t_channels[_m25.channel].name == 'launch-plan'
+            and _m25.body == 'Kickoff Thursday at 10:00' and _m25.pinned and _m25.author == 'U001'
+            for _m25 in rt.each(self, self.t_messages)
+        )
+
+    def _check_chen_tidies_up__fixed(self) -> rt.Verdict | bool:  # team_chat.world:646
+        return (
+            rt.expect(
+                self.t_messages['MSG006'].body, '==', 'Please read the new handbook before Friday'
+            )
+            and rt.expect(self.t_messages['MSG006'].edited_at, 'is not', None, part=1)
+        )
+
+    def _check_chen_tidies_up__ana_left(self) -> bool:  # team_chat.world:647
+        return not any(
+            _m26.channel == 'CH003' and _m26.user == 'U001'
+            for _m26 in rt.each(self, self.t_memberships)
+        )
+
+    def _check_chen_tidies_up__lunch_deleted(self) -> rt.Verdict | bool:  # team_chat.world:648
+        return self.t_messages['MSG005'].deleted and rt.expect(
+            self.t_messages['MSG005'].body, '==', ''
+        )
+
+    def _check_chen_tidies_up__others_kept(self) -> bool:  # team_chat.world:649
+        return any(
+            _m27.channel == 'CH001' and _m27.user == 'U001'
+            for _m27 in rt.each(self, self.t_memberships)
+        )
+
+    def _check_dara_starts_design_system__created(self) -> bool:  # tasks.world:135
+        return any(
+            _c28.name == 'design-system' and _c28.visibility == _E10_Visibility_public
+            and _c28.owner == 'U004' and _c28.topic == 'Shared UI components'
+            for _c28 in rt.each(self, self.t_channels)
+        )
+
+    def _check_dara_starts_design_system__chen_added(self) -> bool:  # tasks.world:136
+        return any(
+            _c29.name == 'design-system'
+            and len([
+                _m30 for _m30 in rt.each(self, self.t_memberships) if _m30.channel == _c29.id_
+            ])
+            == 2
+            and any(
+                _m31.channel == _c29.id_ and _m31.user == 'U003' and _m31.invited_by == 'U004'
+                for _m31 in rt.each(self, self.t_memberships)
+            )
+            for _c29 in rt.each(self, self.t_channels)
+        )
+
+    def _check_dara_starts_design_system__announced(self) -> bool:  # tasks.world:137
+        return any(
+            _m32.channel == 'CH002' and _m32.author == 'U004'
+            and _m32.body == 'New channel #design-system for shared UI components, come join!'
+            for _m32 in rt.each(self, self.t_messages)
+        )
+
+    def _check_refresh_general_welcome__old_deleted(self) -> bool:  # tasks.world:278
+        return bool(self.t_messages['MSG001'].deleted and not self.t_messages['MSG001'].pinned)
+
+    def _check_refresh_general_welcome__new_pinned(self) -> bool:  # tasks.world:279
+        return any(
+            _m33.channel == 'CH001' and _m33.author == 'U001'
+            and _m33.body == 'Welcome aboard! Standup is at 10:30 on weekdays.' and _m33.pinned
+            and not _m33.deleted
+            for _m33 in rt.each(self, self.t_messages)
+        )
+
+    def _check_refresh_general_welcome__dara_joined(self) -> bool:  # tasks.world:280
+        return any(
+            _m34.channel == 'CH001' and _m34.user == 'U004' and _m34.invited_by == 'U001'
+            for _m34 in rt.each(self, self.t_memberships)
+        )
+
+    def _check_ben_moves_standup__corrected(self) -> rt.Verdict | bool:  # tasks.world:422
+        return (
+            rt.expect(self.t_messages['MSG002'].body, '==', 'Standup moved to 11:00 tomorrow')
+            and rt.expect(self.t_messages['MSG002'].edited_at, 'is not', None, part=1)
+        )
+
+    def _check_ben_moves_standup__pinned(self) -> rt.Verdict | bool:  # tasks.world:423
+        return self.t_messages['MSG002'].pinned and rt.expect(
+            self.t_messages['MSG002'].pinned_by, '==', 'U002'
+        )
+
+    def _check_ben_moves_standup__chen_in_design_review(self) -> bool:  # tasks.world:424
+        return any(
+            _m35.channel == 'CH002' and _m35.user == 'U003' and _m35.invited_by == 'U002'
+            for _m35 in rt.each(self, self.t_memberships)
+        )
+
+    def _check_ben_welcomes_chen_to_design__chen_invited(self) -> bool:  # tasks.world:565
+        return any(
+            _m36.channel == 'CH002' and _m36.user == 'U003' and _m36.invited_by == 'U002'
+            for _m36 in rt.each(self, self.t_memberships)
+        )
+
+    # tasks.world:566
+    def _check_ben_welcomes_chen_to_design__mockups_pinned(self) -> rt.Verdict | bool:
+        return self.t_messages['MSG003'].pinned and rt.expect(
+            self.t_messages['MSG003'].pinned_by, '==', 'U002'
+        )
+
+    def _check_ben_welcomes_chen_to_design__welcome_posted(self) -> bool:  # tasks.world:567
+        return any(
+            _m37.channel == 'CH002' and _m37.author == 'U002'
+            and _m37.body == 'Welcome Chen! Start with the pinned mockups.' and not _m37.deleted
+            for _m37 in rt.each(self, self.t_messages)
+        )
+
+    # tasks.world:712
+    def _check_ben_curates_design_review__both_pinned(self) -> rt.Verdict | bool:
+        return (
+            self.t_messages['MSG003'].pinned
+            and rt.expect(self.t_messages['MSG003'].pinned_by, '==', 'U002')
+            and self.t_messages['MSG004'].pinned
+            and rt.expect(self.t_messages['MSG004'].pinned_by, '==', 'U002', part=1)
+        )
+
+    def _check_ben_curates_design_review__ana_removed(self) -> bool:  # tasks.world:713
+        return not any(
+            _m38.channel == 'CH002' and _m38.user == 'U001'
+            for _m38 in rt.each(self, self.t_memberships)
+        )
+
+    def _check_ben_curates_design_review__reminder_posted(self) -> bool:  # tasks.world:714
+        return any(
+            _m39.channel == 'CH002' and _m39.author == 'U002'
+            and _m39.body == 'Reminder: critique is Thursday at 15:00' and not _m39.deleted
+            for _m39 in rt.each(self, self.t_messages)
+        )
+
+    def _check_chen_welcomes_ben_to_random__ben_in_random(self) -> bool:  # tasks.world:859
+        return any(
+            _m40.channel == 'CH003' and _m40.user == 'U002' and _m40.invited_by == 'U003'
+            for _m40 in rt.each(self, self.t_memberships)
+        )
+
+    def _check_chen_welcomes_ben_to_random__welcome_posted(self) -> bool:  # tasks.world:860
+        return any(
+            _m41.channel == 'CH003' and _m41.author == 'U003'
+            and _m41.body == 'Welcome Ben! Friday lunch at 12:30, who is in?' and not _m41.deleted
+            for _m41 in rt.each(self, self.t_messages)
+        )
+
+    def _check_chen_welcomes_ben_to_random__pointer_pinned(self) -> bool:  # tasks.world:861
+        return any(
+            _m42.channel == 'CH001' and _m42.author == 'U003'
+            and _m42.body == 'Handbook questions go to #random' and _m42.pinned
+            and _m42.pinned_by == 'U003'
+            for _m42 in rt.each(self, self.t_messages)
+        )
+
+    # tasks.world:862
+    def _check_chen_welcomes_ben_to_random__two_posts(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(len(self.t_messages), '==', len(init.t_messages) + 2)
+
+    def _check_mined_2bfa155ee9__new_membership(self) -> bool:  # tasks.world:1004
+        return any(
+            _r43.channel == 'CH001' and _r43.user == 'U004' and _r43.invited_by == 'U001'
+            for _r43 in rt.each(self, self.t_memberships)
+        )
+
+    def _check_mined_2bfa155ee9__new_message(self) -> bool:  # tasks.world:1005
+        return any(
+            _r44.channel == 'CH001' and _r44.author == 'U001' and _r44.body == 'M008'
+            and _r44.edited_at is None and _r44.deleted == False and _r44.pinned == False
+            and _r44.pinned_by is None
+            for _r44 in rt.each(self, self.t_messages)
+        )
+
+    def _check_mined_22717bd215__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:1144
+        return rt.expect(self.state.current_user, '==', 'U002')
+
+    # tasks.world:1145
+    def _check_mined_22717bd215__message_msg003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_messages['MSG003'].body, '==', 'U002')
+
+    def _check_mined_febf6d93e4__new_message(self) -> bool:  # tasks.world:1284
+        return any(
+            _r45.channel == 'CH003' and _r45.author == 'U001' and _r45.body == 'Cx'
+            and _r45.edited_at is None and _r45.deleted == False and _r45.pinned == False
+            and _r45.pinned_by is None
+            for _r45 in rt.each(self, self.t_messages)
+        )
+
+    def _check_mined_febf6d93e4__new_message_1(self) -> bool:  # tasks.world:1285
+        return any(
+            _r46.channel == 'CH003' and _r46.author == 'U001' and _r46.body == '4#wLzw@TG'
+            and _r46.deleted == False and _r46.pinned == False and _r46.pinned_by is None
+            for _r46 in rt.each(self, self.t_messages)
+        )
+
+    def _check_mined_76ae1fece1__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:1424
+        return rt.expect(self.state.current_user, '==', 'U004')
+
+    def _check_mined_76ae1fece1__new_channel(self) -> bool:  # tasks.world:1425
+        return any(
+            _r47.name == 'public' and _r47.visibility == _E10_Visibility_public
+            and _r47.owner == 'U004' and _r47.topic == 'U004'
+            for _r47 in rt.each(self, self.t_channels)
+        )
+
+    def _check_mined_76ae1fece1__new_membership(self) -> bool:  # tasks.world:1426
+        return any(
+            _r48.channel == 'CH004' and _r48.user == 'U004' and _r48.invited_by is None
+            for _r48 in rt.each(self, self.t_memberships)
+        )
+
+    # tasks.world:1564
+    def _check_mined_f920feab51__message_msg001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_messages['MSG001'].pinned, '==', False) and rt.expect(
+            self.t_messages['MSG001'].pinned_by, 'is', None, part=1
+        )
+
+    def _check_mined_e832d9a08c__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:1703
+        return rt.expect(self.state.current_user, '==', 'U003')
+
+    def _check_mined_0759addc41__new_message(self) -> bool:  # tasks.world:1840
+        return any(
+            _r49.channel == 'CH002' and _r49.author == 'U001' and _r49.body == ''
+            and _r49.edited_at is None and _r49.deleted == True and _r49.pinned == False
+            and _r49.pinned_by is None
+            for _r49 in rt.each(self, self.t_messages)
+        )
+
+    def _check_mined_be7aaf92df__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:1978
+        return rt.expect(self.state.current_user, '==', 'U002')
+
+    def _check_mined_be7aaf92df__new_message(self) -> bool:  # tasks.world:1979
+        return any(
+            _r50.channel == 'CH001' and _r50.author == 'U002' and _r50.body == 'U002'
+            and _r50.edited_at is None and _r50.deleted == False and _r50.pinned == False
+            and _r50.pinned_by is None
+            for _r50 in rt.each(self, self.t_messages)
+        )
+
+    def _check_mined_d309a0e82c__new_message(self) -> bool:  # tasks.world:2121
+        return any(
+            _r51.channel == 'CH001' and _r51.author == 'U001' and _r51.body == 'CH001'
+            and _r51.deleted == False and _r51.pinned == False and _r51.pinned_by is None
+            for _r51 in rt.each(self, self.t_messages)
+        )
+
+    def _check_mined_05fd73e902__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:2259
+        return rt.expect(self.state.current_user, '==', 'U003')
+
+    # tasks.world:2260
+    def _check_mined_05fd73e902__message_msg005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_messages['MSG005'].body, '==', '') and rt.expect(
+            self.t_messages['MSG005'].deleted, '==', True, part=1
+        )
+
+    def _check_mined_05fd73e902__new_message(self) -> bool:  # tasks.world:2261
+        return any(
+            _r52.channel == 'CH001' and _r52.author == 'U003' and _r52.body == 'Dara Obi'
+            and _r52.edited_at is None and _r52.deleted == False and _r52.pinned == False
+            and _r52.pinned_by is None
+            for _r52 in rt.each(self, self.t_messages)
+        )
+
+    def _check_mined_7a0f3b2fbd__new_channel(self) -> bool:  # tasks.world:2403
+        return any(
+            _r53.name == 'y' and _r53.visibility == _E10_Visibility_private
+            and _r53.owner == 'U001' and _r53.topic == '2026-01-06T12:00:00'
+            for _r53 in rt.each(self, self.t_channels)
+        )
+
+    def _check_mined_7a0f3b2fbd__new_channel_1(self) -> bool:  # tasks.world:2404
+        return any(
+            _r54.name == 'private' and _r54.visibility == _E10_Visibility_private
+            and _r54.owner == 'U001' and _r54.topic == ''
+            for _r54 in rt.each(self, self.t_channels)
+        )
+
+    def _check_mined_7a0f3b2fbd__new_membership(self) -> bool:  # tasks.world:2405
+        return any(
+            _r55.channel == 'CH004' and _r55.user == 'U001' and _r55.invited_by is None
+            for _r55 in rt.each(self, self.t_memberships)
+        )
+
+    def _check_mined_7a0f3b2fbd__new_membership_1(self) -> bool:  # tasks.world:2406
+        return any(
+            _r56.channel == 'CH005' and _r56.user == 'U001' and _r56.invited_by is None
+            for _r56 in rt.each(self, self.t_memberships)
+        )
+
+    def _check_mined_7a0f3b2fbd__new_message(self) -> bool:  # tasks.world:2407
+        return any(
+            _r57.channel == 'CH004' and _r57.author == 'U001' and _r57.body == ''
+            and _r57.edited_at is None and _r57.deleted == True and _r57.pinned == False
+            and _r57.pinned_by is None
+            for _r57 in rt.each(self, self.t_messages)
+        )
+
+    def _check_mined_d19bb3ebaf__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:2546
+        return rt.expect(self.state.current_user, '==', 'U004')
+
+    # tasks.world:2547
+    def _check_mined_d19bb3ebaf__message_msg004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_messages['MSG004'].body, '==', '') and rt.expect(
+            self.t_messages['MSG004'].deleted, '==', True, part=1
+        )
+
+    def _check_mined_a1d572d39a__new_channel(self) -> bool:  # tasks.world:2691
+        return any(
+            _r58.name == 'private' and _r58.visibility == _E10_Visibility_private
+            and _r58.owner == 'U001' and _r58.topic == 'private'
+            for _r58 in rt.each(self, self.t_channels)
+        )
+
+    def _check_mined_a1d572d39a__new_membership(self) -> bool:  # tasks.world:2692
+        return any(
+            _r59.channel == 'CH004' and _r59.user == 'U001' and _r59.invited_by is None
+            for _r59 in rt.each(self, self.t_memberships)
+        )
+
+    def _check_mined_a1d572d39a__new_message(self) -> bool:  # tasks.world:2693
+        return any(
+            _r60.channel == 'CH004' and _r60.author == 'U001' and _r60.body == 'null'
+            and _r60.deleted == False and _r60.pinned == False and _r60.pinned_by is None
+            for _r60 in rt.each(self, self.t_messages)
+        )
+
+    def _check_mined_84b1fe91c9__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:2834
+        return rt.expect(self.state.current_user, '==', 'U003')
+
+    # tasks.world:2835
+    def _check_mined_84b1fe91c9__message_msg005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_messages['MSG005'].body, '==', '2026-03-09T12:00:00')
+            and rt.expect(self.t_messages['MSG005'].pinned, '==', True, part=1)
+            and rt.expect(self.t_messages['MSG005'].pinned_by, '==', 'U003', part=2)
+        )
+
+    def _check_mined_ef2d5e6e30__new_message(self) -> bool:  # tasks.world:2979
+        return any(
+            _r61.channel == 'CH001' and _r61.author == 'U001' and _r61.body == 'private'
+            and _r61.edited_at is None and _r61.deleted == False and _r61.pinned == False
+            and _r61.pinned_by is None
+            for _r61 in rt.each(self, self.t_messages)
+        )
+
+    def _check_mined_ef2d5e6e30__new_message_1(self) -> bool:  # tasks.world:2980
+        return any(
+            _r62.channel == 'CH001' and _r62.author == 'U001'
+            and _r62.body == '2026-01-05T09:00:00' and _r62.edited_at is None
+            and _r62.deleted == False and _r62.pinned == False and _r62.pinned_by is None
+            for _r62 in rt.each(self, self.t_messages)
+        )
+
+    def _check_mined_f2e9794e89__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:3121
+        return rt.expect(self.state.current_user, '==', 'U002')
+
+    def _check_mined_f2e9794e89__new_channel(self) -> bool:  # tasks.world:3122
+        return any(
+            _r63.name == 'g0' and _r63.visibility == _E10_Visibility_public
+            and _r63.owner == 'U002' and _r63.topic == 'CH001'
+            for _r63 in rt.each(self, self.t_channels)
+        )
+
+    def _check_mined_f2e9794e89__new_membership(self) -> bool:  # tasks.world:3123
+        return any(
+            _r64.channel == 'CH004' and _r64.user == 'U002' and _r64.invited_by is None
+            for _r64 in rt.each(self, self.t_memberships)
+        )
+
+    # tasks.world:3124
+    def _check_mined_f2e9794e89__message_msg006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_messages['MSG006'].body, '==', '') and rt.expect(
+            self.t_messages['MSG006'].deleted, '==', True, part=1
+        )
+
+    def _check_mined_bb97bd4f81__membership_m003_removed(self) -> bool:  # tasks.world:3268
+        return not any(_r65.id_ == 'M003' for _r65 in rt.each(self, self.t_memberships))
+
+    def _check_mined_096b7fb2c8__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:3408
+        return rt.expect(self.state.current_user, '==', 'U001')
+
+    def _check_mined_096b7fb2c8__new_channel(self) -> bool:  # tasks.world:3409
+        return any(
+            _r66.name == '70o' and _r66.visibility == _E10_Visibility_private
+            and _r66.owner == 'U001' and _r66.topic == 'ijgR0Pwx1R9UJaH.#huIp-'
+            for _r66 in rt.each(self, self.t_channels)
+        )
+
+    def _check_mined_096b7fb2c8__new_membership(self) -> bool:  # tasks.world:3410
+        return any(
+            _r67.channel == 'CH004' and _r67.user == 'U001' and _r67.invited_by is None
+            for _r67 in rt.each(self, self.t_memberships)
+        )
+
+    # tasks.world:3411
+    def _check_mined_096b7fb2c8__message_msg001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_messages['MSG001'].body, '==', '')
+            and rt.expect(self.t_messages['MSG001'].deleted, '==', True, part=1)
+            and rt.expect(self.t_messages['MSG001'].pinned, '==', False, part=2)
+            and rt.expect(self.t_messages['MSG001'].pinned_by, 'is', None, part=3)
+        )
+
+    def _check_mined_8feb6986e3__new_membership(self) -> bool:  # tasks.world:3554
+        return any(
+            _r68.channel == 'CH003' and _r68.user == 'U002' and _r68.invited_by == 'U001'
+            for _r68 in rt.each(self, self.t_memberships)
+        )
+
+    def _check_mined_2b31a95c79__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:3694
+        return rt.expect(self.state.current_user, '==', 'U004')
+
+    # tasks.world:3695
+    def _check_mined_2b31a95c79__message_msg004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_messages['MSG004'].body, '==', 'Dara Obi')
+            and rt.expect(self.t_messages['MSG004'].pinned, '==', True, part=1)
+            and rt.expect(self.t_messages['MSG004'].pinned_by, '==', 'U004', part=2)
+        )
+
+    # tasks.world:3838
+    def _check_mined_c4f369449d__message_msg001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_messages['MSG001'].body, '==', ' ')
+
+    def _check_mined_b7ac622933__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:3978
+        return rt.expect(self.state.current_user, '==', 'U004')
+
+    def _check_mined_b7ac622933__new_channel(self) -> bool:  # tasks.world:3979
+        return any(
+            _r69.name == 'aet' and _r69.visibility == _E10_Visibility_private
+            and _r69.owner == 'U004' and _r69.topic == 'CH002'
+            for _r69 in rt.each(self, self.t_channels)
+        )
+
+    def _check_mined_b7ac622933__new_membership(self) -> bool:  # tasks.world:3980
+        return any(
+            _r70.channel == 'CH004' and _r70.user == 'U004' and _r70.invited_by is None
+            for _r70 in rt.each(self, self.t_memberships)
+        )
+
+    # tasks.world:3981
+    def _check_mined_b7ac622933__message_msg004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_messages['MSG004'].body, '==', '') and rt.expect(
+            self.t_messages['MSG004'].deleted, '==', True, part=1
+        )
+
+    # tasks.world:4124
+    def _check_mined_0790754d08__message_msg001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_messages['MSG001'].body, '==', '')
+            and rt.expect(self.t_messages['MSG001'].deleted, '==', True, part=1)
+            and rt.expect(self.t_messages['MSG001'].pinned, '==', False, part=2)
+            and rt.expect(self.t_messages['MSG001'].pinned_by, 'is', None, part=3)
+        )
+
+    def _check_mined_ee3f027800__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:4264
+        return rt.expect(self.state.current_user, '==', 'U002')
+
+    def _check_mined_ee3f027800__new_channel(self) -> bool:  # tasks.world:4265
+        return any(
+            _r71.name == 'x' and _r71.visibility == _E10_Visibility_public and _r71.owner == 'U002'
+            and _r71.topic == 'UMFxFkM+_R5Kjp.1vRt 1fjORS_6i'
+            for _r71 in rt.each(self, self.t_channels)
+        )
+
+    def _check_mined_ee3f027800__new_membership(self) -> bool:  # tasks.world:4266
+        return any(
+            _r72.channel == 'CH004' and _r72.user == 'U002' and _r72.invited_by is None
+            for _r72 in rt.each(self, self.t_memberships)
+        )
+
+    # tasks.world:4267
+    def _check_mined_ee3f027800__message_msg002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_messages['MSG002'].body, '==', '') and rt.expect(
+            self.t_messages['MSG002'].deleted, '==', True, part=1
+        )
+
+    # tasks.world:4407
+    def _check_mined_41fcdfab48__message_msg004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_messages['MSG004'].pinned, '==', True) and rt.expect(
+            self.t_messages['MSG004'].pinned_by, '==', 'U001', part=1
+        )
+
+    def _check_mined_f45835640c__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:4544
+        return rt.expect(self.state.current_user, '==', 'U003')
+
+    # tasks.world:4545
+    def _check_mined_f45835640c__message_msg006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_messages['MSG006'].body, '==', '') and rt.expect(
+            self.t_messages['MSG006'].deleted, '==', True, part=1
+        )
+
+    def _check_mined_f45835640c__new_message(self) -> bool:  # tasks.world:4546
+        return any(
+            _r73.channel == 'CH001' and _r73.author == 'U003'
+            and _r73.body == '2026-03-09T17:30:00' and _r73.edited_at is None
+            and _r73.deleted == False and _r73.pinned == False and _r73.pinned_by is None
+            for _r73 in rt.each(self, self.t_messages)
+        )
+
+    def _check_mined_90a9128cbd__new_message(self) -> bool:  # tasks.world:4686
+        return any(
+            _r74.channel == 'CH001' and _r74.author == 'U001' and _r74.body == 'MSG002'
+            and _r74.edited_at is None and _r74.deleted == False and _r74.pinned == False
+            and _r74.pinned_by is None
+            for _r74 in rt.each(self, self.t_messages)
+        )
+
+    def _check_mined_05b3b7ec29__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:4823
+        return rt.expect(self.state.current_user, '==', 'U001')
+
+    # tasks.world:4824
+    def _check_mined_05b3b7ec29__message_msg002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_messages['MSG002'].pinned, '==', True) and rt.expect(
+            self.t_messages['MSG002'].pinned_by, '==', 'U001', part=1
+        )
+
+    # tasks.world:4965
+    def _check_mined_aac96d8a36__message_msg003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_messages['MSG003'].pinned, '==', True) and rt.expect(
+            self.t_messages['MSG003'].pinned_by, '==', 'U001', part=1
+        )
+
+    def _check_mined_fee17b8d62__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:5105
+        return rt.expect(self.state.current_user, '==', 'U002')
+
+    def _check_mined_fee17b8d62__new_message(self) -> bool:  # tasks.world:5106
+        return any(
+            _r75.channel == 'CH002' and _r75.author == 'U002' and _r75.body == 'MSG001'
+            and _r75.edited_at is None and _r75.deleted == False and _r75.pinned == False
+            and _r75.pinned_by is None
+            for _r75 in rt.each(self, self.t_messages)
+        )
+
+    def _check_mined_fee17b8d62__new_message_1(self) -> bool:  # tasks.world:5107
+        return any(
+            _r76.channel == 'CH002' and _r76.author == 'U002' and _r76.body == 'public'
+            and _r76.edited_at is None and _r76.deleted == False and _r76.pinned == False
+            and _r76.pinned_by is None
+            for _r76 in rt.each(self, self.t_messages)
+        )
+
+    def _check_mined_5ec28cc393__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:5250
+        return rt.expect(self.state.current_user, '==', 'U003')
+
+    def _check_mined_074644fbe3__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:5390
+        return rt.expect(self.state.current_user, '==', 'U003')
+
+    # tasks.world:5391
+    def _check_mined_074644fbe3__message_msg001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_messages['MSG001'].pinned, '==', False) and rt.expect(
+            self.t_messages['MSG001'].pinned_by, 'is', None, part=1
+        )
+
+    def _check_mined_65bf0d660d__new_channel(self) -> bool:  # tasks.world:5533
+        return any(
+            _r77.name == 'd' and _r77.visibility == _E10_Visibility_public and _r77.owner == 'U001'
+            and _r77.topic == '2026-03-09T17:30:00'
+            for _r77 in rt.each(self, self.t_channels)
+        )
+
+    def _check_mined_65bf0d660d__new_membership(self) -> bool:  # tasks.world:5534
+        return any(
+            _r78.channel == 'CH004' and _r78.user == 'U001' and _r78.invited_by is None
+            for _r78 in rt.each(self, self.t_memberships)
+        )
+
+    def _check_mined_65bf0d660d__new_message(self) -> bool:  # tasks.world:5535
+        return any(
+            _r79.channel == 'CH004' and _r79.author == 'U001' and _r79.body == 'public'
+            and _r79.edited_at is None and _r79.deleted == False and _r79.pinned == False
+            and _r79.pinned_by is None
+            for _r79 in rt.each(self, self.t_messages)
+        )
+
+    def _check_mined_65bf0d660d__new_message_1(self) -> bool:  # tasks.world:5536
+        return any(
+            _r80.channel == 'CH004' and _r80.author == 'U001' and _r80.body == 'public'
+            and _r80.edited_at is None and _r80.deleted == False and _r80.pinned == False
+            and _r80.pinned_by is None
+            for _r80 in rt.each(self, self.t_messages)
+        )
+
+    def _check_mined_5111106bdf__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:5677
+        return rt.expect(self.state.current_user, '==', 'U004')
+
+    def _check_mined_5111106bdf__new_channel(self) -> bool:  # tasks.world:5678
+        return any(
+            _r81.name == 'private' and _r81.visibility == _E10_Visibility_public
+            and _r81.owner == 'U004' and _r81.topic == 'eaOQt'
+            for _r81 in rt.each(self, self.t_channels)
+        )
+
+    def _check_mined_5111106bdf__new_membership(self) -> bool:  # tasks.world:5679
+        return any(
+            _r82.channel == 'CH004' and _r82.user == 'U004' and _r82.invited_by is None
+            for _r82 in rt.each(self, self.t_memberships)
+        )
+
+    def _check_mined_5111106bdf__new_message(self) -> bool:  # tasks.world:5680
+        return any(
+            _r83.channel == 'CH004' and _r83.author == 'U004' and _r83.body == 'U004'
+            and _r83.edited_at is None and _r83.deleted == False and _r83.pinned == False
+            and _r83.pinned_by is None
+            for _r83 in rt.each(self, self.t_messages)
+        )
+
+    def _check_mined_c471d0da97__new_channel(self) -> bool:  # tasks.world:5822
+        return any(
+            _r84.name == 'vm' and _r84.visibility == _E10_Visibility_private
+            and _r84.owner == 'U001' and _r84.topic == 'Anyone up for lunch?'
+            for _r84 in rt.each(self, self.t_channels)
+        )
+
+    def _check_mined_c471d0da97__new_membership(self) -> bool:  # tasks.world:5823
+        return any(
+            _r85.channel == 'CH004' and _r85.user == 'U001' and _r85.invited_by is None
+            for _r85 in rt.each(self, self.t_memberships)
+        )
+
+    def _check_mined_c471d0da97__new_message(self) -> bool:  # tasks.world:5824
+        return any(
+            _r86.channel == 'CH004' and _r86.author == 'U001' and _r86.body == '3q'
+            and _r86.edited_at is None and _r86.deleted == False and _r86.pinned == False
+            and _r86.pinned_by is None
+            for _r86 in rt.each(self, self.t_messages)
+        )
+
+    def _check_mined_78091e95aa__current_user_set(self) -> rt.Verdict | bool:  # tasks.world:5964
+        return rt.expect(self.state.current_user, '==', 'U004')
+
+    # tasks.world:5965
+    def _check_mined_78091e95aa__message_msg004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_messages['MSG004'].pinned, '==', True) and rt.expect(
+            self.t_messages['MSG004'].pinned_by, '==', 'U004', part=1
+        )
+
 
 TeamChat.TOOLS = tools(TeamChat)
-
-
-def _check_launch_channel__created(ep: TeamChat) -> bool:  # team_chat.world:502
-    return any(
-        _c20.name == 'launch-plan' and _c20.visibility == _E10_Visibility_private
-        and _c20.owner == 'U001' and _c20.topic == 'Q2 launch'
-        for _c20 in rt.each(ep, ep.t_channels)
-    )
-
-
-def _check_launch_channel__members(ep: TeamChat) -> bool:  # team_chat.world:503
-    return any(
-        _c21.name == 'launch-plan'
-        and len([_m22 for _m22 in rt.each(ep, ep.t_memberships) if _m22.channel == _c21.id_]) == 3
-        and any(
-            _m23.channel == _c21.id_ and _m23.user == 'U002'
-            for _m23 in rt.each(ep, ep.t_memberships)
-        )
-        and any(
-            _m24.channel == _c21.id_ and _m24.user == 'U004'
-            for _m24 in rt.each(ep, ep.t_memberships)
-        )
-        for _c21 in rt.each(ep, ep.t_channels)
-    )
-
-
-def _check_launch_channel__pinned_kickoff(ep: TeamChat) -> bool:  # team_chat.world:504
-    return any(
-        ep.t_channels[_m25.channel].name == 'launch-plan'
-        and _m25.body == 'Kickoff Thursday at 10:00' and _m25.pinned and _m25.author == 'U001'
-        for _m25 in rt.each(ep, ep.t_messages)
-    )
-
-
-def _check_chen_tidies_up__fixed(ep: TeamChat) -> rt.Verdict | bool:  # team_chat.world:646
-    return (
-        rt.expect(ep.t_messages['MSG006'].body, '==', 'Please read the new handbook before Friday')
-        and rt.expect(ep.t_messages['MSG006'].edited_at, 'is not', None, part=1)
-    )
-
-
-def _check_chen_tidies_up__ana_left(ep: TeamChat) -> bool:  # team_chat.world:647
-    return not any(
-        _m26.channel == 'CH003' and _m26.user == 'U001' for _m26 in rt.each(ep, ep.t_memberships)
-    )
-
-
-def _check_chen_tidies_up__lunch_deleted(ep: TeamChat) -> rt.Verdict | bool:  # team_chat.world:648
-    return ep.t_messages['MSG005'].deleted and rt.expect(ep.t_messages['MSG005'].body, '==', '')
-
-
-def _check_chen_tidies_up__others_kept(ep: TeamChat) -> bool:  # team_chat.world:649
-    return any(
-        _m27.channel == 'CH001' and _m27.user == 'U001' for _m27 in rt.each(ep, ep.t_memberships)
-    )
-
-
-def _check_dara_starts_design_system__created(ep: TeamChat) -> bool:  # tasks.world:135
-    return any(
-        _c28.name == 'design-system' and _c28.visibility == _E10_Visibility_public
-        and _c28.owner == 'U004' and _c28.topic == 'Shared UI components'
-        for _c28 in rt.each(ep, ep.t_channels)
-    )
-
-
-def _check_dara_starts_design_system__chen_added(ep: TeamChat) -> bool:  # tasks.world:136
-    return any(
-        _c29.name == 'design-system'
-        and len([_m30 for _m30 in rt.each(ep, ep.t_memberships) if _m30.channel == _c29.id_]) == 2
-        and any(
-            _m31.channel == _c29.id_ and _m31.user == 'U003' and _m31.invited_by == 'U004'
-            for _m31 in rt.each(ep, ep.t_memberships)
-        )
-        for _c29 in rt.each(ep, ep.t_channels)
-    )
-
-
-def _check_dara_starts_design_system__announced(ep: TeamChat) -> bool:  # tasks.world:137
-    return any(
-        _m32.channel == 'CH002' and _m32.author == 'U004'
-        and _m32.body == 'New channel #design-system for shared UI components, come join!'
-        for _m32 in rt.each(ep, ep.t_messages)
-    )
-
-
-def _check_refresh_general_welcome__old_deleted(ep: TeamChat) -> bool:  # tasks.world:278
-    return bool(ep.t_messages['MSG001'].deleted and not ep.t_messages['MSG001'].pinned)
-
-
-def _check_refresh_general_welcome__new_pinned(ep: TeamChat) -> bool:  # tasks.world:279
-    return any(
-        _m33.channel == 'CH001' and _m33.author == 'U001'
-        and _m33.body == 'Welcome aboard! Standup is at 10:30 on weekdays.' and _m33.pinned
-        and not _m33.deleted
-        for _m33 in rt.each(ep, ep.t_messages)
-    )
-
-
-def _check_refresh_general_welcome__dara_joined(ep: TeamChat) -> bool:  # tasks.world:280
-    return any(
-        _m34.channel == 'CH001' and _m34.user == 'U004' and _m34.invited_by == 'U001'
-        for _m34 in rt.each(ep, ep.t_memberships)
-    )
-
-
-def _check_ben_moves_standup__corrected(ep: TeamChat) -> rt.Verdict | bool:  # tasks.world:422
-    return (
-        rt.expect(ep.t_messages['MSG002'].body, '==', 'Standup moved to 11:00 tomorrow')
-        and rt.expect(ep.t_messages['MSG002'].edited_at, 'is not', None, part=1)
-    )
-
-
-def _check_ben_moves_standup__pinned(ep: TeamChat) -> rt.Verdict | bool:  # tasks.world:423
-    return ep.t_messages['MSG002'].pinned and rt.expect(
-        ep.t_messages['MSG002'].pinned_by, '==', 'U002'
-    )
-
-
-def _check_ben_moves_standup__chen_in_design_review(ep: TeamChat) -> bool:  # tasks.world:424
-    return any(
-        _m35.channel == 'CH002' and _m35.user == 'U003' and _m35.invited_by == 'U002'
-        for _m35 in rt.each(ep, ep.t_memberships)
-    )
-
-
-def _check_ben_welcomes_chen_to_design__chen_invited(ep: TeamChat) -> bool:  # tasks.world:565
-    return any(
-        _m36.channel == 'CH002' and _m36.user == 'U003' and _m36.invited_by == 'U002'
-        for _m36 in rt.each(ep, ep.t_memberships)
-    )
-
-
-# tasks.world:566
-def _check_ben_welcomes_chen_to_design__mockups_pinned(ep: TeamChat) -> rt.Verdict | bool:
-    return ep.t_messages['MSG003'].pinned and rt.expect(
-        ep.t_messages['MSG003'].pinned_by, '==', 'U002'
-    )
-
-
-def _check_ben_welcomes_chen_to_design__welcome_posted(ep: TeamChat) -> bool:  # tasks.world:567
-    return any(
-        _m37.channel == 'CH002' and _m37.author == 'U002'
-        and _m37.body == 'Welcome Chen! Start with the pinned mockups.' and not _m37.deleted
-        for _m37 in rt.each(ep, ep.t_messages)
-    )
-
-
-# tasks.world:712
-def _check_ben_curates_design_review__both_pinned(ep: TeamChat) -> rt.Verdict | bool:
-    return (
-        ep.t_messages['MSG003'].pinned
-        and rt.expect(ep.t_messages['MSG003'].pinned_by, '==', 'U002')
-        and ep.t_messages['MSG004'].pinned
-        and rt.expect(ep.t_messages['MSG004'].pinned_by, '==', 'U002', part=1)
-    )
-
-
-def _check_ben_curates_design_review__ana_removed(ep: TeamChat) -> bool:  # tasks.world:713
-    return not any(
-        _m38.channel == 'CH002' and _m38.user == 'U001' for _m38 in rt.each(ep, ep.t_memberships)
-    )
-
-
-def _check_ben_curates_design_review__reminder_posted(ep: TeamChat) -> bool:  # tasks.world:714
-    return any(
-        _m39.channel == 'CH002' and _m39.author == 'U002'
-        and _m39.body == 'Reminder: critique is Thursday at 15:00' and not _m39.deleted
-        for _m39 in rt.each(ep, ep.t_messages)
-    )
-
-
-def _check_chen_welcomes_ben_to_random__ben_in_random(ep: TeamChat) -> bool:  # tasks.world:859
-    return any(
-        _m40.channel == 'CH003' and _m40.user == 'U002' and _m40.invited_by == 'U003'
-        for _m40 in rt.each(ep, ep.t_memberships)
-    )
-
-
-def _check_chen_welcomes_ben_to_random__welcome_posted(ep: TeamChat) -> bool:  # tasks.world:860
-    return any(
-        _m41.channel == 'CH003' and _m41.author == 'U003'
-        and _m41.body == 'Welcome Ben! Friday lunch at 12:30, who is in?' and not _m41.deleted
-        for _m41 in rt.each(ep, ep.t_messages)
-    )
-
-
-def _check_chen_welcomes_ben_to_random__pointer_pinned(ep: TeamChat) -> bool:  # tasks.world:861
-    return any(
-        _m42.channel == 'CH001' and _m42.author == 'U003'
-        and _m42.body == 'Handbook questions go to #random' and _m42.pinned
-        and _m42.pinned_by == 'U003'
-        for _m42 in rt.each(ep, ep.t_messages)
-    )
-
-
-def _check_chen_welcomes_ben_to_random__two_posts(  # tasks.world:862
-    ep: TeamChat, init: TeamChat
-) -> rt.Verdict | bool:
-    return rt.expect(len(ep.t_messages), '==', len(init.t_messages) + 2)
-
-
-def _check_mined_2bfa155ee9__new_membership(ep: TeamChat) -> bool:  # tasks.world:1004
-    return any(
-        _r43.channel == 'CH001' and _r43.user == 'U004' and _r43.invited_by == 'U001'
-        for _r43 in rt.each(ep, ep.t_memberships)
-    )
-
-
-def _check_mined_2bfa155ee9__new_message(ep: TeamChat) -> bool:  # tasks.world:1005
-    return any(
-        _r44.channel == 'CH001' and _r44.author == 'U001' and _r44.body == 'M008'
-        and _r44.edited_at is None and _r44.deleted == False and _r44.pinned == False
-        and _r44.pinned_by is None
-        for _r44 in rt.each(ep, ep.t_messages)
-    )
-
-
-# tasks.world:1144
-def _check_mined_22717bd215__current_user_set(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'U002')
-
-
-# tasks.world:1145
-def _check_mined_22717bd215__message_msg003_changed(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.t_messages['MSG003'].body, '==', 'U002')
-
-
-def _check_mined_febf6d93e4__new_message(ep: TeamChat) -> bool:  # tasks.world:1284
-    return any(
-        _r45.channel == 'CH003' and _r45.author == 'U001' and _r45.body == 'Cx'
-        and _r45.edited_at is None and _r45.deleted == False and _r45.pinned == False
-        and _r45.pinned_by is None
-        for _r45 in rt.each(ep, ep.t_messages)
-    )
-
-
-def _check_mined_febf6d93e4__new_message_1(ep: TeamChat) -> bool:  # tasks.world:1285
-    return any(
-        _r46.channel == 'CH003' and _r46.author == 'U001' and _r46.body == '4#wLzw@TG'
-        and _r46.deleted == False and _r46.pinned == False and _r46.pinned_by is None
-        for _r46 in rt.each(ep, ep.t_messages)
-    )
-
-
-# tasks.world:1424
-def _check_mined_76ae1fece1__current_user_set(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'U004')
-
-
-def _check_mined_76ae1fece1__new_channel(ep: TeamChat) -> bool:  # tasks.world:1425
-    return any(
-        _r47.name == 'public' and _r47.visibility == _E10_Visibility_public
-        and _r47.owner == 'U004' and _r47.topic == 'U004'
-        for _r47 in rt.each(ep, ep.t_channels)
-    )
-
-
-def _check_mined_76ae1fece1__new_membership(ep: TeamChat) -> bool:  # tasks.world:1426
-    return any(
-        _r48.channel == 'CH004' and _r48.user == 'U004' and _r48.invited_by is None
-        for _r48 in rt.each(ep, ep.t_memberships)
-    )
-
-
-# tasks.world:1564
-def _check_mined_f920feab51__message_msg001_changed(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.t_messages['MSG001'].pinned, '==', False) and rt.expect(
-        ep.t_messages['MSG001'].pinned_by, 'is', None, part=1
-    )
-
-
-# tasks.world:1703
-def _check_mined_e832d9a08c__current_user_set(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'U003')
-
-
-def _check_mined_0759addc41__new_message(ep: TeamChat) -> bool:  # tasks.world:1840
-    return any(
-        _r49.channel == 'CH002' and _r49.author == 'U001' and _r49.body == ''
-        and _r49.edited_at is None and _r49.deleted == True and _r49.pinned == False
-        and _r49.pinned_by is None
-        for _r49 in rt.each(ep, ep.t_messages)
-    )
-
-
-# tasks.world:1978
-def _check_mined_be7aaf92df__current_user_set(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'U002')
-
-
-def _check_mined_be7aaf92df__new_message(ep: TeamChat) -> bool:  # tasks.world:1979
-    return any(
-        _r50.channel == 'CH001' and _r50.author == 'U002' and _r50.body == 'U002'
-        and _r50.edited_at is None and _r50.deleted == False and _r50.pinned == False
-        and _r50.pinned_by is None
-        for _r50 in rt.each(ep, ep.t_messages)
-    )
-
-
-def _check_mined_d309a0e82c__new_message(ep: TeamChat) -> bool:  # tasks.world:2121
-    return any(
-        _r51.channel == 'CH001' and _r51.author == 'U001' and _r51.body == 'CH001'
-        and _r51.deleted == False and _r51.pinned == False and _r51.pinned_by is None
-        for _r51 in rt.each(ep, ep.t_messages)
-    )
-
-
-# tasks.world:2259
-def _check_mined_05fd73e902__current_user_set(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'U003')
-
-
-# tasks.world:2260
-def _check_mined_05fd73e902__message_msg005_changed(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.t_messages['MSG005'].body, '==', '') and rt.expect(
-        ep.t_messages['MSG005'].deleted, '==', True, part=1
-    )
-
-
-def _check_mined_05fd73e902__new_message(ep: TeamChat) -> bool:  # tasks.world:2261
-    return any(
-        _r52.channel == 'CH001' and _r52.author == 'U003' and _r52.body == 'Dara Obi'
-        and _r52.edited_at is None and _r52.deleted == False and _r52.pinned == False
-        and _r52.pinned_by is None
-        for _r52 in rt.each(ep, ep.t_messages)
-    )
-
-
-def _check_mined_7a0f3b2fbd__new_channel(ep: TeamChat) -> bool:  # tasks.world:2403
-    return any(
-        _r53.name == 'y' and _r53.visibility == _E10_Visibility_private and _r53.owner == 'U001'
-        and _r53.topic == '2026-01-06T12:00:00'
-        for _r53 in rt.each(ep, ep.t_channels)
-    )
-
-
-def _check_mined_7a0f3b2fbd__new_channel_1(ep: TeamChat) -> bool:  # tasks.world:2404
-    return any(
-        _r54.name == 'private' and _r54.visibility == _E10_Visibility_private
-        and _r54.owner == 'U001' and _r54.topic == ''
-        for _r54 in rt.each(ep, ep.t_channels)
-    )
-
-
-def _check_mined_7a0f3b2fbd__new_membership(ep: TeamChat) -> bool:  # tasks.world:2405
-    return any(
-        _r55.channel == 'CH004' and _r55.user == 'U001' and _r55.invited_by is None
-        for _r55 in rt.each(ep, ep.t_memberships)
-    )
-
-
-def _check_mined_7a0f3b2fbd__new_membership_1(ep: TeamChat) -> bool:  # tasks.world:2406
-    return any(
-        _r56.channel == 'CH005' and _r56.user == 'U001' and _r56.invited_by is None
-        for _r56 in rt.each(ep, ep.t_memberships)
-    )
-
-
-def _check_mined_7a0f3b2fbd__new_message(ep: TeamChat) -> bool:  # tasks.world:2407
-    return any(
-        _r57.channel == 'CH004' and _r57.author == 'U001' and _r57.body == ''
-        and _r57.edited_at is None and _r57.deleted == True and _r57.pinned == False
-        and _r57.pinned_by is None
-        for _r57 in rt.each(ep, ep.t_messages)
-    )
-
-
-# tasks.world:2546
-def _check_mined_d19bb3ebaf__current_user_set(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'U004')
-
-
-# tasks.world:2547
-def _check_mined_d19bb3ebaf__message_msg004_changed(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.t_messages['MSG004'].body, '==', '') and rt.expect(
-        ep.t_messages['MSG004'].deleted, '==', True, part=1
-    )
-
-
-def _check_mined_a1d572d39a__new_channel(ep: TeamChat) -> bool:  # tasks.world:2691
-    return any(
-        _r58.name == 'private' and _r58.visibility == _E10_Visibility_private
-        and _r58.owner == 'U001' and _r58.topic == 'private'
-        for _r58 in rt.each(ep, ep.t_channels)
-    )
-
-
-def _check_mined_a1d572d39a__new_membership(ep: TeamChat) -> bool:  # tasks.world:2692
-    return any(
-        _r59.channel == 'CH004' and _r59.user == 'U001' and _r59.invited_by is None
-        for _r59 in rt.each(ep, ep.t_memberships)
-    )
-
-
-def _check_mined_a1d572d39a__new_message(ep: TeamChat) -> bool:  # tasks.world:2693
-    return any(
-        _r60.channel == 'CH004' and _r60.author == 'U001' and _r60.body == 'null'
-        and _r60.deleted == False and _r60.pinned == False and _r60.pinned_by is None
-        for _r60 in rt.each(ep, ep.t_messages)
-    )
-
-
-# tasks.world:2834
-def _check_mined_84b1fe91c9__current_user_set(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'U003')
-
-
-# tasks.world:2835
-def _check_mined_84b1fe91c9__message_msg005_changed(ep: TeamChat) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_messages['MSG005'].body, '==', '2026-03-09T12:00:00')
-        and rt.expect(ep.t_messages['MSG005'].pinned, '==', True, part=1)
-        and rt.expect(ep.t_messages['MSG005'].pinned_by, '==', 'U003', part=2)
-    )
-
-
-def _check_mined_ef2d5e6e30__new_message(ep: TeamChat) -> bool:  # tasks.world:2979
-    return any(
-        _r61.channel == 'CH001' and _r61.author == 'U001' and _r61.body == 'private'
-        and _r61.edited_at is None and _r61.deleted == False and _r61.pinned == False
-        and _r61.pinned_by is None
-        for _r61 in rt.each(ep, ep.t_messages)
-    )
-
-
-def _check_mined_ef2d5e6e30__new_message_1(ep: TeamChat) -> bool:  # tasks.world:2980
-    return any(
-        _r62.channel == 'CH001' and _r62.author == 'U001' and _r62.body == '2026-01-05T09:00:00'
-        and _r62.edited_at is None and _r62.deleted == False and _r62.pinned == False
-        and _r62.pinned_by is None
-        for _r62 in rt.each(ep, ep.t_messages)
-    )
-
-
-# tasks.world:3121
-def _check_mined_f2e9794e89__current_user_set(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'U002')
-
-
-def _check_mined_f2e9794e89__new_channel(ep: TeamChat) -> bool:  # tasks.world:3122
-    return any(
-        _r63.name == 'g0' and _r63.visibility == _E10_Visibility_public and _r63.owner == 'U002'
-        and _r63.topic == 'CH001'
-        for _r63 in rt.each(ep, ep.t_channels)
-    )
-
-
-def _check_mined_f2e9794e89__new_membership(ep: TeamChat) -> bool:  # tasks.world:3123
-    return any(
-        _r64.channel == 'CH004' and _r64.user == 'U002' and _r64.invited_by is None
-        for _r64 in rt.each(ep, ep.t_memberships)
-    )
-
-
-# tasks.world:3124
-def _check_mined_f2e9794e89__message_msg006_changed(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.t_messages['MSG006'].body, '==', '') and rt.expect(
-        ep.t_messages['MSG006'].deleted, '==', True, part=1
-    )
-
-
-def _check_mined_bb97bd4f81__membership_m003_removed(ep: TeamChat) -> bool:  # tasks.world:3268
-    return not any(_r65.id_ == 'M003' for _r65 in rt.each(ep, ep.t_memberships))
-
-
-# tasks.world:3408
-def _check_mined_096b7fb2c8__current_user_set(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'U001')
-
-
-def _check_mined_096b7fb2c8__new_channel(ep: TeamChat) -> bool:  # tasks.world:3409
-    return any(
-        _r66.name == '70o' and _r66.visibility == _E10_Visibility_private and _r66.owner == 'U001'
-        and _r66.topic == 'ijgR0Pwx1R9UJaH.#huIp-'
-        for _r66 in rt.each(ep, ep.t_channels)
-    )
-
-
-def _check_mined_096b7fb2c8__new_membership(ep: TeamChat) -> bool:  # tasks.world:3410
-    return any(
-        _r67.channel == 'CH004' and _r67.user == 'U001' and _r67.invited_by is None
-        for _r67 in rt.each(ep, ep.t_memberships)
-    )
-
-
-# tasks.world:3411
-def _check_mined_096b7fb2c8__message_msg001_changed(ep: TeamChat) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_messages['MSG001'].body, '==', '')
-        and rt.expect(ep.t_messages['MSG001'].deleted, '==', True, part=1)
-        and rt.expect(ep.t_messages['MSG001'].pinned, '==', False, part=2)
-        and rt.expect(ep.t_messages['MSG001'].pinned_by, 'is', None, part=3)
-    )
-
-
-def _check_mined_8feb6986e3__new_membership(ep: TeamChat) -> bool:  # tasks.world:3554
-    return any(
-        _r68.channel == 'CH003' and _r68.user == 'U002' and _r68.invited_by == 'U001'
-        for _r68 in rt.each(ep, ep.t_memberships)
-    )
-
-
-# tasks.world:3694
-def _check_mined_2b31a95c79__current_user_set(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'U004')
-
-
-# tasks.world:3695
-def _check_mined_2b31a95c79__message_msg004_changed(ep: TeamChat) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_messages['MSG004'].body, '==', 'Dara Obi')
-        and rt.expect(ep.t_messages['MSG004'].pinned, '==', True, part=1)
-        and rt.expect(ep.t_messages['MSG004'].pinned_by, '==', 'U004', part=2)
-    )
-
-
-# tasks.world:3838
-def _check_mined_c4f369449d__message_msg001_changed(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.t_messages['MSG001'].body, '==', ' ')
-
-
-# tasks.world:3978
-def _check_mined_b7ac622933__current_user_set(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'U004')
-
-
-def _check_mined_b7ac622933__new_channel(ep: TeamChat) -> bool:  # tasks.world:3979
-    return any(
-        _r69.name == 'aet' and _r69.visibility == _E10_Visibility_private and _r69.owner == 'U004'
-        and _r69.topic == 'CH002'
-        for _r69 in rt.each(ep, ep.t_channels)
-    )
-
-
-def _check_mined_b7ac622933__new_membership(ep: TeamChat) -> bool:  # tasks.world:3980
-    return any(
-        _r70.channel == 'CH004' and _r70.user == 'U004' and _r70.invited_by is None
-        for _r70 in rt.each(ep, ep.t_memberships)
-    )
-
-
-# tasks.world:3981
-def _check_mined_b7ac622933__message_msg004_changed(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.t_messages['MSG004'].body, '==', '') and rt.expect(
-        ep.t_messages['MSG004'].deleted, '==', True, part=1
-    )
-
-
-# tasks.world:4124
-def _check_mined_0790754d08__message_msg001_changed(ep: TeamChat) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_messages['MSG001'].body, '==', '')
-        and rt.expect(ep.t_messages['MSG001'].deleted, '==', True, part=1)
-        and rt.expect(ep.t_messages['MSG001'].pinned, '==', False, part=2)
-        and rt.expect(ep.t_messages['MSG001'].pinned_by, 'is', None, part=3)
-    )
-
-
-# tasks.world:4264
-def _check_mined_ee3f027800__current_user_set(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'U002')
-
-
-def _check_mined_ee3f027800__new_channel(ep: TeamChat) -> bool:  # tasks.world:4265
-    return any(
-        _r71.name == 'x' and _r71.visibility == _E10_Visibility_public and _r71.owner == 'U002'
-        and _r71.topic == 'UMFxFkM+_R5Kjp.1vRt 1fjORS_6i'
-        for _r71 in rt.each(ep, ep.t_channels)
-    )
-
-
-def _check_mined_ee3f027800__new_membership(ep: TeamChat) -> bool:  # tasks.world:4266
-    return any(
-        _r72.channel == 'CH004' and _r72.user == 'U002' and _r72.invited_by is None
-        for _r72 in rt.each(ep, ep.t_memberships)
-    )
-
-
-# tasks.world:4267
-def _check_mined_ee3f027800__message_msg002_changed(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.t_messages['MSG002'].body, '==', '') and rt.expect(
-        ep.t_messages['MSG002'].deleted, '==', True, part=1
-    )
-
-
-# tasks.world:4407
-def _check_mined_41fcdfab48__message_msg004_changed(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.t_messages['MSG004'].pinned, '==', True) and rt.expect(
-        ep.t_messages['MSG004'].pinned_by, '==', 'U001', part=1
-    )
-
-
-# tasks.world:4544
-def _check_mined_f45835640c__current_user_set(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'U003')
-
-
-# tasks.world:4545
-def _check_mined_f45835640c__message_msg006_changed(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.t_messages['MSG006'].body, '==', '') and rt.expect(
-        ep.t_messages['MSG006'].deleted, '==', True, part=1
-    )
-
-
-def _check_mined_f45835640c__new_message(ep: TeamChat) -> bool:  # tasks.world:4546
-    return any(
-        _r73.channel == 'CH001' and _r73.author == 'U003' and _r73.body == '2026-03-09T17:30:00'
-        and _r73.edited_at is None and _r73.deleted == False and _r73.pinned == False
-        and _r73.pinned_by is None
-        for _r73 in rt.each(ep, ep.t_messages)
-    )
-
-
-def _check_mined_90a9128cbd__new_message(ep: TeamChat) -> bool:  # tasks.world:4686
-    return any(
-        _r74.channel == 'CH001' and _r74.author == 'U001' and _r74.body == 'MSG002'
-        and _r74.edited_at is None and _r74.deleted == False and _r74.pinned == False
-        and _r74.pinned_by is None
-        for _r74 in rt.each(ep, ep.t_messages)
-    )
-
-
-# tasks.world:4823
-def _check_mined_05b3b7ec29__current_user_set(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'U001')
-
-
-# tasks.world:4824
-def _check_mined_05b3b7ec29__message_msg002_changed(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.t_messages['MSG002'].pinned, '==', True) and rt.expect(
-        ep.t_messages['MSG002'].pinned_by, '==', 'U001', part=1
-    )
-
-
-# tasks.world:4965
-def _check_mined_aac96d8a36__message_msg003_changed(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.t_messages['MSG003'].pinned, '==', True) and rt.expect(
-        ep.t_messages['MSG003'].pinned_by, '==', 'U001', part=1
-    )
-
-
-# tasks.world:5105
-def _check_mined_fee17b8d62__current_user_set(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'U002')
-
-
-def _check_mined_fee17b8d62__new_message(ep: TeamChat) -> bool:  # tasks.world:5106
-    return any(
-        _r75.channel == 'CH002' and _r75.author == 'U002' and _r75.body == 'MSG001'
-        and _r75.edited_at is None and _r75.deleted == False and _r75.pinned == False
-        and _r75.pinned_by is None
-        for _r75 in rt.each(ep, ep.t_messages)
-    )
-
-
-def _check_mined_fee17b8d62__new_message_1(ep: TeamChat) -> bool:  # tasks.world:5107
-    return any(
-        _r76.channel == 'CH002' and _r76.author == 'U002' and _r76.body == 'public'
-        and _r76.edited_at is None and _r76.deleted == False and _r76.pinned == False
-        and _r76.pinned_by is None
-        for _r76 in rt.each(ep, ep.t_messages)
-    )
-
-
-# tasks.world:5250
-def _check_mined_5ec28cc393__current_user_set(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'U003')
-
-
-# tasks.world:5390
-def _check_mined_074644fbe3__current_user_set(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'U003')
-
-
-# tasks.world:5391
-def _check_mined_074644fbe3__message_msg001_changed(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.t_messages['MSG001'].pinned, '==', False) and rt.expect(
-        ep.t_messages['MSG001'].pinned_by, 'is', None, part=1
-    )
-
-
-def _check_mined_65bf0d660d__new_channel(ep: TeamChat) -> bool:  # tasks.world:5533
-    return any(
-        _r77.name == 'd' and _r77.visibility == _E10_Visibility_public and _r77.owner == 'U001'
-        and _r77.topic == '2026-03-09T17:30:00'
-        for _r77 in rt.each(ep, ep.t_channels)
-    )
-
-
-def _check_mined_65bf0d660d__new_membership(ep: TeamChat) -> bool:  # tasks.world:5534
-    return any(
-        _r78.channel == 'CH004' and _r78.user == 'U001' and _r78.invited_by is None
-        for _r78 in rt.each(ep, ep.t_memberships)
-    )
-
-
-def _check_mined_65bf0d660d__new_message(ep: TeamChat) -> bool:  # tasks.world:5535
-    return any(
-        _r79.channel == 'CH004' and _r79.author == 'U001' and _r79.body == 'public'
-        and _r79.edited_at is None and _r79.deleted == False and _r79.pinned == False
-        and _r79.pinned_by is None
-        for _r79 in rt.each(ep, ep.t_messages)
-    )
-
-
-def _check_mined_65bf0d660d__new_message_1(ep: TeamChat) -> bool:  # tasks.world:5536
-    return any(
-        _r80.channel == 'CH004' and _r80.author == 'U001' and _r80.body == 'public'
-        and _r80.edited_at is None and _r80.deleted == False and _r80.pinned == False
-        and _r80.pinned_by is None
-        for _r80 in rt.each(ep, ep.t_messages)
-    )
-
-
-# tasks.world:5677
-def _check_mined_5111106bdf__current_user_set(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'U004')
-
-
-def _check_mined_5111106bdf__new_channel(ep: TeamChat) -> bool:  # tasks.world:5678
-    return any(
-        _r81.name == 'private' and _r81.visibility == _E10_Visibility_public
-        and _r81.owner == 'U004' and _r81.topic == 'eaOQt'
-        for _r81 in rt.each(ep, ep.t_channels)
-    )
-
-
-def _check_mined_5111106bdf__new_membership(ep: TeamChat) -> bool:  # tasks.world:5679
-    return any(
-        _r82.channel == 'CH004' and _r82.user == 'U004' and _r82.invited_by is None
-        for _r82 in rt.each(ep, ep.t_memberships)
-    )
-
-
-def _check_mined_5111106bdf__new_message(ep: TeamChat) -> bool:  # tasks.world:5680
-    return any(
-        _r83.channel == 'CH004' and _r83.author == 'U004' and _r83.body == 'U004'
-        and _r83.edited_at is None and _r83.deleted == False and _r83.pinned == False
-        and _r83.pinned_by is None
-        for _r83 in rt.each(ep, ep.t_messages)
-    )
-
-
-def _check_mined_c471d0da97__new_channel(ep: TeamChat) -> bool:  # tasks.world:5822
-    return any(
-        _r84.name == 'vm' and _r84.visibility == _E10_Visibility_private and _r84.owner == 'U001'
-        and _r84.topic == 'Anyone up for lunch?'
-        for _r84 in rt.each(ep, ep.t_channels)
-    )
-
-
-def _check_mined_c471d0da97__new_membership(ep: TeamChat) -> bool:  # tasks.world:5823
-    return any(
-        _r85.channel == 'CH004' and _r85.user == 'U001' and _r85.invited_by is None
-        for _r85 in rt.each(ep, ep.t_memberships)
-    )
-
-
-def _check_mined_c471d0da97__new_message(ep: TeamChat) -> bool:  # tasks.world:5824
-    return any(
-        _r86.channel == 'CH004' and _r86.author == 'U001' and _r86.body == '3q'
-        and _r86.edited_at is None and _r86.deleted == False and _r86.pinned == False
-        and _r86.pinned_by is None
-        for _r86 in rt.each(ep, ep.t_messages)
-    )
-
-
-# tasks.world:5964
-def _check_mined_78091e95aa__current_user_set(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_user, '==', 'U004')
-
-
-# tasks.world:5965
-def _check_mined_78091e95aa__message_msg004_changed(ep: TeamChat) -> rt.Verdict | bool:
-    return rt.expect(ep.t_messages['MSG004'].pinned, '==', True) and rt.expect(
-        ep.t_messages['MSG004'].pinned_by, '==', 'U004', part=1
-    )
-
-
-TeamChat.TASKS = task_registry(__name__, "tasks.json")

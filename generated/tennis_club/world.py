@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Booking", "BookingKind", "BookingStatus", "Charge", "ChargeKind", "ChargeStatus", "Coach",
@@ -261,12 +261,8 @@ class TennisClub(Episode):
     CLOCK: ClassVar[str] = "2025-06-16T08:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'A court has one booking an hour and members book at most two hours a day. Ladder results '
-        'move the\n'
-        'ranking only when the challenger wins. Charge guest, light and lesson fees as the club '
-        'sets them.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "members": "Member", "courts": "Court", "coaches": "Coach", "bookings": "Booking",
         "lessons": "Lesson", "matches": "LadderMatch", "charges": "Charge",
@@ -439,15 +435,11 @@ class TennisClub(Episode):
                     (self.t_matches, 'winner'), (self.t_charges, 'member'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_courts, ((self.t_bookings, 'court'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_coaches, ((self.t_lessons, 'coach'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_bookings, ((self.t_lessons, 'booking'), (self.t_charges, 'booking'))
             )
-        pass
 
     def fn_start_of(self, day: dt.date, hour: int) -> dt.datetime:  # tennis_club.world:145
         'When a booking hour starts.'
@@ -1067,936 +1059,798 @@ class TennisClub(Episode):
         self.set_field(charge, 'status', _E12_ChargeStatus_waived)  # tennis_club.world:583
         return charge  # tennis_club.world:584
 
+    def _check_aiko_beats_daniel__ranks_moved(self) -> rt.Verdict | bool:  # tennis_club.world:1006
+        return rt.expect(self.t_members['M003'].ladder_rank, '==', 2) and rt.expect(
+            self.t_members['M002'].ladder_rank, '==', 3, part=1
+        )
+
+    def _check_aiko_beats_daniel__match_recorded(self) -> bool:  # tennis_club.world:1007
+        return any(
+            _x19.challenger == 'M003' and _x19.opponent == 'M002' and _x19.winner == 'M003'
+            and _x19.score_ == '6-4 7-5'
+            for _x19 in rt.each(self, self.t_matches)
+        )
+
+    def _check_aiko_beats_daniel__fee_paid(self) -> rt.Verdict | bool:  # tennis_club.world:1008
+        return (
+            rt.expect(self.t_charges['CH0002'].status, '==', _E12_ChargeStatus_paid)
+            and rt.expect(self.t_charges['CH0003'].status, '==', _E12_ChargeStatus_unpaid, part=1)
+        )
+
+    # tasks.world:423
+    def _check_daniel_brings_two_guests__guests_added(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0002'].guests, '==', 2)
+
+    def _check_daniel_brings_two_guests__fee_paid(self) -> bool:  # tasks.world:424
+        return any(
+            _c20.booking == 'BK0002' and _c20.member == 'M002'
+            and _c20.kind == _E10_ChargeKind_guest_fee and _c20.amount == 24.0
+            and _c20.status == _E12_ChargeStatus_paid
+            for _c20 in rt.each(self, self.t_charges)
+        )
+
+    def _check_nina_evening_court_and_lesson_fee__court_booked(self) -> bool:  # tasks.world:855
+        return any(
+            _b21.member == 'M005' and _b21.court == 'CT3'
+            and _b21.day == rt.parse_date('2025-06-17') and _b21.hour == 19 and _b21.guests == 1
+            and _b21.status == _E13_BookingStatus_booked
+            for _b21 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_nina_evening_court_and_lesson_fee__fees_charged(self) -> bool:  # tasks.world:856
+        return (
+            any(
+                _c22.member == 'M005' and _c22.kind == _E10_ChargeKind_guest_fee
+                and _c22.amount == 12.0 and _c22.status == _E12_ChargeStatus_unpaid
+                for _c22 in rt.each(self, self.t_charges)
+            )
+            and any(
+                _c23.member == 'M005' and _c23.kind == _E10_ChargeKind_light_fee
+                and _c23.amount == 6.0 and _c23.status == _E12_ChargeStatus_unpaid
+                for _c23 in rt.each(self, self.t_charges)
+            )
+        )
+
+    # tasks.world:857
+    def _check_nina_evening_court_and_lesson_fee__lesson_paid(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0007'].status, '==', _E12_ChargeStatus_paid)
+
+    # tasks.world:1285
+    def _check_mined_c897031c4a__booking_bk0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0005'].guests, '==', 1)
+
+    # tasks.world:1286
+    def _check_mined_c897031c4a__charge_ch0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0002'].status, '==', _E12_ChargeStatus_waived)
+
+    def _check_mined_c897031c4a__new_charge(self) -> bool:  # tasks.world:1287
+        return any(
+            _r24.member == 'M004' and _r24.booking == 'BK0005'
+            and _r24.kind == _E10_ChargeKind_guest_fee and _r24.amount == 12.0
+            and _r24.status == _E12_ChargeStatus_unpaid
+            and _r24.created_on == rt.parse_date('2025-06-16')
+            for _r24 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:1714
+    def _check_mined_cd434f9071__booking_bk0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0007'].guests, '==', 3)
+
+    def _check_mined_cd434f9071__new_charge(self) -> bool:  # tasks.world:1715
+        return any(
+            _r25.member == 'M006' and _r25.booking == 'BK0007'
+            and _r25.kind == _E10_ChargeKind_guest_fee and _r25.amount == 36.0
+            and _r25.status == _E12_ChargeStatus_waived
+            and _r25.created_on == rt.parse_date('2025-06-16')
+            for _r25 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_6fe767f3f4__new_booking(self) -> bool:  # tasks.world:2142
+        return any(
+            _r26.court == 'CT3' and _r26.member == 'M004'
+            and _r26.day == rt.parse_date('2025-06-18') and _r26.hour == 7
+            and _r26.kind == _E11_BookingKind_play and _r26.guests == 2
+            and _r26.status == _E13_BookingStatus_booked
+            for _r26 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_mined_6fe767f3f4__new_charge(self) -> bool:  # tasks.world:2143
+        return any(
+            _r27.member == 'M004' and _r27.booking == 'BK0012'
+            and _r27.kind == _E10_ChargeKind_guest_fee and _r27.amount == 24.0
+            and _r27.status == _E12_ChargeStatus_unpaid
+            and _r27.created_on == rt.parse_date('2025-06-16')
+            for _r27 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:2570
+    def _check_mined_0ea977d23c__charge_ch0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0006'].status, '==', _E12_ChargeStatus_waived)
+
+    # tasks.world:2997
+    def _check_mined_578c2ed53c__charge_ch0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0001'].status, '==', _E12_ChargeStatus_waived)
+
+    # tasks.world:3424
+    def _check_mined_64cb5feebd__charge_ch0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0003'].status, '==', _E12_ChargeStatus_waived)
+
+    # tasks.world:3851
+    def _check_mined_af270b2b6a__charge_ch0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0007'].status, '==', _E12_ChargeStatus_waived)
+
+    # tasks.world:4277
+    def _check_mined_9ced981862__charge_ch0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0001'].status, '==', _E12_ChargeStatus_paid)
+
+    # tasks.world:4704
+    def _check_mined_e04ad5e444__member_m006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M006'].ladder_rank, '==', 6)
+
+    # tasks.world:5129
+    def _check_mined_286c86b6b6__booking_bk0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0005'].guests, '==', 1)
+
+    def _check_mined_286c86b6b6__new_charge(self) -> bool:  # tasks.world:5130
+        return any(
+            _r28.member == 'M004' and _r28.booking == 'BK0005'
+            and _r28.kind == _E10_ChargeKind_guest_fee and _r28.amount == 12.0
+            and _r28.status == _E12_ChargeStatus_unpaid
+            and _r28.created_on == rt.parse_date('2025-06-16')
+            for _r28 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:5555
+    def _check_mined_927f312b23__booking_bk0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0007'].guests, '==', 1)
+
+    def _check_mined_927f312b23__new_charge(self) -> bool:  # tasks.world:5556
+        return any(
+            _r29.member == 'M006' and _r29.booking == 'BK0007'
+            and _r29.kind == _E10_ChargeKind_guest_fee and _r29.amount == 12.0
+            and _r29.status == _E12_ChargeStatus_unpaid
+            and _r29.created_on == rt.parse_date('2025-06-16')
+            for _r29 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:5981
+    def _check_mined_92f4c4fc1b__booking_bk0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0003'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:6406
+    def _check_mined_c658130a32__booking_bk0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0004'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:6407
+    def _check_mined_c658130a32__lesson_ls001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lessons['LS001'].status, '==', _E12_LessonStatus_cancelled)
+
+    # tasks.world:6832
+    def _check_mined_e8e7bf92e7__booking_bk0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0006'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:6833
+    def _check_mined_e8e7bf92e7__lesson_ls002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lessons['LS002'].status, '==', _E12_LessonStatus_cancelled)
+
+    # tasks.world:6834
+    def _check_mined_e8e7bf92e7__charge_ch0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0007'].status, '==', _E12_ChargeStatus_waived)
+
+    def _check_mined_c4f3b34962__new_booking(self) -> bool:  # tasks.world:7259
+        return any(
+            _r30.court == 'CT3' and _r30.member == 'M001'
+            and _r30.day == rt.parse_date('2025-06-17') and _r30.hour == 7
+            and _r30.kind == _E11_BookingKind_lesson and _r30.guests == 0
+            and _r30.status == _E13_BookingStatus_booked
+            for _r30 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_mined_c4f3b34962__new_lesson(self) -> bool:  # tasks.world:7260
+        return any(
+            _r31.booking == 'BK0012' and _r31.coach == 'CO01' and _r31.member == 'M001'
+            and _r31.focus == 'light_fee' and _r31.status == _E12_LessonStatus_scheduled
+            and _r31.price == 45.0
+            for _r31 in rt.each(self, self.t_lessons)
+        )
+
+    # tasks.world:7261
+    def _check_mined_c4f3b34962__charge_ch0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0002'].status, '==', _E12_ChargeStatus_paid)
+
+    def _check_mined_c4f3b34962__new_charge(self) -> bool:  # tasks.world:7262
+        return any(
+            _r32.member == 'M001' and _r32.booking == 'BK0012'
+            and _r32.kind == _E10_ChargeKind_lesson_fee and _r32.amount == 45.0
+            and _r32.status == _E12_ChargeStatus_waived
+            and _r32.created_on == rt.parse_date('2025-06-16')
+            for _r32 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:7693
+    def _check_mined_a32b027581__booking_bk0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0004'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_a32b027581__new_booking(self) -> bool:  # tasks.world:7694
+        return any(
+            _r33.court == 'CT2' and _r33.member == 'M004'
+            and _r33.day == rt.parse_date('2025-06-16') and _r33.hour == 12
+            and _r33.kind == _E11_BookingKind_lesson and _r33.guests == 0
+            and _r33.status == _E13_BookingStatus_booked
+            for _r33 in rt.each(self, self.t_bookings)
+        )
+
+    # tasks.world:7695
+    def _check_mined_a32b027581__lesson_ls001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lessons['LS001'].status, '==', _E12_LessonStatus_cancelled)
+
+    def _check_mined_a32b027581__new_lesson(self) -> bool:  # tasks.world:7696
+        return any(
+            _r34.booking == 'BK0012' and _r34.coach == 'CO01' and _r34.member == 'M004'
+            and _r34.focus == 'CH0007' and _r34.status == _E12_LessonStatus_scheduled
+            and _r34.price == 45.0
+            for _r34 in rt.each(self, self.t_lessons)
+        )
+
+    # tasks.world:7697
+    def _check_mined_a32b027581__charge_ch0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0001'].status, '==', _E12_ChargeStatus_waived)
+
+    # tasks.world:7698
+    def _check_mined_a32b027581__charge_ch0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0007'].status, '==', _E12_ChargeStatus_waived)
+
+    def _check_mined_a32b027581__new_charge(self) -> bool:  # tasks.world:7699
+        return any(
+            _r35.member == 'M004' and _r35.booking == 'BK0012'
+            and _r35.kind == _E10_ChargeKind_lesson_fee and _r35.amount == 45.0
+            and _r35.status == _E12_ChargeStatus_unpaid
+            and _r35.created_on == rt.parse_date('2025-06-16')
+            for _r35 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:8131
+    def _check_mined_6077f36d84__booking_bk0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0003'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:8132
+    def _check_mined_6077f36d84__booking_bk0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0007'].guests, '==', 2)
+
+    # tasks.world:8133
+    def _check_mined_6077f36d84__charge_ch0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0003'].status, '==', _E12_ChargeStatus_paid)
+
+    def _check_mined_6077f36d84__new_charge(self) -> bool:  # tasks.world:8134
+        return any(
+            _r36.member == 'M006' and _r36.booking == 'BK0007'
+            and _r36.kind == _E10_ChargeKind_guest_fee and _r36.amount == 24.0
+            and _r36.status == _E12_ChargeStatus_waived
+            and _r36.created_on == rt.parse_date('2025-06-16')
+            for _r36 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:8565
+    def _check_mined_e731ababf5__booking_bk0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0007'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:8566
+    def _check_mined_e731ababf5__booking_bk0010_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0010'].guests, '==', 3)
+
+    def _check_mined_e731ababf5__new_laddermatch(self) -> bool:  # tasks.world:8567
+        return any(
+            _r37.challenger == 'M005' and _r37.opponent == 'M003'
+            and _r37.played_on == rt.parse_date('2025-06-09') and _r37.score_ == '6-7 4-6'
+            and _r37.winner == 'M003' and _r37.ranks_before == '5/3'
+            for _r37 in rt.each(self, self.t_matches)
+        )
+
+    def _check_mined_e731ababf5__new_charge(self) -> bool:  # tasks.world:8568
+        return any(
+            _r38.member == 'M003' and _r38.booking == 'BK0010'
+            and _r38.kind == _E10_ChargeKind_guest_fee and _r38.amount == 36.0
+            and _r38.status == _E12_ChargeStatus_waived
+            and _r38.created_on == rt.parse_date('2025-06-16')
+            for _r38 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:8998
+    def _check_mined_9c28bb76c2__member_m006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M006'].ladder_rank, '==', 6)
+
+    # tasks.world:8999
+    def _check_mined_9c28bb76c2__booking_bk0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0001'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:9000
+    def _check_mined_9c28bb76c2__charge_ch0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0001'].status, '==', _E12_ChargeStatus_paid)
+
+    # tasks.world:9001
+    def _check_mined_9c28bb76c2__charge_ch0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0003'].status, '==', _E12_ChargeStatus_waived)
+
+    # tasks.world:9431
+    def _check_mined_802b6611c1__booking_bk0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0003'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:9432
+    def _check_mined_802b6611c1__booking_bk0010_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0010'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_802b6611c1__new_booking(self) -> bool:  # tasks.world:9433
+        return any(
+            _r39.court == 'CT1' and _r39.member == 'M002'
+            and _r39.day == rt.parse_date('2025-06-17') and _r39.hour == 19
+            and _r39.kind == _E11_BookingKind_lesson and _r39.guests == 0
+            and _r39.status == _E13_BookingStatus_booked
+            for _r39 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_mined_802b6611c1__new_lesson(self) -> bool:  # tasks.world:9434
+        return any(
+            _r40.booking == 'BK0012' and _r40.coach == 'CO01' and _r40.member == 'M002'
+            and _r40.focus == ' ' and _r40.status == _E12_LessonStatus_scheduled
+            and _r40.price == 45.0
+            for _r40 in rt.each(self, self.t_lessons)
+        )
+
+    # tasks.world:9435
+    def _check_mined_802b6611c1__charge_ch0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0002'].status, '==', _E12_ChargeStatus_paid)
+
+    # tasks.world:9436
+    def _check_mined_802b6611c1__charge_ch0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0006'].status, '==', _E12_ChargeStatus_waived)
+
+    def _check_mined_802b6611c1__new_charge(self) -> bool:  # tasks.world:9437
+        return any(
+            _r41.member == 'M002' and _r41.booking == 'BK0012'
+            and _r41.kind == _E10_ChargeKind_lesson_fee and _r41.amount == 45.0
+            and _r41.status == _E12_ChargeStatus_unpaid
+            and _r41.created_on == rt.parse_date('2025-06-16')
+            for _r41 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_802b6611c1__new_charge_1(self) -> bool:  # tasks.world:9438
+        return any(
+            _r42.member == 'M002' and _r42.booking == 'BK0012'
+            and _r42.kind == _E10_ChargeKind_light_fee and _r42.amount == 6.0
+            and _r42.status == _E12_ChargeStatus_unpaid
+            and _r42.created_on == rt.parse_date('2025-06-16')
+            for _r42 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:9868
+    def _check_mined_9de475d4c1__booking_bk0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0002'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:9869
+    def _check_mined_9de475d4c1__booking_bk0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0005'].guests, '==', 1)
+
+    # tasks.world:9870
+    def _check_mined_9de475d4c1__booking_bk0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0007'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:9871
+    def _check_mined_9de475d4c1__charge_ch0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0001'].status, '==', _E12_ChargeStatus_paid)
+
+    def _check_mined_9de475d4c1__new_charge(self) -> bool:  # tasks.world:9872
+        return any(
+            _r43.member == 'M004' and _r43.booking == 'BK0005'
+            and _r43.kind == _E10_ChargeKind_guest_fee and _r43.amount == 12.0
+            and _r43.status == _E12_ChargeStatus_unpaid
+            and _r43.created_on == rt.parse_date('2025-06-16')
+            for _r43 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:10305
+    def _check_mined_de906cbb9b__booking_bk0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0002'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_de906cbb9b__new_booking(self) -> bool:  # tasks.world:10306
+        return any(
+            _r44.court == 'CT1' and _r44.member == 'M002'
+            and _r44.day == rt.parse_date('2025-06-16') and _r44.hour == 16
+            and _r44.kind == _E11_BookingKind_lesson and _r44.guests == 0
+            and _r44.status == _E13_BookingStatus_booked
+            for _r44 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_mined_de906cbb9b__new_lesson(self) -> bool:  # tasks.world:10307
+        return any(
+            _r45.booking == 'BK0012' and _r45.coach == 'CO01' and _r45.member == 'M002'
+            and _r45.focus == 'a\nb' and _r45.status == _E12_LessonStatus_scheduled
+            and _r45.price == 45.0
+            for _r45 in rt.each(self, self.t_lessons)
+        )
+
+    def _check_mined_de906cbb9b__new_laddermatch(self) -> bool:  # tasks.world:10308
+        return any(
+            _r46.challenger == 'M005' and _r46.opponent == 'M002'
+            and _r46.played_on == rt.parse_date('2023-09-29') and _r46.score_ == '6-3 4-6 5-7'
+            and _r46.winner == 'M002' and _r46.ranks_before == '5/2'
+            for _r46 in rt.each(self, self.t_matches)
+        )
+
+    def _check_mined_de906cbb9b__new_charge(self) -> bool:  # tasks.world:10309
+        return any(
+            _r47.member == 'M002' and _r47.booking == 'BK0012'
+            and _r47.kind == _E10_ChargeKind_lesson_fee and _r47.amount == 45.0
+            and _r47.status == _E12_ChargeStatus_unpaid
+            and _r47.created_on == rt.parse_date('2025-06-16')
+            for _r47 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:10738
+    def _check_mined_7f44aa694d__booking_bk0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0002'].guests, '==', 1)
+
+    # tasks.world:10739
+    def _check_mined_7f44aa694d__charge_ch0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0002'].status, '==', _E12_ChargeStatus_paid)
+
+    # tasks.world:10740
+    def _check_mined_7f44aa694d__charge_ch0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0003'].status, '==', _E12_ChargeStatus_paid)
+
+    # tasks.world:10741
+    def _check_mined_7f44aa694d__charge_ch0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0006'].status, '==', _E12_ChargeStatus_waived)
+
+    def _check_mined_7f44aa694d__new_charge(self) -> bool:  # tasks.world:10742
+        return any(
+            _r48.member == 'M002' and _r48.booking == 'BK0002'
+            and _r48.kind == _E10_ChargeKind_guest_fee and _r48.amount == 12.0
+            and _r48.status == _E12_ChargeStatus_unpaid
+            and _r48.created_on == rt.parse_date('2025-06-16')
+            for _r48 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:11172
+    def _check_mined_c3bf56c451__booking_bk0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0003'].guests, '==', 3)
+
+    def _check_mined_c3bf56c451__new_booking(self) -> bool:  # tasks.world:11173
+        return any(
+            _r49.court == 'CT1' and _r49.member == 'M001'
+            and _r49.day == rt.parse_date('2025-06-16') and _r49.hour == 19
+            and _r49.kind == _E11_BookingKind_play and _r49.guests == 0
+            and _r49.status == _E13_BookingStatus_booked
+            for _r49 in rt.each(self, self.t_bookings)
+        )
+
+    # tasks.world:11174
+    def _check_mined_c3bf56c451__charge_ch0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0002'].amount, '==', 36.0)
+
+    # tasks.world:11175
+    def _check_mined_c3bf56c451__charge_ch0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0003'].status, '==', _E12_ChargeStatus_waived)
+
+    def _check_mined_c3bf56c451__new_charge(self) -> bool:  # tasks.world:11176
+        return any(
+            _r50.member == 'M001' and _r50.booking == 'BK0012'
+            and _r50.kind == _E10_ChargeKind_light_fee and _r50.amount == 6.0
+            and _r50.status == _E12_ChargeStatus_unpaid
+            and _r50.created_on == rt.parse_date('2025-06-16')
+            for _r50 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:11605
+    def _check_mined_c7d1216ed1__booking_bk0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0002'].guests, '==', 2)
+
+    # tasks.world:11606
+    def _check_mined_c7d1216ed1__charge_ch0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0006'].status, '==', _E12_ChargeStatus_waived)
+
+    # tasks.world:11607
+    def _check_mined_c7d1216ed1__charge_ch0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0007'].status, '==', _E12_ChargeStatus_waived)
+
+    def _check_mined_c7d1216ed1__new_charge(self) -> bool:  # tasks.world:11608
+        return any(
+            _r51.member == 'M002' and _r51.booking == 'BK0002'
+            and _r51.kind == _E10_ChargeKind_guest_fee and _r51.amount == 24.0
+            and _r51.status == _E12_ChargeStatus_unpaid
+            and _r51.created_on == rt.parse_date('2025-06-16')
+            for _r51 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:12038
+    def _check_mined_9766e1b12a__member_m006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M006'].ladder_rank, '==', 6)
+
+    # tasks.world:12039
+    def _check_mined_9766e1b12a__booking_bk0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0006'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:12040
+    def _check_mined_9766e1b12a__lesson_ls002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lessons['LS002'].status, '==', _E12_LessonStatus_cancelled)
+
+    # tasks.world:12041
+    def _check_mined_9766e1b12a__charge_ch0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0006'].status, '==', _E12_ChargeStatus_waived)
+
+    # tasks.world:12042
+    def _check_mined_9766e1b12a__charge_ch0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0007'].status, '==', _E12_ChargeStatus_waived)
+
+    # tasks.world:12471
+    def _check_mined_e864c0dd6a__member_m002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M002'].ladder_rank, '==', 3)
+
+    # tasks.world:12472
+    def _check_mined_e864c0dd6a__member_m003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M003'].ladder_rank, '==', 4)
+
+    # tasks.world:12473
+    def _check_mined_e864c0dd6a__member_m004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M004'].ladder_rank, '==', 5)
+
+    # tasks.world:12474
+    def _check_mined_e864c0dd6a__member_m005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M005'].ladder_rank, '==', 2)
+
+    # tasks.world:12475
+    def _check_mined_e864c0dd6a__booking_bk0010_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0010'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_e864c0dd6a__new_laddermatch(self) -> bool:  # tasks.world:12476
+        return any(
+            _r52.challenger == 'M005' and _r52.opponent == 'M002'
+            and _r52.played_on == rt.parse_date('2025-06-16') and _r52.score_ == '9-3 2-8 7-1'
+            and _r52.winner == 'M005' and _r52.ranks_before == '5/2'
+            for _r52 in rt.each(self, self.t_matches)
+        )
+
+    # tasks.world:12477
+    def _check_mined_e864c0dd6a__charge_ch0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0006'].status, '==', _E12_ChargeStatus_waived)
+
+    # tasks.world:12478
+    def _check_mined_e864c0dd6a__charge_ch0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0007'].status, '==', _E12_ChargeStatus_waived)
+
+    # tasks.world:12908
+    def _check_mined_6e1f82f3cf__booking_bk0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0007'].guests, '==', 3)
+
+    # tasks.world:12909
+    def _check_mined_6e1f82f3cf__charge_ch0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0003'].status, '==', _E12_ChargeStatus_paid)
+
+    # tasks.world:12910
+    def _check_mined_6e1f82f3cf__charge_ch0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0007'].status, '==', _E12_ChargeStatus_waived)
+
+    def _check_mined_6e1f82f3cf__new_charge(self) -> bool:  # tasks.world:12911
+        return any(
+            _r53.member == 'M006' and _r53.booking == 'BK0007'
+            and _r53.kind == _E10_ChargeKind_guest_fee and _r53.amount == 36.0
+            and _r53.status == _E12_ChargeStatus_unpaid
+            and _r53.created_on == rt.parse_date('2025-06-16')
+            for _r53 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:13341
+    def _check_mined_fd0aab1ce6__booking_bk0010_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0010'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:13342
+    def _check_mined_fd0aab1ce6__charge_ch0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0001'].status, '==', _E12_ChargeStatus_paid)
+
+    # tasks.world:13343
+    def _check_mined_fd0aab1ce6__charge_ch0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0002'].status, '==', _E12_ChargeStatus_waived)
+
+    # tasks.world:13344
+    def _check_mined_fd0aab1ce6__charge_ch0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0006'].status, '==', _E12_ChargeStatus_paid)
+
+    # tasks.world:13777
+    def _check_mined_7b4795da5e__booking_bk0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0003'].guests, '==', 3)
+
+    # tasks.world:13778
+    def _check_mined_7b4795da5e__booking_bk0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0006'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_7b4795da5e__new_booking(self) -> bool:  # tasks.world:13779
+        return any(
+            _r54.court == 'CT3' and _r54.member == 'M001'
+            and _r54.day == rt.parse_date('2025-06-16') and _r54.hour == 10
+            and _r54.kind == _E11_BookingKind_lesson and _r54.guests == 0
+            and _r54.status == _E13_BookingStatus_cancelled
+            for _r54 in rt.each(self, self.t_bookings)
+        )
+
+    # tasks.world:13780
+    def _check_mined_7b4795da5e__lesson_ls002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lessons['LS002'].status, '==', _E12_LessonStatus_cancelled)
+
+    def _check_mined_7b4795da5e__new_lesson(self) -> bool:  # tasks.world:13781
+        return any(
+            _r55.booking == 'BK0012' and _r55.coach == 'CO01' and _r55.member == 'M001'
+            and _r55.focus == 'cancelled' and _r55.status == _E12_LessonStatus_cancelled
+            and _r55.price == 45.0
+            for _r55 in rt.each(self, self.t_lessons)
+        )
+
+    # tasks.world:13782
+    def _check_mined_7b4795da5e__charge_ch0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0002'].amount, '==', 36.0)
+
+    # tasks.world:13783
+    def _check_mined_7b4795da5e__charge_ch0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0007'].status, '==', _E12_ChargeStatus_waived)
+
+    def _check_mined_7b4795da5e__new_charge(self) -> bool:  # tasks.world:13784
+        return any(
+            _r56.member == 'M001' and _r56.booking == 'BK0012'
+            and _r56.kind == _E10_ChargeKind_lesson_fee and _r56.amount == 45.0
+            and _r56.status == _E12_ChargeStatus_unpaid
+            and _r56.created_on == rt.parse_date('2025-06-16')
+            for _r56 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:14216
+    def _check_mined_fbd50c1aba__booking_bk0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0001'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:14217
+    def _check_mined_fbd50c1aba__booking_bk0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0007'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:14218
+    def _check_mined_fbd50c1aba__charge_ch0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0001'].status, '==', _E12_ChargeStatus_paid)
+
+    # tasks.world:14650
+    def _check_mined_c30ab0747d__member_m006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M006'].ladder_rank, '==', 6)
+
+    # tasks.world:14651
+    def _check_mined_c30ab0747d__booking_bk0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0003'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:14652
+    def _check_mined_c30ab0747d__booking_bk0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0004'].status, '==', _E13_BookingStatus_cancelled)
+
+    # tasks.world:14653
+    def _check_mined_c30ab0747d__lesson_ls001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_lessons['LS001'].status, '==', _E12_LessonStatus_cancelled)
+
+    # tasks.world:14654
+    def _check_mined_c30ab0747d__charge_ch0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0002'].status, '==', _E12_ChargeStatus_paid)
+
+    # tasks.world:15086
+    def _check_mined_5485e68744__booking_bk0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0003'].guests, '==', 3)
+
+    # tasks.world:15087
+    def _check_mined_5485e68744__charge_ch0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0002'].amount, '==', 36.0) and rt.expect(
+            self.t_charges['CH0002'].status, '==', _E12_ChargeStatus_paid, part=1
+        )
+
+    # tasks.world:15088
+    def _check_mined_5485e68744__charge_ch0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0003'].status, '==', _E12_ChargeStatus_waived)
+
+    # tasks.world:15089
+    def _check_mined_5485e68744__charge_ch0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0006'].status, '==', _E12_ChargeStatus_waived)
+
+    # tasks.world:15521
+    def _check_mined_c7177dc64e__booking_bk0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0002'].status, '==', _E13_BookingStatus_cancelled)
+
+    def _check_mined_c7177dc64e__new_booking(self) -> bool:  # tasks.world:15522
+        return any(
+            _r57.court == 'CT2' and _r57.member == 'M002'
+            and _r57.day == rt.parse_date('2025-06-16') and _r57.hour == 12
+            and _r57.kind == _E11_BookingKind_lesson and _r57.guests == 0
+            and _r57.status == _E13_BookingStatus_booked
+            for _r57 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_mined_c7177dc64e__new_booking_1(self) -> bool:  # tasks.world:15523
+        return any(
+            _r58.court == 'CT1' and _r58.member == 'M003'
+            and _r58.day == rt.parse_date('2025-06-16') and _r58.hour == 18
+            and _r58.kind == _E11_BookingKind_play and _r58.guests == 3
+            and _r58.status == _E13_BookingStatus_booked
+            for _r58 in rt.each(self, self.t_bookings)
+        )
+
+    def _check_mined_c7177dc64e__new_lesson(self) -> bool:  # tasks.world:15524
+        return any(
+            _r59.booking == 'BK0012' and _r59.coach == 'CO01' and _r59.member == 'M002'
+            and _r59.focus == 'lesson_fee' and _r59.status == _E12_LessonStatus_scheduled
+            and _r59.price == 45.0
+            for _r59 in rt.each(self, self.t_lessons)
+        )
+
+    def _check_mined_c7177dc64e__new_charge(self) -> bool:  # tasks.world:15525
+        return any(
+            _r60.member == 'M002' and _r60.booking == 'BK0012'
+            and _r60.kind == _E10_ChargeKind_lesson_fee and _r60.amount == 45.0
+            and _r60.status == _E12_ChargeStatus_unpaid
+            and _r60.created_on == rt.parse_date('2025-06-16')
+            for _r60 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_c7177dc64e__new_charge_1(self) -> bool:  # tasks.world:15526
+        return any(
+            _r61.member == 'M003' and _r61.booking == 'BK0013'
+            and _r61.kind == _E10_ChargeKind_guest_fee and _r61.amount == 36.0
+            and _r61.status == _E12_ChargeStatus_unpaid
+            and _r61.created_on == rt.parse_date('2025-06-16')
+            for _r61 in rt.each(self, self.t_charges)
+        )
+
+    def _check_mined_c7177dc64e__new_charge_2(self) -> bool:  # tasks.world:15527
+        return any(
+            _r62.member == 'M003' and _r62.booking == 'BK0013'
+            and _r62.kind == _E10_ChargeKind_light_fee and _r62.amount == 6.0
+            and _r62.status == _E12_ChargeStatus_unpaid
+            and _r62.created_on == rt.parse_date('2025-06-16')
+            for _r62 in rt.each(self, self.t_charges)
+        )
+
+    # tasks.world:15958
+    def _check_mined_3a3ff0bd4f__member_m002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M002'].ladder_rank, '==', 3)
+
+    # tasks.world:15959
+    def _check_mined_3a3ff0bd4f__member_m003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M003'].ladder_rank, '==', 4)
+
+    # tasks.world:15960
+    def _check_mined_3a3ff0bd4f__member_m004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M004'].ladder_rank, '==', 5)
+
+    # tasks.world:15961
+    def _check_mined_3a3ff0bd4f__member_m005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_members['M005'].ladder_rank, '==', 2)
+
+    def _check_mined_3a3ff0bd4f__new_laddermatch(self) -> bool:  # tasks.world:15962
+        return any(
+            _r63.challenger == 'M005' and _r63.opponent == 'M002'
+            and _r63.played_on == rt.parse_date('2025-06-11') and _r63.score_ == '2-6 4-6'
+            and _r63.winner == 'M005' and _r63.ranks_before == '5/2'
+            for _r63 in rt.each(self, self.t_matches)
+        )
+
+    # tasks.world:15963
+    def _check_mined_3a3ff0bd4f__charge_ch0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0007'].status, '==', _E12_ChargeStatus_waived)
+
+    # tasks.world:16394
+    def _check_mined_cfb34047e7__booking_bk0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bookings['BK0007'].guests, '==', 3)
+
+    # tasks.world:16395
+    def _check_mined_cfb34047e7__charge_ch0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_charges['CH0001'].status, '==', _E12_ChargeStatus_waived)
+
+    def _check_mined_cfb34047e7__new_charge(self) -> bool:  # tasks.world:16396
+        return any(
+            _r64.member == 'M006' and _r64.booking == 'BK0007'
+            and _r64.kind == _E10_ChargeKind_guest_fee and _r64.amount == 36.0
+            and _r64.status == _E12_ChargeStatus_unpaid
+            and _r64.created_on == rt.parse_date('2025-06-16')
+            for _r64 in rt.each(self, self.t_charges)
+        )
+
 
 TennisClub.TOOLS = tools(TennisClub)
-
-
-# tennis_club.world:1006
-def _check_aiko_beats_daniel__ranks_moved(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M003'].ladder_rank, '==', 2) and rt.expect(
-        ep.t_members['M002'].ladder_rank, '==', 3, part=1
-    )
-
-
-def _check_aiko_beats_daniel__match_recorded(ep: TennisClub) -> bool:  # tennis_club.world:1007
-    return any(
-        _x19.challenger == 'M003' and _x19.opponent == 'M002' and _x19.winner == 'M003'
-        and _x19.score_ == '6-4 7-5'
-        for _x19 in rt.each(ep, ep.t_matches)
-    )
-
-
-# tennis_club.world:1008
-def _check_aiko_beats_daniel__fee_paid(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0002'].status, '==', _E12_ChargeStatus_paid) and rt.expect(
-        ep.t_charges['CH0003'].status, '==', _E12_ChargeStatus_unpaid, part=1
-    )
-
-
-# tasks.world:423
-def _check_daniel_brings_two_guests__guests_added(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0002'].guests, '==', 2)
-
-
-def _check_daniel_brings_two_guests__fee_paid(ep: TennisClub) -> bool:  # tasks.world:424
-    return any(
-        _c20.booking == 'BK0002' and _c20.member == 'M002'
-        and _c20.kind == _E10_ChargeKind_guest_fee and _c20.amount == 24.0
-        and _c20.status == _E12_ChargeStatus_paid
-        for _c20 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:855
-def _check_nina_evening_court_and_lesson_fee__court_booked(ep: TennisClub) -> bool:
-    return any(
-        _b21.member == 'M005' and _b21.court == 'CT3' and _b21.day == rt.parse_date('2025-06-17')
-        and _b21.hour == 19 and _b21.guests == 1 and _b21.status == _E13_BookingStatus_booked
-        for _b21 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# tasks.world:856
-def _check_nina_evening_court_and_lesson_fee__fees_charged(ep: TennisClub) -> bool:
-    return (
-        any(
-            _c22.member == 'M005' and _c22.kind == _E10_ChargeKind_guest_fee
-            and _c22.amount == 12.0 and _c22.status == _E12_ChargeStatus_unpaid
-            for _c22 in rt.each(ep, ep.t_charges)
-        )
-        and any(
-            _c23.member == 'M005' and _c23.kind == _E10_ChargeKind_light_fee and _c23.amount == 6.0
-            and _c23.status == _E12_ChargeStatus_unpaid
-            for _c23 in rt.each(ep, ep.t_charges)
-        )
-    )
-
-
-# tasks.world:857
-def _check_nina_evening_court_and_lesson_fee__lesson_paid(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0007'].status, '==', _E12_ChargeStatus_paid)
-
-
-# tasks.world:1285
-def _check_mined_c897031c4a__booking_bk0005_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0005'].guests, '==', 1)
-
-
-# tasks.world:1286
-def _check_mined_c897031c4a__charge_ch0002_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0002'].status, '==', _E12_ChargeStatus_waived)
-
-
-def _check_mined_c897031c4a__new_charge(ep: TennisClub) -> bool:  # tasks.world:1287
-    return any(
-        _r24.member == 'M004' and _r24.booking == 'BK0005'
-        and _r24.kind == _E10_ChargeKind_guest_fee and _r24.amount == 12.0
-        and _r24.status == _E12_ChargeStatus_unpaid
-        and _r24.created_on == rt.parse_date('2025-06-16')
-        for _r24 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:1714
-def _check_mined_cd434f9071__booking_bk0007_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0007'].guests, '==', 3)
-
-
-def _check_mined_cd434f9071__new_charge(ep: TennisClub) -> bool:  # tasks.world:1715
-    return any(
-        _r25.member == 'M006' and _r25.booking == 'BK0007'
-        and _r25.kind == _E10_ChargeKind_guest_fee and _r25.amount == 36.0
-        and _r25.status == _E12_ChargeStatus_waived
-        and _r25.created_on == rt.parse_date('2025-06-16')
-        for _r25 in rt.each(ep, ep.t_charges)
-    )
-
-
-def _check_mined_6fe767f3f4__new_booking(ep: TennisClub) -> bool:  # tasks.world:2142
-    return any(
-        _r26.court == 'CT3' and _r26.member == 'M004' and _r26.day == rt.parse_date('2025-06-18')
-        and _r26.hour == 7 and _r26.kind == _E11_BookingKind_play and _r26.guests == 2
-        and _r26.status == _E13_BookingStatus_booked
-        for _r26 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_mined_6fe767f3f4__new_charge(ep: TennisClub) -> bool:  # tasks.world:2143
-    return any(
-        _r27.member == 'M004' and _r27.booking == 'BK0012'
-        and _r27.kind == _E10_ChargeKind_guest_fee and _r27.amount == 24.0
-        and _r27.status == _E12_ChargeStatus_unpaid
-        and _r27.created_on == rt.parse_date('2025-06-16')
-        for _r27 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:2570
-def _check_mined_0ea977d23c__charge_ch0006_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0006'].status, '==', _E12_ChargeStatus_waived)
-
-
-# tasks.world:2997
-def _check_mined_578c2ed53c__charge_ch0001_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0001'].status, '==', _E12_ChargeStatus_waived)
-
-
-# tasks.world:3424
-def _check_mined_64cb5feebd__charge_ch0003_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0003'].status, '==', _E12_ChargeStatus_waived)
-
-
-# tasks.world:3851
-def _check_mined_af270b2b6a__charge_ch0007_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0007'].status, '==', _E12_ChargeStatus_waived)
-
-
-# tasks.world:4277
-def _check_mined_9ced981862__charge_ch0001_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0001'].status, '==', _E12_ChargeStatus_paid)
-
-
-# tasks.world:4704
-def _check_mined_e04ad5e444__member_m006_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M006'].ladder_rank, '==', 6)
-
-
-# tasks.world:5129
-def _check_mined_286c86b6b6__booking_bk0005_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0005'].guests, '==', 1)
-
-
-def _check_mined_286c86b6b6__new_charge(ep: TennisClub) -> bool:  # tasks.world:5130
-    return any(
-        _r28.member == 'M004' and _r28.booking == 'BK0005'
-        and _r28.kind == _E10_ChargeKind_guest_fee and _r28.amount == 12.0
-        and _r28.status == _E12_ChargeStatus_unpaid
-        and _r28.created_on == rt.parse_date('2025-06-16')
-        for _r28 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:5555
-def _check_mined_927f312b23__booking_bk0007_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0007'].guests, '==', 1)
-
-
-def _check_mined_927f312b23__new_charge(ep: TennisClub) -> bool:  # tasks.world:5556
-    return any(
-        _r29.member == 'M006' and _r29.booking == 'BK0007'
-        and _r29.kind == _E10_ChargeKind_guest_fee and _r29.amount == 12.0
-        and _r29.status == _E12_ChargeStatus_unpaid
-        and _r29.created_on == rt.parse_date('2025-06-16')
-        for _r29 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:5981
-def _check_mined_92f4c4fc1b__booking_bk0003_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:6406
-def _check_mined_c658130a32__booking_bk0004_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0004'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:6407
-def _check_mined_c658130a32__lesson_ls001_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lessons['LS001'].status, '==', _E12_LessonStatus_cancelled)
-
-
-# tasks.world:6832
-def _check_mined_e8e7bf92e7__booking_bk0006_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0006'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:6833
-def _check_mined_e8e7bf92e7__lesson_ls002_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lessons['LS002'].status, '==', _E12_LessonStatus_cancelled)
-
-
-# tasks.world:6834
-def _check_mined_e8e7bf92e7__charge_ch0007_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0007'].status, '==', _E12_ChargeStatus_waived)
-
-
-def _check_mined_c4f3b34962__new_booking(ep: TennisClub) -> bool:  # tasks.world:7259
-    return any(
-        _r30.court == 'CT3' and _r30.member == 'M001' and _r30.day == rt.parse_date('2025-06-17')
-        and _r30.hour == 7 and _r30.kind == _E11_BookingKind_lesson and _r30.guests == 0
-        and _r30.status == _E13_BookingStatus_booked
-        for _r30 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_mined_c4f3b34962__new_lesson(ep: TennisClub) -> bool:  # tasks.world:7260
-    return any(
-        _r31.booking == 'BK0012' and _r31.coach == 'CO01' and _r31.member == 'M001'
-        and _r31.focus == 'light_fee' and _r31.status == _E12_LessonStatus_scheduled
-        and _r31.price == 45.0
-        for _r31 in rt.each(ep, ep.t_lessons)
-    )
-
-
-# tasks.world:7261
-def _check_mined_c4f3b34962__charge_ch0002_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0002'].status, '==', _E12_ChargeStatus_paid)
-
-
-def _check_mined_c4f3b34962__new_charge(ep: TennisClub) -> bool:  # tasks.world:7262
-    return any(
-        _r32.member == 'M001' and _r32.booking == 'BK0012'
-        and _r32.kind == _E10_ChargeKind_lesson_fee and _r32.amount == 45.0
-        and _r32.status == _E12_ChargeStatus_waived
-        and _r32.created_on == rt.parse_date('2025-06-16')
-        for _r32 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:7693
-def _check_mined_a32b027581__booking_bk0004_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0004'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_a32b027581__new_booking(ep: TennisClub) -> bool:  # tasks.world:7694
-    return any(
-        _r33.court == 'CT2' and _r33.member == 'M004' and _r33.day == rt.parse_date('2025-06-16')
-        and _r33.hour == 12 and _r33.kind == _E11_BookingKind_lesson and _r33.guests == 0
-        and _r33.status == _E13_BookingStatus_booked
-        for _r33 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# tasks.world:7695
-def _check_mined_a32b027581__lesson_ls001_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lessons['LS001'].status, '==', _E12_LessonStatus_cancelled)
-
-
-def _check_mined_a32b027581__new_lesson(ep: TennisClub) -> bool:  # tasks.world:7696
-    return any(
-        _r34.booking == 'BK0012' and _r34.coach == 'CO01' and _r34.member == 'M004'
-        and _r34.focus == 'CH0007' and _r34.status == _E12_LessonStatus_scheduled
-        and _r34.price == 45.0
-        for _r34 in rt.each(ep, ep.t_lessons)
-    )
-
-
-# tasks.world:7697
-def _check_mined_a32b027581__charge_ch0001_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0001'].status, '==', _E12_ChargeStatus_waived)
-
-
-# tasks.world:7698
-def _check_mined_a32b027581__charge_ch0007_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0007'].status, '==', _E12_ChargeStatus_waived)
-
-
-def _check_mined_a32b027581__new_charge(ep: TennisClub) -> bool:  # tasks.world:7699
-    return any(
-        _r35.member == 'M004' and _r35.booking == 'BK0012'
-        and _r35.kind == _E10_ChargeKind_lesson_fee and _r35.amount == 45.0
-        and _r35.status == _E12_ChargeStatus_unpaid
-        and _r35.created_on == rt.parse_date('2025-06-16')
-        for _r35 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:8131
-def _check_mined_6077f36d84__booking_bk0003_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:8132
-def _check_mined_6077f36d84__booking_bk0007_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0007'].guests, '==', 2)
-
-
-# tasks.world:8133
-def _check_mined_6077f36d84__charge_ch0003_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0003'].status, '==', _E12_ChargeStatus_paid)
-
-
-def _check_mined_6077f36d84__new_charge(ep: TennisClub) -> bool:  # tasks.world:8134
-    return any(
-        _r36.member == 'M006' and _r36.booking == 'BK0007'
-        and _r36.kind == _E10_ChargeKind_guest_fee and _r36.amount == 24.0
-        and _r36.status == _E12_ChargeStatus_waived
-        and _r36.created_on == rt.parse_date('2025-06-16')
-        for _r36 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:8565
-def _check_mined_e731ababf5__booking_bk0007_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0007'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:8566
-def _check_mined_e731ababf5__booking_bk0010_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0010'].guests, '==', 3)
-
-
-def _check_mined_e731ababf5__new_laddermatch(ep: TennisClub) -> bool:  # tasks.world:8567
-    return any(
-        _r37.challenger == 'M005' and _r37.opponent == 'M003'
-        and _r37.played_on == rt.parse_date('2025-06-09') and _r37.score_ == '6-7 4-6'
-        and _r37.winner == 'M003' and _r37.ranks_before == '5/3'
-        for _r37 in rt.each(ep, ep.t_matches)
-    )
-
-
-def _check_mined_e731ababf5__new_charge(ep: TennisClub) -> bool:  # tasks.world:8568
-    return any(
-        _r38.member == 'M003' and _r38.booking == 'BK0010'
-        and _r38.kind == _E10_ChargeKind_guest_fee and _r38.amount == 36.0
-        and _r38.status == _E12_ChargeStatus_waived
-        and _r38.created_on == rt.parse_date('2025-06-16')
-        for _r38 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:8998
-def _check_mined_9c28bb76c2__member_m006_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M006'].ladder_rank, '==', 6)
-
-
-# tasks.world:8999
-def _check_mined_9c28bb76c2__booking_bk0001_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0001'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:9000
-def _check_mined_9c28bb76c2__charge_ch0001_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0001'].status, '==', _E12_ChargeStatus_paid)
-
-
-# tasks.world:9001
-def _check_mined_9c28bb76c2__charge_ch0003_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0003'].status, '==', _E12_ChargeStatus_waived)
-
-
-# tasks.world:9431
-def _check_mined_802b6611c1__booking_bk0003_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:9432
-def _check_mined_802b6611c1__booking_bk0010_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0010'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_802b6611c1__new_booking(ep: TennisClub) -> bool:  # tasks.world:9433
-    return any(
-        _r39.court == 'CT1' and _r39.member == 'M002' and _r39.day == rt.parse_date('2025-06-17')
-        and _r39.hour == 19 and _r39.kind == _E11_BookingKind_lesson and _r39.guests == 0
-        and _r39.status == _E13_BookingStatus_booked
-        for _r39 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_mined_802b6611c1__new_lesson(ep: TennisClub) -> bool:  # tasks.world:9434
-    return any(
-        _r40.booking == 'BK0012' and _r40.coach == 'CO01' and _r40.member == 'M002'
-        and _r40.focus == ' ' and _r40.status == _E12_LessonStatus_scheduled and _r40.price == 45.0
-        for _r40 in rt.each(ep, ep.t_lessons)
-    )
-
-
-# tasks.world:9435
-def _check_mined_802b6611c1__charge_ch0002_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0002'].status, '==', _E12_ChargeStatus_paid)
-
-
-# tasks.world:9436
-def _check_mined_802b6611c1__charge_ch0006_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0006'].status, '==', _E12_ChargeStatus_waived)
-
-
-def _check_mined_802b6611c1__new_charge(ep: TennisClub) -> bool:  # tasks.world:9437
-    return any(
-        _r41.member == 'M002' and _r41.booking == 'BK0012'
-        and _r41.kind == _E10_ChargeKind_lesson_fee and _r41.amount == 45.0
-        and _r41.status == _E12_ChargeStatus_unpaid
-        and _r41.created_on == rt.parse_date('2025-06-16')
-        for _r41 in rt.each(ep, ep.t_charges)
-    )
-
-
-def _check_mined_802b6611c1__new_charge_1(ep: TennisClub) -> bool:  # tasks.world:9438
-    return any(
-        _r42.member == 'M002' and _r42.booking == 'BK0012'
-        and _r42.kind == _E10_ChargeKind_light_fee and _r42.amount == 6.0
-        and _r42.status == _E12_ChargeStatus_unpaid
-        and _r42.created_on == rt.parse_date('2025-06-16')
-        for _r42 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:9868
-def _check_mined_9de475d4c1__booking_bk0002_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:9869
-def _check_mined_9de475d4c1__booking_bk0005_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0005'].guests, '==', 1)
-
-
-# tasks.world:9870
-def _check_mined_9de475d4c1__booking_bk0007_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0007'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:9871
-def _check_mined_9de475d4c1__charge_ch0001_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0001'].status, '==', _E12_ChargeStatus_paid)
-
-
-def _check_mined_9de475d4c1__new_charge(ep: TennisClub) -> bool:  # tasks.world:9872
-    return any(
-        _r43.member == 'M004' and _r43.booking == 'BK0005'
-        and _r43.kind == _E10_ChargeKind_guest_fee and _r43.amount == 12.0
-        and _r43.status == _E12_ChargeStatus_unpaid
-        and _r43.created_on == rt.parse_date('2025-06-16')
-        for _r43 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:10305
-def _check_mined_de906cbb9b__booking_bk0002_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_de906cbb9b__new_booking(ep: TennisClub) -> bool:  # tasks.world:10306
-    return any(
-        _r44.court == 'CT1' and _r44.member == 'M002' and _r44.day == rt.parse_date('2025-06-16')
-        and _r44.hour == 16 and _r44.kind == _E11_BookingKind_lesson and _r44.guests == 0
-        and _r44.status == _E13_BookingStatus_booked
-        for _r44 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_mined_de906cbb9b__new_lesson(ep: TennisClub) -> bool:  # tasks.world:10307
-    return any(
-        _r45.booking == 'BK0012' and _r45.coach == 'CO01' and _r45.member == 'M002'
-        and _r45.focus == 'a\nb' and _r45.status == _E12_LessonStatus_scheduled
-        and _r45.price == 45.0
-        for _r45 in rt.each(ep, ep.t_lessons)
-    )
-
-
-def _check_mined_de906cbb9b__new_laddermatch(ep: TennisClub) -> bool:  # tasks.world:10308
-    return any(
-        _r46.challenger == 'M005' and _r46.opponent == 'M002'
-        and _r46.played_on == rt.parse_date('2023-09-29') and _r46.score_ == '6-3 4-6 5-7'
-        and _r46.winner == 'M002' and _r46.ranks_before == '5/2'
-        for _r46 in rt.each(ep, ep.t_matches)
-    )
-
-
-def _check_mined_de906cbb9b__new_charge(ep: TennisClub) -> bool:  # tasks.world:10309
-    return any(
-        _r47.member == 'M002' and _r47.booking == 'BK0012'
-        and _r47.kind == _E10_ChargeKind_lesson_fee and _r47.amount == 45.0
-        and _r47.status == _E12_ChargeStatus_unpaid
-        and _r47.created_on == rt.parse_date('2025-06-16')
-        for _r47 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:10738
-def _check_mined_7f44aa694d__booking_bk0002_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0002'].guests, '==', 1)
-
-
-# tasks.world:10739
-def _check_mined_7f44aa694d__charge_ch0002_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0002'].status, '==', _E12_ChargeStatus_paid)
-
-
-# tasks.world:10740
-def _check_mined_7f44aa694d__charge_ch0003_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0003'].status, '==', _E12_ChargeStatus_paid)
-
-
-# tasks.world:10741
-def _check_mined_7f44aa694d__charge_ch0006_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0006'].status, '==', _E12_ChargeStatus_waived)
-
-
-def _check_mined_7f44aa694d__new_charge(ep: TennisClub) -> bool:  # tasks.world:10742
-    return any(
-        _r48.member == 'M002' and _r48.booking == 'BK0002'
-        and _r48.kind == _E10_ChargeKind_guest_fee and _r48.amount == 12.0
-        and _r48.status == _E12_ChargeStatus_unpaid
-        and _r48.created_on == rt.parse_date('2025-06-16')
-        for _r48 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:11172
-def _check_mined_c3bf56c451__booking_bk0003_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0003'].guests, '==', 3)
-
-
-def _check_mined_c3bf56c451__new_booking(ep: TennisClub) -> bool:  # tasks.world:11173
-    return any(
-        _r49.court == 'CT1' and _r49.member == 'M001' and _r49.day == rt.parse_date('2025-06-16')
-        and _r49.hour == 19 and _r49.kind == _E11_BookingKind_play and _r49.guests == 0
-        and _r49.status == _E13_BookingStatus_booked
-        for _r49 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# tasks.world:11174
-def _check_mined_c3bf56c451__charge_ch0002_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0002'].amount, '==', 36.0)
-
-
-# tasks.world:11175
-def _check_mined_c3bf56c451__charge_ch0003_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0003'].status, '==', _E12_ChargeStatus_waived)
-
-
-def _check_mined_c3bf56c451__new_charge(ep: TennisClub) -> bool:  # tasks.world:11176
-    return any(
-        _r50.member == 'M001' and _r50.booking == 'BK0012'
-        and _r50.kind == _E10_ChargeKind_light_fee and _r50.amount == 6.0
-        and _r50.status == _E12_ChargeStatus_unpaid
-        and _r50.created_on == rt.parse_date('2025-06-16')
-        for _r50 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:11605
-def _check_mined_c7d1216ed1__booking_bk0002_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0002'].guests, '==', 2)
-
-
-# tasks.world:11606
-def _check_mined_c7d1216ed1__charge_ch0006_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0006'].status, '==', _E12_ChargeStatus_waived)
-
-
-# tasks.world:11607
-def _check_mined_c7d1216ed1__charge_ch0007_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0007'].status, '==', _E12_ChargeStatus_waived)
-
-
-def _check_mined_c7d1216ed1__new_charge(ep: TennisClub) -> bool:  # tasks.world:11608
-    return any(
-        _r51.member == 'M002' and _r51.booking == 'BK0002'
-        and _r51.kind == _E10_ChargeKind_guest_fee and _r51.amount == 24.0
-        and _r51.status == _E12_ChargeStatus_unpaid
-        and _r51.created_on == rt.parse_date('2025-06-16')
-        for _r51 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:12038
-def _check_mined_9766e1b12a__member_m006_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M006'].ladder_rank, '==', 6)
-
-
-# tasks.world:12039
-def _check_mined_9766e1b12a__booking_bk0006_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0006'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:12040
-def _check_mined_9766e1b12a__lesson_ls002_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lessons['LS002'].status, '==', _E12_LessonStatus_cancelled)
-
-
-# tasks.world:12041
-def _check_mined_9766e1b12a__charge_ch0006_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0006'].status, '==', _E12_ChargeStatus_waived)
-
-
-# tasks.world:12042
-def _check_mined_9766e1b12a__charge_ch0007_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0007'].status, '==', _E12_ChargeStatus_waived)
-
-
-# tasks.world:12471
-def _check_mined_e864c0dd6a__member_m002_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M002'].ladder_rank, '==', 3)
-
-
-# tasks.world:12472
-def _check_mined_e864c0dd6a__member_m003_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M003'].ladder_rank, '==', 4)
-
-
-# tasks.world:12473
-def _check_mined_e864c0dd6a__member_m004_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M004'].ladder_rank, '==', 5)
-
-
-# tasks.world:12474
-def _check_mined_e864c0dd6a__member_m005_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M005'].ladder_rank, '==', 2)
-
-
-# tasks.world:12475
-def _check_mined_e864c0dd6a__booking_bk0010_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0010'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_e864c0dd6a__new_laddermatch(ep: TennisClub) -> bool:  # tasks.world:12476
-    return any(
-        _r52.challenger == 'M005' and _r52.opponent == 'M002'
-        and _r52.played_on == rt.parse_date('2025-06-16') and _r52.score_ == '9-3 2-8 7-1'
-        and _r52.winner == 'M005' and _r52.ranks_before == '5/2'
-        for _r52 in rt.each(ep, ep.t_matches)
-    )
-
-
-# tasks.world:12477
-def _check_mined_e864c0dd6a__charge_ch0006_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0006'].status, '==', _E12_ChargeStatus_waived)
-
-
-# tasks.world:12478
-def _check_mined_e864c0dd6a__charge_ch0007_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0007'].status, '==', _E12_ChargeStatus_waived)
-
-
-# tasks.world:12908
-def _check_mined_6e1f82f3cf__booking_bk0007_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0007'].guests, '==', 3)
-
-
-# tasks.world:12909
-def _check_mined_6e1f82f3cf__charge_ch0003_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0003'].status, '==', _E12_ChargeStatus_paid)
-
-
-# tasks.world:12910
-def _check_mined_6e1f82f3cf__charge_ch0007_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0007'].status, '==', _E12_ChargeStatus_waived)
-
-
-def _check_mined_6e1f82f3cf__new_charge(ep: TennisClub) -> bool:  # tasks.world:12911
-    return any(
-        _r53.member == 'M006' and _r53.booking == 'BK0007'
-        and _r53.kind == _E10_ChargeKind_guest_fee and _r53.amount == 36.0
-        and _r53.status == _E12_ChargeStatus_unpaid
-        and _r53.created_on == rt.parse_date('2025-06-16')
-        for _r53 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:13341
-def _check_mined_fd0aab1ce6__booking_bk0010_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0010'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:13342
-def _check_mined_fd0aab1ce6__charge_ch0001_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0001'].status, '==', _E12_ChargeStatus_paid)
-
-
-# tasks.world:13343
-def _check_mined_fd0aab1ce6__charge_ch0002_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0002'].status, '==', _E12_ChargeStatus_waived)
-
-
-# tasks.world:13344
-def _check_mined_fd0aab1ce6__charge_ch0006_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0006'].status, '==', _E12_ChargeStatus_paid)
-
-
-# tasks.world:13777
-def _check_mined_7b4795da5e__booking_bk0003_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0003'].guests, '==', 3)
-
-
-# tasks.world:13778
-def _check_mined_7b4795da5e__booking_bk0006_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0006'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_7b4795da5e__new_booking(ep: TennisClub) -> bool:  # tasks.world:13779
-    return any(
-        _r54.court == 'CT3' and _r54.member == 'M001' and _r54.day == rt.parse_date('2025-06-16')
-        and _r54.hour == 10 and _r54.kind == _E11_BookingKind_lesson and _r54.guests == 0
-        and _r54.status == _E13_BookingStatus_cancelled
-        for _r54 in rt.each(ep, ep.t_bookings)
-    )
-
-
-# tasks.world:13780
-def _check_mined_7b4795da5e__lesson_ls002_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lessons['LS002'].status, '==', _E12_LessonStatus_cancelled)
-
-
-def _check_mined_7b4795da5e__new_lesson(ep: TennisClub) -> bool:  # tasks.world:13781
-    return any(
-        _r55.booking == 'BK0012' and _r55.coach == 'CO01' and _r55.member == 'M001'
-        and _r55.focus == 'cancelled' and _r55.status == _E12_LessonStatus_cancelled
-        and _r55.price == 45.0
-        for _r55 in rt.each(ep, ep.t_lessons)
-    )
-
-
-# tasks.world:13782
-def _check_mined_7b4795da5e__charge_ch0002_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0002'].amount, '==', 36.0)
-
-
-# tasks.world:13783
-def _check_mined_7b4795da5e__charge_ch0007_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0007'].status, '==', _E12_ChargeStatus_waived)
-
-
-def _check_mined_7b4795da5e__new_charge(ep: TennisClub) -> bool:  # tasks.world:13784
-    return any(
-        _r56.member == 'M001' and _r56.booking == 'BK0012'
-        and _r56.kind == _E10_ChargeKind_lesson_fee and _r56.amount == 45.0
-        and _r56.status == _E12_ChargeStatus_unpaid
-        and _r56.created_on == rt.parse_date('2025-06-16')
-        for _r56 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:14216
-def _check_mined_fbd50c1aba__booking_bk0001_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0001'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:14217
-def _check_mined_fbd50c1aba__booking_bk0007_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0007'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:14218
-def _check_mined_fbd50c1aba__charge_ch0001_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0001'].status, '==', _E12_ChargeStatus_paid)
-
-
-# tasks.world:14650
-def _check_mined_c30ab0747d__member_m006_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M006'].ladder_rank, '==', 6)
-
-
-# tasks.world:14651
-def _check_mined_c30ab0747d__booking_bk0003_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0003'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:14652
-def _check_mined_c30ab0747d__booking_bk0004_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0004'].status, '==', _E13_BookingStatus_cancelled)
-
-
-# tasks.world:14653
-def _check_mined_c30ab0747d__lesson_ls001_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_lessons['LS001'].status, '==', _E12_LessonStatus_cancelled)
-
-
-# tasks.world:14654
-def _check_mined_c30ab0747d__charge_ch0002_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0002'].status, '==', _E12_ChargeStatus_paid)
-
-
-# tasks.world:15086
-def _check_mined_5485e68744__booking_bk0003_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0003'].guests, '==', 3)
-
-
-# tasks.world:15087
-def _check_mined_5485e68744__charge_ch0002_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0002'].amount, '==', 36.0) and rt.expect(
-        ep.t_charges['CH0002'].status, '==', _E12_ChargeStatus_paid, part=1
-    )
-
-
-# tasks.world:15088
-def _check_mined_5485e68744__charge_ch0003_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0003'].status, '==', _E12_ChargeStatus_waived)
-
-
-# tasks.world:15089
-def _check_mined_5485e68744__charge_ch0006_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0006'].status, '==', _E12_ChargeStatus_waived)
-
-
-# tasks.world:15521
-def _check_mined_c7177dc64e__booking_bk0002_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0002'].status, '==', _E13_BookingStatus_cancelled)
-
-
-def _check_mined_c7177dc64e__new_booking(ep: TennisClub) -> bool:  # tasks.world:15522
-    return any(
-        _r57.court == 'CT2' and _r57.member == 'M002' and _r57.day == rt.parse_date('2025-06-16')
-        and _r57.hour == 12 and _r57.kind == _E11_BookingKind_lesson and _r57.guests == 0
-        and _r57.status == _E13_BookingStatus_booked
-        for _r57 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_mined_c7177dc64e__new_booking_1(ep: TennisClub) -> bool:  # tasks.world:15523
-    return any(
-        _r58.court == 'CT1' and _r58.member == 'M003' and _r58.day == rt.parse_date('2025-06-16')
-        and _r58.hour == 18 and _r58.kind == _E11_BookingKind_play and _r58.guests == 3
-        and _r58.status == _E13_BookingStatus_booked
-        for _r58 in rt.each(ep, ep.t_bookings)
-    )
-
-
-def _check_mined_c7177dc64e__new_lesson(ep: TennisClub) -> bool:  # tasks.world:15524
-    return any(
-        _r59.booking == 'BK0012' and _r59.coach == 'CO01' and _r59.member == 'M002'
-        and _r59.focus == 'lesson_fee' and _r59.status == _E12_LessonStatus_scheduled
-        and _r59.price == 45.0
-        for _r59 in rt.each(ep, ep.t_lessons)
-    )
-
-
-def _check_mined_c7177dc64e__new_charge(ep: TennisClub) -> bool:  # tasks.world:15525
-    return any(
-        _r60.member == 'M002' and _r60.booking == 'BK0012'
-        and _r60.kind == _E10_ChargeKind_lesson_fee and _r60.amount == 45.0
-        and _r60.status == _E12_ChargeStatus_unpaid
-        and _r60.created_on == rt.parse_date('2025-06-16')
-        for _r60 in rt.each(ep, ep.t_charges)
-    )
-
-
-def _check_mined_c7177dc64e__new_charge_1(ep: TennisClub) -> bool:  # tasks.world:15526
-    return any(
-        _r61.member == 'M003' and _r61.booking == 'BK0013'
-        and _r61.kind == _E10_ChargeKind_guest_fee and _r61.amount == 36.0
-        and _r61.status == _E12_ChargeStatus_unpaid
-        and _r61.created_on == rt.parse_date('2025-06-16')
-        for _r61 in rt.each(ep, ep.t_charges)
-    )
-
-
-def _check_mined_c7177dc64e__new_charge_2(ep: TennisClub) -> bool:  # tasks.world:15527
-    return any(
-        _r62.member == 'M003' and _r62.booking == 'BK0013'
-        and _r62.kind == _E10_ChargeKind_light_fee and _r62.amount == 6.0
-        and _r62.status == _E12_ChargeStatus_unpaid
-        and _r62.created_on == rt.parse_date('2025-06-16')
-        for _r62 in rt.each(ep, ep.t_charges)
-    )
-
-
-# tasks.world:15958
-def _check_mined_3a3ff0bd4f__member_m002_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M002'].ladder_rank, '==', 3)
-
-
-# tasks.world:15959
-def _check_mined_3a3ff0bd4f__member_m003_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M003'].ladder_rank, '==', 4)
-
-
-# tasks.world:15960
-def _check_mined_3a3ff0bd4f__member_m004_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M004'].ladder_rank, '==', 5)
-
-
-# tasks.world:15961
-def _check_mined_3a3ff0bd4f__member_m005_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_members['M005'].ladder_rank, '==', 2)
-
-
-def _check_mined_3a3ff0bd4f__new_laddermatch(ep: TennisClub) -> bool:  # tasks.world:15962
-    return any(
-        _r63.challenger == 'M005' and _r63.opponent == 'M002'
-        and _r63.played_on == rt.parse_date('2025-06-11') and _r63.score_ == '2-6 4-6'
-        and _r63.winner == 'M005' and _r63.ranks_before == '5/2'
-        for _r63 in rt.each(ep, ep.t_matches)
-    )
-
-
-# tasks.world:15963
-def _check_mined_3a3ff0bd4f__charge_ch0007_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0007'].status, '==', _E12_ChargeStatus_waived)
-
-
-# tasks.world:16394
-def _check_mined_cfb34047e7__booking_bk0007_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bookings['BK0007'].guests, '==', 3)
-
-
-# tasks.world:16395
-def _check_mined_cfb34047e7__charge_ch0001_changed(ep: TennisClub) -> rt.Verdict | bool:
-    return rt.expect(ep.t_charges['CH0001'].status, '==', _E12_ChargeStatus_waived)
-
-
-def _check_mined_cfb34047e7__new_charge(ep: TennisClub) -> bool:  # tasks.world:16396
-    return any(
-        _r64.member == 'M006' and _r64.booking == 'BK0007'
-        and _r64.kind == _E10_ChargeKind_guest_fee and _r64.amount == 36.0
-        and _r64.status == _E12_ChargeStatus_unpaid
-        and _r64.created_on == rt.parse_date('2025-06-16')
-        for _r64 in rt.each(ep, ep.t_charges)
-    )
-
-
-TennisClub.TASKS = task_registry(__name__, "tasks.json")

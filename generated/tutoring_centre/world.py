@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Availability", "Mode", "Package", "PackageInfo", "PackageSize", "PackageStatus",
@@ -241,11 +241,8 @@ class TutoringCentre(Episode):
     CLOCK: ClassVar[str] = "2025-10-06T10:00:00"
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 1
-    POLICY: ClassVar[str] = (
-        'Find the student (by name or email) before booking or changing anything. Tell them when '
-        'a\n'
-        'cancellation is late and its hours will be charged.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "students": "Student", "tutors": "Tutor", "packages": "Package", "sessions": "Session",
         "notes": "ProgressNote",
@@ -381,15 +378,11 @@ class TutoringCentre(Episode):
                     (self.t_notes, 'student'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_tutors, ((self.t_sessions, 'tutor'), (self.t_notes, 'tutor'))
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_packages, ((self.t_sessions, 'package'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_sessions, ((self.t_notes, 'session'),))
-        pass
 
     def fn_session_hours(self, s: Session) -> float:  # tutoring_centre.world:126
         "A session's length in hours."
@@ -946,985 +939,895 @@ class TutoringCentre(Episode):
         self.insert(self.t_notes, note)  # tutoring_centre.world:539
         return note  # tutoring_centre.world:540
 
+    # tutoring_centre.world:903
+    def _check_attended_and_noted__attended(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_sessions['S0005'].status, '==', _E13_SessionStatus_attended)
+
+    def _check_attended_and_noted__hours(self) -> rt.Verdict | bool:  # tutoring_centre.world:904
+        return rt.expect(self.t_packages['PK001'].hours_remaining, '==', 7.0)
+
+    def _check_attended_and_noted__noted(self) -> bool:  # tutoring_centre.world:905
+        return any(
+            _n14.session == 'S0005' and _n14.understanding == 4 and _n14.homework == 'Exercise 5A'
+            for _n14 in rt.each(self, self.t_notes)
+        )
+
+    # tutoring_centre.world:1273
+    def _check_cancel_late_physics__cancelled(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_sessions['S0007'].status, '==', _E13_SessionStatus_cancelled)
+
+    # tutoring_centre.world:1274
+    def _check_cancel_late_physics__charged(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_sessions['S0007'].charged_hours, '==', 1.0) and rt.expect(
+            self.t_packages['PK005'].hours_remaining, '==', 18.0, part=1
+        )
+
+    def _check_zoe_first_chemistry_session__package_bought(self) -> bool:  # tasks.world:364
+        return any(
+            _p15.student == 'ST005' and _p15.hours_purchased == 5.0 and _p15.hours_remaining == 5.0
+            and _p15.price == 200.0 and _p15.status == _E13_PackageStatus_active
+            for _p15 in rt.each(self, self.t_packages)
+        )
+
+    def _check_zoe_first_chemistry_session__session_booked(self) -> bool:  # tasks.world:365
+        return any(
+            _s16.student == 'ST005' and _s16.subject == _E7_Subject_chemistry
+            and _s16.starts_at == rt.parse_datetime('2025-10-08T15:00:00') and _s16.minutes == 60
+            and _s16.mode == _E4_Mode_online and _s16.status == _E13_SessionStatus_booked
+            and self.t_packages[_s16.package].student == 'ST005'
+            for _s16 in rt.each(self, self.t_sessions)
+        )
+
+    def _check_zoe_first_package_and_session__package_bought(self) -> bool:  # tasks.world:736
+        return any(
+            _p17.student == 'ST005' and _p17.hours_purchased == 5.0 and _p17.price == 200.0
+            and _p17.status == _E13_PackageStatus_active
+            for _p17 in rt.each(self, self.t_packages)
+        )
+
+    def _check_zoe_first_package_and_session__session_booked(self) -> bool:  # tasks.world:737
+        return any(
+            _s18.student == 'ST005' and _s18.subject == _E7_Subject_maths
+            and _s18.starts_at == rt.parse_datetime('2025-10-08T14:00:00') and _s18.minutes == 60
+            and _s18.mode == _E4_Mode_online and _s18.status == _E13_SessionStatus_booked
+            for _s18 in rt.each(self, self.t_sessions)
+        )
+
+    def _check_mined_8ca6c9d369__new_student(self) -> bool:  # tasks.world:1105
+        return any(
+            _r19.name == '\\' and _r19.email == 'w@oGP.zqv' and _r19.guardian_phone == '+6055324'
+            and _r19.grade == 1 and _r19.date_of_birth == rt.parse_date('2023-09-21')
+            and _r19.joined_on == rt.parse_date('2025-10-06')
+            for _r19 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_8ca6c9d369__new_student_1(self) -> bool:  # tasks.world:1106
+        return any(
+            _r20.name == 'chemistry' and _r20.email == 'pAR@TbAo.ftm'
+            and _r20.guardian_phone == '+447700900201' and _r20.grade == 10
+            and _r20.date_of_birth == rt.parse_date('2023-09-21')
+            and _r20.joined_on == rt.parse_date('2025-10-06')
+            for _r20 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_8ca6c9d369__new_package(self) -> bool:  # tasks.world:1107
+        return any(
+            _r21.student == 'ST006' and _r21.hours_purchased == 5.0 and _r21.hours_remaining == 5.0
+            and _r21.price == 200.0 and _r21.purchased_on == rt.parse_date('2025-10-06')
+            and _r21.expires_on == rt.parse_date('2026-04-04')
+            and _r21.status == _E13_PackageStatus_active
+            for _r21 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_8ca6c9d369__new_package_1(self) -> bool:  # tasks.world:1108
+        return any(
+            _r22.student == 'ST006' and _r22.hours_purchased == 10.0
+            and _r22.hours_remaining == 10.0 and _r22.price == 400.0
+            and _r22.purchased_on == rt.parse_date('2025-10-06')
+            and _r22.expires_on == rt.parse_date('2026-04-04')
+            and _r22.status == _E13_PackageStatus_active
+            for _r22 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_4bf0feaec6__new_student(self) -> bool:  # tasks.world:1477
+        return any(
+            _r23.name == '2025-10-08T11:00:00' and _r23.email == 'helen.ross@tutor.example'
+            and _r23.guardian_phone == '+315754645' and _r23.grade == 12
+            and _r23.date_of_birth == rt.parse_date('2025-10-01')
+            and _r23.joined_on == rt.parse_date('2025-10-06')
+            for _r23 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_4bf0feaec6__new_student_1(self) -> bool:  # tasks.world:1478
+        return any(
+            _r24.name == 'ST006' and _r24.email == 'claire.dubois@tutor.example'
+            and _r24.guardian_phone == '+315754645' and _r24.grade == 12
+            and _r24.date_of_birth == rt.parse_date('2025-10-06')
+            and _r24.joined_on == rt.parse_date('2025-10-06')
+            for _r24 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_987aacdec5__new_student(self) -> bool:  # tasks.world:1847
+        return any(
+            _r25.name == 'ST004' and _r25.email == '4-@SD.yoj'
+            and _r25.guardian_phone == '+447700900205' and _r25.grade == 9
+            and _r25.date_of_birth == rt.parse_date('2023-03-30')
+            and _r25.joined_on == rt.parse_date('2025-10-06')
+            for _r25 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_987aacdec5__new_package(self) -> bool:  # tasks.world:1848
+        return any(
+            _r26.student == 'ST004' and _r26.hours_purchased == 10.0
+            and _r26.hours_remaining == 10.0 and _r26.price == 400.0
+            and _r26.purchased_on == rt.parse_date('2025-10-06')
+            and _r26.expires_on == rt.parse_date('2026-04-04')
+            and _r26.status == _E13_PackageStatus_active
+            for _r26 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_74a19b6682__new_student(self) -> bool:  # tasks.world:2215
+        return any(
+            _r27.name == 'l2' and _r27.email == '2@Ou.rf' and _r27.guardian_phone == '+6969779'
+            and _r27.grade == 1 and _r27.date_of_birth == rt.parse_date('2023-02-19')
+            and _r27.joined_on == rt.parse_date('2025-10-06')
+            for _r27 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_74a19b6682__new_student_1(self) -> bool:  # tasks.world:2216
+        return any(
+            _r28.name == 'booked' and _r28.email == 'dP@pD..puliv'
+            and _r28.guardian_phone == '+74904587' and _r28.grade == 1
+            and _r28.date_of_birth == rt.parse_date('2008-07-02')
+            and _r28.joined_on == rt.parse_date('2025-10-06')
+            for _r28 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_74a19b6682__new_student_2(self) -> bool:  # tasks.world:2217
+        return any(
+            _r29.name == 'VXuct' and _r29.email == '1@Wm.gjiz'
+            and _r29.guardian_phone == '+3896931' and _r29.grade == 1
+            and _r29.date_of_birth == rt.parse_date('2008-07-02')
+            and _r29.joined_on == rt.parse_date('2025-10-06')
+            for _r29 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_74a19b6682__new_package(self) -> bool:  # tasks.world:2218
+        return any(
+            _r30.student == 'ST006' and _r30.hours_purchased == 20.0
+            and _r30.hours_remaining == 20.0 and _r30.price == 800.0
+            and _r30.purchased_on == rt.parse_date('2025-10-06')
+            and _r30.expires_on == rt.parse_date('2026-04-04')
+            and _r30.status == _E13_PackageStatus_active
+            for _r30 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_8662c1a348__new_package(self) -> bool:  # tasks.world:2586
+        return any(
+            _r31.student == 'ST005' and _r31.hours_purchased == 5.0 and _r31.hours_remaining == 5.0
+            and _r31.price == 200.0 and _r31.purchased_on == rt.parse_date('2025-10-06')
+            and _r31.expires_on == rt.parse_date('2026-04-04')
+            and _r31.status == _E13_PackageStatus_active
+            for _r31 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_8662c1a348__new_package_1(self) -> bool:  # tasks.world:2587
+        return any(
+            _r32.student == 'ST005' and _r32.hours_purchased == 10.0
+            and _r32.hours_remaining == 10.0 and _r32.price == 400.0
+            and _r32.purchased_on == rt.parse_date('2025-10-06')
+            and _r32.expires_on == rt.parse_date('2026-04-04')
+            and _r32.status == _E13_PackageStatus_active
+            for _r32 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:2954
+    def _check_mined_89d2fbb016__session_s0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_sessions['S0006'].status, '==', _E13_SessionStatus_cancelled)
+
+    def _check_mined_2a442c1958__new_package(self) -> bool:  # tasks.world:3321
+        return any(
+            _r33.student == 'ST002' and _r33.hours_purchased == 20.0
+            and _r33.hours_remaining == 20.0 and _r33.price == 800.0
+            and _r33.purchased_on == rt.parse_date('2025-10-06')
+            and _r33.expires_on == rt.parse_date('2026-04-04')
+            and _r33.status == _E13_PackageStatus_active
+            for _r33 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_f0f7bcae1d__new_student(self) -> bool:  # tasks.world:3689
+        return any(
+            _r34.name == 'standard' and _r34.email == '1h@x.egez'
+            and _r34.guardian_phone == '+1873365' and _r34.grade == 9
+            and _r34.date_of_birth == rt.parse_date('2024-04-03')
+            and _r34.joined_on == rt.parse_date('2025-10-06')
+            for _r34 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_cbd6a65739__new_student(self) -> bool:  # tasks.world:4056
+        return any(
+            _r35.name == 'Quadratics: factorising is solid, completing the square needs practice'
+            and _r35.email == 'bi@e.hta' and _r35.guardian_phone == '+793834701'
+            and _r35.grade == 1 and _r35.date_of_birth == rt.parse_date('2010-03-14')
+            and _r35.joined_on == rt.parse_date('2025-10-06')
+            for _r35 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_cbd6a65739__new_student_1(self) -> bool:  # tasks.world:4057
+        return any(
+            _r36.name == '+793834701' and _r36.email == 'omar.aziz@tutor.example'
+            and _r36.guardian_phone == '+447700900201' and _r36.grade == 9
+            and _r36.date_of_birth == rt.parse_date('2010-03-14')
+            and _r36.joined_on == rt.parse_date('2025-10-06')
+            for _r36 in rt.each(self, self.t_students)
+        )
+
+    # tasks.world:4058
+    def _check_mined_cbd6a65739__package_pk005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_packages['PK005'].hours_remaining, '==', 18.0)
+
+    def _check_mined_cbd6a65739__new_package(self) -> bool:  # tasks.world:4059
+        return any(
+            _r37.student == 'ST004' and _r37.hours_purchased == 5.0 and _r37.hours_remaining == 5.0
+            and _r37.price == 200.0 and _r37.purchased_on == rt.parse_date('2025-10-06')
+            and _r37.expires_on == rt.parse_date('2026-04-04')
+            and _r37.status == _E13_PackageStatus_active
+            for _r37 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:4060
+    def _check_mined_cbd6a65739__session_s0007_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_sessions['S0007'].status, '==', _E13_SessionStatus_cancelled)
+            and rt.expect(self.t_sessions['S0007'].charged_hours, '==', 1.0, part=1)
+        )
+
+    def _check_mined_b8cb1b30af__new_student(self) -> bool:  # tasks.world:4431
+        return any(
+            _r38.name == 'Y' and _r38.email == 'helen.ross@tutor.example'
+            and _r38.guardian_phone == '+0830129865' and _r38.grade == 13
+            and _r38.date_of_birth == rt.parse_date('2025-05-01')
+            and _r38.joined_on == rt.parse_date('2025-10-06')
+            for _r38 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_b8cb1b30af__new_package(self) -> bool:  # tasks.world:4432
+        return any(
+            _r39.student == 'ST001' and _r39.hours_purchased == 20.0
+            and _r39.hours_remaining == 20.0 and _r39.price == 800.0
+            and _r39.purchased_on == rt.parse_date('2025-10-06')
+            and _r39.expires_on == rt.parse_date('2026-04-04')
+            and _r39.status == _E13_PackageStatus_active
+            for _r39 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:4433
+    def _check_mined_b8cb1b30af__session_s0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_sessions['S0006'].status, '==', _E13_SessionStatus_cancelled)
+
+    def _check_mined_92518c6239__new_student(self) -> bool:  # tasks.world:4804
+        return any(
+            _r40.name == 'tO' and _r40.email == 'p@3.xgcx'
+            and _r40.guardian_phone == '+447700900205' and _r40.grade == 1
+            and _r40.date_of_birth == rt.parse_date('2023-01-20')
+            and _r40.joined_on == rt.parse_date('2025-10-06')
+            for _r40 in rt.each(self, self.t_students)
+        )
+
+    # tasks.world:4805
+    def _check_mined_92518c6239__package_pk001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_packages['PK001'].hours_remaining, '==', 7.0)
+
+    # tasks.world:4806
+    def _check_mined_92518c6239__package_pk005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_packages['PK005'].hours_remaining, '==', 18.0)
+
+    def _check_mined_92518c6239__new_package(self) -> bool:  # tasks.world:4807
+        return any(
+            _r41.student == 'ST005' and _r41.hours_purchased == 10.0
+            and _r41.hours_remaining == 10.0 and _r41.price == 400.0
+            and _r41.purchased_on == rt.parse_date('2025-10-06')
+            and _r41.expires_on == rt.parse_date('2026-04-04')
+            and _r41.status == _E13_PackageStatus_active
+            for _r41 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:4808
+    def _check_mined_92518c6239__session_s0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_sessions['S0005'].status, '==', _E13_SessionStatus_no_show)
+            and rt.expect(self.t_sessions['S0005'].charged_hours, '==', 1.0, part=1)
+        )
+
+    # tasks.world:4809
+    def _check_mined_92518c6239__session_s0007_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_sessions['S0007'].status, '==', _E13_SessionStatus_cancelled)
+            and rt.expect(self.t_sessions['S0007'].charged_hours, '==', 1.0, part=1)
+        )
+
+    def _check_mined_3d0a6b1cfb__new_student(self) -> bool:  # tasks.world:5179
+        return any(
+            _r42.name == '2025-10-06' and _r42.email == '8ZC@_.nqh'
+            and _r42.guardian_phone == '+447700900205' and _r42.grade == 10
+            and _r42.date_of_birth == rt.parse_date('2011-06-08')
+            and _r42.joined_on == rt.parse_date('2025-10-06')
+            for _r42 in rt.each(self, self.t_students)
+        )
+
+    # tasks.world:5180
+    def _check_mined_3d0a6b1cfb__package_pk005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_packages['PK005'].hours_remaining, '==', 18.0)
+
+    def _check_mined_3d0a6b1cfb__new_package(self) -> bool:  # tasks.world:5181
+        return any(
+            _r43.student == 'ST004' and _r43.hours_purchased == 10.0
+            and _r43.hours_remaining == 10.0 and _r43.price == 400.0
+            and _r43.purchased_on == rt.parse_date('2025-10-06')
+            and _r43.expires_on == rt.parse_date('2026-04-04')
+            and _r43.status == _E13_PackageStatus_active
+            for _r43 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_3d0a6b1cfb__new_package_1(self) -> bool:  # tasks.world:5182
+        return any(
+            _r44.student == 'ST006' and _r44.hours_purchased == 10.0
+            and _r44.hours_remaining == 10.0 and _r44.price == 400.0
+            and _r44.purchased_on == rt.parse_date('2025-10-06')
+            and _r44.expires_on == rt.parse_date('2026-04-04')
+            and _r44.status == _E13_PackageStatus_active
+            for _r44 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:5183
+    def _check_mined_3d0a6b1cfb__session_s0007_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_sessions['S0007'].status, '==', _E13_SessionStatus_cancelled)
+            and rt.expect(self.t_sessions['S0007'].charged_hours, '==', 1.0, part=1)
+        )
+
+    def _check_mined_56448e01cf__new_student(self) -> bool:  # tasks.world:5553
+        return any(
+            _r45.name == '2025-09-01' and _r45.email == 'OS#@lMu3.dvc'
+            and _r45.guardian_phone == '+447700900202' and _r45.grade == 6
+            and _r45.date_of_birth == rt.parse_date('2022-12-13')
+            and _r45.joined_on == rt.parse_date('2025-10-06')
+            for _r45 in rt.each(self, self.t_students)
+        )
+
+    # tasks.world:5554
+    def _check_mined_56448e01cf__package_pk005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_packages['PK005'].hours_remaining, '==', 18.0)
+
+    def _check_mined_56448e01cf__new_package(self) -> bool:  # tasks.world:5555
+        return any(
+            _r46.student == 'ST004' and _r46.hours_purchased == 5.0 and _r46.hours_remaining == 5.0
+            and _r46.price == 200.0 and _r46.purchased_on == rt.parse_date('2025-10-06')
+            and _r46.expires_on == rt.parse_date('2026-04-04')
+            and _r46.status == _E13_PackageStatus_active
+            for _r46 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_56448e01cf__new_package_1(self) -> bool:  # tasks.world:5556
+        return any(
+            _r47.student == 'ST004' and _r47.hours_purchased == 5.0 and _r47.hours_remaining == 5.0
+            and _r47.price == 200.0 and _r47.purchased_on == rt.parse_date('2025-10-06')
+            and _r47.expires_on == rt.parse_date('2026-04-04')
+            and _r47.status == _E13_PackageStatus_active
+            for _r47 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:5557
+    def _check_mined_56448e01cf__session_s0007_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_sessions['S0007'].status, '==', _E13_SessionStatus_cancelled)
+            and rt.expect(self.t_sessions['S0007'].charged_hours, '==', 1.0, part=1)
+        )
+
+    def _check_mined_dc56e15d52__new_student(self) -> bool:  # tasks.world:5928
+        return any(
+            _r48.name == 'active' and _r48.email == 'omar.aziz@tutor.example'
+            and _r48.guardian_phone == '+5052427580' and _r48.grade == 11
+            and _r48.date_of_birth == rt.parse_date('2025-09-01')
+            and _r48.joined_on == rt.parse_date('2025-10-06')
+            for _r48 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_dc56e15d52__new_package(self) -> bool:  # tasks.world:5929
+        return any(
+            _r49.student == 'ST003' and _r49.hours_purchased == 20.0
+            and _r49.hours_remaining == 20.0 and _r49.price == 800.0
+            and _r49.purchased_on == rt.parse_date('2025-10-06')
+            and _r49.expires_on == rt.parse_date('2026-04-04')
+            and _r49.status == _E13_PackageStatus_active
+            for _r49 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_dc56e15d52__new_package_1(self) -> bool:  # tasks.world:5930
+        return any(
+            _r50.student == 'ST006' and _r50.hours_purchased == 5.0 and _r50.hours_remaining == 5.0
+            and _r50.price == 200.0 and _r50.purchased_on == rt.parse_date('2025-10-06')
+            and _r50.expires_on == rt.parse_date('2026-04-04')
+            and _r50.status == _E13_PackageStatus_active
+            for _r50 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:5931
+    def _check_mined_dc56e15d52__session_s0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_sessions['S0006'].status, '==', _E13_SessionStatus_cancelled)
+
+    def _check_mined_392561a474__new_student(self) -> bool:  # tasks.world:6302
+        return any(
+            _r51.name == 'S0006' and _r51.email == 'claire.dubois@tutor.example'
+            and _r51.guardian_phone == '+0998267962' and _r51.grade == 1
+            and _r51.date_of_birth == rt.parse_date('2023-07-02')
+            and _r51.joined_on == rt.parse_date('2025-10-06')
+            for _r51 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_392561a474__new_student_1(self) -> bool:  # tasks.world:6303
+        return any(
+            _r52.name == 'p2' and _r52.email == 'y@ITS.maqyk'
+            and _r52.guardian_phone == '+0998267962' and _r52.grade == 6
+            and _r52.date_of_birth == rt.parse_date('2025-10-06')
+            and _r52.joined_on == rt.parse_date('2025-10-06')
+            for _r52 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_392561a474__new_package(self) -> bool:  # tasks.world:6304
+        return any(
+            _r53.student == 'ST002' and _r53.hours_purchased == 10.0
+            and _r53.hours_remaining == 10.0 and _r53.price == 400.0
+            and _r53.purchased_on == rt.parse_date('2025-10-06')
+            and _r53.expires_on == rt.parse_date('2026-04-04')
+            and _r53.status == _E13_PackageStatus_active
+            for _r53 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:6305
+    def _check_mined_392561a474__session_s0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_sessions['S0006'].status, '==', _E13_SessionStatus_cancelled)
+
+    # tasks.world:6675
+    def _check_mined_89aaae3b6f__package_pk001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_packages['PK001'].hours_remaining, '==', 7.0)
+
+    def _check_mined_89aaae3b6f__new_package(self) -> bool:  # tasks.world:6676
+        return any(
+            _r54.student == 'ST002' and _r54.hours_purchased == 10.0
+            and _r54.hours_remaining == 10.0 and _r54.price == 400.0
+            and _r54.purchased_on == rt.parse_date('2025-10-06')
+            and _r54.expires_on == rt.parse_date('2026-04-04')
+            and _r54.status == _E13_PackageStatus_active
+            for _r54 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:6677
+    def _check_mined_89aaae3b6f__session_s0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_sessions['S0005'].status, '==', _E13_SessionStatus_attended)
+            and rt.expect(self.t_sessions['S0005'].charged_hours, '==', 1.0, part=1)
+        )
+
+    # tasks.world:6678
+    def _check_mined_89aaae3b6f__session_s0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_sessions['S0006'].status, '==', _E13_SessionStatus_cancelled)
+
+    def _check_mined_e7fe83755a__new_student(self) -> bool:  # tasks.world:7047
+        return any(
+            _r55.name == 'starter' and _r55.email == 'DPU4@Y#.vn'
+            and _r55.guardian_phone == '+9039330019' and _r55.grade == 1
+            and _r55.date_of_birth == rt.parse_date('2024-05-18')
+            and _r55.joined_on == rt.parse_date('2025-10-06')
+            for _r55 in rt.each(self, self.t_students)
+        )
+
+    # tasks.world:7048
+    def _check_mined_e7fe83755a__package_pk001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_packages['PK001'].hours_remaining, '==', 7.0)
+
+    def _check_mined_e7fe83755a__new_package(self) -> bool:  # tasks.world:7049
+        return any(
+            _r56.student == 'ST001' and _r56.hours_purchased == 20.0
+            and _r56.hours_remaining == 20.0 and _r56.price == 800.0
+            and _r56.purchased_on == rt.parse_date('2025-10-06')
+            and _r56.expires_on == rt.parse_date('2026-04-04')
+            and _r56.status == _E13_PackageStatus_active
+            for _r56 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:7050
+    def _check_mined_e7fe83755a__session_s0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_sessions['S0005'].status, '==', _E13_SessionStatus_no_show)
+            and rt.expect(self.t_sessions['S0005'].charged_hours, '==', 1.0, part=1)
+        )
+
+    def _check_mined_992b1eb5c1__new_student(self) -> bool:  # tasks.world:7421
+        return any(
+            _r57.name == 'history' and _r57.email == 'claire.dubois@tutor.example'
+            and _r57.guardian_phone == '+447700900205' and _r57.grade == 8
+            and _r57.date_of_birth == rt.parse_date('2023-08-26')
+            and _r57.joined_on == rt.parse_date('2025-10-06')
+            for _r57 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_992b1eb5c1__new_student_1(self) -> bool:  # tasks.world:7422
+        return any(
+            _r58.name == 'history' and _r58.email == 'H@1.umjio'
+            and _r58.guardian_phone == '+447700900205' and _r58.grade == 8
+            and _r58.date_of_birth == rt.parse_date('2023-08-26')
+            and _r58.joined_on == rt.parse_date('2025-10-06')
+            for _r58 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_992b1eb5c1__new_package(self) -> bool:  # tasks.world:7423
+        return any(
+            _r59.student == 'ST005' and _r59.hours_purchased == 20.0
+            and _r59.hours_remaining == 20.0 and _r59.price == 800.0
+            and _r59.purchased_on == rt.parse_date('2025-10-06')
+            and _r59.expires_on == rt.parse_date('2026-04-04')
+            and _r59.status == _E13_PackageStatus_active
+            for _r59 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_992b1eb5c1__new_package_1(self) -> bool:  # tasks.world:7424
+        return any(
+            _r60.student == 'ST007' and _r60.hours_purchased == 20.0
+            and _r60.hours_remaining == 20.0 and _r60.price == 800.0
+            and _r60.purchased_on == rt.parse_date('2025-10-06')
+            and _r60.expires_on == rt.parse_date('2026-04-04')
+            and _r60.status == _E13_PackageStatus_active
+            for _r60 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_7dc35bb99c__new_package(self) -> bool:  # tasks.world:7795
+        return any(
+            _r61.student == 'ST003' and _r61.hours_purchased == 10.0
+            and _r61.hours_remaining == 10.0 and _r61.price == 400.0
+            and _r61.purchased_on == rt.parse_date('2025-10-06')
+            and _r61.expires_on == rt.parse_date('2026-04-04')
+            and _r61.status == _E13_PackageStatus_active
+            for _r61 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_7dc35bb99c__new_package_1(self) -> bool:  # tasks.world:7796
+        return any(
+            _r62.student == 'ST004' and _r62.hours_purchased == 5.0 and _r62.hours_remaining == 5.0
+            and _r62.price == 200.0 and _r62.purchased_on == rt.parse_date('2025-10-06')
+            and _r62.expires_on == rt.parse_date('2026-04-04')
+            and _r62.status == _E13_PackageStatus_active
+            for _r62 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:7797
+    def _check_mined_7dc35bb99c__session_s0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_sessions['S0006'].status, '==', _E13_SessionStatus_cancelled)
+
+    # tasks.world:8168
+    def _check_mined_98201b772a__package_pk005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_packages['PK005'].hours_remaining, '==', 18.0)
+
+    def _check_mined_98201b772a__new_package(self) -> bool:  # tasks.world:8169
+        return any(
+            _r63.student == 'ST005' and _r63.hours_purchased == 5.0 and _r63.hours_remaining == 5.0
+            and _r63.price == 200.0 and _r63.purchased_on == rt.parse_date('2025-10-06')
+            and _r63.expires_on == rt.parse_date('2026-04-04')
+            and _r63.status == _E13_PackageStatus_active
+            for _r63 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_98201b772a__new_package_1(self) -> bool:  # tasks.world:8170
+        return any(
+            _r64.student == 'ST005' and _r64.hours_purchased == 20.0
+            and _r64.hours_remaining == 20.0 and _r64.price == 800.0
+            and _r64.purchased_on == rt.parse_date('2025-10-06')
+            and _r64.expires_on == rt.parse_date('2026-04-04')
+            and _r64.status == _E13_PackageStatus_active
+            for _r64 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:8171
+    def _check_mined_98201b772a__session_s0007_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_sessions['S0007'].status, '==', _E13_SessionStatus_cancelled)
+            and rt.expect(self.t_sessions['S0007'].charged_hours, '==', 1.0, part=1)
+        )
+
+    def _check_mined_b8945fdd1d__new_student(self) -> bool:  # tasks.world:8541
+        return any(
+            _r65.name == '2025-10-07T14:00:00' and _r65.email == 'Y@C.re'
+            and _r65.guardian_phone == '+447700900202' and _r65.grade == 8
+            and _r65.date_of_birth == rt.parse_date('2024-09-05')
+            and _r65.joined_on == rt.parse_date('2025-10-06')
+            for _r65 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_b8945fdd1d__new_package(self) -> bool:  # tasks.world:8542
+        return any(
+            _r66.student == 'ST003' and _r66.hours_purchased == 5.0 and _r66.hours_remaining == 5.0
+            and _r66.price == 200.0 and _r66.purchased_on == rt.parse_date('2025-10-06')
+            and _r66.expires_on == rt.parse_date('2026-04-04')
+            and _r66.status == _E13_PackageStatus_active
+            for _r66 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_b8945fdd1d__new_package_1(self) -> bool:  # tasks.world:8543
+        return any(
+            _r67.student == 'ST004' and _r67.hours_purchased == 20.0
+            and _r67.hours_remaining == 20.0 and _r67.price == 800.0
+            and _r67.purchased_on == rt.parse_date('2025-10-06')
+            and _r67.expires_on == rt.parse_date('2026-04-04')
+            and _r67.status == _E13_PackageStatus_active
+            for _r67 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_d0222e341b__new_student(self) -> bool:  # tasks.world:8912
+        return any(
+            _r68.name == 'i2NRm' and _r68.email == 'mJ@atl.li'
+            and _r68.guardian_phone == '+6294465' and _r68.grade == 4
+            and _r68.date_of_birth == rt.parse_date('2012-11-20')
+            and _r68.joined_on == rt.parse_date('2025-10-06')
+            for _r68 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_d0222e341b__new_student_1(self) -> bool:  # tasks.world:8913
+        return any(
+            _r69.name == '2025-10-06' and _r69.email == 'claire.dubois@tutor.example'
+            and _r69.guardian_phone == '+6294465' and _r69.grade == 5
+            and _r69.date_of_birth == rt.parse_date('2012-11-20')
+            and _r69.joined_on == rt.parse_date('2025-10-06')
+            for _r69 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_d0222e341b__new_package(self) -> bool:  # tasks.world:8914
+        return any(
+            _r70.student == 'ST002' and _r70.hours_purchased == 5.0 and _r70.hours_remaining == 5.0
+            and _r70.price == 200.0 and _r70.purchased_on == rt.parse_date('2025-10-06')
+            and _r70.expires_on == rt.parse_date('2026-04-04')
+            and _r70.status == _E13_PackageStatus_active
+            for _r70 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_d1514ff931__new_student(self) -> bool:  # tasks.world:9283
+        return any(
+            _r71.name == 'french' and _r71.email == 'G@N.dsdsv'
+            and _r71.guardian_phone == '+89528587' and _r71.grade == 12
+            and _r71.date_of_birth == rt.parse_date('2023-03-07')
+            and _r71.joined_on == rt.parse_date('2025-10-06')
+            for _r71 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_d1514ff931__new_student_1(self) -> bool:  # tasks.world:9284
+        return any(
+            _r72.name == '9' and _r72.email == 'uXU@h.jx' and _r72.guardian_phone == '+21861719'
+            and _r72.grade == 7 and _r72.date_of_birth == rt.parse_date('2023-03-07')
+            and _r72.joined_on == rt.parse_date('2025-10-06')
+            for _r72 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_d1514ff931__new_package(self) -> bool:  # tasks.world:9285
+        return any(
+            _r73.student == 'ST006' and _r73.hours_purchased == 5.0 and _r73.hours_remaining == 5.0
+            and _r73.price == 200.0 and _r73.purchased_on == rt.parse_date('2025-10-06')
+            and _r73.expires_on == rt.parse_date('2026-04-04')
+            and _r73.status == _E13_PackageStatus_active
+            for _r73 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:9286
+    def _check_mined_d1514ff931__session_s0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_sessions['S0006'].status, '==', _E13_SessionStatus_cancelled)
+
+    # tasks.world:9656
+    def _check_mined_b65ebb3a53__package_pk001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_packages['PK001'].hours_remaining, '==', 7.0)
+
+    # tasks.world:9657
+    def _check_mined_b65ebb3a53__package_pk005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_packages['PK005'].hours_remaining, '==', 18.0)
+
+    def _check_mined_b65ebb3a53__new_package(self) -> bool:  # tasks.world:9658
+        return any(
+            _r74.student == 'ST003' and _r74.hours_purchased == 20.0
+            and _r74.hours_remaining == 20.0 and _r74.price == 800.0
+            and _r74.purchased_on == rt.parse_date('2025-10-06')
+            and _r74.expires_on == rt.parse_date('2026-04-04')
+            and _r74.status == _E13_PackageStatus_active
+            for _r74 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:9659
+    def _check_mined_b65ebb3a53__session_s0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_sessions['S0005'].status, '==', _E13_SessionStatus_no_show)
+            and rt.expect(self.t_sessions['S0005'].charged_hours, '==', 1.0, part=1)
+        )
+
+    # tasks.world:9660
+    def _check_mined_b65ebb3a53__session_s0007_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_sessions['S0007'].status, '==', _E13_SessionStatus_cancelled)
+            and rt.expect(self.t_sessions['S0007'].charged_hours, '==', 1.0, part=1)
+        )
+
+    # tasks.world:10032
+    def _check_mined_6bf5d47722__package_pk005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_packages['PK005'].hours_remaining, '==', 18.0)
+
+    def _check_mined_6bf5d47722__new_package(self) -> bool:  # tasks.world:10033
+        return any(
+            _r75.student == 'ST005' and _r75.hours_purchased == 5.0 and _r75.hours_remaining == 5.0
+            and _r75.price == 200.0 and _r75.purchased_on == rt.parse_date('2025-10-06')
+            and _r75.expires_on == rt.parse_date('2026-04-04')
+            and _r75.status == _E13_PackageStatus_active
+            for _r75 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:10034
+    def _check_mined_6bf5d47722__session_s0007_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_sessions['S0007'].status, '==', _E13_SessionStatus_cancelled)
+            and rt.expect(self.t_sessions['S0007'].charged_hours, '==', 1.0, part=1)
+        )
+
+    def _check_mined_38972a4d06__new_student(self) -> bool:  # tasks.world:10405
+        return any(
+            _r76.name == '+447700900205' and _r76.email == 'V86@D9.zxvlt'
+            and _r76.guardian_phone == '+4203099' and _r76.grade == 2
+            and _r76.date_of_birth == rt.parse_date('2025-10-01')
+            and _r76.joined_on == rt.parse_date('2025-10-06')
+            for _r76 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_38972a4d06__new_package(self) -> bool:  # tasks.world:10406
+        return any(
+            _r77.student == 'ST002' and _r77.hours_purchased == 10.0
+            and _r77.hours_remaining == 10.0 and _r77.price == 400.0
+            and _r77.purchased_on == rt.parse_date('2025-10-06')
+            and _r77.expires_on == rt.parse_date('2026-04-04')
+            and _r77.status == _E13_PackageStatus_active
+            for _r77 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_38972a4d06__new_package_1(self) -> bool:  # tasks.world:10407
+        return any(
+            _r78.student == 'ST006' and _r78.hours_purchased == 10.0
+            and _r78.hours_remaining == 10.0 and _r78.price == 400.0
+            and _r78.purchased_on == rt.parse_date('2025-10-06')
+            and _r78.expires_on == rt.parse_date('2026-04-04')
+            and _r78.status == _E13_PackageStatus_active
+            for _r78 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_38972a4d06__new_package_2(self) -> bool:  # tasks.world:10408
+        return any(
+            _r79.student == 'ST001' and _r79.hours_purchased == 20.0
+            and _r79.hours_remaining == 20.0 and _r79.price == 800.0
+            and _r79.purchased_on == rt.parse_date('2025-10-06')
+            and _r79.expires_on == rt.parse_date('2026-04-04')
+            and _r79.status == _E13_PackageStatus_active
+            for _r79 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_38c4459870__new_package(self) -> bool:  # tasks.world:10781
+        return any(
+            _r80.student == 'ST003' and _r80.hours_purchased == 5.0 and _r80.hours_remaining == 5.0
+            and _r80.price == 200.0 and _r80.purchased_on == rt.parse_date('2025-10-06')
+            and _r80.expires_on == rt.parse_date('2026-04-04')
+            and _r80.status == _E13_PackageStatus_active
+            for _r80 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_38c4459870__new_package_1(self) -> bool:  # tasks.world:10782
+        return any(
+            _r81.student == 'ST002' and _r81.hours_purchased == 5.0 and _r81.hours_remaining == 5.0
+            and _r81.price == 200.0 and _r81.purchased_on == rt.parse_date('2025-10-06')
+            and _r81.expires_on == rt.parse_date('2026-04-04')
+            and _r81.status == _E13_PackageStatus_active
+            for _r81 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_38c4459870__new_package_2(self) -> bool:  # tasks.world:10783
+        return any(
+            _r82.student == 'ST005' and _r82.hours_purchased == 20.0
+            and _r82.hours_remaining == 20.0 and _r82.price == 800.0
+            and _r82.purchased_on == rt.parse_date('2025-10-06')
+            and _r82.expires_on == rt.parse_date('2026-04-04')
+            and _r82.status == _E13_PackageStatus_active
+            for _r82 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_38c4459870__new_package_3(self) -> bool:  # tasks.world:10784
+        return any(
+            _r83.student == 'ST003' and _r83.hours_purchased == 5.0 and _r83.hours_remaining == 5.0
+            and _r83.price == 200.0 and _r83.purchased_on == rt.parse_date('2025-10-06')
+            and _r83.expires_on == rt.parse_date('2026-04-04')
+            and _r83.status == _E13_PackageStatus_active
+            for _r83 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:11156
+    def _check_mined_706a1466dc__package_pk001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_packages['PK001'].hours_remaining, '==', 7.0)
+
+    def _check_mined_706a1466dc__new_package(self) -> bool:  # tasks.world:11157
+        return any(
+            _r84.student == 'ST001' and _r84.hours_purchased == 5.0 and _r84.hours_remaining == 5.0
+            and _r84.price == 200.0 and _r84.purchased_on == rt.parse_date('2025-10-06')
+            and _r84.expires_on == rt.parse_date('2026-04-04')
+            and _r84.status == _E13_PackageStatus_active
+            for _r84 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:11158
+    def _check_mined_706a1466dc__session_s0005_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_sessions['S0005'].status, '==', _E13_SessionStatus_no_show)
+            and rt.expect(self.t_sessions['S0005'].charged_hours, '==', 1.0, part=1)
+        )
+
+    def _check_mined_3385dc6219__new_student(self) -> bool:  # tasks.world:11529
+        return any(
+            _r85.name == 'O8' and _r85.email == 'z@k.iwy'
+            and _r85.guardian_phone == '+447700900203' and _r85.grade == 13
+            and _r85.date_of_birth == rt.parse_date('2023-08-27')
+            and _r85.joined_on == rt.parse_date('2025-10-06')
+            for _r85 in rt.each(self, self.t_students)
+        )
+
+    def _check_mined_3385dc6219__new_package(self) -> bool:  # tasks.world:11530
+        return any(
+            _r86.student == 'ST001' and _r86.hours_purchased == 20.0
+            and _r86.hours_remaining == 20.0 and _r86.price == 800.0
+            and _r86.purchased_on == rt.parse_date('2025-10-06')
+            and _r86.expires_on == rt.parse_date('2026-04-04')
+            and _r86.status == _E13_PackageStatus_active
+            for _r86 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_c21f6cc271__new_package(self) -> bool:  # tasks.world:11900
+        return any(
+            _r87.student == 'ST003' and _r87.hours_purchased == 5.0 and _r87.hours_remaining == 5.0
+            and _r87.price == 200.0 and _r87.purchased_on == rt.parse_date('2025-10-06')
+            and _r87.expires_on == rt.parse_date('2026-04-04')
+            and _r87.status == _E13_PackageStatus_active
+            for _r87 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_c21f6cc271__new_package_1(self) -> bool:  # tasks.world:11901
+        return any(
+            _r88.student == 'ST005' and _r88.hours_purchased == 20.0
+            and _r88.hours_remaining == 20.0 and _r88.price == 800.0
+            and _r88.purchased_on == rt.parse_date('2025-10-06')
+            and _r88.expires_on == rt.parse_date('2026-04-04')
+            and _r88.status == _E13_PackageStatus_active
+            for _r88 in rt.each(self, self.t_packages)
+        )
+
+    def _check_mined_c21f6cc271__new_package_2(self) -> bool:  # tasks.world:11902
+        return any(
+            _r89.student == 'ST003' and _r89.hours_purchased == 5.0 and _r89.hours_remaining == 5.0
+            and _r89.price == 200.0 and _r89.purchased_on == rt.parse_date('2025-10-06')
+            and _r89.expires_on == rt.parse_date('2026-04-04')
+            and _r89.status == _E13_PackageStatus_active
+            for _r89 in rt.each(self, self.t_packages)
+        )
+
+    # tasks.world:12273
+    def _check_mined_f4873d698e__package_pk005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_packages['PK005'].hours_remaining, '==', 18.0)
+
+    # tasks.world:12274
+    def _check_mined_f4873d698e__session_s0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_sessions['S0006'].status, '==', _E13_SessionStatus_cancelled)
+
+    # tasks.world:12275
+    def _check_mined_f4873d698e__session_s0007_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_sessions['S0007'].status, '==', _E13_SessionStatus_cancelled)
+            and rt.expect(self.t_sessions['S0007'].charged_hours, '==', 1.0, part=1)
+        )
+
 
 TutoringCentre.TOOLS = tools(TutoringCentre)
-
-
-# tutoring_centre.world:903
-def _check_attended_and_noted__attended(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_sessions['S0005'].status, '==', _E13_SessionStatus_attended)
-
-
-# tutoring_centre.world:904
-def _check_attended_and_noted__hours(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_packages['PK001'].hours_remaining, '==', 7.0)
-
-
-def _check_attended_and_noted__noted(ep: TutoringCentre) -> bool:  # tutoring_centre.world:905
-    return any(
-        _n14.session == 'S0005' and _n14.understanding == 4 and _n14.homework == 'Exercise 5A'
-        for _n14 in rt.each(ep, ep.t_notes)
-    )
-
-
-# tutoring_centre.world:1273
-def _check_cancel_late_physics__cancelled(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_sessions['S0007'].status, '==', _E13_SessionStatus_cancelled)
-
-
-# tutoring_centre.world:1274
-def _check_cancel_late_physics__charged(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_sessions['S0007'].charged_hours, '==', 1.0) and rt.expect(
-        ep.t_packages['PK005'].hours_remaining, '==', 18.0, part=1
-    )
-
-
-# tasks.world:364
-def _check_zoe_first_chemistry_session__package_bought(ep: TutoringCentre) -> bool:
-    return any(
-        _p15.student == 'ST005' and _p15.hours_purchased == 5.0 and _p15.hours_remaining == 5.0
-        and _p15.price == 200.0 and _p15.status == _E13_PackageStatus_active
-        for _p15 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:365
-def _check_zoe_first_chemistry_session__session_booked(ep: TutoringCentre) -> bool:
-    return any(
-        _s16.student == 'ST005' and _s16.subject == _E7_Subject_chemistry
-        and _s16.starts_at == rt.parse_datetime('2025-10-08T15:00:00') and _s16.minutes == 60
-        and _s16.mode == _E4_Mode_online and _s16.status == _E13_SessionStatus_booked
-        and ep.t_packages[_s16.package].student == 'ST005'
-        for _s16 in rt.each(ep, ep.t_sessions)
-    )
-
-
-# tasks.world:736
-def _check_zoe_first_package_and_session__package_bought(ep: TutoringCentre) -> bool:
-    return any(
-        _p17.student == 'ST005' and _p17.hours_purchased == 5.0 and _p17.price == 200.0
-        and _p17.status == _E13_PackageStatus_active
-        for _p17 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:737
-def _check_zoe_first_package_and_session__session_booked(ep: TutoringCentre) -> bool:
-    return any(
-        _s18.student == 'ST005' and _s18.subject == _E7_Subject_maths
-        and _s18.starts_at == rt.parse_datetime('2025-10-08T14:00:00') and _s18.minutes == 60
-        and _s18.mode == _E4_Mode_online and _s18.status == _E13_SessionStatus_booked
-        for _s18 in rt.each(ep, ep.t_sessions)
-    )
-
-
-def _check_mined_8ca6c9d369__new_student(ep: TutoringCentre) -> bool:  # tasks.world:1105
-    return any(
-        _r19.name == '\\' and _r19.email == 'w@oGP.zqv' and _r19.guardian_phone == '+6055324'
-        and _r19.grade == 1 and _r19.date_of_birth == rt.parse_date('2023-09-21')
-        and _r19.joined_on == rt.parse_date('2025-10-06')
-        for _r19 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_8ca6c9d369__new_student_1(ep: TutoringCentre) -> bool:  # tasks.world:1106
-    return any(
-        _r20.name == 'chemistry' and _r20.email == 'pAR@TbAo.ftm'
-        and _r20.guardian_phone == '+447700900201' and _r20.grade == 10
-        and _r20.date_of_birth == rt.parse_date('2023-09-21')
-        and _r20.joined_on == rt.parse_date('2025-10-06')
-        for _r20 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_8ca6c9d369__new_package(ep: TutoringCentre) -> bool:  # tasks.world:1107
-    return any(
-        _r21.student == 'ST006' and _r21.hours_purchased == 5.0 and _r21.hours_remaining == 5.0
-        and _r21.price == 200.0 and _r21.purchased_on == rt.parse_date('2025-10-06')
-        and _r21.expires_on == rt.parse_date('2026-04-04')
-        and _r21.status == _E13_PackageStatus_active
-        for _r21 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_8ca6c9d369__new_package_1(ep: TutoringCentre) -> bool:  # tasks.world:1108
-    return any(
-        _r22.student == 'ST006' and _r22.hours_purchased == 10.0 and _r22.hours_remaining == 10.0
-        and _r22.price == 400.0 and _r22.purchased_on == rt.parse_date('2025-10-06')
-        and _r22.expires_on == rt.parse_date('2026-04-04')
-        and _r22.status == _E13_PackageStatus_active
-        for _r22 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_4bf0feaec6__new_student(ep: TutoringCentre) -> bool:  # tasks.world:1477
-    return any(
-        _r23.name == '2025-10-08T11:00:00' and _r23.email == 'helen.ross@tutor.example'
-        and _r23.guardian_phone == '+315754645' and _r23.grade == 12
-        and _r23.date_of_birth == rt.parse_date('2025-10-01')
-        and _r23.joined_on == rt.parse_date('2025-10-06')
-        for _r23 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_4bf0feaec6__new_student_1(ep: TutoringCentre) -> bool:  # tasks.world:1478
-    return any(
-        _r24.name == 'ST006' and _r24.email == 'claire.dubois@tutor.example'
-        and _r24.guardian_phone == '+315754645' and _r24.grade == 12
-        and _r24.date_of_birth == rt.parse_date('2025-10-06')
-        and _r24.joined_on == rt.parse_date('2025-10-06')
-        for _r24 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_987aacdec5__new_student(ep: TutoringCentre) -> bool:  # tasks.world:1847
-    return any(
-        _r25.name == 'ST004' and _r25.email == '4-@SD.yoj'
-        and _r25.guardian_phone == '+447700900205' and _r25.grade == 9
-        and _r25.date_of_birth == rt.parse_date('2023-03-30')
-        and _r25.joined_on == rt.parse_date('2025-10-06')
-        for _r25 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_987aacdec5__new_package(ep: TutoringCentre) -> bool:  # tasks.world:1848
-    return any(
-        _r26.student == 'ST004' and _r26.hours_purchased == 10.0 and _r26.hours_remaining == 10.0
-        and _r26.price == 400.0 and _r26.purchased_on == rt.parse_date('2025-10-06')
-        and _r26.expires_on == rt.parse_date('2026-04-04')
-        and _r26.status == _E13_PackageStatus_active
-        for _r26 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_74a19b6682__new_student(ep: TutoringCentre) -> bool:  # tasks.world:2215
-    return any(
-        _r27.name == 'l2' and _r27.email == '2@Ou.rf' and _r27.guardian_phone == '+6969779'
-        and _r27.grade == 1 and _r27.date_of_birth == rt.parse_date('2023-02-19')
-        and _r27.joined_on == rt.parse_date('2025-10-06')
-        for _r27 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_74a19b6682__new_student_1(ep: TutoringCentre) -> bool:  # tasks.world:2216
-    return any(
-        _r28.name == 'booked' and _r28.email == 'dP@pD..puliv'
-        and _r28.guardian_phone == '+74904587' and _r28.grade == 1
-        and _r28.date_of_birth == rt.parse_date('2008-07-02')
-        and _r28.joined_on == rt.parse_date('2025-10-06')
-        for _r28 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_74a19b6682__new_student_2(ep: TutoringCentre) -> bool:  # tasks.world:2217
-    return any(
-        _r29.name == 'VXuct' and _r29.email == '1@Wm.gjiz' and _r29.guardian_phone == '+3896931'
-        and _r29.grade == 1 and _r29.date_of_birth == rt.parse_date('2008-07-02')
-        and _r29.joined_on == rt.parse_date('2025-10-06')
-        for _r29 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_74a19b6682__new_package(ep: TutoringCentre) -> bool:  # tasks.world:2218
-    return any(
-        _r30.student == 'ST006' and _r30.hours_purchased == 20.0 and _r30.hours_remaining == 20.0
-        and _r30.price == 800.0 and _r30.purchased_on == rt.parse_date('2025-10-06')
-        and _r30.expires_on == rt.parse_date('2026-04-04')
-        and _r30.status == _E13_PackageStatus_active
-        for _r30 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_8662c1a348__new_package(ep: TutoringCentre) -> bool:  # tasks.world:2586
-    return any(
-        _r31.student == 'ST005' and _r31.hours_purchased == 5.0 and _r31.hours_remaining == 5.0
-        and _r31.price == 200.0 and _r31.purchased_on == rt.parse_date('2025-10-06')
-        and _r31.expires_on == rt.parse_date('2026-04-04')
-        and _r31.status == _E13_PackageStatus_active
-        for _r31 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_8662c1a348__new_package_1(ep: TutoringCentre) -> bool:  # tasks.world:2587
-    return any(
-        _r32.student == 'ST005' and _r32.hours_purchased == 10.0 and _r32.hours_remaining == 10.0
-        and _r32.price == 400.0 and _r32.purchased_on == rt.parse_date('2025-10-06')
-        and _r32.expires_on == rt.parse_date('2026-04-04')
-        and _r32.status == _E13_PackageStatus_active
-        for _r32 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:2954
-def _check_mined_89d2fbb016__session_s0006_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_sessions['S0006'].status, '==', _E13_SessionStatus_cancelled)
-
-
-def _check_mined_2a442c1958__new_package(ep: TutoringCentre) -> bool:  # tasks.world:3321
-    return any(
-        _r33.student == 'ST002' and _r33.hours_purchased == 20.0 and _r33.hours_remaining == 20.0
-        and _r33.price == 800.0 and _r33.purchased_on == rt.parse_date('2025-10-06')
-        and _r33.expires_on == rt.parse_date('2026-04-04')
-        and _r33.status == _E13_PackageStatus_active
-        for _r33 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_f0f7bcae1d__new_student(ep: TutoringCentre) -> bool:  # tasks.world:3689
-    return any(
-        _r34.name == 'standard' and _r34.email == '1h@x.egez' and _r34.guardian_phone == '+1873365'
-        and _r34.grade == 9 and _r34.date_of_birth == rt.parse_date('2024-04-03')
-        and _r34.joined_on == rt.parse_date('2025-10-06')
-        for _r34 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_cbd6a65739__new_student(ep: TutoringCentre) -> bool:  # tasks.world:4056
-    return any(
-        _r35.name == 'Quadratics: factorising is solid, completing the square needs practice'
-        and _r35.email == 'bi@e.hta' and _r35.guardian_phone == '+793834701' and _r35.grade == 1
-        and _r35.date_of_birth == rt.parse_date('2010-03-14')
-        and _r35.joined_on == rt.parse_date('2025-10-06')
-        for _r35 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_cbd6a65739__new_student_1(ep: TutoringCentre) -> bool:  # tasks.world:4057
-    return any(
-        _r36.name == '+793834701' and _r36.email == 'omar.aziz@tutor.example'
-        and _r36.guardian_phone == '+447700900201' and _r36.grade == 9
-        and _r36.date_of_birth == rt.parse_date('2010-03-14')
-        and _r36.joined_on == rt.parse_date('2025-10-06')
-        for _r36 in rt.each(ep, ep.t_students)
-    )
-
-
-# tasks.world:4058
-def _check_mined_cbd6a65739__package_pk005_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_packages['PK005'].hours_remaining, '==', 18.0)
-
-
-def _check_mined_cbd6a65739__new_package(ep: TutoringCentre) -> bool:  # tasks.world:4059
-    return any(
-        _r37.student == 'ST004' and _r37.hours_purchased == 5.0 and _r37.hours_remaining == 5.0
-        and _r37.price == 200.0 and _r37.purchased_on == rt.parse_date('2025-10-06')
-        and _r37.expires_on == rt.parse_date('2026-04-04')
-        and _r37.status == _E13_PackageStatus_active
-        for _r37 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:4060
-def _check_mined_cbd6a65739__session_s0007_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_sessions['S0007'].status, '==', _E13_SessionStatus_cancelled)
-        and rt.expect(ep.t_sessions['S0007'].charged_hours, '==', 1.0, part=1)
-    )
-
-
-def _check_mined_b8cb1b30af__new_student(ep: TutoringCentre) -> bool:  # tasks.world:4431
-    return any(
-        _r38.name == 'Y' and _r38.email == 'helen.ross@tutor.example'
-        and _r38.guardian_phone == '+0830129865' and _r38.grade == 13
-        and _r38.date_of_birth == rt.parse_date('2025-05-01')
-        and _r38.joined_on == rt.parse_date('2025-10-06')
-        for _r38 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_b8cb1b30af__new_package(ep: TutoringCentre) -> bool:  # tasks.world:4432
-    return any(
-        _r39.student == 'ST001' and _r39.hours_purchased == 20.0 and _r39.hours_remaining == 20.0
-        and _r39.price == 800.0 and _r39.purchased_on == rt.parse_date('2025-10-06')
-        and _r39.expires_on == rt.parse_date('2026-04-04')
-        and _r39.status == _E13_PackageStatus_active
-        for _r39 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:4433
-def _check_mined_b8cb1b30af__session_s0006_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_sessions['S0006'].status, '==', _E13_SessionStatus_cancelled)
-
-
-def _check_mined_92518c6239__new_student(ep: TutoringCentre) -> bool:  # tasks.world:4804
-    return any(
-        _r40.name == 'tO' and _r40.email == 'p@3.xgcx' and _r40.guardian_phone == '+447700900205'
-        and _r40.grade == 1 and _r40.date_of_birth == rt.parse_date('2023-01-20')
-        and _r40.joined_on == rt.parse_date('2025-10-06')
-        for _r40 in rt.each(ep, ep.t_students)
-    )
-
-
-# tasks.world:4805
-def _check_mined_92518c6239__package_pk001_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_packages['PK001'].hours_remaining, '==', 7.0)
-
-
-# tasks.world:4806
-def _check_mined_92518c6239__package_pk005_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_packages['PK005'].hours_remaining, '==', 18.0)
-
-
-def _check_mined_92518c6239__new_package(ep: TutoringCentre) -> bool:  # tasks.world:4807
-    return any(
-        _r41.student == 'ST005' and _r41.hours_purchased == 10.0 and _r41.hours_remaining == 10.0
-        and _r41.price == 400.0 and _r41.purchased_on == rt.parse_date('2025-10-06')
-        and _r41.expires_on == rt.parse_date('2026-04-04')
-        and _r41.status == _E13_PackageStatus_active
-        for _r41 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:4808
-def _check_mined_92518c6239__session_s0005_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_sessions['S0005'].status, '==', _E13_SessionStatus_no_show)
-        and rt.expect(ep.t_sessions['S0005'].charged_hours, '==', 1.0, part=1)
-    )
-
-
-# tasks.world:4809
-def _check_mined_92518c6239__session_s0007_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_sessions['S0007'].status, '==', _E13_SessionStatus_cancelled)
-        and rt.expect(ep.t_sessions['S0007'].charged_hours, '==', 1.0, part=1)
-    )
-
-
-def _check_mined_3d0a6b1cfb__new_student(ep: TutoringCentre) -> bool:  # tasks.world:5179
-    return any(
-        _r42.name == '2025-10-06' and _r42.email == '8ZC@_.nqh'
-        and _r42.guardian_phone == '+447700900205' and _r42.grade == 10
-        and _r42.date_of_birth == rt.parse_date('2011-06-08')
-        and _r42.joined_on == rt.parse_date('2025-10-06')
-        for _r42 in rt.each(ep, ep.t_students)
-    )
-
-
-# tasks.world:5180
-def _check_mined_3d0a6b1cfb__package_pk005_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_packages['PK005'].hours_remaining, '==', 18.0)
-
-
-def _check_mined_3d0a6b1cfb__new_package(ep: TutoringCentre) -> bool:  # tasks.world:5181
-    return any(
-        _r43.student == 'ST004' and _r43.hours_purchased == 10.0 and _r43.hours_remaining == 10.0
-        and _r43.price == 400.0 and _r43.purchased_on == rt.parse_date('2025-10-06')
-        and _r43.expires_on == rt.parse_date('2026-04-04')
-        and _r43.status == _E13_PackageStatus_active
-        for _r43 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_3d0a6b1cfb__new_package_1(ep: TutoringCentre) -> bool:  # tasks.world:5182
-    return any(
-        _r44.student == 'ST006' and _r44.hours_purchased == 10.0 and _r44.hours_remaining == 10.0
-        and _r44.price == 400.0 and _r44.purchased_on == rt.parse_date('2025-10-06')
-        and _r44.expires_on == rt.parse_date('2026-04-04')
-        and _r44.status == _E13_PackageStatus_active
-        for _r44 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:5183
-def _check_mined_3d0a6b1cfb__session_s0007_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_sessions['S0007'].status, '==', _E13_SessionStatus_cancelled)
-        and rt.expect(ep.t_sessions['S0007'].charged_hours, '==', 1.0, part=1)
-    )
-
-
-def _check_mined_56448e01cf__new_student(ep: TutoringCentre) -> bool:  # tasks.world:5553
-    return any(
-        _r45.name == '2025-09-01' and _r45.email == 'OS#@lMu3.dvc'
-        and _r45.guardian_phone == '+447700900202' and _r45.grade == 6
-        and _r45.date_of_birth == rt.parse_date('2022-12-13')
-        and _r45.joined_on == rt.parse_date('2025-10-06')
-        for _r45 in rt.each(ep, ep.t_students)
-    )
-
-
-# tasks.world:5554
-def _check_mined_56448e01cf__package_pk005_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_packages['PK005'].hours_remaining, '==', 18.0)
-
-
-def _check_mined_56448e01cf__new_package(ep: TutoringCentre) -> bool:  # tasks.world:5555
-    return any(
-        _r46.student == 'ST004' and _r46.hours_purchased == 5.0 and _r46.hours_remaining == 5.0
-        and _r46.price == 200.0 and _r46.purchased_on == rt.parse_date('2025-10-06')
-        and _r46.expires_on == rt.parse_date('2026-04-04')
-        and _r46.status == _E13_PackageStatus_active
-        for _r46 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_56448e01cf__new_package_1(ep: TutoringCentre) -> bool:  # tasks.world:5556
-    return any(
-        _r47.student == 'ST004' and _r47.hours_purchased == 5.0 and _r47.hours_remaining == 5.0
-        and _r47.price == 200.0 and _r47.purchased_on == rt.parse_date('2025-10-06')
-        and _r47.expires_on == rt.parse_date('2026-04-04')
-        and _r47.status == _E13_PackageStatus_active
-        for _r47 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:5557
-def _check_mined_56448e01cf__session_s0007_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_sessions['S0007'].status, '==', _E13_SessionStatus_cancelled)
-        and rt.expect(ep.t_sessions['S0007'].charged_hours, '==', 1.0, part=1)
-    )
-
-
-def _check_mined_dc56e15d52__new_student(ep: TutoringCentre) -> bool:  # tasks.world:5928
-    return any(
-        _r48.name == 'active' and _r48.email == 'omar.aziz@tutor.example'
-        and _r48.guardian_phone == '+5052427580' and _r48.grade == 11
-        and _r48.date_of_birth == rt.parse_date('2025-09-01')
-        and _r48.joined_on == rt.parse_date('2025-10-06')
-        for _r48 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_dc56e15d52__new_package(ep: TutoringCentre) -> bool:  # tasks.world:5929
-    return any(
-        _r49.student == 'ST003' and _r49.hours_purchased == 20.0 and _r49.hours_remaining == 20.0
-        and _r49.price == 800.0 and _r49.purchased_on == rt.parse_date('2025-10-06')
-        and _r49.expires_on == rt.parse_date('2026-04-04')
-        and _r49.status == _E13_PackageStatus_active
-        for _r49 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_dc56e15d52__new_package_1(ep: TutoringCentre) -> bool:  # tasks.world:5930
-    return any(
-        _r50.student == 'ST006' and _r50.hours_purchased == 5.0 and _r50.hours_remaining == 5.0
-        and _r50.price == 200.0 and _r50.purchased_on == rt.parse_date('2025-10-06')
-        and _r50.expires_on == rt.parse_date('2026-04-04')
-        and _r50.status == _E13_PackageStatus_active
-        for _r50 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:5931
-def _check_mined_dc56e15d52__session_s0006_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_sessions['S0006'].status, '==', _E13_SessionStatus_cancelled)
-
-
-def _check_mined_392561a474__new_student(ep: TutoringCentre) -> bool:  # tasks.world:6302
-    return any(
-        _r51.name == 'S0006' and _r51.email == 'claire.dubois@tutor.example'
-        and _r51.guardian_phone == '+0998267962' and _r51.grade == 1
-        and _r51.date_of_birth == rt.parse_date('2023-07-02')
-        and _r51.joined_on == rt.parse_date('2025-10-06')
-        for _r51 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_392561a474__new_student_1(ep: TutoringCentre) -> bool:  # tasks.world:6303
-    return any(
-        _r52.name == 'p2' and _r52.email == 'y@ITS.maqyk' and _r52.guardian_phone == '+0998267962'
-        and _r52.grade == 6 and _r52.date_of_birth == rt.parse_date('2025-10-06')
-        and _r52.joined_on == rt.parse_date('2025-10-06')
-        for _r52 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_392561a474__new_package(ep: TutoringCentre) -> bool:  # tasks.world:6304
-    return any(
-        _r53.student == 'ST002' and _r53.hours_purchased == 10.0 and _r53.hours_remaining == 10.0
-        and _r53.price == 400.0 and _r53.purchased_on == rt.parse_date('2025-10-06')
-        and _r53.expires_on == rt.parse_date('2026-04-04')
-        and _r53.status == _E13_PackageStatus_active
-        for _r53 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:6305
-def _check_mined_392561a474__session_s0006_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_sessions['S0006'].status, '==', _E13_SessionStatus_cancelled)
-
-
-# tasks.world:6675
-def _check_mined_89aaae3b6f__package_pk001_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_packages['PK001'].hours_remaining, '==', 7.0)
-
-
-def _check_mined_89aaae3b6f__new_package(ep: TutoringCentre) -> bool:  # tasks.world:6676
-    return any(
-        _r54.student == 'ST002' and _r54.hours_purchased == 10.0 and _r54.hours_remaining == 10.0
-        and _r54.price == 400.0 and _r54.purchased_on == rt.parse_date('2025-10-06')
-        and _r54.expires_on == rt.parse_date('2026-04-04')
-        and _r54.status == _E13_PackageStatus_active
-        for _r54 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:6677
-def _check_mined_89aaae3b6f__session_s0005_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_sessions['S0005'].status, '==', _E13_SessionStatus_attended)
-        and rt.expect(ep.t_sessions['S0005'].charged_hours, '==', 1.0, part=1)
-    )
-
-
-# tasks.world:6678
-def _check_mined_89aaae3b6f__session_s0006_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_sessions['S0006'].status, '==', _E13_SessionStatus_cancelled)
-
-
-def _check_mined_e7fe83755a__new_student(ep: TutoringCentre) -> bool:  # tasks.world:7047
-    return any(
-        _r55.name == 'starter' and _r55.email == 'DPU4@Y#.vn'
-        and _r55.guardian_phone == '+9039330019' and _r55.grade == 1
-        and _r55.date_of_birth == rt.parse_date('2024-05-18')
-        and _r55.joined_on == rt.parse_date('2025-10-06')
-        for _r55 in rt.each(ep, ep.t_students)
-    )
-
-
-# tasks.world:7048
-def _check_mined_e7fe83755a__package_pk001_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_packages['PK001'].hours_remaining, '==', 7.0)
-
-
-def _check_mined_e7fe83755a__new_package(ep: TutoringCentre) -> bool:  # tasks.world:7049
-    return any(
-        _r56.student == 'ST001' and _r56.hours_purchased == 20.0 and _r56.hours_remaining == 20.0
-        and _r56.price == 800.0 and _r56.purchased_on == rt.parse_date('2025-10-06')
-        and _r56.expires_on == rt.parse_date('2026-04-04')
-        and _r56.status == _E13_PackageStatus_active
-        for _r56 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:7050
-def _check_mined_e7fe83755a__session_s0005_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_sessions['S0005'].status, '==', _E13_SessionStatus_no_show)
-        and rt.expect(ep.t_sessions['S0005'].charged_hours, '==', 1.0, part=1)
-    )
-
-
-def _check_mined_992b1eb5c1__new_student(ep: TutoringCentre) -> bool:  # tasks.world:7421
-    return any(
-        _r57.name == 'history' and _r57.email == 'claire.dubois@tutor.example'
-        and _r57.guardian_phone == '+447700900205' and _r57.grade == 8
-        and _r57.date_of_birth == rt.parse_date('2023-08-26')
-        and _r57.joined_on == rt.parse_date('2025-10-06')
-        for _r57 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_992b1eb5c1__new_student_1(ep: TutoringCentre) -> bool:  # tasks.world:7422
-    return any(
-        _r58.name == 'history' and _r58.email == 'H@1.umjio'
-        and _r58.guardian_phone == '+447700900205' and _r58.grade == 8
-        and _r58.date_of_birth == rt.parse_date('2023-08-26')
-        and _r58.joined_on == rt.parse_date('2025-10-06')
-        for _r58 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_992b1eb5c1__new_package(ep: TutoringCentre) -> bool:  # tasks.world:7423
-    return any(
-        _r59.student == 'ST005' and _r59.hours_purchased == 20.0 and _r59.hours_remaining == 20.0
-        and _r59.price == 800.0 and _r59.purchased_on == rt.parse_date('2025-10-06')
-        and _r59.expires_on == rt.parse_date('2026-04-04')
-        and _r59.status == _E13_PackageStatus_active
-        for _r59 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_992b1eb5c1__new_package_1(ep: TutoringCentre) -> bool:  # tasks.world:7424
-    return any(
-        _r60.student == 'ST007' and _r60.hours_purchased == 20.0 and _r60.hours_remaining == 20.0
-        and _r60.price == 800.0 and _r60.purchased_on == rt.parse_date('2025-10-06')
-        and _r60.expires_on == rt.parse_date('2026-04-04')
-        and _r60.status == _E13_PackageStatus_active
-        for _r60 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_7dc35bb99c__new_package(ep: TutoringCentre) -> bool:  # tasks.world:7795
-    return any(
-        _r61.student == 'ST003' and _r61.hours_purchased == 10.0 and _r61.hours_remaining == 10.0
-        and _r61.price == 400.0 and _r61.purchased_on == rt.parse_date('2025-10-06')
-        and _r61.expires_on == rt.parse_date('2026-04-04')
-        and _r61.status == _E13_PackageStatus_active
-        for _r61 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_7dc35bb99c__new_package_1(ep: TutoringCentre) -> bool:  # tasks.world:7796
-    return any(
-        _r62.student == 'ST004' and _r62.hours_purchased == 5.0 and _r62.hours_remaining == 5.0
-        and _r62.price == 200.0 and _r62.purchased_on == rt.parse_date('2025-10-06')
-        and _r62.expires_on == rt.parse_date('2026-04-04')
-        and _r62.status == _E13_PackageStatus_active
-        for _r62 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:7797
-def _check_mined_7dc35bb99c__session_s0006_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_sessions['S0006'].status, '==', _E13_SessionStatus_cancelled)
-
-
-# tasks.world:8168
-def _check_mined_98201b772a__package_pk005_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_packages['PK005'].hours_remaining, '==', 18.0)
-
-
-def _check_mined_98201b772a__new_package(ep: TutoringCentre) -> bool:  # tasks.world:8169
-    return any(
-        _r63.student == 'ST005' and _r63.hours_purchased == 5.0 and _r63.hours_remaining == 5.0
-        and _r63.price == 200.0 and _r63.purchased_on == rt.parse_date('2025-10-06')
-        and _r63.expires_on == rt.parse_date('2026-04-04')
-        and _r63.status == _E13_PackageStatus_active
-        for _r63 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_98201b772a__new_package_1(ep: TutoringCentre) -> bool:  # tasks.world:8170
-    return any(
-        _r64.student == 'ST005' and _r64.hours_purchased == 20.0 and _r64.hours_remaining == 20.0
-        and _r64.price == 800.0 and _r64.purchased_on == rt.parse_date('2025-10-06')
-        and _r64.expires_on == rt.parse_date('2026-04-04')
-        and _r64.status == _E13_PackageStatus_active
-        for _r64 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:8171
-def _check_mined_98201b772a__session_s0007_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_sessions['S0007'].status, '==', _E13_SessionStatus_cancelled)
-        and rt.expect(ep.t_sessions['S0007'].charged_hours, '==', 1.0, part=1)
-    )
-
-
-def _check_mined_b8945fdd1d__new_student(ep: TutoringCentre) -> bool:  # tasks.world:8541
-    return any(
-        _r65.name == '2025-10-07T14:00:00' and _r65.email == 'Y@C.re'
-        and _r65.guardian_phone == '+447700900202' and _r65.grade == 8
-        and _r65.date_of_birth == rt.parse_date('2024-09-05')
-        and _r65.joined_on == rt.parse_date('2025-10-06')
-        for _r65 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_b8945fdd1d__new_package(ep: TutoringCentre) -> bool:  # tasks.world:8542
-    return any(
-        _r66.student == 'ST003' and _r66.hours_purchased == 5.0 and _r66.hours_remaining == 5.0
-        and _r66.price == 200.0 and _r66.purchased_on == rt.parse_date('2025-10-06')
-        and _r66.expires_on == rt.parse_date('2026-04-04')
-        and _r66.status == _E13_PackageStatus_active
-        for _r66 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_b8945fdd1d__new_package_1(ep: TutoringCentre) -> bool:  # tasks.world:8543
-    return any(
-        _r67.student == 'ST004' and _r67.hours_purchased == 20.0 and _r67.hours_remaining == 20.0
-        and _r67.price == 800.0 and _r67.purchased_on == rt.parse_date('2025-10-06')
-        and _r67.expires_on == rt.parse_date('2026-04-04')
-        and _r67.status == _E13_PackageStatus_active
-        for _r67 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_d0222e341b__new_student(ep: TutoringCentre) -> bool:  # tasks.world:8912
-    return any(
-        _r68.name == 'i2NRm' and _r68.email == 'mJ@atl.li' and _r68.guardian_phone == '+6294465'
-        and _r68.grade == 4 and _r68.date_of_birth == rt.parse_date('2012-11-20')
-        and _r68.joined_on == rt.parse_date('2025-10-06')
-        for _r68 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_d0222e341b__new_student_1(ep: TutoringCentre) -> bool:  # tasks.world:8913
-    return any(
-        _r69.name == '2025-10-06' and _r69.email == 'claire.dubois@tutor.example'
-        and _r69.guardian_phone == '+6294465' and _r69.grade == 5
-        and _r69.date_of_birth == rt.parse_date('2012-11-20')
-        and _r69.joined_on == rt.parse_date('2025-10-06')
-        for _r69 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_d0222e341b__new_package(ep: TutoringCentre) -> bool:  # tasks.world:8914
-    return any(
-        _r70.student == 'ST002' and _r70.hours_purchased == 5.0 and _r70.hours_remaining == 5.0
-        and _r70.price == 200.0 and _r70.purchased_on == rt.parse_date('2025-10-06')
-        and _r70.expires_on == rt.parse_date('2026-04-04')
-        and _r70.status == _E13_PackageStatus_active
-        for _r70 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_d1514ff931__new_student(ep: TutoringCentre) -> bool:  # tasks.world:9283
-    return any(
-        _r71.name == 'french' and _r71.email == 'G@N.dsdsv' and _r71.guardian_phone == '+89528587'
-        and _r71.grade == 12 and _r71.date_of_birth == rt.parse_date('2023-03-07')
-        and _r71.joined_on == rt.parse_date('2025-10-06')
-        for _r71 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_d1514ff931__new_student_1(ep: TutoringCentre) -> bool:  # tasks.world:9284
-    return any(
-        _r72.name == '9' and _r72.email == 'uXU@h.jx' and _r72.guardian_phone == '+21861719'
-        and _r72.grade == 7 and _r72.date_of_birth == rt.parse_date('2023-03-07')
-        and _r72.joined_on == rt.parse_date('2025-10-06')
-        for _r72 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_d1514ff931__new_package(ep: TutoringCentre) -> bool:  # tasks.world:9285
-    return any(
-        _r73.student == 'ST006' and _r73.hours_purchased == 5.0 and _r73.hours_remaining == 5.0
-        and _r73.price == 200.0 and _r73.purchased_on == rt.parse_date('2025-10-06')
-        and _r73.expires_on == rt.parse_date('2026-04-04')
-        and _r73.status == _E13_PackageStatus_active
-        for _r73 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:9286
-def _check_mined_d1514ff931__session_s0006_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_sessions['S0006'].status, '==', _E13_SessionStatus_cancelled)
-
-
-# tasks.world:9656
-def _check_mined_b65ebb3a53__package_pk001_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_packages['PK001'].hours_remaining, '==', 7.0)
-
-
-# tasks.world:9657
-def _check_mined_b65ebb3a53__package_pk005_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_packages['PK005'].hours_remaining, '==', 18.0)
-
-
-def _check_mined_b65ebb3a53__new_package(ep: TutoringCentre) -> bool:  # tasks.world:9658
-    return any(
-        _r74.student == 'ST003' and _r74.hours_purchased == 20.0 and _r74.hours_remaining == 20.0
-        and _r74.price == 800.0 and _r74.purchased_on == rt.parse_date('2025-10-06')
-        and _r74.expires_on == rt.parse_date('2026-04-04')
-        and _r74.status == _E13_PackageStatus_active
-        for _r74 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:9659
-def _check_mined_b65ebb3a53__session_s0005_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_sessions['S0005'].status, '==', _E13_SessionStatus_no_show)
-        and rt.expect(ep.t_sessions['S0005'].charged_hours, '==', 1.0, part=1)
-    )
-
-
-# tasks.world:9660
-def _check_mined_b65ebb3a53__session_s0007_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_sessions['S0007'].status, '==', _E13_SessionStatus_cancelled)
-        and rt.expect(ep.t_sessions['S0007'].charged_hours, '==', 1.0, part=1)
-    )
-
-
-# tasks.world:10032
-def _check_mined_6bf5d47722__package_pk005_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_packages['PK005'].hours_remaining, '==', 18.0)
-
-
-def _check_mined_6bf5d47722__new_package(ep: TutoringCentre) -> bool:  # tasks.world:10033
-    return any(
-        _r75.student == 'ST005' and _r75.hours_purchased == 5.0 and _r75.hours_remaining == 5.0
-        and _r75.price == 200.0 and _r75.purchased_on == rt.parse_date('2025-10-06')
-        and _r75.expires_on == rt.parse_date('2026-04-04')
-        and _r75.status == _E13_PackageStatus_active
-        for _r75 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:10034
-def _check_mined_6bf5d47722__session_s0007_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_sessions['S0007'].status, '==', _E13_SessionStatus_cancelled)
-        and rt.expect(ep.t_sessions['S0007'].charged_hours, '==', 1.0, part=1)
-    )
-
-
-def _check_mined_38972a4d06__new_student(ep: TutoringCentre) -> bool:  # tasks.world:10405
-    return any(
-        _r76.name == '+447700900205' and _r76.email == 'V86@D9.zxvlt'
-        and _r76.guardian_phone == '+4203099' and _r76.grade == 2
-        and _r76.date_of_birth == rt.parse_date('2025-10-01')
-        and _r76.joined_on == rt.parse_date('2025-10-06')
-        for _r76 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_38972a4d06__new_package(ep: TutoringCentre) -> bool:  # tasks.world:10406
-    return any(
-        _r77.student == 'ST002' and _r77.hours_purchased == 10.0 and _r77.hours_remaining == 10.0
-        and _r77.price == 400.0 and _r77.purchased_on == rt.parse_date('2025-10-06')
-        and _r77.expires_on == rt.parse_date('2026-04-04')
-        and _r77.status == _E13_PackageStatus_active
-        for _r77 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_38972a4d06__new_package_1(ep: TutoringCentre) -> bool:  # tasks.world:10407
-    return any(
-        _r78.student == 'ST006' and _r78.hours_purchased == 10.0 and _r78.hours_remaining == 10.0
-        and _r78.price == 400.0 and _r78.purchased_on == rt.parse_date('2025-10-06')
-        and _r78.expires_on == rt.parse_date('2026-04-04')
-        and _r78.status == _E13_PackageStatus_active
-        for _r78 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_38972a4d06__new_package_2(ep: TutoringCentre) -> bool:  # tasks.world:10408
-    return any(
-        _r79.student == 'ST001' and _r79.hours_purchased == 20.0 and _r79.hours_remaining == 20.0
-        and _r79.price == 800.0 and _r79.purchased_on == rt.parse_date('2025-10-06')
-        and _r79.expires_on == rt.parse_date('2026-04-04')
-        and _r79.status == _E13_PackageStatus_active
-        for _r79 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_38c4459870__new_package(ep: TutoringCentre) -> bool:  # tasks.world:10781
-    return any(
-        _r80.student == 'ST003' and _r80.hours_purchased == 5.0 and _r80.hours_remaining == 5.0
-        and _r80.price == 200.0 and _r80.purchased_on == rt.parse_date('2025-10-06')
-        and _r80.expires_on == rt.parse_date('2026-04-04')
-        and _r80.status == _E13_PackageStatus_active
-        for _r80 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_38c4459870__new_package_1(ep: TutoringCentre) -> bool:  # tasks.world:10782
-    return any(
-        _r81.student == 'ST002' and _r81.hours_purchased == 5.0 and _r81.hours_remaining == 5.0
-        and _r81.price == 200.0 and _r81.purchased_on == rt.parse_date('2025-10-06')
-        and _r81.expires_on == rt.parse_date('2026-04-04')
-        and _r81.status == _E13_PackageStatus_active
-        for _r81 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_38c4459870__new_package_2(ep: TutoringCentre) -> bool:  # tasks.world:10783
-    return any(
-        _r82.student == 'ST005' and _r82.hours_purchased == 20.0 and _r82.hours_remaining == 20.0
-        and _r82.price == 800.0 and _r82.purchased_on == rt.parse_date('2025-10-06')
-        and _r82.expires_on == rt.parse_date('2026-04-04')
-        and _r82.status == _E13_PackageStatus_active
-        for _r82 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_38c4459870__new_package_3(ep: TutoringCentre) -> bool:  # tasks.world:10784
-    return any(
-        _r83.student == 'ST003' and _r83.hours_purchased == 5.0 and _r83.hours_remaining == 5.0
-        and _r83.price == 200.0 and _r83.purchased_on == rt.parse_date('2025-10-06')
-        and _r83.expires_on == rt.parse_date('2026-04-04')
-        and _r83.status == _E13_PackageStatus_active
-        for _r83 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:11156
-def _check_mined_706a1466dc__package_pk001_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_packages['PK001'].hours_remaining, '==', 7.0)
-
-
-def _check_mined_706a1466dc__new_package(ep: TutoringCentre) -> bool:  # tasks.world:11157
-    return any(
-        _r84.student == 'ST001' and _r84.hours_purchased == 5.0 and _r84.hours_remaining == 5.0
-        and _r84.price == 200.0 and _r84.purchased_on == rt.parse_date('2025-10-06')
-        and _r84.expires_on == rt.parse_date('2026-04-04')
-        and _r84.status == _E13_PackageStatus_active
-        for _r84 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:11158
-def _check_mined_706a1466dc__session_s0005_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_sessions['S0005'].status, '==', _E13_SessionStatus_no_show)
-        and rt.expect(ep.t_sessions['S0005'].charged_hours, '==', 1.0, part=1)
-    )
-
-
-def _check_mined_3385dc6219__new_student(ep: TutoringCentre) -> bool:  # tasks.world:11529
-    return any(
-        _r85.name == 'O8' and _r85.email == 'z@k.iwy' and _r85.guardian_phone == '+447700900203'
-        and _r85.grade == 13 and _r85.date_of_birth == rt.parse_date('2023-08-27')
-        and _r85.joined_on == rt.parse_date('2025-10-06')
-        for _r85 in rt.each(ep, ep.t_students)
-    )
-
-
-def _check_mined_3385dc6219__new_package(ep: TutoringCentre) -> bool:  # tasks.world:11530
-    return any(
-        _r86.student == 'ST001' and _r86.hours_purchased == 20.0 and _r86.hours_remaining == 20.0
-        and _r86.price == 800.0 and _r86.purchased_on == rt.parse_date('2025-10-06')
-        and _r86.expires_on == rt.parse_date('2026-04-04')
-        and _r86.status == _E13_PackageStatus_active
-        for _r86 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_c21f6cc271__new_package(ep: TutoringCentre) -> bool:  # tasks.world:11900
-    return any(
-        _r87.student == 'ST003' and _r87.hours_purchased == 5.0 and _r87.hours_remaining == 5.0
-        and _r87.price == 200.0 and _r87.purchased_on == rt.parse_date('2025-10-06')
-        and _r87.expires_on == rt.parse_date('2026-04-04')
-        and _r87.status == _E13_PackageStatus_active
-        for _r87 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_c21f6cc271__new_package_1(ep: TutoringCentre) -> bool:  # tasks.world:11901
-    return any(
-        _r88.student == 'ST005' and _r88.hours_purchased == 20.0 and _r88.hours_remaining == 20.0
-        and _r88.price == 800.0 and _r88.purchased_on == rt.parse_date('2025-10-06')
-        and _r88.expires_on == rt.parse_date('2026-04-04')
-        and _r88.status == _E13_PackageStatus_active
-        for _r88 in rt.each(ep, ep.t_packages)
-    )
-
-
-def _check_mined_c21f6cc271__new_package_2(ep: TutoringCentre) -> bool:  # tasks.world:11902
-    return any(
-        _r89.student == 'ST003' and _r89.hours_purchased == 5.0 and _r89.hours_remaining == 5.0
-        and _r89.price == 200.0 and _r89.purchased_on == rt.parse_date('2025-10-06')
-        and _r89.expires_on == rt.parse_date('2026-04-04')
-        and _r89.status == _E13_PackageStatus_active
-        for _r89 in rt.each(ep, ep.t_packages)
-    )
-
-
-# tasks.world:12273
-def _check_mined_f4873d698e__package_pk005_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_packages['PK005'].hours_remaining, '==', 18.0)
-
-
-# tasks.world:12274
-def _check_mined_f4873d698e__session_s0006_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return rt.expect(ep.t_sessions['S0006'].status, '==', _E13_SessionStatus_cancelled)
-
-
-# tasks.world:12275
-def _check_mined_f4873d698e__session_s0007_changed(ep: TutoringCentre) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_sessions['S0007'].status, '==', _E13_SessionStatus_cancelled)
-        and rt.expect(ep.t_sessions['S0007'].charged_hours, '==', 1.0, part=1)
-    )
-
-
-TutoringCentre.TASKS = task_registry(__name__, "tasks.json")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Course", "Enrolment", "EnrolmentStatus", "Grade", "Meeting", "Section", "SectionInfo",
@@ -251,10 +251,8 @@ class UniversityRegistrar(Episode):
     CLOCK: ClassVar[str] = "2026-09-10T10:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        "Act for the registrar's office. Enrol, drop or waitlist a student only when they (or "
-        'their advisor) ask for it, and record only the grade the instructor reports.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "students": "Student", "courses": "Course", "sections": "Section",
         "enrolments": "Enrolment", "waitlist": "WaitlistEntry",
@@ -403,17 +401,14 @@ class UniversityRegistrar(Episode):
                 self, self.t_students,
                 ((self.t_enrolments, 'student'), (self.t_waitlist, 'student')),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_courses,
                 ((self.t_courses, 'prerequisites'), (self.t_sections, 'course')),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_sections,
                 ((self.t_enrolments, 'section'), (self.t_waitlist, 'section')),
             )
-        pass
 
     def fn_holds_seat(self, e: Enrolment) -> bool:  # university_registrar.world:118
         'Enrolled and completed enrolments hold a seat.'
@@ -888,765 +883,567 @@ class UniversityRegistrar(Episode):
         self.set_fields(enrolment, ('grade', 'status'), grade, _E15_EnrolmentStatus_completed)
         return enrolment  # university_registrar.world:426
 
+    # university_registrar.world:660
+    def _check_switch_section__dropped(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_enrolments['EN0006'].status, '==', _E15_EnrolmentStatus_dropped)
+
+    def _check_switch_section__in_f2(self) -> bool:  # university_registrar.world:661
+        return any(
+            _e29.student == 'S10002' and _e29.section == 'CS201-F2'
+            and _e29.status == _E15_EnrolmentStatus_enrolled
+            for _e29 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_switch_section__eva_in(self) -> bool:  # university_registrar.world:662
+        return any(
+            _e30.student == 'S10005' and _e30.section == 'CS201-F1'
+            and _e30.status == _E15_EnrolmentStatus_enrolled
+            for _e30 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_switch_section__off_waitlist(self) -> bool:  # university_registrar.world:663
+        return not ('W001' in self.t_waitlist)
+
+    # university_registrar.world:902
+    def _check_grade_and_waitlist__graded(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_enrolments['EN0004'].status, '==', _E15_EnrolmentStatus_completed)
+            and rt.expect(self.t_enrolments['EN0004'].grade, '==', _E5_Grade_B, part=1)
+        )
+
+    def _check_grade_and_waitlist__farah_waiting(self) -> bool:  # university_registrar.world:903
+        return any(
+            _w31.student == 'S10006' and _w31.section == 'CS201-F1'
+            for _w31 in rt.each(self, self.t_waitlist)
+        )
+
+    # tasks.world:235
+    def _check_ana_swaps_cs_for_linear_algebra__cs_dropped(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_enrolments['EN0007'].status, '==', _E15_EnrolmentStatus_dropped)
+            and rt.expect(self.t_enrolments['EN0007'].dropped_at, 'is not', None, part=1)
+        )
+
+    def _check_ana_swaps_cs_for_linear_algebra__ana_in_math(self) -> bool:  # tasks.world:236
+        return any(
+            _e32.student == 'S10001' and _e32.section == 'MATH201-F1'
+            and _e32.status == _E15_EnrolmentStatus_enrolled
+            for _e32 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_ana_swaps_cs_for_linear_algebra__seat_passed_on(self) -> bool:  # tasks.world:237
+        return (
+            any(
+                _e33.student == 'S10005' and _e33.section == 'CS201-F1'
+                and _e33.status == _E15_EnrolmentStatus_enrolled
+                for _e33 in rt.each(self, self.t_enrolments)
+            )
+            and not any(
+                _w34.student == 'S10005' and _w34.section == 'CS201-F1'
+                for _w34 in rt.each(self, self.t_waitlist)
+            )
+        )
+
+    def _check_farah_fills_her_fall_timetable__data_structures(self) -> bool:  # tasks.world:478
+        return any(
+            _e35.student == 'S10006' and _e35.section == 'CS201-F2'
+            and _e35.status == _E15_EnrolmentStatus_enrolled
+            for _e35 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_farah_fills_her_fall_timetable__linear_algebra(self) -> bool:  # tasks.world:479
+        return any(
+            _e36.student == 'S10006' and _e36.section == 'MATH201-F2'
+            and _e36.status == _E15_EnrolmentStatus_enrolled
+            for _e36 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_farah_fills_her_fall_timetable__off_waitlist(self) -> bool:  # tasks.world:480
+        return not ('W002' in self.t_waitlist)
+
+    def _check_farah_gets_her_seats__math_from_waitlist(self) -> bool:  # tasks.world:719
+        return (
+            any(
+                _e37.student == 'S10006' and _e37.section == 'MATH201-F2'
+                and _e37.status == _E15_EnrolmentStatus_enrolled
+                for _e37 in rt.each(self, self.t_enrolments)
+            )
+            and not any(
+                _w38.student == 'S10006' and _w38.section == 'MATH201-F2'
+                for _w38 in rt.each(self, self.t_waitlist)
+            )
+        )
+
+    def _check_farah_gets_her_seats__cs_enrolled(self) -> bool:  # tasks.world:720
+        return any(
+            _e39.student == 'S10006' and _e39.section == 'CS201-F2'
+            and _e39.status == _E15_EnrolmentStatus_enrolled
+            for _e39 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_ben_passes_calculus_and_waits_for_algebra__calculus_graded(  # tasks.world:967
+        self
+    ) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_enrolments['EN0004'].status, '==', _E15_EnrolmentStatus_completed)
+            and rt.expect(self.t_enrolments['EN0004'].grade, '==', _E5_Grade_C, part=1)
+        )
+
+    # tasks.world:968
+    def _check_ben_passes_calculus_and_waits_for_algebra__waitlisted(self) -> bool:
+        return any(
+            _w40.student == 'S10002' and _w40.section == 'MATH201-F2'
+            for _w40 in rt.each(self, self.t_waitlist)
+        )
+
+    def _check_eva_stops_waiting__off_waitlist(self) -> bool:  # tasks.world:1210
+        return not any(
+            _w41.student == 'S10005' and _w41.section == 'CS201-F1'
+            for _w41 in rt.each(self, self.t_waitlist)
+        )
+
+    def _check_eva_stops_waiting__enrolled_elsewhere(self) -> bool:  # tasks.world:1211
+        return any(
+            _e42.student == 'S10005' and _e42.section == 'CS201-F2'
+            and _e42.status == _E15_EnrolmentStatus_enrolled
+            for _e42 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_late_calculus_grades__ben_graded(self) -> rt.Verdict | bool:  # tasks.world:1460
+        return (
+            rt.expect(self.t_enrolments['EN0004'].status, '==', _E15_EnrolmentStatus_completed)
+            and rt.expect(self.t_enrolments['EN0004'].grade, '==', _E5_Grade_A, part=1)
+        )
+
+    def _check_late_calculus_grades__eva_graded(self) -> rt.Verdict | bool:  # tasks.world:1461
+        return (
+            rt.expect(self.t_enrolments['EN0013'].status, '==', _E15_EnrolmentStatus_completed)
+            and rt.expect(self.t_enrolments['EN0013'].grade, '==', _E5_Grade_C, part=1)
+        )
+
+    def _check_late_calculus_grades__eva_in_linear_algebra(self) -> bool:  # tasks.world:1462
+        return any(
+            _e43.student == 'S10005' and _e43.section == 'MATH201-F1'
+            and _e43.status == _E15_EnrolmentStatus_enrolled
+            for _e43 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_mined_1020a77b67__new_enrolment(self) -> bool:  # tasks.world:1704
+        return any(
+            _r44.student == 'S10006' and _r44.section == 'MATH201-F2'
+            and _r44.status == _E15_EnrolmentStatus_dropped and _r44.grade is None
+            for _r44 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_mined_1020a77b67__waitlistentry_w002_removed(self) -> bool:  # tasks.world:1705
+        return not any(_r45.id_ == 'W002' for _r45 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_39d4d6c16f__new_enrolment(self) -> bool:  # tasks.world:1944
+        return any(
+            _r46.student == 'S10006' and _r46.section == 'MATH201-F1'
+            and _r46.status == _E15_EnrolmentStatus_dropped and _r46.grade is None
+            for _r46 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_mined_7cb51105c5__new_enrolment(self) -> bool:  # tasks.world:2183
+        return any(
+            _r47.student == 'S10006' and _r47.section == 'CS201-F2'
+            and _r47.status == _E15_EnrolmentStatus_enrolled and _r47.grade is None
+            and _r47.dropped_at is None
+            for _r47 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_mined_f6cdbe4dcb__new_waitlistentry(self) -> bool:  # tasks.world:2421
+        return any(
+            _r48.student == 'S10006' and _r48.section == 'CS201-F1'
+            for _r48 in rt.each(self, self.t_waitlist)
+        )
+
+    # tasks.world:2659
+    def _check_mined_3f6145f4cd__enrolment_en0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_enrolments['EN0004'].status, '==', _E15_EnrolmentStatus_completed)
+            and rt.expect(self.t_enrolments['EN0004'].grade, '==', _E5_Grade_C, part=1)
+        )
+
+    # tasks.world:2897
+    def _check_mined_9c7dbe3472__enrolment_en0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_enrolments['EN0008'].status, '==', _E15_EnrolmentStatus_dropped)
+
+    def _check_mined_3d4df91efc__waitlistentry_w001_removed(self) -> bool:  # tasks.world:3135
+        return not any(_r49.id_ == 'W001' for _r49 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_88f9924d30__waitlistentry_w002_removed(self) -> bool:  # tasks.world:3373
+        return not any(_r50.id_ == 'W002' for _r50 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_b32c0d7e44__new_enrolment(self) -> bool:  # tasks.world:3611
+        return any(
+            _r51.student == 'S10006' and _r51.section == 'CS201-F2'
+            and _r51.status == _E15_EnrolmentStatus_dropped and _r51.grade is None
+            for _r51 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_mined_b32c0d7e44__new_waitlistentry(self) -> bool:  # tasks.world:3612
+        return any(
+            _r52.student == 'S10005' and _r52.section == 'CS201-F1'
+            for _r52 in rt.each(self, self.t_waitlist)
+        )
+
+    def _check_mined_b32c0d7e44__waitlistentry_w001_removed(self) -> bool:  # tasks.world:3613
+        return not any(_r53.id_ == 'W001' for _r53 in rt.each(self, self.t_waitlist))
+
+    # tasks.world:3855
+    def _check_mined_bff418f3af__enrolment_en0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_enrolments['EN0006'].status, '==', _E15_EnrolmentStatus_dropped)
+
+    def _check_mined_bff418f3af__new_enrolment(self) -> bool:  # tasks.world:3856
+        return any(
+            _r54.student == 'S10006' and _r54.section == 'MATH201-F2'
+            and _r54.status == _E15_EnrolmentStatus_enrolled and _r54.grade is None
+            and _r54.dropped_at is None
+            for _r54 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_mined_bff418f3af__waitlistentry_w001_removed(self) -> bool:  # tasks.world:3857
+        return not any(_r55.id_ == 'W001' for _r55 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_bff418f3af__waitlistentry_w002_removed(self) -> bool:  # tasks.world:3858
+        return not any(_r56.id_ == 'W002' for _r56 in rt.each(self, self.t_waitlist))
+
+    # tasks.world:4101
+    def _check_mined_caba4b8f54__enrolment_en0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_enrolments['EN0006'].status, '==', _E15_EnrolmentStatus_dropped)
+
+    def _check_mined_caba4b8f54__new_enrolment(self) -> bool:  # tasks.world:4102
+        return any(
+            _r57.student == 'S10002' and _r57.section == 'CS201-F1'
+            and _r57.status == _E15_EnrolmentStatus_enrolled and _r57.grade is None
+            and _r57.dropped_at is None
+            for _r57 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_mined_caba4b8f54__waitlistentry_w001_removed(self) -> bool:  # tasks.world:4103
+        return not any(_r58.id_ == 'W001' for _r58 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_caba4b8f54__waitlistentry_w002_removed(self) -> bool:  # tasks.world:4104
+        return not any(_r59.id_ == 'W002' for _r59 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_d118c6c8c3__new_enrolment(self) -> bool:  # tasks.world:4347
+        return any(
+            _r60.student == 'S10006' and _r60.section == 'CS201-F2'
+            and _r60.status == _E15_EnrolmentStatus_dropped and _r60.grade is None
+            for _r60 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_mined_d118c6c8c3__new_enrolment_1(self) -> bool:  # tasks.world:4348
+        return any(
+            _r61.student == 'S10006' and _r61.section == 'MATH201-F2'
+            and _r61.status == _E15_EnrolmentStatus_enrolled and _r61.grade is None
+            and _r61.dropped_at is None
+            for _r61 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_mined_d118c6c8c3__waitlistentry_w002_removed(self) -> bool:  # tasks.world:4349
+        return not any(_r62.id_ == 'W002' for _r62 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_253a723023__new_enrolment(self) -> bool:  # tasks.world:4591
+        return any(
+            _r63.student == 'S10006' and _r63.section == 'MATH201-F2'
+            and _r63.status == _E15_EnrolmentStatus_dropped and _r63.grade is None
+            for _r63 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_mined_253a723023__new_enrolment_1(self) -> bool:  # tasks.world:4592
+        return any(
+            _r64.student == 'S10006' and _r64.section == 'MATH201-F2'
+            and _r64.status == _E15_EnrolmentStatus_enrolled and _r64.grade is None
+            and _r64.dropped_at is None
+            for _r64 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_mined_253a723023__waitlistentry_w001_removed(self) -> bool:  # tasks.world:4593
+        return not any(_r65.id_ == 'W001' for _r65 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_253a723023__waitlistentry_w002_removed(self) -> bool:  # tasks.world:4594
+        return not any(_r66.id_ == 'W002' for _r66 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_d3449164b9__new_enrolment(self) -> bool:  # tasks.world:4836
+        return any(
+            _r67.student == 'S10006' and _r67.section == 'MATH201-F2'
+            and _r67.status == _E15_EnrolmentStatus_enrolled and _r67.grade is None
+            and _r67.dropped_at is None
+            for _r67 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_mined_d3449164b9__new_enrolment_1(self) -> bool:  # tasks.world:4837
+        return any(
+            _r68.student == 'S10005' and _r68.section == 'CS101-F1'
+            and _r68.status == _E15_EnrolmentStatus_dropped and _r68.grade is None
+            for _r68 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_mined_d3449164b9__waitlistentry_w001_removed(self) -> bool:  # tasks.world:4838
+        return not any(_r69.id_ == 'W001' for _r69 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_d3449164b9__waitlistentry_w002_removed(self) -> bool:  # tasks.world:4839
+        return not any(_r70.id_ == 'W002' for _r70 in rt.each(self, self.t_waitlist))
+
+    # tasks.world:5080
+    def _check_mined_4785137e76__enrolment_en0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_enrolments['EN0008'].status, '==', _E15_EnrolmentStatus_dropped)
+
+    def _check_mined_4785137e76__new_enrolment(self) -> bool:  # tasks.world:5081
+        return any(
+            _r71.student == 'S10003' and _r71.section == 'CS101-F1'
+            and _r71.status == _E15_EnrolmentStatus_dropped and _r71.grade is None
+            for _r71 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_mined_4785137e76__waitlistentry_w002_removed(self) -> bool:  # tasks.world:5082
+        return not any(_r72.id_ == 'W002' for _r72 in rt.each(self, self.t_waitlist))
+
+    # tasks.world:5324
+    def _check_mined_ed292ade48__enrolment_en0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_enrolments['EN0006'].status, '==', _E15_EnrolmentStatus_dropped)
+
+    def _check_mined_ed292ade48__new_enrolment(self) -> bool:  # tasks.world:5325
+        return any(
+            _r73.student == 'S10002' and _r73.section == 'CS201-F1'
+            and _r73.status == _E15_EnrolmentStatus_dropped and _r73.grade is None
+            for _r73 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_mined_ed292ade48__waitlistentry_w001_removed(self) -> bool:  # tasks.world:5326
+        return not any(_r74.id_ == 'W001' for _r74 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_1aece4c3bd__new_enrolment(self) -> bool:  # tasks.world:5568
+        return any(
+            _r75.student == 'S10006' and _r75.section == 'MATH201-F2'
+            and _r75.status == _E15_EnrolmentStatus_dropped and _r75.grade is None
+            for _r75 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_mined_1aece4c3bd__new_enrolment_1(self) -> bool:  # tasks.world:5569
+        return any(
+            _r76.student == 'S10006' and _r76.section == 'MATH201-F2'
+            and _r76.status == _E15_EnrolmentStatus_enrolled and _r76.grade is None
+            and _r76.dropped_at is None
+            for _r76 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_mined_1aece4c3bd__waitlistentry_w001_removed(self) -> bool:  # tasks.world:5570
+        return not any(_r77.id_ == 'W001' for _r77 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_1aece4c3bd__waitlistentry_w002_removed(self) -> bool:  # tasks.world:5571
+        return not any(_r78.id_ == 'W002' for _r78 in rt.each(self, self.t_waitlist))
+
+    # tasks.world:5812
+    def _check_mined_5559bc45f7__enrolment_en0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_enrolments['EN0006'].status, '==', _E15_EnrolmentStatus_dropped)
+
+    def _check_mined_5559bc45f7__new_waitlistentry(self) -> bool:  # tasks.world:5813
+        return any(
+            _r79.student == 'S10005' and _r79.section == 'CS201-F1'
+            for _r79 in rt.each(self, self.t_waitlist)
+        )
+
+    def _check_mined_5559bc45f7__waitlistentry_w001_removed(self) -> bool:  # tasks.world:5814
+        return not any(_r80.id_ == 'W001' for _r80 in rt.each(self, self.t_waitlist))
+
+    # tasks.world:6055
+    def _check_mined_bd039c3657__enrolment_en0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_enrolments['EN0007'].status, '==', _E15_EnrolmentStatus_dropped)
+
+    def _check_mined_bd039c3657__new_waitlistentry(self) -> bool:  # tasks.world:6056
+        return any(
+            _r81.student == 'S10005' and _r81.section == 'CS201-F1'
+            for _r81 in rt.each(self, self.t_waitlist)
+        )
+
+    def _check_mined_bd039c3657__waitlistentry_w001_removed(self) -> bool:  # tasks.world:6057
+        return not any(_r82.id_ == 'W001' for _r82 in rt.each(self, self.t_waitlist))
+
+    # tasks.world:6298
+    def _check_mined_8bbd9c7fc5__enrolment_en0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_enrolments['EN0008'].status, '==', _E15_EnrolmentStatus_dropped)
+
+    def _check_mined_8bbd9c7fc5__new_enrolment(self) -> bool:  # tasks.world:6299
+        return any(
+            _r83.student == 'S10006' and _r83.section == 'CS101-F1'
+            and _r83.status == _E15_EnrolmentStatus_enrolled and _r83.grade is None
+            and _r83.dropped_at is None
+            for _r83 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_mined_8bbd9c7fc5__waitlistentry_w002_removed(self) -> bool:  # tasks.world:6300
+        return not any(_r84.id_ == 'W002' for _r84 in rt.each(self, self.t_waitlist))
+
+    # tasks.world:6541
+    def _check_mined_d402eacc20__enrolment_en0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_enrolments['EN0006'].status, '==', _E15_EnrolmentStatus_dropped)
+
+    def _check_mined_d402eacc20__new_enrolment(self) -> bool:  # tasks.world:6542
+        return any(
+            _r85.student == 'S10006' and _r85.section == 'CS201-F1'
+            and _r85.status == _E15_EnrolmentStatus_enrolled and _r85.grade is None
+            and _r85.dropped_at is None
+            for _r85 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_mined_d402eacc20__waitlistentry_w001_removed(self) -> bool:  # tasks.world:6543
+        return not any(_r86.id_ == 'W001' for _r86 in rt.each(self, self.t_waitlist))
+
+    # tasks.world:6784
+    def _check_mined_d539757e11__enrolment_en0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_enrolments['EN0008'].status, '==', _E15_EnrolmentStatus_dropped)
+
+    def _check_mined_d539757e11__waitlistentry_w001_removed(self) -> bool:  # tasks.world:6785
+        return not any(_r87.id_ == 'W001' for _r87 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_d539757e11__waitlistentry_w002_removed(self) -> bool:  # tasks.world:6786
+        return not any(_r88.id_ == 'W002' for _r88 in rt.each(self, self.t_waitlist))
+
+    # tasks.world:7028
+    def _check_mined_e6e6bc29c3__enrolment_en0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_enrolments['EN0006'].status, '==', _E15_EnrolmentStatus_dropped)
+
+    def _check_mined_e6e6bc29c3__waitlistentry_w001_removed(self) -> bool:  # tasks.world:7029
+        return not any(_r89.id_ == 'W001' for _r89 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_e6e6bc29c3__waitlistentry_w002_removed(self) -> bool:  # tasks.world:7030
+        return not any(_r90.id_ == 'W002' for _r90 in rt.each(self, self.t_waitlist))
+
+    # tasks.world:7272
+    def _check_mined_fd0ef2eeca__enrolment_en0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_enrolments['EN0007'].status, '==', _E15_EnrolmentStatus_dropped)
+
+    def _check_mined_fd0ef2eeca__waitlistentry_w001_removed(self) -> bool:  # tasks.world:7273
+        return not any(_r91.id_ == 'W001' for _r91 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_fd0ef2eeca__waitlistentry_w002_removed(self) -> bool:  # tasks.world:7274
+        return not any(_r92.id_ == 'W002' for _r92 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_3d6b799b30__waitlistentry_w001_removed(self) -> bool:  # tasks.world:7516
+        return not any(_r93.id_ == 'W001' for _r93 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_3d6b799b30__waitlistentry_w002_removed(self) -> bool:  # tasks.world:7517
+        return not any(_r94.id_ == 'W002' for _r94 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_f64bbf1a7b__new_waitlistentry(self) -> bool:  # tasks.world:7759
+        return any(
+            _r95.student == 'S10006' and _r95.section == 'CS201-F1'
+            for _r95 in rt.each(self, self.t_waitlist)
+        )
+
+    def _check_mined_f64bbf1a7b__new_waitlistentry_1(self) -> bool:  # tasks.world:7760
+        return any(
+            _r96.student == 'S10005' and _r96.section == 'CS201-F1'
+            for _r96 in rt.each(self, self.t_waitlist)
+        )
+
+    def _check_mined_f64bbf1a7b__waitlistentry_w001_removed(self) -> bool:  # tasks.world:7761
+        return not any(_r97.id_ == 'W001' for _r97 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_7706688168__new_enrolment(self) -> bool:  # tasks.world:8002
+        return any(
+            _r98.student == 'S10006' and _r98.section == 'MATH201-F2'
+            and _r98.status == _E15_EnrolmentStatus_enrolled and _r98.grade is None
+            and _r98.dropped_at is None
+            for _r98 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_mined_7706688168__waitlistentry_w001_removed(self) -> bool:  # tasks.world:8003
+        return not any(_r99.id_ == 'W001' for _r99 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_7706688168__waitlistentry_w002_removed(self) -> bool:  # tasks.world:8004
+        return not any(_r100.id_ == 'W002' for _r100 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_ae14e9722d__new_enrolment(self) -> bool:  # tasks.world:8245
+        return any(
+            _r101.student == 'S10006' and _r101.section == 'MATH201-F2'
+            and _r101.status == _E15_EnrolmentStatus_enrolled and _r101.grade is None
+            and _r101.dropped_at is None
+            for _r101 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_mined_ae14e9722d__waitlistentry_w001_removed(self) -> bool:  # tasks.world:8246
+        return not any(_r102.id_ == 'W001' for _r102 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_ae14e9722d__waitlistentry_w002_removed(self) -> bool:  # tasks.world:8247
+        return not any(_r103.id_ == 'W002' for _r103 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_b90c5ef918__new_enrolment(self) -> bool:  # tasks.world:8488
+        return any(
+            _r104.student == 'S10006' and _r104.section == 'MATH201-F1'
+            and _r104.status == _E15_EnrolmentStatus_enrolled and _r104.grade is None
+            and _r104.dropped_at is None
+            for _r104 in rt.each(self, self.t_enrolments)
+        )
+
+    def _check_mined_b90c5ef918__waitlistentry_w002_removed(self) -> bool:  # tasks.world:8489
+        return not any(_r105.id_ == 'W002' for _r105 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_d292109b4c__new_waitlistentry(self) -> bool:  # tasks.world:8732
+        return any(
+            _r106.student == 'S10006' and _r106.section == 'CS201-F1'
+            for _r106 in rt.each(self, self.t_waitlist)
+        )
+
+    def _check_mined_d292109b4c__waitlistentry_w002_removed(self) -> bool:  # tasks.world:8733
+        return not any(_r107.id_ == 'W002' for _r107 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_e8495bd3fc__new_waitlistentry(self) -> bool:  # tasks.world:8976
+        return any(
+            _r108.student == 'S10005' and _r108.section == 'CS201-F1'
+            for _r108 in rt.each(self, self.t_waitlist)
+        )
+
+    def _check_mined_e8495bd3fc__waitlistentry_w001_removed(self) -> bool:  # tasks.world:8977
+        return not any(_r109.id_ == 'W001' for _r109 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_e8495bd3fc__waitlistentry_w002_removed(self) -> bool:  # tasks.world:8978
+        return not any(_r110.id_ == 'W002' for _r110 in rt.each(self, self.t_waitlist))
+
+    # tasks.world:9222
+    def _check_mined_56ce9e68d0__enrolment_en0004_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_enrolments['EN0004'].status, '==', _E15_EnrolmentStatus_completed)
+            and rt.expect(self.t_enrolments['EN0004'].grade, '==', _E5_Grade_D, part=1)
+        )
+
+    # tasks.world:9223
+    def _check_mined_56ce9e68d0__enrolment_en0007_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_enrolments['EN0007'].status, '==', _E15_EnrolmentStatus_dropped)
+
+    def _check_mined_0dc1bf1f85__new_waitlistentry(self) -> bool:  # tasks.world:9466
+        return any(
+            _r111.student == 'S10005' and _r111.section == 'CS201-F1'
+            for _r111 in rt.each(self, self.t_waitlist)
+        )
+
+    def _check_mined_0dc1bf1f85__waitlistentry_w001_removed(self) -> bool:  # tasks.world:9467
+        return not any(_r112.id_ == 'W001' for _r112 in rt.each(self, self.t_waitlist))
+
+    # tasks.world:9712
+    def _check_mined_6476c5def2__enrolment_en0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_enrolments['EN0006'].status, '==', _E15_EnrolmentStatus_dropped)
+
+    def _check_mined_6476c5def2__waitlistentry_w001_removed(self) -> bool:  # tasks.world:9713
+        return not any(_r113.id_ == 'W001' for _r113 in rt.each(self, self.t_waitlist))
+
+    # tasks.world:9956
+    def _check_mined_849ccc0ff8__enrolment_en0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_enrolments['EN0006'].status, '==', _E15_EnrolmentStatus_dropped)
+
+    # tasks.world:9957
+    def _check_mined_849ccc0ff8__enrolment_en0008_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_enrolments['EN0008'].status, '==', _E15_EnrolmentStatus_dropped)
+
+    def _check_mined_0f0edb5ef7__waitlistentry_w001_removed(self) -> bool:  # tasks.world:10201
+        return not any(_r114.id_ == 'W001' for _r114 in rt.each(self, self.t_waitlist))
+
+    def _check_mined_0f0edb5ef7__waitlistentry_w002_removed(self) -> bool:  # tasks.world:10202
+        return not any(_r115.id_ == 'W002' for _r115 in rt.each(self, self.t_waitlist))
+
 
 UniversityRegistrar.TOOLS = tools(UniversityRegistrar)
-
-
-# university_registrar.world:660
-def _check_switch_section__dropped(ep: UniversityRegistrar) -> rt.Verdict | bool:
-    return rt.expect(ep.t_enrolments['EN0006'].status, '==', _E15_EnrolmentStatus_dropped)
-
-
-# university_registrar.world:661
-def _check_switch_section__in_f2(ep: UniversityRegistrar) -> bool:
-    return any(
-        _e29.student == 'S10002' and _e29.section == 'CS201-F2'
-        and _e29.status == _E15_EnrolmentStatus_enrolled
-        for _e29 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-# university_registrar.world:662
-def _check_switch_section__eva_in(ep: UniversityRegistrar) -> bool:
-    return any(
-        _e30.student == 'S10005' and _e30.section == 'CS201-F1'
-        and _e30.status == _E15_EnrolmentStatus_enrolled
-        for _e30 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-# university_registrar.world:663
-def _check_switch_section__off_waitlist(ep: UniversityRegistrar) -> bool:
-    return not ('W001' in ep.t_waitlist)
-
-
-# university_registrar.world:902
-def _check_grade_and_waitlist__graded(ep: UniversityRegistrar) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_enrolments['EN0004'].status, '==', _E15_EnrolmentStatus_completed)
-        and rt.expect(ep.t_enrolments['EN0004'].grade, '==', _E5_Grade_B, part=1)
-    )
-
-
-# university_registrar.world:903
-def _check_grade_and_waitlist__farah_waiting(ep: UniversityRegistrar) -> bool:
-    return any(
-        _w31.student == 'S10006' and _w31.section == 'CS201-F1'
-        for _w31 in rt.each(ep, ep.t_waitlist)
-    )
-
-
-def _check_ana_swaps_cs_for_linear_algebra__cs_dropped(  # tasks.world:235
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_enrolments['EN0007'].status, '==', _E15_EnrolmentStatus_dropped)
-        and rt.expect(ep.t_enrolments['EN0007'].dropped_at, 'is not', None, part=1)
-    )
-
-
-# tasks.world:236
-def _check_ana_swaps_cs_for_linear_algebra__ana_in_math(ep: UniversityRegistrar) -> bool:
-    return any(
-        _e32.student == 'S10001' and _e32.section == 'MATH201-F1'
-        and _e32.status == _E15_EnrolmentStatus_enrolled
-        for _e32 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-# tasks.world:237
-def _check_ana_swaps_cs_for_linear_algebra__seat_passed_on(ep: UniversityRegistrar) -> bool:
-    return (
-        any(
-            _e33.student == 'S10005' and _e33.section == 'CS201-F1'
-            and _e33.status == _E15_EnrolmentStatus_enrolled
-            for _e33 in rt.each(ep, ep.t_enrolments)
-        )
-        and not any(
-            _w34.student == 'S10005' and _w34.section == 'CS201-F1'
-            for _w34 in rt.each(ep, ep.t_waitlist)
-        )
-    )
-
-
-# tasks.world:478
-def _check_farah_fills_her_fall_timetable__data_structures(ep: UniversityRegistrar) -> bool:
-    return any(
-        _e35.student == 'S10006' and _e35.section == 'CS201-F2'
-        and _e35.status == _E15_EnrolmentStatus_enrolled
-        for _e35 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-# tasks.world:479
-def _check_farah_fills_her_fall_timetable__linear_algebra(ep: UniversityRegistrar) -> bool:
-    return any(
-        _e36.student == 'S10006' and _e36.section == 'MATH201-F2'
-        and _e36.status == _E15_EnrolmentStatus_enrolled
-        for _e36 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-# tasks.world:480
-def _check_farah_fills_her_fall_timetable__off_waitlist(ep: UniversityRegistrar) -> bool:
-    return not ('W002' in ep.t_waitlist)
-
-
-# tasks.world:719
-def _check_farah_gets_her_seats__math_from_waitlist(ep: UniversityRegistrar) -> bool:
-    return (
-        any(
-            _e37.student == 'S10006' and _e37.section == 'MATH201-F2'
-            and _e37.status == _E15_EnrolmentStatus_enrolled
-            for _e37 in rt.each(ep, ep.t_enrolments)
-        )
-        and not any(
-            _w38.student == 'S10006' and _w38.section == 'MATH201-F2'
-            for _w38 in rt.each(ep, ep.t_waitlist)
-        )
-    )
-
-
-def _check_farah_gets_her_seats__cs_enrolled(ep: UniversityRegistrar) -> bool:  # tasks.world:720
-    return any(
-        _e39.student == 'S10006' and _e39.section == 'CS201-F2'
-        and _e39.status == _E15_EnrolmentStatus_enrolled
-        for _e39 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-def _check_ben_passes_calculus_and_waits_for_algebra__calculus_graded(  # tasks.world:967
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_enrolments['EN0004'].status, '==', _E15_EnrolmentStatus_completed)
-        and rt.expect(ep.t_enrolments['EN0004'].grade, '==', _E5_Grade_C, part=1)
-    )
-
-
-# tasks.world:968
-def _check_ben_passes_calculus_and_waits_for_algebra__waitlisted(ep: UniversityRegistrar) -> bool:
-    return any(
-        _w40.student == 'S10002' and _w40.section == 'MATH201-F2'
-        for _w40 in rt.each(ep, ep.t_waitlist)
-    )
-
-
-def _check_eva_stops_waiting__off_waitlist(ep: UniversityRegistrar) -> bool:  # tasks.world:1210
-    return not any(
-        _w41.student == 'S10005' and _w41.section == 'CS201-F1'
-        for _w41 in rt.each(ep, ep.t_waitlist)
-    )
-
-
-# tasks.world:1211
-def _check_eva_stops_waiting__enrolled_elsewhere(ep: UniversityRegistrar) -> bool:
-    return any(
-        _e42.student == 'S10005' and _e42.section == 'CS201-F2'
-        and _e42.status == _E15_EnrolmentStatus_enrolled
-        for _e42 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-# tasks.world:1460
-def _check_late_calculus_grades__ben_graded(ep: UniversityRegistrar) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_enrolments['EN0004'].status, '==', _E15_EnrolmentStatus_completed)
-        and rt.expect(ep.t_enrolments['EN0004'].grade, '==', _E5_Grade_A, part=1)
-    )
-
-
-# tasks.world:1461
-def _check_late_calculus_grades__eva_graded(ep: UniversityRegistrar) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_enrolments['EN0013'].status, '==', _E15_EnrolmentStatus_completed)
-        and rt.expect(ep.t_enrolments['EN0013'].grade, '==', _E5_Grade_C, part=1)
-    )
-
-
-# tasks.world:1462
-def _check_late_calculus_grades__eva_in_linear_algebra(ep: UniversityRegistrar) -> bool:
-    return any(
-        _e43.student == 'S10005' and _e43.section == 'MATH201-F1'
-        and _e43.status == _E15_EnrolmentStatus_enrolled
-        for _e43 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-def _check_mined_1020a77b67__new_enrolment(ep: UniversityRegistrar) -> bool:  # tasks.world:1704
-    return any(
-        _r44.student == 'S10006' and _r44.section == 'MATH201-F2'
-        and _r44.status == _E15_EnrolmentStatus_dropped and _r44.grade is None
-        for _r44 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-# tasks.world:1705
-def _check_mined_1020a77b67__waitlistentry_w002_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r45.id_ == 'W002' for _r45 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_39d4d6c16f__new_enrolment(ep: UniversityRegistrar) -> bool:  # tasks.world:1944
-    return any(
-        _r46.student == 'S10006' and _r46.section == 'MATH201-F1'
-        and _r46.status == _E15_EnrolmentStatus_dropped and _r46.grade is None
-        for _r46 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-def _check_mined_7cb51105c5__new_enrolment(ep: UniversityRegistrar) -> bool:  # tasks.world:2183
-    return any(
-        _r47.student == 'S10006' and _r47.section == 'CS201-F2'
-        and _r47.status == _E15_EnrolmentStatus_enrolled and _r47.grade is None
-        and _r47.dropped_at is None
-        for _r47 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-# tasks.world:2421
-def _check_mined_f6cdbe4dcb__new_waitlistentry(ep: UniversityRegistrar) -> bool:
-    return any(
-        _r48.student == 'S10006' and _r48.section == 'CS201-F1'
-        for _r48 in rt.each(ep, ep.t_waitlist)
-    )
-
-
-def _check_mined_3f6145f4cd__enrolment_en0004_changed(  # tasks.world:2659
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_enrolments['EN0004'].status, '==', _E15_EnrolmentStatus_completed)
-        and rt.expect(ep.t_enrolments['EN0004'].grade, '==', _E5_Grade_C, part=1)
-    )
-
-
-def _check_mined_9c7dbe3472__enrolment_en0008_changed(  # tasks.world:2897
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_enrolments['EN0008'].status, '==', _E15_EnrolmentStatus_dropped)
-
-
-# tasks.world:3135
-def _check_mined_3d4df91efc__waitlistentry_w001_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r49.id_ == 'W001' for _r49 in rt.each(ep, ep.t_waitlist))
-
-
-# tasks.world:3373
-def _check_mined_88f9924d30__waitlistentry_w002_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r50.id_ == 'W002' for _r50 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_b32c0d7e44__new_enrolment(ep: UniversityRegistrar) -> bool:  # tasks.world:3611
-    return any(
-        _r51.student == 'S10006' and _r51.section == 'CS201-F2'
-        and _r51.status == _E15_EnrolmentStatus_dropped and _r51.grade is None
-        for _r51 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-# tasks.world:3612
-def _check_mined_b32c0d7e44__new_waitlistentry(ep: UniversityRegistrar) -> bool:
-    return any(
-        _r52.student == 'S10005' and _r52.section == 'CS201-F1'
-        for _r52 in rt.each(ep, ep.t_waitlist)
-    )
-
-
-# tasks.world:3613
-def _check_mined_b32c0d7e44__waitlistentry_w001_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r53.id_ == 'W001' for _r53 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_bff418f3af__enrolment_en0006_changed(  # tasks.world:3855
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_enrolments['EN0006'].status, '==', _E15_EnrolmentStatus_dropped)
-
-
-def _check_mined_bff418f3af__new_enrolment(ep: UniversityRegistrar) -> bool:  # tasks.world:3856
-    return any(
-        _r54.student == 'S10006' and _r54.section == 'MATH201-F2'
-        and _r54.status == _E15_EnrolmentStatus_enrolled and _r54.grade is None
-        and _r54.dropped_at is None
-        for _r54 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-# tasks.world:3857
-def _check_mined_bff418f3af__waitlistentry_w001_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r55.id_ == 'W001' for _r55 in rt.each(ep, ep.t_waitlist))
-
-
-# tasks.world:3858
-def _check_mined_bff418f3af__waitlistentry_w002_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r56.id_ == 'W002' for _r56 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_caba4b8f54__enrolment_en0006_changed(  # tasks.world:4101
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_enrolments['EN0006'].status, '==', _E15_EnrolmentStatus_dropped)
-
-
-def _check_mined_caba4b8f54__new_enrolment(ep: UniversityRegistrar) -> bool:  # tasks.world:4102
-    return any(
-        _r57.student == 'S10002' and _r57.section == 'CS201-F1'
-        and _r57.status == _E15_EnrolmentStatus_enrolled and _r57.grade is None
-        and _r57.dropped_at is None
-        for _r57 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-# tasks.world:4103
-def _check_mined_caba4b8f54__waitlistentry_w001_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r58.id_ == 'W001' for _r58 in rt.each(ep, ep.t_waitlist))
-
-
-# tasks.world:4104
-def _check_mined_caba4b8f54__waitlistentry_w002_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r59.id_ == 'W002' for _r59 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_d118c6c8c3__new_enrolment(ep: UniversityRegistrar) -> bool:  # tasks.world:4347
-    return any(
-        _r60.student == 'S10006' and _r60.section == 'CS201-F2'
-        and _r60.status == _E15_EnrolmentStatus_dropped and _r60.grade is None
-        for _r60 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-def _check_mined_d118c6c8c3__new_enrolment_1(ep: UniversityRegistrar) -> bool:  # tasks.world:4348
-    return any(
-        _r61.student == 'S10006' and _r61.section == 'MATH201-F2'
-        and _r61.status == _E15_EnrolmentStatus_enrolled and _r61.grade is None
-        and _r61.dropped_at is None
-        for _r61 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-# tasks.world:4349
-def _check_mined_d118c6c8c3__waitlistentry_w002_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r62.id_ == 'W002' for _r62 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_253a723023__new_enrolment(ep: UniversityRegistrar) -> bool:  # tasks.world:4591
-    return any(
-        _r63.student == 'S10006' and _r63.section == 'MATH201-F2'
-        and _r63.status == _E15_EnrolmentStatus_dropped and _r63.grade is None
-        for _r63 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-def _check_mined_253a723023__new_enrolment_1(ep: UniversityRegistrar) -> bool:  # tasks.world:4592
-    return any(
-        _r64.student == 'S10006' and _r64.section == 'MATH201-F2'
-        and _r64.status == _E15_EnrolmentStatus_enrolled and _r64.grade is None
-        and _r64.dropped_at is None
-        for _r64 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-# tasks.world:4593
-def _check_mined_253a723023__waitlistentry_w001_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r65.id_ == 'W001' for _r65 in rt.each(ep, ep.t_waitlist))
-
-
-# tasks.world:4594
-def _check_mined_253a723023__waitlistentry_w002_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r66.id_ == 'W002' for _r66 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_d3449164b9__new_enrolment(ep: UniversityRegistrar) -> bool:  # tasks.world:4836
-    return any(
-        _r67.student == 'S10006' and _r67.section == 'MATH201-F2'
-        and _r67.status == _E15_EnrolmentStatus_enrolled and _r67.grade is None
-        and _r67.dropped_at is None
-        for _r67 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-def _check_mined_d3449164b9__new_enrolment_1(ep: UniversityRegistrar) -> bool:  # tasks.world:4837
-    return any(
-        _r68.student == 'S10005' and _r68.section == 'CS101-F1'
-        and _r68.status == _E15_EnrolmentStatus_dropped and _r68.grade is None
-        for _r68 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-# tasks.world:4838
-def _check_mined_d3449164b9__waitlistentry_w001_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r69.id_ == 'W001' for _r69 in rt.each(ep, ep.t_waitlist))
-
-
-# tasks.world:4839
-def _check_mined_d3449164b9__waitlistentry_w002_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r70.id_ == 'W002' for _r70 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_4785137e76__enrolment_en0008_changed(  # tasks.world:5080
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_enrolments['EN0008'].status, '==', _E15_EnrolmentStatus_dropped)
-
-
-def _check_mined_4785137e76__new_enrolment(ep: UniversityRegistrar) -> bool:  # tasks.world:5081
-    return any(
-        _r71.student == 'S10003' and _r71.section == 'CS101-F1'
-        and _r71.status == _E15_EnrolmentStatus_dropped and _r71.grade is None
-        for _r71 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-# tasks.world:5082
-def _check_mined_4785137e76__waitlistentry_w002_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r72.id_ == 'W002' for _r72 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_ed292ade48__enrolment_en0006_changed(  # tasks.world:5324
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_enrolments['EN0006'].status, '==', _E15_EnrolmentStatus_dropped)
-
-
-def _check_mined_ed292ade48__new_enrolment(ep: UniversityRegistrar) -> bool:  # tasks.world:5325
-    return any(
-        _r73.student == 'S10002' and _r73.section == 'CS201-F1'
-        and _r73.status == _E15_EnrolmentStatus_dropped and _r73.grade is None
-        for _r73 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-# tasks.world:5326
-def _check_mined_ed292ade48__waitlistentry_w001_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r74.id_ == 'W001' for _r74 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_1aece4c3bd__new_enrolment(ep: UniversityRegistrar) -> bool:  # tasks.world:5568
-    return any(
-        _r75.student == 'S10006' and _r75.section == 'MATH201-F2'
-        and _r75.status == _E15_EnrolmentStatus_dropped and _r75.grade is None
-        for _r75 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-def _check_mined_1aece4c3bd__new_enrolment_1(ep: UniversityRegistrar) -> bool:  # tasks.world:5569
-    return any(
-        _r76.student == 'S10006' and _r76.section == 'MATH201-F2'
-        and _r76.status == _E15_EnrolmentStatus_enrolled and _r76.grade is None
-        and _r76.dropped_at is None
-        for _r76 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-# tasks.world:5570
-def _check_mined_1aece4c3bd__waitlistentry_w001_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r77.id_ == 'W001' for _r77 in rt.each(ep, ep.t_waitlist))
-
-
-# tasks.world:5571
-def _check_mined_1aece4c3bd__waitlistentry_w002_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r78.id_ == 'W002' for _r78 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_5559bc45f7__enrolment_en0006_changed(  # tasks.world:5812
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_enrolments['EN0006'].status, '==', _E15_EnrolmentStatus_dropped)
-
-
-# tasks.world:5813
-def _check_mined_5559bc45f7__new_waitlistentry(ep: UniversityRegistrar) -> bool:
-    return any(
-        _r79.student == 'S10005' and _r79.section == 'CS201-F1'
-        for _r79 in rt.each(ep, ep.t_waitlist)
-    )
-
-
-# tasks.world:5814
-def _check_mined_5559bc45f7__waitlistentry_w001_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r80.id_ == 'W001' for _r80 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_bd039c3657__enrolment_en0007_changed(  # tasks.world:6055
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_enrolments['EN0007'].status, '==', _E15_EnrolmentStatus_dropped)
-
-
-# tasks.world:6056
-def _check_mined_bd039c3657__new_waitlistentry(ep: UniversityRegistrar) -> bool:
-    return any(
-        _r81.student == 'S10005' and _r81.section == 'CS201-F1'
-        for _r81 in rt.each(ep, ep.t_waitlist)
-    )
-
-
-# tasks.world:6057
-def _check_mined_bd039c3657__waitlistentry_w001_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r82.id_ == 'W001' for _r82 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_8bbd9c7fc5__enrolment_en0008_changed(  # tasks.world:6298
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_enrolments['EN0008'].status, '==', _E15_EnrolmentStatus_dropped)
-
-
-def _check_mined_8bbd9c7fc5__new_enrolment(ep: UniversityRegistrar) -> bool:  # tasks.world:6299
-    return any(
-        _r83.student == 'S10006' and _r83.section == 'CS101-F1'
-        and _r83.status == _E15_EnrolmentStatus_enrolled and _r83.grade is None
-        and _r83.dropped_at is None
-        for _r83 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-# tasks.world:6300
-def _check_mined_8bbd9c7fc5__waitlistentry_w002_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r84.id_ == 'W002' for _r84 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_d402eacc20__enrolment_en0006_changed(  # tasks.world:6541
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_enrolments['EN0006'].status, '==', _E15_EnrolmentStatus_dropped)
-
-
-def _check_mined_d402eacc20__new_enrolment(ep: UniversityRegistrar) -> bool:  # tasks.world:6542
-    return any(
-        _r85.student == 'S10006' and _r85.section == 'CS201-F1'
-        and _r85.status == _E15_EnrolmentStatus_enrolled and _r85.grade is None
-        and _r85.dropped_at is None
-        for _r85 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-# tasks.world:6543
-def _check_mined_d402eacc20__waitlistentry_w001_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r86.id_ == 'W001' for _r86 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_d539757e11__enrolment_en0008_changed(  # tasks.world:6784
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_enrolments['EN0008'].status, '==', _E15_EnrolmentStatus_dropped)
-
-
-# tasks.world:6785
-def _check_mined_d539757e11__waitlistentry_w001_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r87.id_ == 'W001' for _r87 in rt.each(ep, ep.t_waitlist))
-
-
-# tasks.world:6786
-def _check_mined_d539757e11__waitlistentry_w002_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r88.id_ == 'W002' for _r88 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_e6e6bc29c3__enrolment_en0006_changed(  # tasks.world:7028
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_enrolments['EN0006'].status, '==', _E15_EnrolmentStatus_dropped)
-
-
-# tasks.world:7029
-def _check_mined_e6e6bc29c3__waitlistentry_w001_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r89.id_ == 'W001' for _r89 in rt.each(ep, ep.t_waitlist))
-
-
-# tasks.world:7030
-def _check_mined_e6e6bc29c3__waitlistentry_w002_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r90.id_ == 'W002' for _r90 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_fd0ef2eeca__enrolment_en0007_changed(  # tasks.world:7272
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_enrolments['EN0007'].status, '==', _E15_EnrolmentStatus_dropped)
-
-
-# tasks.world:7273
-def _check_mined_fd0ef2eeca__waitlistentry_w001_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r91.id_ == 'W001' for _r91 in rt.each(ep, ep.t_waitlist))
-
-
-# tasks.world:7274
-def _check_mined_fd0ef2eeca__waitlistentry_w002_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r92.id_ == 'W002' for _r92 in rt.each(ep, ep.t_waitlist))
-
-
-# tasks.world:7516
-def _check_mined_3d6b799b30__waitlistentry_w001_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r93.id_ == 'W001' for _r93 in rt.each(ep, ep.t_waitlist))
-
-
-# tasks.world:7517
-def _check_mined_3d6b799b30__waitlistentry_w002_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r94.id_ == 'W002' for _r94 in rt.each(ep, ep.t_waitlist))
-
-
-# tasks.world:7759
-def _check_mined_f64bbf1a7b__new_waitlistentry(ep: UniversityRegistrar) -> bool:
-    return any(
-        _r95.student == 'S10006' and _r95.section == 'CS201-F1'
-        for _r95 in rt.each(ep, ep.t_waitlist)
-    )
-
-
-# tasks.world:7760
-def _check_mined_f64bbf1a7b__new_waitlistentry_1(ep: UniversityRegistrar) -> bool:
-    return any(
-        _r96.student == 'S10005' and _r96.section == 'CS201-F1'
-        for _r96 in rt.each(ep, ep.t_waitlist)
-    )
-
-
-# tasks.world:7761
-def _check_mined_f64bbf1a7b__waitlistentry_w001_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r97.id_ == 'W001' for _r97 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_7706688168__new_enrolment(ep: UniversityRegistrar) -> bool:  # tasks.world:8002
-    return any(
-        _r98.student == 'S10006' and _r98.section == 'MATH201-F2'
-        and _r98.status == _E15_EnrolmentStatus_enrolled and _r98.grade is None
-        and _r98.dropped_at is None
-        for _r98 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-# tasks.world:8003
-def _check_mined_7706688168__waitlistentry_w001_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r99.id_ == 'W001' for _r99 in rt.each(ep, ep.t_waitlist))
-
-
-# tasks.world:8004
-def _check_mined_7706688168__waitlistentry_w002_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r100.id_ == 'W002' for _r100 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_ae14e9722d__new_enrolment(ep: UniversityRegistrar) -> bool:  # tasks.world:8245
-    return any(
-        _r101.student == 'S10006' and _r101.section == 'MATH201-F2'
-        and _r101.status == _E15_EnrolmentStatus_enrolled and _r101.grade is None
-        and _r101.dropped_at is None
-        for _r101 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-# tasks.world:8246
-def _check_mined_ae14e9722d__waitlistentry_w001_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r102.id_ == 'W001' for _r102 in rt.each(ep, ep.t_waitlist))
-
-
-# tasks.world:8247
-def _check_mined_ae14e9722d__waitlistentry_w002_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r103.id_ == 'W002' for _r103 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_b90c5ef918__new_enrolment(ep: UniversityRegistrar) -> bool:  # tasks.world:8488
-    return any(
-        _r104.student == 'S10006' and _r104.section == 'MATH201-F1'
-        and _r104.status == _E15_EnrolmentStatus_enrolled and _r104.grade is None
-        and _r104.dropped_at is None
-        for _r104 in rt.each(ep, ep.t_enrolments)
-    )
-
-
-# tasks.world:8489
-def _check_mined_b90c5ef918__waitlistentry_w002_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r105.id_ == 'W002' for _r105 in rt.each(ep, ep.t_waitlist))
-
-
-# tasks.world:8732
-def _check_mined_d292109b4c__new_waitlistentry(ep: UniversityRegistrar) -> bool:
-    return any(
-        _r106.student == 'S10006' and _r106.section == 'CS201-F1'
-        for _r106 in rt.each(ep, ep.t_waitlist)
-    )
-
-
-# tasks.world:8733
-def _check_mined_d292109b4c__waitlistentry_w002_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r107.id_ == 'W002' for _r107 in rt.each(ep, ep.t_waitlist))
-
-
-# tasks.world:8976
-def _check_mined_e8495bd3fc__new_waitlistentry(ep: UniversityRegistrar) -> bool:
-    return any(
-        _r108.student == 'S10005' and _r108.section == 'CS201-F1'
-        for _r108 in rt.each(ep, ep.t_waitlist)
-    )
-
-
-# tasks.world:8977
-def _check_mined_e8495bd3fc__waitlistentry_w001_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r109.id_ == 'W001' for _r109 in rt.each(ep, ep.t_waitlist))
-
-
-# tasks.world:8978
-def _check_mined_e8495bd3fc__waitlistentry_w002_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r110.id_ == 'W002' for _r110 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_56ce9e68d0__enrolment_en0004_changed(  # tasks.world:9222
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_enrolments['EN0004'].status, '==', _E15_EnrolmentStatus_completed)
-        and rt.expect(ep.t_enrolments['EN0004'].grade, '==', _E5_Grade_D, part=1)
-    )
-
-
-def _check_mined_56ce9e68d0__enrolment_en0007_changed(  # tasks.world:9223
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_enrolments['EN0007'].status, '==', _E15_EnrolmentStatus_dropped)
-
-
-# tasks.world:9466
-def _check_mined_0dc1bf1f85__new_waitlistentry(ep: UniversityRegistrar) -> bool:
-    return any(
-        _r111.student == 'S10005' and _r111.section == 'CS201-F1'
-        for _r111 in rt.each(ep, ep.t_waitlist)
-    )
-
-
-# tasks.world:9467
-def _check_mined_0dc1bf1f85__waitlistentry_w001_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r112.id_ == 'W001' for _r112 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_6476c5def2__enrolment_en0006_changed(  # tasks.world:9712
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_enrolments['EN0006'].status, '==', _E15_EnrolmentStatus_dropped)
-
-
-# tasks.world:9713
-def _check_mined_6476c5def2__waitlistentry_w001_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r113.id_ == 'W001' for _r113 in rt.each(ep, ep.t_waitlist))
-
-
-def _check_mined_849ccc0ff8__enrolment_en0006_changed(  # tasks.world:9956
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_enrolments['EN0006'].status, '==', _E15_EnrolmentStatus_dropped)
-
-
-def _check_mined_849ccc0ff8__enrolment_en0008_changed(  # tasks.world:9957
-    ep: UniversityRegistrar
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_enrolments['EN0008'].status, '==', _E15_EnrolmentStatus_dropped)
-
-
-# tasks.world:10201
-def _check_mined_0f0edb5ef7__waitlistentry_w001_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r114.id_ == 'W001' for _r114 in rt.each(ep, ep.t_waitlist))
-
-
-# tasks.world:10202
-def _check_mined_0f0edb5ef7__waitlistentry_w002_removed(ep: UniversityRegistrar) -> bool:
-    return not any(_r115.id_ == 'W002' for _r115 in rt.each(ep, ep.t_waitlist))
-
-
-UniversityRegistrar.TASKS = task_registry(__name__, "tasks.json")

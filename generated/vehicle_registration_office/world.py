@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Address", "Fee", "Fine", "FineStatus", "Owner", "Payment", "PaymentMethod", "Plate",
@@ -302,10 +302,8 @@ class VehicleRegistrationOffice(Episode):
     CLOCK: ClassVar[str] = "2025-04-15T09:00:00"
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 1
-    POLICY: ClassVar[str] = (
-        'Identify the owner (by name, email or license number) and the vehicle before changing\n'
-        'anything. Tell the customer the fee before charging it.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "owners": "Owner", "vehicles": "Vehicle", "plates": "Plate",
         "registrations": "Registration", "fees": "Fee", "payments": "Payment",
@@ -490,7 +488,6 @@ class VehicleRegistrationOffice(Episode):
                     (self.t_transfers, 'to_owner'), (self.t_fines, 'owner'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_vehicles, (
                     (self.t_plates, 'vehicle'), (self.t_registrations, 'vehicle'),
@@ -498,16 +495,12 @@ class VehicleRegistrationOffice(Episode):
                     (self.t_fines, 'vehicle'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_fees, ((self.t_payments, 'fee'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_payments,
                 ((self.t_registrations, 'payment'), (self.t_transfers, 'payment')),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_fines, ((self.t_payments, 'fine'),))
-        pass
 
     # vehicle_registration_office.world:174
     def fn_fee_for(self, service: Service, vehicle_class: VehicleClass) -> Fee | None:
@@ -1236,2274 +1229,1977 @@ class VehicleRegistrationOffice(Episode):
         self.set_fields(fine, ('status', 'paid_on'), _E10_FineStatus_paid, self.clock.date())
         return fine  # vehicle_registration_office.world:701
 
+    # vehicle_registration_office.world:1153
+    def _check_renew_accord__superseded(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['RG00001'].status, '==', _E18_RegistrationStatus_superseded
+        )
+
+    def _check_renew_accord__renewed(self) -> bool:  # vehicle_registration_office.world:1154
+        return any(
+            _r15.vehicle == '1HGCM82633A004352' and _r15.status == _E18_RegistrationStatus_active
+            and _r15.issued_on == rt.parse_date('2025-05-01')
+            and _r15.expires_on == rt.parse_date('2026-05-01')
+            for _r15 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_renew_accord__charged(self) -> bool:  # vehicle_registration_office.world:1155
+        return any(
+            _p16.vehicle == '1HGCM82633A004352' and _p16.fee == 'RENEW_CAR' and _p16.amount == 65.0
+            and _p16.method == _E13_PaymentMethod_card
+            and _p16.paid_at.date() == rt.parse_date('2025-04-15')
+            for _p16 in rt.each(self, self.t_payments)
+        )
+
+    # vehicle_registration_office.world:1613
+    def _check_pay_fine_then_renew__fine_paid(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_fines['F0001'].status, '==', _E10_FineStatus_paid) and rt.expect(
+            self.t_fines['F0001'].paid_on, '==', rt.parse_date('2025-04-15'), part=1
+        )
+
+    # vehicle_registration_office.world:1614
+    def _check_pay_fine_then_renew__renewed(self) -> bool:
+        return any(
+            _r17.vehicle == '1FTFW1ET5DFC10312' and _r17.status == _E18_RegistrationStatus_active
+            and _r17.expires_on == rt.parse_date('2026-06-15')
+            for _r17 in rt.each(self, self.t_registrations)
+        )
+
+    # vehicle_registration_office.world:1615
+    def _check_pay_fine_then_renew__old_superseded(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['RG00004'].status, '==', _E18_RegistrationStatus_superseded
+        )
+
+    def _check_noah_buys_the_accord__owner_added(self) -> bool:  # tasks.world:455
+        return any(
+            _o18.name == 'Noah Fischer' and _o18.email == 'noah.fischer@mail.example'
+            and _o18.license_number == 'D7890123'
+            for _o18 in rt.each(self, self.t_owners)
+        )
+
+    def _check_noah_buys_the_accord__transferred(self) -> rt.Verdict | bool:  # tasks.world:456
+        return rt.expect(
+            self.t_owners[self.t_vehicles['1HGCM82633A004352'].owner].name, '==', 'Noah Fischer'
+        )
+
+    def _check_noah_buys_the_accord__transfer_recorded(self) -> bool:  # tasks.world:457
+        return any(
+            _t19.vehicle == '1HGCM82633A004352' and _t19.from_owner == 'O0001'
+            and self.t_owners[_t19.to_owner].name == 'Noah Fischer' and _t19.sale_price == 18500.0
+            and _t19.odometer_miles == 61200
+            and self.t_payments[_t19.payment].method == _E13_PaymentMethod_card
+            for _t19 in rt.each(self, self.t_transfers)
+        )
+
+    def _check_aisha_sells_motorbike__fine_paid(self) -> rt.Verdict | bool:  # tasks.world:919
+        return (
+            rt.expect(self.t_fines['F0004'].status, '==', _E10_FineStatus_paid)
+            and rt.expect(self.t_fines['F0004'].paid_on, '==', rt.parse_date('2025-04-15'), part=1)
+            and any(
+                _p20.fine == 'F0004' and _p20.owner == 'O0003'
+                and _p20.method == _E13_PaymentMethod_card and _p20.amount == 90.0
+                for _p20 in rt.each(self, self.t_payments)
+            )
+        )
+
+    # tasks.world:920
+    def _check_aisha_sells_motorbike__title_transferred(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vehicles['JH2PC40046M200001'].owner, '==', 'O0002') and any(
+            _t21.vehicle == 'JH2PC40046M200001' and _t21.from_owner == 'O0003'
+            and _t21.to_owner == 'O0002' and _t21.sale_price == 6500.0
+            and _t21.odometer_miles == 9800
+            for _t21 in rt.each(self, self.t_transfers)
+        )
+
+    def _check_aisha_sells_motorbike__transfer_fee_paid(self) -> bool:  # tasks.world:921
+        return any(
+            _p22.owner == 'O0002' and _p22.vehicle == 'JH2PC40046M200001'
+            and _p22.fee == 'TRANSFER' and _p22.amount == 25.0
+            and _p22.method == _E13_PaymentMethod_cash
+            for _p22 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_f4a7c33976__inspected_vins_set(self) -> rt.Verdict | bool:  # tasks.world:1382
+        return rt.expect(
+            self.state.inspected_vins, '==', ('2T1BURHE0JC074512', '3VWFE21C04M051234')
+        )
+
+    def _check_mined_f4a7c33976__new_vehicle(self) -> bool:  # tasks.world:1383
+        return any(
+            _r23.vin == '1C4RJFAG0FC625797' and _r23.make == 'unpaid' and _r23.model == '.Gs'
+            and _r23.year == 2020 and _r23.color == 'waived'
+            and _r23.vehicle_class == _E12_VehicleClass_car and _r23.owner == 'O0003'
+            and _r23.registered_on == rt.parse_date('2025-04-15')
+            for _r23 in rt.each(self, self.t_vehicles)
+        )
+
+    # tasks.world:1384
+    def _check_mined_f4a7c33976__plate_evdrive_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plates['EVDRIVE'].status, '==', _E11_PlateStatus_lost)
+            and rt.expect(
+                self.t_plates['EVDRIVE'].reported_lost_on, '==', rt.parse_date('2025-04-15'),
+                part=1,
+            )
+        )
+
+    def _check_mined_f4a7c33976__new_plate(self) -> bool:  # tasks.world:1385
+        return any(
+            _r24.plate_number == '9000005' and _r24.vehicle == '5YJ3E1EA7KF317000'
+            and _r24.kind == _E9_PlateKind_standard and _r24.status == _E11_PlateStatus_active
+            and _r24.issued_on == rt.parse_date('2025-04-15') and _r24.reported_lost_on is None
+            for _r24 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_f4a7c33976__new_plate_1(self) -> bool:  # tasks.world:1386
+        return any(
+            _r25.plate_number == '9000006' and _r25.vehicle == '1C4RJFAG0FC625797'
+            and _r25.kind == _E9_PlateKind_standard and _r25.status == _E11_PlateStatus_active
+            and _r25.issued_on == rt.parse_date('2025-04-15') and _r25.reported_lost_on is None
+            for _r25 in rt.each(self, self.t_plates)
+        )
+
+    # tasks.world:1387
+    def _check_mined_f4a7c33976__registration_rg00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['RG00001'].status, '==', _E18_RegistrationStatus_superseded
+        )
+
+    def _check_mined_f4a7c33976__new_registration(self) -> bool:  # tasks.world:1388
+        return any(
+            _r26.vehicle == '1HGCM82633A004352' and _r26.owner == 'O0001'
+            and _r26.issued_on == rt.parse_date('2025-05-01')
+            and _r26.expires_on == rt.parse_date('2026-05-01')
+            and _r26.status == _E18_RegistrationStatus_active and _r26.payment == 'P00012'
+            for _r26 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_f4a7c33976__new_registration_1(self) -> bool:  # tasks.world:1389
+        return any(
+            _r27.vehicle == '1C4RJFAG0FC625797' and _r27.owner == 'O0003'
+            and _r27.issued_on == rt.parse_date('2025-04-15')
+            and _r27.expires_on == rt.parse_date('2026-04-15')
+            and _r27.status == _E18_RegistrationStatus_active and _r27.payment == 'P00014'
+            for _r27 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_f4a7c33976__new_payment(self) -> bool:  # tasks.world:1390
+        return any(
+            _r28.owner == 'O0001' and _r28.vehicle == '1HGCM82633A004352'
+            and _r28.fee == 'RENEW_CAR' and _r28.fine is None and _r28.amount == 65.0
+            and _r28.method == _E13_PaymentMethod_cash
+            for _r28 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_f4a7c33976__new_payment_1(self) -> bool:  # tasks.world:1391
+        return any(
+            _r29.owner == 'O0002' and _r29.vehicle == '5YJ3E1EA7KF317000'
+            and _r29.fee == 'PLATE_REPLACE' and _r29.fine is None and _r29.amount == 20.0
+            and _r29.method == _E13_PaymentMethod_cash
+            for _r29 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_f4a7c33976__new_payment_2(self) -> bool:  # tasks.world:1392
+        return any(
+            _r30.owner == 'O0003' and _r30.vehicle == '1C4RJFAG0FC625797' and _r30.fee == 'REG_CAR'
+            and _r30.fine is None and _r30.amount == 85.0
+            and _r30.method == _E13_PaymentMethod_card
+            for _r30 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_f4a7c33976__new_payment_3(self) -> bool:  # tasks.world:1393
+        return any(
+            _r31.owner == 'O0004' and _r31.vehicle == '1FTFW1ET5DFC10312' and _r31.fee is None
+            and _r31.fine == 'F0001' and _r31.amount == 150.0
+            and _r31.method == _E13_PaymentMethod_cash
+            for _r31 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_f4a7c33976__fine_f0001_changed(self) -> rt.Verdict | bool:  # tasks.world:1394
+        return rt.expect(self.t_fines['F0001'].status, '==', _E10_FineStatus_paid) and rt.expect(
+            self.t_fines['F0001'].paid_on, '==', rt.parse_date('2025-04-15'), part=1
+        )
+
+    def _check_mined_9057086c32__inspected_vins_set(self) -> rt.Verdict | bool:  # tasks.world:1856
+        return rt.expect(
+            self.state.inspected_vins, '==', ('2T1BURHE0JC074512', '3VWFE21C04M051234')
+        )
+
+    def _check_mined_9057086c32__new_vehicle(self) -> bool:  # tasks.world:1857
+        return any(
+            _r32.vin == '1C4RJFAG0FC625797' and _r32.make == 'QBgIm' and _r32.model == ' '
+            and _r32.year == 2017 and _r32.color == '6'
+            and _r32.vehicle_class == _E12_VehicleClass_truck and _r32.owner == 'O0003'
+            and _r32.registered_on == rt.parse_date('2025-04-15')
+            for _r32 in rt.each(self, self.t_vehicles)
+        )
+
+    def _check_mined_9057086c32__new_plate(self) -> bool:  # tasks.world:1858
+        return any(
+            _r33.plate_number == '9000005' and _r33.vehicle == '1C4RJFAG0FC625797'
+            and _r33.kind == _E9_PlateKind_standard and _r33.status == _E11_PlateStatus_active
+            and _r33.issued_on == rt.parse_date('2025-04-15') and _r33.reported_lost_on is None
+            for _r33 in rt.each(self, self.t_plates)
+        )
+
+    # tasks.world:1859
+    def _check_mined_9057086c32__registration_rg00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['RG00001'].status, '==', _E18_RegistrationStatus_superseded
+        )
+
+    def _check_mined_9057086c32__new_registration(self) -> bool:  # tasks.world:1860
+        return any(
+            _r34.vehicle == '1C4RJFAG0FC625797' and _r34.owner == 'O0002'
+            and _r34.issued_on == rt.parse_date('2025-04-15')
+            and _r34.expires_on == rt.parse_date('2026-04-15')
+            and _r34.status == _E18_RegistrationStatus_active and _r34.payment == 'P00012'
+            for _r34 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_9057086c32__new_registration_1(self) -> bool:  # tasks.world:1861
+        return any(
+            _r35.vehicle == '1HGCM82633A004352' and _r35.owner == 'O0001'
+            and _r35.issued_on == rt.parse_date('2025-05-01')
+            and _r35.expires_on == rt.parse_date('2026-05-01')
+            and _r35.status == _E18_RegistrationStatus_active and _r35.payment == 'P00015'
+            for _r35 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_9057086c32__new_payment(self) -> bool:  # tasks.world:1862
+        return any(
+            _r36.owner == 'O0002' and _r36.vehicle == '1C4RJFAG0FC625797'
+            and _r36.fee == 'REG_TRUCK' and _r36.fine is None and _r36.amount == 150.0
+            and _r36.method == _E13_PaymentMethod_paper_check
+            for _r36 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_9057086c32__new_payment_1(self) -> bool:  # tasks.world:1863
+        return any(
+            _r37.owner == 'O0003' and _r37.vehicle == '1C4RJFAG0FC625797'
+            and _r37.fee == 'TRANSFER' and _r37.fine is None and _r37.amount == 25.0
+            and _r37.method == _E13_PaymentMethod_cash
+            for _r37 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_9057086c32__new_payment_2(self) -> bool:  # tasks.world:1864
+        return any(
+            _r38.owner == 'O0003' and _r38.vehicle == 'JH2PC40046M200001' and _r38.fee is None
+            and _r38.fine == 'F0004' and _r38.amount == 90.0
+            and _r38.method == _E13_PaymentMethod_cash
+            for _r38 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_9057086c32__new_payment_3(self) -> bool:  # tasks.world:1865
+        return any(
+            _r39.owner == 'O0001' and _r39.vehicle == '1HGCM82633A004352'
+            and _r39.fee == 'RENEW_CAR' and _r39.fine is None and _r39.amount == 65.0
+            and _r39.method == _E13_PaymentMethod_cash
+            for _r39 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_9057086c32__new_titletransfer(self) -> bool:  # tasks.world:1866
+        return any(
+            _r40.vehicle == '1C4RJFAG0FC625797' and _r40.from_owner == 'O0002'
+            and _r40.to_owner == 'O0003' and _r40.transferred_on == rt.parse_date('2025-04-15')
+            and _r40.sale_price == 0.0 and _r40.odometer_miles == 2020 and _r40.payment == 'P00013'
+            for _r40 in rt.each(self, self.t_transfers)
+        )
+
+    def _check_mined_9057086c32__fine_f0004_changed(self) -> rt.Verdict | bool:  # tasks.world:1867
+        return rt.expect(self.t_fines['F0004'].status, '==', _E10_FineStatus_paid) and rt.expect(
+            self.t_fines['F0004'].paid_on, '==', rt.parse_date('2025-04-15'), part=1
+        )
+
+    def _check_mined_838a8d0b97__inspected_vins_set(self) -> rt.Verdict | bool:  # tasks.world:2328
+        return rt.expect(
+            self.state.inspected_vins, '==', ('2T1BURHE0JC074512', '3VWFE21C04M051234')
+        )
+
+    def _check_mined_838a8d0b97__new_vehicle(self) -> bool:  # tasks.world:2329
+        return any(
+            _r41.vin == '1C4RJFAG0FC625797' and _r41.make == 'D3456789' and _r41.model == 'P00004'
+            and _r41.year == 2017 and _r41.color == 'card'
+            and _r41.vehicle_class == _E12_VehicleClass_car and _r41.owner == 'O0003'
+            and _r41.registered_on == rt.parse_date('2025-04-15')
+            for _r41 in rt.each(self, self.t_vehicles)
+        )
+
+    def _check_mined_838a8d0b97__new_plate(self) -> bool:  # tasks.world:2330
+        return any(
+            _r42.plate_number == '9000005' and _r42.vehicle == '1C4RJFAG0FC625797'
+            and _r42.kind == _E9_PlateKind_standard and _r42.status == _E11_PlateStatus_lost
+            and _r42.issued_on == rt.parse_date('2025-04-15')
+            and _r42.reported_lost_on == rt.parse_date('2025-04-15')
+            for _r42 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_838a8d0b97__new_plate_1(self) -> bool:  # tasks.world:2331
+        return any(
+            _r43.plate_number == '9000006' and _r43.vehicle == '1C4RJFAG0FC625797'
+            and _r43.kind == _E9_PlateKind_standard and _r43.status == _E11_PlateStatus_active
+            and _r43.issued_on == rt.parse_date('2025-04-15') and _r43.reported_lost_on is None
+            for _r43 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_838a8d0b97__new_registration(self) -> bool:  # tasks.world:2332
+        return any(
+            _r44.vehicle == '1C4RJFAG0FC625797' and _r44.owner == 'O0003'
+            and _r44.issued_on == rt.parse_date('2025-04-15')
+            and _r44.expires_on == rt.parse_date('2026-04-15')
+            and _r44.status == _E18_RegistrationStatus_active and _r44.payment == 'P00012'
+            for _r44 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_838a8d0b97__new_payment(self) -> bool:  # tasks.world:2333
+        return any(
+            _r45.owner == 'O0003' and _r45.vehicle == '1C4RJFAG0FC625797' and _r45.fee == 'REG_CAR'
+            and _r45.fine is None and _r45.amount == 85.0
+            and _r45.method == _E13_PaymentMethod_card
+            for _r45 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_838a8d0b97__new_payment_1(self) -> bool:  # tasks.world:2334
+        return any(
+            _r46.owner == 'O0003' and _r46.vehicle == '1C4RJFAG0FC625797'
+            and _r46.fee == 'PLATE_REPLACE' and _r46.fine is None and _r46.amount == 20.0
+            and _r46.method == _E13_PaymentMethod_cash
+            for _r46 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_838a8d0b97__new_payment_2(self) -> bool:  # tasks.world:2335
+        return any(
+            _r47.owner == 'O0003' and _r47.vehicle == 'JH2PC40046M200001' and _r47.fee is None
+            and _r47.fine == 'F0004' and _r47.amount == 90.0
+            and _r47.method == _E13_PaymentMethod_cash
+            for _r47 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_838a8d0b97__fine_f0004_changed(self) -> rt.Verdict | bool:  # tasks.world:2336
+        return rt.expect(self.t_fines['F0004'].status, '==', _E10_FineStatus_paid) and rt.expect(
+            self.t_fines['F0004'].paid_on, '==', rt.parse_date('2025-04-15'), part=1
+        )
+
+    def _check_mined_7556d57b6e__inspected_vins_set(self) -> rt.Verdict | bool:  # tasks.world:2798
+        return rt.expect(
+            self.state.inspected_vins, '==', ('2T1BURHE0JC074512', '3VWFE21C04M051234')
+        )
+
+    def _check_mined_7556d57b6e__new_vehicle(self) -> bool:  # tasks.world:2799
+        return any(
+            _r48.vin == '1C4RJFAG0FC625797' and _r48.make == '2001-12-08' and _r48.model == 'lost'
+            and _r48.year == 2017 and _r48.color == 'M12345'
+            and _r48.vehicle_class == _E12_VehicleClass_car and _r48.owner == 'O0003'
+            and _r48.registered_on == rt.parse_date('2025-04-15')
+            for _r48 in rt.each(self, self.t_vehicles)
+        )
+
+    def _check_mined_7556d57b6e__new_plate(self) -> bool:  # tasks.world:2800
+        return any(
+            _r49.plate_number == '9000005' and _r49.vehicle == '1C4RJFAG0FC625797'
+            and _r49.kind == _E9_PlateKind_standard and _r49.status == _E11_PlateStatus_active
+            and _r49.issued_on == rt.parse_date('2025-04-15') and _r49.reported_lost_on is None
+            for _r49 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_7556d57b6e__new_registration(self) -> bool:  # tasks.world:2801
+        return any(
+            _r50.vehicle == '1C4RJFAG0FC625797' and _r50.owner == 'O0004'
+            and _r50.issued_on == rt.parse_date('2025-04-15')
+            and _r50.expires_on == rt.parse_date('2026-04-15')
+            and _r50.status == _E18_RegistrationStatus_active and _r50.payment == 'P00012'
+            for _r50 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_7556d57b6e__new_payment(self) -> bool:  # tasks.world:2802
+        return any(
+            _r51.owner == 'O0004' and _r51.vehicle == '1C4RJFAG0FC625797' and _r51.fee == 'REG_CAR'
+            and _r51.fine is None and _r51.amount == 85.0
+            and _r51.method == _E13_PaymentMethod_card
+            for _r51 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_7556d57b6e__new_payment_1(self) -> bool:  # tasks.world:2803
+        return any(
+            _r52.owner == 'O0003' and _r52.vehicle == '1C4RJFAG0FC625797'
+            and _r52.fee == 'TRANSFER' and _r52.fine is None and _r52.amount == 25.0
+            and _r52.method == _E13_PaymentMethod_card
+            for _r52 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_7556d57b6e__new_titletransfer(self) -> bool:  # tasks.world:2804
+        return any(
+            _r53.vehicle == '1C4RJFAG0FC625797' and _r53.from_owner == 'O0004'
+            and _r53.to_owner == 'O0003' and _r53.transferred_on == rt.parse_date('2025-04-15')
+            and _r53.sale_price == 993.24 and _r53.odometer_miles == 5 and _r53.payment == 'P00013'
+            for _r53 in rt.each(self, self.t_transfers)
+        )
+
+    def _check_mined_7556d57b6e__new_fine(self) -> bool:  # tasks.world:2805
+        return any(
+            _r54.vehicle == '1C4RJFAG0FC625797' and _r54.owner == 'O0003'
+            and _r54.amount == 10000.0 and _r54.reason == '3L'
+            and _r54.issued_on == rt.parse_date('2025-04-15')
+            and _r54.status == _E10_FineStatus_unpaid and _r54.paid_on is None
+            for _r54 in rt.each(self, self.t_fines)
+        )
+
+    def _check_mined_d6107c918e__inspected_vins_set(self) -> rt.Verdict | bool:  # tasks.world:3265
+        return rt.expect(
+            self.state.inspected_vins, '==', ('2T1BURHE0JC074512', '3VWFE21C04M051234')
+        )
+
+    def _check_mined_d6107c918e__new_vehicle(self) -> bool:  # tasks.world:3266
+        return any(
+            _r55.vin == '1C4RJFAG0FC625797' and _r55.make == 'vanity' and _r55.model == 'waived'
+            and _r55.year == 1900 and _r55.color == 'superseded'
+            and _r55.vehicle_class == _E12_VehicleClass_motorcycle and _r55.owner == 'O0001'
+            and _r55.registered_on == rt.parse_date('2025-04-15')
+            for _r55 in rt.each(self, self.t_vehicles)
+        )
+
+    def _check_mined_d6107c918e__new_plate(self) -> bool:  # tasks.world:3267
+        return any(
+            _r56.plate_number == '9000005' and _r56.vehicle == '1C4RJFAG0FC625797'
+            and _r56.kind == _E9_PlateKind_standard and _r56.status == _E11_PlateStatus_active
+            and _r56.issued_on == rt.parse_date('2025-04-15') and _r56.reported_lost_on is None
+            for _r56 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_d6107c918e__new_registration(self) -> bool:  # tasks.world:3268
+        return any(
+            _r57.vehicle == '1C4RJFAG0FC625797' and _r57.owner == 'O0001'
+            and _r57.issued_on == rt.parse_date('2025-04-15')
+            and _r57.expires_on == rt.parse_date('2026-04-15')
+            and _r57.status == _E18_RegistrationStatus_active and _r57.payment == 'P00012'
+            for _r57 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_d6107c918e__new_payment(self) -> bool:  # tasks.world:3269
+        return any(
+            _r58.owner == 'O0001' and _r58.vehicle == '1C4RJFAG0FC625797'
+            and _r58.fee == 'REG_MOTO' and _r58.fine is None and _r58.amount == 45.0
+            and _r58.method == _E13_PaymentMethod_paper_check
+            for _r58 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_d6107c918e__new_payment_1(self) -> bool:  # tasks.world:3270
+        return any(
+            _r59.owner == 'O0001' and _r59.vehicle == '1C4RJFAG0FC625797' and _r59.fee is None
+            and _r59.fine == 'F0005' and _r59.amount == 10000.0
+            and _r59.method == _E13_PaymentMethod_cash
+            for _r59 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_d6107c918e__new_fine(self) -> bool:  # tasks.world:3271
+        return any(
+            _r60.vehicle == '1C4RJFAG0FC625797' and _r60.owner == 'O0001'
+            and _r60.amount == 10000.0 and _r60.reason == 'superseded'
+            and _r60.issued_on == rt.parse_date('2025-04-15')
+            and _r60.status == _E10_FineStatus_paid and _r60.paid_on == rt.parse_date('2025-04-15')
+            for _r60 in rt.each(self, self.t_fines)
+        )
+
+    # tasks.world:3731
+    def _check_mined_e1a6c4f37d__plate_evdrive_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plates['EVDRIVE'].status, '==', _E11_PlateStatus_lost)
+            and rt.expect(
+                self.t_plates['EVDRIVE'].reported_lost_on, '==', rt.parse_date('2025-04-15'),
+                part=1,
+            )
+        )
+
+    def _check_mined_e1a6c4f37d__new_plate(self) -> bool:  # tasks.world:3732
+        return any(
+            _r61.plate_number == '9000005' and _r61.vehicle == '5YJ3E1EA7KF317000'
+            and _r61.kind == _E9_PlateKind_standard and _r61.status == _E11_PlateStatus_active
+            and _r61.issued_on == rt.parse_date('2025-04-15') and _r61.reported_lost_on is None
+            for _r61 in rt.each(self, self.t_plates)
+        )
+
+    # tasks.world:3733
+    def _check_mined_e1a6c4f37d__registration_rg00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['RG00001'].status, '==', _E18_RegistrationStatus_superseded
+        )
+
+    def _check_mined_e1a6c4f37d__new_registration(self) -> bool:  # tasks.world:3734
+        return any(
+            _r62.vehicle == '1HGCM82633A004352' and _r62.owner == 'O0001'
+            and _r62.issued_on == rt.parse_date('2025-05-01')
+            and _r62.expires_on == rt.parse_date('2026-05-01')
+            and _r62.status == _E18_RegistrationStatus_active and _r62.payment == 'P00012'
+            for _r62 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_e1a6c4f37d__new_payment(self) -> bool:  # tasks.world:3735
+        return any(
+            _r63.owner == 'O0001' and _r63.vehicle == '1HGCM82633A004352'
+            and _r63.fee == 'RENEW_CAR' and _r63.fine is None and _r63.amount == 65.0
+            and _r63.method == _E13_PaymentMethod_paper_check
+            for _r63 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_e1a6c4f37d__new_payment_1(self) -> bool:  # tasks.world:3736
+        return any(
+            _r64.owner == 'O0002' and _r64.vehicle == '5YJ3E1EA7KF317000'
+            and _r64.fee == 'PLATE_REPLACE' and _r64.fine is None and _r64.amount == 20.0
+            and _r64.method == _E13_PaymentMethod_paper_check
+            for _r64 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_cf39f67423__inspected_vins_set(self) -> rt.Verdict | bool:  # tasks.world:4195
+        return rt.expect(
+            self.state.inspected_vins, '==', ('2T1BURHE0JC074512', '3VWFE21C04M051234')
+        )
+
+    def _check_mined_cf39f67423__new_vehicle(self) -> bool:  # tasks.world:4196
+        return any(
+            _r65.vin == '1C4RJFAG0FC625797' and _r65.make == '\\'
+            and _r65.model == 'Motorcycle registration renewal' and _r65.year == 1900
+            and _r65.color == 'cash' and _r65.vehicle_class == _E12_VehicleClass_car
+            and _r65.owner == 'O0004' and _r65.registered_on == rt.parse_date('2025-04-15')
+            for _r65 in rt.each(self, self.t_vehicles)
+        )
+
+    def _check_mined_cf39f67423__new_plate(self) -> bool:  # tasks.world:4197
+        return any(
+            _r66.plate_number == '9000005' and _r66.vehicle == '1C4RJFAG0FC625797'
+            and _r66.kind == _E9_PlateKind_standard and _r66.status == _E11_PlateStatus_lost
+            and _r66.issued_on == rt.parse_date('2025-04-15')
+            and _r66.reported_lost_on == rt.parse_date('2025-04-15')
+            for _r66 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_cf39f67423__new_plate_1(self) -> bool:  # tasks.world:4198
+        return any(
+            _r67.plate_number == '9000006' and _r67.vehicle == '1C4RJFAG0FC625797'
+            and _r67.kind == _E9_PlateKind_standard and _r67.status == _E11_PlateStatus_active
+            and _r67.issued_on == rt.parse_date('2025-04-15') and _r67.reported_lost_on is None
+            for _r67 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_cf39f67423__new_registration(self) -> bool:  # tasks.world:4199
+        return any(
+            _r68.vehicle == '1C4RJFAG0FC625797' and _r68.owner == 'O0004'
+            and _r68.issued_on == rt.parse_date('2025-04-15')
+            and _r68.expires_on == rt.parse_date('2026-04-15')
+            and _r68.status == _E18_RegistrationStatus_active and _r68.payment == 'P00012'
+            for _r68 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_cf39f67423__new_payment(self) -> bool:  # tasks.world:4200
+        return any(
+            _r69.owner == 'O0004' and _r69.vehicle == '1C4RJFAG0FC625797' and _r69.fee == 'REG_CAR'
+            and _r69.fine is None and _r69.amount == 85.0
+            and _r69.method == _E13_PaymentMethod_card
+            for _r69 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_cf39f67423__new_payment_1(self) -> bool:  # tasks.world:4201
+        return any(
+            _r70.owner == 'O0004' and _r70.vehicle == '1C4RJFAG0FC625797'
+            and _r70.fee == 'PLATE_REPLACE' and _r70.fine is None and _r70.amount == 20.0
+            and _r70.method == _E13_PaymentMethod_card
+            for _r70 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_3e8ed7b093__new_owner(self) -> bool:  # tasks.world:4660
+        return any(
+            _r71.name == 'lost' and _r71.date_of_birth == rt.parse_date('2001-12-08')
+            and _r71.email == '1@CSl.dbgz' and _r71.phone == ' 6889 588'
+            and _r71.address == Address(
+                v.check_length('2025-04-15', 'Address.street', 1, 100),
+                v.check_length('lost', 'Address.city', 1, 60),
+                v.check_pattern('79115', 'Address.zip', '^[0-9]{5}$'),
+            )
+            and _r71.license_number == 'K6787813'
+            and _r71.created_on == rt.parse_date('2025-04-15')
+            for _r71 in rt.each(self, self.t_owners)
+        )
+
+    def _check_mined_3e8ed7b093__new_fine(self) -> bool:  # tasks.world:4661
+        return any(
+            _r72.vehicle == '1HGCM82633A004352' and _r72.owner == 'O0001' and _r72.amount == 1.0
+            and _r72.reason == 'RENEW_CAR' and _r72.issued_on == rt.parse_date('2025-04-15')
+            and _r72.status == _E10_FineStatus_unpaid and _r72.paid_on is None
+            for _r72 in rt.each(self, self.t_fines)
+        )
+
+    def _check_mined_3e8ed7b093__new_fine_1(self) -> bool:  # tasks.world:4662
+        return any(
+            _r73.vehicle == '1HGCM82633A004352' and _r73.owner == 'O0001' and _r73.amount == 1.0
+            and _r73.reason == 'lost' and _r73.issued_on == rt.parse_date('2025-04-15')
+            and _r73.status == _E10_FineStatus_unpaid and _r73.paid_on is None
+            for _r73 in rt.each(self, self.t_fines)
+        )
+
+    # tasks.world:5121
+    def _check_mined_eca0f26c9b__plate_m12345_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plates['M12345'].status, '==', _E11_PlateStatus_lost)
+            and rt.expect(
+                self.t_plates['M12345'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
+            )
+        )
+
+    def _check_mined_eca0f26c9b__new_plate(self) -> bool:  # tasks.world:5122
+        return any(
+            _r74.plate_number == '9000005' and _r74.vehicle == 'JH2PC40046M200001'
+            and _r74.kind == _E9_PlateKind_standard and _r74.status == _E11_PlateStatus_active
+            and _r74.issued_on == rt.parse_date('2025-04-15') and _r74.reported_lost_on is None
+            for _r74 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_eca0f26c9b__new_payment(self) -> bool:  # tasks.world:5123
+        return any(
+            _r75.owner == 'O0003' and _r75.vehicle == 'JH2PC40046M200001'
+            and _r75.fee == 'PLATE_REPLACE' and _r75.fine is None and _r75.amount == 20.0
+            and _r75.method == _E13_PaymentMethod_paper_check
+            for _r75 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_eca0f26c9b__new_fine(self) -> bool:  # tasks.world:5124
+        return any(
+            _r76.vehicle == 'JH2PC40046M200001' and _r76.owner == 'O0003' and _r76.amount == 1775.7
+            and _r76.reason == '9000005' and _r76.issued_on == rt.parse_date('2025-04-15')
+            and _r76.status == _E10_FineStatus_unpaid and _r76.paid_on is None
+            for _r76 in rt.each(self, self.t_fines)
+        )
+
+    def _check_mined_eca0f26c9b__new_fine_1(self) -> bool:  # tasks.world:5125
+        return any(
+            _r77.vehicle == 'JH2PC40046M200001' and _r77.owner == 'O0003' and _r77.amount == 6910.0
+            and _r77.reason == 'Honda' and _r77.issued_on == rt.parse_date('2025-04-15')
+            and _r77.status == _E10_FineStatus_unpaid and _r77.paid_on is None
+            for _r77 in rt.each(self, self.t_fines)
+        )
+
+    # tasks.world:5584
+    def _check_mined_4cebcae959__registration_rg00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['RG00001'].status, '==', _E18_RegistrationStatus_superseded
+        )
+
+    def _check_mined_4cebcae959__new_registration(self) -> bool:  # tasks.world:5585
+        return any(
+            _r78.vehicle == '1HGCM82633A004352' and _r78.owner == 'O0001'
+            and _r78.issued_on == rt.parse_date('2025-05-01')
+            and _r78.expires_on == rt.parse_date('2026-05-01')
+            and _r78.status == _E18_RegistrationStatus_active and _r78.payment == 'P00012'
+            for _r78 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_4cebcae959__new_payment(self) -> bool:  # tasks.world:5586
+        return any(
+            _r79.owner == 'O0001' and _r79.vehicle == '1HGCM82633A004352'
+            and _r79.fee == 'RENEW_CAR' and _r79.fine is None and _r79.amount == 65.0
+            and _r79.method == _E13_PaymentMethod_paper_check
+            for _r79 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_4cebcae959__new_fine(self) -> bool:  # tasks.world:5587
+        return any(
+            _r80.vehicle == '1HGCM82633A004352' and _r80.owner == 'O0001' and _r80.amount == 6.0
+            and _r80.reason == 'superseded' and _r80.issued_on == rt.parse_date('2025-04-15')
+            and _r80.status == _E10_FineStatus_unpaid and _r80.paid_on is None
+            for _r80 in rt.each(self, self.t_fines)
+        )
+
+    def _check_mined_1bb30ecf77__inspected_vins_set(self) -> rt.Verdict | bool:  # tasks.world:6045
+        return rt.expect(
+            self.state.inspected_vins, '==', ('2T1BURHE0JC074512', '3VWFE21C04M051234')
+        )
+
+    def _check_mined_1bb30ecf77__new_vehicle(self) -> bool:  # tasks.world:6046
+        return any(
+            _r81.vin == '1C4RJFAG0FC625797' and _r81.make == '2025-04-15'
+            and _r81.model == 'Accord' and _r81.year == 1970 and _r81.color == '2025-04-15'
+            and _r81.vehicle_class == _E12_VehicleClass_motorcycle and _r81.owner == 'O0004'
+            and _r81.registered_on == rt.parse_date('2025-04-15')
+            for _r81 in rt.each(self, self.t_vehicles)
+        )
+
+    def _check_mined_1bb30ecf77__new_plate(self) -> bool:  # tasks.world:6047
+        return any(
+            _r82.plate_number == '9000005' and _r82.vehicle == '1C4RJFAG0FC625797'
+            and _r82.kind == _E9_PlateKind_standard and _r82.status == _E11_PlateStatus_active
+            and _r82.issued_on == rt.parse_date('2025-04-15') and _r82.reported_lost_on is None
+            for _r82 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_1bb30ecf77__new_registration(self) -> bool:  # tasks.world:6048
+        return any(
+            _r83.vehicle == '1C4RJFAG0FC625797' and _r83.owner == 'O0004'
+            and _r83.issued_on == rt.parse_date('2025-04-15')
+            and _r83.expires_on == rt.parse_date('2026-04-15')
+            and _r83.status == _E18_RegistrationStatus_active and _r83.payment == 'P00012'
+            for _r83 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_1bb30ecf77__new_payment(self) -> bool:  # tasks.world:6049
+        return any(
+            _r84.owner == 'O0004' and _r84.vehicle == '1C4RJFAG0FC625797'
+            and _r84.fee == 'REG_MOTO' and _r84.fine is None and _r84.amount == 45.0
+            and _r84.method == _E13_PaymentMethod_cash
+            for _r84 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_1bb30ecf77__new_fine(self) -> bool:  # tasks.world:6050
+        return any(
+            _r85.vehicle == '1HGCM82633A004352' and _r85.owner == 'O0001'
+            and _r85.amount == 9511.75 and _r85.reason == 'unpaid'
+            and _r85.issued_on == rt.parse_date('2025-04-15')
+            and _r85.status == _E10_FineStatus_unpaid and _r85.paid_on is None
+            for _r85 in rt.each(self, self.t_fines)
+        )
+
+    # tasks.world:6508
+    def _check_mined_f2f432e0d9__plate_k_7abc123_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plates['7ABC123'].status, '==', _E11_PlateStatus_lost)
+            and rt.expect(
+                self.t_plates['7ABC123'].reported_lost_on, '==', rt.parse_date('2025-04-15'),
+                part=1,
+            )
+        )
+
+    # tasks.world:6509
+    def _check_mined_f2f432e0d9__plate_evdrive_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plates['EVDRIVE'].status, '==', _E11_PlateStatus_lost)
+            and rt.expect(
+                self.t_plates['EVDRIVE'].reported_lost_on, '==', rt.parse_date('2025-04-15'),
+                part=1,
+            )
+        )
+
+    def _check_mined_f2f432e0d9__new_plate(self) -> bool:  # tasks.world:6510
+        return any(
+            _r86.plate_number == '9000005' and _r86.vehicle == '5YJ3E1EA7KF317000'
+            and _r86.kind == _E9_PlateKind_standard and _r86.status == _E11_PlateStatus_active
+            and _r86.issued_on == rt.parse_date('2025-04-15') and _r86.reported_lost_on is None
+            for _r86 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_f2f432e0d9__new_plate_1(self) -> bool:  # tasks.world:6511
+        return any(
+            _r87.plate_number == '9000006' and _r87.vehicle == '1HGCM82633A004352'
+            and _r87.kind == _E9_PlateKind_standard and _r87.status == _E11_PlateStatus_active
+            and _r87.issued_on == rt.parse_date('2025-04-15') and _r87.reported_lost_on is None
+            for _r87 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_f2f432e0d9__new_payment(self) -> bool:  # tasks.world:6512
+        return any(
+            _r88.owner == 'O0002' and _r88.vehicle == '5YJ3E1EA7KF317000'
+            and _r88.fee == 'PLATE_REPLACE' and _r88.fine is None and _r88.amount == 20.0
+            and _r88.method == _E13_PaymentMethod_paper_check
+            for _r88 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_f2f432e0d9__new_payment_1(self) -> bool:  # tasks.world:6513
+        return any(
+            _r89.owner == 'O0001' and _r89.vehicle == '1HGCM82633A004352'
+            and _r89.fee == 'PLATE_REPLACE' and _r89.fine is None and _r89.amount == 20.0
+            and _r89.method == _E13_PaymentMethod_paper_check
+            for _r89 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_02fc36f38b__new_fine(self) -> bool:  # tasks.world:6971
+        return any(
+            _r90.vehicle == 'JH2PC40046M200001' and _r90.owner == 'O0003' and _r90.amount == 1.0
+            and _r90.reason == 'plate_replacement'
+            and _r90.issued_on == rt.parse_date('2025-04-15')
+            and _r90.status == _E10_FineStatus_unpaid and _r90.paid_on is None
+            for _r90 in rt.each(self, self.t_fines)
+        )
+
+    def _check_mined_02fc36f38b__new_fine_1(self) -> bool:  # tasks.world:6972
+        return any(
+            _r91.vehicle == 'JH2PC40046M200001' and _r91.owner == 'O0003' and _r91.amount == 1.0
+            and _r91.reason == 'standard' and _r91.issued_on == rt.parse_date('2025-04-15')
+            and _r91.status == _E10_FineStatus_unpaid and _r91.paid_on is None
+            for _r91 in rt.each(self, self.t_fines)
+        )
+
+    # tasks.world:7430
+    def _check_mined_c8c05c5cee__vehicle_k_1hgcm82633a004352_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vehicles['1HGCM82633A004352'].owner, '==', 'O0002')
+
+    def _check_mined_c8c05c5cee__new_payment(self) -> bool:  # tasks.world:7431
+        return any(
+            _r92.owner == 'O0002' and _r92.vehicle == '1HGCM82633A004352'
+            and _r92.fee == 'TRANSFER' and _r92.fine is None and _r92.amount == 25.0
+            and _r92.method == _E13_PaymentMethod_card
+            for _r92 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_c8c05c5cee__new_titletransfer(self) -> bool:  # tasks.world:7432
+        return any(
+            _r93.vehicle == '1HGCM82633A004352' and _r93.from_owner == 'O0001'
+            and _r93.to_owner == 'O0002' and _r93.transferred_on == rt.parse_date('2025-04-15')
+            and _r93.sale_price == 78.68 and _r93.odometer_miles == 606753
+            and _r93.payment == 'P00012'
+            for _r93 in rt.each(self, self.t_transfers)
+        )
+
+    # tasks.world:7889
+    def _check_mined_ea313b6067__registration_rg00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['RG00001'].status, '==', _E18_RegistrationStatus_superseded
+        )
+
+    def _check_mined_ea313b6067__new_registration(self) -> bool:  # tasks.world:7890
+        return any(
+            _r94.vehicle == '1HGCM82633A004352' and _r94.owner == 'O0001'
+            and _r94.issued_on == rt.parse_date('2025-05-01')
+            and _r94.expires_on == rt.parse_date('2026-05-01')
+            and _r94.status == _E18_RegistrationStatus_active and _r94.payment == 'P00012'
+            for _r94 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_ea313b6067__new_payment(self) -> bool:  # tasks.world:7891
+        return any(
+            _r95.owner == 'O0001' and _r95.vehicle == '1HGCM82633A004352'
+            and _r95.fee == 'RENEW_CAR' and _r95.fine is None and _r95.amount == 65.0
+            and _r95.method == _E13_PaymentMethod_cash
+            for _r95 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:8348
+    def _check_mined_6528e1298c__plate_k_8trk442_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plates['8TRK442'].status, '==', _E11_PlateStatus_lost)
+            and rt.expect(
+                self.t_plates['8TRK442'].reported_lost_on, '==', rt.parse_date('2025-04-15'),
+                part=1,
+            )
+        )
+
+    def _check_mined_6528e1298c__new_plate(self) -> bool:  # tasks.world:8349
+        return any(
+            _r96.plate_number == '9000005' and _r96.vehicle == '1FTFW1ET5DFC10312'
+            and _r96.kind == _E9_PlateKind_standard and _r96.status == _E11_PlateStatus_active
+            and _r96.issued_on == rt.parse_date('2025-04-15') and _r96.reported_lost_on is None
+            for _r96 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_6528e1298c__new_payment(self) -> bool:  # tasks.world:8350
+        return any(
+            _r97.owner == 'O0004' and _r97.vehicle == '1FTFW1ET5DFC10312'
+            and _r97.fee == 'PLATE_REPLACE' and _r97.fine is None and _r97.amount == 20.0
+            and _r97.method == _E13_PaymentMethod_card
+            for _r97 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:8807
+    def _check_mined_a8e4bd7199__plate_m12345_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plates['M12345'].status, '==', _E11_PlateStatus_lost)
+            and rt.expect(
+                self.t_plates['M12345'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
+            )
+        )
+
+    def _check_mined_a8e4bd7199__new_plate(self) -> bool:  # tasks.world:8808
+        return any(
+            _r98.plate_number == '9000005' and _r98.vehicle == 'JH2PC40046M200001'
+            and _r98.kind == _E9_PlateKind_standard and _r98.status == _E11_PlateStatus_active
+            and _r98.issued_on == rt.parse_date('2025-04-15') and _r98.reported_lost_on is None
+            for _r98 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_a8e4bd7199__new_payment(self) -> bool:  # tasks.world:8809
+        return any(
+            _r99.owner == 'O0003' and _r99.vehicle == 'JH2PC40046M200001'
+            and _r99.fee == 'PLATE_REPLACE' and _r99.fine is None and _r99.amount == 20.0
+            and _r99.method == _E13_PaymentMethod_card
+            for _r99 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:9266
+    def _check_mined_fc3378c618__plate_k_7abc123_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plates['7ABC123'].status, '==', _E11_PlateStatus_lost)
+            and rt.expect(
+                self.t_plates['7ABC123'].reported_lost_on, '==', rt.parse_date('2025-04-15'),
+                part=1,
+            )
+        )
+
+    def _check_mined_fc3378c618__new_plate(self) -> bool:  # tasks.world:9267
+        return any(
+            _r100.plate_number == '9000005' and _r100.vehicle == '1HGCM82633A004352'
+            and _r100.kind == _E9_PlateKind_standard and _r100.status == _E11_PlateStatus_active
+            and _r100.issued_on == rt.parse_date('2025-04-15') and _r100.reported_lost_on is None
+            for _r100 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_fc3378c618__new_payment(self) -> bool:  # tasks.world:9268
+        return any(
+            _r101.owner == 'O0001' and _r101.vehicle == '1HGCM82633A004352'
+            and _r101.fee == 'PLATE_REPLACE' and _r101.fine is None and _r101.amount == 20.0
+            and _r101.method == _E13_PaymentMethod_card
+            for _r101 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_3e5a3cca5f__new_fine(self) -> bool:  # tasks.world:9725
+        return any(
+            _r102.vehicle == '5YJ3E1EA7KF317000' and _r102.owner == 'O0002'
+            and _r102.amount == 6379.71 and _r102.reason == 'check'
+            and _r102.issued_on == rt.parse_date('2025-04-15')
+            and _r102.status == _E10_FineStatus_unpaid and _r102.paid_on is None
+            for _r102 in rt.each(self, self.t_fines)
+        )
+
+    # tasks.world:10182
+    def _check_mined_7406f94938__inspected_vins_set(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.state.inspected_vins, '==', ('2T1BURHE0JC074512', '3VWFE21C04M051234')
+        )
+
+    def _check_mined_7406f94938__new_vehicle(self) -> bool:  # tasks.world:10183
+        return any(
+            _r103.vin == '1C4RJFAG0FC625797' and _r103.make == 'RENEW_CAR'
+            and _r103.model == '7ABC123' and _r103.year == 2020 and _r103.color == 'silver'
+            and _r103.vehicle_class == _E12_VehicleClass_truck and _r103.owner == 'O0002'
+            and _r103.registered_on == rt.parse_date('2025-04-15')
+            for _r103 in rt.each(self, self.t_vehicles)
+        )
+
+    # tasks.world:10184
+    def _check_mined_7406f94938__plate_k_7abc123_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plates['7ABC123'].status, '==', _E11_PlateStatus_lost)
+            and rt.expect(
+                self.t_plates['7ABC123'].reported_lost_on, '==', rt.parse_date('2025-04-15'),
+                part=1,
+            )
+        )
+
+    def _check_mined_7406f94938__new_plate(self) -> bool:  # tasks.world:10185
+        return any(
+            _r104.plate_number == '9000005' and _r104.vehicle == '1HGCM82633A004352'
+            and _r104.kind == _E9_PlateKind_standard and _r104.status == _E11_PlateStatus_active
+            and _r104.issued_on == rt.parse_date('2025-04-15') and _r104.reported_lost_on is None
+            for _r104 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_7406f94938__new_plate_1(self) -> bool:  # tasks.world:10186
+        return any(
+            _r105.plate_number == '9000006' and _r105.vehicle == '1C4RJFAG0FC625797'
+            and _r105.kind == _E9_PlateKind_standard and _r105.status == _E11_PlateStatus_active
+            and _r105.issued_on == rt.parse_date('2025-04-15') and _r105.reported_lost_on is None
+            for _r105 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_7406f94938__new_registration(self) -> bool:  # tasks.world:10187
+        return any(
+            _r106.vehicle == '1C4RJFAG0FC625797' and _r106.owner == 'O0001'
+            and _r106.issued_on == rt.parse_date('2025-04-15')
+            and _r106.expires_on == rt.parse_date('2026-04-15')
+            and _r106.status == _E18_RegistrationStatus_active and _r106.payment == 'P00013'
+            for _r106 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_7406f94938__new_payment(self) -> bool:  # tasks.world:10188
+        return any(
+            _r107.owner == 'O0001' and _r107.vehicle == '1HGCM82633A004352'
+            and _r107.fee == 'PLATE_REPLACE' and _r107.fine is None and _r107.amount == 20.0
+            and _r107.method == _E13_PaymentMethod_paper_check
+            for _r107 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_7406f94938__new_payment_1(self) -> bool:  # tasks.world:10189
+        return any(
+            _r108.owner == 'O0001' and _r108.vehicle == '1C4RJFAG0FC625797'
+            and _r108.fee == 'REG_TRUCK' and _r108.fine is None and _r108.amount == 150.0
+            and _r108.method == _E13_PaymentMethod_card
+            for _r108 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_7406f94938__new_payment_2(self) -> bool:  # tasks.world:10190
+        return any(
+            _r109.owner == 'O0002' and _r109.vehicle == '1C4RJFAG0FC625797'
+            and _r109.fee == 'TRANSFER' and _r109.fine is None and _r109.amount == 25.0
+            and _r109.method == _E13_PaymentMethod_card
+            for _r109 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_7406f94938__new_titletransfer(self) -> bool:  # tasks.world:10191
+        return any(
+            _r110.vehicle == '1C4RJFAG0FC625797' and _r110.from_owner == 'O0001'
+            and _r110.to_owner == 'O0002' and _r110.transferred_on == rt.parse_date('2025-04-15')
+            and _r110.sale_price == 6.0 and _r110.odometer_miles == 150
+            and _r110.payment == 'P00014'
+            for _r110 in rt.each(self, self.t_transfers)
+        )
+
+    def _check_mined_7406f94938__new_fine(self) -> bool:  # tasks.world:10192
+        return any(
+            _r111.vehicle == '1HGCM82633A004352' and _r111.owner == 'O0001' and _r111.amount == 1.0
+            and _r111.reason == 'waived' and _r111.issued_on == rt.parse_date('2025-04-15')
+            and _r111.status == _E10_FineStatus_unpaid and _r111.paid_on is None
+            for _r111 in rt.each(self, self.t_fines)
+        )
+
+    # tasks.world:10654
+    def _check_mined_94425268c9__inspected_vins_set(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.state.inspected_vins, '==', ('3VWFE21C04M051234', '1C4RJFAG0FC625797')
+        )
+
+    def _check_mined_94425268c9__new_vehicle(self) -> bool:  # tasks.world:10655
+        return any(
+            _r112.vin == '2T1BURHE0JC074512' and _r112.make == 'card' and _r112.model == 'red'
+            and _r112.year == 1910 and _r112.color == 'vanity'
+            and _r112.vehicle_class == _E12_VehicleClass_truck and _r112.owner == 'O0001'
+            and _r112.registered_on == rt.parse_date('2025-04-15')
+            for _r112 in rt.each(self, self.t_vehicles)
+        )
+
+    # tasks.world:10656
+    def _check_mined_94425268c9__plate_k_7abc123_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plates['7ABC123'].status, '==', _E11_PlateStatus_lost)
+            and rt.expect(
+                self.t_plates['7ABC123'].reported_lost_on, '==', rt.parse_date('2025-04-15'),
+                part=1,
+            )
+        )
+
+    def _check_mined_94425268c9__new_plate(self) -> bool:  # tasks.world:10657
+        return any(
+            _r113.plate_number == '9000005' and _r113.vehicle == '2T1BURHE0JC074512'
+            and _r113.kind == _E9_PlateKind_standard and _r113.status == _E11_PlateStatus_active
+            and _r113.issued_on == rt.parse_date('2025-04-15') and _r113.reported_lost_on is None
+            for _r113 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_94425268c9__new_plate_1(self) -> bool:  # tasks.world:10658
+        return any(
+            _r114.plate_number == '9000006' and _r114.vehicle == '1HGCM82633A004352'
+            and _r114.kind == _E9_PlateKind_standard and _r114.status == _E11_PlateStatus_active
+            and _r114.issued_on == rt.parse_date('2025-04-15') and _r114.reported_lost_on is None
+            for _r114 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_94425268c9__new_registration(self) -> bool:  # tasks.world:10659
+        return any(
+            _r115.vehicle == '2T1BURHE0JC074512' and _r115.owner == 'O0002'
+            and _r115.issued_on == rt.parse_date('2025-04-15')
+            and _r115.expires_on == rt.parse_date('2026-04-15')
+            and _r115.status == _E18_RegistrationStatus_active and _r115.payment == 'P00012'
+            for _r115 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_94425268c9__new_payment(self) -> bool:  # tasks.world:10660
+        return any(
+            _r116.owner == 'O0002' and _r116.vehicle == '2T1BURHE0JC074512'
+            and _r116.fee == 'REG_TRUCK' and _r116.fine is None and _r116.amount == 150.0
+            and _r116.method == _E13_PaymentMethod_paper_check
+            for _r116 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_94425268c9__new_payment_1(self) -> bool:  # tasks.world:10661
+        return any(
+            _r117.owner == 'O0001' and _r117.vehicle == '1HGCM82633A004352'
+            and _r117.fee == 'PLATE_REPLACE' and _r117.fine is None and _r117.amount == 20.0
+            and _r117.method == _E13_PaymentMethod_cash
+            for _r117 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_94425268c9__new_payment_2(self) -> bool:  # tasks.world:10662
+        return any(
+            _r118.owner == 'O0001' and _r118.vehicle == '2T1BURHE0JC074512'
+            and _r118.fee == 'TRANSFER' and _r118.fine is None and _r118.amount == 25.0
+            and _r118.method == _E13_PaymentMethod_card
+            for _r118 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_94425268c9__new_payment_3(self) -> bool:  # tasks.world:10663
+        return any(
+            _r119.owner == 'O0004' and _r119.vehicle == '1FTFW1ET5DFC10312' and _r119.fee is None
+            and _r119.fine == 'F0001' and _r119.amount == 150.0
+            and _r119.method == _E13_PaymentMethod_card
+            for _r119 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_94425268c9__new_titletransfer(self) -> bool:  # tasks.world:10664
+        return any(
+            _r120.vehicle == '2T1BURHE0JC074512' and _r120.from_owner == 'O0002'
+            and _r120.to_owner == 'O0001' and _r120.transferred_on == rt.parse_date('2025-04-15')
+            and _r120.sale_price == 365.6 and _r120.odometer_miles == 1910
+            and _r120.payment == 'P00014'
+            for _r120 in rt.each(self, self.t_transfers)
+        )
+
+    # tasks.world:10665
+    def _check_mined_94425268c9__fine_f0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_fines['F0001'].status, '==', _E10_FineStatus_paid) and rt.expect(
+            self.t_fines['F0001'].paid_on, '==', rt.parse_date('2025-04-15'), part=1
+        )
+
+    # tasks.world:11127
+    def _check_mined_f0733523ac__inspected_vins_set(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.state.inspected_vins, '==', ('2T1BURHE0JC074512', '3VWFE21C04M051234')
+        )
+
+    def _check_mined_f0733523ac__new_vehicle(self) -> bool:  # tasks.world:11128
+        return any(
+            _r121.vin == '1C4RJFAG0FC625797' and _r121.make == 'transfer'
+            and _r121.model == 'Replacement plate' and _r121.year == 2020
+            and _r121.color == '1995-07-30' and _r121.vehicle_class == _E12_VehicleClass_truck
+            and _r121.owner == 'O0002' and _r121.registered_on == rt.parse_date('2025-04-15')
+            for _r121 in rt.each(self, self.t_vehicles)
+        )
+
+    def _check_mined_f0733523ac__new_plate(self) -> bool:  # tasks.world:11129
+        return any(
+            _r122.plate_number == '9000005' and _r122.vehicle == '1C4RJFAG0FC625797'
+            and _r122.kind == _E9_PlateKind_standard and _r122.status == _E11_PlateStatus_active
+            and _r122.issued_on == rt.parse_date('2025-04-15') and _r122.reported_lost_on is None
+            for _r122 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_f0733523ac__new_registration(self) -> bool:  # tasks.world:11130
+        return any(
+            _r123.vehicle == '1C4RJFAG0FC625797' and _r123.owner == 'O0002'
+            and _r123.issued_on == rt.parse_date('2025-04-15')
+            and _r123.expires_on == rt.parse_date('2026-04-15')
+            and _r123.status == _E18_RegistrationStatus_active and _r123.payment == 'P00012'
+            for _r123 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_f0733523ac__new_payment(self) -> bool:  # tasks.world:11131
+        return any(
+            _r124.owner == 'O0002' and _r124.vehicle == '1C4RJFAG0FC625797'
+            and _r124.fee == 'REG_TRUCK' and _r124.fine is None and _r124.amount == 150.0
+            and _r124.method == _E13_PaymentMethod_paper_check
+            for _r124 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_f0733523ac__new_payment_1(self) -> bool:  # tasks.world:11132
+        return any(
+            _r125.owner == 'O0004' and _r125.vehicle == '1FTFW1ET5DFC10312' and _r125.fee is None
+            and _r125.fine == 'F0001' and _r125.amount == 150.0
+            and _r125.method == _E13_PaymentMethod_cash
+            for _r125 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:11133
+    def _check_mined_f0733523ac__fine_f0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_fines['F0001'].status, '==', _E10_FineStatus_paid) and rt.expect(
+            self.t_fines['F0001'].paid_on, '==', rt.parse_date('2025-04-15'), part=1
+        )
+
+    def _check_mined_f0733523ac__new_fine(self) -> bool:  # tasks.world:11134
+        return any(
+            _r126.vehicle == '1FTFW1ET5DFC10312' and _r126.owner == 'O0004' and _r126.amount == 1.0
+            and _r126.reason == 'car' and _r126.issued_on == rt.parse_date('2025-04-15')
+            and _r126.status == _E10_FineStatus_unpaid and _r126.paid_on is None
+            for _r126 in rt.each(self, self.t_fines)
+        )
+
+    # tasks.world:11596
+    def _check_mined_60463caa6f__plate_m12345_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plates['M12345'].status, '==', _E11_PlateStatus_lost)
+            and rt.expect(
+                self.t_plates['M12345'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
+            )
+        )
+
+    def _check_mined_60463caa6f__new_plate(self) -> bool:  # tasks.world:11597
+        return any(
+            _r127.plate_number == '9000005' and _r127.vehicle == 'JH2PC40046M200001'
+            and _r127.kind == _E9_PlateKind_standard and _r127.status == _E11_PlateStatus_active
+            and _r127.issued_on == rt.parse_date('2025-04-15') and _r127.reported_lost_on is None
+            for _r127 in rt.each(self, self.t_plates)
+        )
+
+    # tasks.world:11598
+    def _check_mined_60463caa6f__registration_rg00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['RG00001'].status, '==', _E18_RegistrationStatus_superseded
+        )
+
+    # tasks.world:11599
+    def _check_mined_60463caa6f__registration_rg00004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['RG00004'].status, '==', _E18_RegistrationStatus_superseded
+        )
+
+    def _check_mined_60463caa6f__new_registration(self) -> bool:  # tasks.world:11600
+        return any(
+            _r128.vehicle == '1HGCM82633A004352' and _r128.owner == 'O0001'
+            and _r128.issued_on == rt.parse_date('2025-05-01')
+            and _r128.expires_on == rt.parse_date('2026-05-01')
+            and _r128.status == _E18_RegistrationStatus_active and _r128.payment == 'P00012'
+            for _r128 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_60463caa6f__new_registration_1(self) -> bool:  # tasks.world:11601
+        return any(
+            _r129.vehicle == '1FTFW1ET5DFC10312' and _r129.owner == 'O0004'
+            and _r129.issued_on == rt.parse_date('2025-06-15')
+            and _r129.expires_on == rt.parse_date('2026-06-15')
+            and _r129.status == _E18_RegistrationStatus_active and _r129.payment == 'P00015'
+            for _r129 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_60463caa6f__new_payment(self) -> bool:  # tasks.world:11602
+        return any(
+            _r130.owner == 'O0001' and _r130.vehicle == '1HGCM82633A004352'
+            and _r130.fee == 'RENEW_CAR' and _r130.fine is None and _r130.amount == 65.0
+            and _r130.method == _E13_PaymentMethod_paper_check
+            for _r130 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_60463caa6f__new_payment_1(self) -> bool:  # tasks.world:11603
+        return any(
+            _r131.owner == 'O0004' and _r131.vehicle == '1FTFW1ET5DFC10312' and _r131.fee is None
+            and _r131.fine == 'F0001' and _r131.amount == 150.0
+            and _r131.method == _E13_PaymentMethod_card
+            for _r131 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_60463caa6f__new_payment_2(self) -> bool:  # tasks.world:11604
+        return any(
+            _r132.owner == 'O0003' and _r132.vehicle == 'JH2PC40046M200001'
+            and _r132.fee == 'PLATE_REPLACE' and _r132.fine is None and _r132.amount == 20.0
+            and _r132.method == _E13_PaymentMethod_paper_check
+            for _r132 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_60463caa6f__new_payment_3(self) -> bool:  # tasks.world:11605
+        return any(
+            _r133.owner == 'O0004' and _r133.vehicle == '1FTFW1ET5DFC10312'
+            and _r133.fee == 'RENEW_TRUCK' and _r133.fine is None and _r133.amount == 120.0
+            and _r133.method == _E13_PaymentMethod_paper_check
+            for _r133 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:11606
+    def _check_mined_60463caa6f__fine_f0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_fines['F0001'].status, '==', _E10_FineStatus_paid) and rt.expect(
+            self.t_fines['F0001'].paid_on, '==', rt.parse_date('2025-04-15'), part=1
+        )
+
+    # tasks.world:12068
+    def _check_mined_4d9fe0c532__inspected_vins_set(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.state.inspected_vins, '==', ('2T1BURHE0JC074512', '3VWFE21C04M051234')
+        )
+
+    def _check_mined_4d9fe0c532__new_vehicle(self) -> bool:  # tasks.world:12069
+        return any(
+            _r134.vin == '1C4RJFAG0FC625797' and _r134.make == 'motorcycle'
+            and _r134.model == 'renewal' and _r134.year == 2020 and _r134.color == 'paid'
+            and _r134.vehicle_class == _E12_VehicleClass_motorcycle and _r134.owner == 'O0004'
+            and _r134.registered_on == rt.parse_date('2025-04-15')
+            for _r134 in rt.each(self, self.t_vehicles)
+        )
+
+    # tasks.world:12070
+    def _check_mined_4d9fe0c532__plate_evdrive_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plates['EVDRIVE'].status, '==', _E11_PlateStatus_lost)
+            and rt.expect(
+                self.t_plates['EVDRIVE'].reported_lost_on, '==', rt.parse_date('2025-04-15'),
+                part=1,
+            )
+        )
+
+    def _check_mined_4d9fe0c532__new_plate(self) -> bool:  # tasks.world:12071
+        return any(
+            _r135.plate_number == '9000005' and _r135.vehicle == '5YJ3E1EA7KF317000'
+            and _r135.kind == _E9_PlateKind_standard and _r135.status == _E11_PlateStatus_active
+            and _r135.issued_on == rt.parse_date('2025-04-15') and _r135.reported_lost_on is None
+            for _r135 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_4d9fe0c532__new_plate_1(self) -> bool:  # tasks.world:12072
+        return any(
+            _r136.plate_number == '9000006' and _r136.vehicle == '1C4RJFAG0FC625797'
+            and _r136.kind == _E9_PlateKind_standard and _r136.status == _E11_PlateStatus_active
+            and _r136.issued_on == rt.parse_date('2025-04-15') and _r136.reported_lost_on is None
+            for _r136 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_4d9fe0c532__new_registration(self) -> bool:  # tasks.world:12073
+        return any(
+            _r137.vehicle == '1C4RJFAG0FC625797' and _r137.owner == 'O0004'
+            and _r137.issued_on == rt.parse_date('2025-04-15')
+            and _r137.expires_on == rt.parse_date('2026-04-15')
+            and _r137.status == _E18_RegistrationStatus_active and _r137.payment == 'P00014'
+            for _r137 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_4d9fe0c532__new_payment(self) -> bool:  # tasks.world:12074
+        return any(
+            _r138.owner == 'O0002' and _r138.vehicle == '5YJ3E1EA7KF317000'
+            and _r138.fee == 'PLATE_REPLACE' and _r138.fine is None and _r138.amount == 20.0
+            and _r138.method == _E13_PaymentMethod_cash
+            for _r138 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_4d9fe0c532__new_payment_1(self) -> bool:  # tasks.world:12075
+        return any(
+            _r139.owner == 'O0001' and _r139.vehicle == '1HGCM82633A004352' and _r139.fee is None
+            and _r139.fine == 'F0005' and _r139.amount == 7891.3725
+            and _r139.method == _E13_PaymentMethod_paper_check
+            for _r139 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_4d9fe0c532__new_payment_2(self) -> bool:  # tasks.world:12076
+        return any(
+            _r140.owner == 'O0004' and _r140.vehicle == '1C4RJFAG0FC625797'
+            and _r140.fee == 'REG_MOTO' and _r140.fine is None and _r140.amount == 45.0
+            and _r140.method == _E13_PaymentMethod_cash
+            for _r140 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_4d9fe0c532__new_fine(self) -> bool:  # tasks.world:12077
+        return any(
+            _r141.vehicle == '1HGCM82633A004352' and _r141.owner == 'O0001'
+            and _r141.amount == 7891.3725
+            and _r141.reason == 'Car registration renewal (2023 rate)'
+            and _r141.issued_on == rt.parse_date('2025-04-15')
+            and _r141.status == _E10_FineStatus_paid
+            and _r141.paid_on == rt.parse_date('2025-04-15')
+            for _r141 in rt.each(self, self.t_fines)
+        )
+
+    # tasks.world:12538
+    def _check_mined_6310539c81__plate_k_7abc123_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plates['7ABC123'].status, '==', _E11_PlateStatus_lost)
+            and rt.expect(
+                self.t_plates['7ABC123'].reported_lost_on, '==', rt.parse_date('2025-04-15'),
+                part=1,
+            )
+        )
+
+    def _check_mined_6310539c81__new_plate(self) -> bool:  # tasks.world:12539
+        return any(
+            _r142.plate_number == '9000005' and _r142.vehicle == '1HGCM82633A004352'
+            and _r142.kind == _E9_PlateKind_standard and _r142.status == _E11_PlateStatus_active
+            and _r142.issued_on == rt.parse_date('2025-04-15') and _r142.reported_lost_on is None
+            for _r142 in rt.each(self, self.t_plates)
+        )
+
+    # tasks.world:12540
+    def _check_mined_6310539c81__registration_rg00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['RG00001'].status, '==', _E18_RegistrationStatus_superseded
+        )
+
+    def _check_mined_6310539c81__new_registration(self) -> bool:  # tasks.world:12541
+        return any(
+            _r143.vehicle == '1HGCM82633A004352' and _r143.owner == 'O0001'
+            and _r143.issued_on == rt.parse_date('2025-05-01')
+            and _r143.expires_on == rt.parse_date('2026-05-01')
+            and _r143.status == _E18_RegistrationStatus_active and _r143.payment == 'P00013'
+            for _r143 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_6310539c81__new_payment(self) -> bool:  # tasks.world:12542
+        return any(
+            _r144.owner == 'O0001' and _r144.vehicle == '1HGCM82633A004352'
+            and _r144.fee == 'PLATE_REPLACE' and _r144.fine is None and _r144.amount == 20.0
+            and _r144.method == _E13_PaymentMethod_paper_check
+            for _r144 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_6310539c81__new_payment_1(self) -> bool:  # tasks.world:12543
+        return any(
+            _r145.owner == 'O0001' and _r145.vehicle == '1HGCM82633A004352'
+            and _r145.fee == 'RENEW_CAR' and _r145.fine is None and _r145.amount == 65.0
+            and _r145.method == _E13_PaymentMethod_card
+            for _r145 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_6310539c81__new_payment_2(self) -> bool:  # tasks.world:12544
+        return any(
+            _r146.owner == 'O0003' and _r146.vehicle == 'JH2PC40046M200001' and _r146.fee is None
+            and _r146.fine == 'F0004' and _r146.amount == 90.0
+            and _r146.method == _E13_PaymentMethod_card
+            for _r146 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:12545
+    def _check_mined_6310539c81__fine_f0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_fines['F0004'].status, '==', _E10_FineStatus_paid) and rt.expect(
+            self.t_fines['F0004'].paid_on, '==', rt.parse_date('2025-04-15'), part=1
+        )
+
+    def _check_mined_6310539c81__new_fine(self) -> bool:  # tasks.world:12546
+        return any(
+            _r147.vehicle == 'JH2PC40046M200001' and _r147.owner == 'O0003'
+            and _r147.amount == 2929.17 and _r147.reason == 'transfer'
+            and _r147.issued_on == rt.parse_date('2025-04-15')
+            and _r147.status == _E10_FineStatus_unpaid and _r147.paid_on is None
+            for _r147 in rt.each(self, self.t_fines)
+        )
+
+    # tasks.world:13007
+    def _check_mined_7a96add3da__inspected_vins_set(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.state.inspected_vins, '==', ('3VWFE21C04M051234', '1C4RJFAG0FC625797')
+        )
+
+    def _check_mined_7a96add3da__new_vehicle(self) -> bool:  # tasks.world:13008
+        return any(
+            _r148.vin == '2T1BURHE0JC074512' and _r148.make == 'motorcycle'
+            and _r148.model == 'standard' and _r148.year == 2020 and _r148.color == 'vanity'
+            and _r148.vehicle_class == _E12_VehicleClass_motorcycle and _r148.owner == 'O0002'
+            and _r148.registered_on == rt.parse_date('2025-04-15')
+            for _r148 in rt.each(self, self.t_vehicles)
+        )
+
+    # tasks.world:13009
+    def _check_mined_7a96add3da__plate_evdrive_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plates['EVDRIVE'].status, '==', _E11_PlateStatus_lost)
+            and rt.expect(
+                self.t_plates['EVDRIVE'].reported_lost_on, '==', rt.parse_date('2025-04-15'),
+                part=1,
+            )
+        )
+
+    def _check_mined_7a96add3da__new_plate(self) -> bool:  # tasks.world:13010
+        return any(
+            _r149.plate_number == '9000005' and _r149.vehicle == '5YJ3E1EA7KF317000'
+            and _r149.kind == _E9_PlateKind_standard and _r149.status == _E11_PlateStatus_active
+            and _r149.issued_on == rt.parse_date('2025-04-15') and _r149.reported_lost_on is None
+            for _r149 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_7a96add3da__new_plate_1(self) -> bool:  # tasks.world:13011
+        return any(
+            _r150.plate_number == '9000006' and _r150.vehicle == '2T1BURHE0JC074512'
+            and _r150.kind == _E9_PlateKind_standard and _r150.status == _E11_PlateStatus_active
+            and _r150.issued_on == rt.parse_date('2025-04-15') and _r150.reported_lost_on is None
+            for _r150 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_7a96add3da__new_registration(self) -> bool:  # tasks.world:13012
+        return any(
+            _r151.vehicle == '2T1BURHE0JC074512' and _r151.owner == 'O0002'
+            and _r151.issued_on == rt.parse_date('2025-04-15')
+            and _r151.expires_on == rt.parse_date('2026-04-15')
+            and _r151.status == _E18_RegistrationStatus_active and _r151.payment == 'P00014'
+            for _r151 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_7a96add3da__new_payment(self) -> bool:  # tasks.world:13013
+        return any(
+            _r152.owner == 'O0002' and _r152.vehicle == '5YJ3E1EA7KF317000'
+            and _r152.fee == 'PLATE_REPLACE' and _r152.fine is None and _r152.amount == 20.0
+            and _r152.method == _E13_PaymentMethod_card
+            for _r152 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_7a96add3da__new_payment_1(self) -> bool:  # tasks.world:13014
+        return any(
+            _r153.owner == 'O0003' and _r153.vehicle == 'JH2PC40046M200001' and _r153.fee is None
+            and _r153.fine == 'F0005' and _r153.amount == 596.0
+            and _r153.method == _E13_PaymentMethod_paper_check
+            for _r153 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_7a96add3da__new_payment_2(self) -> bool:  # tasks.world:13015
+        return any(
+            _r154.owner == 'O0002' and _r154.vehicle == '2T1BURHE0JC074512'
+            and _r154.fee == 'REG_MOTO' and _r154.fine is None and _r154.amount == 45.0
+            and _r154.method == _E13_PaymentMethod_cash
+            for _r154 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_7a96add3da__new_fine(self) -> bool:  # tasks.world:13016
+        return any(
+            _r155.vehicle == 'JH2PC40046M200001' and _r155.owner == 'O0003'
+            and _r155.amount == 596.0 and _r155.reason == '5YJ3E1EA7KF317000'
+            and _r155.issued_on == rt.parse_date('2025-04-15')
+            and _r155.status == _E10_FineStatus_paid
+            and _r155.paid_on == rt.parse_date('2025-04-15')
+            for _r155 in rt.each(self, self.t_fines)
+        )
+
+    # tasks.world:13477
+    def _check_mined_4a5e9c0bb9__plate_m12345_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plates['M12345'].status, '==', _E11_PlateStatus_lost)
+            and rt.expect(
+                self.t_plates['M12345'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
+            )
+        )
+
+    def _check_mined_4a5e9c0bb9__new_plate(self) -> bool:  # tasks.world:13478
+        return any(
+            _r156.plate_number == '9000005' and _r156.vehicle == 'JH2PC40046M200001'
+            and _r156.kind == _E9_PlateKind_standard and _r156.status == _E11_PlateStatus_active
+            and _r156.issued_on == rt.parse_date('2025-04-15') and _r156.reported_lost_on is None
+            for _r156 in rt.each(self, self.t_plates)
+        )
+
+    # tasks.world:13479
+    def _check_mined_4a5e9c0bb9__registration_rg00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['RG00001'].status, '==', _E18_RegistrationStatus_superseded
+        )
+
+    def _check_mined_4a5e9c0bb9__new_registration(self) -> bool:  # tasks.world:13480
+        return any(
+            _r157.vehicle == '1HGCM82633A004352' and _r157.owner == 'O0001'
+            and _r157.issued_on == rt.parse_date('2025-05-01')
+            and _r157.expires_on == rt.parse_date('2026-05-01')
+            and _r157.status == _E18_RegistrationStatus_active and _r157.payment == 'P00012'
+            for _r157 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_4a5e9c0bb9__new_payment(self) -> bool:  # tasks.world:13481
+        return any(
+            _r158.owner == 'O0001' and _r158.vehicle == '1HGCM82633A004352'
+            and _r158.fee == 'RENEW_CAR' and _r158.fine is None and _r158.amount == 65.0
+            and _r158.method == _E13_PaymentMethod_card
+            for _r158 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_4a5e9c0bb9__new_payment_1(self) -> bool:  # tasks.world:13482
+        return any(
+            _r159.owner == 'O0003' and _r159.vehicle == 'JH2PC40046M200001'
+            and _r159.fee == 'PLATE_REPLACE' and _r159.fine is None and _r159.amount == 20.0
+            and _r159.method == _E13_PaymentMethod_cash
+            for _r159 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_4a5e9c0bb9__new_fine(self) -> bool:  # tasks.world:13483
+        return any(
+            _r160.vehicle == 'JH2PC40046M200001' and _r160.owner == 'O0003'
+            and _r160.amount == 9117.73 and _r160.reason == 'active'
+            and _r160.issued_on == rt.parse_date('2025-04-15')
+            and _r160.status == _E10_FineStatus_unpaid and _r160.paid_on is None
+            for _r160 in rt.each(self, self.t_fines)
+        )
+
+    def _check_mined_123ab0749c__new_payment(self) -> bool:  # tasks.world:13943
+        return any(
+            _r161.owner == 'O0004' and _r161.vehicle == '1FTFW1ET5DFC10312' and _r161.fee is None
+            and _r161.fine == 'F0001' and _r161.amount == 150.0
+            and _r161.method == _E13_PaymentMethod_cash
+            for _r161 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_123ab0749c__new_payment_1(self) -> bool:  # tasks.world:13944
+        return any(
+            _r162.owner == 'O0003' and _r162.vehicle == 'JH2PC40046M200001' and _r162.fee is None
+            and _r162.fine == 'F0004' and _r162.amount == 90.0
+            and _r162.method == _E13_PaymentMethod_card
+            for _r162 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:13945
+    def _check_mined_123ab0749c__fine_f0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_fines['F0001'].status, '==', _E10_FineStatus_paid) and rt.expect(
+            self.t_fines['F0001'].paid_on, '==', rt.parse_date('2025-04-15'), part=1
+        )
+
+    # tasks.world:13946
+    def _check_mined_123ab0749c__fine_f0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_fines['F0004'].status, '==', _E10_FineStatus_paid) and rt.expect(
+            self.t_fines['F0004'].paid_on, '==', rt.parse_date('2025-04-15'), part=1
+        )
+
+    def _check_mined_123ab0749c__new_fine(self) -> bool:  # tasks.world:13947
+        return any(
+            _r163.vehicle == 'JH2PC40046M200001' and _r163.owner == 'O0003'
+            and _r163.amount == 10000.0 and _r163.reason == ' '
+            and _r163.issued_on == rt.parse_date('2025-04-15')
+            and _r163.status == _E10_FineStatus_unpaid and _r163.paid_on is None
+            for _r163 in rt.each(self, self.t_fines)
+        )
+
+    # tasks.world:14408
+    def _check_mined_634525ee70__vehicle_k_5yj3e1ea7kf317000_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vehicles['5YJ3E1EA7KF317000'].owner, '==', 'O0001')
+
+    # tasks.world:14409
+    def _check_mined_634525ee70__plate_evdrive_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plates['EVDRIVE'].status, '==', _E11_PlateStatus_lost)
+            and rt.expect(
+                self.t_plates['EVDRIVE'].reported_lost_on, '==', rt.parse_date('2025-04-15'),
+                part=1,
+            )
+        )
+
+    def _check_mined_634525ee70__new_plate(self) -> bool:  # tasks.world:14410
+        return any(
+            _r164.plate_number == '9000005' and _r164.vehicle == '5YJ3E1EA7KF317000'
+            and _r164.kind == _E9_PlateKind_standard and _r164.status == _E11_PlateStatus_active
+            and _r164.issued_on == rt.parse_date('2025-04-15') and _r164.reported_lost_on is None
+            for _r164 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_634525ee70__new_payment(self) -> bool:  # tasks.world:14411
+        return any(
+            _r165.owner == 'O0002' and _r165.vehicle == '5YJ3E1EA7KF317000'
+            and _r165.fee == 'PLATE_REPLACE' and _r165.fine is None and _r165.amount == 20.0
+            and _r165.method == _E13_PaymentMethod_paper_check
+            for _r165 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_634525ee70__new_payment_1(self) -> bool:  # tasks.world:14412
+        return any(
+            _r166.owner == 'O0001' and _r166.vehicle == '5YJ3E1EA7KF317000'
+            and _r166.fee == 'TRANSFER' and _r166.fine is None and _r166.amount == 25.0
+            and _r166.method == _E13_PaymentMethod_cash
+            for _r166 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_634525ee70__new_titletransfer(self) -> bool:  # tasks.world:14413
+        return any(
+            _r167.vehicle == '5YJ3E1EA7KF317000' and _r167.from_owner == 'O0002'
+            and _r167.to_owner == 'O0001' and _r167.transferred_on == rt.parse_date('2025-04-15')
+            and _r167.sale_price == 594.76 and _r167.odometer_miles == 1864303
+            and _r167.payment == 'P00013'
+            for _r167 in rt.each(self, self.t_transfers)
+        )
+
+    def _check_mined_634525ee70__new_fine(self) -> bool:  # tasks.world:14414
+        return any(
+            _r168.vehicle == '5YJ3E1EA7KF317000' and _r168.owner == 'O0001'
+            and _r168.amount == 8531.74 and _r168.reason == 'Tesla'
+            and _r168.issued_on == rt.parse_date('2025-04-15')
+            and _r168.status == _E10_FineStatus_unpaid and _r168.paid_on is None
+            for _r168 in rt.each(self, self.t_fines)
+        )
+
+    # tasks.world:14877
+    def _check_mined_eb6d021dd3__plate_evdrive_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plates['EVDRIVE'].status, '==', _E11_PlateStatus_lost)
+            and rt.expect(
+                self.t_plates['EVDRIVE'].reported_lost_on, '==', rt.parse_date('2025-04-15'),
+                part=1,
+            )
+        )
+
+    def _check_mined_eb6d021dd3__new_plate(self) -> bool:  # tasks.world:14878
+        return any(
+            _r169.plate_number == '9000005' and _r169.vehicle == '5YJ3E1EA7KF317000'
+            and _r169.kind == _E9_PlateKind_standard and _r169.status == _E11_PlateStatus_active
+            and _r169.issued_on == rt.parse_date('2025-04-15') and _r169.reported_lost_on is None
+            for _r169 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_eb6d021dd3__new_payment(self) -> bool:  # tasks.world:14879
+        return any(
+            _r170.owner == 'O0002' and _r170.vehicle == '5YJ3E1EA7KF317000'
+            and _r170.fee == 'PLATE_REPLACE' and _r170.fine is None and _r170.amount == 20.0
+            and _r170.method == _E13_PaymentMethod_paper_check
+            for _r170 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_eb6d021dd3__new_payment_1(self) -> bool:  # tasks.world:14880
+        return any(
+            _r171.owner == 'O0003' and _r171.vehicle == 'JH2PC40046M200001' and _r171.fee is None
+            and _r171.fine == 'F0004' and _r171.amount == 90.0
+            and _r171.method == _E13_PaymentMethod_cash
+            for _r171 in rt.each(self, self.t_payments)
+        )
+
+    # tasks.world:14881
+    def _check_mined_eb6d021dd3__fine_f0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_fines['F0004'].status, '==', _E10_FineStatus_paid) and rt.expect(
+            self.t_fines['F0004'].paid_on, '==', rt.parse_date('2025-04-15'), part=1
+        )
+
+    def _check_mined_eb6d021dd3__new_fine(self) -> bool:  # tasks.world:14882
+        return any(
+            _r172.vehicle == 'JH2PC40046M200001' and _r172.owner == 'O0003' and _r172.amount == 5.0
+            and _r172.reason == 'JH2PC40046M200001'
+            and _r172.issued_on == rt.parse_date('2025-04-15')
+            and _r172.status == _E10_FineStatus_unpaid and _r172.paid_on is None
+            for _r172 in rt.each(self, self.t_fines)
+        )
+
+    # tasks.world:15345
+    def _check_mined_4dffc4c0d8__plate_evdrive_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plates['EVDRIVE'].status, '==', _E11_PlateStatus_lost)
+            and rt.expect(
+                self.t_plates['EVDRIVE'].reported_lost_on, '==', rt.parse_date('2025-04-15'),
+                part=1,
+            )
+        )
+
+    def _check_mined_4dffc4c0d8__new_plate(self) -> bool:  # tasks.world:15346
+        return any(
+            _r173.plate_number == '9000005' and _r173.vehicle == '5YJ3E1EA7KF317000'
+            and _r173.kind == _E9_PlateKind_standard and _r173.status == _E11_PlateStatus_active
+            and _r173.issued_on == rt.parse_date('2025-04-15') and _r173.reported_lost_on is None
+            for _r173 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_4dffc4c0d8__new_payment(self) -> bool:  # tasks.world:15347
+        return any(
+            _r174.owner == 'O0001' and _r174.vehicle == '1HGCM82633A004352' and _r174.fee is None
+            and _r174.fine == 'F0005' and _r174.amount == 2491.0
+            and _r174.method == _E13_PaymentMethod_cash
+            for _r174 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_4dffc4c0d8__new_payment_1(self) -> bool:  # tasks.world:15348
+        return any(
+            _r175.owner == 'O0002' and _r175.vehicle == '5YJ3E1EA7KF317000'
+            and _r175.fee == 'PLATE_REPLACE' and _r175.fine is None and _r175.amount == 20.0
+            and _r175.method == _E13_PaymentMethod_paper_check
+            for _r175 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_4dffc4c0d8__new_fine(self) -> bool:  # tasks.world:15349
+        return any(
+            _r176.vehicle == '1HGCM82633A004352' and _r176.owner == 'O0001'
+            and _r176.amount == 2491.0 and _r176.reason == 'RENEW_MOTO'
+            and _r176.issued_on == rt.parse_date('2025-04-15')
+            and _r176.status == _E10_FineStatus_paid
+            and _r176.paid_on == rt.parse_date('2025-04-15')
+            for _r176 in rt.each(self, self.t_fines)
+        )
+
+    # tasks.world:15814
+    def _check_mined_1f76bd4572__vehicle_k_1hgcm82633a004352_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vehicles['1HGCM82633A004352'].owner, '==', 'O0002')
+
+    # tasks.world:15815
+    def _check_mined_1f76bd4572__registration_rg00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['RG00001'].status, '==', _E18_RegistrationStatus_superseded
+        )
+
+    def _check_mined_1f76bd4572__new_registration(self) -> bool:  # tasks.world:15816
+        return any(
+            _r177.vehicle == '1HGCM82633A004352' and _r177.owner == 'O0002'
+            and _r177.issued_on == rt.parse_date('2025-05-01')
+            and _r177.expires_on == rt.parse_date('2026-05-01')
+            and _r177.status == _E18_RegistrationStatus_active and _r177.payment == 'P00013'
+            for _r177 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_1f76bd4572__new_payment(self) -> bool:  # tasks.world:15817
+        return any(
+            _r178.owner == 'O0002' and _r178.vehicle == '1HGCM82633A004352'
+            and _r178.fee == 'TRANSFER' and _r178.fine is None and _r178.amount == 25.0
+            and _r178.method == _E13_PaymentMethod_paper_check
+            for _r178 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_1f76bd4572__new_payment_1(self) -> bool:  # tasks.world:15818
+        return any(
+            _r179.owner == 'O0002' and _r179.vehicle == '1HGCM82633A004352'
+            and _r179.fee == 'RENEW_CAR' and _r179.fine is None and _r179.amount == 65.0
+            and _r179.method == _E13_PaymentMethod_cash
+            for _r179 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_1f76bd4572__new_titletransfer(self) -> bool:  # tasks.world:15819
+        return any(
+            _r180.vehicle == '1HGCM82633A004352' and _r180.from_owner == 'O0001'
+            and _r180.to_owner == 'O0002' and _r180.transferred_on == rt.parse_date('2025-04-15')
+            and _r180.sale_price == 348.39 and _r180.odometer_miles == 1106239
+            and _r180.payment == 'P00012'
+            for _r180 in rt.each(self, self.t_transfers)
+        )
+
+    def _check_mined_1f76bd4572__new_fine(self) -> bool:  # tasks.world:15820
+        return any(
+            _r181.vehicle == '5YJ3E1EA7KF317000' and _r181.owner == 'O0002'
+            and _r181.amount == 20.0 and _r181.reason == 'unpaid'
+            and _r181.issued_on == rt.parse_date('2025-04-15')
+            and _r181.status == _E10_FineStatus_unpaid and _r181.paid_on is None
+            for _r181 in rt.each(self, self.t_fines)
+        )
+
+    def _check_mined_1f76bd4572__new_fine_1(self) -> bool:  # tasks.world:15821
+        return any(
+            _r182.vehicle == '5YJ3E1EA7KF317000' and _r182.owner == 'O0002'
+            and _r182.amount == 9710.99 and _r182.reason == '2T1BURHE0JC074512'
+            and _r182.issued_on == rt.parse_date('2025-04-15')
+            and _r182.status == _E10_FineStatus_unpaid and _r182.paid_on is None
+            for _r182 in rt.each(self, self.t_fines)
+        )
+
+    # tasks.world:16285
+    def _check_mined_87a4d565bb__registration_rg00001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_registrations['RG00001'].status, '==', _E18_RegistrationStatus_superseded
+        )
+
+    def _check_mined_87a4d565bb__new_registration(self) -> bool:  # tasks.world:16286
+        return any(
+            _r183.vehicle == '1HGCM82633A004352' and _r183.owner == 'O0001'
+            and _r183.issued_on == rt.parse_date('2025-05-01')
+            and _r183.expires_on == rt.parse_date('2026-05-01')
+            and _r183.status == _E18_RegistrationStatus_active and _r183.payment == 'P00012'
+            for _r183 in rt.each(self, self.t_registrations)
+        )
+
+    def _check_mined_87a4d565bb__new_payment(self) -> bool:  # tasks.world:16287
+        return any(
+            _r184.owner == 'O0001' and _r184.vehicle == '1HGCM82633A004352'
+            and _r184.fee == 'RENEW_CAR' and _r184.fine is None and _r184.amount == 65.0
+            and _r184.method == _E13_PaymentMethod_paper_check
+            for _r184 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_87a4d565bb__new_payment_1(self) -> bool:  # tasks.world:16288
+        return any(
+            _r185.owner == 'O0003' and _r185.vehicle == 'JH2PC40046M200001' and _r185.fee is None
+            and _r185.fine == 'F0005' and _r185.amount == 1.0
+            and _r185.method == _E13_PaymentMethod_paper_check
+            for _r185 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_87a4d565bb__new_fine(self) -> bool:  # tasks.world:16289
+        return any(
+            _r186.vehicle == 'JH2PC40046M200001' and _r186.owner == 'O0003' and _r186.amount == 1.0
+            and _r186.reason == 'FE' and _r186.issued_on == rt.parse_date('2025-04-15')
+            and _r186.status == _E10_FineStatus_paid
+            and _r186.paid_on == rt.parse_date('2025-04-15')
+            for _r186 in rt.each(self, self.t_fines)
+        )
+
+    def _check_mined_87a4d565bb__new_fine_1(self) -> bool:  # tasks.world:16290
+        return any(
+            _r187.vehicle == 'JH2PC40046M200001' and _r187.owner == 'O0003'
+            and _r187.amount == 12.0 and _r187.reason == 'fxikL'
+            and _r187.issued_on == rt.parse_date('2025-04-15')
+            and _r187.status == _E10_FineStatus_unpaid and _r187.paid_on is None
+            for _r187 in rt.each(self, self.t_fines)
+        )
+
+    # tasks.world:16754
+    def _check_mined_8f48a0015f__vehicle_k_1hgcm82633a004352_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_vehicles['1HGCM82633A004352'].owner, '==', 'O0004')
+
+    # tasks.world:16755
+    def _check_mined_8f48a0015f__plate_m12345_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plates['M12345'].status, '==', _E11_PlateStatus_lost)
+            and rt.expect(
+                self.t_plates['M12345'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
+            )
+        )
+
+    def _check_mined_8f48a0015f__new_plate(self) -> bool:  # tasks.world:16756
+        return any(
+            _r188.plate_number == '9000005' and _r188.vehicle == 'JH2PC40046M200001'
+            and _r188.kind == _E9_PlateKind_standard and _r188.status == _E11_PlateStatus_active
+            and _r188.issued_on == rt.parse_date('2025-04-15') and _r188.reported_lost_on is None
+            for _r188 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_8f48a0015f__new_payment(self) -> bool:  # tasks.world:16757
+        return any(
+            _r189.owner == 'O0004' and _r189.vehicle == '1HGCM82633A004352'
+            and _r189.fee == 'TRANSFER' and _r189.fine is None and _r189.amount == 25.0
+            and _r189.method == _E13_PaymentMethod_card
+            for _r189 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_8f48a0015f__new_payment_1(self) -> bool:  # tasks.world:16758
+        return any(
+            _r190.owner == 'O0003' and _r190.vehicle == 'JH2PC40046M200001'
+            and _r190.fee == 'PLATE_REPLACE' and _r190.fine is None and _r190.amount == 20.0
+            and _r190.method == _E13_PaymentMethod_paper_check
+            for _r190 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_8f48a0015f__new_titletransfer(self) -> bool:  # tasks.world:16759
+        return any(
+            _r191.vehicle == '1HGCM82633A004352' and _r191.from_owner == 'O0001'
+            and _r191.to_owner == 'O0004' and _r191.transferred_on == rt.parse_date('2025-04-15')
+            and _r191.sale_price == 45.0 and _r191.odometer_miles == 196837
+            and _r191.payment == 'P00012'
+            for _r191 in rt.each(self, self.t_transfers)
+        )
+
+    # tasks.world:17221
+    def _check_mined_4ce4691814__plate_k_7abc123_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plates['7ABC123'].status, '==', _E11_PlateStatus_lost)
+            and rt.expect(
+                self.t_plates['7ABC123'].reported_lost_on, '==', rt.parse_date('2025-04-15'),
+                part=1,
+            )
+        )
+
+    def _check_mined_4ce4691814__new_plate(self) -> bool:  # tasks.world:17222
+        return any(
+            _r192.plate_number == '9000005' and _r192.vehicle == '1HGCM82633A004352'
+            and _r192.kind == _E9_PlateKind_standard and _r192.status == _E11_PlateStatus_active
+            and _r192.issued_on == rt.parse_date('2025-04-15') and _r192.reported_lost_on is None
+            for _r192 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_4ce4691814__new_payment(self) -> bool:  # tasks.world:17223
+        return any(
+            _r193.owner == 'O0001' and _r193.vehicle == '1HGCM82633A004352'
+            and _r193.fee == 'PLATE_REPLACE' and _r193.fine is None and _r193.amount == 20.0
+            and _r193.method == _E13_PaymentMethod_card
+            for _r193 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_4ce4691814__new_fine(self) -> bool:  # tasks.world:17224
+        return any(
+            _r194.vehicle == '1FTFW1ET5DFC10312' and _r194.owner == 'O0004'
+            and _r194.amount == 7413.0 and _r194.reason == 'waived'
+            and _r194.issued_on == rt.parse_date('2025-04-15')
+            and _r194.status == _E10_FineStatus_unpaid and _r194.paid_on is None
+            for _r194 in rt.each(self, self.t_fines)
+        )
+
+    # tasks.world:17686
+    def _check_mined_7019014758__plate_evdrive_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_plates['EVDRIVE'].status, '==', _E11_PlateStatus_lost)
+            and rt.expect(
+                self.t_plates['EVDRIVE'].reported_lost_on, '==', rt.parse_date('2025-04-15'),
+                part=1,
+            )
+        )
+
+    def _check_mined_7019014758__new_plate(self) -> bool:  # tasks.world:17687
+        return any(
+            _r195.plate_number == '9000005' and _r195.vehicle == '5YJ3E1EA7KF317000'
+            and _r195.kind == _E9_PlateKind_standard and _r195.status == _E11_PlateStatus_active
+            and _r195.issued_on == rt.parse_date('2025-04-15') and _r195.reported_lost_on is None
+            for _r195 in rt.each(self, self.t_plates)
+        )
+
+    def _check_mined_7019014758__new_payment(self) -> bool:  # tasks.world:17688
+        return any(
+            _r196.owner == 'O0002' and _r196.vehicle == '5YJ3E1EA7KF317000'
+            and _r196.fee == 'PLATE_REPLACE' and _r196.fine is None and _r196.amount == 20.0
+            and _r196.method == _E13_PaymentMethod_paper_check
+            for _r196 in rt.each(self, self.t_payments)
+        )
+
+    def _check_mined_7019014758__new_fine(self) -> bool:  # tasks.world:17689
+        return any(
+            _r197.vehicle == '5YJ3E1EA7KF317000' and _r197.owner == 'O0002'
+            and _r197.amount == 6472.84 and _r197.reason == 'unpaid'
+            and _r197.issued_on == rt.parse_date('2025-04-15')
+            and _r197.status == _E10_FineStatus_unpaid and _r197.paid_on is None
+            for _r197 in rt.each(self, self.t_fines)
+        )
+
 
 VehicleRegistrationOffice.TOOLS = tools(VehicleRegistrationOffice)
-
-
-# vehicle_registration_office.world:1153
-def _check_renew_accord__superseded(ep: VehicleRegistrationOffice) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_registrations['RG00001'].status, '==', _E18_RegistrationStatus_superseded
-    )
-
-
-# vehicle_registration_office.world:1154
-def _check_renew_accord__renewed(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r15.vehicle == '1HGCM82633A004352' and _r15.status == _E18_RegistrationStatus_active
-        and _r15.issued_on == rt.parse_date('2025-05-01')
-        and _r15.expires_on == rt.parse_date('2026-05-01')
-        for _r15 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# vehicle_registration_office.world:1155
-def _check_renew_accord__charged(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _p16.vehicle == '1HGCM82633A004352' and _p16.fee == 'RENEW_CAR' and _p16.amount == 65.0
-        and _p16.method == _E13_PaymentMethod_card
-        and _p16.paid_at.date() == rt.parse_date('2025-04-15')
-        for _p16 in rt.each(ep, ep.t_payments)
-    )
-
-
-# vehicle_registration_office.world:1613
-def _check_pay_fine_then_renew__fine_paid(ep: VehicleRegistrationOffice) -> rt.Verdict | bool:
-    return rt.expect(ep.t_fines['F0001'].status, '==', _E10_FineStatus_paid) and rt.expect(
-        ep.t_fines['F0001'].paid_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-# vehicle_registration_office.world:1614
-def _check_pay_fine_then_renew__renewed(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r17.vehicle == '1FTFW1ET5DFC10312' and _r17.status == _E18_RegistrationStatus_active
-        and _r17.expires_on == rt.parse_date('2026-06-15')
-        for _r17 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# vehicle_registration_office.world:1615
-def _check_pay_fine_then_renew__old_superseded(ep: VehicleRegistrationOffice) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_registrations['RG00004'].status, '==', _E18_RegistrationStatus_superseded
-    )
-
-
-# tasks.world:455
-def _check_noah_buys_the_accord__owner_added(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _o18.name == 'Noah Fischer' and _o18.email == 'noah.fischer@mail.example'
-        and _o18.license_number == 'D7890123'
-        for _o18 in rt.each(ep, ep.t_owners)
-    )
-
-
-# tasks.world:456
-def _check_noah_buys_the_accord__transferred(ep: VehicleRegistrationOffice) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_owners[ep.t_vehicles['1HGCM82633A004352'].owner].name, '==', 'Noah Fischer'
-    )
-
-
-# tasks.world:457
-def _check_noah_buys_the_accord__transfer_recorded(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _t19.vehicle == '1HGCM82633A004352' and _t19.from_owner == 'O0001'
-        and ep.t_owners[_t19.to_owner].name == 'Noah Fischer' and _t19.sale_price == 18500.0
-        and _t19.odometer_miles == 61200
-        and ep.t_payments[_t19.payment].method == _E13_PaymentMethod_card
-        for _t19 in rt.each(ep, ep.t_transfers)
-    )
-
-
-# tasks.world:919
-def _check_aisha_sells_motorbike__fine_paid(ep: VehicleRegistrationOffice) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_fines['F0004'].status, '==', _E10_FineStatus_paid)
-        and rt.expect(ep.t_fines['F0004'].paid_on, '==', rt.parse_date('2025-04-15'), part=1)
-        and any(
-            _p20.fine == 'F0004' and _p20.owner == 'O0003'
-            and _p20.method == _E13_PaymentMethod_card and _p20.amount == 90.0
-            for _p20 in rt.each(ep, ep.t_payments)
-        )
-    )
-
-
-def _check_aisha_sells_motorbike__title_transferred(  # tasks.world:920
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vehicles['JH2PC40046M200001'].owner, '==', 'O0002') and any(
-        _t21.vehicle == 'JH2PC40046M200001' and _t21.from_owner == 'O0003'
-        and _t21.to_owner == 'O0002' and _t21.sale_price == 6500.0 and _t21.odometer_miles == 9800
-        for _t21 in rt.each(ep, ep.t_transfers)
-    )
-
-
-# tasks.world:921
-def _check_aisha_sells_motorbike__transfer_fee_paid(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _p22.owner == 'O0002' and _p22.vehicle == 'JH2PC40046M200001' and _p22.fee == 'TRANSFER'
-        and _p22.amount == 25.0 and _p22.method == _E13_PaymentMethod_cash
-        for _p22 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_f4a7c33976__inspected_vins_set(  # tasks.world:1382
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.state.inspected_vins, '==', ('2T1BURHE0JC074512', '3VWFE21C04M051234'))
-
-
-# tasks.world:1383
-def _check_mined_f4a7c33976__new_vehicle(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r23.vin == '1C4RJFAG0FC625797' and _r23.make == 'unpaid' and _r23.model == '.Gs'
-        and _r23.year == 2020 and _r23.color == 'waived'
-        and _r23.vehicle_class == _E12_VehicleClass_car and _r23.owner == 'O0003'
-        and _r23.registered_on == rt.parse_date('2025-04-15')
-        for _r23 in rt.each(ep, ep.t_vehicles)
-    )
-
-
-def _check_mined_f4a7c33976__plate_evdrive_changed(  # tasks.world:1384
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plates['EVDRIVE'].status, '==', _E11_PlateStatus_lost) and rt.expect(
-        ep.t_plates['EVDRIVE'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_f4a7c33976__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:1385
-    return any(
-        _r24.plate_number == '9000005' and _r24.vehicle == '5YJ3E1EA7KF317000'
-        and _r24.kind == _E9_PlateKind_standard and _r24.status == _E11_PlateStatus_active
-        and _r24.issued_on == rt.parse_date('2025-04-15') and _r24.reported_lost_on is None
-        for _r24 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:1386
-def _check_mined_f4a7c33976__new_plate_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r25.plate_number == '9000006' and _r25.vehicle == '1C4RJFAG0FC625797'
-        and _r25.kind == _E9_PlateKind_standard and _r25.status == _E11_PlateStatus_active
-        and _r25.issued_on == rt.parse_date('2025-04-15') and _r25.reported_lost_on is None
-        for _r25 in rt.each(ep, ep.t_plates)
-    )
-
-
-def _check_mined_f4a7c33976__registration_rg00001_changed(  # tasks.world:1387
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_registrations['RG00001'].status, '==', _E18_RegistrationStatus_superseded
-    )
-
-
-# tasks.world:1388
-def _check_mined_f4a7c33976__new_registration(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r26.vehicle == '1HGCM82633A004352' and _r26.owner == 'O0001'
-        and _r26.issued_on == rt.parse_date('2025-05-01')
-        and _r26.expires_on == rt.parse_date('2026-05-01')
-        and _r26.status == _E18_RegistrationStatus_active and _r26.payment == 'P00012'
-        for _r26 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:1389
-def _check_mined_f4a7c33976__new_registration_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r27.vehicle == '1C4RJFAG0FC625797' and _r27.owner == 'O0003'
-        and _r27.issued_on == rt.parse_date('2025-04-15')
-        and _r27.expires_on == rt.parse_date('2026-04-15')
-        and _r27.status == _E18_RegistrationStatus_active and _r27.payment == 'P00014'
-        for _r27 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:1390
-def _check_mined_f4a7c33976__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r28.owner == 'O0001' and _r28.vehicle == '1HGCM82633A004352' and _r28.fee == 'RENEW_CAR'
-        and _r28.fine is None and _r28.amount == 65.0 and _r28.method == _E13_PaymentMethod_cash
-        for _r28 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:1391
-def _check_mined_f4a7c33976__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r29.owner == 'O0002' and _r29.vehicle == '5YJ3E1EA7KF317000'
-        and _r29.fee == 'PLATE_REPLACE' and _r29.fine is None and _r29.amount == 20.0
-        and _r29.method == _E13_PaymentMethod_cash
-        for _r29 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:1392
-def _check_mined_f4a7c33976__new_payment_2(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r30.owner == 'O0003' and _r30.vehicle == '1C4RJFAG0FC625797' and _r30.fee == 'REG_CAR'
-        and _r30.fine is None and _r30.amount == 85.0 and _r30.method == _E13_PaymentMethod_card
-        for _r30 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:1393
-def _check_mined_f4a7c33976__new_payment_3(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r31.owner == 'O0004' and _r31.vehicle == '1FTFW1ET5DFC10312' and _r31.fee is None
-        and _r31.fine == 'F0001' and _r31.amount == 150.0
-        and _r31.method == _E13_PaymentMethod_cash
-        for _r31 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_f4a7c33976__fine_f0001_changed(  # tasks.world:1394
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_fines['F0001'].status, '==', _E10_FineStatus_paid) and rt.expect(
-        ep.t_fines['F0001'].paid_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_9057086c32__inspected_vins_set(  # tasks.world:1856
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.state.inspected_vins, '==', ('2T1BURHE0JC074512', '3VWFE21C04M051234'))
-
-
-# tasks.world:1857
-def _check_mined_9057086c32__new_vehicle(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r32.vin == '1C4RJFAG0FC625797' and _r32.make == 'QBgIm' and _r32.model == ' '
-        and _r32.year == 2017 and _r32.color == '6'
-        and _r32.vehicle_class == _E12_VehicleClass_truck and _r32.owner == 'O0003'
-        and _r32.registered_on == rt.parse_date('2025-04-15')
-        for _r32 in rt.each(ep, ep.t_vehicles)
-    )
-
-
-def _check_mined_9057086c32__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:1858
-    return any(
-        _r33.plate_number == '9000005' and _r33.vehicle == '1C4RJFAG0FC625797'
-        and _r33.kind == _E9_PlateKind_standard and _r33.status == _E11_PlateStatus_active
-        and _r33.issued_on == rt.parse_date('2025-04-15') and _r33.reported_lost_on is None
-        for _r33 in rt.each(ep, ep.t_plates)
-    )
-
-
-def _check_mined_9057086c32__registration_rg00001_changed(  # tasks.world:1859
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_registrations['RG00001'].status, '==', _E18_RegistrationStatus_superseded
-    )
-
-
-# tasks.world:1860
-def _check_mined_9057086c32__new_registration(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r34.vehicle == '1C4RJFAG0FC625797' and _r34.owner == 'O0002'
-        and _r34.issued_on == rt.parse_date('2025-04-15')
-        and _r34.expires_on == rt.parse_date('2026-04-15')
-        and _r34.status == _E18_RegistrationStatus_active and _r34.payment == 'P00012'
-        for _r34 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:1861
-def _check_mined_9057086c32__new_registration_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r35.vehicle == '1HGCM82633A004352' and _r35.owner == 'O0001'
-        and _r35.issued_on == rt.parse_date('2025-05-01')
-        and _r35.expires_on == rt.parse_date('2026-05-01')
-        and _r35.status == _E18_RegistrationStatus_active and _r35.payment == 'P00015'
-        for _r35 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:1862
-def _check_mined_9057086c32__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r36.owner == 'O0002' and _r36.vehicle == '1C4RJFAG0FC625797' and _r36.fee == 'REG_TRUCK'
-        and _r36.fine is None and _r36.amount == 150.0
-        and _r36.method == _E13_PaymentMethod_paper_check
-        for _r36 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:1863
-def _check_mined_9057086c32__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r37.owner == 'O0003' and _r37.vehicle == '1C4RJFAG0FC625797' and _r37.fee == 'TRANSFER'
-        and _r37.fine is None and _r37.amount == 25.0 and _r37.method == _E13_PaymentMethod_cash
-        for _r37 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:1864
-def _check_mined_9057086c32__new_payment_2(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r38.owner == 'O0003' and _r38.vehicle == 'JH2PC40046M200001' and _r38.fee is None
-        and _r38.fine == 'F0004' and _r38.amount == 90.0 and _r38.method == _E13_PaymentMethod_cash
-        for _r38 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:1865
-def _check_mined_9057086c32__new_payment_3(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r39.owner == 'O0001' and _r39.vehicle == '1HGCM82633A004352' and _r39.fee == 'RENEW_CAR'
-        and _r39.fine is None and _r39.amount == 65.0 and _r39.method == _E13_PaymentMethod_cash
-        for _r39 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:1866
-def _check_mined_9057086c32__new_titletransfer(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r40.vehicle == '1C4RJFAG0FC625797' and _r40.from_owner == 'O0002'
-        and _r40.to_owner == 'O0003' and _r40.transferred_on == rt.parse_date('2025-04-15')
-        and _r40.sale_price == 0.0 and _r40.odometer_miles == 2020 and _r40.payment == 'P00013'
-        for _r40 in rt.each(ep, ep.t_transfers)
-    )
-
-
-def _check_mined_9057086c32__fine_f0004_changed(  # tasks.world:1867
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_fines['F0004'].status, '==', _E10_FineStatus_paid) and rt.expect(
-        ep.t_fines['F0004'].paid_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_838a8d0b97__inspected_vins_set(  # tasks.world:2328
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.state.inspected_vins, '==', ('2T1BURHE0JC074512', '3VWFE21C04M051234'))
-
-
-# tasks.world:2329
-def _check_mined_838a8d0b97__new_vehicle(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r41.vin == '1C4RJFAG0FC625797' and _r41.make == 'D3456789' and _r41.model == 'P00004'
-        and _r41.year == 2017 and _r41.color == 'card'
-        and _r41.vehicle_class == _E12_VehicleClass_car and _r41.owner == 'O0003'
-        and _r41.registered_on == rt.parse_date('2025-04-15')
-        for _r41 in rt.each(ep, ep.t_vehicles)
-    )
-
-
-def _check_mined_838a8d0b97__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:2330
-    return any(
-        _r42.plate_number == '9000005' and _r42.vehicle == '1C4RJFAG0FC625797'
-        and _r42.kind == _E9_PlateKind_standard and _r42.status == _E11_PlateStatus_lost
-        and _r42.issued_on == rt.parse_date('2025-04-15')
-        and _r42.reported_lost_on == rt.parse_date('2025-04-15')
-        for _r42 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:2331
-def _check_mined_838a8d0b97__new_plate_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r43.plate_number == '9000006' and _r43.vehicle == '1C4RJFAG0FC625797'
-        and _r43.kind == _E9_PlateKind_standard and _r43.status == _E11_PlateStatus_active
-        and _r43.issued_on == rt.parse_date('2025-04-15') and _r43.reported_lost_on is None
-        for _r43 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:2332
-def _check_mined_838a8d0b97__new_registration(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r44.vehicle == '1C4RJFAG0FC625797' and _r44.owner == 'O0003'
-        and _r44.issued_on == rt.parse_date('2025-04-15')
-        and _r44.expires_on == rt.parse_date('2026-04-15')
-        and _r44.status == _E18_RegistrationStatus_active and _r44.payment == 'P00012'
-        for _r44 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:2333
-def _check_mined_838a8d0b97__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r45.owner == 'O0003' and _r45.vehicle == '1C4RJFAG0FC625797' and _r45.fee == 'REG_CAR'
-        and _r45.fine is None and _r45.amount == 85.0 and _r45.method == _E13_PaymentMethod_card
-        for _r45 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:2334
-def _check_mined_838a8d0b97__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r46.owner == 'O0003' and _r46.vehicle == '1C4RJFAG0FC625797'
-        and _r46.fee == 'PLATE_REPLACE' and _r46.fine is None and _r46.amount == 20.0
-        and _r46.method == _E13_PaymentMethod_cash
-        for _r46 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:2335
-def _check_mined_838a8d0b97__new_payment_2(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r47.owner == 'O0003' and _r47.vehicle == 'JH2PC40046M200001' and _r47.fee is None
-        and _r47.fine == 'F0004' and _r47.amount == 90.0 and _r47.method == _E13_PaymentMethod_cash
-        for _r47 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_838a8d0b97__fine_f0004_changed(  # tasks.world:2336
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_fines['F0004'].status, '==', _E10_FineStatus_paid) and rt.expect(
-        ep.t_fines['F0004'].paid_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_7556d57b6e__inspected_vins_set(  # tasks.world:2798
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.state.inspected_vins, '==', ('2T1BURHE0JC074512', '3VWFE21C04M051234'))
-
-
-# tasks.world:2799
-def _check_mined_7556d57b6e__new_vehicle(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r48.vin == '1C4RJFAG0FC625797' and _r48.make == '2001-12-08' and _r48.model == 'lost'
-        and _r48.year == 2017 and _r48.color == 'M12345'
-        and _r48.vehicle_class == _E12_VehicleClass_car and _r48.owner == 'O0003'
-        and _r48.registered_on == rt.parse_date('2025-04-15')
-        for _r48 in rt.each(ep, ep.t_vehicles)
-    )
-
-
-def _check_mined_7556d57b6e__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:2800
-    return any(
-        _r49.plate_number == '9000005' and _r49.vehicle == '1C4RJFAG0FC625797'
-        and _r49.kind == _E9_PlateKind_standard and _r49.status == _E11_PlateStatus_active
-        and _r49.issued_on == rt.parse_date('2025-04-15') and _r49.reported_lost_on is None
-        for _r49 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:2801
-def _check_mined_7556d57b6e__new_registration(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r50.vehicle == '1C4RJFAG0FC625797' and _r50.owner == 'O0004'
-        and _r50.issued_on == rt.parse_date('2025-04-15')
-        and _r50.expires_on == rt.parse_date('2026-04-15')
-        and _r50.status == _E18_RegistrationStatus_active and _r50.payment == 'P00012'
-        for _r50 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:2802
-def _check_mined_7556d57b6e__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r51.owner == 'O0004' and _r51.vehicle == '1C4RJFAG0FC625797' and _r51.fee == 'REG_CAR'
-        and _r51.fine is None and _r51.amount == 85.0 and _r51.method == _E13_PaymentMethod_card
-        for _r51 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:2803
-def _check_mined_7556d57b6e__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r52.owner == 'O0003' and _r52.vehicle == '1C4RJFAG0FC625797' and _r52.fee == 'TRANSFER'
-        and _r52.fine is None and _r52.amount == 25.0 and _r52.method == _E13_PaymentMethod_card
-        for _r52 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:2804
-def _check_mined_7556d57b6e__new_titletransfer(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r53.vehicle == '1C4RJFAG0FC625797' and _r53.from_owner == 'O0004'
-        and _r53.to_owner == 'O0003' and _r53.transferred_on == rt.parse_date('2025-04-15')
-        and _r53.sale_price == 993.24 and _r53.odometer_miles == 5 and _r53.payment == 'P00013'
-        for _r53 in rt.each(ep, ep.t_transfers)
-    )
-
-
-def _check_mined_7556d57b6e__new_fine(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:2805
-    return any(
-        _r54.vehicle == '1C4RJFAG0FC625797' and _r54.owner == 'O0003' and _r54.amount == 10000.0
-        and _r54.reason == '3L' and _r54.issued_on == rt.parse_date('2025-04-15')
-        and _r54.status == _E10_FineStatus_unpaid and _r54.paid_on is None
-        for _r54 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_d6107c918e__inspected_vins_set(  # tasks.world:3265
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.state.inspected_vins, '==', ('2T1BURHE0JC074512', '3VWFE21C04M051234'))
-
-
-# tasks.world:3266
-def _check_mined_d6107c918e__new_vehicle(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r55.vin == '1C4RJFAG0FC625797' and _r55.make == 'vanity' and _r55.model == 'waived'
-        and _r55.year == 1900 and _r55.color == 'superseded'
-        and _r55.vehicle_class == _E12_VehicleClass_motorcycle and _r55.owner == 'O0001'
-        and _r55.registered_on == rt.parse_date('2025-04-15')
-        for _r55 in rt.each(ep, ep.t_vehicles)
-    )
-
-
-def _check_mined_d6107c918e__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:3267
-    return any(
-        _r56.plate_number == '9000005' and _r56.vehicle == '1C4RJFAG0FC625797'
-        and _r56.kind == _E9_PlateKind_standard and _r56.status == _E11_PlateStatus_active
-        and _r56.issued_on == rt.parse_date('2025-04-15') and _r56.reported_lost_on is None
-        for _r56 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:3268
-def _check_mined_d6107c918e__new_registration(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r57.vehicle == '1C4RJFAG0FC625797' and _r57.owner == 'O0001'
-        and _r57.issued_on == rt.parse_date('2025-04-15')
-        and _r57.expires_on == rt.parse_date('2026-04-15')
-        and _r57.status == _E18_RegistrationStatus_active and _r57.payment == 'P00012'
-        for _r57 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:3269
-def _check_mined_d6107c918e__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r58.owner == 'O0001' and _r58.vehicle == '1C4RJFAG0FC625797' and _r58.fee == 'REG_MOTO'
-        and _r58.fine is None and _r58.amount == 45.0
-        and _r58.method == _E13_PaymentMethod_paper_check
-        for _r58 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:3270
-def _check_mined_d6107c918e__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r59.owner == 'O0001' and _r59.vehicle == '1C4RJFAG0FC625797' and _r59.fee is None
-        and _r59.fine == 'F0005' and _r59.amount == 10000.0
-        and _r59.method == _E13_PaymentMethod_cash
-        for _r59 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_d6107c918e__new_fine(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:3271
-    return any(
-        _r60.vehicle == '1C4RJFAG0FC625797' and _r60.owner == 'O0001' and _r60.amount == 10000.0
-        and _r60.reason == 'superseded' and _r60.issued_on == rt.parse_date('2025-04-15')
-        and _r60.status == _E10_FineStatus_paid and _r60.paid_on == rt.parse_date('2025-04-15')
-        for _r60 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_e1a6c4f37d__plate_evdrive_changed(  # tasks.world:3731
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plates['EVDRIVE'].status, '==', _E11_PlateStatus_lost) and rt.expect(
-        ep.t_plates['EVDRIVE'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_e1a6c4f37d__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:3732
-    return any(
-        _r61.plate_number == '9000005' and _r61.vehicle == '5YJ3E1EA7KF317000'
-        and _r61.kind == _E9_PlateKind_standard and _r61.status == _E11_PlateStatus_active
-        and _r61.issued_on == rt.parse_date('2025-04-15') and _r61.reported_lost_on is None
-        for _r61 in rt.each(ep, ep.t_plates)
-    )
-
-
-def _check_mined_e1a6c4f37d__registration_rg00001_changed(  # tasks.world:3733
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_registrations['RG00001'].status, '==', _E18_RegistrationStatus_superseded
-    )
-
-
-# tasks.world:3734
-def _check_mined_e1a6c4f37d__new_registration(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r62.vehicle == '1HGCM82633A004352' and _r62.owner == 'O0001'
-        and _r62.issued_on == rt.parse_date('2025-05-01')
-        and _r62.expires_on == rt.parse_date('2026-05-01')
-        and _r62.status == _E18_RegistrationStatus_active and _r62.payment == 'P00012'
-        for _r62 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:3735
-def _check_mined_e1a6c4f37d__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r63.owner == 'O0001' and _r63.vehicle == '1HGCM82633A004352' and _r63.fee == 'RENEW_CAR'
-        and _r63.fine is None and _r63.amount == 65.0
-        and _r63.method == _E13_PaymentMethod_paper_check
-        for _r63 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:3736
-def _check_mined_e1a6c4f37d__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r64.owner == 'O0002' and _r64.vehicle == '5YJ3E1EA7KF317000'
-        and _r64.fee == 'PLATE_REPLACE' and _r64.fine is None and _r64.amount == 20.0
-        and _r64.method == _E13_PaymentMethod_paper_check
-        for _r64 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_cf39f67423__inspected_vins_set(  # tasks.world:4195
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.state.inspected_vins, '==', ('2T1BURHE0JC074512', '3VWFE21C04M051234'))
-
-
-# tasks.world:4196
-def _check_mined_cf39f67423__new_vehicle(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r65.vin == '1C4RJFAG0FC625797' and _r65.make == '\\'
-        and _r65.model == 'Motorcycle registration renewal' and _r65.year == 1900
-        and _r65.color == 'cash' and _r65.vehicle_class == _E12_VehicleClass_car
-        and _r65.owner == 'O0004' and _r65.registered_on == rt.parse_date('2025-04-15')
-        for _r65 in rt.each(ep, ep.t_vehicles)
-    )
-
-
-def _check_mined_cf39f67423__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:4197
-    return any(
-        _r66.plate_number == '9000005' and _r66.vehicle == '1C4RJFAG0FC625797'
-        and _r66.kind == _E9_PlateKind_standard and _r66.status == _E11_PlateStatus_lost
-        and _r66.issued_on == rt.parse_date('2025-04-15')
-        and _r66.reported_lost_on == rt.parse_date('2025-04-15')
-        for _r66 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:4198
-def _check_mined_cf39f67423__new_plate_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r67.plate_number == '9000006' and _r67.vehicle == '1C4RJFAG0FC625797'
-        and _r67.kind == _E9_PlateKind_standard and _r67.status == _E11_PlateStatus_active
-        and _r67.issued_on == rt.parse_date('2025-04-15') and _r67.reported_lost_on is None
-        for _r67 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:4199
-def _check_mined_cf39f67423__new_registration(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r68.vehicle == '1C4RJFAG0FC625797' and _r68.owner == 'O0004'
-        and _r68.issued_on == rt.parse_date('2025-04-15')
-        and _r68.expires_on == rt.parse_date('2026-04-15')
-        and _r68.status == _E18_RegistrationStatus_active and _r68.payment == 'P00012'
-        for _r68 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:4200
-def _check_mined_cf39f67423__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r69.owner == 'O0004' and _r69.vehicle == '1C4RJFAG0FC625797' and _r69.fee == 'REG_CAR'
-        and _r69.fine is None and _r69.amount == 85.0 and _r69.method == _E13_PaymentMethod_card
-        for _r69 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:4201
-def _check_mined_cf39f67423__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r70.owner == 'O0004' and _r70.vehicle == '1C4RJFAG0FC625797'
-        and _r70.fee == 'PLATE_REPLACE' and _r70.fine is None and _r70.amount == 20.0
-        and _r70.method == _E13_PaymentMethod_card
-        for _r70 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_3e8ed7b093__new_owner(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:4660
-    return any(
-        _r71.name == 'lost' and _r71.date_of_birth == rt.parse_date('2001-12-08')
-        and _r71.email == '1@CSl.dbgz' and _r71.phone == ' 6889 588'
-        and _r71.address == Address(
-            v.check_length('2025-04-15', 'Address.street', 1, 100),
-            v.check_length('lost', 'Address.city', 1, 60),
-            v.check_pattern('79115', 'Address.zip', '^[0-9]{5}$'),
-        )
-        and _r71.license_number == 'K6787813' and _r71.created_on == rt.parse_date('2025-04-15')
-        for _r71 in rt.each(ep, ep.t_owners)
-    )
-
-
-def _check_mined_3e8ed7b093__new_fine(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:4661
-    return any(
-        _r72.vehicle == '1HGCM82633A004352' and _r72.owner == 'O0001' and _r72.amount == 1.0
-        and _r72.reason == 'RENEW_CAR' and _r72.issued_on == rt.parse_date('2025-04-15')
-        and _r72.status == _E10_FineStatus_unpaid and _r72.paid_on is None
-        for _r72 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_3e8ed7b093__new_fine_1(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:4662
-    return any(
-        _r73.vehicle == '1HGCM82633A004352' and _r73.owner == 'O0001' and _r73.amount == 1.0
-        and _r73.reason == 'lost' and _r73.issued_on == rt.parse_date('2025-04-15')
-        and _r73.status == _E10_FineStatus_unpaid and _r73.paid_on is None
-        for _r73 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_eca0f26c9b__plate_m12345_changed(  # tasks.world:5121
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plates['M12345'].status, '==', _E11_PlateStatus_lost) and rt.expect(
-        ep.t_plates['M12345'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_eca0f26c9b__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:5122
-    return any(
-        _r74.plate_number == '9000005' and _r74.vehicle == 'JH2PC40046M200001'
-        and _r74.kind == _E9_PlateKind_standard and _r74.status == _E11_PlateStatus_active
-        and _r74.issued_on == rt.parse_date('2025-04-15') and _r74.reported_lost_on is None
-        for _r74 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:5123
-def _check_mined_eca0f26c9b__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r75.owner == 'O0003' and _r75.vehicle == 'JH2PC40046M200001'
-        and _r75.fee == 'PLATE_REPLACE' and _r75.fine is None and _r75.amount == 20.0
-        and _r75.method == _E13_PaymentMethod_paper_check
-        for _r75 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_eca0f26c9b__new_fine(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:5124
-    return any(
-        _r76.vehicle == 'JH2PC40046M200001' and _r76.owner == 'O0003' and _r76.amount == 1775.7
-        and _r76.reason == '9000005' and _r76.issued_on == rt.parse_date('2025-04-15')
-        and _r76.status == _E10_FineStatus_unpaid and _r76.paid_on is None
-        for _r76 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_eca0f26c9b__new_fine_1(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:5125
-    return any(
-        _r77.vehicle == 'JH2PC40046M200001' and _r77.owner == 'O0003' and _r77.amount == 6910.0
-        and _r77.reason == 'Honda' and _r77.issued_on == rt.parse_date('2025-04-15')
-        and _r77.status == _E10_FineStatus_unpaid and _r77.paid_on is None
-        for _r77 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_4cebcae959__registration_rg00001_changed(  # tasks.world:5584
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_registrations['RG00001'].status, '==', _E18_RegistrationStatus_superseded
-    )
-
-
-# tasks.world:5585
-def _check_mined_4cebcae959__new_registration(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r78.vehicle == '1HGCM82633A004352' and _r78.owner == 'O0001'
-        and _r78.issued_on == rt.parse_date('2025-05-01')
-        and _r78.expires_on == rt.parse_date('2026-05-01')
-        and _r78.status == _E18_RegistrationStatus_active and _r78.payment == 'P00012'
-        for _r78 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:5586
-def _check_mined_4cebcae959__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r79.owner == 'O0001' and _r79.vehicle == '1HGCM82633A004352' and _r79.fee == 'RENEW_CAR'
-        and _r79.fine is None and _r79.amount == 65.0
-        and _r79.method == _E13_PaymentMethod_paper_check
-        for _r79 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_4cebcae959__new_fine(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:5587
-    return any(
-        _r80.vehicle == '1HGCM82633A004352' and _r80.owner == 'O0001' and _r80.amount == 6.0
-        and _r80.reason == 'superseded' and _r80.issued_on == rt.parse_date('2025-04-15')
-        and _r80.status == _E10_FineStatus_unpaid and _r80.paid_on is None
-        for _r80 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_1bb30ecf77__inspected_vins_set(  # tasks.world:6045
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.state.inspected_vins, '==', ('2T1BURHE0JC074512', '3VWFE21C04M051234'))
-
-
-# tasks.world:6046
-def _check_mined_1bb30ecf77__new_vehicle(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r81.vin == '1C4RJFAG0FC625797' and _r81.make == '2025-04-15' and _r81.model == 'Accord'
-        and _r81.year == 1970 and _r81.color == '2025-04-15'
-        and _r81.vehicle_class == _E12_VehicleClass_motorcycle and _r81.owner == 'O0004'
-        and _r81.registered_on == rt.parse_date('2025-04-15')
-        for _r81 in rt.each(ep, ep.t_vehicles)
-    )
-
-
-def _check_mined_1bb30ecf77__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:6047
-    return any(
-        _r82.plate_number == '9000005' and _r82.vehicle == '1C4RJFAG0FC625797'
-        and _r82.kind == _E9_PlateKind_standard and _r82.status == _E11_PlateStatus_active
-        and _r82.issued_on == rt.parse_date('2025-04-15') and _r82.reported_lost_on is None
-        for _r82 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:6048
-def _check_mined_1bb30ecf77__new_registration(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r83.vehicle == '1C4RJFAG0FC625797' and _r83.owner == 'O0004'
-        and _r83.issued_on == rt.parse_date('2025-04-15')
-        and _r83.expires_on == rt.parse_date('2026-04-15')
-        and _r83.status == _E18_RegistrationStatus_active and _r83.payment == 'P00012'
-        for _r83 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:6049
-def _check_mined_1bb30ecf77__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r84.owner == 'O0004' and _r84.vehicle == '1C4RJFAG0FC625797' and _r84.fee == 'REG_MOTO'
-        and _r84.fine is None and _r84.amount == 45.0 and _r84.method == _E13_PaymentMethod_cash
-        for _r84 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_1bb30ecf77__new_fine(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:6050
-    return any(
-        _r85.vehicle == '1HGCM82633A004352' and _r85.owner == 'O0001' and _r85.amount == 9511.75
-        and _r85.reason == 'unpaid' and _r85.issued_on == rt.parse_date('2025-04-15')
-        and _r85.status == _E10_FineStatus_unpaid and _r85.paid_on is None
-        for _r85 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_f2f432e0d9__plate_k_7abc123_changed(  # tasks.world:6508
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plates['7ABC123'].status, '==', _E11_PlateStatus_lost) and rt.expect(
-        ep.t_plates['7ABC123'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_f2f432e0d9__plate_evdrive_changed(  # tasks.world:6509
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plates['EVDRIVE'].status, '==', _E11_PlateStatus_lost) and rt.expect(
-        ep.t_plates['EVDRIVE'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_f2f432e0d9__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:6510
-    return any(
-        _r86.plate_number == '9000005' and _r86.vehicle == '5YJ3E1EA7KF317000'
-        and _r86.kind == _E9_PlateKind_standard and _r86.status == _E11_PlateStatus_active
-        and _r86.issued_on == rt.parse_date('2025-04-15') and _r86.reported_lost_on is None
-        for _r86 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:6511
-def _check_mined_f2f432e0d9__new_plate_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r87.plate_number == '9000006' and _r87.vehicle == '1HGCM82633A004352'
-        and _r87.kind == _E9_PlateKind_standard and _r87.status == _E11_PlateStatus_active
-        and _r87.issued_on == rt.parse_date('2025-04-15') and _r87.reported_lost_on is None
-        for _r87 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:6512
-def _check_mined_f2f432e0d9__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r88.owner == 'O0002' and _r88.vehicle == '5YJ3E1EA7KF317000'
-        and _r88.fee == 'PLATE_REPLACE' and _r88.fine is None and _r88.amount == 20.0
-        and _r88.method == _E13_PaymentMethod_paper_check
-        for _r88 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:6513
-def _check_mined_f2f432e0d9__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r89.owner == 'O0001' and _r89.vehicle == '1HGCM82633A004352'
-        and _r89.fee == 'PLATE_REPLACE' and _r89.fine is None and _r89.amount == 20.0
-        and _r89.method == _E13_PaymentMethod_paper_check
-        for _r89 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_02fc36f38b__new_fine(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:6971
-    return any(
-        _r90.vehicle == 'JH2PC40046M200001' and _r90.owner == 'O0003' and _r90.amount == 1.0
-        and _r90.reason == 'plate_replacement' and _r90.issued_on == rt.parse_date('2025-04-15')
-        and _r90.status == _E10_FineStatus_unpaid and _r90.paid_on is None
-        for _r90 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_02fc36f38b__new_fine_1(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:6972
-    return any(
-        _r91.vehicle == 'JH2PC40046M200001' and _r91.owner == 'O0003' and _r91.amount == 1.0
-        and _r91.reason == 'standard' and _r91.issued_on == rt.parse_date('2025-04-15')
-        and _r91.status == _E10_FineStatus_unpaid and _r91.paid_on is None
-        for _r91 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_c8c05c5cee__vehicle_k_1hgcm82633a004352_changed(  # tasks.world:7430
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vehicles['1HGCM82633A004352'].owner, '==', 'O0002')
-
-
-# tasks.world:7431
-def _check_mined_c8c05c5cee__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r92.owner == 'O0002' and _r92.vehicle == '1HGCM82633A004352' and _r92.fee == 'TRANSFER'
-        and _r92.fine is None and _r92.amount == 25.0 and _r92.method == _E13_PaymentMethod_card
-        for _r92 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:7432
-def _check_mined_c8c05c5cee__new_titletransfer(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r93.vehicle == '1HGCM82633A004352' and _r93.from_owner == 'O0001'
-        and _r93.to_owner == 'O0002' and _r93.transferred_on == rt.parse_date('2025-04-15')
-        and _r93.sale_price == 78.68 and _r93.odometer_miles == 606753 and _r93.payment == 'P00012'
-        for _r93 in rt.each(ep, ep.t_transfers)
-    )
-
-
-def _check_mined_ea313b6067__registration_rg00001_changed(  # tasks.world:7889
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_registrations['RG00001'].status, '==', _E18_RegistrationStatus_superseded
-    )
-
-
-# tasks.world:7890
-def _check_mined_ea313b6067__new_registration(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r94.vehicle == '1HGCM82633A004352' and _r94.owner == 'O0001'
-        and _r94.issued_on == rt.parse_date('2025-05-01')
-        and _r94.expires_on == rt.parse_date('2026-05-01')
-        and _r94.status == _E18_RegistrationStatus_active and _r94.payment == 'P00012'
-        for _r94 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:7891
-def _check_mined_ea313b6067__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r95.owner == 'O0001' and _r95.vehicle == '1HGCM82633A004352' and _r95.fee == 'RENEW_CAR'
-        and _r95.fine is None and _r95.amount == 65.0 and _r95.method == _E13_PaymentMethod_cash
-        for _r95 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_6528e1298c__plate_k_8trk442_changed(  # tasks.world:8348
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plates['8TRK442'].status, '==', _E11_PlateStatus_lost) and rt.expect(
-        ep.t_plates['8TRK442'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_6528e1298c__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:8349
-    return any(
-        _r96.plate_number == '9000005' and _r96.vehicle == '1FTFW1ET5DFC10312'
-        and _r96.kind == _E9_PlateKind_standard and _r96.status == _E11_PlateStatus_active
-        and _r96.issued_on == rt.parse_date('2025-04-15') and _r96.reported_lost_on is None
-        for _r96 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:8350
-def _check_mined_6528e1298c__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r97.owner == 'O0004' and _r97.vehicle == '1FTFW1ET5DFC10312'
-        and _r97.fee == 'PLATE_REPLACE' and _r97.fine is None and _r97.amount == 20.0
-        and _r97.method == _E13_PaymentMethod_card
-        for _r97 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_a8e4bd7199__plate_m12345_changed(  # tasks.world:8807
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plates['M12345'].status, '==', _E11_PlateStatus_lost) and rt.expect(
-        ep.t_plates['M12345'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_a8e4bd7199__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:8808
-    return any(
-        _r98.plate_number == '9000005' and _r98.vehicle == 'JH2PC40046M200001'
-        and _r98.kind == _E9_PlateKind_standard and _r98.status == _E11_PlateStatus_active
-        and _r98.issued_on == rt.parse_date('2025-04-15') and _r98.reported_lost_on is None
-        for _r98 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:8809
-def _check_mined_a8e4bd7199__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r99.owner == 'O0003' and _r99.vehicle == 'JH2PC40046M200001'
-        and _r99.fee == 'PLATE_REPLACE' and _r99.fine is None and _r99.amount == 20.0
-        and _r99.method == _E13_PaymentMethod_card
-        for _r99 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_fc3378c618__plate_k_7abc123_changed(  # tasks.world:9266
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plates['7ABC123'].status, '==', _E11_PlateStatus_lost) and rt.expect(
-        ep.t_plates['7ABC123'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_fc3378c618__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:9267
-    return any(
-        _r100.plate_number == '9000005' and _r100.vehicle == '1HGCM82633A004352'
-        and _r100.kind == _E9_PlateKind_standard and _r100.status == _E11_PlateStatus_active
-        and _r100.issued_on == rt.parse_date('2025-04-15') and _r100.reported_lost_on is None
-        for _r100 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:9268
-def _check_mined_fc3378c618__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r101.owner == 'O0001' and _r101.vehicle == '1HGCM82633A004352'
-        and _r101.fee == 'PLATE_REPLACE' and _r101.fine is None and _r101.amount == 20.0
-        and _r101.method == _E13_PaymentMethod_card
-        for _r101 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_3e5a3cca5f__new_fine(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:9725
-    return any(
-        _r102.vehicle == '5YJ3E1EA7KF317000' and _r102.owner == 'O0002' and _r102.amount == 6379.71
-        and _r102.reason == 'check' and _r102.issued_on == rt.parse_date('2025-04-15')
-        and _r102.status == _E10_FineStatus_unpaid and _r102.paid_on is None
-        for _r102 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_7406f94938__inspected_vins_set(  # tasks.world:10182
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.state.inspected_vins, '==', ('2T1BURHE0JC074512', '3VWFE21C04M051234'))
-
-
-# tasks.world:10183
-def _check_mined_7406f94938__new_vehicle(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r103.vin == '1C4RJFAG0FC625797' and _r103.make == 'RENEW_CAR' and _r103.model == '7ABC123'
-        and _r103.year == 2020 and _r103.color == 'silver'
-        and _r103.vehicle_class == _E12_VehicleClass_truck and _r103.owner == 'O0002'
-        and _r103.registered_on == rt.parse_date('2025-04-15')
-        for _r103 in rt.each(ep, ep.t_vehicles)
-    )
-
-
-def _check_mined_7406f94938__plate_k_7abc123_changed(  # tasks.world:10184
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plates['7ABC123'].status, '==', _E11_PlateStatus_lost) and rt.expect(
-        ep.t_plates['7ABC123'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_7406f94938__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:10185
-    return any(
-        _r104.plate_number == '9000005' and _r104.vehicle == '1HGCM82633A004352'
-        and _r104.kind == _E9_PlateKind_standard and _r104.status == _E11_PlateStatus_active
-        and _r104.issued_on == rt.parse_date('2025-04-15') and _r104.reported_lost_on is None
-        for _r104 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:10186
-def _check_mined_7406f94938__new_plate_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r105.plate_number == '9000006' and _r105.vehicle == '1C4RJFAG0FC625797'
-        and _r105.kind == _E9_PlateKind_standard and _r105.status == _E11_PlateStatus_active
-        and _r105.issued_on == rt.parse_date('2025-04-15') and _r105.reported_lost_on is None
-        for _r105 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:10187
-def _check_mined_7406f94938__new_registration(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r106.vehicle == '1C4RJFAG0FC625797' and _r106.owner == 'O0001'
-        and _r106.issued_on == rt.parse_date('2025-04-15')
-        and _r106.expires_on == rt.parse_date('2026-04-15')
-        and _r106.status == _E18_RegistrationStatus_active and _r106.payment == 'P00013'
-        for _r106 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:10188
-def _check_mined_7406f94938__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r107.owner == 'O0001' and _r107.vehicle == '1HGCM82633A004352'
-        and _r107.fee == 'PLATE_REPLACE' and _r107.fine is None and _r107.amount == 20.0
-        and _r107.method == _E13_PaymentMethod_paper_check
-        for _r107 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:10189
-def _check_mined_7406f94938__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r108.owner == 'O0001' and _r108.vehicle == '1C4RJFAG0FC625797'
-        and _r108.fee == 'REG_TRUCK' and _r108.fine is None and _r108.amount == 150.0
-        and _r108.method == _E13_PaymentMethod_card
-        for _r108 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:10190
-def _check_mined_7406f94938__new_payment_2(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r109.owner == 'O0002' and _r109.vehicle == '1C4RJFAG0FC625797' and _r109.fee == 'TRANSFER'
-        and _r109.fine is None and _r109.amount == 25.0 and _r109.method == _E13_PaymentMethod_card
-        for _r109 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:10191
-def _check_mined_7406f94938__new_titletransfer(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r110.vehicle == '1C4RJFAG0FC625797' and _r110.from_owner == 'O0001'
-        and _r110.to_owner == 'O0002' and _r110.transferred_on == rt.parse_date('2025-04-15')
-        and _r110.sale_price == 6.0 and _r110.odometer_miles == 150 and _r110.payment == 'P00014'
-        for _r110 in rt.each(ep, ep.t_transfers)
-    )
-
-
-def _check_mined_7406f94938__new_fine(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:10192
-    return any(
-        _r111.vehicle == '1HGCM82633A004352' and _r111.owner == 'O0001' and _r111.amount == 1.0
-        and _r111.reason == 'waived' and _r111.issued_on == rt.parse_date('2025-04-15')
-        and _r111.status == _E10_FineStatus_unpaid and _r111.paid_on is None
-        for _r111 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_94425268c9__inspected_vins_set(  # tasks.world:10654
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.state.inspected_vins, '==', ('3VWFE21C04M051234', '1C4RJFAG0FC625797'))
-
-
-# tasks.world:10655
-def _check_mined_94425268c9__new_vehicle(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r112.vin == '2T1BURHE0JC074512' and _r112.make == 'card' and _r112.model == 'red'
-        and _r112.year == 1910 and _r112.color == 'vanity'
-        and _r112.vehicle_class == _E12_VehicleClass_truck and _r112.owner == 'O0001'
-        and _r112.registered_on == rt.parse_date('2025-04-15')
-        for _r112 in rt.each(ep, ep.t_vehicles)
-    )
-
-
-def _check_mined_94425268c9__plate_k_7abc123_changed(  # tasks.world:10656
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plates['7ABC123'].status, '==', _E11_PlateStatus_lost) and rt.expect(
-        ep.t_plates['7ABC123'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_94425268c9__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:10657
-    return any(
-        _r113.plate_number == '9000005' and _r113.vehicle == '2T1BURHE0JC074512'
-        and _r113.kind == _E9_PlateKind_standard and _r113.status == _E11_PlateStatus_active
-        and _r113.issued_on == rt.parse_date('2025-04-15') and _r113.reported_lost_on is None
-        for _r113 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:10658
-def _check_mined_94425268c9__new_plate_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r114.plate_number == '9000006' and _r114.vehicle == '1HGCM82633A004352'
-        and _r114.kind == _E9_PlateKind_standard and _r114.status == _E11_PlateStatus_active
-        and _r114.issued_on == rt.parse_date('2025-04-15') and _r114.reported_lost_on is None
-        for _r114 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:10659
-def _check_mined_94425268c9__new_registration(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r115.vehicle == '2T1BURHE0JC074512' and _r115.owner == 'O0002'
-        and _r115.issued_on == rt.parse_date('2025-04-15')
-        and _r115.expires_on == rt.parse_date('2026-04-15')
-        and _r115.status == _E18_RegistrationStatus_active and _r115.payment == 'P00012'
-        for _r115 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:10660
-def _check_mined_94425268c9__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r116.owner == 'O0002' and _r116.vehicle == '2T1BURHE0JC074512'
-        and _r116.fee == 'REG_TRUCK' and _r116.fine is None and _r116.amount == 150.0
-        and _r116.method == _E13_PaymentMethod_paper_check
-        for _r116 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:10661
-def _check_mined_94425268c9__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r117.owner == 'O0001' and _r117.vehicle == '1HGCM82633A004352'
-        and _r117.fee == 'PLATE_REPLACE' and _r117.fine is None and _r117.amount == 20.0
-        and _r117.method == _E13_PaymentMethod_cash
-        for _r117 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:10662
-def _check_mined_94425268c9__new_payment_2(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r118.owner == 'O0001' and _r118.vehicle == '2T1BURHE0JC074512' and _r118.fee == 'TRANSFER'
-        and _r118.fine is None and _r118.amount == 25.0 and _r118.method == _E13_PaymentMethod_card
-        for _r118 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:10663
-def _check_mined_94425268c9__new_payment_3(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r119.owner == 'O0004' and _r119.vehicle == '1FTFW1ET5DFC10312' and _r119.fee is None
-        and _r119.fine == 'F0001' and _r119.amount == 150.0
-        and _r119.method == _E13_PaymentMethod_card
-        for _r119 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:10664
-def _check_mined_94425268c9__new_titletransfer(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r120.vehicle == '2T1BURHE0JC074512' and _r120.from_owner == 'O0002'
-        and _r120.to_owner == 'O0001' and _r120.transferred_on == rt.parse_date('2025-04-15')
-        and _r120.sale_price == 365.6 and _r120.odometer_miles == 1910
-        and _r120.payment == 'P00014'
-        for _r120 in rt.each(ep, ep.t_transfers)
-    )
-
-
-def _check_mined_94425268c9__fine_f0001_changed(  # tasks.world:10665
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_fines['F0001'].status, '==', _E10_FineStatus_paid) and rt.expect(
-        ep.t_fines['F0001'].paid_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_f0733523ac__inspected_vins_set(  # tasks.world:11127
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.state.inspected_vins, '==', ('2T1BURHE0JC074512', '3VWFE21C04M051234'))
-
-
-# tasks.world:11128
-def _check_mined_f0733523ac__new_vehicle(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r121.vin == '1C4RJFAG0FC625797' and _r121.make == 'transfer'
-        and _r121.model == 'Replacement plate' and _r121.year == 2020
-        and _r121.color == '1995-07-30' and _r121.vehicle_class == _E12_VehicleClass_truck
-        and _r121.owner == 'O0002' and _r121.registered_on == rt.parse_date('2025-04-15')
-        for _r121 in rt.each(ep, ep.t_vehicles)
-    )
-
-
-def _check_mined_f0733523ac__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:11129
-    return any(
-        _r122.plate_number == '9000005' and _r122.vehicle == '1C4RJFAG0FC625797'
-        and _r122.kind == _E9_PlateKind_standard and _r122.status == _E11_PlateStatus_active
-        and _r122.issued_on == rt.parse_date('2025-04-15') and _r122.reported_lost_on is None
-        for _r122 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:11130
-def _check_mined_f0733523ac__new_registration(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r123.vehicle == '1C4RJFAG0FC625797' and _r123.owner == 'O0002'
-        and _r123.issued_on == rt.parse_date('2025-04-15')
-        and _r123.expires_on == rt.parse_date('2026-04-15')
-        and _r123.status == _E18_RegistrationStatus_active and _r123.payment == 'P00012'
-        for _r123 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:11131
-def _check_mined_f0733523ac__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r124.owner == 'O0002' and _r124.vehicle == '1C4RJFAG0FC625797'
-        and _r124.fee == 'REG_TRUCK' and _r124.fine is None and _r124.amount == 150.0
-        and _r124.method == _E13_PaymentMethod_paper_check
-        for _r124 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:11132
-def _check_mined_f0733523ac__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r125.owner == 'O0004' and _r125.vehicle == '1FTFW1ET5DFC10312' and _r125.fee is None
-        and _r125.fine == 'F0001' and _r125.amount == 150.0
-        and _r125.method == _E13_PaymentMethod_cash
-        for _r125 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_f0733523ac__fine_f0001_changed(  # tasks.world:11133
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_fines['F0001'].status, '==', _E10_FineStatus_paid) and rt.expect(
-        ep.t_fines['F0001'].paid_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_f0733523ac__new_fine(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:11134
-    return any(
-        _r126.vehicle == '1FTFW1ET5DFC10312' and _r126.owner == 'O0004' and _r126.amount == 1.0
-        and _r126.reason == 'car' and _r126.issued_on == rt.parse_date('2025-04-15')
-        and _r126.status == _E10_FineStatus_unpaid and _r126.paid_on is None
-        for _r126 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_60463caa6f__plate_m12345_changed(  # tasks.world:11596
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plates['M12345'].status, '==', _E11_PlateStatus_lost) and rt.expect(
-        ep.t_plates['M12345'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_60463caa6f__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:11597
-    return any(
-        _r127.plate_number == '9000005' and _r127.vehicle == 'JH2PC40046M200001'
-        and _r127.kind == _E9_PlateKind_standard and _r127.status == _E11_PlateStatus_active
-        and _r127.issued_on == rt.parse_date('2025-04-15') and _r127.reported_lost_on is None
-        for _r127 in rt.each(ep, ep.t_plates)
-    )
-
-
-def _check_mined_60463caa6f__registration_rg00001_changed(  # tasks.world:11598
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_registrations['RG00001'].status, '==', _E18_RegistrationStatus_superseded
-    )
-
-
-def _check_mined_60463caa6f__registration_rg00004_changed(  # tasks.world:11599
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_registrations['RG00004'].status, '==', _E18_RegistrationStatus_superseded
-    )
-
-
-# tasks.world:11600
-def _check_mined_60463caa6f__new_registration(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r128.vehicle == '1HGCM82633A004352' and _r128.owner == 'O0001'
-        and _r128.issued_on == rt.parse_date('2025-05-01')
-        and _r128.expires_on == rt.parse_date('2026-05-01')
-        and _r128.status == _E18_RegistrationStatus_active and _r128.payment == 'P00012'
-        for _r128 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:11601
-def _check_mined_60463caa6f__new_registration_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r129.vehicle == '1FTFW1ET5DFC10312' and _r129.owner == 'O0004'
-        and _r129.issued_on == rt.parse_date('2025-06-15')
-        and _r129.expires_on == rt.parse_date('2026-06-15')
-        and _r129.status == _E18_RegistrationStatus_active and _r129.payment == 'P00015'
-        for _r129 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:11602
-def _check_mined_60463caa6f__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r130.owner == 'O0001' and _r130.vehicle == '1HGCM82633A004352'
-        and _r130.fee == 'RENEW_CAR' and _r130.fine is None and _r130.amount == 65.0
-        and _r130.method == _E13_PaymentMethod_paper_check
-        for _r130 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:11603
-def _check_mined_60463caa6f__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r131.owner == 'O0004' and _r131.vehicle == '1FTFW1ET5DFC10312' and _r131.fee is None
-        and _r131.fine == 'F0001' and _r131.amount == 150.0
-        and _r131.method == _E13_PaymentMethod_card
-        for _r131 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:11604
-def _check_mined_60463caa6f__new_payment_2(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r132.owner == 'O0003' and _r132.vehicle == 'JH2PC40046M200001'
-        and _r132.fee == 'PLATE_REPLACE' and _r132.fine is None and _r132.amount == 20.0
-        and _r132.method == _E13_PaymentMethod_paper_check
-        for _r132 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:11605
-def _check_mined_60463caa6f__new_payment_3(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r133.owner == 'O0004' and _r133.vehicle == '1FTFW1ET5DFC10312'
-        and _r133.fee == 'RENEW_TRUCK' and _r133.fine is None and _r133.amount == 120.0
-        and _r133.method == _E13_PaymentMethod_paper_check
-        for _r133 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_60463caa6f__fine_f0001_changed(  # tasks.world:11606
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_fines['F0001'].status, '==', _E10_FineStatus_paid) and rt.expect(
-        ep.t_fines['F0001'].paid_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_4d9fe0c532__inspected_vins_set(  # tasks.world:12068
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.state.inspected_vins, '==', ('2T1BURHE0JC074512', '3VWFE21C04M051234'))
-
-
-# tasks.world:12069
-def _check_mined_4d9fe0c532__new_vehicle(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r134.vin == '1C4RJFAG0FC625797' and _r134.make == 'motorcycle'
-        and _r134.model == 'renewal' and _r134.year == 2020 and _r134.color == 'paid'
-        and _r134.vehicle_class == _E12_VehicleClass_motorcycle and _r134.owner == 'O0004'
-        and _r134.registered_on == rt.parse_date('2025-04-15')
-        for _r134 in rt.each(ep, ep.t_vehicles)
-    )
-
-
-def _check_mined_4d9fe0c532__plate_evdrive_changed(  # tasks.world:12070
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plates['EVDRIVE'].status, '==', _E11_PlateStatus_lost) and rt.expect(
-        ep.t_plates['EVDRIVE'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_4d9fe0c532__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:12071
-    return any(
-        _r135.plate_number == '9000005' and _r135.vehicle == '5YJ3E1EA7KF317000'
-        and _r135.kind == _E9_PlateKind_standard and _r135.status == _E11_PlateStatus_active
-        and _r135.issued_on == rt.parse_date('2025-04-15') and _r135.reported_lost_on is None
-        for _r135 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:12072
-def _check_mined_4d9fe0c532__new_plate_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r136.plate_number == '9000006' and _r136.vehicle == '1C4RJFAG0FC625797'
-        and _r136.kind == _E9_PlateKind_standard and _r136.status == _E11_PlateStatus_active
-        and _r136.issued_on == rt.parse_date('2025-04-15') and _r136.reported_lost_on is None
-        for _r136 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:12073
-def _check_mined_4d9fe0c532__new_registration(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r137.vehicle == '1C4RJFAG0FC625797' and _r137.owner == 'O0004'
-        and _r137.issued_on == rt.parse_date('2025-04-15')
-        and _r137.expires_on == rt.parse_date('2026-04-15')
-        and _r137.status == _E18_RegistrationStatus_active and _r137.payment == 'P00014'
-        for _r137 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:12074
-def _check_mined_4d9fe0c532__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r138.owner == 'O0002' and _r138.vehicle == '5YJ3E1EA7KF317000'
-        and _r138.fee == 'PLATE_REPLACE' and _r138.fine is None and _r138.amount == 20.0
-        and _r138.method == _E13_PaymentMethod_cash
-        for _r138 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:12075
-def _check_mined_4d9fe0c532__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r139.owner == 'O0001' and _r139.vehicle == '1HGCM82633A004352' and _r139.fee is None
-        and _r139.fine == 'F0005' and _r139.amount == 7891.3725
-        and _r139.method == _E13_PaymentMethod_paper_check
-        for _r139 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:12076
-def _check_mined_4d9fe0c532__new_payment_2(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r140.owner == 'O0004' and _r140.vehicle == '1C4RJFAG0FC625797' and _r140.fee == 'REG_MOTO'
-        and _r140.fine is None and _r140.amount == 45.0 and _r140.method == _E13_PaymentMethod_cash
-        for _r140 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_4d9fe0c532__new_fine(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:12077
-    return any(
-        _r141.vehicle == '1HGCM82633A004352' and _r141.owner == 'O0001'
-        and _r141.amount == 7891.3725 and _r141.reason == 'Car registration renewal (2023 rate)'
-        and _r141.issued_on == rt.parse_date('2025-04-15') and _r141.status == _E10_FineStatus_paid
-        and _r141.paid_on == rt.parse_date('2025-04-15')
-        for _r141 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_6310539c81__plate_k_7abc123_changed(  # tasks.world:12538
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plates['7ABC123'].status, '==', _E11_PlateStatus_lost) and rt.expect(
-        ep.t_plates['7ABC123'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_6310539c81__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:12539
-    return any(
-        _r142.plate_number == '9000005' and _r142.vehicle == '1HGCM82633A004352'
-        and _r142.kind == _E9_PlateKind_standard and _r142.status == _E11_PlateStatus_active
-        and _r142.issued_on == rt.parse_date('2025-04-15') and _r142.reported_lost_on is None
-        for _r142 in rt.each(ep, ep.t_plates)
-    )
-
-
-def _check_mined_6310539c81__registration_rg00001_changed(  # tasks.world:12540
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_registrations['RG00001'].status, '==', _E18_RegistrationStatus_superseded
-    )
-
-
-# tasks.world:12541
-def _check_mined_6310539c81__new_registration(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r143.vehicle == '1HGCM82633A004352' and _r143.owner == 'O0001'
-        and _r143.issued_on == rt.parse_date('2025-05-01')
-        and _r143.expires_on == rt.parse_date('2026-05-01')
-        and _r143.status == _E18_RegistrationStatus_active and _r143.payment == 'P00013'
-        for _r143 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:12542
-def _check_mined_6310539c81__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r144.owner == 'O0001' and _r144.vehicle == '1HGCM82633A004352'
-        and _r144.fee == 'PLATE_REPLACE' and _r144.fine is None and _r144.amount == 20.0
-        and _r144.method == _E13_PaymentMethod_paper_check
-        for _r144 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:12543
-def _check_mined_6310539c81__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r145.owner == 'O0001' and _r145.vehicle == '1HGCM82633A004352'
-        and _r145.fee == 'RENEW_CAR' and _r145.fine is None and _r145.amount == 65.0
-        and _r145.method == _E13_PaymentMethod_card
-        for _r145 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:12544
-def _check_mined_6310539c81__new_payment_2(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r146.owner == 'O0003' and _r146.vehicle == 'JH2PC40046M200001' and _r146.fee is None
-        and _r146.fine == 'F0004' and _r146.amount == 90.0
-        and _r146.method == _E13_PaymentMethod_card
-        for _r146 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_6310539c81__fine_f0004_changed(  # tasks.world:12545
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_fines['F0004'].status, '==', _E10_FineStatus_paid) and rt.expect(
-        ep.t_fines['F0004'].paid_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_6310539c81__new_fine(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:12546
-    return any(
-        _r147.vehicle == 'JH2PC40046M200001' and _r147.owner == 'O0003' and _r147.amount == 2929.17
-        and _r147.reason == 'transfer' and _r147.issued_on == rt.parse_date('2025-04-15')
-        and _r147.status == _E10_FineStatus_unpaid and _r147.paid_on is None
-        for _r147 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_7a96add3da__inspected_vins_set(  # tasks.world:13007
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.state.inspected_vins, '==', ('3VWFE21C04M051234', '1C4RJFAG0FC625797'))
-
-
-# tasks.world:13008
-def _check_mined_7a96add3da__new_vehicle(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r148.vin == '2T1BURHE0JC074512' and _r148.make == 'motorcycle'
-        and _r148.model == 'standard' and _r148.year == 2020 and _r148.color == 'vanity'
-        and _r148.vehicle_class == _E12_VehicleClass_motorcycle and _r148.owner == 'O0002'
-        and _r148.registered_on == rt.parse_date('2025-04-15')
-        for _r148 in rt.each(ep, ep.t_vehicles)
-    )
-
-
-def _check_mined_7a96add3da__plate_evdrive_changed(  # tasks.world:13009
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plates['EVDRIVE'].status, '==', _E11_PlateStatus_lost) and rt.expect(
-        ep.t_plates['EVDRIVE'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_7a96add3da__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:13010
-    return any(
-        _r149.plate_number == '9000005' and _r149.vehicle == '5YJ3E1EA7KF317000'
-        and _r149.kind == _E9_PlateKind_standard and _r149.status == _E11_PlateStatus_active
-        and _r149.issued_on == rt.parse_date('2025-04-15') and _r149.reported_lost_on is None
-        for _r149 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:13011
-def _check_mined_7a96add3da__new_plate_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r150.plate_number == '9000006' and _r150.vehicle == '2T1BURHE0JC074512'
-        and _r150.kind == _E9_PlateKind_standard and _r150.status == _E11_PlateStatus_active
-        and _r150.issued_on == rt.parse_date('2025-04-15') and _r150.reported_lost_on is None
-        for _r150 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:13012
-def _check_mined_7a96add3da__new_registration(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r151.vehicle == '2T1BURHE0JC074512' and _r151.owner == 'O0002'
-        and _r151.issued_on == rt.parse_date('2025-04-15')
-        and _r151.expires_on == rt.parse_date('2026-04-15')
-        and _r151.status == _E18_RegistrationStatus_active and _r151.payment == 'P00014'
-        for _r151 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:13013
-def _check_mined_7a96add3da__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r152.owner == 'O0002' and _r152.vehicle == '5YJ3E1EA7KF317000'
-        and _r152.fee == 'PLATE_REPLACE' and _r152.fine is None and _r152.amount == 20.0
-        and _r152.method == _E13_PaymentMethod_card
-        for _r152 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:13014
-def _check_mined_7a96add3da__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r153.owner == 'O0003' and _r153.vehicle == 'JH2PC40046M200001' and _r153.fee is None
-        and _r153.fine == 'F0005' and _r153.amount == 596.0
-        and _r153.method == _E13_PaymentMethod_paper_check
-        for _r153 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:13015
-def _check_mined_7a96add3da__new_payment_2(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r154.owner == 'O0002' and _r154.vehicle == '2T1BURHE0JC074512' and _r154.fee == 'REG_MOTO'
-        and _r154.fine is None and _r154.amount == 45.0 and _r154.method == _E13_PaymentMethod_cash
-        for _r154 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_7a96add3da__new_fine(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:13016
-    return any(
-        _r155.vehicle == 'JH2PC40046M200001' and _r155.owner == 'O0003' and _r155.amount == 596.0
-        and _r155.reason == '5YJ3E1EA7KF317000' and _r155.issued_on == rt.parse_date('2025-04-15')
-        and _r155.status == _E10_FineStatus_paid and _r155.paid_on == rt.parse_date('2025-04-15')
-        for _r155 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_4a5e9c0bb9__plate_m12345_changed(  # tasks.world:13477
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plates['M12345'].status, '==', _E11_PlateStatus_lost) and rt.expect(
-        ep.t_plates['M12345'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_4a5e9c0bb9__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:13478
-    return any(
-        _r156.plate_number == '9000005' and _r156.vehicle == 'JH2PC40046M200001'
-        and _r156.kind == _E9_PlateKind_standard and _r156.status == _E11_PlateStatus_active
-        and _r156.issued_on == rt.parse_date('2025-04-15') and _r156.reported_lost_on is None
-        for _r156 in rt.each(ep, ep.t_plates)
-    )
-
-
-def _check_mined_4a5e9c0bb9__registration_rg00001_changed(  # tasks.world:13479
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_registrations['RG00001'].status, '==', _E18_RegistrationStatus_superseded
-    )
-
-
-# tasks.world:13480
-def _check_mined_4a5e9c0bb9__new_registration(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r157.vehicle == '1HGCM82633A004352' and _r157.owner == 'O0001'
-        and _r157.issued_on == rt.parse_date('2025-05-01')
-        and _r157.expires_on == rt.parse_date('2026-05-01')
-        and _r157.status == _E18_RegistrationStatus_active and _r157.payment == 'P00012'
-        for _r157 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:13481
-def _check_mined_4a5e9c0bb9__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r158.owner == 'O0001' and _r158.vehicle == '1HGCM82633A004352'
-        and _r158.fee == 'RENEW_CAR' and _r158.fine is None and _r158.amount == 65.0
-        and _r158.method == _E13_PaymentMethod_card
-        for _r158 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:13482
-def _check_mined_4a5e9c0bb9__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r159.owner == 'O0003' and _r159.vehicle == 'JH2PC40046M200001'
-        and _r159.fee == 'PLATE_REPLACE' and _r159.fine is None and _r159.amount == 20.0
-        and _r159.method == _E13_PaymentMethod_cash
-        for _r159 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_4a5e9c0bb9__new_fine(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:13483
-    return any(
-        _r160.vehicle == 'JH2PC40046M200001' and _r160.owner == 'O0003' and _r160.amount == 9117.73
-        and _r160.reason == 'active' and _r160.issued_on == rt.parse_date('2025-04-15')
-        and _r160.status == _E10_FineStatus_unpaid and _r160.paid_on is None
-        for _r160 in rt.each(ep, ep.t_fines)
-    )
-
-
-# tasks.world:13943
-def _check_mined_123ab0749c__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r161.owner == 'O0004' and _r161.vehicle == '1FTFW1ET5DFC10312' and _r161.fee is None
-        and _r161.fine == 'F0001' and _r161.amount == 150.0
-        and _r161.method == _E13_PaymentMethod_cash
-        for _r161 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:13944
-def _check_mined_123ab0749c__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r162.owner == 'O0003' and _r162.vehicle == 'JH2PC40046M200001' and _r162.fee is None
-        and _r162.fine == 'F0004' and _r162.amount == 90.0
-        and _r162.method == _E13_PaymentMethod_card
-        for _r162 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_123ab0749c__fine_f0001_changed(  # tasks.world:13945
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_fines['F0001'].status, '==', _E10_FineStatus_paid) and rt.expect(
-        ep.t_fines['F0001'].paid_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_123ab0749c__fine_f0004_changed(  # tasks.world:13946
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_fines['F0004'].status, '==', _E10_FineStatus_paid) and rt.expect(
-        ep.t_fines['F0004'].paid_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_123ab0749c__new_fine(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:13947
-    return any(
-        _r163.vehicle == 'JH2PC40046M200001' and _r163.owner == 'O0003' and _r163.amount == 10000.0
-        and _r163.reason == ' ' and _r163.issued_on == rt.parse_date('2025-04-15')
-        and _r163.status == _E10_FineStatus_unpaid and _r163.paid_on is None
-        for _r163 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_634525ee70__vehicle_k_5yj3e1ea7kf317000_changed(  # tasks.world:14408
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vehicles['5YJ3E1EA7KF317000'].owner, '==', 'O0001')
-
-
-def _check_mined_634525ee70__plate_evdrive_changed(  # tasks.world:14409
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plates['EVDRIVE'].status, '==', _E11_PlateStatus_lost) and rt.expect(
-        ep.t_plates['EVDRIVE'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_634525ee70__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:14410
-    return any(
-        _r164.plate_number == '9000005' and _r164.vehicle == '5YJ3E1EA7KF317000'
-        and _r164.kind == _E9_PlateKind_standard and _r164.status == _E11_PlateStatus_active
-        and _r164.issued_on == rt.parse_date('2025-04-15') and _r164.reported_lost_on is None
-        for _r164 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:14411
-def _check_mined_634525ee70__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r165.owner == 'O0002' and _r165.vehicle == '5YJ3E1EA7KF317000'
-        and _r165.fee == 'PLATE_REPLACE' and _r165.fine is None and _r165.amount == 20.0
-        and _r165.method == _E13_PaymentMethod_paper_check
-        for _r165 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:14412
-def _check_mined_634525ee70__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r166.owner == 'O0001' and _r166.vehicle == '5YJ3E1EA7KF317000' and _r166.fee == 'TRANSFER'
-        and _r166.fine is None and _r166.amount == 25.0 and _r166.method == _E13_PaymentMethod_cash
-        for _r166 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:14413
-def _check_mined_634525ee70__new_titletransfer(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r167.vehicle == '5YJ3E1EA7KF317000' and _r167.from_owner == 'O0002'
-        and _r167.to_owner == 'O0001' and _r167.transferred_on == rt.parse_date('2025-04-15')
-        and _r167.sale_price == 594.76 and _r167.odometer_miles == 1864303
-        and _r167.payment == 'P00013'
-        for _r167 in rt.each(ep, ep.t_transfers)
-    )
-
-
-def _check_mined_634525ee70__new_fine(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:14414
-    return any(
-        _r168.vehicle == '5YJ3E1EA7KF317000' and _r168.owner == 'O0001' and _r168.amount == 8531.74
-        and _r168.reason == 'Tesla' and _r168.issued_on == rt.parse_date('2025-04-15')
-        and _r168.status == _E10_FineStatus_unpaid and _r168.paid_on is None
-        for _r168 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_eb6d021dd3__plate_evdrive_changed(  # tasks.world:14877
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plates['EVDRIVE'].status, '==', _E11_PlateStatus_lost) and rt.expect(
-        ep.t_plates['EVDRIVE'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_eb6d021dd3__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:14878
-    return any(
-        _r169.plate_number == '9000005' and _r169.vehicle == '5YJ3E1EA7KF317000'
-        and _r169.kind == _E9_PlateKind_standard and _r169.status == _E11_PlateStatus_active
-        and _r169.issued_on == rt.parse_date('2025-04-15') and _r169.reported_lost_on is None
-        for _r169 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:14879
-def _check_mined_eb6d021dd3__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r170.owner == 'O0002' and _r170.vehicle == '5YJ3E1EA7KF317000'
-        and _r170.fee == 'PLATE_REPLACE' and _r170.fine is None and _r170.amount == 20.0
-        and _r170.method == _E13_PaymentMethod_paper_check
-        for _r170 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:14880
-def _check_mined_eb6d021dd3__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r171.owner == 'O0003' and _r171.vehicle == 'JH2PC40046M200001' and _r171.fee is None
-        and _r171.fine == 'F0004' and _r171.amount == 90.0
-        and _r171.method == _E13_PaymentMethod_cash
-        for _r171 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_eb6d021dd3__fine_f0004_changed(  # tasks.world:14881
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_fines['F0004'].status, '==', _E10_FineStatus_paid) and rt.expect(
-        ep.t_fines['F0004'].paid_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_eb6d021dd3__new_fine(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:14882
-    return any(
-        _r172.vehicle == 'JH2PC40046M200001' and _r172.owner == 'O0003' and _r172.amount == 5.0
-        and _r172.reason == 'JH2PC40046M200001' and _r172.issued_on == rt.parse_date('2025-04-15')
-        and _r172.status == _E10_FineStatus_unpaid and _r172.paid_on is None
-        for _r172 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_4dffc4c0d8__plate_evdrive_changed(  # tasks.world:15345
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plates['EVDRIVE'].status, '==', _E11_PlateStatus_lost) and rt.expect(
-        ep.t_plates['EVDRIVE'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_4dffc4c0d8__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:15346
-    return any(
-        _r173.plate_number == '9000005' and _r173.vehicle == '5YJ3E1EA7KF317000'
-        and _r173.kind == _E9_PlateKind_standard and _r173.status == _E11_PlateStatus_active
-        and _r173.issued_on == rt.parse_date('2025-04-15') and _r173.reported_lost_on is None
-        for _r173 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:15347
-def _check_mined_4dffc4c0d8__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r174.owner == 'O0001' and _r174.vehicle == '1HGCM82633A004352' and _r174.fee is None
-        and _r174.fine == 'F0005' and _r174.amount == 2491.0
-        and _r174.method == _E13_PaymentMethod_cash
-        for _r174 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:15348
-def _check_mined_4dffc4c0d8__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r175.owner == 'O0002' and _r175.vehicle == '5YJ3E1EA7KF317000'
-        and _r175.fee == 'PLATE_REPLACE' and _r175.fine is None and _r175.amount == 20.0
-        and _r175.method == _E13_PaymentMethod_paper_check
-        for _r175 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_4dffc4c0d8__new_fine(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:15349
-    return any(
-        _r176.vehicle == '1HGCM82633A004352' and _r176.owner == 'O0001' and _r176.amount == 2491.0
-        and _r176.reason == 'RENEW_MOTO' and _r176.issued_on == rt.parse_date('2025-04-15')
-        and _r176.status == _E10_FineStatus_paid and _r176.paid_on == rt.parse_date('2025-04-15')
-        for _r176 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_1f76bd4572__vehicle_k_1hgcm82633a004352_changed(  # tasks.world:15814
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vehicles['1HGCM82633A004352'].owner, '==', 'O0002')
-
-
-def _check_mined_1f76bd4572__registration_rg00001_changed(  # tasks.world:15815
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_registrations['RG00001'].status, '==', _E18_RegistrationStatus_superseded
-    )
-
-
-# tasks.world:15816
-def _check_mined_1f76bd4572__new_registration(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r177.vehicle == '1HGCM82633A004352' and _r177.owner == 'O0002'
-        and _r177.issued_on == rt.parse_date('2025-05-01')
-        and _r177.expires_on == rt.parse_date('2026-05-01')
-        and _r177.status == _E18_RegistrationStatus_active and _r177.payment == 'P00013'
-        for _r177 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:15817
-def _check_mined_1f76bd4572__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r178.owner == 'O0002' and _r178.vehicle == '1HGCM82633A004352' and _r178.fee == 'TRANSFER'
-        and _r178.fine is None and _r178.amount == 25.0
-        and _r178.method == _E13_PaymentMethod_paper_check
-        for _r178 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:15818
-def _check_mined_1f76bd4572__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r179.owner == 'O0002' and _r179.vehicle == '1HGCM82633A004352'
-        and _r179.fee == 'RENEW_CAR' and _r179.fine is None and _r179.amount == 65.0
-        and _r179.method == _E13_PaymentMethod_cash
-        for _r179 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:15819
-def _check_mined_1f76bd4572__new_titletransfer(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r180.vehicle == '1HGCM82633A004352' and _r180.from_owner == 'O0001'
-        and _r180.to_owner == 'O0002' and _r180.transferred_on == rt.parse_date('2025-04-15')
-        and _r180.sale_price == 348.39 and _r180.odometer_miles == 1106239
-        and _r180.payment == 'P00012'
-        for _r180 in rt.each(ep, ep.t_transfers)
-    )
-
-
-def _check_mined_1f76bd4572__new_fine(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:15820
-    return any(
-        _r181.vehicle == '5YJ3E1EA7KF317000' and _r181.owner == 'O0002' and _r181.amount == 20.0
-        and _r181.reason == 'unpaid' and _r181.issued_on == rt.parse_date('2025-04-15')
-        and _r181.status == _E10_FineStatus_unpaid and _r181.paid_on is None
-        for _r181 in rt.each(ep, ep.t_fines)
-    )
-
-
-# tasks.world:15821
-def _check_mined_1f76bd4572__new_fine_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r182.vehicle == '5YJ3E1EA7KF317000' and _r182.owner == 'O0002' and _r182.amount == 9710.99
-        and _r182.reason == '2T1BURHE0JC074512' and _r182.issued_on == rt.parse_date('2025-04-15')
-        and _r182.status == _E10_FineStatus_unpaid and _r182.paid_on is None
-        for _r182 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_87a4d565bb__registration_rg00001_changed(  # tasks.world:16285
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_registrations['RG00001'].status, '==', _E18_RegistrationStatus_superseded
-    )
-
-
-# tasks.world:16286
-def _check_mined_87a4d565bb__new_registration(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r183.vehicle == '1HGCM82633A004352' and _r183.owner == 'O0001'
-        and _r183.issued_on == rt.parse_date('2025-05-01')
-        and _r183.expires_on == rt.parse_date('2026-05-01')
-        and _r183.status == _E18_RegistrationStatus_active and _r183.payment == 'P00012'
-        for _r183 in rt.each(ep, ep.t_registrations)
-    )
-
-
-# tasks.world:16287
-def _check_mined_87a4d565bb__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r184.owner == 'O0001' and _r184.vehicle == '1HGCM82633A004352'
-        and _r184.fee == 'RENEW_CAR' and _r184.fine is None and _r184.amount == 65.0
-        and _r184.method == _E13_PaymentMethod_paper_check
-        for _r184 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:16288
-def _check_mined_87a4d565bb__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r185.owner == 'O0003' and _r185.vehicle == 'JH2PC40046M200001' and _r185.fee is None
-        and _r185.fine == 'F0005' and _r185.amount == 1.0
-        and _r185.method == _E13_PaymentMethod_paper_check
-        for _r185 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_87a4d565bb__new_fine(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:16289
-    return any(
-        _r186.vehicle == 'JH2PC40046M200001' and _r186.owner == 'O0003' and _r186.amount == 1.0
-        and _r186.reason == 'FE' and _r186.issued_on == rt.parse_date('2025-04-15')
-        and _r186.status == _E10_FineStatus_paid and _r186.paid_on == rt.parse_date('2025-04-15')
-        for _r186 in rt.each(ep, ep.t_fines)
-    )
-
-
-# tasks.world:16290
-def _check_mined_87a4d565bb__new_fine_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r187.vehicle == 'JH2PC40046M200001' and _r187.owner == 'O0003' and _r187.amount == 12.0
-        and _r187.reason == 'fxikL' and _r187.issued_on == rt.parse_date('2025-04-15')
-        and _r187.status == _E10_FineStatus_unpaid and _r187.paid_on is None
-        for _r187 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_8f48a0015f__vehicle_k_1hgcm82633a004352_changed(  # tasks.world:16754
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_vehicles['1HGCM82633A004352'].owner, '==', 'O0004')
-
-
-def _check_mined_8f48a0015f__plate_m12345_changed(  # tasks.world:16755
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plates['M12345'].status, '==', _E11_PlateStatus_lost) and rt.expect(
-        ep.t_plates['M12345'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_8f48a0015f__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:16756
-    return any(
-        _r188.plate_number == '9000005' and _r188.vehicle == 'JH2PC40046M200001'
-        and _r188.kind == _E9_PlateKind_standard and _r188.status == _E11_PlateStatus_active
-        and _r188.issued_on == rt.parse_date('2025-04-15') and _r188.reported_lost_on is None
-        for _r188 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:16757
-def _check_mined_8f48a0015f__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r189.owner == 'O0004' and _r189.vehicle == '1HGCM82633A004352' and _r189.fee == 'TRANSFER'
-        and _r189.fine is None and _r189.amount == 25.0 and _r189.method == _E13_PaymentMethod_card
-        for _r189 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:16758
-def _check_mined_8f48a0015f__new_payment_1(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r190.owner == 'O0003' and _r190.vehicle == 'JH2PC40046M200001'
-        and _r190.fee == 'PLATE_REPLACE' and _r190.fine is None and _r190.amount == 20.0
-        and _r190.method == _E13_PaymentMethod_paper_check
-        for _r190 in rt.each(ep, ep.t_payments)
-    )
-
-
-# tasks.world:16759
-def _check_mined_8f48a0015f__new_titletransfer(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r191.vehicle == '1HGCM82633A004352' and _r191.from_owner == 'O0001'
-        and _r191.to_owner == 'O0004' and _r191.transferred_on == rt.parse_date('2025-04-15')
-        and _r191.sale_price == 45.0 and _r191.odometer_miles == 196837
-        and _r191.payment == 'P00012'
-        for _r191 in rt.each(ep, ep.t_transfers)
-    )
-
-
-def _check_mined_4ce4691814__plate_k_7abc123_changed(  # tasks.world:17221
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plates['7ABC123'].status, '==', _E11_PlateStatus_lost) and rt.expect(
-        ep.t_plates['7ABC123'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_4ce4691814__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:17222
-    return any(
-        _r192.plate_number == '9000005' and _r192.vehicle == '1HGCM82633A004352'
-        and _r192.kind == _E9_PlateKind_standard and _r192.status == _E11_PlateStatus_active
-        and _r192.issued_on == rt.parse_date('2025-04-15') and _r192.reported_lost_on is None
-        for _r192 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:17223
-def _check_mined_4ce4691814__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r193.owner == 'O0001' and _r193.vehicle == '1HGCM82633A004352'
-        and _r193.fee == 'PLATE_REPLACE' and _r193.fine is None and _r193.amount == 20.0
-        and _r193.method == _E13_PaymentMethod_card
-        for _r193 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_4ce4691814__new_fine(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:17224
-    return any(
-        _r194.vehicle == '1FTFW1ET5DFC10312' and _r194.owner == 'O0004' and _r194.amount == 7413.0
-        and _r194.reason == 'waived' and _r194.issued_on == rt.parse_date('2025-04-15')
-        and _r194.status == _E10_FineStatus_unpaid and _r194.paid_on is None
-        for _r194 in rt.each(ep, ep.t_fines)
-    )
-
-
-def _check_mined_7019014758__plate_evdrive_changed(  # tasks.world:17686
-    ep: VehicleRegistrationOffice
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_plates['EVDRIVE'].status, '==', _E11_PlateStatus_lost) and rt.expect(
-        ep.t_plates['EVDRIVE'].reported_lost_on, '==', rt.parse_date('2025-04-15'), part=1
-    )
-
-
-def _check_mined_7019014758__new_plate(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:17687
-    return any(
-        _r195.plate_number == '9000005' and _r195.vehicle == '5YJ3E1EA7KF317000'
-        and _r195.kind == _E9_PlateKind_standard and _r195.status == _E11_PlateStatus_active
-        and _r195.issued_on == rt.parse_date('2025-04-15') and _r195.reported_lost_on is None
-        for _r195 in rt.each(ep, ep.t_plates)
-    )
-
-
-# tasks.world:17688
-def _check_mined_7019014758__new_payment(ep: VehicleRegistrationOffice) -> bool:
-    return any(
-        _r196.owner == 'O0002' and _r196.vehicle == '5YJ3E1EA7KF317000'
-        and _r196.fee == 'PLATE_REPLACE' and _r196.fine is None and _r196.amount == 20.0
-        and _r196.method == _E13_PaymentMethod_paper_check
-        for _r196 in rt.each(ep, ep.t_payments)
-    )
-
-
-def _check_mined_7019014758__new_fine(ep: VehicleRegistrationOffice) -> bool:  # tasks.world:17689
-    return any(
-        _r197.vehicle == '5YJ3E1EA7KF317000' and _r197.owner == 'O0002' and _r197.amount == 6472.84
-        and _r197.reason == 'unpaid' and _r197.issued_on == rt.parse_date('2025-04-15')
-        and _r197.status == _E10_FineStatus_unpaid and _r197.paid_on is None
-        for _r197 in rt.each(ep, ep.t_fines)
-    )
-
-
-VehicleRegistrationOffice.TASKS = task_registry(__name__, "tasks.json")

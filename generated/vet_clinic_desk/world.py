@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -308,6 +308,7 @@ class VetClinicDesk(Episode):
     CLOCK: ClassVar[str] = "2025-03-10T09:00:00"
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 1
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "owners": "Owner", "pets": "Pet", "vets": "Vet", "appointments": "Appointment",
         "visits": "Visit", "vaccinations": "Vaccination", "invoices": "Invoice",
@@ -468,25 +469,20 @@ class VetClinicDesk(Episode):
             rt.check_deleted(
                 self, self.t_owners, ((self.t_pets, 'owner'), (self.t_invoices, 'owner'))
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_pets, (
                     (self.t_appointments, 'pet'), (self.t_visits, 'pet'),
                     (self.t_vaccinations, 'pet'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_vets, (
                     (self.t_appointments, 'vet'), (self.t_visits, 'vet'),
                     (self.t_vaccinations, 'vet'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_appointments, ((self.t_visits, 'appointment'),))
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_visits, ((self.t_invoices, 'visit'),))
-        pass
 
     def fn_ends_at(self, a: Appointment) -> dt.datetime:  # vet_clinic_desk.world:155
         "When an appointment's slot ends."
@@ -1063,1185 +1059,1084 @@ class VetClinicDesk(Episode):
         self.set_field(invoice, 'status', self.fn_status_for(invoice.amount_paid, invoice.total))
         return invoice  # vet_clinic_desk.world:643
 
+    def _check_settle_misty_bill__paid(self) -> rt.Verdict | bool:  # vet_clinic_desk.world:1010
+        return rt.expect(self.t_invoices['INV0002'].status, '==', _E13_InvoiceStatus_paid)
 
-VetClinicDesk.TOOLS = tools(VetClinicDesk)
+    def _check_settle_misty_bill__amount(self) -> rt.Verdict | bool:  # vet_clinic_desk.world:1011
+        return rt.expect(self.t_invoices['INV0002'].amount_paid, '==', 144.0)
 
-
-# vet_clinic_desk.world:1010
-def _check_settle_misty_bill__paid(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV0002'].status, '==', _E13_InvoiceStatus_paid)
-
-
-# vet_clinic_desk.world:1011
-def _check_settle_misty_bill__amount(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV0002'].amount_paid, '==', 144.0)
-
-
-# vet_clinic_desk.world:1382
-def _check_record_rex_visit__completed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0006'].status, '==', _E17_AppointmentStatus_completed)
-
-
-# vet_clinic_desk.world:1383
-def _check_record_rex_visit__weight(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_pets['PET004'].weight_kg, '==', 28.4)
-
-
-def _check_record_rex_visit__invoiced(ep: VetClinicDesk) -> bool:  # vet_clinic_desk.world:1384
-    return any(
-        ep.t_visits[_i9.visit].appointment == 'A0006' and _i9.total == 42.0 and _i9.owner == 'O003'
-        for _i9 in rt.each(ep, ep.t_invoices)
-    )
-
-
-def _check_book_kiwi_and_settle_trim__booked(ep: VetClinicDesk) -> bool:  # tasks.world:370
-    return any(
-        _a10.pet == 'PET005' and _a10.vet == 'V03'
-        and _a10.starts_at == rt.parse_datetime('2025-03-12T10:00:00') and _a10.minutes == 30
-        and _a10.status == _E17_AppointmentStatus_booked
-        for _a10 in rt.each(ep, ep.t_appointments)
-    )
-
-
-def _check_book_kiwi_and_settle_trim__invoiced(ep: VetClinicDesk) -> bool:  # tasks.world:371
-    return any(
-        _i11.visit == 'VIS0005' and _i11.owner == 'O004' and _i11.total == 36.0
-        for _i11 in rt.each(ep, ep.t_invoices)
-    )
-
-
-def _check_book_kiwi_and_settle_trim__paid(ep: VetClinicDesk) -> bool:  # tasks.world:372
-    return any(
-        _i12.visit == 'VIS0005' and _i12.status == _E13_InvoiceStatus_paid
-        and _i12.amount_paid == 36.0
-        and any(_p13.method == _E13_PaymentMethod_card for _p13 in rt.each(ep, _i12.payments))
-        for _i12 in rt.each(ep, ep.t_invoices)
-    )
-
-
-# tasks.world:752
-def _check_move_biscuit_recheck__old_cancelled(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_appointments['A0007'].status, '==', _E17_AppointmentStatus_cancelled)
-        and rt.expect(ep.t_appointments['A0007'].cancel_reason, 'is not', None, part=1)
-    )
-
-
-def _check_move_biscuit_recheck__rebooked(ep: VetClinicDesk) -> bool:  # tasks.world:753
-    return any(
-        _a14.pet == 'PET001' and _a14.vet == 'V01'
-        and _a14.starts_at == rt.parse_datetime('2025-03-13T14:00:00')
-        and _a14.status == _E17_AppointmentStatus_booked and _a14.appointment_id != 'A0007'
-        for _a14 in rt.each(ep, ep.t_appointments)
-    )
-
-
-# tasks.world:754
-def _check_move_biscuit_recheck__phone_updated(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_owners['O001'].phone, '==', '+44 7700 900199')
-
-
-def _check_mined_f7362c67d0__new_owner(ep: VetClinicDesk) -> bool:  # tasks.world:1130
-    return any(
-        _r15.name == 'a' and _r15.email == 'Yv@+.wygqj' and _r15.phone == '+44 7700 900103'
-        and _r15.address == Address(
-            v.check_length('Rex', 'Address.street', 1, 100),
-            v.check_length('dog', 'Address.city', 1, 60),
-            v.check_length('2025-06-10', 'Address.postcode', 1, 12),
+    # vet_clinic_desk.world:1382
+    def _check_record_rex_visit__completed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0006'].status, '==', _E17_AppointmentStatus_completed
         )
-        and _r15.registered_on == rt.parse_date('2025-03-10')
-        for _r15 in rt.each(ep, ep.t_owners)
-    )
 
+    def _check_record_rex_visit__weight(self) -> rt.Verdict | bool:  # vet_clinic_desk.world:1383
+        return rt.expect(self.t_pets['PET004'].weight_kg, '==', 28.4)
 
-# tasks.world:1131
-def _check_mined_f7362c67d0__pet_pet004_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_pets['PET004'].weight_kg, '==', 0.01)
-
-
-# tasks.world:1132
-def _check_mined_f7362c67d0__appointment_a0006_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0006'].status, '==', _E17_AppointmentStatus_completed)
-
-
-def _check_mined_f7362c67d0__new_visit(ep: VetClinicDesk) -> bool:  # tasks.world:1133
-    return any(
-        _r16.appointment == 'A0006' and _r16.pet == 'PET004' and _r16.vet == 'V02'
-        and _r16.visit_date == rt.parse_date('2025-03-10') and _r16.weight_kg == 0.01
-        and _r16.diagnosis == 'Yv@+.wygqj' and _r16.treatments == (
-            Treatment(
-                v.check_length('general', 'Treatment.description', 1, 120),
-                v.check_range(28.0, 'Treatment.price', 0.0, None),
-            ),
-            Treatment(
-                v.check_length('rabies', 'Treatment.description', 1, 120),
-                v.check_range(0.0, 'Treatment.price', 0.0, None),
-            ),
-            Treatment(
-                v.check_length('paid', 'Treatment.description', 1, 120),
-                v.check_range(775.0, 'Treatment.price', 0.0, None),
-            ),
-            Treatment(
-                v.check_length('Siamese', 'Treatment.description', 1, 120),
-                v.check_range(109.09, 'Treatment.price', 0.0, None),
-            ),
+    def _check_record_rex_visit__invoiced(self) -> bool:  # vet_clinic_desk.world:1384
+        return any(
+            self.t_visits[_i9.visit].appointment == 'A0006' and _i9.total == 42.0
+            and _i9.owner == 'O003'
+            for _i9 in rt.each(self, self.t_invoices)
         )
-        for _r16 in rt.each(ep, ep.t_visits)
-    )
 
-
-# tasks.world:1511
-def _check_mined_89ddef608a__owner_o004_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_owners['O004'].email, '==', 'mei.tanaka@vetclinic.example')
-        and rt.expect(ep.t_owners['O004'].phone, '==', '+527867 4 ', part=1)
-        and rt.expect(
-            ep.t_owners['O004'].address, '==',
-            Address(
-                v.check_length('Stiff joints', 'Address.street', 1, 100),
-                v.check_length('2025-03-10T08:30:00', 'Address.city', 1, 60),
-                v.check_length('PET007', 'Address.postcode', 1, 12),
-            ),
-            part=2,
+    def _check_book_kiwi_and_settle_trim__booked(self) -> bool:  # tasks.world:370
+        return any(
+            _a10.pet == 'PET005' and _a10.vet == 'V03'
+            and _a10.starts_at == rt.parse_datetime('2025-03-12T10:00:00') and _a10.minutes == 30
+            and _a10.status == _E17_AppointmentStatus_booked
+            for _a10 in rt.each(self, self.t_appointments)
         )
-    )
 
-
-def _check_mined_89ddef608a__new_pet(ep: VetClinicDesk) -> bool:  # tasks.world:1512
-    return any(
-        _r17.name == '2025-03-04T12:10:00' and _r17.species == _E7_Species_cat
-        and _r17.breed == '2024-06-11' and _r17.date_of_birth == rt.parse_date('2024-06-11')
-        and _r17.weight_kg == 60.0 and _r17.owner == 'O004' and _r17.status == _E9_PetStatus_active
-        for _r17 in rt.each(ep, ep.t_pets)
-    )
-
-
-def _check_mined_89ddef608a__new_pet_1(ep: VetClinicDesk) -> bool:  # tasks.world:1513
-    return any(
-        _r18.name == 'mei.tanaka@vetclinic.example' and _r18.species == _E7_Species_reptile
-        and _r18.breed == '2024-06-11' and _r18.date_of_birth == rt.parse_date('2024-06-11')
-        and _r18.weight_kg == 62.0 and _r18.owner == 'O004' and _r18.status == _E9_PetStatus_active
-        for _r18 in rt.each(ep, ep.t_pets)
-    )
-
-
-def _check_mined_6e2561cdc6__new_owner(ep: VetClinicDesk) -> bool:  # tasks.world:1891
-    return any(
-        _r19.name == 'Lop' and _r19.email == 'L@U.dn' and _r19.phone == '+44 7700 900101'
-        and _r19.address == Address(
-            v.check_length('Examination', 'Address.street', 1, 100),
-            v.check_length('Siamese', 'Address.city', 1, 60),
-            v.check_length('12 Elm Road', 'Address.postcode', 1, 12),
+    def _check_book_kiwi_and_settle_trim__invoiced(self) -> bool:  # tasks.world:371
+        return any(
+            _i11.visit == 'VIS0005' and _i11.owner == 'O004' and _i11.total == 36.0
+            for _i11 in rt.each(self, self.t_invoices)
         )
-        and _r19.registered_on == rt.parse_date('2025-03-10')
-        for _r19 in rt.each(ep, ep.t_owners)
-    )
 
-
-def _check_mined_6e2561cdc6__new_owner_1(ep: VetClinicDesk) -> bool:  # tasks.world:1892
-    return any(
-        _r20.name == 'OKXS9r+3jwMKEmY8.l1ec1aWqCp4z@D' and _r20.email == 'ql@Q+JB.zse'
-        and _r20.phone == '+44 7700 900101'
-        and _r20.address == Address(
-            v.check_length('O005', 'Address.street', 1, 100),
-            v.check_length('myxomatosis', 'Address.city', 1, 60),
-            v.check_length('cat', 'Address.postcode', 1, 12),
+    def _check_book_kiwi_and_settle_trim__paid(self) -> bool:  # tasks.world:372
+        return any(
+            _i12.visit == 'VIS0005' and _i12.status == _E13_InvoiceStatus_paid
+            and _i12.amount_paid == 36.0 and any(
+                _p13.method == _E13_PaymentMethod_card for _p13 in rt.each(self, _i12.payments)
+            )
+            for _i12 in rt.each(self, self.t_invoices)
         )
-        and _r20.registered_on == rt.parse_date('2025-03-10')
-        for _r20 in rt.each(ep, ep.t_owners)
-    )
 
-
-def _check_mined_93bd458f77__new_vaccination(ep: VetClinicDesk) -> bool:  # tasks.world:2267
-    return any(
-        _r21.pet == 'PET001' and _r21.vaccine == _E7_Vaccine_parvovirus
-        and _r21.given_on == rt.parse_date('2025-03-10')
-        and _r21.next_due == rt.parse_date('2025-06-10') and _r21.vet == 'V03'
-        and _r21.batch_number == '2025-03-04'
-        for _r21 in rt.each(ep, ep.t_vaccinations)
-    )
-
-
-def _check_mined_2d4ab328a1__new_owner(ep: VetClinicDesk) -> bool:  # tasks.world:2641
-    return any(
-        _r22.name == 'i2NRm' and _r22.email == 'mJ@atl.li' and _r22.phone == '29 4465337'
-        and _r22.address == Address(
-            v.check_length('0', 'Address.street', 1, 100),
-            v.check_length('Arthritis follow-up', 'Address.city', 1, 60),
-            v.check_length('bordetella', 'Address.postcode', 1, 12),
+    def _check_move_biscuit_recheck__old_cancelled(self) -> rt.Verdict | bool:  # tasks.world:752
+        return (
+            rt.expect(self.t_appointments['A0007'].status, '==', _E17_AppointmentStatus_cancelled)
+            and rt.expect(self.t_appointments['A0007'].cancel_reason, 'is not', None, part=1)
         )
-        and _r22.registered_on == rt.parse_date('2025-03-10')
-        for _r22 in rt.each(ep, ep.t_owners)
-    )
 
-
-def _check_mined_2d4ab328a1__new_pet(ep: VetClinicDesk) -> bool:  # tasks.world:2642
-    return any(
-        _r23.name == 'bordetella' and _r23.species == _E7_Species_bird and _r23.breed == '名前'
-        and _r23.date_of_birth == rt.parse_date('2025-03-10') and _r23.weight_kg == 0.01
-        and _r23.owner == 'O005' and _r23.status == _E9_PetStatus_active
-        for _r23 in rt.each(ep, ep.t_pets)
-    )
-
-
-# tasks.world:2643
-def _check_mined_2d4ab328a1__appointment_a0007_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_appointments['A0007'].status, '==', _E17_AppointmentStatus_cancelled)
-        and rt.expect(ep.t_appointments['A0007'].cancel_reason, '==', 'bird', part=1)
-    )
-
-
-def _check_mined_52b9cb790a__new_pet(ep: VetClinicDesk) -> bool:  # tasks.world:3017
-    return any(
-        _r24.name == 'dentistry' and _r24.species == _E7_Species_cat
-        and _r24.breed == 'Dr Mei Tanaka' and _r24.date_of_birth == rt.parse_date('2024-01-20')
-        and _r24.weight_kg == 0.01 and _r24.owner == 'O001' and _r24.status == _E9_PetStatus_active
-        for _r24 in rt.each(ep, ep.t_pets)
-    )
-
-
-def _check_mined_52b9cb790a__new_pet_1(ep: VetClinicDesk) -> bool:  # tasks.world:3018
-    return any(
-        _r25.name == 'é' and _r25.species == _E7_Species_dog and _r25.breed == 'parvovirus'
-        and _r25.date_of_birth == rt.parse_date('2024-01-20') and _r25.weight_kg == 200.0
-        and _r25.owner == 'O004' and _r25.status == _E9_PetStatus_active
-        for _r25 in rt.each(ep, ep.t_pets)
-    )
-
-
-def _check_mined_0352a70310__new_owner(ep: VetClinicDesk) -> bool:  # tasks.world:3392
-    return any(
-        _r26.name == 'Leeds' and _r26.email == 'mei.tanaka@vetclinic.example'
-        and _r26.phone == '+2 4 527379'
-        and _r26.address == Address(
-            v.check_length('名前', 'Address.street', 1, 100),
-            v.check_length('completed', 'Address.city', 1, 60),
-            v.check_length('538iP', 'Address.postcode', 1, 12),
+    def _check_move_biscuit_recheck__rebooked(self) -> bool:  # tasks.world:753
+        return any(
+            _a14.pet == 'PET001' and _a14.vet == 'V01'
+            and _a14.starts_at == rt.parse_datetime('2025-03-13T14:00:00')
+            and _a14.status == _E17_AppointmentStatus_booked and _a14.appointment_id != 'A0007'
+            for _a14 in rt.each(self, self.t_appointments)
         )
-        and _r26.registered_on == rt.parse_date('2025-03-10')
-        for _r26 in rt.each(ep, ep.t_owners)
-    )
 
+    def _check_move_biscuit_recheck__phone_updated(self) -> rt.Verdict | bool:  # tasks.world:754
+        return rt.expect(self.t_owners['O001'].phone, '==', '+44 7700 900199')
 
-# tasks.world:3765
-def _check_mined_03fdc321be__owner_o004_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(
-        ep.t_owners['O004'].address, '==', Address(
-            v.check_length('LO', 'Address.street', 1, 100),
-            v.check_length('sofia.rossi@mail.example', 'Address.city', 1, 60),
-            v.check_length('surgery', 'Address.postcode', 1, 12),
-        ),
-    )
-
-
-def _check_mined_03fdc321be__new_pet(ep: VetClinicDesk) -> bool:  # tasks.world:3766
-    return any(
-        _r27.name == 'rabies' and _r27.species == _E7_Species_reptile
-        and _r27.breed == '+44 7700 900104' and _r27.date_of_birth == rt.parse_date('2024-06-11')
-        and _r27.weight_kg == 0.01 and _r27.owner == 'O004' and _r27.status == _E9_PetStatus_active
-        for _r27 in rt.each(ep, ep.t_pets)
-    )
-
-
-def _check_mined_03fdc321be__new_pet_1(ep: VetClinicDesk) -> bool:  # tasks.world:3767
-    return any(
-        _r28.name == 'z' and _r28.species == _E7_Species_cat and _r28.breed == 'bordetella'
-        and _r28.date_of_birth == rt.parse_date('2023-05-31') and _r28.weight_kg == 0.01
-        and _r28.owner == 'O004' and _r28.status == _E9_PetStatus_active
-        for _r28 in rt.each(ep, ep.t_pets)
-    )
-
-
-# tasks.world:4141
-def _check_mined_411b67c5af__owner_o003_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_owners['O003'].email, '==', 'hannah.price@vetclinic.example')
-        and rt.expect(ep.t_owners['O003'].phone, '==', '+44 7700 900104', part=1)
-        and rt.expect(
-            ep.t_owners['O003'].address, '==',
-            Address(
-                v.check_length('I89 sW_N7PUuWIOY uLa5hxdoVU', 'Address.street', 1, 100),
-                v.check_length('luis.ortega@vetclinic.example', 'Address.city', 1, 60),
-                v.check_length('cash', 'Address.postcode', 1, 12),
-            ),
-            part=2,
+    def _check_mined_f7362c67d0__new_owner(self) -> bool:  # tasks.world:1130
+        return any(
+            _r15.name == 'a' and _r15.email == 'Yv@+.wygqj' and _r15.phone == '+44 7700 900103'
+            and _r15.address == Address(
+                v.check_length('Rex', 'Address.street', 1, 100),
+                v.check_length('dog', 'Address.city', 1, 60),
+                v.check_length('2025-06-10', 'Address.postcode', 1, 12),
+            )
+            and _r15.registered_on == rt.parse_date('2025-03-10')
+            for _r15 in rt.each(self, self.t_owners)
         )
-    )
 
+    def _check_mined_f7362c67d0__pet_pet004_changed(self) -> rt.Verdict | bool:  # tasks.world:1131
+        return rt.expect(self.t_pets['PET004'].weight_kg, '==', 0.01)
 
-# tasks.world:4514
-def _check_mined_4e56fcc1be__owner_o002_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_owners['O002'].email, '==', 'luis.ortega@vetclinic.example')
-        and rt.expect(ep.t_owners['O002'].phone, '==', '+878400575', part=1)
-        and rt.expect(
-            ep.t_owners['O002'].address, '==',
-            Address(
-                v.check_length('dog', 'Address.street', 1, 100),
-                v.check_length('cash', 'Address.city', 1, 60),
-                v.check_length('dentistry', 'Address.postcode', 1, 12),
-            ),
-            part=2,
+    # tasks.world:1132
+    def _check_mined_f7362c67d0__appointment_a0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0006'].status, '==', _E17_AppointmentStatus_completed
         )
-    )
 
-
-def _check_mined_446b34ceb8__new_invoice(ep: VetClinicDesk) -> bool:  # tasks.world:4887
-    return any(
-        _r29.visit == 'VIS0005' and _r29.owner == 'O004'
-        and _r29.issued_on == rt.parse_date('2025-03-10') and _r29.subtotal == 30.0
-        and _r29.tax == 6.0 and _r29.total == 36.0 and _r29.amount_paid == 0.0
-        and _r29.status == _E13_InvoiceStatus_unpaid and _r29.payments == ()
-        for _r29 in rt.each(ep, ep.t_invoices)
-    )
-
-
-# tasks.world:5259
-def _check_mined_486079505d__appointment_a0007_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_appointments['A0007'].status, '==', _E17_AppointmentStatus_cancelled)
-        and rt.expect(ep.t_appointments['A0007'].cancel_reason, '==', 'INV0002', part=1)
-    )
-
-
-# tasks.world:5631
-def _check_mined_a53d3c5cfa__invoice_inv0002_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV0002'].amount_paid, '==', 50.01) and rt.expect(
-        ep.t_invoices['INV0002'].payments, '==',
-        (
-            Payment(
-                v.check_range(50.0, 'Payment.amount', 0.01, None), _E13_PaymentMethod_cash,
-                rt.parse_datetime('2025-03-04T12:10:00'),
-            ),
-            Payment(
-                v.check_range(0.01, 'Payment.amount', 0.01, None),
-                _E13_PaymentMethod_bank_transfer, rt.parse_datetime('2025-03-10T09:00:00'),
-            ),
-        ),
-        part=1,
-    )
-
-
-def _check_mined_c742b7c8dc__new_pet(ep: VetClinicDesk) -> bool:  # tasks.world:6004
-    return any(
-        _r30.name == 'partially_paid' and _r30.species == _E7_Species_bird and _r30.breed == 'cash'
-        and _r30.date_of_birth == rt.parse_date('2023-06-30') and _r30.weight_kg == 200.0
-        and _r30.owner == 'O002' and _r30.status == _E9_PetStatus_active
-        for _r30 in rt.each(ep, ep.t_pets)
-    )
-
-
-# tasks.world:6376
-def _check_mined_a6d45a7c40__owner_o001_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_owners['O001'].phone, '==', '+44 7700 900104') and rt.expect(
-        ep.t_owners['O001'].address, '==',
-        Address(
-            v.check_length('transferred', 'Address.street', 1, 100),
-            v.check_length('grace.lee@mail.example', 'Address.city', 1, 60),
-            v.check_length('DKQkF', 'Address.postcode', 1, 12),
-        ),
-        part=1,
-    )
-
-
-# tasks.world:6748
-def _check_mined_d850608b73__owner_o004_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_owners['O004'].phone, '==', '+44 7700 900101') and rt.expect(
-        ep.t_owners['O004'].address, '==',
-        Address(
-            v.check_length(' ', 'Address.street', 1, 100),
-            v.check_length('reptile', 'Address.city', 1, 60),
-            v.check_length('Yc', 'Address.postcode', 1, 12),
-        ),
-        part=1,
-    )
-
-
-def _check_mined_35de9a2ee0__new_owner(ep: VetClinicDesk) -> bool:  # tasks.world:7120
-    return any(
-        _r31.name == 'VIS0006' and _r31.email == 'luis.ortega@vetclinic.example'
-        and _r31.phone == '+44 7700 900102'
-        and _r31.address == Address(
-            v.check_length('completed', 'Address.street', 1, 100),
-            v.check_length('V02', 'Address.city', 1, 60),
-            v.check_length('VIS0002', 'Address.postcode', 1, 12),
+    def _check_mined_f7362c67d0__new_visit(self) -> bool:  # tasks.world:1133
+        return any(
+            _r16.appointment == 'A0006' and _r16.pet == 'PET004' and _r16.vet == 'V02'
+            and _r16.visit_date == rt.parse_date('2025-03-10') and _r16.weight_kg == 0.01
+            and _r16.diagnosis == 'Yv@+.wygqj' and _r16.treatments == (
+                Treatment(
+                    v.check_length('general', 'Treatment.description', 1, 120),
+                    v.check_range(28.0, 'Treatment.price', 0.0, None),
+                ),
+                Treatment(
+                    v.check_length('rabies', 'Treatment.description', 1, 120),
+                    v.check_range(0.0, 'Treatment.price', 0.0, None),
+                ),
+                Treatment(
+                    v.check_length('paid', 'Treatment.description', 1, 120),
+                    v.check_range(775.0, 'Treatment.price', 0.0, None),
+                ),
+                Treatment(
+                    v.check_length('Siamese', 'Treatment.description', 1, 120),
+                    v.check_range(109.09, 'Treatment.price', 0.0, None),
+                ),
+            )
+            for _r16 in rt.each(self, self.t_visits)
         )
-        and _r31.registered_on == rt.parse_date('2025-03-10')
-        for _r31 in rt.each(ep, ep.t_owners)
-    )
 
-
-# tasks.world:7121
-def _check_mined_35de9a2ee0__pet_pet004_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_pets['PET004'].weight_kg, '==', 62.0)
-
-
-def _check_mined_35de9a2ee0__new_pet(ep: VetClinicDesk) -> bool:  # tasks.world:7122
-    return any(
-        _r32.name == 'dog' and _r32.species == _E7_Species_rabbit and _r32.breed == 'active'
-        and _r32.date_of_birth == rt.parse_date('2025-02-20') and _r32.weight_kg == 200.0
-        and _r32.owner == 'O003' and _r32.status == _E9_PetStatus_active
-        for _r32 in rt.each(ep, ep.t_pets)
-    )
-
-
-# tasks.world:7123
-def _check_mined_35de9a2ee0__appointment_a0006_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0006'].status, '==', _E17_AppointmentStatus_completed)
-
-
-def _check_mined_35de9a2ee0__new_visit(ep: VetClinicDesk) -> bool:  # tasks.world:7124
-    return any(
-        _r33.appointment == 'A0006' and _r33.pet == 'PET004' and _r33.vet == 'V02'
-        and _r33.visit_date == rt.parse_date('2025-03-10') and _r33.weight_kg == 62.0
-        and _r33.diagnosis == 'paul.green@vetclinic.example'
-        and _r33.treatments == (
-            Treatment(
-                v.check_length('bird', 'Treatment.description', 1, 120),
-                v.check_range(0.0, 'Treatment.price', 0.0, None),
-            ),
+    def _check_mined_89ddef608a__owner_o004_changed(self) -> rt.Verdict | bool:  # tasks.world:1511
+        return (
+            rt.expect(self.t_owners['O004'].email, '==', 'mei.tanaka@vetclinic.example')
+            and rt.expect(self.t_owners['O004'].phone, '==', '+527867 4 ', part=1)
+            and rt.expect(
+                self.t_owners['O004'].address, '==',
+                Address(
+                    v.check_length('Stiff joints', 'Address.street', 1, 100),
+                    v.check_length('2025-03-10T08:30:00', 'Address.city', 1, 60),
+                    v.check_length('PET007', 'Address.postcode', 1, 12),
+                ),
+                part=2,
+            )
         )
-        for _r33 in rt.each(ep, ep.t_visits)
-    )
 
-
-def _check_mined_35de9a2ee0__new_invoice(ep: VetClinicDesk) -> bool:  # tasks.world:7125
-    return any(
-        _r34.visit == 'VIS0006' and _r34.owner == 'O003'
-        and _r34.issued_on == rt.parse_date('2025-03-10') and _r34.subtotal == 0.0
-        and _r34.tax == 0.0 and _r34.total == 0.0 and _r34.amount_paid == 0.0
-        and _r34.status == _E13_InvoiceStatus_paid and _r34.payments == ()
-        for _r34 in rt.each(ep, ep.t_invoices)
-    )
-
-
-def _check_mined_6194fd9ca4__new_owner(ep: VetClinicDesk) -> bool:  # tasks.world:7504
-    return any(
-        _r35.name == 'partially_paid' and _r35.email == 'paul.green@vetclinic.example'
-        and _r35.phone == ' 6376808'
-        and _r35.address == Address(
-            v.check_length('2025-03-04', 'Address.street', 1, 100),
-            v.check_length('partially_paid', 'Address.city', 1, 60),
-            v.check_length('cash', 'Address.postcode', 1, 12),
+    def _check_mined_89ddef608a__new_pet(self) -> bool:  # tasks.world:1512
+        return any(
+            _r17.name == '2025-03-04T12:10:00' and _r17.species == _E7_Species_cat
+            and _r17.breed == '2024-06-11' and _r17.date_of_birth == rt.parse_date('2024-06-11')
+            and _r17.weight_kg == 60.0 and _r17.owner == 'O004'
+            and _r17.status == _E9_PetStatus_active
+            for _r17 in rt.each(self, self.t_pets)
         )
-        and _r35.registered_on == rt.parse_date('2025-03-10')
-        for _r35 in rt.each(ep, ep.t_owners)
-    )
 
-
-def _check_mined_6194fd9ca4__new_pet(ep: VetClinicDesk) -> bool:  # tasks.world:7505
-    return any(
-        _r36.name == 'active' and _r36.species == _E7_Species_reptile and _r36.breed == 'O004'
-        and _r36.date_of_birth == rt.parse_date('2023-11-05') and _r36.weight_kg == 120.0
-        and _r36.owner == 'O001' and _r36.status == _E9_PetStatus_active
-        for _r36 in rt.each(ep, ep.t_pets)
-    )
-
-
-# tasks.world:7506
-def _check_mined_6194fd9ca4__invoice_inv0002_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV0002'].amount_paid, '==', 50.01) and rt.expect(
-        ep.t_invoices['INV0002'].payments, '==',
-        (
-            Payment(
-                v.check_range(50.0, 'Payment.amount', 0.01, None), _E13_PaymentMethod_cash,
-                rt.parse_datetime('2025-03-04T12:10:00'),
-            ),
-            Payment(
-                v.check_range(0.01, 'Payment.amount', 0.01, None), _E13_PaymentMethod_card,
-                rt.parse_datetime('2025-03-10T09:00:00'),
-            ),
-        ),
-        part=1,
-    )
-
-
-def _check_mined_6194fd9ca4__new_invoice(ep: VetClinicDesk) -> bool:  # tasks.world:7507
-    return any(
-        _r37.visit == 'VIS0005' and _r37.owner == 'O004'
-        and _r37.issued_on == rt.parse_date('2025-03-10') and _r37.subtotal == 30.0
-        and _r37.tax == 6.0 and _r37.total == 36.0 and _r37.amount_paid == 0.0
-        and _r37.status == _E13_InvoiceStatus_unpaid and _r37.payments == ()
-        for _r37 in rt.each(ep, ep.t_invoices)
-    )
-
-
-def _check_mined_492e252eac__new_owner(ep: VetClinicDesk) -> bool:  # tasks.world:7885
-    return any(
-        _r38.name == 'VAC0005' and _r38.email == 'crZ_@xzGt.gb' and _r38.phone == '+026144 67'
-        and _r38.address == Address(
-            v.check_length('2022-02-01', 'Address.street', 1, 100),
-            v.check_length('2025-03-04T11:00:00', 'Address.city', 1, 60),
-            v.check_length('O004', 'Address.postcode', 1, 12),
+    def _check_mined_89ddef608a__new_pet_1(self) -> bool:  # tasks.world:1513
+        return any(
+            _r18.name == 'mei.tanaka@vetclinic.example' and _r18.species == _E7_Species_reptile
+            and _r18.breed == '2024-06-11' and _r18.date_of_birth == rt.parse_date('2024-06-11')
+            and _r18.weight_kg == 62.0 and _r18.owner == 'O004'
+            and _r18.status == _E9_PetStatus_active
+            for _r18 in rt.each(self, self.t_pets)
         )
-        and _r38.registered_on == rt.parse_date('2025-03-10')
-        for _r38 in rt.each(ep, ep.t_owners)
-    )
 
-
-def _check_mined_492e252eac__new_pet(ep: VetClinicDesk) -> bool:  # tasks.world:7886
-    return any(
-        _r39.name == 'PET004' and _r39.species == _E7_Species_dog and _r39.breed == 'bird'
-        and _r39.date_of_birth == rt.parse_date('2023-03-03') and _r39.weight_kg == 62.0
-        and _r39.owner == 'O004' and _r39.status == _E9_PetStatus_active
-        for _r39 in rt.each(ep, ep.t_pets)
-    )
-
-
-def _check_mined_492e252eac__new_vaccination(ep: VetClinicDesk) -> bool:  # tasks.world:7887
-    return any(
-        _r40.pet == 'PET005' and _r40.vaccine == _E7_Vaccine_rabies
-        and _r40.given_on == rt.parse_date('2025-03-10')
-        and _r40.next_due == rt.parse_date('2025-09-05') and _r40.vet == 'V02'
-        and _r40.batch_number == 'PET005'
-        for _r40 in rt.each(ep, ep.t_vaccinations)
-    )
-
-
-# tasks.world:8265
-def _check_mined_d9ee597b82__owner_o001_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_owners['O001'].email, '==', 'hannah.price@vetclinic.example')
-        and rt.expect(
-            ep.t_owners['O001'].address, '==',
-            Address(
-                v.check_length('reptile', 'Address.street', 1, 100),
-                v.check_length('2025-03-04T11:00:00', 'Address.city', 1, 60),
-                v.check_length('bird', 'Address.postcode', 1, 12),
-            ),
-            part=1,
-        )
-    )
-
-
-def _check_mined_d9ee597b82__new_owner(ep: VetClinicDesk) -> bool:  # tasks.world:8266
-    return any(
-        _r41.name == 'Beak trim' and _r41.email == 'toc@dG.kxanu'
-        and _r41.phone == '+44 7700 900101'
-        and _r41.address == Address(
-            v.check_length('paul.green@vetclinic.example', 'Address.street', 1, 100),
-            v.check_length('O001', 'Address.city', 1, 60),
-            v.check_length('O001', 'Address.postcode', 1, 12),
-        )
-        and _r41.registered_on == rt.parse_date('2025-03-10')
-        for _r41 in rt.each(ep, ep.t_owners)
-    )
-
-
-def _check_mined_d9ee597b82__new_owner_1(ep: VetClinicDesk) -> bool:  # tasks.world:8267
-    return any(
-        _r42.name == 'VIS0002' and _r42.email == 'paul.green@vetclinic.example'
-        and _r42.phone == '+44 7700 900104'
-        and _r42.address == Address(
-            v.check_length('O004', 'Address.street', 1, 100),
-            v.check_length('VIS0001', 'Address.city', 1, 60),
-            v.check_length('M', 'Address.postcode', 1, 12),
-        )
-        and _r42.registered_on == rt.parse_date('2025-03-10')
-        for _r42 in rt.each(ep, ep.t_owners)
-    )
-
-
-def _check_mined_d9ee597b82__new_pet(ep: VetClinicDesk) -> bool:  # tasks.world:8268
-    return any(
-        _r43.name == 'Ri_SU9M yC+ECSnNLvZ I1Hdxo+7#fh5EHm' and _r43.species == _E7_Species_dog
-        and _r43.breed == 'hannah.price@vetclinic.example'
-        and _r43.date_of_birth == rt.parse_date('2023-04-02') and _r43.weight_kg == 157.89
-        and _r43.owner == 'O004' and _r43.status == _E9_PetStatus_active
-        for _r43 in rt.each(ep, ep.t_pets)
-    )
-
-
-# tasks.world:8646
-def _check_mined_a15f7c1a43__owner_o001_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_owners['O001'].email, '==', 'paul.green@vetclinic.example')
-        and rt.expect(
-            ep.t_owners['O001'].address, '==',
-            Address(
-                v.check_length('PET006', 'Address.street', 1, 100),
-                v.check_length('VAC0004', 'Address.city', 1, 60),
-                v.check_length('active', 'Address.postcode', 1, 12),
-            ),
-            part=1,
-        )
-    )
-
-
-def _check_mined_a15f7c1a43__new_pet(ep: VetClinicDesk) -> bool:  # tasks.world:8647
-    return any(
-        _r44.name == 'general' and _r44.species == _E7_Species_dog and _r44.breed == 'general'
-        and _r44.date_of_birth == rt.parse_date('2019-05-04') and _r44.weight_kg == 2.1
-        and _r44.owner == 'O001' and _r44.status == _E9_PetStatus_active
-        for _r44 in rt.each(ep, ep.t_pets)
-    )
-
-
-def _check_mined_a15f7c1a43__new_invoice(ep: VetClinicDesk) -> bool:  # tasks.world:8648
-    return any(
-        _r45.visit == 'VIS0005' and _r45.owner == 'O004'
-        and _r45.issued_on == rt.parse_date('2025-03-10') and _r45.subtotal == 30.0
-        and _r45.tax == 6.0 and _r45.total == 36.0 and _r45.amount_paid == 0.0
-        and _r45.status == _E13_InvoiceStatus_unpaid and _r45.payments == ()
-        for _r45 in rt.each(ep, ep.t_invoices)
-    )
-
-
-def _check_mined_ee389fec54__new_owner(ep: VetClinicDesk) -> bool:  # tasks.world:9025
-    return any(
-        _r46.name == 'hannah.price@vetclinic.example'
-        and _r46.email == 'hannah.price@vetclinic.example' and _r46.phone == '27990 7'
-        and _r46.address == Address(
-            v.check_length('4YgX@', 'Address.street', 1, 100),
-            v.check_length('Rex', 'Address.city', 1, 60),
-            v.check_length('rabbit', 'Address.postcode', 1, 12),
-        )
-        and _r46.registered_on == rt.parse_date('2025-03-10')
-        for _r46 in rt.each(ep, ep.t_owners)
-    )
-
-
-# tasks.world:9026
-def _check_mined_ee389fec54__pet_pet004_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_pets['PET004'].weight_kg, '==', 18.0)
-
-
-def _check_mined_ee389fec54__new_pet(ep: VetClinicDesk) -> bool:  # tasks.world:9027
-    return any(
-        _r47.name == '+' and _r47.species == _E7_Species_rabbit and _r47.breed == 'exotics'
-        and _r47.date_of_birth == rt.parse_date('2024-11-30') and _r47.weight_kg == 19.0
-        and _r47.owner == 'O002' and _r47.status == _E9_PetStatus_active
-        for _r47 in rt.each(ep, ep.t_pets)
-    )
-
-
-# tasks.world:9028
-def _check_mined_ee389fec54__appointment_a0006_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0006'].status, '==', _E17_AppointmentStatus_completed)
-
-
-def _check_mined_ee389fec54__new_visit(ep: VetClinicDesk) -> bool:  # tasks.world:9029
-    return any(
-        _r48.appointment == 'A0006' and _r48.pet == 'PET004' and _r48.vet == 'V02'
-        and _r48.visit_date == rt.parse_date('2025-03-10') and _r48.weight_kg == 18.0
-        and _r48.diagnosis == 'deceased' and _r48.treatments == (
-            Treatment(
-                v.check_length('rabbit', 'Treatment.description', 1, 120),
-                v.check_range(0.0, 'Treatment.price', 0.0, None),
-            ),
-            Treatment(
-                v.check_length('O002', 'Treatment.description', 1, 120),
-                v.check_range(6.0, 'Treatment.price', 0.0, None),
-            ),
-        )
-        for _r48 in rt.each(ep, ep.t_visits)
-    )
-
-
-# tasks.world:9406
-def _check_mined_9f3b74c7f0__owner_o004_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_owners['O004'].email, '==', 'f1dn@H.xraks')
-        and rt.expect(ep.t_owners['O004'].phone, '==', '+3085595893', part=1)
-        and rt.expect(
-            ep.t_owners['O004'].address, '==',
-            Address(
-                v.check_length('booked', 'Address.street', 1, 100),
-                v.check_length('cash', 'Address.city', 1, 60),
-                v.check_length('rabies', 'Address.postcode', 1, 12),
-            ),
-            part=2,
-        )
-    )
-
-
-# tasks.world:9407
-def _check_mined_9f3b74c7f0__appointment_a0007_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_appointments['A0007'].status, '==', _E17_AppointmentStatus_cancelled)
-        and rt.expect(ep.t_appointments['A0007'].cancel_reason, '==', 'A', part=1)
-    )
-
-
-def _check_mined_9f3b74c7f0__new_invoice(ep: VetClinicDesk) -> bool:  # tasks.world:9408
-    return any(
-        _r49.visit == 'VIS0005' and _r49.owner == 'O004'
-        and _r49.issued_on == rt.parse_date('2025-03-10') and _r49.subtotal == 30.0
-        and _r49.tax == 6.0 and _r49.total == 36.0 and _r49.amount_paid == 0.0
-        and _r49.status == _E13_InvoiceStatus_unpaid and _r49.payments == ()
-        for _r49 in rt.each(ep, ep.t_invoices)
-    )
-
-
-def _check_mined_c286471152__new_pet(ep: VetClinicDesk) -> bool:  # tasks.world:9785
-    return any(
-        _r50.name == '2025-03-04T12:15:00' and _r50.species == _E7_Species_reptile
-        and _r50.breed == 'TD 2U' and _r50.date_of_birth == rt.parse_date('2023-09-05')
-        and _r50.weight_kg == 74.4 and _r50.owner == 'O002' and _r50.status == _E9_PetStatus_active
-        for _r50 in rt.each(ep, ep.t_pets)
-    )
-
-
-def _check_mined_c286471152__new_invoice(ep: VetClinicDesk) -> bool:  # tasks.world:9786
-    return any(
-        _r51.visit == 'VIS0005' and _r51.owner == 'O004'
-        and _r51.issued_on == rt.parse_date('2025-03-10') and _r51.subtotal == 30.0
-        and _r51.tax == 6.0 and _r51.total == 36.0 and _r51.amount_paid == 0.01
-        and _r51.status == _E13_InvoiceStatus_partially_paid
-        and _r51.payments == (
-            Payment(
-                v.check_range(0.01, 'Payment.amount', 0.01, None), _E13_PaymentMethod_cash,
-                rt.parse_datetime('2025-03-10T09:00:00'),
-            ),
-        )
-        for _r51 in rt.each(ep, ep.t_invoices)
-    )
-
-
-# tasks.world:10163
-def _check_mined_62e383454a__owner_o003_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_owners['O003'].email, '==', 'paul.green@vetclinic.example')
-        and rt.expect(ep.t_owners['O003'].phone, '==', '+3269 91', part=1)
-        and rt.expect(
-            ep.t_owners['O003'].address, '==',
-            Address(
-                v.check_length('Tk8j1', 'Address.street', 1, 100),
-                v.check_length('+3269 91', 'Address.city', 1, 60),
-                v.check_length('Siamese', 'Address.postcode', 1, 12),
-            ),
-            part=2,
-        )
-    )
-
-
-def _check_mined_62e383454a__new_owner(ep: VetClinicDesk) -> bool:  # tasks.world:10164
-    return any(
-        _r52.name == 'surgery' and _r52.email == '5+@q1.dmnga' and _r52.phone == '+3269 91'
-        and _r52.address == Address(
-            v.check_length('bordetella', 'Address.street', 1, 100),
-            v.check_length('cat', 'Address.city', 1, 60),
-            v.check_length('rabbit', 'Address.postcode', 1, 12),
-        )
-        and _r52.registered_on == rt.parse_date('2025-03-10')
-        for _r52 in rt.each(ep, ep.t_owners)
-    )
-
-
-def _check_mined_62e383454a__new_pet(ep: VetClinicDesk) -> bool:  # tasks.world:10165
-    return any(
-        _r53.name == 'general' and _r53.species == _E7_Species_dog and _r53.breed == 'card'
-        and _r53.date_of_birth == rt.parse_date('2024-09-05') and _r53.weight_kg == 123.1
-        and _r53.owner == 'O003' and _r53.status == _E9_PetStatus_active
-        for _r53 in rt.each(ep, ep.t_pets)
-    )
-
-
-# tasks.world:10543
-def _check_mined_d795c1815a__owner_o003_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_owners['O003'].email, '==', 'luis.ortega@vetclinic.example')
-        and rt.expect(ep.t_owners['O003'].phone, '==', '+44 7700 900104', part=1)
-        and rt.expect(
-            ep.t_owners['O003'].address, '==',
-            Address(
-                v.check_length('rabbit', 'Address.street', 1, 100),
-                v.check_length('sofia.rossi@mail.example', 'Address.city', 1, 60),
-                v.check_length('2023-09-15', 'Address.postcode', 1, 12),
-            ),
-            part=2,
-        )
-    )
-
-
-def _check_mined_d795c1815a__new_pet(ep: VetClinicDesk) -> bool:  # tasks.world:10544
-    return any(
-        _r54.name == 'sofia.rossi@mail.example' and _r54.species == _E7_Species_dog
-        and _r54.breed == '+44 7700 900104' and _r54.date_of_birth == rt.parse_date('2023-09-10')
-        and _r54.weight_kg == 18.5 and _r54.owner == 'O002' and _r54.status == _E9_PetStatus_active
-        for _r54 in rt.each(ep, ep.t_pets)
-    )
-
-
-# tasks.world:10545
-def _check_mined_d795c1815a__invoice_inv0002_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV0002'].amount_paid, '==', 50.01) and rt.expect(
-        ep.t_invoices['INV0002'].payments, '==',
-        (
-            Payment(
-                v.check_range(50.0, 'Payment.amount', 0.01, None), _E13_PaymentMethod_cash,
-                rt.parse_datetime('2025-03-04T12:10:00'),
-            ),
-            Payment(
-                v.check_range(0.01, 'Payment.amount', 0.01, None), _E13_PaymentMethod_cash,
-                rt.parse_datetime('2025-03-10T09:00:00'),
-            ),
-        ),
-        part=1,
-    )
-
-
-# tasks.world:10922
-def _check_mined_cf8cdfdbff__owner_o001_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_owners['O001'].email, '==', 'mei.tanaka@vetclinic.example')
-        and rt.expect(ep.t_owners['O001'].phone, '==', '+44 7700 900104', part=1)
-        and rt.expect(
-            ep.t_owners['O001'].address, '==',
-            Address(
-                v.check_length('reptile', 'Address.street', 1, 100),
-                v.check_length('cancelled', 'Address.city', 1, 60),
-                v.check_length('PET001', 'Address.postcode', 1, 12),
-            ),
-            part=2,
-        )
-    )
-
-
-# tasks.world:10923
-def _check_mined_cf8cdfdbff__appointment_a0007_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_appointments['A0007'].status, '==', _E17_AppointmentStatus_cancelled)
-        and rt.expect(ep.t_appointments['A0007'].cancel_reason, '==', 'Dr Hannah Price', part=1)
-    )
-
-
-# tasks.world:11300
-def _check_mined_f2ce28bdfb__owner_o002_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_owners['O002'].email, '==', 'RRm@IH.sj')
-        and rt.expect(ep.t_owners['O002'].phone, '==', '69405149', part=1)
-        and rt.expect(
-            ep.t_owners['O002'].address, '==',
-            Address(
-                v.check_length('Q8', 'Address.street', 1, 100),
+    def _check_mined_6e2561cdc6__new_owner(self) -> bool:  # tasks.world:1891
+        return any(
+            _r19.name == 'Lop' and _r19.email == 'L@U.dn' and _r19.phone == '+44 7700 900101'
+            and _r19.address == Address(
+                v.check_length('Examination', 'Address.street', 1, 100),
                 v.check_length('Siamese', 'Address.city', 1, 60),
-                v.check_length('active', 'Address.postcode', 1, 12),
+                v.check_length('12 Elm Road', 'Address.postcode', 1, 12),
+            )
+            and _r19.registered_on == rt.parse_date('2025-03-10')
+            for _r19 in rt.each(self, self.t_owners)
+        )
+
+    def _check_mined_6e2561cdc6__new_owner_1(self) -> bool:  # tasks.world:1892
+        return any(
+            _r20.name == 'OKXS9r+3jwMKEmY8.l1ec1aWqCp4z@D' and _r20.email == 'ql@Q+JB.zse'
+            and _r20.phone == '+44 7700 900101'
+            and _r20.address == Address(
+                v.check_length('O005', 'Address.street', 1, 100),
+                v.check_length('myxomatosis', 'Address.city', 1, 60),
+                v.check_length('cat', 'Address.postcode', 1, 12),
+            )
+            and _r20.registered_on == rt.parse_date('2025-03-10')
+            for _r20 in rt.each(self, self.t_owners)
+        )
+
+    def _check_mined_93bd458f77__new_vaccination(self) -> bool:  # tasks.world:2267
+        return any(
+            _r21.pet == 'PET001' and _r21.vaccine == _E7_Vaccine_parvovirus
+            and _r21.given_on == rt.parse_date('2025-03-10')
+            and _r21.next_due == rt.parse_date('2025-06-10') and _r21.vet == 'V03'
+            and _r21.batch_number == '2025-03-04'
+            for _r21 in rt.each(self, self.t_vaccinations)
+        )
+
+    def _check_mined_2d4ab328a1__new_owner(self) -> bool:  # tasks.world:2641
+        return any(
+            _r22.name == 'i2NRm' and _r22.email == 'mJ@atl.li' and _r22.phone == '29 4465337'
+            and _r22.address == Address(
+                v.check_length('0', 'Address.street', 1, 100),
+                v.check_length('Arthritis follow-up', 'Address.city', 1, 60),
+                v.check_length('bordetella', 'Address.postcode', 1, 12),
+            )
+            and _r22.registered_on == rt.parse_date('2025-03-10')
+            for _r22 in rt.each(self, self.t_owners)
+        )
+
+    def _check_mined_2d4ab328a1__new_pet(self) -> bool:  # tasks.world:2642
+        return any(
+            _r23.name == 'bordetella' and _r23.species == _E7_Species_bird and _r23.breed == '名前'
+            and _r23.date_of_birth == rt.parse_date('2025-03-10') and _r23.weight_kg == 0.01
+            and _r23.owner == 'O005' and _r23.status == _E9_PetStatus_active
+            for _r23 in rt.each(self, self.t_pets)
+        )
+
+    # tasks.world:2643
+    def _check_mined_2d4ab328a1__appointment_a0007_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_appointments['A0007'].status, '==', _E17_AppointmentStatus_cancelled)
+            and rt.expect(self.t_appointments['A0007'].cancel_reason, '==', 'bird', part=1)
+        )
+
+    def _check_mined_52b9cb790a__new_pet(self) -> bool:  # tasks.world:3017
+        return any(
+            _r24.name == 'dentistry' and _r24.species == _E7_Species_cat
+            and _r24.breed == 'Dr Mei Tanaka' and _r24.date_of_birth == rt.parse_date('2024-01-20')
+            and _r24.weight_kg == 0.01 and _r24.owner == 'O001'
+            and _r24.status == _E9_PetStatus_active
+            for _r24 in rt.each(self, self.t_pets)
+        )
+
+    def _check_mined_52b9cb790a__new_pet_1(self) -> bool:  # tasks.world:3018
+        return any(
+            _r25.name == 'é' and _r25.species == _E7_Species_dog and _r25.breed == 'parvovirus'
+            and _r25.date_of_birth == rt.parse_date('2024-01-20') and _r25.weight_kg == 200.0
+            and _r25.owner == 'O004' and _r25.status == _E9_PetStatus_active
+            for _r25 in rt.each(self, self.t_pets)
+        )
+
+    def _check_mined_0352a70310__new_owner(self) -> bool:  # tasks.world:3392
+        return any(
+            _r26.name == 'Leeds' and _r26.email == 'mei.tanaka@vetclinic.example'
+            and _r26.phone == '+2 4 527379'
+            and _r26.address == Address(
+                v.check_length('名前', 'Address.street', 1, 100),
+                v.check_length('completed', 'Address.city', 1, 60),
+                v.check_length('538iP', 'Address.postcode', 1, 12),
+            )
+            and _r26.registered_on == rt.parse_date('2025-03-10')
+            for _r26 in rt.each(self, self.t_owners)
+        )
+
+    def _check_mined_03fdc321be__owner_o004_changed(self) -> rt.Verdict | bool:  # tasks.world:3765
+        return rt.expect(
+            self.t_owners['O004'].address, '==', Address(
+                v.check_length('LO', 'Address.street', 1, 100),
+                v.check_length('sofia.rossi@mail.example', 'Address.city', 1, 60),
+                v.check_length('surgery', 'Address.postcode', 1, 12),
             ),
-            part=2,
         )
-    )
 
-
-# tasks.world:11301
-def _check_mined_f2ce28bdfb__owner_o004_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_owners['O004'].phone, '==', '69405149') and rt.expect(
-        ep.t_owners['O004'].address, '==',
-        Address(
-            v.check_length('X', 'Address.street', 1, 100),
-            v.check_length('A0006', 'Address.city', 1, 60),
-            v.check_length('69405149', 'Address.postcode', 1, 12),
-        ),
-        part=1,
-    )
-
-
-# tasks.world:11302
-def _check_mined_f2ce28bdfb__pet_pet004_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_pets['PET004'].weight_kg, '==', 116.46)
-
-
-# tasks.world:11303
-def _check_mined_f2ce28bdfb__appointment_a0006_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_appointments['A0006'].status, '==', _E17_AppointmentStatus_completed)
-
-
-def _check_mined_f2ce28bdfb__new_visit(ep: VetClinicDesk) -> bool:  # tasks.world:11304
-    return any(
-        _r55.appointment == 'A0006' and _r55.pet == 'PET004' and _r55.vet == 'V02'
-        and _r55.visit_date == rt.parse_date('2025-03-10') and _r55.weight_kg == 116.46
-        and _r55.diagnosis == 'O001' and _r55.treatments == (
-            Treatment(
-                v.check_length('unpaid', 'Treatment.description', 1, 120),
-                v.check_range(4.0, 'Treatment.price', 0.0, None),
-            ),
-            Treatment(
-                v.check_length('transferred', 'Treatment.description', 1, 120),
-                v.check_range(694.6013, 'Treatment.price', 0.0, None),
-            ),
+    def _check_mined_03fdc321be__new_pet(self) -> bool:  # tasks.world:3766
+        return any(
+            _r27.name == 'rabies' and _r27.species == _E7_Species_reptile
+            and _r27.breed == '+44 7700 900104'
+            and _r27.date_of_birth == rt.parse_date('2024-06-11') and _r27.weight_kg == 0.01
+            and _r27.owner == 'O004' and _r27.status == _E9_PetStatus_active
+            for _r27 in rt.each(self, self.t_pets)
         )
-        for _r55 in rt.each(ep, ep.t_visits)
-    )
 
-
-# tasks.world:11681
-def _check_mined_be6538b369__owner_o004_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_owners['O004'].phone, '==', '+44 7700 900102')
-
-
-def _check_mined_be6538b369__new_pet(ep: VetClinicDesk) -> bool:  # tasks.world:11682
-    return any(
-        _r56.name == 'unpaid' and _r56.species == _E7_Species_rabbit and _r56.breed == 'O004'
-        and _r56.date_of_birth == rt.parse_date('2025-03-10') and _r56.weight_kg == 0.01
-        and _r56.owner == 'O004' and _r56.status == _E9_PetStatus_active
-        for _r56 in rt.each(ep, ep.t_pets)
-    )
-
-
-def _check_mined_be6538b369__new_pet_1(ep: VetClinicDesk) -> bool:  # tasks.world:11683
-    return any(
-        _r57.name == 'cancelled' and _r57.species == _E7_Species_dog and _r57.breed == 'PET006'
-        and _r57.date_of_birth == rt.parse_date('2025-02-20') and _r57.weight_kg == 6.0
-        and _r57.owner == 'O004' and _r57.status == _E9_PetStatus_active
-        for _r57 in rt.each(ep, ep.t_pets)
-    )
-
-
-def _check_mined_be6538b369__new_invoice(ep: VetClinicDesk) -> bool:  # tasks.world:11684
-    return any(
-        _r58.visit == 'VIS0005' and _r58.owner == 'O004'
-        and _r58.issued_on == rt.parse_date('2025-03-10') and _r58.subtotal == 30.0
-        and _r58.tax == 6.0 and _r58.total == 36.0 and _r58.amount_paid == 0.0
-        and _r58.status == _E13_InvoiceStatus_unpaid and _r58.payments == ()
-        for _r58 in rt.each(ep, ep.t_invoices)
-    )
-
-
-def _check_mined_2fde18595e__new_owner(ep: VetClinicDesk) -> bool:  # tasks.world:12064
-    return any(
-        _r59.name == 'O004' and _r59.email == 'NI@pBYF.nl' and _r59.phone == '442   6'
-        and _r59.address == Address(
-            v.check_length('UXNoG', 'Address.street', 1, 100),
-            v.check_length('PET006', 'Address.city', 1, 60),
-            v.check_length('-k', 'Address.postcode', 1, 12),
+    def _check_mined_03fdc321be__new_pet_1(self) -> bool:  # tasks.world:3767
+        return any(
+            _r28.name == 'z' and _r28.species == _E7_Species_cat and _r28.breed == 'bordetella'
+            and _r28.date_of_birth == rt.parse_date('2023-05-31') and _r28.weight_kg == 0.01
+            and _r28.owner == 'O004' and _r28.status == _E9_PetStatus_active
+            for _r28 in rt.each(self, self.t_pets)
         )
-        and _r59.registered_on == rt.parse_date('2025-03-10')
-        for _r59 in rt.each(ep, ep.t_owners)
-    )
 
-
-def _check_mined_2fde18595e__new_owner_1(ep: VetClinicDesk) -> bool:  # tasks.world:12065
-    return any(
-        _r60.name == 'exotics' and _r60.email == 'D@A6R2.zhmc' and _r60.phone == '+44 7700 900101'
-        and _r60.address == Address(
-            v.check_length('Mp', 'Address.street', 1, 100),
-            v.check_length(' ', 'Address.city', 1, 60),
-            v.check_length('bordetella', 'Address.postcode', 1, 12),
+    def _check_mined_411b67c5af__owner_o003_changed(self) -> rt.Verdict | bool:  # tasks.world:4141
+        return (
+            rt.expect(self.t_owners['O003'].email, '==', 'hannah.price@vetclinic.example')
+            and rt.expect(self.t_owners['O003'].phone, '==', '+44 7700 900104', part=1)
+            and rt.expect(
+                self.t_owners['O003'].address, '==',
+                Address(
+                    v.check_length('I89 sW_N7PUuWIOY uLa5hxdoVU', 'Address.street', 1, 100),
+                    v.check_length('luis.ortega@vetclinic.example', 'Address.city', 1, 60),
+                    v.check_length('cash', 'Address.postcode', 1, 12),
+                ),
+                part=2,
+            )
         )
-        and _r60.registered_on == rt.parse_date('2025-03-10')
-        for _r60 in rt.each(ep, ep.t_owners)
-    )
 
-
-def _check_mined_2fde18595e__new_pet(ep: VetClinicDesk) -> bool:  # tasks.world:12066
-    return any(
-        _r61.name == '-k' and _r61.species == _E7_Species_bird and _r61.breed == 'UXNoG'
-        and _r61.date_of_birth == rt.parse_date('2024-10-11') and _r61.weight_kg == 22.0
-        and _r61.owner == 'O002' and _r61.status == _E9_PetStatus_active
-        for _r61 in rt.each(ep, ep.t_pets)
-    )
-
-
-def _check_mined_2fde18595e__new_invoice(ep: VetClinicDesk) -> bool:  # tasks.world:12067
-    return any(
-        _r62.visit == 'VIS0005' and _r62.owner == 'O004'
-        and _r62.issued_on == rt.parse_date('2025-03-10') and _r62.subtotal == 30.0
-        and _r62.tax == 6.0 and _r62.total == 36.0 and _r62.amount_paid == 0.0
-        and _r62.status == _E13_InvoiceStatus_unpaid and _r62.payments == ()
-        for _r62 in rt.each(ep, ep.t_invoices)
-    )
-
-
-def _check_mined_59d071954d__new_owner(ep: VetClinicDesk) -> bool:  # tasks.world:12447
-    return any(
-        _r63.name == '2025-02-20' and _r63.email == 'paul.green@vetclinic.example'
-        and _r63.phone == ' 240244'
-        and _r63.address == Address(
-            v.check_length('paid', 'Address.street', 1, 100),
-            v.check_length('z5', 'Address.city', 1, 60),
-            v.check_length('cancelled', 'Address.postcode', 1, 12),
+    def _check_mined_4e56fcc1be__owner_o002_changed(self) -> rt.Verdict | bool:  # tasks.world:4514
+        return (
+            rt.expect(self.t_owners['O002'].email, '==', 'luis.ortega@vetclinic.example')
+            and rt.expect(self.t_owners['O002'].phone, '==', '+878400575', part=1)
+            and rt.expect(
+                self.t_owners['O002'].address, '==',
+                Address(
+                    v.check_length('dog', 'Address.street', 1, 100),
+                    v.check_length('cash', 'Address.city', 1, 60),
+                    v.check_length('dentistry', 'Address.postcode', 1, 12),
+                ),
+                part=2,
+            )
         )
-        and _r63.registered_on == rt.parse_date('2025-03-10')
-        for _r63 in rt.each(ep, ep.t_owners)
-    )
 
-
-# tasks.world:12448
-def _check_mined_59d071954d__invoice_inv0003_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_invoices['INV0003'].amount_paid, '==', 0.01)
-        and rt.expect(
-            ep.t_invoices['INV0003'].status, '==', _E13_InvoiceStatus_partially_paid, part=1
+    def _check_mined_446b34ceb8__new_invoice(self) -> bool:  # tasks.world:4887
+        return any(
+            _r29.visit == 'VIS0005' and _r29.owner == 'O004'
+            and _r29.issued_on == rt.parse_date('2025-03-10') and _r29.subtotal == 30.0
+            and _r29.tax == 6.0 and _r29.total == 36.0 and _r29.amount_paid == 0.0
+            and _r29.status == _E13_InvoiceStatus_unpaid and _r29.payments == ()
+            for _r29 in rt.each(self, self.t_invoices)
         )
-        and rt.expect(
-            ep.t_invoices['INV0003'].payments, '==',
+
+    # tasks.world:5259
+    def _check_mined_486079505d__appointment_a0007_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_appointments['A0007'].status, '==', _E17_AppointmentStatus_cancelled)
+            and rt.expect(self.t_appointments['A0007'].cancel_reason, '==', 'INV0002', part=1)
+        )
+
+    # tasks.world:5631
+    def _check_mined_a53d3c5cfa__invoice_inv0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV0002'].amount_paid, '==', 50.01) and rt.expect(
+            self.t_invoices['INV0002'].payments, '==',
             (
+                Payment(
+                    v.check_range(50.0, 'Payment.amount', 0.01, None), _E13_PaymentMethod_cash,
+                    rt.parse_datetime('2025-03-04T12:10:00'),
+                ),
+                Payment(
+                    v.check_range(0.01, 'Payment.amount', 0.01, None),
+                    _E13_PaymentMethod_bank_transfer, rt.parse_datetime('2025-03-10T09:00:00'),
+                ),
+            ),
+            part=1,
+        )
+
+    def _check_mined_c742b7c8dc__new_pet(self) -> bool:  # tasks.world:6004
+        return any(
+            _r30.name == 'partially_paid' and _r30.species == _E7_Species_bird
+            and _r30.breed == 'cash' and _r30.date_of_birth == rt.parse_date('2023-06-30')
+            and _r30.weight_kg == 200.0 and _r30.owner == 'O002'
+            and _r30.status == _E9_PetStatus_active
+            for _r30 in rt.each(self, self.t_pets)
+        )
+
+    def _check_mined_a6d45a7c40__owner_o001_changed(self) -> rt.Verdict | bool:  # tasks.world:6376
+        return rt.expect(self.t_owners['O001'].phone, '==', '+44 7700 900104') and rt.expect(
+            self.t_owners['O001'].address, '==',
+            Address(
+                v.check_length('transferred', 'Address.street', 1, 100),
+                v.check_length('grace.lee@mail.example', 'Address.city', 1, 60),
+                v.check_length('DKQkF', 'Address.postcode', 1, 12),
+            ),
+            part=1,
+        )
+
+    def _check_mined_d850608b73__owner_o004_changed(self) -> rt.Verdict | bool:  # tasks.world:6748
+        return rt.expect(self.t_owners['O004'].phone, '==', '+44 7700 900101') and rt.expect(
+            self.t_owners['O004'].address, '==',
+            Address(
+                v.check_length(' ', 'Address.street', 1, 100),
+                v.check_length('reptile', 'Address.city', 1, 60),
+                v.check_length('Yc', 'Address.postcode', 1, 12),
+            ),
+            part=1,
+        )
+
+    def _check_mined_35de9a2ee0__new_owner(self) -> bool:  # tasks.world:7120
+        return any(
+            _r31.name == 'VIS0006' and _r31.email == 'luis.ortega@vetclinic.example'
+            and _r31.phone == '+44 7700 900102'
+            and _r31.address == Address(
+                v.check_length('completed', 'Address.street', 1, 100),
+                v.check_length('V02', 'Address.city', 1, 60),
+                v.check_length('VIS0002', 'Address.postcode', 1, 12),
+            )
+            and _r31.registered_on == rt.parse_date('2025-03-10')
+            for _r31 in rt.each(self, self.t_owners)
+        )
+
+    def _check_mined_35de9a2ee0__pet_pet004_changed(self) -> rt.Verdict | bool:  # tasks.world:7121
+        return rt.expect(self.t_pets['PET004'].weight_kg, '==', 62.0)
+
+    def _check_mined_35de9a2ee0__new_pet(self) -> bool:  # tasks.world:7122
+        return any(
+            _r32.name == 'dog' and _r32.species == _E7_Species_rabbit and _r32.breed == 'active'
+            and _r32.date_of_birth == rt.parse_date('2025-02-20') and _r32.weight_kg == 200.0
+            and _r32.owner == 'O003' and _r32.status == _E9_PetStatus_active
+            for _r32 in rt.each(self, self.t_pets)
+        )
+
+    # tasks.world:7123
+    def _check_mined_35de9a2ee0__appointment_a0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0006'].status, '==', _E17_AppointmentStatus_completed
+        )
+
+    def _check_mined_35de9a2ee0__new_visit(self) -> bool:  # tasks.world:7124
+        return any(
+            _r33.appointment == 'A0006' and _r33.pet == 'PET004' and _r33.vet == 'V02'
+            and _r33.visit_date == rt.parse_date('2025-03-10') and _r33.weight_kg == 62.0
+            and _r33.diagnosis == 'paul.green@vetclinic.example'
+            and _r33.treatments == (
+                Treatment(
+                    v.check_length('bird', 'Treatment.description', 1, 120),
+                    v.check_range(0.0, 'Treatment.price', 0.0, None),
+                ),
+            )
+            for _r33 in rt.each(self, self.t_visits)
+        )
+
+    def _check_mined_35de9a2ee0__new_invoice(self) -> bool:  # tasks.world:7125
+        return any(
+            _r34.visit == 'VIS0006' and _r34.owner == 'O003'
+            and _r34.issued_on == rt.parse_date('2025-03-10') and _r34.subtotal == 0.0
+            and _r34.tax == 0.0 and _r34.total == 0.0 and _r34.amount_paid == 0.0
+            and _r34.status == _E13_InvoiceStatus_paid and _r34.payments == ()
+            for _r34 in rt.each(self, self.t_invoices)
+        )
+
+    def _check_mined_6194fd9ca4__new_owner(self) -> bool:  # tasks.world:7504
+        return any(
+            _r35.name == 'partially_paid' and _r35.email == 'paul.green@vetclinic.example'
+            and _r35.phone == ' 6376808'
+            and _r35.address == Address(
+                v.check_length('2025-03-04', 'Address.street', 1, 100),
+                v.check_length('partially_paid', 'Address.city', 1, 60),
+                v.check_length('cash', 'Address.postcode', 1, 12),
+            )
+            and _r35.registered_on == rt.parse_date('2025-03-10')
+            for _r35 in rt.each(self, self.t_owners)
+        )
+
+    def _check_mined_6194fd9ca4__new_pet(self) -> bool:  # tasks.world:7505
+        return any(
+            _r36.name == 'active' and _r36.species == _E7_Species_reptile and _r36.breed == 'O004'
+            and _r36.date_of_birth == rt.parse_date('2023-11-05') and _r36.weight_kg == 120.0
+            and _r36.owner == 'O001' and _r36.status == _E9_PetStatus_active
+            for _r36 in rt.each(self, self.t_pets)
+        )
+
+    # tasks.world:7506
+    def _check_mined_6194fd9ca4__invoice_inv0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV0002'].amount_paid, '==', 50.01) and rt.expect(
+            self.t_invoices['INV0002'].payments, '==',
+            (
+                Payment(
+                    v.check_range(50.0, 'Payment.amount', 0.01, None), _E13_PaymentMethod_cash,
+                    rt.parse_datetime('2025-03-04T12:10:00'),
+                ),
                 Payment(
                     v.check_range(0.01, 'Payment.amount', 0.01, None), _E13_PaymentMethod_card,
                     rt.parse_datetime('2025-03-10T09:00:00'),
                 ),
             ),
-            part=2,
+            part=1,
         )
-    )
 
-
-# tasks.world:12826
-def _check_mined_45940ec896__owner_o002_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_owners['O002'].email, '==', 'pBG@ixcJ.sp')
-        and rt.expect(ep.t_owners['O002'].phone, '==', '3690337', part=1)
-        and rt.expect(
-            ep.t_owners['O002'].address, '==',
-            Address(
-                v.check_length('Biscuit', 'Address.street', 1, 100),
-                v.check_length('INV0003', 'Address.city', 1, 60),
-                v.check_length('V04', 'Address.postcode', 1, 12),
-            ),
-            part=2,
+    def _check_mined_6194fd9ca4__new_invoice(self) -> bool:  # tasks.world:7507
+        return any(
+            _r37.visit == 'VIS0005' and _r37.owner == 'O004'
+            and _r37.issued_on == rt.parse_date('2025-03-10') and _r37.subtotal == 30.0
+            and _r37.tax == 6.0 and _r37.total == 36.0 and _r37.amount_paid == 0.0
+            and _r37.status == _E13_InvoiceStatus_unpaid and _r37.payments == ()
+            for _r37 in rt.each(self, self.t_invoices)
         )
-    )
 
-
-# tasks.world:12827
-def _check_mined_45940ec896__invoice_inv0003_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_invoices['INV0003'].amount_paid, '==', 0.2)
-        and rt.expect(
-            ep.t_invoices['INV0003'].status, '==', _E13_InvoiceStatus_partially_paid, part=1
+    def _check_mined_492e252eac__new_owner(self) -> bool:  # tasks.world:7885
+        return any(
+            _r38.name == 'VAC0005' and _r38.email == 'crZ_@xzGt.gb' and _r38.phone == '+026144 67'
+            and _r38.address == Address(
+                v.check_length('2022-02-01', 'Address.street', 1, 100),
+                v.check_length('2025-03-04T11:00:00', 'Address.city', 1, 60),
+                v.check_length('O004', 'Address.postcode', 1, 12),
+            )
+            and _r38.registered_on == rt.parse_date('2025-03-10')
+            for _r38 in rt.each(self, self.t_owners)
         )
-        and rt.expect(
-            ep.t_invoices['INV0003'].payments, '==',
+
+    def _check_mined_492e252eac__new_pet(self) -> bool:  # tasks.world:7886
+        return any(
+            _r39.name == 'PET004' and _r39.species == _E7_Species_dog and _r39.breed == 'bird'
+            and _r39.date_of_birth == rt.parse_date('2023-03-03') and _r39.weight_kg == 62.0
+            and _r39.owner == 'O004' and _r39.status == _E9_PetStatus_active
+            for _r39 in rt.each(self, self.t_pets)
+        )
+
+    def _check_mined_492e252eac__new_vaccination(self) -> bool:  # tasks.world:7887
+        return any(
+            _r40.pet == 'PET005' and _r40.vaccine == _E7_Vaccine_rabies
+            and _r40.given_on == rt.parse_date('2025-03-10')
+            and _r40.next_due == rt.parse_date('2025-09-05') and _r40.vet == 'V02'
+            and _r40.batch_number == 'PET005'
+            for _r40 in rt.each(self, self.t_vaccinations)
+        )
+
+    def _check_mined_d9ee597b82__owner_o001_changed(self) -> rt.Verdict | bool:  # tasks.world:8265
+        return (
+            rt.expect(self.t_owners['O001'].email, '==', 'hannah.price@vetclinic.example')
+            and rt.expect(
+                self.t_owners['O001'].address, '==',
+                Address(
+                    v.check_length('reptile', 'Address.street', 1, 100),
+                    v.check_length('2025-03-04T11:00:00', 'Address.city', 1, 60),
+                    v.check_length('bird', 'Address.postcode', 1, 12),
+                ),
+                part=1,
+            )
+        )
+
+    def _check_mined_d9ee597b82__new_owner(self) -> bool:  # tasks.world:8266
+        return any(
+            _r41.name == 'Beak trim' and _r41.email == 'toc@dG.kxanu'
+            and _r41.phone == '+44 7700 900101'
+            and _r41.address == Address(
+                v.check_length('paul.green@vetclinic.example', 'Address.street', 1, 100),
+                v.check_length('O001', 'Address.city', 1, 60),
+                v.check_length('O001', 'Address.postcode', 1, 12),
+            )
+            and _r41.registered_on == rt.parse_date('2025-03-10')
+            for _r41 in rt.each(self, self.t_owners)
+        )
+
+    def _check_mined_d9ee597b82__new_owner_1(self) -> bool:  # tasks.world:8267
+        return any(
+            _r42.name == 'VIS0002' and _r42.email == 'paul.green@vetclinic.example'
+            and _r42.phone == '+44 7700 900104'
+            and _r42.address == Address(
+                v.check_length('O004', 'Address.street', 1, 100),
+                v.check_length('VIS0001', 'Address.city', 1, 60),
+                v.check_length('M', 'Address.postcode', 1, 12),
+            )
+            and _r42.registered_on == rt.parse_date('2025-03-10')
+            for _r42 in rt.each(self, self.t_owners)
+        )
+
+    def _check_mined_d9ee597b82__new_pet(self) -> bool:  # tasks.world:8268
+        return any(
+            _r43.name == 'Ri_SU9M yC+ECSnNLvZ I1Hdxo+7#fh5EHm' and _r43.species == _E7_Species_dog
+            and _r43.breed == 'hannah.price@vetclinic.example'
+            and _r43.date_of_birth == rt.parse_date('2023-04-02') and _r43.weight_kg == 157.89
+            and _r43.owner == 'O004' and _r43.status == _E9_PetStatus_active
+            for _r43 in rt.each(self, self.t_pets)
+        )
+
+    def _check_mined_a15f7c1a43__owner_o001_changed(self) -> rt.Verdict | bool:  # tasks.world:8646
+        return (
+            rt.expect(self.t_owners['O001'].email, '==', 'paul.green@vetclinic.example')
+            and rt.expect(
+                self.t_owners['O001'].address, '==',
+                Address(
+                    v.check_length('PET006', 'Address.street', 1, 100),
+                    v.check_length('VAC0004', 'Address.city', 1, 60),
+                    v.check_length('active', 'Address.postcode', 1, 12),
+                ),
+                part=1,
+            )
+        )
+
+    def _check_mined_a15f7c1a43__new_pet(self) -> bool:  # tasks.world:8647
+        return any(
+            _r44.name == 'general' and _r44.species == _E7_Species_dog and _r44.breed == 'general'
+            and _r44.date_of_birth == rt.parse_date('2019-05-04') and _r44.weight_kg == 2.1
+            and _r44.owner == 'O001' and _r44.status == _E9_PetStatus_active
+            for _r44 in rt.each(self, self.t_pets)
+        )
+
+    def _check_mined_a15f7c1a43__new_invoice(self) -> bool:  # tasks.world:8648
+        return any(
+            _r45.visit == 'VIS0005' and _r45.owner == 'O004'
+            and _r45.issued_on == rt.parse_date('2025-03-10') and _r45.subtotal == 30.0
+            and _r45.tax == 6.0 and _r45.total == 36.0 and _r45.amount_paid == 0.0
+            and _r45.status == _E13_InvoiceStatus_unpaid and _r45.payments == ()
+            for _r45 in rt.each(self, self.t_invoices)
+        )
+
+    def _check_mined_ee389fec54__new_owner(self) -> bool:  # tasks.world:9025
+        return any(
+            _r46.name == 'hannah.price@vetclinic.example'
+            and _r46.email == 'hannah.price@vetclinic.example' and _r46.phone == '27990 7'
+            and _r46.address == Address(
+                v.check_length('4YgX@', 'Address.street', 1, 100),
+                v.check_length('Rex', 'Address.city', 1, 60),
+                v.check_length('rabbit', 'Address.postcode', 1, 12),
+            )
+            and _r46.registered_on == rt.parse_date('2025-03-10')
+            for _r46 in rt.each(self, self.t_owners)
+        )
+
+    def _check_mined_ee389fec54__pet_pet004_changed(self) -> rt.Verdict | bool:  # tasks.world:9026
+        return rt.expect(self.t_pets['PET004'].weight_kg, '==', 18.0)
+
+    def _check_mined_ee389fec54__new_pet(self) -> bool:  # tasks.world:9027
+        return any(
+            _r47.name == '+' and _r47.species == _E7_Species_rabbit and _r47.breed == 'exotics'
+            and _r47.date_of_birth == rt.parse_date('2024-11-30') and _r47.weight_kg == 19.0
+            and _r47.owner == 'O002' and _r47.status == _E9_PetStatus_active
+            for _r47 in rt.each(self, self.t_pets)
+        )
+
+    # tasks.world:9028
+    def _check_mined_ee389fec54__appointment_a0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0006'].status, '==', _E17_AppointmentStatus_completed
+        )
+
+    def _check_mined_ee389fec54__new_visit(self) -> bool:  # tasks.world:9029
+        return any(
+            _r48.appointment == 'A0006' and _r48.pet == 'PET004' and _r48.vet == 'V02'
+            and _r48.visit_date == rt.parse_date('2025-03-10') and _r48.weight_kg == 18.0
+            and _r48.diagnosis == 'deceased' and _r48.treatments == (
+                Treatment(
+                    v.check_length('rabbit', 'Treatment.description', 1, 120),
+                    v.check_range(0.0, 'Treatment.price', 0.0, None),
+                ),
+                Treatment(
+                    v.check_length('O002', 'Treatment.description', 1, 120),
+                    v.check_range(6.0, 'Treatment.price', 0.0, None),
+                ),
+            )
+            for _r48 in rt.each(self, self.t_visits)
+        )
+
+    def _check_mined_9f3b74c7f0__owner_o004_changed(self) -> rt.Verdict | bool:  # tasks.world:9406
+        return (
+            rt.expect(self.t_owners['O004'].email, '==', 'f1dn@H.xraks')
+            and rt.expect(self.t_owners['O004'].phone, '==', '+3085595893', part=1)
+            and rt.expect(
+                self.t_owners['O004'].address, '==',
+                Address(
+                    v.check_length('booked', 'Address.street', 1, 100),
+                    v.check_length('cash', 'Address.city', 1, 60),
+                    v.check_length('rabies', 'Address.postcode', 1, 12),
+                ),
+                part=2,
+            )
+        )
+
+    # tasks.world:9407
+    def _check_mined_9f3b74c7f0__appointment_a0007_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_appointments['A0007'].status, '==', _E17_AppointmentStatus_cancelled)
+            and rt.expect(self.t_appointments['A0007'].cancel_reason, '==', 'A', part=1)
+        )
+
+    def _check_mined_9f3b74c7f0__new_invoice(self) -> bool:  # tasks.world:9408
+        return any(
+            _r49.visit == 'VIS0005' and _r49.owner == 'O004'
+            and _r49.issued_on == rt.parse_date('2025-03-10') and _r49.subtotal == 30.0
+            and _r49.tax == 6.0 and _r49.total == 36.0 and _r49.amount_paid == 0.0
+            and _r49.status == _E13_InvoiceStatus_unpaid and _r49.payments == ()
+            for _r49 in rt.each(self, self.t_invoices)
+        )
+
+    def _check_mined_c286471152__new_pet(self) -> bool:  # tasks.world:9785
+        return any(
+            _r50.name == '2025-03-04T12:15:00' and _r50.species == _E7_Species_reptile
+            and _r50.breed == 'TD 2U' and _r50.date_of_birth == rt.parse_date('2023-09-05')
+            and _r50.weight_kg == 74.4 and _r50.owner == 'O002'
+            and _r50.status == _E9_PetStatus_active
+            for _r50 in rt.each(self, self.t_pets)
+        )
+
+    def _check_mined_c286471152__new_invoice(self) -> bool:  # tasks.world:9786
+        return any(
+            _r51.visit == 'VIS0005' and _r51.owner == 'O004'
+            and _r51.issued_on == rt.parse_date('2025-03-10') and _r51.subtotal == 30.0
+            and _r51.tax == 6.0 and _r51.total == 36.0 and _r51.amount_paid == 0.01
+            and _r51.status == _E13_InvoiceStatus_partially_paid
+            and _r51.payments == (
+                Payment(
+                    v.check_range(0.01, 'Payment.amount', 0.01, None), _E13_PaymentMethod_cash,
+                    rt.parse_datetime('2025-03-10T09:00:00'),
+                ),
+            )
+            for _r51 in rt.each(self, self.t_invoices)
+        )
+
+    # tasks.world:10163
+    def _check_mined_62e383454a__owner_o003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_owners['O003'].email, '==', 'paul.green@vetclinic.example')
+            and rt.expect(self.t_owners['O003'].phone, '==', '+3269 91', part=1)
+            and rt.expect(
+                self.t_owners['O003'].address, '==',
+                Address(
+                    v.check_length('Tk8j1', 'Address.street', 1, 100),
+                    v.check_length('+3269 91', 'Address.city', 1, 60),
+                    v.check_length('Siamese', 'Address.postcode', 1, 12),
+                ),
+                part=2,
+            )
+        )
+
+    def _check_mined_62e383454a__new_owner(self) -> bool:  # tasks.world:10164
+        return any(
+            _r52.name == 'surgery' and _r52.email == '5+@q1.dmnga' and _r52.phone == '+3269 91'
+            and _r52.address == Address(
+                v.check_length('bordetella', 'Address.street', 1, 100),
+                v.check_length('cat', 'Address.city', 1, 60),
+                v.check_length('rabbit', 'Address.postcode', 1, 12),
+            )
+            and _r52.registered_on == rt.parse_date('2025-03-10')
+            for _r52 in rt.each(self, self.t_owners)
+        )
+
+    def _check_mined_62e383454a__new_pet(self) -> bool:  # tasks.world:10165
+        return any(
+            _r53.name == 'general' and _r53.species == _E7_Species_dog and _r53.breed == 'card'
+            and _r53.date_of_birth == rt.parse_date('2024-09-05') and _r53.weight_kg == 123.1
+            and _r53.owner == 'O003' and _r53.status == _E9_PetStatus_active
+            for _r53 in rt.each(self, self.t_pets)
+        )
+
+    # tasks.world:10543
+    def _check_mined_d795c1815a__owner_o003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_owners['O003'].email, '==', 'luis.ortega@vetclinic.example')
+            and rt.expect(self.t_owners['O003'].phone, '==', '+44 7700 900104', part=1)
+            and rt.expect(
+                self.t_owners['O003'].address, '==',
+                Address(
+                    v.check_length('rabbit', 'Address.street', 1, 100),
+                    v.check_length('sofia.rossi@mail.example', 'Address.city', 1, 60),
+                    v.check_length('2023-09-15', 'Address.postcode', 1, 12),
+                ),
+                part=2,
+            )
+        )
+
+    def _check_mined_d795c1815a__new_pet(self) -> bool:  # tasks.world:10544
+        return any(
+            _r54.name == 'sofia.rossi@mail.example' and _r54.species == _E7_Species_dog
+            and _r54.breed == '+44 7700 900104'
+            and _r54.date_of_birth == rt.parse_date('2023-09-10') and _r54.weight_kg == 18.5
+            and _r54.owner == 'O002' and _r54.status == _E9_PetStatus_active
+            for _r54 in rt.each(self, self.t_pets)
+        )
+
+    # tasks.world:10545
+    def _check_mined_d795c1815a__invoice_inv0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV0002'].amount_paid, '==', 50.01) and rt.expect(
+            self.t_invoices['INV0002'].payments, '==',
             (
                 Payment(
-                    v.check_range(0.2, 'Payment.amount', 0.01, None), _E13_PaymentMethod_cash,
+                    v.check_range(50.0, 'Payment.amount', 0.01, None), _E13_PaymentMethod_cash,
+                    rt.parse_datetime('2025-03-04T12:10:00'),
+                ),
+                Payment(
+                    v.check_range(0.01, 'Payment.amount', 0.01, None), _E13_PaymentMethod_cash,
                     rt.parse_datetime('2025-03-10T09:00:00'),
                 ),
             ),
-            part=2,
+            part=1,
         )
-    )
 
+    # tasks.world:10922
+    def _check_mined_cf8cdfdbff__owner_o001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_owners['O001'].email, '==', 'mei.tanaka@vetclinic.example')
+            and rt.expect(self.t_owners['O001'].phone, '==', '+44 7700 900104', part=1)
+            and rt.expect(
+                self.t_owners['O001'].address, '==',
+                Address(
+                    v.check_length('reptile', 'Address.street', 1, 100),
+                    v.check_length('cancelled', 'Address.city', 1, 60),
+                    v.check_length('PET001', 'Address.postcode', 1, 12),
+                ),
+                part=2,
+            )
+        )
 
-# tasks.world:13205
-def _check_mined_753eec4522__owner_o001_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_owners['O001'].email, '==', 'mei.tanaka@vetclinic.example')
-        and rt.expect(
-            ep.t_owners['O001'].address, '==',
+    # tasks.world:10923
+    def _check_mined_cf8cdfdbff__appointment_a0007_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_appointments['A0007'].status, '==', _E17_AppointmentStatus_cancelled)
+            and rt.expect(
+                self.t_appointments['A0007'].cancel_reason, '==', 'Dr Hannah Price', part=1
+            )
+        )
+
+    # tasks.world:11300
+    def _check_mined_f2ce28bdfb__owner_o002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_owners['O002'].email, '==', 'RRm@IH.sj')
+            and rt.expect(self.t_owners['O002'].phone, '==', '69405149', part=1)
+            and rt.expect(
+                self.t_owners['O002'].address, '==',
+                Address(
+                    v.check_length('Q8', 'Address.street', 1, 100),
+                    v.check_length('Siamese', 'Address.city', 1, 60),
+                    v.check_length('active', 'Address.postcode', 1, 12),
+                ),
+                part=2,
+            )
+        )
+
+    # tasks.world:11301
+    def _check_mined_f2ce28bdfb__owner_o004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_owners['O004'].phone, '==', '69405149') and rt.expect(
+            self.t_owners['O004'].address, '==',
             Address(
-                v.check_length('bird', 'Address.street', 1, 100),
-                v.check_length('deceased', 'Address.city', 1, 60),
-                v.check_length('dog', 'Address.postcode', 1, 12),
+                v.check_length('X', 'Address.street', 1, 100),
+                v.check_length('A0006', 'Address.city', 1, 60),
+                v.check_length('69405149', 'Address.postcode', 1, 12),
             ),
             part=1,
         )
-    )
 
+    # tasks.world:11302
+    def _check_mined_f2ce28bdfb__pet_pet004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_pets['PET004'].weight_kg, '==', 116.46)
 
-# tasks.world:13206
-def _check_mined_753eec4522__invoice_inv0002_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV0002'].amount_paid, '==', 50.01) and rt.expect(
-        ep.t_invoices['INV0002'].payments, '==',
-        (
-            Payment(
-                v.check_range(50.0, 'Payment.amount', 0.01, None), _E13_PaymentMethod_cash,
-                rt.parse_datetime('2025-03-04T12:10:00'),
-            ),
-            Payment(
-                v.check_range(0.01, 'Payment.amount', 0.01, None), _E13_PaymentMethod_card,
-                rt.parse_datetime('2025-03-10T09:00:00'),
-            ),
-        ),
-        part=1,
-    )
-
-
-# tasks.world:13584
-def _check_mined_11e2ecb288__owner_o001_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_owners['O001'].email, '==', 'iCj@S3x.qo')
-
-
-# tasks.world:13585
-def _check_mined_11e2ecb288__owner_o003_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_owners['O003'].email, '==', '4#Hh@l.wzvua') and rt.expect(
-        ep.t_owners['O003'].address, '==',
-        Address(
-            v.check_length('myxomatosis', 'Address.street', 1, 100),
-            v.check_length('surgery', 'Address.city', 1, 60),
-            v.check_length('k', 'Address.postcode', 1, 12),
-        ),
-        part=1,
-    )
-
-
-def _check_mined_11e2ecb288__new_owner(ep: VetClinicDesk) -> bool:  # tasks.world:13586
-    return any(
-        _r64.name == 'bordetella' and _r64.email == 'hannah.price@vetclinic.example'
-        and _r64.phone == '+44 7700 900103'
-        and _r64.address == Address(
-            v.check_length('O001', 'Address.street', 1, 100),
-            v.check_length('O003', 'Address.city', 1, 60),
-            v.check_length('card', 'Address.postcode', 1, 12),
+    # tasks.world:11303
+    def _check_mined_f2ce28bdfb__appointment_a0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(
+            self.t_appointments['A0006'].status, '==', _E17_AppointmentStatus_completed
         )
-        and _r64.registered_on == rt.parse_date('2025-03-10')
-        for _r64 in rt.each(ep, ep.t_owners)
-    )
 
-
-def _check_mined_11e2ecb288__new_pet(ep: VetClinicDesk) -> bool:  # tasks.world:13587
-    return any(
-        _r65.name == 'dog' and _r65.species == _E7_Species_cat and _r65.breed == '2023-04-02'
-        and _r65.date_of_birth == rt.parse_date('2023-04-02') and _r65.weight_kg == 0.01
-        and _r65.owner == 'O003' and _r65.status == _E9_PetStatus_active
-        for _r65 in rt.each(ep, ep.t_pets)
-    )
-
-
-def _check_mined_6ba9a00a34__new_owner(ep: VetClinicDesk) -> bool:  # tasks.world:13966
-    return any(
-        _r66.name == '2025-03-04' and _r66.email == 'paul.green@vetclinic.example'
-        and _r66.phone == '+44 7700 900101'
-        and _r66.address == Address(
-            v.check_length('cash', 'Address.street', 1, 100),
-            v.check_length('2025-03-10T09:00:00', 'Address.city', 1, 60),
-            v.check_length('general', 'Address.postcode', 1, 12),
+    def _check_mined_f2ce28bdfb__new_visit(self) -> bool:  # tasks.world:11304
+        return any(
+            _r55.appointment == 'A0006' and _r55.pet == 'PET004' and _r55.vet == 'V02'
+            and _r55.visit_date == rt.parse_date('2025-03-10') and _r55.weight_kg == 116.46
+            and _r55.diagnosis == 'O001' and _r55.treatments == (
+                Treatment(
+                    v.check_length('unpaid', 'Treatment.description', 1, 120),
+                    v.check_range(4.0, 'Treatment.price', 0.0, None),
+                ),
+                Treatment(
+                    v.check_length('transferred', 'Treatment.description', 1, 120),
+                    v.check_range(694.6013, 'Treatment.price', 0.0, None),
+                ),
+            )
+            for _r55 in rt.each(self, self.t_visits)
         )
-        and _r66.registered_on == rt.parse_date('2025-03-10')
-        for _r66 in rt.each(ep, ep.t_owners)
-    )
 
+    # tasks.world:11681
+    def _check_mined_be6538b369__owner_o004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_owners['O004'].phone, '==', '+44 7700 900102')
 
-# tasks.world:13967
-def _check_mined_6ba9a00a34__invoice_inv0002_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_invoices['INV0002'].amount_paid, '==', 81.5) and rt.expect(
-        ep.t_invoices['INV0002'].payments, '==',
-        (
-            Payment(
-                v.check_range(50.0, 'Payment.amount', 0.01, None), _E13_PaymentMethod_cash,
-                rt.parse_datetime('2025-03-04T12:10:00'),
+    def _check_mined_be6538b369__new_pet(self) -> bool:  # tasks.world:11682
+        return any(
+            _r56.name == 'unpaid' and _r56.species == _E7_Species_rabbit and _r56.breed == 'O004'
+            and _r56.date_of_birth == rt.parse_date('2025-03-10') and _r56.weight_kg == 0.01
+            and _r56.owner == 'O004' and _r56.status == _E9_PetStatus_active
+            for _r56 in rt.each(self, self.t_pets)
+        )
+
+    def _check_mined_be6538b369__new_pet_1(self) -> bool:  # tasks.world:11683
+        return any(
+            _r57.name == 'cancelled' and _r57.species == _E7_Species_dog and _r57.breed == 'PET006'
+            and _r57.date_of_birth == rt.parse_date('2025-02-20') and _r57.weight_kg == 6.0
+            and _r57.owner == 'O004' and _r57.status == _E9_PetStatus_active
+            for _r57 in rt.each(self, self.t_pets)
+        )
+
+    def _check_mined_be6538b369__new_invoice(self) -> bool:  # tasks.world:11684
+        return any(
+            _r58.visit == 'VIS0005' and _r58.owner == 'O004'
+            and _r58.issued_on == rt.parse_date('2025-03-10') and _r58.subtotal == 30.0
+            and _r58.tax == 6.0 and _r58.total == 36.0 and _r58.amount_paid == 0.0
+            and _r58.status == _E13_InvoiceStatus_unpaid and _r58.payments == ()
+            for _r58 in rt.each(self, self.t_invoices)
+        )
+
+    def _check_mined_2fde18595e__new_owner(self) -> bool:  # tasks.world:12064
+        return any(
+            _r59.name == 'O004' and _r59.email == 'NI@pBYF.nl' and _r59.phone == '442   6'
+            and _r59.address == Address(
+                v.check_length('UXNoG', 'Address.street', 1, 100),
+                v.check_length('PET006', 'Address.city', 1, 60),
+                v.check_length('-k', 'Address.postcode', 1, 12),
+            )
+            and _r59.registered_on == rt.parse_date('2025-03-10')
+            for _r59 in rt.each(self, self.t_owners)
+        )
+
+    def _check_mined_2fde18595e__new_owner_1(self) -> bool:  # tasks.world:12065
+        return any(
+            _r60.name == 'exotics' and _r60.email == 'D@A6R2.zhmc'
+            and _r60.phone == '+44 7700 900101'
+            and _r60.address == Address(
+                v.check_length('Mp', 'Address.street', 1, 100),
+                v.check_length(' ', 'Address.city', 1, 60),
+                v.check_length('bordetella', 'Address.postcode', 1, 12),
+            )
+            and _r60.registered_on == rt.parse_date('2025-03-10')
+            for _r60 in rt.each(self, self.t_owners)
+        )
+
+    def _check_mined_2fde18595e__new_pet(self) -> bool:  # tasks.world:12066
+        return any(
+            _r61.name == '-k' and _r61.species == _E7_Species_bird and _r61.breed == 'UXNoG'
+            and _r61.date_of_birth == rt.parse_date('2024-10-11') and _r61.weight_kg == 22.0
+            and _r61.owner == 'O002' and _r61.status == _E9_PetStatus_active
+            for _r61 in rt.each(self, self.t_pets)
+        )
+
+    def _check_mined_2fde18595e__new_invoice(self) -> bool:  # tasks.world:12067
+        return any(
+            _r62.visit == 'VIS0005' and _r62.owner == 'O004'
+            and _r62.issued_on == rt.parse_date('2025-03-10') and _r62.subtotal == 30.0
+            and _r62.tax == 6.0 and _r62.total == 36.0 and _r62.amount_paid == 0.0
+            and _r62.status == _E13_InvoiceStatus_unpaid and _r62.payments == ()
+            for _r62 in rt.each(self, self.t_invoices)
+        )
+
+    def _check_mined_59d071954d__new_owner(self) -> bool:  # tasks.world:12447
+        return any(
+            _r63.name == '2025-02-20' and _r63.email == 'paul.green@vetclinic.example'
+            and _r63.phone == ' 240244'
+            and _r63.address == Address(
+                v.check_length('paid', 'Address.street', 1, 100),
+                v.check_length('z5', 'Address.city', 1, 60),
+                v.check_length('cancelled', 'Address.postcode', 1, 12),
+            )
+            and _r63.registered_on == rt.parse_date('2025-03-10')
+            for _r63 in rt.each(self, self.t_owners)
+        )
+
+    # tasks.world:12448
+    def _check_mined_59d071954d__invoice_inv0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_invoices['INV0003'].amount_paid, '==', 0.01)
+            and rt.expect(
+                self.t_invoices['INV0003'].status, '==', _E13_InvoiceStatus_partially_paid, part=1
+            )
+            and rt.expect(
+                self.t_invoices['INV0003'].payments, '==',
+                (
+                    Payment(
+                        v.check_range(0.01, 'Payment.amount', 0.01, None), _E13_PaymentMethod_card,
+                        rt.parse_datetime('2025-03-10T09:00:00'),
+                    ),
+                ),
+                part=2,
+            )
+        )
+
+    # tasks.world:12826
+    def _check_mined_45940ec896__owner_o002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_owners['O002'].email, '==', 'pBG@ixcJ.sp')
+            and rt.expect(self.t_owners['O002'].phone, '==', '3690337', part=1)
+            and rt.expect(
+                self.t_owners['O002'].address, '==',
+                Address(
+                    v.check_length('Biscuit', 'Address.street', 1, 100),
+                    v.check_length('INV0003', 'Address.city', 1, 60),
+                    v.check_length('V04', 'Address.postcode', 1, 12),
+                ),
+                part=2,
+            )
+        )
+
+    # tasks.world:12827
+    def _check_mined_45940ec896__invoice_inv0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_invoices['INV0003'].amount_paid, '==', 0.2)
+            and rt.expect(
+                self.t_invoices['INV0003'].status, '==', _E13_InvoiceStatus_partially_paid, part=1
+            )
+            and rt.expect(
+                self.t_invoices['INV0003'].payments, '==',
+                (
+                    Payment(
+                        v.check_range(0.2, 'Payment.amount', 0.01, None), _E13_PaymentMethod_cash,
+                        rt.parse_datetime('2025-03-10T09:00:00'),
+                    ),
+                ),
+                part=2,
+            )
+        )
+
+    # tasks.world:13205
+    def _check_mined_753eec4522__owner_o001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_owners['O001'].email, '==', 'mei.tanaka@vetclinic.example')
+            and rt.expect(
+                self.t_owners['O001'].address, '==',
+                Address(
+                    v.check_length('bird', 'Address.street', 1, 100),
+                    v.check_length('deceased', 'Address.city', 1, 60),
+                    v.check_length('dog', 'Address.postcode', 1, 12),
+                ),
+                part=1,
+            )
+        )
+
+    # tasks.world:13206
+    def _check_mined_753eec4522__invoice_inv0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV0002'].amount_paid, '==', 50.01) and rt.expect(
+            self.t_invoices['INV0002'].payments, '==',
+            (
+                Payment(
+                    v.check_range(50.0, 'Payment.amount', 0.01, None), _E13_PaymentMethod_cash,
+                    rt.parse_datetime('2025-03-04T12:10:00'),
+                ),
+                Payment(
+                    v.check_range(0.01, 'Payment.amount', 0.01, None), _E13_PaymentMethod_card,
+                    rt.parse_datetime('2025-03-10T09:00:00'),
+                ),
             ),
-            Payment(
-                v.check_range(31.5, 'Payment.amount', 0.01, None), _E13_PaymentMethod_cash,
-                rt.parse_datetime('2025-03-10T09:00:00'),
+            part=1,
+        )
+
+    # tasks.world:13584
+    def _check_mined_11e2ecb288__owner_o001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_owners['O001'].email, '==', 'iCj@S3x.qo')
+
+    # tasks.world:13585
+    def _check_mined_11e2ecb288__owner_o003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_owners['O003'].email, '==', '4#Hh@l.wzvua') and rt.expect(
+            self.t_owners['O003'].address, '==',
+            Address(
+                v.check_length('myxomatosis', 'Address.street', 1, 100),
+                v.check_length('surgery', 'Address.city', 1, 60),
+                v.check_length('k', 'Address.postcode', 1, 12),
             ),
-        ),
-        part=1,
-    )
+            part=1,
+        )
+
+    def _check_mined_11e2ecb288__new_owner(self) -> bool:  # tasks.world:13586
+        return any(
+            _r64.name == 'bordetella' and _r64.email == 'hannah.price@vetclinic.example'
+            and _r64.phone == '+44 7700 900103'
+            and _r64.address == Address(
+                v.check_length('O001', 'Address.street', 1, 100),
+                v.check_length('O003', 'Address.city', 1, 60),
+                v.check_length('card', 'Address.postcode', 1, 12),
+            )
+            and _r64.registered_on == rt.parse_date('2025-03-10')
+            for _r64 in rt.each(self, self.t_owners)
+        )
+
+    def _check_mined_11e2ecb288__new_pet(self) -> bool:  # tasks.world:13587
+        return any(
+            _r65.name == 'dog' and _r65.species == _E7_Species_cat and _r65.breed == '2023-04-02'
+            and _r65.date_of_birth == rt.parse_date('2023-04-02') and _r65.weight_kg == 0.01
+            and _r65.owner == 'O003' and _r65.status == _E9_PetStatus_active
+            for _r65 in rt.each(self, self.t_pets)
+        )
+
+    def _check_mined_6ba9a00a34__new_owner(self) -> bool:  # tasks.world:13966
+        return any(
+            _r66.name == '2025-03-04' and _r66.email == 'paul.green@vetclinic.example'
+            and _r66.phone == '+44 7700 900101'
+            and _r66.address == Address(
+                v.check_length('cash', 'Address.street', 1, 100),
+                v.check_length('2025-03-10T09:00:00', 'Address.city', 1, 60),
+                v.check_length('general', 'Address.postcode', 1, 12),
+            )
+            and _r66.registered_on == rt.parse_date('2025-03-10')
+            for _r66 in rt.each(self, self.t_owners)
+        )
+
+    # tasks.world:13967
+    def _check_mined_6ba9a00a34__invoice_inv0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_invoices['INV0002'].amount_paid, '==', 81.5) and rt.expect(
+            self.t_invoices['INV0002'].payments, '==',
+            (
+                Payment(
+                    v.check_range(50.0, 'Payment.amount', 0.01, None), _E13_PaymentMethod_cash,
+                    rt.parse_datetime('2025-03-04T12:10:00'),
+                ),
+                Payment(
+                    v.check_range(31.5, 'Payment.amount', 0.01, None), _E13_PaymentMethod_cash,
+                    rt.parse_datetime('2025-03-10T09:00:00'),
+                ),
+            ),
+            part=1,
+        )
+
+    # tasks.world:14346
+    def _check_mined_4ad6dbc74e__owner_o003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_owners['O003'].phone, '==', '4  70772') and rt.expect(
+            self.t_owners['O003'].address, '==',
+            Address(
+                v.check_length('VIS0005', 'Address.street', 1, 100),
+                v.check_length('Grace Lee', 'Address.city', 1, 60),
+                v.check_length('bH', 'Address.postcode', 1, 12),
+            ),
+            part=1,
+        )
+
+    def _check_mined_4ad6dbc74e__new_invoice(self) -> bool:  # tasks.world:14347
+        return any(
+            _r67.visit == 'VIS0005' and _r67.owner == 'O004'
+            and _r67.issued_on == rt.parse_date('2025-03-10') and _r67.subtotal == 30.0
+            and _r67.tax == 6.0 and _r67.total == 36.0 and _r67.amount_paid == 0.0
+            and _r67.status == _E13_InvoiceStatus_unpaid and _r67.payments == ()
+            for _r67 in rt.each(self, self.t_invoices)
+        )
 
 
-# tasks.world:14346
-def _check_mined_4ad6dbc74e__owner_o003_changed(ep: VetClinicDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_owners['O003'].phone, '==', '4  70772') and rt.expect(
-        ep.t_owners['O003'].address, '==',
-        Address(
-            v.check_length('VIS0005', 'Address.street', 1, 100),
-            v.check_length('Grace Lee', 'Address.city', 1, 60),
-            v.check_length('bH', 'Address.postcode', 1, 12),
-        ),
-        part=1,
-    )
-
-
-def _check_mined_4ad6dbc74e__new_invoice(ep: VetClinicDesk) -> bool:  # tasks.world:14347
-    return any(
-        _r67.visit == 'VIS0005' and _r67.owner == 'O004'
-        and _r67.issued_on == rt.parse_date('2025-03-10') and _r67.subtotal == 30.0
-        and _r67.tax == 6.0 and _r67.total == 36.0 and _r67.amount_paid == 0.0
-        and _r67.status == _E13_InvoiceStatus_unpaid and _r67.payments == ()
-        for _r67 in rt.each(ep, ep.t_invoices)
-    )
-
-
-VetClinicDesk.TASKS = task_registry(__name__, "tasks.json")
+VetClinicDesk.TOOLS = tools(VetClinicDesk)

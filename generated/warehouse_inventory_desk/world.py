@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Bin", "BinReport", "Clerk", "ClerkRole", "Item", "ItemStock", "Movement", "MovementKind",
@@ -189,10 +189,8 @@ class WarehouseInventoryDesk(Episode):
     CLOCK: ClassVar[str] = "2026-03-05T08:00:00"
     TICK: ClassVar[int] = 60
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Act only as the signed-in clerk. Book exactly the quantities, bins and references the '
-        'user gives; never invent a delivery note or order number.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "clerks": "Clerk", "items": "Item", "bins": "Bin", "stock": "StockLevel",
         "movements": "Movement",
@@ -303,18 +301,15 @@ class WarehouseInventoryDesk(Episode):
             rt.check_deleted(
                 self, self.t_clerks, ((self.t_movements, 'clerk'), (None, 'current_clerk'))
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_items, ((self.t_stock, 'item'), (self.t_movements, 'item'))
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_bins, (
                     (self.t_stock, 'bin_'), (self.t_movements, 'from_bin'),
                     (self.t_movements, 'to_bin'),
                 ),
             )
-        pass
 
     def fn_bin_used(self, bin_: Bin) -> int:  # warehouse_inventory_desk.world:123
         'Total units currently stored in a bin.'
@@ -715,1479 +710,1175 @@ class WarehouseInventoryDesk(Episode):
             key=lambda _m10: _m10.at, reverse=True,
         )
 
+    # warehouse_inventory_desk.world:452
+    def _check_pick_then_replenish__bolts_pick_face(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0001'].quantity, '==', 35)
+
+    # warehouse_inventory_desk.world:453
+    def _check_pick_then_replenish__bolts_bulk(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0002'].quantity, '==', 100)
+
+    # warehouse_inventory_desk.world:454
+    def _check_pick_then_replenish__nuts_received(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0003'].quantity, '==', 60)
+
+    # warehouse_inventory_desk.world:455
+    def _check_pick_then_replenish__pick_logged(self) -> bool:
+        return any(
+            _m12.kind == _E12_MovementKind_pick and _m12.item == 'BOL-1001' and _m12.quantity == 10
+            and _m12.reference == 'SO-10452'
+            for _m12 in rt.each(self, self.t_movements)
+        )
+
+    # warehouse_inventory_desk.world:456
+    def _check_pick_then_replenish__receipt_logged(self) -> bool:
+        return any(
+            _m13.kind == _E12_MovementKind_receipt and _m13.item == 'NUT-2001'
+            and _m13.quantity == 30 and _m13.reference == 'DN-8812'
+            for _m13 in rt.each(self, self.t_movements)
+        )
+
+    # warehouse_inventory_desk.world:457
+    def _check_pick_then_replenish__three_movements(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(len(self.t_movements), '==', len(init.t_movements) + 3)
+
+    # warehouse_inventory_desk.world:512
+    def _check_count_washers__counted(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0004'].quantity, '==', 52)
+
+    # warehouse_inventory_desk.world:513
+    def _check_count_washers__marked_today(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0004'].last_counted, '==', rt.parse_date('2026-03-05'))
+
+    # warehouse_inventory_desk.world:514
+    def _check_count_washers__adjustment_logged(self) -> bool:
+        return any(
+            _m14.kind == _E12_MovementKind_count_adjustment and _m14.item == 'WSH-3001'
+            and _m14.quantity == -8 and _m14.clerk == 'C001'
+            for _m14 in rt.each(self, self.t_movements)
+        )
+
+    def _check_count_washers__unblocked(self) -> bool:  # warehouse_inventory_desk.world:515
+        return not self.t_bins['B02-02'].blocked
+
+    # warehouse_inventory_desk.world:568
+    def _check_report_reorder_flags__names_nuts(self, replies: tuple[str, ...]) -> bool:
+        return 'NUT-2001' in rt.read(self, replies[-1] if replies else '')
+
+    # warehouse_inventory_desk.world:569
+    def _check_report_reorder_flags__names_shortfall(self, replies: tuple[str, ...]) -> bool:
+        return '20' in rt.read(self, replies[-1] if replies else '')
+
+    # warehouse_inventory_desk.world:570
+    def _check_report_reorder_flags__no_bolts(self, replies: tuple[str, ...]) -> bool:
+        return not ('BOL-1001' in rt.read(self, replies[-1] if replies else ''))
+
+    def _check_recount_nuts_then_receive__count_logged(self) -> bool:  # tasks.world:51
+        return any(
+            _m15.kind == _E12_MovementKind_count_adjustment and _m15.item == 'NUT-2001'
+            and _m15.quantity == -3 and _m15.from_bin == 'A01-02' and _m15.clerk == 'C001'
+            for _m15 in rt.each(self, self.t_movements)
+        )
+
+    def _check_recount_nuts_then_receive__delivery_logged(self) -> bool:  # tasks.world:52
+        return any(
+            _m16.kind == _E12_MovementKind_receipt and _m16.item == 'NUT-2001'
+            and _m16.quantity == 40 and _m16.reference == 'DN-9040' and _m16.to_bin == 'A01-02'
+            and _m16.clerk == 'C001'
+            for _m16 in rt.each(self, self.t_movements)
+        )
+
+    # tasks.world:53
+    def _check_recount_nuts_then_receive__final_quantity(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0003'].quantity, '==', 67) and rt.expect(
+            self.t_stock['S0003'].last_counted, '==', rt.parse_date('2026-03-05'), part=1
+        )
+
+    # tasks.world:54
+    def _check_recount_nuts_then_receive__others_untouched(self, init: Self) -> bool:
+        return all(
+            _s17.id_ == 'S0003' or _s17.quantity == init.t_stock[_s17.id_].quantity
+            for _s17 in rt.each(self, self.t_stock)
+        )
+
+    # tasks.world:111
+    def _check_top_up_pick_face_then_pick__pick_face_level(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0001'].quantity, '==', 10)
+
+    # tasks.world:112
+    def _check_top_up_pick_face_then_pick__bulk_level(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0002'].quantity, '==', 145)
+
+    def _check_top_up_pick_face_then_pick__transfer_logged(self) -> bool:  # tasks.world:113
+        return any(
+            _m18.kind == _E12_MovementKind_transfer and _m18.item == 'BOL-1001'
+            and _m18.from_bin == 'B02-01' and _m18.to_bin == 'A01-01' and _m18.quantity == 15
+            for _m18 in rt.each(self, self.t_movements)
+        )
+
+    def _check_top_up_pick_face_then_pick__pick_logged(self) -> bool:  # tasks.world:114
+        return any(
+            _m19.kind == _E12_MovementKind_pick and _m19.item == 'BOL-1001' and _m19.quantity == 30
+            and _m19.reference == 'SO-10460'
+            for _m19 in rt.each(self, self.t_movements)
+        )
+
+    def _check_top_up_pick_face_then_pick__receipt_logged(self) -> bool:  # tasks.world:115
+        return any(
+            _m20.kind == _E12_MovementKind_receipt and _m20.item == 'BOL-1001'
+            and _m20.to_bin == 'B02-01' and _m20.quantity == 40 and _m20.reference == 'DN-8815'
+            for _m20 in rt.each(self, self.t_movements)
+        )
+
+    # tasks.world:172
+    def _check_pick_order_and_top_up_pick_face__washers_picked(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0004'].quantity, '==', 48) and any(
+            _m21.kind == _E12_MovementKind_pick and _m21.item == 'WSH-3001'
+            and _m21.from_bin == 'A01-01' and _m21.quantity == 12 and _m21.reference == 'SO-20417'
+            and _m21.clerk == 'C002'
+            for _m21 in rt.each(self, self.t_movements)
+        )
+
+    def _check_pick_order_and_top_up_pick_face__bolts_picked(self) -> bool:  # tasks.world:173
+        return any(
+            _m22.kind == _E12_MovementKind_pick and _m22.item == 'BOL-1001'
+            and _m22.from_bin == 'A01-01' and _m22.quantity == 5 and _m22.reference == 'SO-20417'
+            and _m22.clerk == 'C002'
+            for _m22 in rt.each(self, self.t_movements)
+        )
+
+    # tasks.world:174
+    def _check_pick_order_and_top_up_pick_face__pick_face_topped_up(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0001'].quantity, '==', 50)
+
+    # tasks.world:175
+    def _check_pick_order_and_top_up_pick_face__bulk_reduced(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0002'].quantity, '==', 90) and any(
+            _m23.kind == _E12_MovementKind_transfer and _m23.item == 'BOL-1001'
+            and _m23.from_bin == 'B02-01' and _m23.to_bin == 'A01-01' and _m23.quantity == 30
+            for _m23 in rt.each(self, self.t_movements)
+        )
+
+    def _check_washer_delivery_to_pick_face__received(self) -> bool:  # tasks.world:232
+        return any(
+            _m24.kind == _E12_MovementKind_receipt and _m24.item == 'WSH-3001'
+            and _m24.quantity == 120 and _m24.reference == 'DN-9117' and _m24.to_bin == 'R00-01'
+            for _m24 in rt.each(self, self.t_movements)
+        )
+
+    def _check_washer_delivery_to_pick_face__topped_up(self) -> bool:  # tasks.world:233
+        return any(
+            _m25.kind == _E12_MovementKind_transfer and _m25.item == 'WSH-3001'
+            and _m25.quantity == 15 and _m25.from_bin == 'R00-01' and _m25.to_bin == 'A01-01'
+            for _m25 in rt.each(self, self.t_movements)
+        )
+
+    def _check_washer_delivery_to_pick_face__receiving_left(self) -> bool:  # tasks.world:234
+        return any(
+            _s26.item == 'WSH-3001' and _s26.bin_ == 'R00-01' and _s26.quantity == 105
+            for _s26 in rt.each(self, self.t_stock)
+        )
+
+    def _check_washer_delivery_to_pick_face__picked(self) -> bool:  # tasks.world:235
+        return any(
+            _m27.kind == _E12_MovementKind_pick and _m27.item == 'WSH-3001' and _m27.quantity == 10
+            and _m27.reference == 'SO-20331' and _m27.from_bin == 'A01-01'
+            for _m27 in rt.each(self, self.t_movements)
+        )
+
+    # tasks.world:236
+    def _check_washer_delivery_to_pick_face__pick_face_level(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0004'].quantity, '==', 65)
+
+    def _check_empty_rack_for_inspection__repaired_open(self) -> bool:  # tasks.world:296
+        return not self.t_bins['B02-02'].blocked
+
+    def _check_empty_rack_for_inspection__inspection_blocked(self) -> bool:  # tasks.world:297
+        return bool(self.t_bins['B02-01'].blocked)
+
+    def _check_empty_rack_for_inspection__bolts_moved(self) -> bool:  # tasks.world:298
+        return any(
+            _s28.item == 'BOL-1001' and _s28.bin_ == 'B02-02' and _s28.quantity == 120
+            for _s28 in rt.each(self, self.t_stock)
+        )
+
+    # tasks.world:299
+    def _check_empty_rack_for_inspection__old_bin_empty(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0002'].quantity, '==', 0)
+
+    def _check_empty_rack_for_inspection__transfer_logged(self) -> bool:  # tasks.world:300
+        return any(
+            _m29.kind == _E12_MovementKind_transfer and _m29.item == 'BOL-1001'
+            and _m29.from_bin == 'B02-01' and _m29.to_bin == 'B02-02' and _m29.quantity == 120
+            and _m29.clerk == 'C001'
+            for _m29 in rt.each(self, self.t_movements)
+        )
+
+    # tasks.world:359
+    def _check_recount_bolts_and_replenish__pick_face_count(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_stock['S0001'].last_counted, '==', rt.parse_date('2026-03-05'))
+            and any(
+                _m30.kind == _E12_MovementKind_count_adjustment and _m30.item == 'BOL-1001'
+                and _m30.quantity == -3 and _m30.clerk == 'C001'
+                for _m30 in rt.each(self, self.t_movements)
+            )
+        )
+
+    # tasks.world:360
+    def _check_recount_bolts_and_replenish__bulk_count(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_stock['S0002'].last_counted, '==', rt.parse_date('2026-03-05'))
+            and any(
+                _m31.kind == _E12_MovementKind_count_adjustment and _m31.item == 'BOL-1001'
+                and _m31.quantity == -2 and _m31.from_bin == 'B02-01'
+                for _m31 in rt.each(self, self.t_movements)
+            )
+        )
+
+    # tasks.world:361
+    def _check_recount_bolts_and_replenish__replenished(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_stock['S0001'].quantity, '==', 32)
+            and rt.expect(self.t_stock['S0002'].quantity, '==', 108, part=1)
+            and any(
+                _m32.kind == _E12_MovementKind_transfer and _m32.item == 'BOL-1001'
+                and _m32.from_bin == 'B02-01' and _m32.to_bin == 'A01-01' and _m32.quantity == 10
+                for _m32 in rt.each(self, self.t_movements)
+            )
+        )
+
+    # tasks.world:362
+    def _check_recount_bolts_and_replenish__four_movements(self, init: Self) -> rt.Verdict | bool:
+        return rt.expect(len(self.t_movements), '==', len(init.t_movements) + 3)
+
+    # tasks.world:419
+    def _check_mined_4dc61b334e__stocklevel_s0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0002'].quantity, '==', 421)
+
+    def _check_mined_4dc61b334e__new_stocklevel(self) -> bool:  # tasks.world:420
+        return any(
+            _r33.item == 'NUT-2001' and _r33.bin_ == 'B02-01' and _r33.quantity == 1
+            and _r33.last_counted is None
+            for _r33 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_4dc61b334e__new_movement(self) -> bool:  # tasks.world:421
+        return any(
+            _r34.kind == _E12_MovementKind_receipt and _r34.item == 'BOL-1001'
+            and _r34.from_bin is None and _r34.to_bin == 'B02-01' and _r34.quantity == 303
+            and _r34.reference == 'picker' and _r34.clerk == 'C002'
+            for _r34 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_4dc61b334e__new_movement_1(self) -> bool:  # tasks.world:422
+        return any(
+            _r35.kind == _E12_MovementKind_receipt and _r35.item == 'NUT-2001'
+            and _r35.from_bin is None and _r35.to_bin == 'B02-01' and _r35.quantity == 1
+            and _r35.reference == 'picker' and _r35.clerk == 'C002'
+            for _r35 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_4dc61b334e__new_movement_2(self) -> bool:  # tasks.world:423
+        return any(
+            _r36.kind == _E12_MovementKind_pick and _r36.item == 'BOL-1001'
+            and _r36.from_bin == 'B02-01' and _r36.to_bin is None and _r36.quantity == 2
+            and _r36.reference == 'SO-52554' and _r36.clerk == 'C002'
+            for _r36 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_a8e18054d9__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:481
+        return rt.expect(self.state.current_clerk, '==', 'C001')
+
+    def _check_mined_a8e18054d9__new_stocklevel(self) -> bool:  # tasks.world:482
+        return any(
+            _r37.item == 'BOL-1001' and _r37.bin_ == 'R00-01' and _r37.quantity == 1
+            and _r37.last_counted is None
+            for _r37 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_a8e18054d9__new_movement(self) -> bool:  # tasks.world:483
+        return any(
+            _r38.kind == _E12_MovementKind_receipt and _r38.item == 'BOL-1001'
+            and _r38.from_bin is None and _r38.to_bin == 'R00-01' and _r38.quantity == 1
+            and _r38.reference == 'C001' and _r38.clerk == 'C001'
+            for _r38 in rt.each(self, self.t_movements)
+        )
+
+    # tasks.world:539
+    def _check_mined_8f7654aea2__stocklevel_s0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0001'].quantity, '==', 19)
+
+    # tasks.world:540
+    def _check_mined_8f7654aea2__stocklevel_s0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0002'].quantity, '==', 126)
+
+    def _check_mined_8f7654aea2__new_stocklevel(self) -> bool:  # tasks.world:541
+        return any(
+            _r39.item == 'NUT-2001' and _r39.bin_ == 'B02-01' and _r39.quantity == 0
+            and _r39.last_counted is None
+            for _r39 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_8f7654aea2__new_movement(self) -> bool:  # tasks.world:542
+        return any(
+            _r40.kind == _E12_MovementKind_receipt and _r40.item == 'NUT-2001'
+            and _r40.from_bin is None and _r40.to_bin == 'B02-01' and _r40.quantity == 200
+            and _r40.reference == 'mUb.b' and _r40.clerk == 'C002'
+            for _r40 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_8f7654aea2__new_movement_1(self) -> bool:  # tasks.world:543
+        return any(
+            _r41.kind == _E12_MovementKind_pick and _r41.item == 'NUT-2001'
+            and _r41.from_bin == 'B02-01' and _r41.to_bin is None and _r41.quantity == 200
+            and _r41.reference == 'SO-14291' and _r41.clerk == 'C002'
+            for _r41 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_8f7654aea2__new_movement_2(self) -> bool:  # tasks.world:544
+        return any(
+            _r42.kind == _E12_MovementKind_transfer and _r42.item == 'BOL-1001'
+            and _r42.from_bin == 'A01-01' and _r42.to_bin == 'B02-01' and _r42.quantity == 6
+            and _r42.reference == '' and _r42.clerk == 'C002'
+            for _r42 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_c9bc5e53b4__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:601
+        return rt.expect(self.state.current_clerk, '==', 'C001')
+
+    # tasks.world:602
+    def _check_mined_c9bc5e53b4__stocklevel_s0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0003'].quantity, '==', 31)
+
+    def _check_mined_c9bc5e53b4__new_movement(self) -> bool:  # tasks.world:603
+        return any(
+            _r43.kind == _E12_MovementKind_receipt and _r43.item == 'NUT-2001'
+            and _r43.from_bin is None and _r43.to_bin == 'A01-02' and _r43.quantity == 1
+            and _r43.reference == 'C001' and _r43.clerk == 'C001'
+            for _r43 in rt.each(self, self.t_movements)
+        )
+
+    # tasks.world:659
+    def _check_mined_37957d8967__stocklevel_s0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0002'].quantity, '==', 252)
+
+    def _check_mined_37957d8967__new_stocklevel(self) -> bool:  # tasks.world:660
+        return any(
+            _r44.item == 'BOL-1001' and _r44.bin_ == 'R00-01' and _r44.quantity == 10
+            and _r44.last_counted is None
+            for _r44 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_37957d8967__new_movement(self) -> bool:  # tasks.world:661
+        return any(
+            _r45.kind == _E12_MovementKind_receipt and _r45.item == 'BOL-1001'
+            and _r45.from_bin is None and _r45.to_bin == 'R00-01' and _r45.quantity == 10
+            and _r45.reference == 'pick' and _r45.clerk == 'C002'
+            for _r45 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_37957d8967__new_movement_1(self) -> bool:  # tasks.world:662
+        return any(
+            _r46.kind == _E12_MovementKind_receipt and _r46.item == 'BOL-1001'
+            and _r46.from_bin is None and _r46.to_bin == 'B02-01' and _r46.quantity == 6
+            and _r46.reference == 'B02-02' and _r46.clerk == 'C002'
+            for _r46 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_37957d8967__new_movement_2(self) -> bool:  # tasks.world:663
+        return any(
+            _r47.kind == _E12_MovementKind_receipt and _r47.item == 'BOL-1001'
+            and _r47.from_bin is None and _r47.to_bin == 'B02-01' and _r47.quantity == 126
+            and _r47.reference == 'C001' and _r47.clerk == 'C002'
+            for _r47 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_ba774e81bf__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:720
+        return rt.expect(self.state.current_clerk, '==', 'C001')
+
+    def _check_mined_3d97857b3d__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:773
+        return rt.expect(self.state.current_clerk, '==', 'C001')
+
+    def _check_mined_3d97857b3d__new_stocklevel(self) -> bool:  # tasks.world:774
+        return any(
+            _r48.item == 'NUT-2001' and _r48.bin_ == 'R00-01' and _r48.quantity == 80
+            and _r48.last_counted == rt.parse_date('2026-03-05')
+            for _r48 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_3d97857b3d__new_stocklevel_1(self) -> bool:  # tasks.world:775
+        return any(
+            _r49.item == 'WSH-3001' and _r49.bin_ == 'R00-01' and _r49.quantity == 5
+            and _r49.last_counted is None
+            for _r49 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_3d97857b3d__new_movement(self) -> bool:  # tasks.world:776
+        return any(
+            _r50.kind == _E12_MovementKind_count_adjustment and _r50.item == 'NUT-2001'
+            and _r50.from_bin is None and _r50.to_bin == 'R00-01' and _r50.quantity == 80
+            and _r50.reference == '' and _r50.clerk == 'C001'
+            for _r50 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_3d97857b3d__new_movement_1(self) -> bool:  # tasks.world:777
+        return any(
+            _r51.kind == _E12_MovementKind_receipt and _r51.item == 'WSH-3001'
+            and _r51.from_bin is None and _r51.to_bin == 'R00-01' and _r51.quantity == 2
+            and _r51.reference == 'S0006' and _r51.clerk == 'C001'
+            for _r51 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_3d97857b3d__new_movement_2(self) -> bool:  # tasks.world:778
+        return any(
+            _r52.kind == _E12_MovementKind_receipt and _r52.item == 'WSH-3001'
+            and _r52.from_bin is None and _r52.to_bin == 'R00-01' and _r52.quantity == 3
+            and _r52.reference == 'count_adjustment' and _r52.clerk == 'C001'
+            for _r52 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_7352eec930__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:838
+        return rt.expect(self.state.current_clerk, '==', 'C001')
+
+    def _check_mined_7352eec930__bin_a01_02_changed(self) -> rt.Verdict | bool:  # tasks.world:839
+        return rt.expect(self.t_bins['A01-02'].blocked, '==', True)
+
+    def _check_mined_7352eec930__new_stocklevel(self) -> bool:  # tasks.world:840
+        return any(
+            _r53.item == 'WSH-3001' and _r53.bin_ == 'R00-01' and _r53.quantity == 40
+            and _r53.last_counted is None
+            for _r53 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_7352eec930__new_stocklevel_1(self) -> bool:  # tasks.world:841
+        return any(
+            _r54.item == 'BOL-1001' and _r54.bin_ == 'R00-01' and _r54.quantity == 6
+            and _r54.last_counted == rt.parse_date('2026-03-05')
+            for _r54 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_7352eec930__new_movement(self) -> bool:  # tasks.world:842
+        return any(
+            _r55.kind == _E12_MovementKind_receipt and _r55.item == 'WSH-3001'
+            and _r55.from_bin is None and _r55.to_bin == 'R00-01' and _r55.quantity == 40
+            and _r55.reference == 'Dana Ruiz' and _r55.clerk == 'C001'
+            for _r55 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_7352eec930__new_movement_1(self) -> bool:  # tasks.world:843
+        return any(
+            _r56.kind == _E12_MovementKind_count_adjustment and _r56.item == 'BOL-1001'
+            and _r56.from_bin is None and _r56.to_bin == 'R00-01' and _r56.quantity == 6
+            and _r56.reference == '' and _r56.clerk == 'C001'
+            for _r56 in rt.each(self, self.t_movements)
+        )
+
+    # tasks.world:902
+    def _check_mined_1933accbff__stocklevel_s0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0003'].quantity, '==', 0)
+
+    def _check_mined_1933accbff__new_stocklevel(self) -> bool:  # tasks.world:903
+        return any(
+            _r57.item == 'NUT-2001' and _r57.bin_ == 'B02-01' and _r57.quantity == 0
+            and _r57.last_counted is None
+            for _r57 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_1933accbff__new_movement(self) -> bool:  # tasks.world:904
+        return any(
+            _r58.kind == _E12_MovementKind_receipt and _r58.item == 'NUT-2001'
+            and _r58.from_bin is None and _r58.to_bin == 'A01-02' and _r58.quantity == 1
+            and _r58.reference == '@5' and _r58.clerk == 'C002'
+            for _r58 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_1933accbff__new_movement_1(self) -> bool:  # tasks.world:905
+        return any(
+            _r59.kind == _E12_MovementKind_pick and _r59.item == 'NUT-2001'
+            and _r59.from_bin == 'A01-02' and _r59.to_bin is None and _r59.quantity == 31
+            and _r59.reference == 'SO-65099' and _r59.clerk == 'C002'
+            for _r59 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_1933accbff__new_movement_2(self) -> bool:  # tasks.world:906
+        return any(
+            _r60.kind == _E12_MovementKind_receipt and _r60.item == 'NUT-2001'
+            and _r60.from_bin is None and _r60.to_bin == 'B02-01' and _r60.quantity == 200
+            and _r60.reference == 'Epoxy glue tube' and _r60.clerk == 'C002'
+            for _r60 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_1933accbff__new_movement_3(self) -> bool:  # tasks.world:907
+        return any(
+            _r61.kind == _E12_MovementKind_pick and _r61.item == 'NUT-2001'
+            and _r61.from_bin == 'B02-01' and _r61.to_bin is None and _r61.quantity == 200
+            and _r61.reference == 'SO-70377' and _r61.clerk == 'C002'
+            for _r61 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_cf0f96b8fd__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:964
+        return rt.expect(self.state.current_clerk, '==', 'C002')
+
+    # tasks.world:965
+    def _check_mined_cf0f96b8fd__stocklevel_s0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0001'].quantity, '==', 19)
+
+    def _check_mined_cf0f96b8fd__new_stocklevel(self) -> bool:  # tasks.world:966
+        return any(
+            _r62.item == 'WSH-3001' and _r62.bin_ == 'R00-01' and _r62.quantity == 118
+            and _r62.last_counted is None
+            for _r62 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_cf0f96b8fd__new_movement(self) -> bool:  # tasks.world:967
+        return any(
+            _r63.kind == _E12_MovementKind_receipt and _r63.item == 'WSH-3001'
+            and _r63.from_bin is None and _r63.to_bin == 'R00-01' and _r63.quantity == 120
+            and _r63.reference == 'A01-01' and _r63.clerk == 'C002'
+            for _r63 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_cf0f96b8fd__new_movement_1(self) -> bool:  # tasks.world:968
+        return any(
+            _r64.kind == _E12_MovementKind_pick and _r64.item == 'WSH-3001'
+            and _r64.from_bin == 'R00-01' and _r64.to_bin is None and _r64.quantity == 2
+            and _r64.reference == 'SO-94022' and _r64.clerk == 'C002'
+            for _r64 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_cf0f96b8fd__new_movement_2(self) -> bool:  # tasks.world:969
+        return any(
+            _r65.kind == _E12_MovementKind_pick and _r65.item == 'BOL-1001'
+            and _r65.from_bin == 'A01-01' and _r65.to_bin is None and _r65.quantity == 6
+            and _r65.reference == 'SO-56824' and _r65.clerk == 'C002'
+            for _r65 in rt.each(self, self.t_movements)
+        )
+
+    # tasks.world:1028
+    def _check_mined_4400e1030a__stocklevel_s0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0004'].quantity, '==', 56)
+
+    def _check_mined_4400e1030a__new_stocklevel(self) -> bool:  # tasks.world:1029
+        return any(
+            _r66.item == 'WSH-3001' and _r66.bin_ == 'A01-02' and _r66.quantity == 7
+            and _r66.last_counted is None
+            for _r66 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_4400e1030a__new_movement(self) -> bool:  # tasks.world:1030
+        return any(
+            _r67.kind == _E12_MovementKind_receipt and _r67.item == 'WSH-3001'
+            and _r67.from_bin is None and _r67.to_bin == 'A01-02' and _r67.quantity == 4
+            and _r67.reference == 'Cf' and _r67.clerk == 'C002'
+            for _r67 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_4400e1030a__new_movement_1(self) -> bool:  # tasks.world:1031
+        return any(
+            _r68.kind == _E12_MovementKind_pick and _r68.item == 'WSH-3001'
+            and _r68.from_bin == 'A01-01' and _r68.to_bin is None and _r68.quantity == 2
+            and _r68.reference == 'SO-86914' and _r68.clerk == 'C002'
+            for _r68 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_4400e1030a__new_movement_2(self) -> bool:  # tasks.world:1032
+        return any(
+            _r69.kind == _E12_MovementKind_receipt and _r69.item == 'WSH-3001'
+            and _r69.from_bin is None and _r69.to_bin == 'A01-02' and _r69.quantity == 3
+            and _r69.reference == 'Gtb6kQfJrE9TKTqNX1kayQu' and _r69.clerk == 'C002'
+            for _r69 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_4400e1030a__new_movement_3(self) -> bool:  # tasks.world:1033
+        return any(
+            _r70.kind == _E12_MovementKind_pick and _r70.item == 'WSH-3001'
+            and _r70.from_bin == 'A01-01' and _r70.to_bin is None and _r70.quantity == 2
+            and _r70.reference == 'SO-63812' and _r70.clerk == 'C002'
+            for _r70 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_1e1b51d61a__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:1090
+        return rt.expect(self.state.current_clerk, '==', 'C001')
+
+    # tasks.world:1091
+    def _check_mined_1e1b51d61a__stocklevel_s0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0002'].quantity, '==', 22)
+
+    def _check_mined_1e1b51d61a__new_movement(self) -> bool:  # tasks.world:1092
+        return any(
+            _r71.kind == _E12_MovementKind_pick and _r71.item == 'BOL-1001'
+            and _r71.from_bin == 'B02-01' and _r71.to_bin is None and _r71.quantity == 100
+            and _r71.reference == 'SO-71615' and _r71.clerk == 'C002'
+            for _r71 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_1e1b51d61a__new_movement_1(self) -> bool:  # tasks.world:1093
+        return any(
+            _r72.kind == _E12_MovementKind_receipt and _r72.item == 'BOL-1001'
+            and _r72.from_bin is None and _r72.to_bin == 'B02-01' and _r72.quantity == 2
+            and _r72.reference == 'BOL-1001' and _r72.clerk == 'C001'
+            for _r72 in rt.each(self, self.t_movements)
+        )
+
+    # tasks.world:1151
+    def _check_mined_60ddd8b7cc__stocklevel_s0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0001'].quantity, '==', 34)
+
+    def _check_mined_60ddd8b7cc__new_movement(self) -> bool:  # tasks.world:1152
+        return any(
+            _r73.kind == _E12_MovementKind_receipt and _r73.item == 'BOL-1001'
+            and _r73.from_bin is None and _r73.to_bin == 'A01-01' and _r73.quantity == 5
+            and _r73.reference == 'xxx' and _r73.clerk == 'C002'
+            for _r73 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_60ddd8b7cc__new_movement_1(self) -> bool:  # tasks.world:1153
+        return any(
+            _r74.kind == _E12_MovementKind_receipt and _r74.item == 'BOL-1001'
+            and _r74.from_bin is None and _r74.to_bin == 'A01-01' and _r74.quantity == 5
+            and _r74.reference == '2026-03-05T08:02:00' and _r74.clerk == 'C002'
+            for _r74 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_60ddd8b7cc__new_movement_2(self) -> bool:  # tasks.world:1154
+        return any(
+            _r75.kind == _E12_MovementKind_receipt and _r75.item == 'BOL-1001'
+            and _r75.from_bin is None and _r75.to_bin == 'A01-01' and _r75.quantity == 3
+            and _r75.reference == 'pick_face' and _r75.clerk == 'C002'
+            for _r75 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_60ddd8b7cc__new_movement_3(self) -> bool:  # tasks.world:1155
+        return any(
+            _r76.kind == _E12_MovementKind_pick and _r76.item == 'BOL-1001'
+            and _r76.from_bin == 'A01-01' and _r76.to_bin is None and _r76.quantity == 4
+            and _r76.reference == 'SO-04717' and _r76.clerk == 'C002'
+            for _r76 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_4c05726761__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:1212
+        return rt.expect(self.state.current_clerk, '==', 'C002')
+
+    def _check_mined_4c05726761__new_stocklevel(self) -> bool:  # tasks.world:1213
+        return any(
+            _r77.item == 'NUT-2001' and _r77.bin_ == 'B02-01' and _r77.quantity == 24
+            and _r77.last_counted is None
+            for _r77 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_4c05726761__new_movement(self) -> bool:  # tasks.world:1214
+        return any(
+            _r78.kind == _E12_MovementKind_receipt and _r78.item == 'NUT-2001'
+            and _r78.from_bin is None and _r78.to_bin == 'B02-01' and _r78.quantity == 25
+            and _r78.reference == 'picker' and _r78.clerk == 'C002'
+            for _r78 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_4c05726761__new_movement_1(self) -> bool:  # tasks.world:1215
+        return any(
+            _r79.kind == _E12_MovementKind_receipt and _r79.item == 'NUT-2001'
+            and _r79.from_bin is None and _r79.to_bin == 'B02-01' and _r79.quantity == 1
+            and _r79.reference == 'S0006' and _r79.clerk == 'C002'
+            for _r79 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_4c05726761__new_movement_2(self) -> bool:  # tasks.world:1216
+        return any(
+            _r80.kind == _E12_MovementKind_pick and _r80.item == 'NUT-2001'
+            and _r80.from_bin == 'B02-01' and _r80.to_bin is None and _r80.quantity == 2
+            and _r80.reference == 'SO-57037' and _r80.clerk == 'C002'
+            for _r80 in rt.each(self, self.t_movements)
+        )
+
+    # tasks.world:1274
+    def _check_mined_af9c1f58d5__stocklevel_s0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0002'].quantity, '==', 0)
+
+    def _check_mined_af9c1f58d5__new_stocklevel(self) -> bool:  # tasks.world:1275
+        return any(
+            _r81.item == 'BOL-1001' and _r81.bin_ == 'A01-02' and _r81.quantity == 30
+            and _r81.last_counted is None
+            for _r81 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_af9c1f58d5__new_movement(self) -> bool:  # tasks.world:1276
+        return any(
+            _r82.kind == _E12_MovementKind_transfer and _r82.item == 'BOL-1001'
+            and _r82.from_bin == 'B02-01' and _r82.to_bin == 'A01-02' and _r82.quantity == 30
+            and _r82.reference == '' and _r82.clerk == 'C002'
+            for _r82 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_af9c1f58d5__new_movement_1(self) -> bool:  # tasks.world:1277
+        return any(
+            _r83.kind == _E12_MovementKind_pick and _r83.item == 'BOL-1001'
+            and _r83.from_bin == 'B02-01' and _r83.to_bin is None and _r83.quantity == 90
+            and _r83.reference == 'SO-51186' and _r83.clerk == 'C002'
+            for _r83 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_a6b7257ddf__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:1332
+        return rt.expect(self.state.current_clerk, '==', 'C001')
+
+    # tasks.world:1333
+    def _check_mined_a6b7257ddf__stocklevel_s0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0001'].quantity, '==', 24) and rt.expect(
+            self.t_stock['S0001'].last_counted, '==', rt.parse_date('2026-03-05'), part=1
+        )
+
+    def _check_mined_a6b7257ddf__new_stocklevel(self) -> bool:  # tasks.world:1334
+        return any(
+            _r84.item == 'BOL-1001' and _r84.bin_ == 'A01-02' and _r84.quantity == 1
+            and _r84.last_counted is None
+            for _r84 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_a6b7257ddf__new_movement(self) -> bool:  # tasks.world:1335
+        return any(
+            _r85.kind == _E12_MovementKind_transfer and _r85.item == 'BOL-1001'
+            and _r85.from_bin == 'A01-01' and _r85.to_bin == 'A01-02' and _r85.quantity == 1
+            and _r85.reference == '' and _r85.clerk == 'C001'
+            for _r85 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_aa3d02bc35__new_movement(self) -> bool:  # tasks.world:1393
+        return any(
+            _r86.kind == _E12_MovementKind_pick and _r86.item == 'NUT-2001'
+            and _r86.from_bin == 'A01-02' and _r86.to_bin is None and _r86.quantity == 10
+            and _r86.reference == 'SO-11178' and _r86.clerk == 'C002'
+            for _r86 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_aa3d02bc35__new_movement_1(self) -> bool:  # tasks.world:1394
+        return any(
+            _r87.kind == _E12_MovementKind_receipt and _r87.item == 'NUT-2001'
+            and _r87.from_bin is None and _r87.to_bin == 'A01-02' and _r87.quantity == 10
+            and _r87.reference == 'receipt' and _r87.clerk == 'C002'
+            for _r87 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_b578b7c98d__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:1449
+        return rt.expect(self.state.current_clerk, '==', 'C001')
+
+    def _check_mined_b578b7c98d__bin_a01_02_changed(self) -> rt.Verdict | bool:  # tasks.world:1450
+        return rt.expect(self.t_bins['A01-02'].blocked, '==', True)
+
+    # tasks.world:1451
+    def _check_mined_b578b7c98d__stocklevel_s0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0002'].quantity, '==', 465)
+
+    def _check_mined_b578b7c98d__new_movement(self) -> bool:  # tasks.world:1452
+        return any(
+            _r88.kind == _E12_MovementKind_receipt and _r88.item == 'BOL-1001'
+            and _r88.from_bin is None and _r88.to_bin == 'B02-01' and _r88.quantity == 345
+            and _r88.reference == 'C002' and _r88.clerk == 'C002'
+            for _r88 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_ba66e5153b__new_stocklevel(self) -> bool:  # tasks.world:1510
+        return any(
+            _r89.item == 'WSH-3001' and _r89.bin_ == 'A01-02' and _r89.quantity == 19
+            and _r89.last_counted is None
+            for _r89 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_ba66e5153b__new_stocklevel_1(self) -> bool:  # tasks.world:1511
+        return any(
+            _r90.item == 'WSH-3001' and _r90.bin_ == 'R00-01' and _r90.quantity == 6
+            and _r90.last_counted is None
+            for _r90 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_ba66e5153b__new_movement(self) -> bool:  # tasks.world:1512
+        return any(
+            _r91.kind == _E12_MovementKind_receipt and _r91.item == 'WSH-3001'
+            and _r91.from_bin is None and _r91.to_bin == 'A01-02' and _r91.quantity == 25
+            and _r91.reference == 'A01-01' and _r91.clerk == 'C002'
+            for _r91 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_ba66e5153b__new_movement_1(self) -> bool:  # tasks.world:1513
+        return any(
+            _r92.kind == _E12_MovementKind_transfer and _r92.item == 'WSH-3001'
+            and _r92.from_bin == 'A01-02' and _r92.to_bin == 'R00-01' and _r92.quantity == 6
+            and _r92.reference == '' and _r92.clerk == 'C002'
+            for _r92 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_b6789dcbdf__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:1568
+        return rt.expect(self.state.current_clerk, '==', 'C001')
+
+    def _check_mined_b6789dcbdf__bin_r00_01_changed(self) -> rt.Verdict | bool:  # tasks.world:1569
+        return rt.expect(self.t_bins['R00-01'].blocked, '==', True)
+
+    def _check_mined_b6789dcbdf__new_stocklevel(self) -> bool:  # tasks.world:1570
+        return any(
+            _r93.item == 'GLU-4001' and _r93.bin_ == 'B02-02' and _r93.quantity == 200
+            and _r93.last_counted == rt.parse_date('2026-03-05')
+            for _r93 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_b6789dcbdf__new_movement(self) -> bool:  # tasks.world:1571
+        return any(
+            _r94.kind == _E12_MovementKind_count_adjustment and _r94.item == 'GLU-4001'
+            and _r94.from_bin is None and _r94.to_bin == 'B02-02' and _r94.quantity == 200
+            and _r94.reference == '' and _r94.clerk == 'C001'
+            for _r94 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_fb3f70f5e8__new_stocklevel(self) -> bool:  # tasks.world:1629
+        return any(
+            _r95.item == 'WSH-3001' and _r95.bin_ == 'B02-01' and _r95.quantity == 216
+            and _r95.last_counted is None
+            for _r95 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_fb3f70f5e8__new_movement(self) -> bool:  # tasks.world:1630
+        return any(
+            _r96.kind == _E12_MovementKind_receipt and _r96.item == 'WSH-3001'
+            and _r96.from_bin is None and _r96.to_bin == 'B02-01' and _r96.quantity == 216
+            and _r96.reference == 'picker' and _r96.clerk == 'C002'
+            for _r96 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_c70eba642d__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:1685
+        return rt.expect(self.state.current_clerk, '==', 'C002')
+
+    # tasks.world:1686
+    def _check_mined_c70eba642d__stocklevel_s0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0004'].quantity, '==', 50)
+
+    def _check_mined_c70eba642d__new_movement(self) -> bool:  # tasks.world:1687
+        return any(
+            _r97.kind == _E12_MovementKind_pick and _r97.item == 'WSH-3001'
+            and _r97.from_bin == 'A01-01' and _r97.to_bin is None and _r97.quantity == 50
+            and _r97.reference == 'SO-20379' and _r97.clerk == 'C002'
+            for _r97 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_c70eba642d__new_movement_1(self) -> bool:  # tasks.world:1688
+        return any(
+            _r98.kind == _E12_MovementKind_receipt and _r98.item == 'WSH-3001'
+            and _r98.from_bin is None and _r98.to_bin == 'A01-01' and _r98.quantity == 40
+            and _r98.reference == 'Z' and _r98.clerk == 'C002'
+            for _r98 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_2bb98147ea__new_stocklevel(self) -> bool:  # tasks.world:1748
+        return any(
+            _r99.item == 'NUT-2001' and _r99.bin_ == 'B02-01' and _r99.quantity == 38
+            and _r99.last_counted is None
+            for _r99 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_2bb98147ea__new_movement(self) -> bool:  # tasks.world:1749
+        return any(
+            _r100.kind == _E12_MovementKind_receipt and _r100.item == 'NUT-2001'
+            and _r100.from_bin is None and _r100.to_bin == 'B02-01' and _r100.quantity == 40
+            and _r100.reference == 'A01-02' and _r100.clerk == 'C002'
+            for _r100 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_2bb98147ea__new_movement_1(self) -> bool:  # tasks.world:1750
+        return any(
+            _r101.kind == _E12_MovementKind_pick and _r101.item == 'NUT-2001'
+            and _r101.from_bin == 'B02-01' and _r101.to_bin is None and _r101.quantity == 2
+            and _r101.reference == 'SO-32385' and _r101.clerk == 'C002'
+            for _r101 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_e18856a053__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:1808
+        return rt.expect(self.state.current_clerk, '==', 'C001')
+
+    # tasks.world:1809
+    def _check_mined_e18856a053__stocklevel_s0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0002'].quantity, '==', 4) and rt.expect(
+            self.t_stock['S0002'].last_counted, '==', rt.parse_date('2026-03-05'), part=1
+        )
+
+    def _check_mined_e18856a053__new_movement(self) -> bool:  # tasks.world:1810
+        return any(
+            _r102.kind == _E12_MovementKind_receipt and _r102.item == 'BOL-1001'
+            and _r102.from_bin is None and _r102.to_bin == 'B02-01' and _r102.quantity == 300
+            and _r102.reference == 'Dana Ruiz' and _r102.clerk == 'C001'
+            for _r102 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_e18856a053__new_movement_1(self) -> bool:  # tasks.world:1811
+        return any(
+            _r103.kind == _E12_MovementKind_count_adjustment and _r103.item == 'BOL-1001'
+            and _r103.from_bin == 'B02-01' and _r103.to_bin is None and _r103.quantity == -416
+            and _r103.reference == '' and _r103.clerk == 'C001'
+            for _r103 in rt.each(self, self.t_movements)
+        )
+
+    # tasks.world:1871
+    def _check_mined_a04a66e5c6__stocklevel_s0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0003'].quantity, '==', 0)
+
+    def _check_mined_a04a66e5c6__new_movement(self) -> bool:  # tasks.world:1872
+        return any(
+            _r104.kind == _E12_MovementKind_receipt and _r104.item == 'NUT-2001'
+            and _r104.from_bin is None and _r104.to_bin == 'A01-02' and _r104.quantity == 5
+            and _r104.reference == 'pick_face' and _r104.clerk == 'C002'
+            for _r104 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_a04a66e5c6__new_movement_1(self) -> bool:  # tasks.world:1873
+        return any(
+            _r105.kind == _E12_MovementKind_pick and _r105.item == 'NUT-2001'
+            and _r105.from_bin == 'A01-02' and _r105.to_bin is None and _r105.quantity == 35
+            and _r105.reference == 'SO-60865' and _r105.clerk == 'C002'
+            for _r105 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_2e6de951ca__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:1931
+        return rt.expect(self.state.current_clerk, '==', 'C001')
+
+    # tasks.world:1932
+    def _check_mined_2e6de951ca__stocklevel_s0005_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0005'].quantity, '==', 100) and rt.expect(
+            self.t_stock['S0005'].last_counted, '==', rt.parse_date('2026-03-05'), part=1
+        )
+
+    def _check_mined_2e6de951ca__new_movement(self) -> bool:  # tasks.world:1933
+        return any(
+            _r106.kind == _E12_MovementKind_count_adjustment and _r106.item == 'GLU-4001'
+            and _r106.from_bin is None and _r106.to_bin == 'R00-01' and _r106.quantity == 96
+            and _r106.reference == '' and _r106.clerk == 'C001'
+            for _r106 in rt.each(self, self.t_movements)
+        )
+
+    # tasks.world:1994
+    def _check_mined_979f26ec57__stocklevel_s0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0002'].quantity, '==', 125)
+
+    def _check_mined_979f26ec57__new_movement(self) -> bool:  # tasks.world:1995
+        return any(
+            _r107.kind == _E12_MovementKind_receipt and _r107.item == 'BOL-1001'
+            and _r107.from_bin is None and _r107.to_bin == 'B02-01' and _r107.quantity == 5
+            and _r107.reference == 'h6' and _r107.clerk == 'C002'
+            for _r107 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_93d10a2ecf__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:2052
+        return rt.expect(self.state.current_clerk, '==', 'C001')
+
+    def _check_mined_93d10a2ecf__new_stocklevel(self) -> bool:  # tasks.world:2053
+        return any(
+            _r108.item == 'GLU-4001' and _r108.bin_ == 'B02-02' and _r108.quantity == 25
+            and _r108.last_counted == rt.parse_date('2026-03-05')
+            for _r108 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_93d10a2ecf__new_movement(self) -> bool:  # tasks.world:2054
+        return any(
+            _r109.kind == _E12_MovementKind_count_adjustment and _r109.item == 'GLU-4001'
+            and _r109.from_bin is None and _r109.to_bin == 'B02-02' and _r109.quantity == 25
+            and _r109.reference == '' and _r109.clerk == 'C001'
+            for _r109 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_517fee9318__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:2115
+        return rt.expect(self.state.current_clerk, '==', 'C001')
+
+    def _check_mined_08207dce56__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:2171
+        return rt.expect(self.state.current_clerk, '==', 'C001')
+
+    def _check_mined_08207dce56__new_stocklevel(self) -> bool:  # tasks.world:2172
+        return any(
+            _r110.item == 'WSH-3001' and _r110.bin_ == 'A01-02' and _r110.quantity == 41
+            and _r110.last_counted is None
+            for _r110 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_08207dce56__new_movement(self) -> bool:  # tasks.world:2173
+        return any(
+            _r111.kind == _E12_MovementKind_receipt and _r111.item == 'WSH-3001'
+            and _r111.from_bin is None and _r111.to_bin == 'A01-02' and _r111.quantity == 1
+            and _r111.reference == 'C002' and _r111.clerk == 'C001'
+            for _r111 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_08207dce56__new_movement_1(self) -> bool:  # tasks.world:2174
+        return any(
+            _r112.kind == _E12_MovementKind_receipt and _r112.item == 'WSH-3001'
+            and _r112.from_bin is None and _r112.to_bin == 'A01-02' and _r112.quantity == 40
+            and _r112.reference == 'receiving' and _r112.clerk == 'C001'
+            for _r112 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_4dc26095eb__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:2234
+        return rt.expect(self.state.current_clerk, '==', 'C001')
+
+    def _check_mined_4dc26095eb__new_stocklevel(self) -> bool:  # tasks.world:2235
+        return any(
+            _r113.item == 'NUT-2001' and _r113.bin_ == 'R00-01' and _r113.quantity == 80
+            and _r113.last_counted == rt.parse_date('2026-03-05')
+            for _r113 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_4dc26095eb__new_stocklevel_1(self) -> bool:  # tasks.world:2236
+        return any(
+            _r114.item == 'WSH-3001' and _r114.bin_ == 'R00-01' and _r114.quantity == 5
+            and _r114.last_counted is None
+            for _r114 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_4dc26095eb__new_movement(self) -> bool:  # tasks.world:2237
+        return any(
+            _r115.kind == _E12_MovementKind_count_adjustment and _r115.item == 'NUT-2001'
+            and _r115.from_bin is None and _r115.to_bin == 'R00-01' and _r115.quantity == 80
+            and _r115.reference == '' and _r115.clerk == 'C001'
+            for _r115 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_4dc26095eb__new_movement_1(self) -> bool:  # tasks.world:2238
+        return any(
+            _r116.kind == _E12_MovementKind_receipt and _r116.item == 'WSH-3001'
+            and _r116.from_bin is None and _r116.to_bin == 'R00-01' and _r116.quantity == 2
+            and _r116.reference == 'S0006' and _r116.clerk == 'C001'
+            for _r116 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_4dc26095eb__new_movement_2(self) -> bool:  # tasks.world:2239
+        return any(
+            _r117.kind == _E12_MovementKind_receipt and _r117.item == 'WSH-3001'
+            and _r117.from_bin is None and _r117.to_bin == 'R00-01' and _r117.quantity == 3
+            and _r117.reference == 'count_adjustment' and _r117.clerk == 'C001'
+            for _r117 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_6cd2bd4d92__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:2302
+        return rt.expect(self.state.current_clerk, '==', 'C001')
+
+    def _check_mined_6cd2bd4d92__new_stocklevel(self) -> bool:  # tasks.world:2303
+        return any(
+            _r118.item == 'WSH-3001' and _r118.bin_ == 'B02-02' and _r118.quantity == 50
+            and _r118.last_counted == rt.parse_date('2026-03-05')
+            for _r118 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_6cd2bd4d92__new_movement(self) -> bool:  # tasks.world:2304
+        return any(
+            _r119.kind == _E12_MovementKind_count_adjustment and _r119.item == 'WSH-3001'
+            and _r119.from_bin is None and _r119.to_bin == 'B02-02' and _r119.quantity == 138
+            and _r119.reference == '' and _r119.clerk == 'C001'
+            for _r119 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_6cd2bd4d92__new_movement_1(self) -> bool:  # tasks.world:2305
+        return any(
+            _r120.kind == _E12_MovementKind_count_adjustment and _r120.item == 'WSH-3001'
+            and _r120.from_bin == 'B02-02' and _r120.to_bin is None and _r120.quantity == -88
+            and _r120.reference == '' and _r120.clerk == 'C001'
+            for _r120 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_9e0429a1f9__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:2365
+        return rt.expect(self.state.current_clerk, '==', 'C001')
+
+    def _check_mined_9e0429a1f9__bin_a01_02_changed(self) -> rt.Verdict | bool:  # tasks.world:2366
+        return rt.expect(self.t_bins['A01-02'].blocked, '==', True)
+
+    def _check_mined_9e0429a1f9__new_stocklevel(self) -> bool:  # tasks.world:2367
+        return any(
+            _r121.item == 'WSH-3001' and _r121.bin_ == 'R00-01' and _r121.quantity == 40
+            and _r121.last_counted is None
+            for _r121 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_9e0429a1f9__new_stocklevel_1(self) -> bool:  # tasks.world:2368
+        return any(
+            _r122.item == 'BOL-1001' and _r122.bin_ == 'R00-01' and _r122.quantity == 6
+            and _r122.last_counted == rt.parse_date('2026-03-05')
+            for _r122 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_9e0429a1f9__new_movement(self) -> bool:  # tasks.world:2369
+        return any(
+            _r123.kind == _E12_MovementKind_receipt and _r123.item == 'WSH-3001'
+            and _r123.from_bin is None and _r123.to_bin == 'R00-01' and _r123.quantity == 40
+            and _r123.reference == 'Dana Ruiz' and _r123.clerk == 'C001'
+            for _r123 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_9e0429a1f9__new_movement_1(self) -> bool:  # tasks.world:2370
+        return any(
+            _r124.kind == _E12_MovementKind_count_adjustment and _r124.item == 'BOL-1001'
+            and _r124.from_bin is None and _r124.to_bin == 'R00-01' and _r124.quantity == 6
+            and _r124.reference == '' and _r124.clerk == 'C001'
+            for _r124 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_cf32ad8cb0__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:2432
+        return rt.expect(self.state.current_clerk, '==', 'C002')
+
+    # tasks.world:2433
+    def _check_mined_cf32ad8cb0__stocklevel_s0004_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_stock['S0004'].quantity, '==', 30)
+
+    def _check_mined_cf32ad8cb0__new_stocklevel(self) -> bool:  # tasks.world:2434
+        return any(
+            _r125.item == 'WSH-3001' and _r125.bin_ == 'R00-01' and _r125.quantity == 30
+            and _r125.last_counted is None
+            for _r125 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_cf32ad8cb0__new_movement(self) -> bool:  # tasks.world:2435
+        return any(
+            _r126.kind == _E12_MovementKind_transfer and _r126.item == 'WSH-3001'
+            and _r126.from_bin == 'A01-01' and _r126.to_bin == 'R00-01' and _r126.quantity == 30
+            and _r126.reference == '' and _r126.clerk == 'C001'
+            for _r126 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_2e11d86646__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:2492
+        return rt.expect(self.state.current_clerk, '==', 'C001')
+
+    def _check_mined_2e11d86646__bin_b02_02_changed(self) -> rt.Verdict | bool:  # tasks.world:2493
+        return rt.expect(self.t_bins['B02-02'].blocked, '==', False)
+
+    def _check_mined_2e11d86646__new_stocklevel(self) -> bool:  # tasks.world:2494
+        return any(
+            _r127.item == 'NUT-2001' and _r127.bin_ == 'A01-01' and _r127.quantity == 1
+            and _r127.last_counted is None
+            for _r127 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_2e11d86646__new_stocklevel_1(self) -> bool:  # tasks.world:2495
+        return any(
+            _r128.item == 'NUT-2001' and _r128.bin_ == 'B02-02' and _r128.quantity == 2
+            and _r128.last_counted is None
+            for _r128 in rt.each(self, self.t_stock)
+        )
+
+    def _check_mined_2e11d86646__new_movement(self) -> bool:  # tasks.world:2496
+        return any(
+            _r129.kind == _E12_MovementKind_receipt and _r129.item == 'NUT-2001'
+            and _r129.from_bin is None and _r129.to_bin == 'A01-01' and _r129.quantity == 1
+            and _r129.reference == 'count_adjustment' and _r129.clerk == 'C002'
+            for _r129 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_2e11d86646__new_movement_1(self) -> bool:  # tasks.world:2497
+        return any(
+            _r130.kind == _E12_MovementKind_receipt and _r130.item == 'NUT-2001'
+            and _r130.from_bin is None and _r130.to_bin == 'B02-02' and _r130.quantity == 2
+            and _r130.reference == 'S0005' and _r130.clerk == 'C001'
+            for _r130 in rt.each(self, self.t_movements)
+        )
+
+    def _check_mined_de47ac6739__current_clerk_set(self) -> rt.Verdict | bool:  # tasks.world:2556
+        return rt.expect(self.state.current_clerk, '==', 'C001')
+
+    def _check_mined_de47ac6739__new_stocklevel(self) -> bool:  # tasks.world:2557
+        return any(
+            _r131.item == 'NUT-2001' and _r131.bin_ == 'A01-01' and _r131.quantity == 0
+            and _r131.last_counted == rt.parse_date('2026-03-05')
+            for _r131 in rt.each(self, self.t_stock)
+        )
+
 
 WarehouseInventoryDesk.TOOLS = tools(WarehouseInventoryDesk)
-
-
-# warehouse_inventory_desk.world:452
-def _check_pick_then_replenish__bolts_pick_face(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0001'].quantity, '==', 35)
-
-
-# warehouse_inventory_desk.world:453
-def _check_pick_then_replenish__bolts_bulk(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0002'].quantity, '==', 100)
-
-
-# warehouse_inventory_desk.world:454
-def _check_pick_then_replenish__nuts_received(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0003'].quantity, '==', 60)
-
-
-# warehouse_inventory_desk.world:455
-def _check_pick_then_replenish__pick_logged(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _m12.kind == _E12_MovementKind_pick and _m12.item == 'BOL-1001' and _m12.quantity == 10
-        and _m12.reference == 'SO-10452'
-        for _m12 in rt.each(ep, ep.t_movements)
-    )
-
-
-# warehouse_inventory_desk.world:456
-def _check_pick_then_replenish__receipt_logged(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _m13.kind == _E12_MovementKind_receipt and _m13.item == 'NUT-2001' and _m13.quantity == 30
-        and _m13.reference == 'DN-8812'
-        for _m13 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_pick_then_replenish__three_movements(  # warehouse_inventory_desk.world:457
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(len(ep.t_movements), '==', len(init.t_movements) + 3)
-
-
-# warehouse_inventory_desk.world:512
-def _check_count_washers__counted(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0004'].quantity, '==', 52)
-
-
-# warehouse_inventory_desk.world:513
-def _check_count_washers__marked_today(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0004'].last_counted, '==', rt.parse_date('2026-03-05'))
-
-
-# warehouse_inventory_desk.world:514
-def _check_count_washers__adjustment_logged(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _m14.kind == _E12_MovementKind_count_adjustment and _m14.item == 'WSH-3001'
-        and _m14.quantity == -8 and _m14.clerk == 'C001'
-        for _m14 in rt.each(ep, ep.t_movements)
-    )
-
-
-# warehouse_inventory_desk.world:515
-def _check_count_washers__unblocked(ep: WarehouseInventoryDesk) -> bool:
-    return not ep.t_bins['B02-02'].blocked
-
-
-def _check_report_reorder_flags__names_nuts(  # warehouse_inventory_desk.world:568
-    ep: WarehouseInventoryDesk, replies: tuple[str, ...]
-) -> bool:
-    return 'NUT-2001' in rt.read(ep, replies[-1] if replies else '')
-
-
-def _check_report_reorder_flags__names_shortfall(  # warehouse_inventory_desk.world:569
-    ep: WarehouseInventoryDesk, replies: tuple[str, ...]
-) -> bool:
-    return '20' in rt.read(ep, replies[-1] if replies else '')
-
-
-def _check_report_reorder_flags__no_bolts(  # warehouse_inventory_desk.world:570
-    ep: WarehouseInventoryDesk, replies: tuple[str, ...]
-) -> bool:
-    return not ('BOL-1001' in rt.read(ep, replies[-1] if replies else ''))
-
-
-# tasks.world:51
-def _check_recount_nuts_then_receive__count_logged(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _m15.kind == _E12_MovementKind_count_adjustment and _m15.item == 'NUT-2001'
-        and _m15.quantity == -3 and _m15.from_bin == 'A01-02' and _m15.clerk == 'C001'
-        for _m15 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:52
-def _check_recount_nuts_then_receive__delivery_logged(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _m16.kind == _E12_MovementKind_receipt and _m16.item == 'NUT-2001' and _m16.quantity == 40
-        and _m16.reference == 'DN-9040' and _m16.to_bin == 'A01-02' and _m16.clerk == 'C001'
-        for _m16 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_recount_nuts_then_receive__final_quantity(  # tasks.world:53
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0003'].quantity, '==', 67) and rt.expect(
-        ep.t_stock['S0003'].last_counted, '==', rt.parse_date('2026-03-05'), part=1
-    )
-
-
-def _check_recount_nuts_then_receive__others_untouched(  # tasks.world:54
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk
-) -> bool:
-    return all(
-        _s17.id_ == 'S0003' or _s17.quantity == init.t_stock[_s17.id_].quantity
-        for _s17 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_top_up_pick_face_then_pick__pick_face_level(  # tasks.world:111
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0001'].quantity, '==', 10)
-
-
-# tasks.world:112
-def _check_top_up_pick_face_then_pick__bulk_level(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0002'].quantity, '==', 145)
-
-
-# tasks.world:113
-def _check_top_up_pick_face_then_pick__transfer_logged(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _m18.kind == _E12_MovementKind_transfer and _m18.item == 'BOL-1001'
-        and _m18.from_bin == 'B02-01' and _m18.to_bin == 'A01-01' and _m18.quantity == 15
-        for _m18 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:114
-def _check_top_up_pick_face_then_pick__pick_logged(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _m19.kind == _E12_MovementKind_pick and _m19.item == 'BOL-1001' and _m19.quantity == 30
-        and _m19.reference == 'SO-10460'
-        for _m19 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:115
-def _check_top_up_pick_face_then_pick__receipt_logged(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _m20.kind == _E12_MovementKind_receipt and _m20.item == 'BOL-1001'
-        and _m20.to_bin == 'B02-01' and _m20.quantity == 40 and _m20.reference == 'DN-8815'
-        for _m20 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_pick_order_and_top_up_pick_face__washers_picked(  # tasks.world:172
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0004'].quantity, '==', 48) and any(
-        _m21.kind == _E12_MovementKind_pick and _m21.item == 'WSH-3001'
-        and _m21.from_bin == 'A01-01' and _m21.quantity == 12 and _m21.reference == 'SO-20417'
-        and _m21.clerk == 'C002'
-        for _m21 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:173
-def _check_pick_order_and_top_up_pick_face__bolts_picked(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _m22.kind == _E12_MovementKind_pick and _m22.item == 'BOL-1001'
-        and _m22.from_bin == 'A01-01' and _m22.quantity == 5 and _m22.reference == 'SO-20417'
-        and _m22.clerk == 'C002'
-        for _m22 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_pick_order_and_top_up_pick_face__pick_face_topped_up(  # tasks.world:174
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0001'].quantity, '==', 50)
-
-
-def _check_pick_order_and_top_up_pick_face__bulk_reduced(  # tasks.world:175
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0002'].quantity, '==', 90) and any(
-        _m23.kind == _E12_MovementKind_transfer and _m23.item == 'BOL-1001'
-        and _m23.from_bin == 'B02-01' and _m23.to_bin == 'A01-01' and _m23.quantity == 30
-        for _m23 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:232
-def _check_washer_delivery_to_pick_face__received(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _m24.kind == _E12_MovementKind_receipt and _m24.item == 'WSH-3001' and _m24.quantity == 120
-        and _m24.reference == 'DN-9117' and _m24.to_bin == 'R00-01'
-        for _m24 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:233
-def _check_washer_delivery_to_pick_face__topped_up(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _m25.kind == _E12_MovementKind_transfer and _m25.item == 'WSH-3001' and _m25.quantity == 15
-        and _m25.from_bin == 'R00-01' and _m25.to_bin == 'A01-01'
-        for _m25 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:234
-def _check_washer_delivery_to_pick_face__receiving_left(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _s26.item == 'WSH-3001' and _s26.bin_ == 'R00-01' and _s26.quantity == 105
-        for _s26 in rt.each(ep, ep.t_stock)
-    )
-
-
-# tasks.world:235
-def _check_washer_delivery_to_pick_face__picked(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _m27.kind == _E12_MovementKind_pick and _m27.item == 'WSH-3001' and _m27.quantity == 10
-        and _m27.reference == 'SO-20331' and _m27.from_bin == 'A01-01'
-        for _m27 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_washer_delivery_to_pick_face__pick_face_level(  # tasks.world:236
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0004'].quantity, '==', 65)
-
-
-# tasks.world:296
-def _check_empty_rack_for_inspection__repaired_open(ep: WarehouseInventoryDesk) -> bool:
-    return not ep.t_bins['B02-02'].blocked
-
-
-# tasks.world:297
-def _check_empty_rack_for_inspection__inspection_blocked(ep: WarehouseInventoryDesk) -> bool:
-    return bool(ep.t_bins['B02-01'].blocked)
-
-
-# tasks.world:298
-def _check_empty_rack_for_inspection__bolts_moved(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _s28.item == 'BOL-1001' and _s28.bin_ == 'B02-02' and _s28.quantity == 120
-        for _s28 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_empty_rack_for_inspection__old_bin_empty(  # tasks.world:299
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0002'].quantity, '==', 0)
-
-
-# tasks.world:300
-def _check_empty_rack_for_inspection__transfer_logged(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _m29.kind == _E12_MovementKind_transfer and _m29.item == 'BOL-1001'
-        and _m29.from_bin == 'B02-01' and _m29.to_bin == 'B02-02' and _m29.quantity == 120
-        and _m29.clerk == 'C001'
-        for _m29 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_recount_bolts_and_replenish__pick_face_count(  # tasks.world:359
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0001'].last_counted, '==', rt.parse_date('2026-03-05')) and any(
-        _m30.kind == _E12_MovementKind_count_adjustment and _m30.item == 'BOL-1001'
-        and _m30.quantity == -3 and _m30.clerk == 'C001'
-        for _m30 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_recount_bolts_and_replenish__bulk_count(  # tasks.world:360
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0002'].last_counted, '==', rt.parse_date('2026-03-05')) and any(
-        _m31.kind == _E12_MovementKind_count_adjustment and _m31.item == 'BOL-1001'
-        and _m31.quantity == -2 and _m31.from_bin == 'B02-01'
-        for _m31 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_recount_bolts_and_replenish__replenished(  # tasks.world:361
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_stock['S0001'].quantity, '==', 32)
-        and rt.expect(ep.t_stock['S0002'].quantity, '==', 108, part=1)
-        and any(
-            _m32.kind == _E12_MovementKind_transfer and _m32.item == 'BOL-1001'
-            and _m32.from_bin == 'B02-01' and _m32.to_bin == 'A01-01' and _m32.quantity == 10
-            for _m32 in rt.each(ep, ep.t_movements)
-        )
-    )
-
-
-def _check_recount_bolts_and_replenish__four_movements(  # tasks.world:362
-    ep: WarehouseInventoryDesk, init: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(len(ep.t_movements), '==', len(init.t_movements) + 3)
-
-
-def _check_mined_4dc61b334e__stocklevel_s0002_changed(  # tasks.world:419
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0002'].quantity, '==', 421)
-
-
-def _check_mined_4dc61b334e__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:420
-    return any(
-        _r33.item == 'NUT-2001' and _r33.bin_ == 'B02-01' and _r33.quantity == 1
-        and _r33.last_counted is None
-        for _r33 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_4dc61b334e__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:421
-    return any(
-        _r34.kind == _E12_MovementKind_receipt and _r34.item == 'BOL-1001'
-        and _r34.from_bin is None and _r34.to_bin == 'B02-01' and _r34.quantity == 303
-        and _r34.reference == 'picker' and _r34.clerk == 'C002'
-        for _r34 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_4dc61b334e__new_movement_1(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:422
-    return any(
-        _r35.kind == _E12_MovementKind_receipt and _r35.item == 'NUT-2001'
-        and _r35.from_bin is None and _r35.to_bin == 'B02-01' and _r35.quantity == 1
-        and _r35.reference == 'picker' and _r35.clerk == 'C002'
-        for _r35 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_4dc61b334e__new_movement_2(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:423
-    return any(
-        _r36.kind == _E12_MovementKind_pick and _r36.item == 'BOL-1001'
-        and _r36.from_bin == 'B02-01' and _r36.to_bin is None and _r36.quantity == 2
-        and _r36.reference == 'SO-52554' and _r36.clerk == 'C002'
-        for _r36 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:481
-def _check_mined_a8e18054d9__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C001')
-
-
-def _check_mined_a8e18054d9__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:482
-    return any(
-        _r37.item == 'BOL-1001' and _r37.bin_ == 'R00-01' and _r37.quantity == 1
-        and _r37.last_counted is None
-        for _r37 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_a8e18054d9__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:483
-    return any(
-        _r38.kind == _E12_MovementKind_receipt and _r38.item == 'BOL-1001'
-        and _r38.from_bin is None and _r38.to_bin == 'R00-01' and _r38.quantity == 1
-        and _r38.reference == 'C001' and _r38.clerk == 'C001'
-        for _r38 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_8f7654aea2__stocklevel_s0001_changed(  # tasks.world:539
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0001'].quantity, '==', 19)
-
-
-def _check_mined_8f7654aea2__stocklevel_s0002_changed(  # tasks.world:540
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0002'].quantity, '==', 126)
-
-
-def _check_mined_8f7654aea2__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:541
-    return any(
-        _r39.item == 'NUT-2001' and _r39.bin_ == 'B02-01' and _r39.quantity == 0
-        and _r39.last_counted is None
-        for _r39 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_8f7654aea2__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:542
-    return any(
-        _r40.kind == _E12_MovementKind_receipt and _r40.item == 'NUT-2001'
-        and _r40.from_bin is None and _r40.to_bin == 'B02-01' and _r40.quantity == 200
-        and _r40.reference == 'mUb.b' and _r40.clerk == 'C002'
-        for _r40 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_8f7654aea2__new_movement_1(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:543
-    return any(
-        _r41.kind == _E12_MovementKind_pick and _r41.item == 'NUT-2001'
-        and _r41.from_bin == 'B02-01' and _r41.to_bin is None and _r41.quantity == 200
-        and _r41.reference == 'SO-14291' and _r41.clerk == 'C002'
-        for _r41 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_8f7654aea2__new_movement_2(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:544
-    return any(
-        _r42.kind == _E12_MovementKind_transfer and _r42.item == 'BOL-1001'
-        and _r42.from_bin == 'A01-01' and _r42.to_bin == 'B02-01' and _r42.quantity == 6
-        and _r42.reference == '' and _r42.clerk == 'C002'
-        for _r42 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:601
-def _check_mined_c9bc5e53b4__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C001')
-
-
-def _check_mined_c9bc5e53b4__stocklevel_s0003_changed(  # tasks.world:602
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0003'].quantity, '==', 31)
-
-
-def _check_mined_c9bc5e53b4__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:603
-    return any(
-        _r43.kind == _E12_MovementKind_receipt and _r43.item == 'NUT-2001'
-        and _r43.from_bin is None and _r43.to_bin == 'A01-02' and _r43.quantity == 1
-        and _r43.reference == 'C001' and _r43.clerk == 'C001'
-        for _r43 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_37957d8967__stocklevel_s0002_changed(  # tasks.world:659
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0002'].quantity, '==', 252)
-
-
-def _check_mined_37957d8967__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:660
-    return any(
-        _r44.item == 'BOL-1001' and _r44.bin_ == 'R00-01' and _r44.quantity == 10
-        and _r44.last_counted is None
-        for _r44 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_37957d8967__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:661
-    return any(
-        _r45.kind == _E12_MovementKind_receipt and _r45.item == 'BOL-1001'
-        and _r45.from_bin is None and _r45.to_bin == 'R00-01' and _r45.quantity == 10
-        and _r45.reference == 'pick' and _r45.clerk == 'C002'
-        for _r45 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_37957d8967__new_movement_1(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:662
-    return any(
-        _r46.kind == _E12_MovementKind_receipt and _r46.item == 'BOL-1001'
-        and _r46.from_bin is None and _r46.to_bin == 'B02-01' and _r46.quantity == 6
-        and _r46.reference == 'B02-02' and _r46.clerk == 'C002'
-        for _r46 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_37957d8967__new_movement_2(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:663
-    return any(
-        _r47.kind == _E12_MovementKind_receipt and _r47.item == 'BOL-1001'
-        and _r47.from_bin is None and _r47.to_bin == 'B02-01' and _r47.quantity == 126
-        and _r47.reference == 'C001' and _r47.clerk == 'C002'
-        for _r47 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:720
-def _check_mined_ba774e81bf__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C001')
-
-
-# tasks.world:773
-def _check_mined_3d97857b3d__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C001')
-
-
-def _check_mined_3d97857b3d__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:774
-    return any(
-        _r48.item == 'NUT-2001' and _r48.bin_ == 'R00-01' and _r48.quantity == 80
-        and _r48.last_counted == rt.parse_date('2026-03-05')
-        for _r48 in rt.each(ep, ep.t_stock)
-    )
-
-
-# tasks.world:775
-def _check_mined_3d97857b3d__new_stocklevel_1(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r49.item == 'WSH-3001' and _r49.bin_ == 'R00-01' and _r49.quantity == 5
-        and _r49.last_counted is None
-        for _r49 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_3d97857b3d__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:776
-    return any(
-        _r50.kind == _E12_MovementKind_count_adjustment and _r50.item == 'NUT-2001'
-        and _r50.from_bin is None and _r50.to_bin == 'R00-01' and _r50.quantity == 80
-        and _r50.reference == '' and _r50.clerk == 'C001'
-        for _r50 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_3d97857b3d__new_movement_1(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:777
-    return any(
-        _r51.kind == _E12_MovementKind_receipt and _r51.item == 'WSH-3001'
-        and _r51.from_bin is None and _r51.to_bin == 'R00-01' and _r51.quantity == 2
-        and _r51.reference == 'S0006' and _r51.clerk == 'C001'
-        for _r51 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_3d97857b3d__new_movement_2(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:778
-    return any(
-        _r52.kind == _E12_MovementKind_receipt and _r52.item == 'WSH-3001'
-        and _r52.from_bin is None and _r52.to_bin == 'R00-01' and _r52.quantity == 3
-        and _r52.reference == 'count_adjustment' and _r52.clerk == 'C001'
-        for _r52 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:838
-def _check_mined_7352eec930__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C001')
-
-
-# tasks.world:839
-def _check_mined_7352eec930__bin_a01_02_changed(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bins['A01-02'].blocked, '==', True)
-
-
-def _check_mined_7352eec930__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:840
-    return any(
-        _r53.item == 'WSH-3001' and _r53.bin_ == 'R00-01' and _r53.quantity == 40
-        and _r53.last_counted is None
-        for _r53 in rt.each(ep, ep.t_stock)
-    )
-
-
-# tasks.world:841
-def _check_mined_7352eec930__new_stocklevel_1(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r54.item == 'BOL-1001' and _r54.bin_ == 'R00-01' and _r54.quantity == 6
-        and _r54.last_counted == rt.parse_date('2026-03-05')
-        for _r54 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_7352eec930__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:842
-    return any(
-        _r55.kind == _E12_MovementKind_receipt and _r55.item == 'WSH-3001'
-        and _r55.from_bin is None and _r55.to_bin == 'R00-01' and _r55.quantity == 40
-        and _r55.reference == 'Dana Ruiz' and _r55.clerk == 'C001'
-        for _r55 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_7352eec930__new_movement_1(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:843
-    return any(
-        _r56.kind == _E12_MovementKind_count_adjustment and _r56.item == 'BOL-1001'
-        and _r56.from_bin is None and _r56.to_bin == 'R00-01' and _r56.quantity == 6
-        and _r56.reference == '' and _r56.clerk == 'C001'
-        for _r56 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_1933accbff__stocklevel_s0003_changed(  # tasks.world:902
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0003'].quantity, '==', 0)
-
-
-def _check_mined_1933accbff__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:903
-    return any(
-        _r57.item == 'NUT-2001' and _r57.bin_ == 'B02-01' and _r57.quantity == 0
-        and _r57.last_counted is None
-        for _r57 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_1933accbff__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:904
-    return any(
-        _r58.kind == _E12_MovementKind_receipt and _r58.item == 'NUT-2001'
-        and _r58.from_bin is None and _r58.to_bin == 'A01-02' and _r58.quantity == 1
-        and _r58.reference == '@5' and _r58.clerk == 'C002'
-        for _r58 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_1933accbff__new_movement_1(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:905
-    return any(
-        _r59.kind == _E12_MovementKind_pick and _r59.item == 'NUT-2001'
-        and _r59.from_bin == 'A01-02' and _r59.to_bin is None and _r59.quantity == 31
-        and _r59.reference == 'SO-65099' and _r59.clerk == 'C002'
-        for _r59 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_1933accbff__new_movement_2(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:906
-    return any(
-        _r60.kind == _E12_MovementKind_receipt and _r60.item == 'NUT-2001'
-        and _r60.from_bin is None and _r60.to_bin == 'B02-01' and _r60.quantity == 200
-        and _r60.reference == 'Epoxy glue tube' and _r60.clerk == 'C002'
-        for _r60 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_1933accbff__new_movement_3(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:907
-    return any(
-        _r61.kind == _E12_MovementKind_pick and _r61.item == 'NUT-2001'
-        and _r61.from_bin == 'B02-01' and _r61.to_bin is None and _r61.quantity == 200
-        and _r61.reference == 'SO-70377' and _r61.clerk == 'C002'
-        for _r61 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:964
-def _check_mined_cf0f96b8fd__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C002')
-
-
-def _check_mined_cf0f96b8fd__stocklevel_s0001_changed(  # tasks.world:965
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0001'].quantity, '==', 19)
-
-
-def _check_mined_cf0f96b8fd__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:966
-    return any(
-        _r62.item == 'WSH-3001' and _r62.bin_ == 'R00-01' and _r62.quantity == 118
-        and _r62.last_counted is None
-        for _r62 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_cf0f96b8fd__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:967
-    return any(
-        _r63.kind == _E12_MovementKind_receipt and _r63.item == 'WSH-3001'
-        and _r63.from_bin is None and _r63.to_bin == 'R00-01' and _r63.quantity == 120
-        and _r63.reference == 'A01-01' and _r63.clerk == 'C002'
-        for _r63 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_cf0f96b8fd__new_movement_1(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:968
-    return any(
-        _r64.kind == _E12_MovementKind_pick and _r64.item == 'WSH-3001'
-        and _r64.from_bin == 'R00-01' and _r64.to_bin is None and _r64.quantity == 2
-        and _r64.reference == 'SO-94022' and _r64.clerk == 'C002'
-        for _r64 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_cf0f96b8fd__new_movement_2(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:969
-    return any(
-        _r65.kind == _E12_MovementKind_pick and _r65.item == 'BOL-1001'
-        and _r65.from_bin == 'A01-01' and _r65.to_bin is None and _r65.quantity == 6
-        and _r65.reference == 'SO-56824' and _r65.clerk == 'C002'
-        for _r65 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_4400e1030a__stocklevel_s0004_changed(  # tasks.world:1028
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0004'].quantity, '==', 56)
-
-
-# tasks.world:1029
-def _check_mined_4400e1030a__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r66.item == 'WSH-3001' and _r66.bin_ == 'A01-02' and _r66.quantity == 7
-        and _r66.last_counted is None
-        for _r66 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_4400e1030a__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:1030
-    return any(
-        _r67.kind == _E12_MovementKind_receipt and _r67.item == 'WSH-3001'
-        and _r67.from_bin is None and _r67.to_bin == 'A01-02' and _r67.quantity == 4
-        and _r67.reference == 'Cf' and _r67.clerk == 'C002'
-        for _r67 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1031
-def _check_mined_4400e1030a__new_movement_1(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r68.kind == _E12_MovementKind_pick and _r68.item == 'WSH-3001'
-        and _r68.from_bin == 'A01-01' and _r68.to_bin is None and _r68.quantity == 2
-        and _r68.reference == 'SO-86914' and _r68.clerk == 'C002'
-        for _r68 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1032
-def _check_mined_4400e1030a__new_movement_2(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r69.kind == _E12_MovementKind_receipt and _r69.item == 'WSH-3001'
-        and _r69.from_bin is None and _r69.to_bin == 'A01-02' and _r69.quantity == 3
-        and _r69.reference == 'Gtb6kQfJrE9TKTqNX1kayQu' and _r69.clerk == 'C002'
-        for _r69 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1033
-def _check_mined_4400e1030a__new_movement_3(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r70.kind == _E12_MovementKind_pick and _r70.item == 'WSH-3001'
-        and _r70.from_bin == 'A01-01' and _r70.to_bin is None and _r70.quantity == 2
-        and _r70.reference == 'SO-63812' and _r70.clerk == 'C002'
-        for _r70 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1090
-def _check_mined_1e1b51d61a__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C001')
-
-
-def _check_mined_1e1b51d61a__stocklevel_s0002_changed(  # tasks.world:1091
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0002'].quantity, '==', 22)
-
-
-def _check_mined_1e1b51d61a__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:1092
-    return any(
-        _r71.kind == _E12_MovementKind_pick and _r71.item == 'BOL-1001'
-        and _r71.from_bin == 'B02-01' and _r71.to_bin is None and _r71.quantity == 100
-        and _r71.reference == 'SO-71615' and _r71.clerk == 'C002'
-        for _r71 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1093
-def _check_mined_1e1b51d61a__new_movement_1(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r72.kind == _E12_MovementKind_receipt and _r72.item == 'BOL-1001'
-        and _r72.from_bin is None and _r72.to_bin == 'B02-01' and _r72.quantity == 2
-        and _r72.reference == 'BOL-1001' and _r72.clerk == 'C001'
-        for _r72 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_60ddd8b7cc__stocklevel_s0001_changed(  # tasks.world:1151
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0001'].quantity, '==', 34)
-
-
-def _check_mined_60ddd8b7cc__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:1152
-    return any(
-        _r73.kind == _E12_MovementKind_receipt and _r73.item == 'BOL-1001'
-        and _r73.from_bin is None and _r73.to_bin == 'A01-01' and _r73.quantity == 5
-        and _r73.reference == 'xxx' and _r73.clerk == 'C002'
-        for _r73 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1153
-def _check_mined_60ddd8b7cc__new_movement_1(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r74.kind == _E12_MovementKind_receipt and _r74.item == 'BOL-1001'
-        and _r74.from_bin is None and _r74.to_bin == 'A01-01' and _r74.quantity == 5
-        and _r74.reference == '2026-03-05T08:02:00' and _r74.clerk == 'C002'
-        for _r74 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1154
-def _check_mined_60ddd8b7cc__new_movement_2(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r75.kind == _E12_MovementKind_receipt and _r75.item == 'BOL-1001'
-        and _r75.from_bin is None and _r75.to_bin == 'A01-01' and _r75.quantity == 3
-        and _r75.reference == 'pick_face' and _r75.clerk == 'C002'
-        for _r75 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1155
-def _check_mined_60ddd8b7cc__new_movement_3(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r76.kind == _E12_MovementKind_pick and _r76.item == 'BOL-1001'
-        and _r76.from_bin == 'A01-01' and _r76.to_bin is None and _r76.quantity == 4
-        and _r76.reference == 'SO-04717' and _r76.clerk == 'C002'
-        for _r76 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1212
-def _check_mined_4c05726761__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C002')
-
-
-# tasks.world:1213
-def _check_mined_4c05726761__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r77.item == 'NUT-2001' and _r77.bin_ == 'B02-01' and _r77.quantity == 24
-        and _r77.last_counted is None
-        for _r77 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_4c05726761__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:1214
-    return any(
-        _r78.kind == _E12_MovementKind_receipt and _r78.item == 'NUT-2001'
-        and _r78.from_bin is None and _r78.to_bin == 'B02-01' and _r78.quantity == 25
-        and _r78.reference == 'picker' and _r78.clerk == 'C002'
-        for _r78 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1215
-def _check_mined_4c05726761__new_movement_1(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r79.kind == _E12_MovementKind_receipt and _r79.item == 'NUT-2001'
-        and _r79.from_bin is None and _r79.to_bin == 'B02-01' and _r79.quantity == 1
-        and _r79.reference == 'S0006' and _r79.clerk == 'C002'
-        for _r79 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1216
-def _check_mined_4c05726761__new_movement_2(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r80.kind == _E12_MovementKind_pick and _r80.item == 'NUT-2001'
-        and _r80.from_bin == 'B02-01' and _r80.to_bin is None and _r80.quantity == 2
-        and _r80.reference == 'SO-57037' and _r80.clerk == 'C002'
-        for _r80 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_af9c1f58d5__stocklevel_s0002_changed(  # tasks.world:1274
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0002'].quantity, '==', 0)
-
-
-# tasks.world:1275
-def _check_mined_af9c1f58d5__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r81.item == 'BOL-1001' and _r81.bin_ == 'A01-02' and _r81.quantity == 30
-        and _r81.last_counted is None
-        for _r81 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_af9c1f58d5__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:1276
-    return any(
-        _r82.kind == _E12_MovementKind_transfer and _r82.item == 'BOL-1001'
-        and _r82.from_bin == 'B02-01' and _r82.to_bin == 'A01-02' and _r82.quantity == 30
-        and _r82.reference == '' and _r82.clerk == 'C002'
-        for _r82 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1277
-def _check_mined_af9c1f58d5__new_movement_1(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r83.kind == _E12_MovementKind_pick and _r83.item == 'BOL-1001'
-        and _r83.from_bin == 'B02-01' and _r83.to_bin is None and _r83.quantity == 90
-        and _r83.reference == 'SO-51186' and _r83.clerk == 'C002'
-        for _r83 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1332
-def _check_mined_a6b7257ddf__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C001')
-
-
-def _check_mined_a6b7257ddf__stocklevel_s0001_changed(  # tasks.world:1333
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0001'].quantity, '==', 24) and rt.expect(
-        ep.t_stock['S0001'].last_counted, '==', rt.parse_date('2026-03-05'), part=1
-    )
-
-
-# tasks.world:1334
-def _check_mined_a6b7257ddf__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r84.item == 'BOL-1001' and _r84.bin_ == 'A01-02' and _r84.quantity == 1
-        and _r84.last_counted is None
-        for _r84 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_a6b7257ddf__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:1335
-    return any(
-        _r85.kind == _E12_MovementKind_transfer and _r85.item == 'BOL-1001'
-        and _r85.from_bin == 'A01-01' and _r85.to_bin == 'A01-02' and _r85.quantity == 1
-        and _r85.reference == '' and _r85.clerk == 'C001'
-        for _r85 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_aa3d02bc35__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:1393
-    return any(
-        _r86.kind == _E12_MovementKind_pick and _r86.item == 'NUT-2001'
-        and _r86.from_bin == 'A01-02' and _r86.to_bin is None and _r86.quantity == 10
-        and _r86.reference == 'SO-11178' and _r86.clerk == 'C002'
-        for _r86 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1394
-def _check_mined_aa3d02bc35__new_movement_1(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r87.kind == _E12_MovementKind_receipt and _r87.item == 'NUT-2001'
-        and _r87.from_bin is None and _r87.to_bin == 'A01-02' and _r87.quantity == 10
-        and _r87.reference == 'receipt' and _r87.clerk == 'C002'
-        for _r87 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1449
-def _check_mined_b578b7c98d__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C001')
-
-
-# tasks.world:1450
-def _check_mined_b578b7c98d__bin_a01_02_changed(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bins['A01-02'].blocked, '==', True)
-
-
-def _check_mined_b578b7c98d__stocklevel_s0002_changed(  # tasks.world:1451
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0002'].quantity, '==', 465)
-
-
-def _check_mined_b578b7c98d__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:1452
-    return any(
-        _r88.kind == _E12_MovementKind_receipt and _r88.item == 'BOL-1001'
-        and _r88.from_bin is None and _r88.to_bin == 'B02-01' and _r88.quantity == 345
-        and _r88.reference == 'C002' and _r88.clerk == 'C002'
-        for _r88 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1510
-def _check_mined_ba66e5153b__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r89.item == 'WSH-3001' and _r89.bin_ == 'A01-02' and _r89.quantity == 19
-        and _r89.last_counted is None
-        for _r89 in rt.each(ep, ep.t_stock)
-    )
-
-
-# tasks.world:1511
-def _check_mined_ba66e5153b__new_stocklevel_1(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r90.item == 'WSH-3001' and _r90.bin_ == 'R00-01' and _r90.quantity == 6
-        and _r90.last_counted is None
-        for _r90 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_ba66e5153b__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:1512
-    return any(
-        _r91.kind == _E12_MovementKind_receipt and _r91.item == 'WSH-3001'
-        and _r91.from_bin is None and _r91.to_bin == 'A01-02' and _r91.quantity == 25
-        and _r91.reference == 'A01-01' and _r91.clerk == 'C002'
-        for _r91 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1513
-def _check_mined_ba66e5153b__new_movement_1(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r92.kind == _E12_MovementKind_transfer and _r92.item == 'WSH-3001'
-        and _r92.from_bin == 'A01-02' and _r92.to_bin == 'R00-01' and _r92.quantity == 6
-        and _r92.reference == '' and _r92.clerk == 'C002'
-        for _r92 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1568
-def _check_mined_b6789dcbdf__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C001')
-
-
-# tasks.world:1569
-def _check_mined_b6789dcbdf__bin_r00_01_changed(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bins['R00-01'].blocked, '==', True)
-
-
-# tasks.world:1570
-def _check_mined_b6789dcbdf__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r93.item == 'GLU-4001' and _r93.bin_ == 'B02-02' and _r93.quantity == 200
-        and _r93.last_counted == rt.parse_date('2026-03-05')
-        for _r93 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_b6789dcbdf__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:1571
-    return any(
-        _r94.kind == _E12_MovementKind_count_adjustment and _r94.item == 'GLU-4001'
-        and _r94.from_bin is None and _r94.to_bin == 'B02-02' and _r94.quantity == 200
-        and _r94.reference == '' and _r94.clerk == 'C001'
-        for _r94 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1629
-def _check_mined_fb3f70f5e8__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r95.item == 'WSH-3001' and _r95.bin_ == 'B02-01' and _r95.quantity == 216
-        and _r95.last_counted is None
-        for _r95 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_fb3f70f5e8__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:1630
-    return any(
-        _r96.kind == _E12_MovementKind_receipt and _r96.item == 'WSH-3001'
-        and _r96.from_bin is None and _r96.to_bin == 'B02-01' and _r96.quantity == 216
-        and _r96.reference == 'picker' and _r96.clerk == 'C002'
-        for _r96 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1685
-def _check_mined_c70eba642d__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C002')
-
-
-def _check_mined_c70eba642d__stocklevel_s0004_changed(  # tasks.world:1686
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0004'].quantity, '==', 50)
-
-
-def _check_mined_c70eba642d__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:1687
-    return any(
-        _r97.kind == _E12_MovementKind_pick and _r97.item == 'WSH-3001'
-        and _r97.from_bin == 'A01-01' and _r97.to_bin is None and _r97.quantity == 50
-        and _r97.reference == 'SO-20379' and _r97.clerk == 'C002'
-        for _r97 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1688
-def _check_mined_c70eba642d__new_movement_1(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r98.kind == _E12_MovementKind_receipt and _r98.item == 'WSH-3001'
-        and _r98.from_bin is None and _r98.to_bin == 'A01-01' and _r98.quantity == 40
-        and _r98.reference == 'Z' and _r98.clerk == 'C002'
-        for _r98 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1748
-def _check_mined_2bb98147ea__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r99.item == 'NUT-2001' and _r99.bin_ == 'B02-01' and _r99.quantity == 38
-        and _r99.last_counted is None
-        for _r99 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_2bb98147ea__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:1749
-    return any(
-        _r100.kind == _E12_MovementKind_receipt and _r100.item == 'NUT-2001'
-        and _r100.from_bin is None and _r100.to_bin == 'B02-01' and _r100.quantity == 40
-        and _r100.reference == 'A01-02' and _r100.clerk == 'C002'
-        for _r100 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1750
-def _check_mined_2bb98147ea__new_movement_1(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r101.kind == _E12_MovementKind_pick and _r101.item == 'NUT-2001'
-        and _r101.from_bin == 'B02-01' and _r101.to_bin is None and _r101.quantity == 2
-        and _r101.reference == 'SO-32385' and _r101.clerk == 'C002'
-        for _r101 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1808
-def _check_mined_e18856a053__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C001')
-
-
-def _check_mined_e18856a053__stocklevel_s0002_changed(  # tasks.world:1809
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0002'].quantity, '==', 4) and rt.expect(
-        ep.t_stock['S0002'].last_counted, '==', rt.parse_date('2026-03-05'), part=1
-    )
-
-
-def _check_mined_e18856a053__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:1810
-    return any(
-        _r102.kind == _E12_MovementKind_receipt and _r102.item == 'BOL-1001'
-        and _r102.from_bin is None and _r102.to_bin == 'B02-01' and _r102.quantity == 300
-        and _r102.reference == 'Dana Ruiz' and _r102.clerk == 'C001'
-        for _r102 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1811
-def _check_mined_e18856a053__new_movement_1(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r103.kind == _E12_MovementKind_count_adjustment and _r103.item == 'BOL-1001'
-        and _r103.from_bin == 'B02-01' and _r103.to_bin is None and _r103.quantity == -416
-        and _r103.reference == '' and _r103.clerk == 'C001'
-        for _r103 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_a04a66e5c6__stocklevel_s0003_changed(  # tasks.world:1871
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0003'].quantity, '==', 0)
-
-
-def _check_mined_a04a66e5c6__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:1872
-    return any(
-        _r104.kind == _E12_MovementKind_receipt and _r104.item == 'NUT-2001'
-        and _r104.from_bin is None and _r104.to_bin == 'A01-02' and _r104.quantity == 5
-        and _r104.reference == 'pick_face' and _r104.clerk == 'C002'
-        for _r104 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1873
-def _check_mined_a04a66e5c6__new_movement_1(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r105.kind == _E12_MovementKind_pick and _r105.item == 'NUT-2001'
-        and _r105.from_bin == 'A01-02' and _r105.to_bin is None and _r105.quantity == 35
-        and _r105.reference == 'SO-60865' and _r105.clerk == 'C002'
-        for _r105 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:1931
-def _check_mined_2e6de951ca__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C001')
-
-
-def _check_mined_2e6de951ca__stocklevel_s0005_changed(  # tasks.world:1932
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0005'].quantity, '==', 100) and rt.expect(
-        ep.t_stock['S0005'].last_counted, '==', rt.parse_date('2026-03-05'), part=1
-    )
-
-
-def _check_mined_2e6de951ca__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:1933
-    return any(
-        _r106.kind == _E12_MovementKind_count_adjustment and _r106.item == 'GLU-4001'
-        and _r106.from_bin is None and _r106.to_bin == 'R00-01' and _r106.quantity == 96
-        and _r106.reference == '' and _r106.clerk == 'C001'
-        for _r106 in rt.each(ep, ep.t_movements)
-    )
-
-
-def _check_mined_979f26ec57__stocklevel_s0002_changed(  # tasks.world:1994
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0002'].quantity, '==', 125)
-
-
-def _check_mined_979f26ec57__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:1995
-    return any(
-        _r107.kind == _E12_MovementKind_receipt and _r107.item == 'BOL-1001'
-        and _r107.from_bin is None and _r107.to_bin == 'B02-01' and _r107.quantity == 5
-        and _r107.reference == 'h6' and _r107.clerk == 'C002'
-        for _r107 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:2052
-def _check_mined_93d10a2ecf__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C001')
-
-
-# tasks.world:2053
-def _check_mined_93d10a2ecf__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r108.item == 'GLU-4001' and _r108.bin_ == 'B02-02' and _r108.quantity == 25
-        and _r108.last_counted == rt.parse_date('2026-03-05')
-        for _r108 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_93d10a2ecf__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:2054
-    return any(
-        _r109.kind == _E12_MovementKind_count_adjustment and _r109.item == 'GLU-4001'
-        and _r109.from_bin is None and _r109.to_bin == 'B02-02' and _r109.quantity == 25
-        and _r109.reference == '' and _r109.clerk == 'C001'
-        for _r109 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:2115
-def _check_mined_517fee9318__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C001')
-
-
-# tasks.world:2171
-def _check_mined_08207dce56__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C001')
-
-
-# tasks.world:2172
-def _check_mined_08207dce56__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r110.item == 'WSH-3001' and _r110.bin_ == 'A01-02' and _r110.quantity == 41
-        and _r110.last_counted is None
-        for _r110 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_08207dce56__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:2173
-    return any(
-        _r111.kind == _E12_MovementKind_receipt and _r111.item == 'WSH-3001'
-        and _r111.from_bin is None and _r111.to_bin == 'A01-02' and _r111.quantity == 1
-        and _r111.reference == 'C002' and _r111.clerk == 'C001'
-        for _r111 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:2174
-def _check_mined_08207dce56__new_movement_1(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r112.kind == _E12_MovementKind_receipt and _r112.item == 'WSH-3001'
-        and _r112.from_bin is None and _r112.to_bin == 'A01-02' and _r112.quantity == 40
-        and _r112.reference == 'receiving' and _r112.clerk == 'C001'
-        for _r112 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:2234
-def _check_mined_4dc26095eb__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C001')
-
-
-# tasks.world:2235
-def _check_mined_4dc26095eb__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r113.item == 'NUT-2001' and _r113.bin_ == 'R00-01' and _r113.quantity == 80
-        and _r113.last_counted == rt.parse_date('2026-03-05')
-        for _r113 in rt.each(ep, ep.t_stock)
-    )
-
-
-# tasks.world:2236
-def _check_mined_4dc26095eb__new_stocklevel_1(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r114.item == 'WSH-3001' and _r114.bin_ == 'R00-01' and _r114.quantity == 5
-        and _r114.last_counted is None
-        for _r114 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_4dc26095eb__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:2237
-    return any(
-        _r115.kind == _E12_MovementKind_count_adjustment and _r115.item == 'NUT-2001'
-        and _r115.from_bin is None and _r115.to_bin == 'R00-01' and _r115.quantity == 80
-        and _r115.reference == '' and _r115.clerk == 'C001'
-        for _r115 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:2238
-def _check_mined_4dc26095eb__new_movement_1(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r116.kind == _E12_MovementKind_receipt and _r116.item == 'WSH-3001'
-        and _r116.from_bin is None and _r116.to_bin == 'R00-01' and _r116.quantity == 2
-        and _r116.reference == 'S0006' and _r116.clerk == 'C001'
-        for _r116 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:2239
-def _check_mined_4dc26095eb__new_movement_2(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r117.kind == _E12_MovementKind_receipt and _r117.item == 'WSH-3001'
-        and _r117.from_bin is None and _r117.to_bin == 'R00-01' and _r117.quantity == 3
-        and _r117.reference == 'count_adjustment' and _r117.clerk == 'C001'
-        for _r117 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:2302
-def _check_mined_6cd2bd4d92__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C001')
-
-
-# tasks.world:2303
-def _check_mined_6cd2bd4d92__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r118.item == 'WSH-3001' and _r118.bin_ == 'B02-02' and _r118.quantity == 50
-        and _r118.last_counted == rt.parse_date('2026-03-05')
-        for _r118 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_6cd2bd4d92__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:2304
-    return any(
-        _r119.kind == _E12_MovementKind_count_adjustment and _r119.item == 'WSH-3001'
-        and _r119.from_bin is None and _r119.to_bin == 'B02-02' and _r119.quantity == 138
-        and _r119.reference == '' and _r119.clerk == 'C001'
-        for _r119 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:2305
-def _check_mined_6cd2bd4d92__new_movement_1(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r120.kind == _E12_MovementKind_count_adjustment and _r120.item == 'WSH-3001'
-        and _r120.from_bin == 'B02-02' and _r120.to_bin is None and _r120.quantity == -88
-        and _r120.reference == '' and _r120.clerk == 'C001'
-        for _r120 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:2365
-def _check_mined_9e0429a1f9__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C001')
-
-
-# tasks.world:2366
-def _check_mined_9e0429a1f9__bin_a01_02_changed(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bins['A01-02'].blocked, '==', True)
-
-
-# tasks.world:2367
-def _check_mined_9e0429a1f9__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r121.item == 'WSH-3001' and _r121.bin_ == 'R00-01' and _r121.quantity == 40
-        and _r121.last_counted is None
-        for _r121 in rt.each(ep, ep.t_stock)
-    )
-
-
-# tasks.world:2368
-def _check_mined_9e0429a1f9__new_stocklevel_1(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r122.item == 'BOL-1001' and _r122.bin_ == 'R00-01' and _r122.quantity == 6
-        and _r122.last_counted == rt.parse_date('2026-03-05')
-        for _r122 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_9e0429a1f9__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:2369
-    return any(
-        _r123.kind == _E12_MovementKind_receipt and _r123.item == 'WSH-3001'
-        and _r123.from_bin is None and _r123.to_bin == 'R00-01' and _r123.quantity == 40
-        and _r123.reference == 'Dana Ruiz' and _r123.clerk == 'C001'
-        for _r123 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:2370
-def _check_mined_9e0429a1f9__new_movement_1(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r124.kind == _E12_MovementKind_count_adjustment and _r124.item == 'BOL-1001'
-        and _r124.from_bin is None and _r124.to_bin == 'R00-01' and _r124.quantity == 6
-        and _r124.reference == '' and _r124.clerk == 'C001'
-        for _r124 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:2432
-def _check_mined_cf32ad8cb0__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C002')
-
-
-def _check_mined_cf32ad8cb0__stocklevel_s0004_changed(  # tasks.world:2433
-    ep: WarehouseInventoryDesk
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_stock['S0004'].quantity, '==', 30)
-
-
-# tasks.world:2434
-def _check_mined_cf32ad8cb0__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r125.item == 'WSH-3001' and _r125.bin_ == 'R00-01' and _r125.quantity == 30
-        and _r125.last_counted is None
-        for _r125 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_cf32ad8cb0__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:2435
-    return any(
-        _r126.kind == _E12_MovementKind_transfer and _r126.item == 'WSH-3001'
-        and _r126.from_bin == 'A01-01' and _r126.to_bin == 'R00-01' and _r126.quantity == 30
-        and _r126.reference == '' and _r126.clerk == 'C001'
-        for _r126 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:2492
-def _check_mined_2e11d86646__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C001')
-
-
-# tasks.world:2493
-def _check_mined_2e11d86646__bin_b02_02_changed(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bins['B02-02'].blocked, '==', False)
-
-
-# tasks.world:2494
-def _check_mined_2e11d86646__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r127.item == 'NUT-2001' and _r127.bin_ == 'A01-01' and _r127.quantity == 1
-        and _r127.last_counted is None
-        for _r127 in rt.each(ep, ep.t_stock)
-    )
-
-
-# tasks.world:2495
-def _check_mined_2e11d86646__new_stocklevel_1(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r128.item == 'NUT-2001' and _r128.bin_ == 'B02-02' and _r128.quantity == 2
-        and _r128.last_counted is None
-        for _r128 in rt.each(ep, ep.t_stock)
-    )
-
-
-def _check_mined_2e11d86646__new_movement(ep: WarehouseInventoryDesk) -> bool:  # tasks.world:2496
-    return any(
-        _r129.kind == _E12_MovementKind_receipt and _r129.item == 'NUT-2001'
-        and _r129.from_bin is None and _r129.to_bin == 'A01-01' and _r129.quantity == 1
-        and _r129.reference == 'count_adjustment' and _r129.clerk == 'C002'
-        for _r129 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:2497
-def _check_mined_2e11d86646__new_movement_1(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r130.kind == _E12_MovementKind_receipt and _r130.item == 'NUT-2001'
-        and _r130.from_bin is None and _r130.to_bin == 'B02-02' and _r130.quantity == 2
-        and _r130.reference == 'S0005' and _r130.clerk == 'C001'
-        for _r130 in rt.each(ep, ep.t_movements)
-    )
-
-
-# tasks.world:2556
-def _check_mined_de47ac6739__current_clerk_set(ep: WarehouseInventoryDesk) -> rt.Verdict | bool:
-    return rt.expect(ep.state.current_clerk, '==', 'C001')
-
-
-# tasks.world:2557
-def _check_mined_de47ac6739__new_stocklevel(ep: WarehouseInventoryDesk) -> bool:
-    return any(
-        _r131.item == 'NUT-2001' and _r131.bin_ == 'A01-01' and _r131.quantity == 0
-        and _r131.last_counted == rt.parse_date('2026-03-05')
-        for _r131 in rt.each(ep, ep.t_stock)
-    )
-
-
-WarehouseInventoryDesk.TASKS = task_registry(__name__, "tasks.json")

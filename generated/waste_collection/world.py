@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeAlias
+from typing import Any, ClassVar, Self, TypeAlias
 
 from worldspec.runtime import arguments as arg
 from worldspec.runtime import helpers as rt
@@ -20,7 +20,7 @@ from worldspec.runtime.contract import enum_text, enum_value, field, optional_te
 from worldspec.runtime.episode import Episode, Row, StateBase, Table, ToolSpec
 from worldspec.runtime.errors import InvariantError, ToolError
 from worldspec.runtime.records import Record
-from worldspec.runtime.tasks import task_registry
+from worldspec.runtime.tasks import PackageText, task_registry
 
 __all__ = [
     "Address", "Bin", "BinKind", "BinOrder", "BinStatus", "CollectionRequest", "Complaint",
@@ -334,10 +334,8 @@ class WasteCollection(Episode):
     CLOCK: ClassVar[str] = "2025-09-15T08:00:00"
     TICK: ClassVar[int] = 0
     SEED: ClassVar[int] = 0
-    POLICY: ClassVar[str] = (
-        'Identify the household (by name, street, postcode, email or phone) before booking or\n'
-        'changing anything for it. Use the ids the tools show; never guess them.'
-    )
+    POLICY = PackageText(__name__, "policy.md")
+    TASKS = task_registry(__name__, "tasks.json")
     TABLES: ClassVar[dict[str, str]] = {
         "routes": "Route", "crews": "Crew", "households": "Household", "bins": "Bin",
         "requests": "CollectionRequest", "complaints": "Complaint", "bin_orders": "BinOrder",
@@ -479,27 +477,22 @@ class WasteCollection(Episode):
             rt.check_refs(self.t_bins, _row67.new_bin, 'BinOrder.new_bin')
         if self.deleted_rows:
             rt.check_deleted(self, self.t_routes, ((self.t_households, 'route'),))
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_crews, ((self.t_routes, 'default_crew'), (self.t_requests, 'crew'))
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_households, (
                     (self.t_bins, 'household'), (self.t_requests, 'household'),
                     (self.t_complaints, 'household'), (self.t_bin_orders, 'household'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(
                 self, self.t_bins, (
                     (self.t_requests, 'bin_'), (self.t_bin_orders, 'replaces'),
                     (self.t_bin_orders, 'new_bin'),
                 ),
             )
-        if self.deleted_rows:
             rt.check_deleted(self, self.t_requests, ((self.t_complaints, 'request'),))
-        pass
 
     def fn_bulky_booked(self, route: Route, day: dt.date) -> int:  # waste_collection.world:166
         'Bulky pick-ups booked (not cancelled) on a route day.'
@@ -1147,911 +1140,742 @@ class WasteCollection(Episode):
         self.set_field(order, 'new_bin', fresh.bin_id)  # waste_collection.world:692
         return order  # waste_collection.world:693
 
+    def _check_anne_books_fridge__booked(self) -> bool:  # waste_collection.world:1110
+        return any(
+            _r9.household == 'H001' and _r9.kind == _E11_RequestKind_bulky_item
+            and _r9.scheduled_on == rt.parse_date('2025-09-22')
+            and _r9.status == _E13_RequestStatus_open_ and _r9.request_id != 'CR0001'
+            for _r9 in rt.each(self, self.t_requests)
+        )
+
+    # waste_collection.world:1529
+    def _check_deliver_bram_organic__delivered(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bin_orders['BO002'].status, '==', _E11_OrderStatus_delivered)
+
+    def _check_deliver_bram_organic__new_bin(self) -> bool:  # waste_collection.world:1530
+        return any(
+            _b10.household == 'H002' and _b10.serial == 'SN-200417'
+            and _b10.kind == _E7_BinKind_organic and _b10.status == _E9_BinStatus_in_use
+            for _b10 in rt.each(self, self.t_bins)
+        )
+
+    # waste_collection.world:1531
+    def _check_deliver_bram_organic__old_retired(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_bins['B0004'].status, '==', _E9_BinStatus_retired)
+
+    # tasks.world:421
+    def _check_north_team_for_chloe_missed_bins__recycling_reported(self) -> bool:
+        return any(
+            _r11.kind == _E11_RequestKind_missed_bin and _r11.bin_ == 'B0006'
+            and _r11.scheduled_on == rt.parse_date('2025-09-15')
+            and _r11.status == _E13_RequestStatus_assigned and _r11.crew == 'C01'
+            for _r11 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:422
+    def _check_north_team_for_chloe_missed_bins__general_assigned(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['CR0003'].status, '==', _E13_RequestStatus_assigned)
+            and rt.expect(self.t_requests['CR0003'].crew, '==', 'C01', part=1)
+        )
+
+    def _check_bram_swaps_bulky_pickup__cancelled(self) -> rt.Verdict | bool:  # tasks.world:850
+        return rt.expect(self.t_requests['CR0002'].status, '==', _E13_RequestStatus_cancelled)
+
+    def _check_bram_swaps_bulky_pickup__wardrobe_booked(self) -> bool:  # tasks.world:851
+        return any(
+            _r12.household == 'H002' and _r12.kind == _E11_RequestKind_bulky_item
+            and _r12.scheduled_on == rt.parse_date('2025-09-23')
+            and _r12.status == _E13_RequestStatus_open_
+            for _r12 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:1274
+    def _check_mined_74311bef5d__collectionrequest_cr0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['CR0001'].status, '==', _E13_RequestStatus_cancelled)
+            and rt.expect(self.t_requests['CR0001'].crew, '==', 'C01', part=1)
+        )
+
+    def _check_mined_74311bef5d__new_collectionrequest(self) -> bool:  # tasks.world:1275
+        return any(
+            _r13.household == 'H001' and _r13.kind == _E11_RequestKind_bulky_item
+            and _r13.bin_ is None and _r13.scheduled_on == rt.parse_date('2025-09-22')
+            and _r13.description == 'CR0001' and _r13.status == _E13_RequestStatus_open_
+            and _r13.crew is None and _r13.completed_at is None
+            for _r13 in rt.each(self, self.t_requests)
+        )
+
+    def _check_mined_74311bef5d__new_complaint(self) -> bool:  # tasks.world:1276
+        return any(
+            _r14.household == 'H001' and _r14.request == 'CR0008'
+            and _r14.category == _E17_ComplaintCategory_spillage and _r14.text == 'S'
+            and _r14.status == _E15_ComplaintStatus_open_ and _r14.resolution is None
+            for _r14 in rt.each(self, self.t_complaints)
+        )
+
+    def _check_mined_14784d7dba__new_complaint(self) -> bool:  # tasks.world:1699
+        return any(
+            _r15.household == 'H004' and _r15.request == 'CR0005'
+            and _r15.category == _E17_ComplaintCategory_damage and _r15.text == 'zMm2iXWjLqZD'
+            and _r15.status == _E15_ComplaintStatus_resolved and _r15.resolution == 'H004'
+            for _r15 in rt.each(self, self.t_complaints)
+        )
+
+    def _check_mined_59cbe720d0__bin_b0001_changed(self) -> rt.Verdict | bool:  # tasks.world:2121
+        return rt.expect(self.t_bins['B0001'].status, '==', _E9_BinStatus_lost)
+
+    def _check_mined_59cbe720d0__new_binorder(self) -> bool:  # tasks.world:2122
+        return any(
+            _r16.household == 'H001' and _r16.replaces == 'B0001'
+            and _r16.kind == _E7_BinKind_general and _r16.litres == 824
+            and _r16.reason == _E11_OrderReason_lost and _r16.fee == 30.0
+            and _r16.status == _E11_OrderStatus_ordered
+            and _r16.ordered_on == rt.parse_date('2025-09-15') and _r16.new_bin is None
+            for _r16 in rt.each(self, self.t_bin_orders)
+        )
+
+    def _check_mined_0e17de31be__new_complaint(self) -> bool:  # tasks.world:2543
+        return any(
+            _r17.household == 'H003' and _r17.request == 'CR0006'
+            and _r17.category == _E17_ComplaintCategory_staff_conduct and _r17.text == 'é'
+            and _r17.status == _E15_ComplaintStatus_open_ and _r17.resolution is None
+            for _r17 in rt.each(self, self.t_complaints)
+        )
+
+    def _check_mined_526c5a6c83__bin_b0004_changed(self) -> rt.Verdict | bool:  # tasks.world:2964
+        return rt.expect(self.t_bins['B0004'].status, '==', _E9_BinStatus_retired)
+
+    def _check_mined_526c5a6c83__new_bin(self) -> bool:  # tasks.world:2965
+        return any(
+            _r18.household == 'H002' and _r18.kind == _E7_BinKind_organic and _r18.litres == 120
+            and _r18.serial == 'SN-846878' and _r18.status == _E9_BinStatus_lost
+            and _r18.delivered_on == rt.parse_date('2025-09-15')
+            for _r18 in rt.each(self, self.t_bins)
+        )
+
+    # tasks.world:2966
+    def _check_mined_526c5a6c83__binorder_bo002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bin_orders['BO002'].status, '==', _E11_OrderStatus_delivered)
+            and rt.expect(self.t_bin_orders['BO002'].new_bin, '==', 'B0012', part=1)
+        )
+
+    def _check_mined_526c5a6c83__new_binorder(self) -> bool:  # tasks.world:2967
+        return any(
+            _r19.household == 'H002' and _r19.replaces == 'B0012'
+            and _r19.kind == _E7_BinKind_organic and _r19.litres == 120
+            and _r19.reason == _E11_OrderReason_lost and _r19.fee == 30.0
+            and _r19.status == _E11_OrderStatus_ordered
+            and _r19.ordered_on == rt.parse_date('2025-09-15') and _r19.new_bin is None
+            for _r19 in rt.each(self, self.t_bin_orders)
+        )
+
+    # tasks.world:3388
+    def _check_mined_7ef5589aae__collectionrequest_cr0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['CR0001'].status, '==', _E13_RequestStatus_assigned)
+            and rt.expect(self.t_requests['CR0001'].crew, '==', 'C02', part=1)
+        )
+
+    def _check_mined_7ef5589aae__new_complaint(self) -> bool:  # tasks.world:3389
+        return any(
+            _r20.household == 'H001' and _r20.request == 'CR0001'
+            and _r20.category == _E17_ComplaintCategory_other and _r20.text == '6'
+            and _r20.status == _E15_ComplaintStatus_open_ and _r20.resolution is None
+            for _r20 in rt.each(self, self.t_complaints)
+        )
+
+    # tasks.world:3810
+    def _check_mined_0d00eb3d5d__collectionrequest_cr0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0003'].status, '==', _E13_RequestStatus_cancelled)
+
+    def _check_mined_0d00eb3d5d__new_complaint(self) -> bool:  # tasks.world:3811
+        return any(
+            _r21.household == 'H003' and _r21.request == 'CR0003'
+            and _r21.category == _E17_ComplaintCategory_missed_collection
+            and _r21.text == '2025-09-11T08:30:00' and _r21.status == _E15_ComplaintStatus_open_
+            and _r21.resolution is None
+            for _r21 in rt.each(self, self.t_complaints)
+        )
+
+    # tasks.world:4232
+    def _check_mined_57d541cba1__collectionrequest_cr0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0006'].status, '==', _E13_RequestStatus_cancelled)
+
+    def _check_mined_57d541cba1__new_complaint(self) -> bool:  # tasks.world:4233
+        return any(
+            _r22.household == 'H003' and _r22.request == 'CR0006'
+            and _r22.category == _E17_ComplaintCategory_staff_conduct and _r22.text == 'Pn'
+            and _r22.status == _E15_ComplaintStatus_open_ and _r22.resolution is None
+            for _r22 in rt.each(self, self.t_complaints)
+        )
+
+    # tasks.world:4654
+    def _check_mined_50cb3c47a6__collectionrequest_cr0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0006'].status, '==', _E13_RequestStatus_completed)
+
+    def _check_mined_8e03d5cc25__bin_b0009_changed(self) -> rt.Verdict | bool:  # tasks.world:5074
+        return rt.expect(self.t_bins['B0009'].status, '==', _E9_BinStatus_retired)
+
+    def _check_mined_8e03d5cc25__new_bin(self) -> bool:  # tasks.world:5075
+        return any(
+            _r23.household == 'H005' and _r23.kind == _E7_BinKind_glass and _r23.litres == 60
+            and _r23.serial == 'SN-848489' and _r23.status == _E9_BinStatus_in_use
+            and _r23.delivered_on == rt.parse_date('2025-09-15')
+            for _r23 in rt.each(self, self.t_bins)
+        )
+
+    # tasks.world:5076
+    def _check_mined_8e03d5cc25__binorder_bo003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bin_orders['BO003'].status, '==', _E11_OrderStatus_delivered)
+            and rt.expect(self.t_bin_orders['BO003'].new_bin, '==', 'B0012', part=1)
+        )
+
+    # tasks.world:5496
+    def _check_mined_ddc655a550__collectionrequest_cr0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0006'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:5916
+    def _check_mined_ddff25b443__collectionrequest_cr0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0002'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:6336
+    def _check_mined_ec70d8194f__collectionrequest_cr0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0003'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:6756
+    def _check_mined_195bd2d072__complaint_cp002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_complaints['CP002'].status, '==', _E15_ComplaintStatus_resolved)
+            and rt.expect(self.t_complaints['CP002'].resolution, '==', '1030', part=1)
+        )
+
+    # tasks.world:7176
+    def _check_mined_4053fd4ecd__complaint_cp003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_complaints['CP003'].status, '==', _E15_ComplaintStatus_resolved)
+            and rt.expect(self.t_complaints['CP003'].resolution, '==', ' ', part=1)
+        )
+
+    # tasks.world:7596
+    def _check_mined_412a798b36__collectionrequest_cr0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0006'].status, '==', _E13_RequestStatus_completed)
+
+    def _check_mined_412a798b36__new_collectionrequest(self) -> bool:  # tasks.world:7597
+        return any(
+            _r24.household == 'H001' and _r24.kind == _E11_RequestKind_missed_bin
+            and _r24.bin_ == 'B0002' and _r24.scheduled_on == rt.parse_date('2025-09-15')
+            and _r24.description == 'missed_collection'
+            and _r24.status == _E13_RequestStatus_cancelled and _r24.crew is None
+            and _r24.completed_at is None
+            for _r24 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:7598
+    def _check_mined_412a798b36__complaint_cp002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_complaints['CP002'].status, '==', _E15_ComplaintStatus_resolved)
+            and rt.expect(self.t_complaints['CP002'].resolution, '==', 'bulky_item', part=1)
+        )
+
+    # tasks.world:8023
+    def _check_mined_f226af2cd8__collectionrequest_cr0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0003'].status, '==', _E13_RequestStatus_cancelled)
+
+    def _check_mined_f226af2cd8__new_collectionrequest(self) -> bool:  # tasks.world:8024
+        return any(
+            _r25.household == 'H001' and _r25.kind == _E11_RequestKind_missed_bin
+            and _r25.bin_ == 'B0001' and _r25.scheduled_on == rt.parse_date('2025-09-15')
+            and _r25.description == 'lost' and _r25.status == _E13_RequestStatus_open_
+            and _r25.crew is None and _r25.completed_at is None
+            for _r25 in rt.each(self, self.t_requests)
+        )
+
+    # tasks.world:8025
+    def _check_mined_f226af2cd8__complaint_cp003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_complaints['CP003'].status, '==', _E15_ComplaintStatus_resolved)
+            and rt.expect(self.t_complaints['CP003'].resolution, '==', '9j', part=1)
+        )
+
+    def _check_mined_f226af2cd8__new_complaint(self) -> bool:  # tasks.world:8026
+        return any(
+            _r26.household == 'H003' and _r26.request == 'CR0003'
+            and _r26.category == _E17_ComplaintCategory_damage and _r26.text == 'completed'
+            and _r26.status == _E15_ComplaintStatus_open_ and _r26.resolution is None
+            for _r26 in rt.each(self, self.t_complaints)
+        )
+
+    def _check_mined_3e44e795b1__bin_b0004_changed(self) -> rt.Verdict | bool:  # tasks.world:8451
+        return rt.expect(self.t_bins['B0004'].status, '==', _E9_BinStatus_retired)
+
+    def _check_mined_3e44e795b1__new_bin(self) -> bool:  # tasks.world:8452
+        return any(
+            _r27.household == 'H002' and _r27.kind == _E7_BinKind_organic and _r27.litres == 120
+            and _r27.serial == 'SN-528341' and _r27.status == _E9_BinStatus_in_use
+            and _r27.delivered_on == rt.parse_date('2025-09-15')
+            for _r27 in rt.each(self, self.t_bins)
+        )
+
+    # tasks.world:8453
+    def _check_mined_3e44e795b1__collectionrequest_cr0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0002'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:8454
+    def _check_mined_3e44e795b1__collectionrequest_cr0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0006'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:8455
+    def _check_mined_3e44e795b1__complaint_cp003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_complaints['CP003'].status, '==', _E15_ComplaintStatus_resolved)
+            and rt.expect(self.t_complaints['CP003'].resolution, '==', 'D', part=1)
+        )
+
+    # tasks.world:8456
+    def _check_mined_3e44e795b1__binorder_bo002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bin_orders['BO002'].status, '==', _E11_OrderStatus_delivered)
+            and rt.expect(self.t_bin_orders['BO002'].new_bin, '==', 'B0012', part=1)
+        )
+
+    def _check_mined_2eb2ddf14f__bin_b0009_changed(self) -> rt.Verdict | bool:  # tasks.world:8881
+        return rt.expect(self.t_bins['B0009'].status, '==', _E9_BinStatus_retired)
+
+    def _check_mined_2eb2ddf14f__new_bin(self) -> bool:  # tasks.world:8882
+        return any(
+            _r28.household == 'H005' and _r28.kind == _E7_BinKind_glass and _r28.litres == 60
+            and _r28.serial == 'SN-753520' and _r28.status == _E9_BinStatus_in_use
+            and _r28.delivered_on == rt.parse_date('2025-09-15')
+            for _r28 in rt.each(self, self.t_bins)
+        )
+
+    # tasks.world:8883
+    def _check_mined_2eb2ddf14f__collectionrequest_cr0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['CR0001'].status, '==', _E13_RequestStatus_assigned)
+            and rt.expect(self.t_requests['CR0001'].crew, '==', 'C02', part=1)
+        )
+
+    # tasks.world:8884
+    def _check_mined_2eb2ddf14f__complaint_cp003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_complaints['CP003'].status, '==', _E15_ComplaintStatus_resolved)
+            and rt.expect(self.t_complaints['CP003'].resolution, '==', '0', part=1)
+        )
+
+    # tasks.world:8885
+    def _check_mined_2eb2ddf14f__binorder_bo003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bin_orders['BO003'].status, '==', _E11_OrderStatus_delivered)
+            and rt.expect(self.t_bin_orders['BO003'].new_bin, '==', 'B0012', part=1)
+        )
+
+    def _check_mined_6eaf436433__bin_b0001_changed(self) -> rt.Verdict | bool:  # tasks.world:9310
+        return rt.expect(self.t_bins['B0001'].status, '==', _E9_BinStatus_damaged)
+
+    # tasks.world:9311
+    def _check_mined_6eaf436433__complaint_cp002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_complaints['CP002'].status, '==', _E15_ComplaintStatus_resolved)
+            and rt.expect(self.t_complaints['CP002'].resolution, '==', 'new_resident', part=1)
+        )
+
+    # tasks.world:9312
+    def _check_mined_6eaf436433__complaint_cp003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_complaints['CP003'].status, '==', _E15_ComplaintStatus_resolved)
+            and rt.expect(self.t_complaints['CP003'].resolution, '==', '2025-09-16', part=1)
+        )
+
+    def _check_mined_6eaf436433__new_binorder(self) -> bool:  # tasks.world:9313
+        return any(
+            _r29.household == 'H001' and _r29.replaces == 'B0001'
+            and _r29.kind == _E7_BinKind_general and _r29.litres == 120
+            and _r29.reason == _E11_OrderReason_damaged and _r29.fee == 0.0
+            and _r29.status == _E11_OrderStatus_ordered
+            and _r29.ordered_on == rt.parse_date('2025-09-15') and _r29.new_bin is None
+            for _r29 in rt.each(self, self.t_bin_orders)
+        )
+
+    # tasks.world:9738
+    def _check_mined_562bcede89__collectionrequest_cr0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0006'].status, '==', _E13_RequestStatus_completed)
+
+    # tasks.world:9739
+    def _check_mined_562bcede89__complaint_cp002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_complaints['CP002'].status, '==', _E15_ComplaintStatus_resolved)
+            and rt.expect(self.t_complaints['CP002'].resolution, '==', 'C02', part=1)
+        )
+
+    def _check_mined_562bcede89__new_complaint(self) -> bool:  # tasks.world:9740
+        return any(
+            _r30.household == 'H002' and _r30.request is None
+            and _r30.category == _E17_ComplaintCategory_staff_conduct
+            and _r30.text == 'staff_conduct' and _r30.status == _E15_ComplaintStatus_resolved
+            and _r30.resolution == 'CP005'
+            for _r30 in rt.each(self, self.t_complaints)
+        )
+
+    # tasks.world:10164
+    def _check_mined_33cd13fbe6__collectionrequest_cr0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0006'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:10165
+    def _check_mined_33cd13fbe6__complaint_cp003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_complaints['CP003'].status, '==', _E15_ComplaintStatus_resolved)
+            and rt.expect(
+                self.t_complaints['CP003'].resolution, '==', '2025-09-15T07:45:00', part=1
+            )
+        )
+
+    def _check_mined_33cd13fbe6__new_complaint(self) -> bool:  # tasks.world:10166
+        return any(
+            _r31.household == 'H003' and _r31.request == 'CR0006'
+            and _r31.category == _E17_ComplaintCategory_spillage and _r31.text == '0'
+            and _r31.status == _E15_ComplaintStatus_resolved and _r31.resolution == 'Rue Verte'
+            for _r31 in rt.each(self, self.t_complaints)
+        )
+
+    def _check_mined_22f89c866f__bin_b0004_changed(self) -> rt.Verdict | bool:  # tasks.world:10590
+        return rt.expect(self.t_bins['B0004'].status, '==', _E9_BinStatus_retired)
+
+    def _check_mined_22f89c866f__new_bin(self) -> bool:  # tasks.world:10591
+        return any(
+            _r32.household == 'H002' and _r32.kind == _E7_BinKind_organic and _r32.litres == 120
+            and _r32.serial == 'SN-990122' and _r32.status == _E9_BinStatus_in_use
+            and _r32.delivered_on == rt.parse_date('2025-09-15')
+            for _r32 in rt.each(self, self.t_bins)
+        )
+
+    # tasks.world:10592
+    def _check_mined_22f89c866f__complaint_cp003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_complaints['CP003'].status, '==', _E15_ComplaintStatus_resolved)
+            and rt.expect(self.t_complaints['CP003'].resolution, '==', 'early', part=1)
+        )
+
+    def _check_mined_22f89c866f__new_complaint(self) -> bool:  # tasks.world:10593
+        return any(
+            _r33.household == 'H001' and _r33.request == 'CR0004'
+            and _r33.category == _E17_ComplaintCategory_missed_collection
+            and _r33.text == 'resolved' and _r33.status == _E15_ComplaintStatus_open_
+            and _r33.resolution is None
+            for _r33 in rt.each(self, self.t_complaints)
+        )
+
+    # tasks.world:10594
+    def _check_mined_22f89c866f__binorder_bo002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bin_orders['BO002'].status, '==', _E11_OrderStatus_delivered)
+            and rt.expect(self.t_bin_orders['BO002'].new_bin, '==', 'B0012', part=1)
+        )
+
+    def _check_mined_9ebb16938f__bin_b0004_changed(self) -> rt.Verdict | bool:  # tasks.world:11017
+        return rt.expect(self.t_bins['B0004'].status, '==', _E9_BinStatus_retired)
+
+    def _check_mined_9ebb16938f__new_bin(self) -> bool:  # tasks.world:11018
+        return any(
+            _r34.household == 'H002' and _r34.kind == _E7_BinKind_organic and _r34.litres == 120
+            and _r34.serial == 'SN-846172' and _r34.status == _E9_BinStatus_in_use
+            and _r34.delivered_on == rt.parse_date('2025-09-15')
+            for _r34 in rt.each(self, self.t_bins)
+        )
+
+    # tasks.world:11019
+    def _check_mined_9ebb16938f__collectionrequest_cr0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0001'].status, '==', _E13_RequestStatus_cancelled)
+
+    def _check_mined_9ebb16938f__new_complaint(self) -> bool:  # tasks.world:11020
+        return any(
+            _r35.household == 'H001' and _r35.request == 'CR0001'
+            and _r35.category == _E17_ComplaintCategory_spillage and _r35.text == 'retired'
+            and _r35.status == _E15_ComplaintStatus_open_ and _r35.resolution is None
+            for _r35 in rt.each(self, self.t_complaints)
+        )
+
+    # tasks.world:11021
+    def _check_mined_9ebb16938f__binorder_bo002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bin_orders['BO002'].status, '==', _E11_OrderStatus_delivered)
+            and rt.expect(self.t_bin_orders['BO002'].new_bin, '==', 'B0012', part=1)
+        )
+
+    # tasks.world:11444
+    def _check_mined_1fefb787a5__collectionrequest_cr0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0006'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:11445
+    def _check_mined_1fefb787a5__complaint_cp003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_complaints['CP003'].status, '==', _E15_ComplaintStatus_resolved)
+            and rt.expect(self.t_complaints['CP003'].resolution, '==', 'C01', part=1)
+        )
+
+    def _check_mined_1fefb787a5__new_complaint(self) -> bool:  # tasks.world:11446
+        return any(
+            _r36.household == 'H003' and _r36.request == 'CR0006'
+            and _r36.category == _E17_ComplaintCategory_other and _r36.text == '2025-09-15'
+            and _r36.status == _E15_ComplaintStatus_open_ and _r36.resolution is None
+            for _r36 in rt.each(self, self.t_complaints)
+        )
+
+    # tasks.world:11869
+    def _check_mined_a074f21ba4__collectionrequest_cr0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0002'].status, '==', _E13_RequestStatus_cancelled)
+
+    def _check_mined_a074f21ba4__new_complaint(self) -> bool:  # tasks.world:11870
+        return any(
+            _r37.household == 'H005' and _r37.request == 'CR0007'
+            and _r37.category == _E17_ComplaintCategory_damage and _r37.text == 'late'
+            and _r37.status == _E15_ComplaintStatus_resolved and _r37.resolution == 'retired'
+            for _r37 in rt.each(self, self.t_complaints)
+        )
+
+    def _check_mined_bb7b934c5f__bin_b0009_changed(self) -> rt.Verdict | bool:  # tasks.world:12293
+        return rt.expect(self.t_bins['B0009'].status, '==', _E9_BinStatus_retired)
+
+    def _check_mined_bb7b934c5f__new_bin(self) -> bool:  # tasks.world:12294
+        return any(
+            _r38.household == 'H005' and _r38.kind == _E7_BinKind_glass and _r38.litres == 60
+            and _r38.serial == 'SN-702979' and _r38.status == _E9_BinStatus_in_use
+            and _r38.delivered_on == rt.parse_date('2025-09-15')
+            for _r38 in rt.each(self, self.t_bins)
+        )
+
+    # tasks.world:12295
+    def _check_mined_bb7b934c5f__collectionrequest_cr0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0001'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:12296
+    def _check_mined_bb7b934c5f__collectionrequest_cr0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0006'].status, '==', _E13_RequestStatus_completed)
+
+    # tasks.world:12297
+    def _check_mined_bb7b934c5f__binorder_bo003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bin_orders['BO003'].status, '==', _E11_OrderStatus_delivered)
+            and rt.expect(self.t_bin_orders['BO003'].new_bin, '==', 'B0012', part=1)
+        )
+
+    # tasks.world:12720
+    def _check_mined_8c9fec9806__collectionrequest_cr0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0001'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:12721
+    def _check_mined_8c9fec9806__complaint_cp002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_complaints['CP002'].status, '==', _E15_ComplaintStatus_resolved)
+            and rt.expect(self.t_complaints['CP002'].resolution, '==', 'cancelled', part=1)
+        )
+
+    def _check_mined_8c9fec9806__new_complaint(self) -> bool:  # tasks.world:12722
+        return any(
+            _r39.household == 'H001' and _r39.request == 'CR0001'
+            and _r39.category == _E17_ComplaintCategory_spillage and _r39.text == 'CP002'
+            and _r39.status == _E15_ComplaintStatus_open_ and _r39.resolution is None
+            for _r39 in rt.each(self, self.t_complaints)
+        )
+
+    # tasks.world:13145
+    def _check_mined_d11afe9510__collectionrequest_cr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['CR0003'].status, '==', _E13_RequestStatus_assigned)
+            and rt.expect(self.t_requests['CR0003'].crew, '==', 'C01', part=1)
+        )
+
+    # tasks.world:13146
+    def _check_mined_d11afe9510__collectionrequest_cr0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0006'].status, '==', _E13_RequestStatus_completed)
+
+    # tasks.world:13147
+    def _check_mined_d11afe9510__complaint_cp002_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_complaints['CP002'].status, '==', _E15_ComplaintStatus_resolved)
+            and rt.expect(self.t_complaints['CP002'].resolution, '==', 'lScW', part=1)
+        )
+
+    def _check_mined_ee967a66c4__bin_b0005_changed(self) -> rt.Verdict | bool:  # tasks.world:13573
+        return rt.expect(self.t_bins['B0005'].status, '==', _E9_BinStatus_damaged)
+
+    # tasks.world:13574
+    def _check_mined_ee967a66c4__collectionrequest_cr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['CR0003'].status, '==', _E13_RequestStatus_cancelled)
+            and rt.expect(self.t_requests['CR0003'].crew, '==', 'C01', part=1)
+        )
+
+    # tasks.world:13575
+    def _check_mined_ee967a66c4__collectionrequest_cr0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0006'].status, '==', _E13_RequestStatus_cancelled)
+
+    def _check_mined_ee967a66c4__new_binorder(self) -> bool:  # tasks.world:13576
+        return any(
+            _r40.household == 'H003' and _r40.replaces == 'B0005'
+            and _r40.kind == _E7_BinKind_general and _r40.litres == 1078
+            and _r40.reason == _E11_OrderReason_damaged and _r40.fee == 0.0
+            and _r40.status == _E11_OrderStatus_ordered
+            and _r40.ordered_on == rt.parse_date('2025-09-15') and _r40.new_bin is None
+            for _r40 in rt.each(self, self.t_bin_orders)
+        )
+
+    def _check_mined_adc4cabe73__bin_b0009_changed(self) -> rt.Verdict | bool:  # tasks.world:14003
+        return rt.expect(self.t_bins['B0009'].status, '==', _E9_BinStatus_retired)
+
+    def _check_mined_adc4cabe73__new_bin(self) -> bool:  # tasks.world:14004
+        return any(
+            _r41.household == 'H005' and _r41.kind == _E7_BinKind_glass and _r41.litres == 60
+            and _r41.serial == 'SN-508017' and _r41.status == _E9_BinStatus_in_use
+            and _r41.delivered_on == rt.parse_date('2025-09-15')
+            for _r41 in rt.each(self, self.t_bins)
+        )
+
+    # tasks.world:14005
+    def _check_mined_adc4cabe73__collectionrequest_cr0003_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0003'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:14006
+    def _check_mined_adc4cabe73__collectionrequest_cr0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0006'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:14007
+    def _check_mined_adc4cabe73__binorder_bo003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bin_orders['BO003'].status, '==', _E11_OrderStatus_delivered)
+            and rt.expect(self.t_bin_orders['BO003'].new_bin, '==', 'B0012', part=1)
+        )
+
+    def _check_mined_9297a099f9__bin_b0009_changed(self) -> rt.Verdict | bool:  # tasks.world:14434
+        return rt.expect(self.t_bins['B0009'].status, '==', _E9_BinStatus_retired)
+
+    def _check_mined_9297a099f9__new_bin(self) -> bool:  # tasks.world:14435
+        return any(
+            _r42.household == 'H005' and _r42.kind == _E7_BinKind_glass and _r42.litres == 60
+            and _r42.serial == 'SN-344094' and _r42.status == _E9_BinStatus_in_use
+            and _r42.delivered_on == rt.parse_date('2025-09-15')
+            for _r42 in rt.each(self, self.t_bins)
+        )
+
+    # tasks.world:14436
+    def _check_mined_9297a099f9__collectionrequest_cr0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0001'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:14437
+    def _check_mined_9297a099f9__collectionrequest_cr0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0006'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:14438
+    def _check_mined_9297a099f9__binorder_bo003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bin_orders['BO003'].status, '==', _E11_OrderStatus_delivered)
+            and rt.expect(self.t_bin_orders['BO003'].new_bin, '==', 'B0012', part=1)
+        )
+
+    # tasks.world:14864
+    def _check_mined_63e2aec56c__collectionrequest_cr0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['CR0001'].status, '==', _E13_RequestStatus_assigned)
+            and rt.expect(self.t_requests['CR0001'].crew, '==', 'C02', part=1)
+        )
+
+    # tasks.world:14865
+    def _check_mined_63e2aec56c__collectionrequest_cr0002_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0002'].status, '==', _E13_RequestStatus_cancelled)
+
+    # tasks.world:14866
+    def _check_mined_63e2aec56c__collectionrequest_cr0003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['CR0003'].status, '==', _E13_RequestStatus_assigned)
+            and rt.expect(self.t_requests['CR0003'].crew, '==', 'C01', part=1)
+        )
+
+    def _check_mined_63e2aec56c__new_complaint(self) -> bool:  # tasks.world:14867
+        return any(
+            _r43.household == 'H001' and _r43.request == 'CR0004'
+            and _r43.category == _E17_ComplaintCategory_staff_conduct and _r43.text == 'CR0002'
+            and _r43.status == _E15_ComplaintStatus_open_ and _r43.resolution is None
+            for _r43 in rt.each(self, self.t_complaints)
+        )
+
+    # tasks.world:15293
+    def _check_mined_6966d789de__collectionrequest_cr0001_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0001'].status, '==', _E13_RequestStatus_cancelled)
+
+    def _check_mined_6966d789de__new_collectionrequest(self) -> bool:  # tasks.world:15294
+        return any(
+            _r44.household == 'H003' and _r44.kind == _E11_RequestKind_bulky_item
+            and _r44.bin_ is None and _r44.scheduled_on == rt.parse_date('2025-09-22')
+            and _r44.description == 'B0010' and _r44.status == _E13_RequestStatus_open_
+            and _r44.crew is None and _r44.completed_at is None
+            for _r44 in rt.each(self, self.t_requests)
+        )
+
+    def _check_mined_6966d789de__new_collectionrequest_1(self) -> bool:  # tasks.world:15295
+        return any(
+            _r45.household == 'H001' and _r45.kind == _E11_RequestKind_bulky_item
+            and _r45.bin_ is None and _r45.scheduled_on == rt.parse_date('2025-09-22')
+            and _r45.description == 'CR0008' and _r45.status == _E13_RequestStatus_open_
+            and _r45.crew is None and _r45.completed_at is None
+            for _r45 in rt.each(self, self.t_requests)
+        )
+
+    def _check_mined_6966d789de__new_complaint(self) -> bool:  # tasks.world:15296
+        return any(
+            _r46.household == 'H003' and _r46.request == 'CR0008'
+            and _r46.category == _E17_ComplaintCategory_staff_conduct and _r46.text == 'early'
+            and _r46.status == _E15_ComplaintStatus_open_ and _r46.resolution is None
+            for _r46 in rt.each(self, self.t_complaints)
+        )
+
+    # tasks.world:15723
+    def _check_mined_caf6b9e9ab__collectionrequest_cr0001_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_requests['CR0001'].status, '==', _E13_RequestStatus_assigned)
+            and rt.expect(self.t_requests['CR0001'].crew, '==', 'C01', part=1)
+        )
+
+    def _check_mined_caf6b9e9ab__new_collectionrequest(self) -> bool:  # tasks.world:15724
+        return any(
+            _r47.household == 'H001' and _r47.kind == _E11_RequestKind_bulky_item
+            and _r47.bin_ is None and _r47.scheduled_on == rt.parse_date('2025-09-22')
+            and _r47.description == 'xxx' and _r47.status == _E13_RequestStatus_open_
+            and _r47.crew is None and _r47.completed_at is None
+            for _r47 in rt.each(self, self.t_requests)
+        )
+
+    def _check_mined_caf6b9e9ab__new_complaint(self) -> bool:  # tasks.world:15725
+        return any(
+            _r48.household == 'H001' and _r48.request == 'CR0001'
+            and _r48.category == _E17_ComplaintCategory_missed_collection and _r48.text == 'CR0008'
+            and _r48.status == _E15_ComplaintStatus_open_ and _r48.resolution is None
+            for _r48 in rt.each(self, self.t_complaints)
+        )
+
+    def _check_mined_a29dfe3b8a__bin_b0009_changed(self) -> rt.Verdict | bool:  # tasks.world:16151
+        return rt.expect(self.t_bins['B0009'].status, '==', _E9_BinStatus_retired)
+
+    def _check_mined_a29dfe3b8a__new_bin(self) -> bool:  # tasks.world:16152
+        return any(
+            _r49.household == 'H005' and _r49.kind == _E7_BinKind_glass and _r49.litres == 60
+            and _r49.serial == 'SN-254708' and _r49.status == _E9_BinStatus_in_use
+            and _r49.delivered_on == rt.parse_date('2025-09-15')
+            for _r49 in rt.each(self, self.t_bins)
+        )
+
+    # tasks.world:16153
+    def _check_mined_a29dfe3b8a__collectionrequest_cr0006_changed(self) -> rt.Verdict | bool:
+        return rt.expect(self.t_requests['CR0006'].status, '==', _E13_RequestStatus_completed)
+
+    # tasks.world:16154
+    def _check_mined_a29dfe3b8a__binorder_bo003_changed(self) -> rt.Verdict | bool:
+        return (
+            rt.expect(self.t_bin_orders['BO003'].status, '==', _E11_OrderStatus_delivered)
+            and rt.expect(self.t_bin_orders['BO003'].new_bin, '==', 'B0012', part=1)
+        )
+
 
 WasteCollection.TOOLS = tools(WasteCollection)
-
-
-def _check_anne_books_fridge__booked(ep: WasteCollection) -> bool:  # waste_collection.world:1110
-    return any(
-        _r9.household == 'H001' and _r9.kind == _E11_RequestKind_bulky_item
-        and _r9.scheduled_on == rt.parse_date('2025-09-22')
-        and _r9.status == _E13_RequestStatus_open_ and _r9.request_id != 'CR0001'
-        for _r9 in rt.each(ep, ep.t_requests)
-    )
-
-
-# waste_collection.world:1529
-def _check_deliver_bram_organic__delivered(ep: WasteCollection) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bin_orders['BO002'].status, '==', _E11_OrderStatus_delivered)
-
-
-# waste_collection.world:1530
-def _check_deliver_bram_organic__new_bin(ep: WasteCollection) -> bool:
-    return any(
-        _b10.household == 'H002' and _b10.serial == 'SN-200417'
-        and _b10.kind == _E7_BinKind_organic and _b10.status == _E9_BinStatus_in_use
-        for _b10 in rt.each(ep, ep.t_bins)
-    )
-
-
-# waste_collection.world:1531
-def _check_deliver_bram_organic__old_retired(ep: WasteCollection) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bins['B0004'].status, '==', _E9_BinStatus_retired)
-
-
-# tasks.world:421
-def _check_north_team_for_chloe_missed_bins__recycling_reported(ep: WasteCollection) -> bool:
-    return any(
-        _r11.kind == _E11_RequestKind_missed_bin and _r11.bin_ == 'B0006'
-        and _r11.scheduled_on == rt.parse_date('2025-09-15')
-        and _r11.status == _E13_RequestStatus_assigned and _r11.crew == 'C01'
-        for _r11 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_north_team_for_chloe_missed_bins__general_assigned(  # tasks.world:422
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['CR0003'].status, '==', _E13_RequestStatus_assigned)
-        and rt.expect(ep.t_requests['CR0003'].crew, '==', 'C01', part=1)
-    )
-
-
-# tasks.world:850
-def _check_bram_swaps_bulky_pickup__cancelled(ep: WasteCollection) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0002'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:851
-def _check_bram_swaps_bulky_pickup__wardrobe_booked(ep: WasteCollection) -> bool:
-    return any(
-        _r12.household == 'H002' and _r12.kind == _E11_RequestKind_bulky_item
-        and _r12.scheduled_on == rt.parse_date('2025-09-23')
-        and _r12.status == _E13_RequestStatus_open_
-        for _r12 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_mined_74311bef5d__collectionrequest_cr0001_changed(  # tasks.world:1274
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['CR0001'].status, '==', _E13_RequestStatus_cancelled)
-        and rt.expect(ep.t_requests['CR0001'].crew, '==', 'C01', part=1)
-    )
-
-
-# tasks.world:1275
-def _check_mined_74311bef5d__new_collectionrequest(ep: WasteCollection) -> bool:
-    return any(
-        _r13.household == 'H001' and _r13.kind == _E11_RequestKind_bulky_item and _r13.bin_ is None
-        and _r13.scheduled_on == rt.parse_date('2025-09-22') and _r13.description == 'CR0001'
-        and _r13.status == _E13_RequestStatus_open_ and _r13.crew is None
-        and _r13.completed_at is None
-        for _r13 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_mined_74311bef5d__new_complaint(ep: WasteCollection) -> bool:  # tasks.world:1276
-    return any(
-        _r14.household == 'H001' and _r14.request == 'CR0008'
-        and _r14.category == _E17_ComplaintCategory_spillage and _r14.text == 'S'
-        and _r14.status == _E15_ComplaintStatus_open_ and _r14.resolution is None
-        for _r14 in rt.each(ep, ep.t_complaints)
-    )
-
-
-def _check_mined_14784d7dba__new_complaint(ep: WasteCollection) -> bool:  # tasks.world:1699
-    return any(
-        _r15.household == 'H004' and _r15.request == 'CR0005'
-        and _r15.category == _E17_ComplaintCategory_damage and _r15.text == 'zMm2iXWjLqZD'
-        and _r15.status == _E15_ComplaintStatus_resolved and _r15.resolution == 'H004'
-        for _r15 in rt.each(ep, ep.t_complaints)
-    )
-
-
-# tasks.world:2121
-def _check_mined_59cbe720d0__bin_b0001_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bins['B0001'].status, '==', _E9_BinStatus_lost)
-
-
-def _check_mined_59cbe720d0__new_binorder(ep: WasteCollection) -> bool:  # tasks.world:2122
-    return any(
-        _r16.household == 'H001' and _r16.replaces == 'B0001' and _r16.kind == _E7_BinKind_general
-        and _r16.litres == 824 and _r16.reason == _E11_OrderReason_lost and _r16.fee == 30.0
-        and _r16.status == _E11_OrderStatus_ordered
-        and _r16.ordered_on == rt.parse_date('2025-09-15') and _r16.new_bin is None
-        for _r16 in rt.each(ep, ep.t_bin_orders)
-    )
-
-
-def _check_mined_0e17de31be__new_complaint(ep: WasteCollection) -> bool:  # tasks.world:2543
-    return any(
-        _r17.household == 'H003' and _r17.request == 'CR0006'
-        and _r17.category == _E17_ComplaintCategory_staff_conduct and _r17.text == 'é'
-        and _r17.status == _E15_ComplaintStatus_open_ and _r17.resolution is None
-        for _r17 in rt.each(ep, ep.t_complaints)
-    )
-
-
-# tasks.world:2964
-def _check_mined_526c5a6c83__bin_b0004_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bins['B0004'].status, '==', _E9_BinStatus_retired)
-
-
-def _check_mined_526c5a6c83__new_bin(ep: WasteCollection) -> bool:  # tasks.world:2965
-    return any(
-        _r18.household == 'H002' and _r18.kind == _E7_BinKind_organic and _r18.litres == 120
-        and _r18.serial == 'SN-846878' and _r18.status == _E9_BinStatus_lost
-        and _r18.delivered_on == rt.parse_date('2025-09-15')
-        for _r18 in rt.each(ep, ep.t_bins)
-    )
-
-
-# tasks.world:2966
-def _check_mined_526c5a6c83__binorder_bo002_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bin_orders['BO002'].status, '==', _E11_OrderStatus_delivered)
-        and rt.expect(ep.t_bin_orders['BO002'].new_bin, '==', 'B0012', part=1)
-    )
-
-
-def _check_mined_526c5a6c83__new_binorder(ep: WasteCollection) -> bool:  # tasks.world:2967
-    return any(
-        _r19.household == 'H002' and _r19.replaces == 'B0012' and _r19.kind == _E7_BinKind_organic
-        and _r19.litres == 120 and _r19.reason == _E11_OrderReason_lost and _r19.fee == 30.0
-        and _r19.status == _E11_OrderStatus_ordered
-        and _r19.ordered_on == rt.parse_date('2025-09-15') and _r19.new_bin is None
-        for _r19 in rt.each(ep, ep.t_bin_orders)
-    )
-
-
-def _check_mined_7ef5589aae__collectionrequest_cr0001_changed(  # tasks.world:3388
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['CR0001'].status, '==', _E13_RequestStatus_assigned)
-        and rt.expect(ep.t_requests['CR0001'].crew, '==', 'C02', part=1)
-    )
-
-
-def _check_mined_7ef5589aae__new_complaint(ep: WasteCollection) -> bool:  # tasks.world:3389
-    return any(
-        _r20.household == 'H001' and _r20.request == 'CR0001'
-        and _r20.category == _E17_ComplaintCategory_other and _r20.text == '6'
-        and _r20.status == _E15_ComplaintStatus_open_ and _r20.resolution is None
-        for _r20 in rt.each(ep, ep.t_complaints)
-    )
-
-
-def _check_mined_0d00eb3d5d__collectionrequest_cr0003_changed(  # tasks.world:3810
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0003'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_0d00eb3d5d__new_complaint(ep: WasteCollection) -> bool:  # tasks.world:3811
-    return any(
-        _r21.household == 'H003' and _r21.request == 'CR0003'
-        and _r21.category == _E17_ComplaintCategory_missed_collection
-        and _r21.text == '2025-09-11T08:30:00' and _r21.status == _E15_ComplaintStatus_open_
-        and _r21.resolution is None
-        for _r21 in rt.each(ep, ep.t_complaints)
-    )
-
-
-def _check_mined_57d541cba1__collectionrequest_cr0006_changed(  # tasks.world:4232
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0006'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_57d541cba1__new_complaint(ep: WasteCollection) -> bool:  # tasks.world:4233
-    return any(
-        _r22.household == 'H003' and _r22.request == 'CR0006'
-        and _r22.category == _E17_ComplaintCategory_staff_conduct and _r22.text == 'Pn'
-        and _r22.status == _E15_ComplaintStatus_open_ and _r22.resolution is None
-        for _r22 in rt.each(ep, ep.t_complaints)
-    )
-
-
-def _check_mined_50cb3c47a6__collectionrequest_cr0006_changed(  # tasks.world:4654
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0006'].status, '==', _E13_RequestStatus_completed)
-
-
-# tasks.world:5074
-def _check_mined_8e03d5cc25__bin_b0009_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bins['B0009'].status, '==', _E9_BinStatus_retired)
-
-
-def _check_mined_8e03d5cc25__new_bin(ep: WasteCollection) -> bool:  # tasks.world:5075
-    return any(
-        _r23.household == 'H005' and _r23.kind == _E7_BinKind_glass and _r23.litres == 60
-        and _r23.serial == 'SN-848489' and _r23.status == _E9_BinStatus_in_use
-        and _r23.delivered_on == rt.parse_date('2025-09-15')
-        for _r23 in rt.each(ep, ep.t_bins)
-    )
-
-
-# tasks.world:5076
-def _check_mined_8e03d5cc25__binorder_bo003_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bin_orders['BO003'].status, '==', _E11_OrderStatus_delivered)
-        and rt.expect(ep.t_bin_orders['BO003'].new_bin, '==', 'B0012', part=1)
-    )
-
-
-def _check_mined_ddc655a550__collectionrequest_cr0006_changed(  # tasks.world:5496
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0006'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_ddff25b443__collectionrequest_cr0002_changed(  # tasks.world:5916
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0002'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_ec70d8194f__collectionrequest_cr0003_changed(  # tasks.world:6336
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0003'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:6756
-def _check_mined_195bd2d072__complaint_cp002_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_complaints['CP002'].status, '==', _E15_ComplaintStatus_resolved)
-        and rt.expect(ep.t_complaints['CP002'].resolution, '==', '1030', part=1)
-    )
-
-
-# tasks.world:7176
-def _check_mined_4053fd4ecd__complaint_cp003_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_complaints['CP003'].status, '==', _E15_ComplaintStatus_resolved)
-        and rt.expect(ep.t_complaints['CP003'].resolution, '==', ' ', part=1)
-    )
-
-
-def _check_mined_412a798b36__collectionrequest_cr0006_changed(  # tasks.world:7596
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0006'].status, '==', _E13_RequestStatus_completed)
-
-
-# tasks.world:7597
-def _check_mined_412a798b36__new_collectionrequest(ep: WasteCollection) -> bool:
-    return any(
-        _r24.household == 'H001' and _r24.kind == _E11_RequestKind_missed_bin
-        and _r24.bin_ == 'B0002' and _r24.scheduled_on == rt.parse_date('2025-09-15')
-        and _r24.description == 'missed_collection' and _r24.status == _E13_RequestStatus_cancelled
-        and _r24.crew is None and _r24.completed_at is None
-        for _r24 in rt.each(ep, ep.t_requests)
-    )
-
-
-# tasks.world:7598
-def _check_mined_412a798b36__complaint_cp002_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_complaints['CP002'].status, '==', _E15_ComplaintStatus_resolved)
-        and rt.expect(ep.t_complaints['CP002'].resolution, '==', 'bulky_item', part=1)
-    )
-
-
-def _check_mined_f226af2cd8__collectionrequest_cr0003_changed(  # tasks.world:8023
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0003'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:8024
-def _check_mined_f226af2cd8__new_collectionrequest(ep: WasteCollection) -> bool:
-    return any(
-        _r25.household == 'H001' and _r25.kind == _E11_RequestKind_missed_bin
-        and _r25.bin_ == 'B0001' and _r25.scheduled_on == rt.parse_date('2025-09-15')
-        and _r25.description == 'lost' and _r25.status == _E13_RequestStatus_open_
-        and _r25.crew is None and _r25.completed_at is None
-        for _r25 in rt.each(ep, ep.t_requests)
-    )
-
-
-# tasks.world:8025
-def _check_mined_f226af2cd8__complaint_cp003_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_complaints['CP003'].status, '==', _E15_ComplaintStatus_resolved)
-        and rt.expect(ep.t_complaints['CP003'].resolution, '==', '9j', part=1)
-    )
-
-
-def _check_mined_f226af2cd8__new_complaint(ep: WasteCollection) -> bool:  # tasks.world:8026
-    return any(
-        _r26.household == 'H003' and _r26.request == 'CR0003'
-        and _r26.category == _E17_ComplaintCategory_damage and _r26.text == 'completed'
-        and _r26.status == _E15_ComplaintStatus_open_ and _r26.resolution is None
-        for _r26 in rt.each(ep, ep.t_complaints)
-    )
-
-
-# tasks.world:8451
-def _check_mined_3e44e795b1__bin_b0004_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bins['B0004'].status, '==', _E9_BinStatus_retired)
-
-
-def _check_mined_3e44e795b1__new_bin(ep: WasteCollection) -> bool:  # tasks.world:8452
-    return any(
-        _r27.household == 'H002' and _r27.kind == _E7_BinKind_organic and _r27.litres == 120
-        and _r27.serial == 'SN-528341' and _r27.status == _E9_BinStatus_in_use
-        and _r27.delivered_on == rt.parse_date('2025-09-15')
-        for _r27 in rt.each(ep, ep.t_bins)
-    )
-
-
-def _check_mined_3e44e795b1__collectionrequest_cr0002_changed(  # tasks.world:8453
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0002'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_3e44e795b1__collectionrequest_cr0006_changed(  # tasks.world:8454
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0006'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:8455
-def _check_mined_3e44e795b1__complaint_cp003_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_complaints['CP003'].status, '==', _E15_ComplaintStatus_resolved)
-        and rt.expect(ep.t_complaints['CP003'].resolution, '==', 'D', part=1)
-    )
-
-
-# tasks.world:8456
-def _check_mined_3e44e795b1__binorder_bo002_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bin_orders['BO002'].status, '==', _E11_OrderStatus_delivered)
-        and rt.expect(ep.t_bin_orders['BO002'].new_bin, '==', 'B0012', part=1)
-    )
-
-
-# tasks.world:8881
-def _check_mined_2eb2ddf14f__bin_b0009_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bins['B0009'].status, '==', _E9_BinStatus_retired)
-
-
-def _check_mined_2eb2ddf14f__new_bin(ep: WasteCollection) -> bool:  # tasks.world:8882
-    return any(
-        _r28.household == 'H005' and _r28.kind == _E7_BinKind_glass and _r28.litres == 60
-        and _r28.serial == 'SN-753520' and _r28.status == _E9_BinStatus_in_use
-        and _r28.delivered_on == rt.parse_date('2025-09-15')
-        for _r28 in rt.each(ep, ep.t_bins)
-    )
-
-
-def _check_mined_2eb2ddf14f__collectionrequest_cr0001_changed(  # tasks.world:8883
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['CR0001'].status, '==', _E13_RequestStatus_assigned)
-        and rt.expect(ep.t_requests['CR0001'].crew, '==', 'C02', part=1)
-    )
-
-
-# tasks.world:8884
-def _check_mined_2eb2ddf14f__complaint_cp003_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_complaints['CP003'].status, '==', _E15_ComplaintStatus_resolved)
-        and rt.expect(ep.t_complaints['CP003'].resolution, '==', '0', part=1)
-    )
-
-
-# tasks.world:8885
-def _check_mined_2eb2ddf14f__binorder_bo003_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bin_orders['BO003'].status, '==', _E11_OrderStatus_delivered)
-        and rt.expect(ep.t_bin_orders['BO003'].new_bin, '==', 'B0012', part=1)
-    )
-
-
-# tasks.world:9310
-def _check_mined_6eaf436433__bin_b0001_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bins['B0001'].status, '==', _E9_BinStatus_damaged)
-
-
-# tasks.world:9311
-def _check_mined_6eaf436433__complaint_cp002_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_complaints['CP002'].status, '==', _E15_ComplaintStatus_resolved)
-        and rt.expect(ep.t_complaints['CP002'].resolution, '==', 'new_resident', part=1)
-    )
-
-
-# tasks.world:9312
-def _check_mined_6eaf436433__complaint_cp003_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_complaints['CP003'].status, '==', _E15_ComplaintStatus_resolved)
-        and rt.expect(ep.t_complaints['CP003'].resolution, '==', '2025-09-16', part=1)
-    )
-
-
-def _check_mined_6eaf436433__new_binorder(ep: WasteCollection) -> bool:  # tasks.world:9313
-    return any(
-        _r29.household == 'H001' and _r29.replaces == 'B0001' and _r29.kind == _E7_BinKind_general
-        and _r29.litres == 120 and _r29.reason == _E11_OrderReason_damaged and _r29.fee == 0.0
-        and _r29.status == _E11_OrderStatus_ordered
-        and _r29.ordered_on == rt.parse_date('2025-09-15') and _r29.new_bin is None
-        for _r29 in rt.each(ep, ep.t_bin_orders)
-    )
-
-
-def _check_mined_562bcede89__collectionrequest_cr0006_changed(  # tasks.world:9738
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0006'].status, '==', _E13_RequestStatus_completed)
-
-
-# tasks.world:9739
-def _check_mined_562bcede89__complaint_cp002_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_complaints['CP002'].status, '==', _E15_ComplaintStatus_resolved)
-        and rt.expect(ep.t_complaints['CP002'].resolution, '==', 'C02', part=1)
-    )
-
-
-def _check_mined_562bcede89__new_complaint(ep: WasteCollection) -> bool:  # tasks.world:9740
-    return any(
-        _r30.household == 'H002' and _r30.request is None
-        and _r30.category == _E17_ComplaintCategory_staff_conduct and _r30.text == 'staff_conduct'
-        and _r30.status == _E15_ComplaintStatus_resolved and _r30.resolution == 'CP005'
-        for _r30 in rt.each(ep, ep.t_complaints)
-    )
-
-
-def _check_mined_33cd13fbe6__collectionrequest_cr0006_changed(  # tasks.world:10164
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0006'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:10165
-def _check_mined_33cd13fbe6__complaint_cp003_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_complaints['CP003'].status, '==', _E15_ComplaintStatus_resolved)
-        and rt.expect(ep.t_complaints['CP003'].resolution, '==', '2025-09-15T07:45:00', part=1)
-    )
-
-
-def _check_mined_33cd13fbe6__new_complaint(ep: WasteCollection) -> bool:  # tasks.world:10166
-    return any(
-        _r31.household == 'H003' and _r31.request == 'CR0006'
-        and _r31.category == _E17_ComplaintCategory_spillage and _r31.text == '0'
-        and _r31.status == _E15_ComplaintStatus_resolved and _r31.resolution == 'Rue Verte'
-        for _r31 in rt.each(ep, ep.t_complaints)
-    )
-
-
-# tasks.world:10590
-def _check_mined_22f89c866f__bin_b0004_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bins['B0004'].status, '==', _E9_BinStatus_retired)
-
-
-def _check_mined_22f89c866f__new_bin(ep: WasteCollection) -> bool:  # tasks.world:10591
-    return any(
-        _r32.household == 'H002' and _r32.kind == _E7_BinKind_organic and _r32.litres == 120
-        and _r32.serial == 'SN-990122' and _r32.status == _E9_BinStatus_in_use
-        and _r32.delivered_on == rt.parse_date('2025-09-15')
-        for _r32 in rt.each(ep, ep.t_bins)
-    )
-
-
-# tasks.world:10592
-def _check_mined_22f89c866f__complaint_cp003_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_complaints['CP003'].status, '==', _E15_ComplaintStatus_resolved)
-        and rt.expect(ep.t_complaints['CP003'].resolution, '==', 'early', part=1)
-    )
-
-
-def _check_mined_22f89c866f__new_complaint(ep: WasteCollection) -> bool:  # tasks.world:10593
-    return any(
-        _r33.household == 'H001' and _r33.request == 'CR0004'
-        and _r33.category == _E17_ComplaintCategory_missed_collection and _r33.text == 'resolved'
-        and _r33.status == _E15_ComplaintStatus_open_ and _r33.resolution is None
-        for _r33 in rt.each(ep, ep.t_complaints)
-    )
-
-
-# tasks.world:10594
-def _check_mined_22f89c866f__binorder_bo002_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bin_orders['BO002'].status, '==', _E11_OrderStatus_delivered)
-        and rt.expect(ep.t_bin_orders['BO002'].new_bin, '==', 'B0012', part=1)
-    )
-
-
-# tasks.world:11017
-def _check_mined_9ebb16938f__bin_b0004_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bins['B0004'].status, '==', _E9_BinStatus_retired)
-
-
-def _check_mined_9ebb16938f__new_bin(ep: WasteCollection) -> bool:  # tasks.world:11018
-    return any(
-        _r34.household == 'H002' and _r34.kind == _E7_BinKind_organic and _r34.litres == 120
-        and _r34.serial == 'SN-846172' and _r34.status == _E9_BinStatus_in_use
-        and _r34.delivered_on == rt.parse_date('2025-09-15')
-        for _r34 in rt.each(ep, ep.t_bins)
-    )
-
-
-def _check_mined_9ebb16938f__collectionrequest_cr0001_changed(  # tasks.world:11019
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0001'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_9ebb16938f__new_complaint(ep: WasteCollection) -> bool:  # tasks.world:11020
-    return any(
-        _r35.household == 'H001' and _r35.request == 'CR0001'
-        and _r35.category == _E17_ComplaintCategory_spillage and _r35.text == 'retired'
-        and _r35.status == _E15_ComplaintStatus_open_ and _r35.resolution is None
-        for _r35 in rt.each(ep, ep.t_complaints)
-    )
-
-
-# tasks.world:11021
-def _check_mined_9ebb16938f__binorder_bo002_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bin_orders['BO002'].status, '==', _E11_OrderStatus_delivered)
-        and rt.expect(ep.t_bin_orders['BO002'].new_bin, '==', 'B0012', part=1)
-    )
-
-
-def _check_mined_1fefb787a5__collectionrequest_cr0006_changed(  # tasks.world:11444
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0006'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:11445
-def _check_mined_1fefb787a5__complaint_cp003_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_complaints['CP003'].status, '==', _E15_ComplaintStatus_resolved)
-        and rt.expect(ep.t_complaints['CP003'].resolution, '==', 'C01', part=1)
-    )
-
-
-def _check_mined_1fefb787a5__new_complaint(ep: WasteCollection) -> bool:  # tasks.world:11446
-    return any(
-        _r36.household == 'H003' and _r36.request == 'CR0006'
-        and _r36.category == _E17_ComplaintCategory_other and _r36.text == '2025-09-15'
-        and _r36.status == _E15_ComplaintStatus_open_ and _r36.resolution is None
-        for _r36 in rt.each(ep, ep.t_complaints)
-    )
-
-
-def _check_mined_a074f21ba4__collectionrequest_cr0002_changed(  # tasks.world:11869
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0002'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_a074f21ba4__new_complaint(ep: WasteCollection) -> bool:  # tasks.world:11870
-    return any(
-        _r37.household == 'H005' and _r37.request == 'CR0007'
-        and _r37.category == _E17_ComplaintCategory_damage and _r37.text == 'late'
-        and _r37.status == _E15_ComplaintStatus_resolved and _r37.resolution == 'retired'
-        for _r37 in rt.each(ep, ep.t_complaints)
-    )
-
-
-# tasks.world:12293
-def _check_mined_bb7b934c5f__bin_b0009_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bins['B0009'].status, '==', _E9_BinStatus_retired)
-
-
-def _check_mined_bb7b934c5f__new_bin(ep: WasteCollection) -> bool:  # tasks.world:12294
-    return any(
-        _r38.household == 'H005' and _r38.kind == _E7_BinKind_glass and _r38.litres == 60
-        and _r38.serial == 'SN-702979' and _r38.status == _E9_BinStatus_in_use
-        and _r38.delivered_on == rt.parse_date('2025-09-15')
-        for _r38 in rt.each(ep, ep.t_bins)
-    )
-
-
-def _check_mined_bb7b934c5f__collectionrequest_cr0001_changed(  # tasks.world:12295
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0001'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_bb7b934c5f__collectionrequest_cr0006_changed(  # tasks.world:12296
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0006'].status, '==', _E13_RequestStatus_completed)
-
-
-# tasks.world:12297
-def _check_mined_bb7b934c5f__binorder_bo003_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bin_orders['BO003'].status, '==', _E11_OrderStatus_delivered)
-        and rt.expect(ep.t_bin_orders['BO003'].new_bin, '==', 'B0012', part=1)
-    )
-
-
-def _check_mined_8c9fec9806__collectionrequest_cr0001_changed(  # tasks.world:12720
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0001'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:12721
-def _check_mined_8c9fec9806__complaint_cp002_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_complaints['CP002'].status, '==', _E15_ComplaintStatus_resolved)
-        and rt.expect(ep.t_complaints['CP002'].resolution, '==', 'cancelled', part=1)
-    )
-
-
-def _check_mined_8c9fec9806__new_complaint(ep: WasteCollection) -> bool:  # tasks.world:12722
-    return any(
-        _r39.household == 'H001' and _r39.request == 'CR0001'
-        and _r39.category == _E17_ComplaintCategory_spillage and _r39.text == 'CP002'
-        and _r39.status == _E15_ComplaintStatus_open_ and _r39.resolution is None
-        for _r39 in rt.each(ep, ep.t_complaints)
-    )
-
-
-def _check_mined_d11afe9510__collectionrequest_cr0003_changed(  # tasks.world:13145
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['CR0003'].status, '==', _E13_RequestStatus_assigned)
-        and rt.expect(ep.t_requests['CR0003'].crew, '==', 'C01', part=1)
-    )
-
-
-def _check_mined_d11afe9510__collectionrequest_cr0006_changed(  # tasks.world:13146
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0006'].status, '==', _E13_RequestStatus_completed)
-
-
-# tasks.world:13147
-def _check_mined_d11afe9510__complaint_cp002_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_complaints['CP002'].status, '==', _E15_ComplaintStatus_resolved)
-        and rt.expect(ep.t_complaints['CP002'].resolution, '==', 'lScW', part=1)
-    )
-
-
-# tasks.world:13573
-def _check_mined_ee967a66c4__bin_b0005_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bins['B0005'].status, '==', _E9_BinStatus_damaged)
-
-
-def _check_mined_ee967a66c4__collectionrequest_cr0003_changed(  # tasks.world:13574
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['CR0003'].status, '==', _E13_RequestStatus_cancelled)
-        and rt.expect(ep.t_requests['CR0003'].crew, '==', 'C01', part=1)
-    )
-
-
-def _check_mined_ee967a66c4__collectionrequest_cr0006_changed(  # tasks.world:13575
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0006'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_ee967a66c4__new_binorder(ep: WasteCollection) -> bool:  # tasks.world:13576
-    return any(
-        _r40.household == 'H003' and _r40.replaces == 'B0005' and _r40.kind == _E7_BinKind_general
-        and _r40.litres == 1078 and _r40.reason == _E11_OrderReason_damaged and _r40.fee == 0.0
-        and _r40.status == _E11_OrderStatus_ordered
-        and _r40.ordered_on == rt.parse_date('2025-09-15') and _r40.new_bin is None
-        for _r40 in rt.each(ep, ep.t_bin_orders)
-    )
-
-
-# tasks.world:14003
-def _check_mined_adc4cabe73__bin_b0009_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bins['B0009'].status, '==', _E9_BinStatus_retired)
-
-
-def _check_mined_adc4cabe73__new_bin(ep: WasteCollection) -> bool:  # tasks.world:14004
-    return any(
-        _r41.household == 'H005' and _r41.kind == _E7_BinKind_glass and _r41.litres == 60
-        and _r41.serial == 'SN-508017' and _r41.status == _E9_BinStatus_in_use
-        and _r41.delivered_on == rt.parse_date('2025-09-15')
-        for _r41 in rt.each(ep, ep.t_bins)
-    )
-
-
-def _check_mined_adc4cabe73__collectionrequest_cr0003_changed(  # tasks.world:14005
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0003'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_adc4cabe73__collectionrequest_cr0006_changed(  # tasks.world:14006
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0006'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:14007
-def _check_mined_adc4cabe73__binorder_bo003_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bin_orders['BO003'].status, '==', _E11_OrderStatus_delivered)
-        and rt.expect(ep.t_bin_orders['BO003'].new_bin, '==', 'B0012', part=1)
-    )
-
-
-# tasks.world:14434
-def _check_mined_9297a099f9__bin_b0009_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bins['B0009'].status, '==', _E9_BinStatus_retired)
-
-
-def _check_mined_9297a099f9__new_bin(ep: WasteCollection) -> bool:  # tasks.world:14435
-    return any(
-        _r42.household == 'H005' and _r42.kind == _E7_BinKind_glass and _r42.litres == 60
-        and _r42.serial == 'SN-344094' and _r42.status == _E9_BinStatus_in_use
-        and _r42.delivered_on == rt.parse_date('2025-09-15')
-        for _r42 in rt.each(ep, ep.t_bins)
-    )
-
-
-def _check_mined_9297a099f9__collectionrequest_cr0001_changed(  # tasks.world:14436
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0001'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_9297a099f9__collectionrequest_cr0006_changed(  # tasks.world:14437
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0006'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:14438
-def _check_mined_9297a099f9__binorder_bo003_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bin_orders['BO003'].status, '==', _E11_OrderStatus_delivered)
-        and rt.expect(ep.t_bin_orders['BO003'].new_bin, '==', 'B0012', part=1)
-    )
-
-
-def _check_mined_63e2aec56c__collectionrequest_cr0001_changed(  # tasks.world:14864
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['CR0001'].status, '==', _E13_RequestStatus_assigned)
-        and rt.expect(ep.t_requests['CR0001'].crew, '==', 'C02', part=1)
-    )
-
-
-def _check_mined_63e2aec56c__collectionrequest_cr0002_changed(  # tasks.world:14865
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0002'].status, '==', _E13_RequestStatus_cancelled)
-
-
-def _check_mined_63e2aec56c__collectionrequest_cr0003_changed(  # tasks.world:14866
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['CR0003'].status, '==', _E13_RequestStatus_assigned)
-        and rt.expect(ep.t_requests['CR0003'].crew, '==', 'C01', part=1)
-    )
-
-
-def _check_mined_63e2aec56c__new_complaint(ep: WasteCollection) -> bool:  # tasks.world:14867
-    return any(
-        _r43.household == 'H001' and _r43.request == 'CR0004'
-        and _r43.category == _E17_ComplaintCategory_staff_conduct and _r43.text == 'CR0002'
-        and _r43.status == _E15_ComplaintStatus_open_ and _r43.resolution is None
-        for _r43 in rt.each(ep, ep.t_complaints)
-    )
-
-
-def _check_mined_6966d789de__collectionrequest_cr0001_changed(  # tasks.world:15293
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0001'].status, '==', _E13_RequestStatus_cancelled)
-
-
-# tasks.world:15294
-def _check_mined_6966d789de__new_collectionrequest(ep: WasteCollection) -> bool:
-    return any(
-        _r44.household == 'H003' and _r44.kind == _E11_RequestKind_bulky_item and _r44.bin_ is None
-        and _r44.scheduled_on == rt.parse_date('2025-09-22') and _r44.description == 'B0010'
-        and _r44.status == _E13_RequestStatus_open_ and _r44.crew is None
-        and _r44.completed_at is None
-        for _r44 in rt.each(ep, ep.t_requests)
-    )
-
-
-# tasks.world:15295
-def _check_mined_6966d789de__new_collectionrequest_1(ep: WasteCollection) -> bool:
-    return any(
-        _r45.household == 'H001' and _r45.kind == _E11_RequestKind_bulky_item and _r45.bin_ is None
-        and _r45.scheduled_on == rt.parse_date('2025-09-22') and _r45.description == 'CR0008'
-        and _r45.status == _E13_RequestStatus_open_ and _r45.crew is None
-        and _r45.completed_at is None
-        for _r45 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_mined_6966d789de__new_complaint(ep: WasteCollection) -> bool:  # tasks.world:15296
-    return any(
-        _r46.household == 'H003' and _r46.request == 'CR0008'
-        and _r46.category == _E17_ComplaintCategory_staff_conduct and _r46.text == 'early'
-        and _r46.status == _E15_ComplaintStatus_open_ and _r46.resolution is None
-        for _r46 in rt.each(ep, ep.t_complaints)
-    )
-
-
-def _check_mined_caf6b9e9ab__collectionrequest_cr0001_changed(  # tasks.world:15723
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_requests['CR0001'].status, '==', _E13_RequestStatus_assigned)
-        and rt.expect(ep.t_requests['CR0001'].crew, '==', 'C01', part=1)
-    )
-
-
-# tasks.world:15724
-def _check_mined_caf6b9e9ab__new_collectionrequest(ep: WasteCollection) -> bool:
-    return any(
-        _r47.household == 'H001' and _r47.kind == _E11_RequestKind_bulky_item and _r47.bin_ is None
-        and _r47.scheduled_on == rt.parse_date('2025-09-22') and _r47.description == 'xxx'
-        and _r47.status == _E13_RequestStatus_open_ and _r47.crew is None
-        and _r47.completed_at is None
-        for _r47 in rt.each(ep, ep.t_requests)
-    )
-
-
-def _check_mined_caf6b9e9ab__new_complaint(ep: WasteCollection) -> bool:  # tasks.world:15725
-    return any(
-        _r48.household == 'H001' and _r48.request == 'CR0001'
-        and _r48.category == _E17_ComplaintCategory_missed_collection and _r48.text == 'CR0008'
-        and _r48.status == _E15_ComplaintStatus_open_ and _r48.resolution is None
-        for _r48 in rt.each(ep, ep.t_complaints)
-    )
-
-
-# tasks.world:16151
-def _check_mined_a29dfe3b8a__bin_b0009_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return rt.expect(ep.t_bins['B0009'].status, '==', _E9_BinStatus_retired)
-
-
-def _check_mined_a29dfe3b8a__new_bin(ep: WasteCollection) -> bool:  # tasks.world:16152
-    return any(
-        _r49.household == 'H005' and _r49.kind == _E7_BinKind_glass and _r49.litres == 60
-        and _r49.serial == 'SN-254708' and _r49.status == _E9_BinStatus_in_use
-        and _r49.delivered_on == rt.parse_date('2025-09-15')
-        for _r49 in rt.each(ep, ep.t_bins)
-    )
-
-
-def _check_mined_a29dfe3b8a__collectionrequest_cr0006_changed(  # tasks.world:16153
-    ep: WasteCollection
-) -> rt.Verdict | bool:
-    return rt.expect(ep.t_requests['CR0006'].status, '==', _E13_RequestStatus_completed)
-
-
-# tasks.world:16154
-def _check_mined_a29dfe3b8a__binorder_bo003_changed(ep: WasteCollection) -> rt.Verdict | bool:
-    return (
-        rt.expect(ep.t_bin_orders['BO003'].status, '==', _E11_OrderStatus_delivered)
-        and rt.expect(ep.t_bin_orders['BO003'].new_bin, '==', 'B0012', part=1)
-    )
-
-
-WasteCollection.TASKS = task_registry(__name__, "tasks.json")

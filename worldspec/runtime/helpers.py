@@ -87,7 +87,7 @@ __all__ = [
     "without_key", "if_present", "seconds", "rows_of", "check_arguments",
     "check_arguments_python", "KeptError", "fitting", "HOLE", "fits_shape",
     "lookup", "quote", "check_refs", "check_deleted", "changed_rows", "changed_pairs",
-    "package_data", "json_set",
+    "package_data", "package_text", "json_set",
     "arithmetic", "arithmetic_float",
     # generated records (worldspec.runtime.records)
     "Record", "replace_fields",
@@ -860,21 +860,25 @@ def check_deleted(ep: Episode, table: Table[Any],
 
 
 @cache
-def _data(package: str, name: str) -> Any:
-    module = sys.modules.get(package)
+def package_text(package: str | None, name: str) -> str:
+    """A text file shipped in a generated package (``name`` relative to it, ``/``-separated),
+    read once: by the package's own loader where it has one (a directory or a zip archive),
+    as importlib.resources would, without importing it (that costs a world's import ~10 ms)."""
+    module = sys.modules.get(package or "")
     get_data = getattr(getattr(getattr(module, "__spec__", None), "loader", None), "get_data",
                        None)
     where = getattr(module, "__file__", None)
     if isinstance(where, str) and get_data is not None:
-        # the package's own loader reads the file (from a directory or a zip archive), as
-        # importlib.resources would, without importing it: that costs a world's import ~10 ms
         path = os.path.join(os.path.dirname(where), *name.split("/"))
-        text_ = bytes(get_data(path)).decode("utf-8")
-    else:
-        from importlib import resources
+        return bytes(get_data(path)).decode("utf-8")
+    from importlib import resources
 
-        text_ = resources.files(package).joinpath(name).read_text(encoding="utf-8")
-    return json.loads(text_)
+    return resources.files(package or "").joinpath(name).read_text(encoding="utf-8")
+
+
+@cache
+def _data(package: str, name: str) -> Any:
+    return json.loads(package_text(package, name))
 
 
 def package_data(package: str | None, name: str) -> Any:
