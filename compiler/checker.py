@@ -15,7 +15,7 @@ import sys
 from typing import Literal
 
 from worldspec.compiler import types as t
-from worldspec.compiler.codegen.constants import is_constant
+from worldspec.compiler.constants import is_constant
 from worldspec.compiler.data_check import argument_problems, load_initial_data
 from worldspec.compiler.loader import Program
 from worldspec.compiler.model import ProgramModel, TaskInfo, ToolInfo, WorldModel

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from worldspec.compiler.api import check_specs
-from worldspec.compiler.codegen.constants import constant_value
+from worldspec.compiler.constants import constant_value
 from worldspec.compiler.model import ProgramModel, TaskInfo, WorldModel
 from worldspec.dsl import nodes as n
 from worldspec.runtime.episode import Episode, TaskSpec

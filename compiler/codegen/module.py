@@ -20,7 +20,6 @@ import jinja2
 from worldspec.compiler import types as t
 from worldspec.compiler.codegen.calls import GIVEN_ARGUMENTS
 from worldspec.compiler.codegen.checks import explained_condition, is_bool, names_read
-from worldspec.compiler.codegen.constants import constant_value
 from worldspec.compiler.codegen.exprs import Env, ExprCompiler
 from worldspec.compiler.codegen.field_shapes import FieldShapes
 from worldspec.compiler.codegen.invariants import local_invariant, pair_invariant
@@ -63,6 +62,7 @@ from worldspec.compiler.codegen.pycode import (
 from worldspec.compiler.codegen.pytypes import TypeTables
 from worldspec.compiler.codegen.registry import RegistryWriter, ResultClasses, SchemaWriter
 from worldspec.compiler.codegen.stmts import StatementCompiler, anchor_of
+from worldspec.compiler.constants import constant_value
 from worldspec.compiler.model import (
     DEFAULT_REWARD,
     FieldInfo,
