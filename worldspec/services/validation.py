@@ -448,8 +448,9 @@ def _check_keys(task: TaskInfo, world: WorldModel, runner: _Runner, initial: Epi
         shapes = shapes | {key_shape(k) for k in added}
     if not known:
         return
-    told = _values_told(task)
-    for word in words_like_keys(instruction.text, shapes):
-        if word not in known and word not in told:
+    unknown = [word for word in words_like_keys(instruction.text, shapes) if word not in known]
+    told = _values_told(task) if unknown else set()  # its data walked only when needed
+    for word in unknown:
+        if word not in told:
             sink.report("WS615", instruction.span, f"the instruction names '{word}', which no "
                         "table holds")
