@@ -206,14 +206,14 @@ def test_split_arguments_fill_their_lines() -> None:
     """Arguments that do not fit on one line take as many a line as fit (not one a line);
     a long last one (not a text) after a short start of the line opens its split there; after
     a long start, or a text, it begins a line of its own."""
-    args = [Const(f"argument number {i}") for i in range(8)]
+    args = [Const(f"argument_number_{i}") for i in range(8)]
     lines = _statement_lines(ExprStmt(call("self.record", *args)))
     assert lines == [
         "        self.record(",
-        "            'argument number 0', 'argument number 1', 'argument number 2', "
-        "'argument number 3',",
-        "            'argument number 4', 'argument number 5', 'argument number 6', "
-        "'argument number 7',",
+        "            'argument_number_0', 'argument_number_1', 'argument_number_2', "
+        "'argument_number_3',",
+        "            'argument_number_4', 'argument_number_5', 'argument_number_6', "
+        "'argument_number_7',",
         "        )"]
     value = DictOf(((None, attr("customer.payment_methods")),
                     (Name("payment_method_id"),
@@ -240,11 +240,43 @@ def test_split_arguments_fill_their_lines() -> None:
     message = FString(("The slot ", FormattedValue(attr("slot.id_")),
                        " has already started, or it is in the past, and cannot be booked for ",
                        FormattedValue(attr("patient.name")), "."))
-    built = Return(rt("built", Name("self"), message))
+    built = Return(call("self.episode.message_texts.built", attr("self.episode"), message))
     lines = _statement_lines(built)
-    assert lines[:2] == ["        return rt.built(", "            self,"]
+    assert lines[:2] == ["        return self.episode.message_texts.built(",
+                         "            self.episode,"]
     assert lines[2].startswith("            f'The slot") and len(lines) == 5
     _same_code(lines, f"return {built.value.flat() if built.value else ''}")
+
+
+def test_a_call_holding_a_message_aligns_its_arguments_with_its_bracket() -> None:
+    """A call that holds prose (a message, a description) and does not fit is written as by
+    hand: its arguments aligned with its opening bracket, as many a line as fit, the text
+    cut into literals there and the bracket closed after the last (PEP 8's aligned
+    continuation), where that takes fewer lines; a call holding only names and identifiers,
+    or whose bracket stands too far right, splits as black does."""
+    message = FString(("The slot ", FormattedValue(attr("slot.id_")),
+                       " has already started, or it is in the past, and cannot be booked for ",
+                       FormattedValue(attr("patient.name")), "."))
+    fail = ExprStmt(call("self.fail", message), anchor="clinic.world:206")
+    lines = _statement_lines(fail)
+    assert len(lines) == 2 and lines[0].startswith("        self.fail(f'The slot {slot.id_} ")
+    assert lines[0].endswith("'  # clinic.world:206")
+    assert lines[1].startswith(" " * 18 + "f'") and lines[1].endswith("{patient.name}.')")
+    _same_code(lines, fail.value.flat())
+    declared = call("param", Const("phone"), call("arg.refined", attr("arg.TEXT"),
+                                                  pattern=Const("^\\+[0-9]{7,15}$")),
+                    Const("A contact phone number in international form, e.g. +15125550190. "
+                          "Family members may share one."), default=Const(None))
+    lines = _statement_lines(ExprStmt(declared), 1)
+    assert lines[0] == "    param('phone', arg.refined(arg.TEXT, pattern='^\\\\+[0-9]{7,15}$'),"
+    assert all(line.startswith(" " * 10) for line in lines[1:]) and len(lines) == 4
+    assert lines[-1].endswith(" default=None)")
+    _same_code([" " * 4 + line for line in lines], declared.flat())
+    # a call whose bracket stands too far right splits as black does
+    deep = ExprStmt(call("self.episode.tables.appointments.reminders.fail", message))
+    lines = _statement_lines(deep)
+    assert lines[0].endswith(".fail(") and lines[-1] == "        )"
+    _same_code(lines, deep.value.flat())
 
 
 def test_a_bracketed_last_argument_after_names_hugs_the_call() -> None:
@@ -475,7 +507,8 @@ def test_a_long_fstring_splits_into_literals_python_joins() -> None:
     raise_ = Raise(call("ToolError", message), anchor="shop.world:12")
     lines = _statement_lines(raise_)
     assert len(lines) > 3 and all(len(line) <= WIDTH for line in lines)
-    assert lines[0] == "        raise ToolError(  # shop.world:12"
+    assert lines[0].startswith("        raise ToolError('the quick brown fox") and \
+        lines[0].endswith("  # shop.world:12")
     _same_code(lines, raise_.error.flat().join(["raise ", ""]))
     code = "\n".join(line[8:] for line in lines)
     namespace: dict[str, object] = dict(VALUES, ToolError=ValueError)

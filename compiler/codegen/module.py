@@ -739,7 +739,8 @@ class WorldGenerator:
         registry = RegistryWriter(w, self.tables, self.x, self.class_name).registry(
             self._checks, {name for name, info in w.tools.items() if self._uses_given(info)})
         for name, function in tool_functions.items():
-            function.decorators = (registry.declarations[name],)
+            # the declaration names the spec's place (``where=``): no anchor comment beside it
+            function.decorators, function.anchor = (registry.declarations[name],), None
             methods.append("\n".join(print_block([function], 1)))
         methods += after_tools
         if w.tasks:  # after the check functions: they give each check's explained texts

@@ -675,14 +675,15 @@ def _item(expr: Expr, least: int = LAMBDA, prefix: str = "") -> _Item:
     return _Item(prefix + _at(expr, least), prefix, expr, expr.precedence < least)
 
 
-def _split_item(item: _Item, indent: str, end: str, head: str = "") -> list[str]:
+def _split_item(item: _Item, indent: str, end: str, head: str = "", reserve: int = 0
+                ) -> list[str]:
     """The lines of ``item`` (and ``end``) at ``indent`` after ``head``, split where it is
-    too long."""
-    if item.expr is None or len(indent + head + item.text + end) <= WIDTH:
+    too long; the first line leaves ``reserve`` characters free."""
+    if item.expr is None or len(indent + head + item.text + end) + reserve <= WIDTH:
         return [indent + head + item.text + end]
     if item.paren:
-        return _wrapped(item.expr, indent, head + item.prefix + "(", ")" + end, True)
-    return _wrapped(item.expr, indent, head + item.prefix, end, True)
+        return _wrapped(item.expr, indent, head + item.prefix + "(", ")" + end, True, reserve)
+    return _wrapped(item.expr, indent, head + item.prefix, end, True, reserve)
 
 
 def _is_text(expr: Expr | None) -> bool:
@@ -696,23 +697,25 @@ def _is_text(expr: Expr | None) -> bool:
 _SHORT_START = 40
 
 
-def _filled(items: list[_Item], indent: str, end: str, head: str = "") -> list[str]:
+def _filled(items: list[_Item], indent: str, end: str, head: str = "", reserve: int = 0
+            ) -> list[str]:
     """``items`` (each followed by ``end``) at ``indent``, as many a line as fit, the first
-    after ``head``; an item too long for a line of its own is split, and the next one starts
-    a line after it. An operator chain's operands each start with their operator, so a line
-    breaks before an operator."""
+    after ``head`` and leaving ``reserve`` characters free; an item too long for a line of
+    its own is split, and the next one starts a line after it. An operator chain's operands
+    each start with their operator, so a line breaks before an operator."""
     out: list[str] = []
     line: str | None = None  # the line being filled, after its indent
     for number, item in enumerate(items):
         text = item.text + end
-        if line is not None and len(indent + line + " " + text) <= WIDTH:
+        free = reserve if not out else 0
+        if line is not None and len(indent + line + " " + text) + free <= WIDTH:
             line += " " + text
             continue
         lead = head if number == 0 else ""
-        if line is None and len(indent + lead + text) <= WIDTH:
+        if line is None and len(indent + lead + text) + free <= WIDTH:
             line = lead + text
             continue
-        split = _split_item(item, indent, end, lead)
+        split = _split_item(item, indent, end, lead, free)
         if line is not None:
             # the last item split after a short start of its line (``self, ``), where that
             # takes fewer lines
@@ -838,9 +841,15 @@ def _split(expr: Expr, indent: str, head: str, tail: str, nested: bool, reserve:
         if isinstance(expr, TupleOf) and len(items) == 1:
             together += ","  # a tuple of one is its trailing comma
         if len(together) <= WIDTH and len(indent + head + opener) + reserve <= WIDTH:
-            return [indent + head + opener, together, indent + closer + tail]
-        return [indent + head + opener, *_filled(items, inner, "," if comma else ""),
-                indent + closer + tail]
+            lines = [indent + head + opener, together, indent + closer + tail]
+        else:
+            lines = [indent + head + opener, *_filled(items, inner, "," if comma else ""),
+                     indent + closer + tail]
+        if isinstance(expr, Call):
+            aligned = _aligned(indent + head + opener, items, closer + tail, reserve)
+            if aligned is not None and len(aligned) < len(lines):
+                return aligned
+        return lines
     if isinstance(expr, Not):
         if expr.operand.precedence >= UNARY:
             return _wrapped(expr.operand, indent, head + "not ", tail, nested, reserve)
@@ -877,6 +886,41 @@ def _split(expr: Expr, indent: str, head: str, tail: str, nested: bool, reserve:
         return _wrapped(expr.body, indent, f"{head}lambda {', '.join(expr.params)}: ", tail,
                         nested, reserve)
     return [line]
+
+
+def _is_prose(expr: Expr | None) -> bool:
+    """Whether ``expr`` is a text of words (a message, a description), not a name."""
+    if isinstance(expr, FString):
+        return any(isinstance(part, str) and " " in part for part in expr.parts)
+    return isinstance(expr, Const) and isinstance(expr.value, str) and " " in expr.value
+
+
+#: the rightmost column a call's opening bracket may stand at for its arguments to be
+#: aligned with it (further right, too little of the line is left for them)
+_ALIGN_COLUMN = 44
+
+
+def _aligned(opener: str, items: list[_Item], closer: str, reserve: int) -> list[str] | None:
+    """A call that holds a text (a message, a description) with its arguments aligned with
+    its opening bracket, as PEP 8 aligns continuation lines and as such calls are written
+    by hand: as many a line as fit, the text split into literals there, the closing bracket
+    after the last argument::
+
+        self.fail(f'{name}, born {birth_date}, is already registered as patient '
+                  f'{self.t_patients[same[0]].id_}.')
+
+    None when the call holds no prose, its bracket stands right of :data:`_ALIGN_COLUMN`, or
+    a line would not fit."""
+    if len(opener) > _ALIGN_COLUMN or not any(_is_prose(item.expr) for item in items):
+        return None
+    align = " " * len(opener)
+    lines = _filled(items, align, ",", reserve=reserve)
+    lines[0] = opener + lines[0][len(align):]
+    assert lines[-1].endswith(",")
+    lines[-1] = lines[-1][:-1] + closer
+    if len(lines[0]) + reserve > WIDTH or any(len(line) > WIDTH for line in lines):
+        return None
+    return lines
 
 
 def _fstring_wrapped(expr: FString, indent: str, head: str, tail: str, nested: bool,

@@ -230,19 +230,15 @@ class BookingDetails(Record):
     segments: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
-_ROW_airports = arg.row(
-    'airports', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'), not_found='No such airport.'
-)
-_ROW_passengers = arg.row(
-    'passengers', arg.refined(arg.TEXT, pattern='^PAX[0-9]{3}$'), not_found='No such passenger.'
-)
-_ROW_flights = arg.row(
-    'flights', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$'), not_found='No such flight.'
-)
+_ROW_airports = arg.row('airports', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'),
+                        not_found='No such airport.')
+_ROW_passengers = arg.row('passengers', arg.refined(arg.TEXT, pattern='^PAX[0-9]{3}$'),
+                          not_found='No such passenger.')
+_ROW_flights = arg.row('flights', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$'),
+                       not_found='No such flight.')
 _ROW_seats = arg.row('seats', not_found='No such seat.')
-_ROW_bookings = arg.row(
-    'bookings', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{6}$'), not_found='No such booking.'
-)
+_ROW_bookings = arg.row('bookings', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{6}$'),
+                        not_found='No such booking.')
 _ROW_segments = arg.row('segments', not_found='No such segment.')
 _ROW_vouchers = arg.row('vouchers', not_found='No such voucher.')
 _PARAM_passenger = param('passenger', _ROW_passengers, 'The passenger id, e.g. PAX001.')
@@ -328,16 +324,13 @@ class AirlineRebookingDesk(Episode):
             == 1
             for _s35 in rt.each(self, self.t_segments)
         ):
-            raise InvariantError(
-                'A seat holds one passenger: no two active segments have the same seat.',
-                'airline_rebooking_desk.world:223',
-            )
+            raise InvariantError('A seat holds one passenger: no two active segments have the '
+                                 'same seat.',
+                                 'airline_rebooking_desk.world:223')
         # airline_rebooking_desk.world:226
         if not all(self.fn_seat_fits(_s37) for _s37 in rt.each(self, self.t_segments)):
-            raise InvariantError(
-                "An active segment's seat is a seat of its flight in its cabin.",
-                'airline_rebooking_desk.world:226',
-            )
+            raise InvariantError("An active segment's seat is a seat of its flight in its cabin.",
+                                 'airline_rebooking_desk.world:226')
         if not all(  # airline_rebooking_desk.world:229
             _s38.status != _E13_SegmentStatus_active or len([
                 _o39 for _o39 in rt.each(self, self.t_segments)
@@ -347,27 +340,22 @@ class AirlineRebookingDesk(Episode):
             == 1
             for _s38 in rt.each(self, self.t_segments)
         ):
-            raise InvariantError(
-                'A passenger has at most one active segment on a flight.',
-                'airline_rebooking_desk.world:229',
-            )
+            raise InvariantError('A passenger has at most one active segment on a flight.',
+                                 'airline_rebooking_desk.world:229')
         # airline_rebooking_desk.world:232
         if not all(self.fn_rebook_ok(_s40) for _s40 in rt.each(self, self.t_segments)):
-            raise InvariantError(
-                'A segment is rebooked exactly when rebooked_to is set, to a segment of the same '
-                'passenger, booking and route on another flight.',
-                'airline_rebooking_desk.world:232',
-            )
+            raise InvariantError('A segment is rebooked exactly when rebooked_to is set, to a '
+                                 'segment of the same passenger, booking and route on another '
+                                 'flight.',
+                                 'airline_rebooking_desk.world:232')
         for _row41 in rt.changed_rows(self, self.t_flights):  # airline_rebooking_desk.world:235
             if not (
                 (_row41.delay_minutes > 0) == (_row41.status == _E12_FlightStatus_delayed)
                 and _row41.arrives_at > _row41.departs_at and _row41.origin != _row41.destination
             ):
-                raise InvariantError(
-                    'A flight is delayed exactly when its delay is above 0, arrives after it '
-                    'departs and does not return to its origin.',
-                    'airline_rebooking_desk.world:235',
-                )
+                raise InvariantError('A flight is delayed exactly when its delay is above 0, '
+                                     'arrives after it departs and does not return to its origin.',
+                                     'airline_rebooking_desk.world:235')
         if not all(  # airline_rebooking_desk.world:238
             len([
                 _y43 for _y43 in rt.each(self, self.t_seats)
@@ -376,22 +364,18 @@ class AirlineRebookingDesk(Episode):
             == 1
             for _x42 in rt.each(self, self.t_seats)
         ):
-            raise InvariantError(
-                'Seat numbers are unique within a flight.', 'airline_rebooking_desk.world:238'
-            )
+            raise InvariantError('Seat numbers are unique within a flight.',
+                                 'airline_rebooking_desk.world:238')
         for _row44 in rt.changed_rows(self, self.t_passengers):  # airline_rebooking_desk.world:241
             if not (_row44.miles >= 0):
-                raise InvariantError(
-                    "A passenger's miles are never negative.", 'airline_rebooking_desk.world:241'
-                )
+                raise InvariantError("A passenger's miles are never negative.",
+                                     'airline_rebooking_desk.world:241')
         if not all(  # airline_rebooking_desk.world:244
             _v45.passenger == self.t_segments[_v45.segment].passenger
             for _v45 in rt.each(self, self.t_vouchers)
         ):
-            raise InvariantError(
-                "A voucher's passenger is its segment's passenger.",
-                'airline_rebooking_desk.world:244',
-            )
+            raise InvariantError("A voucher's passenger is its segment's passenger.",
+                                 'airline_rebooking_desk.world:244')
         if not all(  # airline_rebooking_desk.world:247
             _v46.status == _E13_VoucherStatus_void or len([
                 _w47 for _w47 in rt.each(self, self.t_vouchers)
@@ -401,36 +385,30 @@ class AirlineRebookingDesk(Episode):
             == 1
             for _v46 in rt.each(self, self.t_vouchers)
         ):
-            raise InvariantError(
-                'A segment has at most one voucher of each kind that is not void.',
-                'airline_rebooking_desk.world:247',
-            )
+            raise InvariantError('A segment has at most one voucher of each kind that is not '
+                                 'void.',
+                                 'airline_rebooking_desk.world:247')
         if not all(  # airline_rebooking_desk.world:250
             self.fn_eligible(self.t_flights[self.t_segments[_v48.segment].flight], _v48.kind)
             for _v48 in rt.each(self, self.t_vouchers)
         ):
-            raise InvariantError(
-                "A voucher's segment is on a flight cancelled or delayed at least the kind's "
-                "threshold.",
-                'airline_rebooking_desk.world:250',
-            )
+            raise InvariantError("A voucher's segment is on a flight cancelled or delayed at "
+                                 "least the kind's threshold.",
+                                 'airline_rebooking_desk.world:250')
         if not all(  # airline_rebooking_desk.world:253
             self.t_bookings[_s49.booking].status != _E13_BookingStatus_cancelled
             or _s49.status == _E13_SegmentStatus_cancelled
             for _s49 in rt.each(self, self.t_segments)
         ):
-            raise InvariantError(
-                'Every segment of a cancelled booking is cancelled.',
-                'airline_rebooking_desk.world:253',
-            )
+            raise InvariantError('Every segment of a cancelled booking is cancelled.',
+                                 'airline_rebooking_desk.world:253')
         if not all(  # airline_rebooking_desk.world:256
             len([_o51 for _o51 in rt.each(self, self.t_passengers) if _o51.email == _p50.email])
             == 1
             for _p50 in rt.each(self, self.t_passengers)
         ):
-            raise InvariantError(
-                'Passenger emails are unique.', 'airline_rebooking_desk.world:256'
-            )
+            raise InvariantError('Passenger emails are unique.',
+                                 'airline_rebooking_desk.world:256')
         for _row52 in rt.changed_rows(self, self.t_flights, ('origin', 'destination')):
             rt.check_refs(self.t_airports, _row52.origin, 'Flight.origin')
             rt.check_refs(self.t_airports, _row52.destination, 'Flight.destination')
@@ -551,23 +529,17 @@ class AirlineRebookingDesk(Episode):
             == self.t_flights[s.flight].destination
         )
 
-    @tool(  # airline_rebooking_desk.world:261
-        'Show an airport: name, city, country and whether it is a hub.',
-        param('airport', _ROW_airports, 'The IATA code, e.g. CPH.'), read_only=True,
-        where='airline_rebooking_desk.world:261', returns=Airport,
-    )
+    @tool('Show an airport: name, city, country and whether it is a hub.',
+          param('airport', _ROW_airports, 'The IATA code, e.g. CPH.'), read_only=True,
+          where='airline_rebooking_desk.world:261', returns=Airport)
     def tool_get_airport(self, airport: Airport) -> Airport:
         return airport  # airline_rebooking_desk.world:264
 
-    @tool(  # airline_rebooking_desk.world:267
-        'Find airports whose name, city or country contains the text, with their details.',
-        param(
-            'query', arg.refined(arg.TEXT, 1, 60),
-            'Part of the name, city or country; case does not matter.',
-        ),
-        read_only=True, where='airline_rebooking_desk.world:267', returns=js.array(Airport),
-        shows=('list', ('row', 'airports')),
-    )
+    @tool('Find airports whose name, city or country contains the text, with their details.',
+          param('query', arg.refined(arg.TEXT, 1, 60),
+                'Part of the name, city or country; case does not matter.'),
+          read_only=True, where='airline_rebooking_desk.world:267', returns=js.array(Airport),
+          shows=('list', ('row', 'airports')))
     def tool_find_airports(self, query: str) -> tuple[str, ...]:
         q: str = self.built(query.lower())  # airline_rebooking_desk.world:272
         return tuple([  # airline_rebooking_desk.world:273
@@ -577,26 +549,20 @@ class AirlineRebookingDesk(Episode):
             or rt.read(self, q) in rt.read(self, self.built(_a2.country.lower()))
         ])
 
-    @tool(  # airline_rebooking_desk.world:276
-        'Show a passenger: name, email, phone, date of birth, loyalty tier and miles.',
-        _PARAM_passenger, read_only=True, where='airline_rebooking_desk.world:276',
-        returns=Passenger,
-    )
+    @tool('Show a passenger: name, email, phone, date of birth, loyalty tier and miles.',
+          _PARAM_passenger, read_only=True, where='airline_rebooking_desk.world:276',
+          returns=Passenger)
     def tool_get_passenger(self, passenger: Passenger) -> Passenger:
         return passenger  # airline_rebooking_desk.world:281
 
-    @tool(  # airline_rebooking_desk.world:284
-        'Find passengers by part of the name, by email or by date of birth (all given filters '
-        'must match), with their details.',
-        param(
-            'name', arg.refined(arg.TEXT, 0, 80),
-            'Part of the full name (first and last); case does not matter.', default='',
-        ),
-        param('email', arg.optional(arg.TEXT), 'The exact email address.'),
-        param('date_of_birth', arg.optional(arg.DATE), 'The date of birth, e.g. 1988-04-12.'),
-        read_only=True, where='airline_rebooking_desk.world:284', returns=js.array(Passenger),
-        shows=('list', ('row', 'passengers')),
-    )
+    @tool('Find passengers by part of the name, by email or by date of birth (all given filters '
+          'must match), with their details.',
+          param('name', arg.refined(arg.TEXT, 0, 80),
+                'Part of the full name (first and last); case does not matter.', default=''),
+          param('email', arg.optional(arg.TEXT), 'The exact email address.'),
+          param('date_of_birth', arg.optional(arg.DATE), 'The date of birth, e.g. 1988-04-12.'),
+          read_only=True, where='airline_rebooking_desk.world:284', returns=js.array(Passenger),
+          shows=('list', ('row', 'passengers')))
     def tool_find_passengers(
         self, name: str, email: str | None, date_of_birth: dt.date | None
     ) -> tuple[str, ...]:
@@ -610,18 +576,13 @@ class AirlineRebookingDesk(Episode):
             and (date_of_birth is None or _p3.date_of_birth == date_of_birth)
         ])
 
-    @tool(  # airline_rebooking_desk.world:295
-        "Change a passenger's email and/or phone.", _PARAM_passenger,
-        param(
-            'email', arg.optional(arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$')),
-            'The new email address; leave out to keep it.',
-        ),
-        param(
-            'phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$')),
-            'The new phone number with country code, e.g. +4520112233; leave out to keep it.',
-        ),
-        where='airline_rebooking_desk.world:295', returns=Passenger,
-    )
+    @tool("Change a passenger's email and/or phone.", _PARAM_passenger,
+          param('email',
+                arg.optional(arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$')),
+                'The new email address; leave out to keep it.'),
+          param('phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$')),
+                'The new phone number with country code, e.g. +4520112233; leave out to keep it.'),
+          where='airline_rebooking_desk.world:295', returns=Passenger)
     def tool_update_passenger_contact(
         self, passenger: Passenger, email: str | None, phone: str | None
     ) -> Passenger:
@@ -644,12 +605,10 @@ class AirlineRebookingDesk(Episode):
             )
         return passenger  # airline_rebooking_desk.world:310
 
-    @tool(  # airline_rebooking_desk.world:315
-        'Show a flight with its status, delay and number of free seats per cabin.', _PARAM_flight,
-        read_only=True, where='airline_rebooking_desk.world:315',
-        returns=js.closed({'flight': Flight, 'free_seats': js.mapping(js.INTEGER)}),
-        shows=('record', (('flight', 'flight', ('row', 'flights')),)),
-    )
+    @tool('Show a flight with its status, delay and number of free seats per cabin.',
+          _PARAM_flight, read_only=True, where='airline_rebooking_desk.world:315',
+          returns=js.closed({'flight': Flight, 'free_seats': js.mapping(js.INTEGER)}),
+          shows=('record', (('flight', 'flight', ('row', 'flights')),)))
     def tool_get_flight(self, flight: Flight) -> FlightInfo:
         free: dict[Cabin, int] = {}  # airline_rebooking_desk.world:318
         # airline_rebooking_desk.world:319
@@ -663,24 +622,18 @@ class AirlineRebookingDesk(Episode):
             }
         return FlightInfo(flight.flight_id, free)  # airline_rebooking_desk.world:322
 
-    @tool(  # airline_rebooking_desk.world:325
-        'Find flights by flight number, route and/or day of departure, with times, status and '
-        'delay.',
-        param('flight_number', arg.optional(arg.TEXT), 'The flight number, e.g. SK1466.'),
-        param(
-            'origin',
-            arg.optional(arg.row('airports', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
-            'The IATA code of the departure airport, e.g. CPH.',
-        ),
-        param(
-            'destination',
-            arg.optional(arg.row('airports', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
-            'The IATA code of the arrival airport, e.g. OSL.',
-        ),
-        param('day', arg.optional(arg.DATE), 'The day of scheduled departure, e.g. 2025-06-02.'),
-        read_only=True, where='airline_rebooking_desk.world:325', returns=js.array(Flight),
-        shows=('list', ('row', 'flights')),
-    )
+    @tool('Find flights by flight number, route and/or day of departure, with times, status and '
+          'delay.',
+          param('flight_number', arg.optional(arg.TEXT), 'The flight number, e.g. SK1466.'),
+          param('origin',
+                arg.optional(arg.row('airports', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
+                'The IATA code of the departure airport, e.g. CPH.'),
+          param('destination',
+                arg.optional(arg.row('airports', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
+                'The IATA code of the arrival airport, e.g. OSL.'),
+          param('day', arg.optional(arg.DATE), 'The day of scheduled departure, e.g. 2025-06-02.'),
+          read_only=True, where='airline_rebooking_desk.world:325', returns=js.array(Flight),
+          shows=('list', ('row', 'flights')))
     def tool_find_flights(
         self, flight_number: str | None, origin: Airport | None, destination: Airport | None,
         day: dt.date | None,
@@ -693,36 +646,28 @@ class AirlineRebookingDesk(Episode):
             and (day is None or _f6.departs_at.date() == day)
         ])
 
-    @tool(  # airline_rebooking_desk.world:336
-        'Record a delay of a scheduled or delayed flight.', _PARAM_flight,
-        param(
-            'delay_minutes', arg.refined(arg.INT, 1, 1440),
-            'The delay in minutes from the scheduled departure; not less than a delay already '
-            'recorded.',
-        ),
-        where='airline_rebooking_desk.world:336', returns=Flight,
-    )
+    @tool('Record a delay of a scheduled or delayed flight.', _PARAM_flight,
+          param('delay_minutes', arg.refined(arg.INT, 1, 1440),
+                'The delay in minutes from the scheduled departure; not less than a delay '
+                'already recorded.'),
+          where='airline_rebooking_desk.world:336', returns=Flight)
     def tool_record_delay(self, flight: Flight, delay_minutes: int) -> Flight:
         if flight.status == _E12_FlightStatus_cancelled:  # airline_rebooking_desk.world:342
             self.fail(f'Flight {flight.flight_id} is cancelled.')
         if self.fn_departed(flight):  # airline_rebooking_desk.world:343
             self.fail(f'Flight {flight.flight_id} has already departed.')
         if delay_minutes < flight.delay_minutes:  # airline_rebooking_desk.world:344
-            self.fail(
-                f'Flight {flight.flight_id} is already delayed {flight.delay_minutes} minutes; a '
-                'delay can only grow.',
-            )
+            self.fail(f'Flight {flight.flight_id} is already delayed {flight.delay_minutes} '
+                      'minutes; a delay can only grow.')
         self.set_fields(  # airline_rebooking_desk.world:345
             flight, ('status', 'delay_minutes'), _E12_FlightStatus_delayed,
             v.check_range(delay_minutes, 'Flight.delay_minutes', 0, 1440),
         )
         return flight  # airline_rebooking_desk.world:347
 
-    @tool(  # airline_rebooking_desk.world:350
-        'Cancel a flight; its passengers keep their segments until they are rebooked.',
-        param('flight', _ROW_flights, 'The flight id, e.g. F103.'),
-        where='airline_rebooking_desk.world:350', returns=Flight,
-    )
+    @tool('Cancel a flight; its passengers keep their segments until they are rebooked.',
+          param('flight', _ROW_flights, 'The flight id, e.g. F103.'),
+          where='airline_rebooking_desk.world:350', returns=Flight)
     def tool_cancel_flight(self, flight: Flight) -> Flight:
         if flight.status == _E12_FlightStatus_cancelled:  # airline_rebooking_desk.world:353
             self.fail(f'Flight {flight.flight_id} is already cancelled.')
@@ -734,7 +679,7 @@ class AirlineRebookingDesk(Episode):
         )
         return flight  # airline_rebooking_desk.world:357
 
-    @tool(  # airline_rebooking_desk.world:360
+    @tool(
         'Show a seat and whether it is taken, and by which segment.',
         param('seat', _ROW_seats, 'The seat id: flight id and seat number, e.g. F102-12A.'),
         read_only=True, where='airline_rebooking_desk.world:360',
@@ -746,15 +691,13 @@ class AirlineRebookingDesk(Episode):
         # airline_rebooking_desk.world:366
         return SeatInfo(seat.seat_id, holder is not None, rt.key_of(holder))
 
-    @tool(  # airline_rebooking_desk.world:369
-        'List the seats of a flight with cabin, window and legroom; optionally one cabin and '
-        'only free ones.',
-        _PARAM_flight,
-        param('cabin', arg.optional(arg.enum_of(Cabin)), 'Only seats of this cabin.'),
-        param('free_only', arg.BOOL, 'Only seats no active segment holds.', default=False),
-        read_only=True, where='airline_rebooking_desk.world:369', returns=js.array(Seat),
-        shows=('list', ('row', 'seats')),
-    )
+    @tool('List the seats of a flight with cabin, window and legroom; optionally one cabin and '
+          'only free ones.',
+          _PARAM_flight,
+          param('cabin', arg.optional(arg.enum_of(Cabin)), 'Only seats of this cabin.'),
+          param('free_only', arg.BOOL, 'Only seats no active segment holds.', default=False),
+          read_only=True, where='airline_rebooking_desk.world:369', returns=js.array(Seat),
+          shows=('list', ('row', 'seats')))
     def tool_list_seats(
         self, flight: Flight, cabin: Cabin | None, free_only: bool
     ) -> tuple[str, ...]:
@@ -764,18 +707,16 @@ class AirlineRebookingDesk(Episode):
             and (not free_only or not self.fn_seat_taken(_x7))
         ])
 
-    @tool(  # airline_rebooking_desk.world:381
-        'Show a booking with its segments: passengers, flights, cabins, seats and status.',
-        param('record_locator', _ROW_bookings, 'The record locator, e.g. QX7K2P.'), read_only=True,
-        where='airline_rebooking_desk.world:381',
-        returns=js.closed({'booking': Booking, 'segments': js.array(Segment)}),
-        shows=(
-            'record', (
-                ('booking', 'booking', ('row', 'bookings')),
-                ('segments', 'segments', ('list', ('row', 'segments'))),
-            ),
-        ),
-    )
+    @tool('Show a booking with its segments: passengers, flights, cabins, seats and status.',
+          param('record_locator', _ROW_bookings, 'The record locator, e.g. QX7K2P.'),
+          read_only=True, where='airline_rebooking_desk.world:381',
+          returns=js.closed({'booking': Booking, 'segments': js.array(Segment)}),
+          shows=(
+              'record', (
+                  ('booking', 'booking', ('row', 'bookings')),
+                  ('segments', 'segments', ('list', ('row', 'segments'))),
+              ),
+          ))
     def tool_get_booking(self, record_locator: Booking) -> BookingDetails:
         return BookingDetails(  # airline_rebooking_desk.world:386
             record_locator.record_locator, tuple([
@@ -784,14 +725,12 @@ class AirlineRebookingDesk(Episode):
             ]),
         )
 
-    @tool(  # airline_rebooking_desk.world:392
+    @tool(
         'Find bookings of a passenger (as lead or on a segment) or by contact email, with their '
         'details.',
-        param(
-            'passenger',
-            arg.optional(arg.row('passengers', arg.refined(arg.TEXT, pattern='^PAX[0-9]{3}$'))),
-            'A passenger id, e.g. PAX001: bookings they lead or fly on.',
-        ),
+        param('passenger',
+              arg.optional(arg.row('passengers', arg.refined(arg.TEXT, pattern='^PAX[0-9]{3}$'))),
+              'A passenger id, e.g. PAX001: bookings they lead or fly on.'),
         param('contact_email', arg.optional(arg.TEXT), "The booking's contact email."),
         read_only=True, where='airline_rebooking_desk.world:392', returns=js.array(Booking),
         shows=('list', ('row', 'bookings')),
@@ -809,27 +748,21 @@ class AirlineRebookingDesk(Episode):
             and (contact_email is None or _b9.contact_email == contact_email)
         ])
 
-    @tool(  # airline_rebooking_desk.world:401
-        'Show a segment: booking, passenger, flight and seat ids, cabin, status, the segment it '
-        'was rebooked to and the upgrade spend.',
-        param('segment', _ROW_segments, 'The segment id, e.g. SEG0001.'), read_only=True,
-        where='airline_rebooking_desk.world:401', returns=Segment,
-    )
+    @tool('Show a segment: booking, passenger, flight and seat ids, cabin, status, the segment '
+          'it was rebooked to and the upgrade spend.',
+          param('segment', _ROW_segments, 'The segment id, e.g. SEG0001.'), read_only=True,
+          where='airline_rebooking_desk.world:401', returns=Segment)
     def tool_get_segment(self, segment: Segment) -> Segment:
         return segment  # airline_rebooking_desk.world:406
 
-    @tool(  # airline_rebooking_desk.world:409
+    @tool(
         'List segments of a passenger and/or on a flight, with their details.',
-        param(
-            'passenger',
-            arg.optional(arg.row('passengers', arg.refined(arg.TEXT, pattern='^PAX[0-9]{3}$'))),
-            'Only segments of this passenger (id, e.g. PAX001).',
-        ),
-        param(
-            'flight',
-            arg.optional(arg.row('flights', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$'))),
-            'Only segments on this flight (id, e.g. F101).',
-        ),
+        param('passenger',
+              arg.optional(arg.row('passengers', arg.refined(arg.TEXT, pattern='^PAX[0-9]{3}$'))),
+              'Only segments of this passenger (id, e.g. PAX001).'),
+        param('flight',
+              arg.optional(arg.row('flights', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$'))),
+              'Only segments on this flight (id, e.g. F101).'),
         param('active_only', arg.BOOL, 'Only active segments.', default=False), read_only=True,
         where='airline_rebooking_desk.world:409', returns=js.array(Segment),
         shows=('list', ('row', 'segments')),
@@ -844,22 +777,16 @@ class AirlineRebookingDesk(Episode):
             and (not active_only or _s11.status == _E13_SegmentStatus_active)
         ])
 
-    @tool(  # airline_rebooking_desk.world:419
-        'Move an active segment from a cancelled or delayed flight onto another flight of the '
-        'same route,\ninto a free seat of the same cabin. The new segment is returned; the old '
-        'one becomes rebooked.',
-        param(
-            'segment', _ROW_segments,
-            'The id of an active segment on a cancelled or delayed flight, e.g. SEG0001.',
-        ),
-        param('new_flight', _ROW_flights, 'The id of a flight on the same route, e.g. F102.'),
-        param(
-            'seat', arg.optional(arg.row('seats')),
-            "A free seat of the new flight in the segment's cabin, e.g. F102-12A; leave out for "
-            "the first free one.",
-        ),
-        where='airline_rebooking_desk.world:419', returns=Segment,
-    )
+    @tool('Move an active segment from a cancelled or delayed flight onto another flight of the '
+          'same route,\ninto a free seat of the same cabin. The new segment is returned; the old '
+          'one becomes rebooked.',
+          param('segment', _ROW_segments,
+                'The id of an active segment on a cancelled or delayed flight, e.g. SEG0001.'),
+          param('new_flight', _ROW_flights, 'The id of a flight on the same route, e.g. F102.'),
+          param('seat', arg.optional(arg.row('seats')),
+                "A free seat of the new flight in the segment's cabin, e.g. F102-12A; leave out "
+                "for the first free one."),
+          where='airline_rebooking_desk.world:419', returns=Segment)
     def tool_rebook_segment(
         self, segment: Segment, new_flight: Flight, seat: Seat | None
     ) -> Segment:
@@ -869,21 +796,17 @@ class AirlineRebookingDesk(Episode):
             self.t_flights[segment.flight].status == _E12_FlightStatus_cancelled
             or self.t_flights[segment.flight].status == _E12_FlightStatus_delayed
         ):
-            self.fail(
-                f'Flight {self.t_flights[segment.flight].flight_id} is neither cancelled nor '
-                'delayed.',
-            )
+            self.fail(f'Flight {self.t_flights[segment.flight].flight_id} is neither cancelled '
+                      'nor delayed.')
         if new_flight.status == _E12_FlightStatus_cancelled:  # airline_rebooking_desk.world:431
             self.fail(f'Flight {new_flight.flight_id} is cancelled.')
         if not (  # airline_rebooking_desk.world:432
             new_flight.origin == self.t_flights[segment.flight].origin
             and new_flight.destination == self.t_flights[segment.flight].destination
         ):
-            self.fail(
-                f'Flight {new_flight.flight_id} is not on the route '
-                f'{self.t_airports[self.t_flights[segment.flight].origin].code}-'
-                f'{self.t_airports[self.t_flights[segment.flight].destination].code}.',
-            )
+            self.fail(f'Flight {new_flight.flight_id} is not on the route '
+                      f'{self.t_airports[self.t_flights[segment.flight].origin].code}-'
+                      f'{self.t_airports[self.t_flights[segment.flight].destination].code}.')
         if self.fn_departed(new_flight):  # airline_rebooking_desk.world:433
             self.fail(f'Flight {new_flight.flight_id} has already departed.')
         if any(  # airline_rebooking_desk.world:434
@@ -891,10 +814,8 @@ class AirlineRebookingDesk(Episode):
             and _o12.flight == new_flight.flight_id
             for _o12 in rt.each(self, self.t_segments)
         ):
-            self.fail(
-                f'Passenger {self.t_passengers[segment.passenger].passenger_id} is already on '
-                f'flight {new_flight.flight_id}.',
-            )
+            self.fail(f'Passenger {self.t_passengers[segment.passenger].passenger_id} is already '
+                      f'on flight {new_flight.flight_id}.')
         target: Seat | None = (  # airline_rebooking_desk.world:435
             seat if seat is not None else self.fn_first_free(new_flight, segment.cabin)
         )
@@ -919,11 +840,10 @@ class AirlineRebookingDesk(Episode):
         self.set_fields(segment, ('rebooked_to', 'seat'), fresh.segment_id, None)
         return fresh  # airline_rebooking_desk.world:452
 
-    @tool(  # airline_rebooking_desk.world:455
-        'Move an active segment to another free seat of its flight and cabin.', _PARAM_segment,
-        param('seat', _ROW_seats, "A free seat of the segment's flight and cabin, e.g. F106-12C."),
-        where='airline_rebooking_desk.world:455', returns=Segment,
-    )
+    @tool('Move an active segment to another free seat of its flight and cabin.', _PARAM_segment,
+          param('seat', _ROW_seats,
+                "A free seat of the segment's flight and cabin, e.g. F106-12C."),
+          where='airline_rebooking_desk.world:455', returns=Segment)
     def tool_change_seat(self, segment: Segment, seat: Seat) -> Segment:
         if segment.status != _E13_SegmentStatus_active:  # airline_rebooking_desk.world:461
             self.fail(f'Segment {segment.segment_id} is not active.')
@@ -931,9 +851,8 @@ class AirlineRebookingDesk(Episode):
         if self.t_flights[segment.flight].status == _E12_FlightStatus_cancelled:
             self.fail(f'Flight {self.t_flights[segment.flight].flight_id} is cancelled.')
         if seat.flight != segment.flight:  # airline_rebooking_desk.world:463
-            self.fail(
-                f'Seat {seat.seat_id} is not on flight {self.t_flights[segment.flight].flight_id}.'
-            )
+            self.fail(f'Seat {seat.seat_id} is not on flight '
+                      f'{self.t_flights[segment.flight].flight_id}.')
         if seat.cabin != segment.cabin:  # airline_rebooking_desk.world:464
             self.fail(f'Seat {seat.seat_id} is in {seat.cabin}, not {segment.cabin}.')
         if self.fn_seat_taken(seat):  # airline_rebooking_desk.world:465
@@ -941,16 +860,13 @@ class AirlineRebookingDesk(Episode):
         self.set_field(segment, 'seat', seat.seat_id)  # airline_rebooking_desk.world:466
         return segment  # airline_rebooking_desk.world:467
 
-    @tool(  # airline_rebooking_desk.world:470
-        "Upgrade an active segment to a higher cabin, paying the cabin's miles (premium 10000, "
-        "business 25000) from the passenger's balance.",
-        _PARAM_segment,
-        param('cabin', arg.enum_of(Cabin), 'The higher cabin: premium or business.'),
-        param(
-            'seat', _ROW_seats, "A free seat of that cabin on the segment's flight, e.g. F106-1C."
-        ),
-        where='airline_rebooking_desk.world:470', returns=Segment,
-    )
+    @tool("Upgrade an active segment to a higher cabin, paying the cabin's miles (premium 10000, "
+          "business 25000) from the passenger's balance.",
+          _PARAM_segment,
+          param('cabin', arg.enum_of(Cabin), 'The higher cabin: premium or business.'),
+          param('seat', _ROW_seats,
+                "A free seat of that cabin on the segment's flight, e.g. F106-1C."),
+          where='airline_rebooking_desk.world:470', returns=Segment)
     def tool_upgrade_with_miles(self, segment: Segment, cabin: Cabin, seat: Seat) -> Segment:
         if segment.status != _E13_SegmentStatus_active:  # airline_rebooking_desk.world:477
             self.fail(f'Segment {segment.segment_id} is not active.')
@@ -961,9 +877,8 @@ class AirlineRebookingDesk(Episode):
         if self.fn_cabin_rank(cabin) <= self.fn_cabin_rank(segment.cabin):
             raise ToolError(f'{cabin} is not higher than {segment.cabin}.')
         if seat.flight != segment.flight:  # airline_rebooking_desk.world:480
-            self.fail(
-                f'Seat {seat.seat_id} is not on flight {self.t_flights[segment.flight].flight_id}.'
-            )
+            self.fail(f'Seat {seat.seat_id} is not on flight '
+                      f'{self.t_flights[segment.flight].flight_id}.')
         if seat.cabin != cabin:  # airline_rebooking_desk.world:481
             self.fail(f'Seat {seat.seat_id} is not in {cabin}.')
         if self.fn_seat_taken(seat):  # airline_rebooking_desk.world:482
@@ -972,9 +887,8 @@ class AirlineRebookingDesk(Episode):
         cost: int = rt.coalesce(self.state.upgrade_miles.get(cabin), lambda: 0)
         pax: Passenger = self.t_passengers[segment.passenger]  # airline_rebooking_desk.world:484
         if pax.miles < cost:  # airline_rebooking_desk.world:485
-            self.fail(
-                f'Passenger {pax.passenger_id} has {pax.miles} miles; the upgrade costs {cost}.'
-            )
+            self.fail(f'Passenger {pax.passenger_id} has {pax.miles} miles; the upgrade costs '
+                      f'{cost}.')
         self.set_field(  # airline_rebooking_desk.world:486
             self.t_passengers[pax.passenger_id], 'miles',
             v.check_range(rt.bounded(pax.miles - cost), 'Passenger.miles', 0, None),
@@ -989,29 +903,22 @@ class AirlineRebookingDesk(Episode):
         )
         return segment  # airline_rebooking_desk.world:490
 
-    @tool(  # airline_rebooking_desk.world:495
-        'Show a voucher: segment, passenger, kind, amount, issue time, expiry and status.',
-        param('voucher', _ROW_vouchers, 'The voucher id, e.g. V0001.'), read_only=True,
-        where='airline_rebooking_desk.world:495', returns=Voucher,
-    )
+    @tool('Show a voucher: segment, passenger, kind, amount, issue time, expiry and status.',
+          param('voucher', _ROW_vouchers, 'The voucher id, e.g. V0001.'), read_only=True,
+          where='airline_rebooking_desk.world:495', returns=Voucher)
     def tool_get_voucher(self, voucher: Voucher) -> Voucher:
         return voucher  # airline_rebooking_desk.world:500
 
-    @tool(  # airline_rebooking_desk.world:503
+    @tool(
         'List vouchers of a passenger and/or issued on a day, optionally by status, with their '
         'details.',
-        param(
-            'passenger',
-            arg.optional(arg.row('passengers', arg.refined(arg.TEXT, pattern='^PAX[0-9]{3}$'))),
-            'Only vouchers of this passenger (id, e.g. PAX002).',
-        ),
-        param(
-            'issued_on', arg.optional(arg.DATE),
-            'Only vouchers issued on this day, e.g. 2025-06-02.',
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(VoucherStatus)), 'Only vouchers with this status.'
-        ),
+        param('passenger',
+              arg.optional(arg.row('passengers', arg.refined(arg.TEXT, pattern='^PAX[0-9]{3}$'))),
+              'Only vouchers of this passenger (id, e.g. PAX002).'),
+        param('issued_on', arg.optional(arg.DATE),
+              'Only vouchers issued on this day, e.g. 2025-06-02.'),
+        param('status', arg.optional(arg.enum_of(VoucherStatus)),
+              'Only vouchers with this status.'),
         read_only=True, where='airline_rebooking_desk.world:503', returns=js.array(Voucher),
         shows=('list', ('row', 'vouchers')),
     )
@@ -1025,18 +932,14 @@ class AirlineRebookingDesk(Episode):
             and (status is None or _v13.status == status)
         ])
 
-    @tool(  # airline_rebooking_desk.world:513
+    @tool(
         'Issue a meal or hotel voucher for an active segment on a long-delayed or cancelled '
         'flight.',
-        param(
-            'segment', _ROW_segments,
-            'The id of an active segment on a long-delayed or cancelled flight, e.g. SEG0003.',
-        ),
-        param(
-            'kind', arg.enum_of(VoucherKind),
-            'meal (delay of 120 minutes or more) or hotel (300 minutes or more); both for a '
-            'cancellation.',
-        ),
+        param('segment', _ROW_segments,
+              'The id of an active segment on a long-delayed or cancelled flight, e.g. SEG0003.'),
+        param('kind', arg.enum_of(VoucherKind),
+              'meal (delay of 120 minutes or more) or hotel (300 minutes or more); both for a '
+              'cancellation.'),
         where='airline_rebooking_desk.world:513', returns=Voucher,
     )
     def tool_issue_voucher(self, segment: Segment, kind: VoucherKind) -> Voucher:
@@ -1044,10 +947,8 @@ class AirlineRebookingDesk(Episode):
             self.fail(f'Segment {segment.segment_id} is not active.')
         # airline_rebooking_desk.world:520
         if not self.fn_eligible(self.t_flights[segment.flight], kind):
-            self.fail(
-                f'Flight {self.t_flights[segment.flight].flight_id} is not delayed long enough '
-                f'for a {kind} voucher.',
-            )
+            self.fail(f'Flight {self.t_flights[segment.flight].flight_id} is not delayed long '
+                      f'enough for a {kind} voucher.')
         if any(  # airline_rebooking_desk.world:521
             _v14.segment == segment.segment_id and _v14.kind == kind
             and _v14.status != _E13_VoucherStatus_void
@@ -1067,11 +968,9 @@ class AirlineRebookingDesk(Episode):
         self.insert(self.t_vouchers, voucher)  # airline_rebooking_desk.world:530
         return voucher  # airline_rebooking_desk.world:531
 
-    @tool(  # airline_rebooking_desk.world:534
-        'Mark an issued, unexpired voucher as redeemed.',
-        param('voucher', _ROW_vouchers, 'The id of an issued voucher, e.g. V0001.'),
-        where='airline_rebooking_desk.world:534', returns=Voucher,
-    )
+    @tool('Mark an issued, unexpired voucher as redeemed.',
+          param('voucher', _ROW_vouchers, 'The id of an issued voucher, e.g. V0001.'),
+          where='airline_rebooking_desk.world:534', returns=Voucher)
     def tool_redeem_voucher(self, voucher: Voucher) -> Voucher:
         if voucher.status != _E13_VoucherStatus_issued:  # airline_rebooking_desk.world:539
             self.fail(f'Voucher {voucher.voucher_id} is {voucher.status}, not issued.')
@@ -1081,11 +980,9 @@ class AirlineRebookingDesk(Episode):
         self.set_field(voucher, 'status', _E13_VoucherStatus_redeemed)
         return voucher  # airline_rebooking_desk.world:542
 
-    @tool(  # airline_rebooking_desk.world:545
-        'Void a voucher issued by mistake.',
-        param('voucher', _ROW_vouchers, 'The id of an issued voucher, e.g. V0002.'),
-        where='airline_rebooking_desk.world:545', returns=Voucher,
-    )
+    @tool('Void a voucher issued by mistake.',
+          param('voucher', _ROW_vouchers, 'The id of an issued voucher, e.g. V0002.'),
+          where='airline_rebooking_desk.world:545', returns=Voucher)
     def tool_void_voucher(self, voucher: Voucher) -> Voucher:
         if voucher.status != _E13_VoucherStatus_issued:  # airline_rebooking_desk.world:550
             self.fail(f'Voucher {voucher.voucher_id} is {voucher.status}, not issued.')

@@ -335,9 +335,8 @@ class ApplicantTracking(Episode):
         if not all(  # applicant_tracking.world:220
             self.fn_hires_of(_o17) <= _o17.headcount for _o17 in rt.each(self, self.t_openings)
         ):
-            raise InvariantError(
-                'An opening never hires more than its headcount.', 'applicant_tracking.world:220'
-            )
+            raise InvariantError('An opening never hires more than its headcount.',
+                                 'applicant_tracking.world:220')
         if not all(  # applicant_tracking.world:223
             (_o18.status != _E13_OpeningStatus_filled and _o18.status != _E13_OpeningStatus_closed
             or not any(
@@ -348,16 +347,13 @@ class ApplicantTracking(Episode):
             or self.fn_hires_of(_o18) == _o18.headcount)
             for _o18 in rt.each(self, self.t_openings)
         ):
-            raise InvariantError(
-                'A filled or closed opening has no live applications; a filled one has exactly '
-                'its headcount of hires.',
-                'applicant_tracking.world:223',
-            )
+            raise InvariantError('A filled or closed opening has no live applications; a filled '
+                                 'one has exactly its headcount of hires.',
+                                 'applicant_tracking.world:223')
         for _row20 in rt.changed_rows(self, self.t_openings):  # applicant_tracking.world:226
             if not (_row20.salary_min <= _row20.salary_max):
-                raise InvariantError(
-                    "An opening's salary range is not inverted.", 'applicant_tracking.world:226'
-                )
+                raise InvariantError("An opening's salary range is not inverted.",
+                                     'applicant_tracking.world:226')
         if not all(  # applicant_tracking.world:229
             len([
                 _b22.application_id for _b22 in rt.each(self, self.t_applications)
@@ -366,9 +362,8 @@ class ApplicantTracking(Episode):
             == 1
             for _a21 in rt.each(self, self.t_applications)
         ):
-            raise InvariantError(
-                'A candidate applies at most once to an opening.', 'applicant_tracking.world:229'
-            )
+            raise InvariantError('A candidate applies at most once to an opening.',
+                                 'applicant_tracking.world:229')
         if not all(  # applicant_tracking.world:232
             (_a23.stage == _E5_Stage_offer)
             == (self.fn_offers_with(_a23, _E11_OfferStatus_extended) > 0)
@@ -382,17 +377,14 @@ class ApplicantTracking(Episode):
             <= 1
             for _a23 in rt.each(self, self.t_applications)
         ):
-            raise InvariantError(
-                'An application is in stage offer exactly when it has an extended offer; a hired '
-                'one has exactly one accepted offer.',
-                'applicant_tracking.world:232',
-            )
+            raise InvariantError('An application is in stage offer exactly when it has an '
+                                 'extended offer; a hired one has exactly one accepted offer.',
+                                 'applicant_tracking.world:232')
         for _row24 in rt.changed_rows(self, self.t_applications):  # applicant_tracking.world:235
             if not ((_row24.rejection_reason is not None) == (_row24.stage == _E5_Stage_rejected)):
-                raise InvariantError(
-                    'A rejection reason is set exactly when the application is rejected.',
-                    'applicant_tracking.world:235',
-                )
+                raise InvariantError('A rejection reason is set exactly when the application is '
+                                     'rejected.',
+                                     'applicant_tracking.world:235')
         if not all(  # applicant_tracking.world:238
             _f25.salary
             >= self.t_openings[self.t_applications[_f25.application].opening].salary_min
@@ -400,24 +392,18 @@ class ApplicantTracking(Episode):
             <= self.t_openings[self.t_applications[_f25.application].opening].salary_max
             for _f25 in rt.each(self, self.t_offers)
         ):
-            raise InvariantError(
-                "An offer's salary lies within its opening's range.",
-                'applicant_tracking.world:238',
-            )
+            raise InvariantError("An offer's salary lies within its opening's range.",
+                                 'applicant_tracking.world:238')
         for _row26 in rt.changed_rows(self, self.t_offers):  # applicant_tracking.world:241
             if not self.fn_offer_dates_ok(_row26):
-                raise InvariantError(
-                    'An offer expires after it is made, and has a response day exactly when '
-                    'accepted or declined.',
-                    'applicant_tracking.world:241',
-                )
+                raise InvariantError('An offer expires after it is made, and has a response day '
+                                     'exactly when accepted or declined.',
+                                     'applicant_tracking.world:241')
         for _row27 in rt.changed_rows(self, self.t_interviews):  # applicant_tracking.world:244
             if not self.fn_feedback_complete(_row27):
-                raise InvariantError(
-                    'A completed interview has a rating, a recommendation and feedback; others '
-                    'have none.',
-                    'applicant_tracking.world:244',
-                )
+                raise InvariantError('A completed interview has a rating, a recommendation and '
+                                     'feedback; others have none.',
+                                     'applicant_tracking.world:244')
         if not all(  # applicant_tracking.world:247
             not self.fn_holds_time(_i28) or not any(
                 _j29.interview_id != _i28.interview_id and self.fn_holds_time(_j29)
@@ -428,19 +414,16 @@ class ApplicantTracking(Episode):
             )
             for _i28 in rt.each(self, self.t_interviews)
         ):
-            raise InvariantError(
-                'An interviewer has no two overlapping interviews.', 'applicant_tracking.world:247'
-            )
+            raise InvariantError('An interviewer has no two overlapping interviews.',
+                                 'applicant_tracking.world:247')
         if not all(  # applicant_tracking.world:250
             not self.fn_holds_time(_i30)
             or self.fn_interviews_on(self.t_staff[_i30.interviewer], _i30.starts_at.date())
             <= self.t_staff[_i30.interviewer].max_interviews_per_day
             for _i30 in rt.each(self, self.t_interviews)
         ):
-            raise InvariantError(
-                'An interviewer has at most their daily number of interviews.',
-                'applicant_tracking.world:250',
-            )
+            raise InvariantError('An interviewer has at most their daily number of interviews.',
+                                 'applicant_tracking.world:250')
         if not all(  # applicant_tracking.world:253
             len([
                 _t32.staff_id for _t32 in rt.each(self, self.t_staff)
@@ -463,9 +446,8 @@ class ApplicantTracking(Episode):
             self.state.current_user != _s35.staff_id or _s35.active
             for _s35 in rt.each(self, self.t_staff)
         ):
-            raise InvariantError(
-                'The signed-in staff member is active.', 'applicant_tracking.world:259'
-            )
+            raise InvariantError('The signed-in staff member is active.',
+                                 'applicant_tracking.world:259')
         for _row36 in rt.changed_rows(self, self.t_openings, ('hiring_manager',)):
             rt.check_refs(self.t_staff, _row36.hiring_manager, 'Opening.hiring_manager')
         for _row37 in rt.changed_rows(
@@ -580,37 +562,29 @@ class ApplicantTracking(Episode):
         # applicant_tracking.world:215
         return f.expires_on > f.extended_on and (f.responded_on is not None) == answered
 
-    @tool(  # applicant_tracking.world:264
-        'Sign in as a staff member; changes are then made in their name. Signing in again '
-        'switches user.',
-        param(
-            'staff_member', _ROW_staff,
-            'Your staff id, e.g. S01 (find_staff finds it by name or email).',
-        ),
-        where='applicant_tracking.world:264', returns=Staff,
-    )
+    @tool('Sign in as a staff member; changes are then made in their name. Signing in again '
+          'switches user.',
+          param('staff_member', _ROW_staff,
+                'Your staff id, e.g. S01 (find_staff finds it by name or email).'),
+          where='applicant_tracking.world:264', returns=Staff)
     def tool_sign_in(self, staff_member: Staff) -> Staff:
         if not staff_member.active:  # applicant_tracking.world:269
             self.fail(f'{staff_member.name} ({staff_member.staff_id}) is inactive.')
         self.set_state('current_user', staff_member.staff_id)  # applicant_tracking.world:270
         return staff_member  # applicant_tracking.world:271
 
-    @tool(  # applicant_tracking.world:274
-        'Show a staff member: email, department, role, whether active and interviews allowed a '
-        'day.',
-        param('staff_member', _ROW_staff, 'The staff id, e.g. S01.'), read_only=True,
-        where='applicant_tracking.world:274', returns=Staff,
-    )
+    @tool('Show a staff member: email, department, role, whether active and interviews allowed a '
+          'day.',
+          param('staff_member', _ROW_staff, 'The staff id, e.g. S01.'), read_only=True,
+          where='applicant_tracking.world:274', returns=Staff)
     def tool_get_staff(self, staff_member: Staff) -> Staff:
         return staff_member  # applicant_tracking.world:279
 
-    @tool(  # applicant_tracking.world:282
+    @tool(
         'Find staff by part of the name or email, by department and/or by role.',
         param('text', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
-        param(
-            'department', arg.optional(arg.TEXT),
-            'The department, e.g. Engineering; case does not matter.',
-        ),
+        param('department', arg.optional(arg.TEXT),
+              'The department, e.g. Engineering; case does not matter.'),
         param('role', arg.optional(arg.enum_of(StaffRole)), 'Only staff with this role.'),
         read_only=True, where='applicant_tracking.world:282', returns=js.array(Staff),
         shows=('list', ('row', 'staff')),
@@ -641,29 +615,25 @@ class ApplicantTracking(Episode):
             found = rt.each(self, found) + (s.staff_id,)  # applicant_tracking.world:300
         return found  # applicant_tracking.world:302
 
-    @tool(  # applicant_tracking.world:307
-        'Show an opening with its headcount, salary range, status, hires so far and places left.',
-        param('opening', _ROW_openings, 'The opening id, e.g. OP01.'), read_only=True,
-        where='applicant_tracking.world:307',
-        returns=js.closed({'opening': Opening, 'hires': js.INTEGER, 'places_left': js.INTEGER}),
-        shows=('record', (('opening', 'opening', ('row', 'openings')),)),
-    )
+    @tool('Show an opening with its headcount, salary range, status, hires so far and places '
+          'left.',
+          param('opening', _ROW_openings, 'The opening id, e.g. OP01.'), read_only=True,
+          where='applicant_tracking.world:307',
+          returns=js.closed({'opening': Opening, 'hires': js.INTEGER, 'places_left': js.INTEGER}),
+          shows=('record', (('opening', 'opening', ('row', 'openings')),)))
     def tool_get_opening(self, opening: Opening) -> OpeningInfo:
         hired: int = self.fn_hires_of(opening)  # applicant_tracking.world:312
         return OpeningInfo(  # applicant_tracking.world:313
             opening.opening_id, hired, max(rt.bounded(opening.headcount - hired), 0)
         )
 
-    @tool(  # applicant_tracking.world:316
-        'Find openings by part of the title, department and/or status.',
-        param('text', arg.optional(arg.TEXT), 'Part of the title; case does not matter.'),
-        param('department', arg.optional(arg.TEXT), 'The department; case does not matter.'),
-        param(
-            'status', arg.optional(arg.enum_of(OpeningStatus)), 'Only openings with this status.'
-        ),
-        read_only=True, where='applicant_tracking.world:316', returns=js.array(Opening),
-        shows=('list', ('row', 'openings')),
-    )
+    @tool('Find openings by part of the title, department and/or status.',
+          param('text', arg.optional(arg.TEXT), 'Part of the title; case does not matter.'),
+          param('department', arg.optional(arg.TEXT), 'The department; case does not matter.'),
+          param('status', arg.optional(arg.enum_of(OpeningStatus)),
+                'Only openings with this status.'),
+          read_only=True, where='applicant_tracking.world:316', returns=js.array(Opening),
+          shows=('list', ('row', 'openings')))
     def tool_find_openings(
         self, text: str | None, department: str | None, status: OpeningStatus | None
     ) -> tuple[str, ...]:
@@ -686,17 +656,13 @@ class ApplicantTracking(Episode):
             found = rt.each(self, found) + (o.opening_id,)  # applicant_tracking.world:334
         return found  # applicant_tracking.world:336
 
-    @tool(  # applicant_tracking.world:339
-        'Close an opening: filled when its hires reach the headcount, else closed. Applications '
-        'still in the process are rejected with the reason, their extended offers withdrawn and '
-        'scheduled interviews cancelled.',
-        param('opening', _ROW_openings, 'The opening id, e.g. OP04.'),
-        param(
-            'reason', arg.refined(arg.TEXT, 1, 200),
-            'Why it closes; given to the applications still open.',
-        ),
-        where='applicant_tracking.world:339', returns=Opening,
-    )
+    @tool('Close an opening: filled when its hires reach the headcount, else closed. '
+          'Applications still in the process are rejected with the reason, their extended offers '
+          'withdrawn and scheduled interviews cancelled.',
+          param('opening', _ROW_openings, 'The opening id, e.g. OP04.'),
+          param('reason', arg.refined(arg.TEXT, 1, 200),
+                'Why it closes; given to the applications still open.'),
+          where='applicant_tracking.world:339', returns=Opening)
     def tool_close_opening(self, opening: Opening, reason: str) -> Opening:
         user: Staff = self.fn_me()  # applicant_tracking.world:345
         # applicant_tracking.world:346
@@ -742,15 +708,13 @@ class ApplicantTracking(Episode):
         )
         return opening  # applicant_tracking.world:366
 
-    @tool(  # applicant_tracking.world:371
-        'Show a candidate: email, phone, source, years of experience and since when.',
-        param('candidate', _ROW_candidates, 'The candidate id, e.g. CD001.'), read_only=True,
-        where='applicant_tracking.world:371', returns=Candidate,
-    )
+    @tool('Show a candidate: email, phone, source, years of experience and since when.',
+          param('candidate', _ROW_candidates, 'The candidate id, e.g. CD001.'), read_only=True,
+          where='applicant_tracking.world:371', returns=Candidate)
     def tool_get_candidate(self, candidate: Candidate) -> Candidate:
         return candidate  # applicant_tracking.world:376
 
-    @tool(  # applicant_tracking.world:379
+    @tool(
         'Find candidates by part of the name, email or phone.',
         param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
         param('email', arg.optional(arg.TEXT), 'Part of the email; case does not matter.'),
@@ -787,23 +751,21 @@ class ApplicantTracking(Episode):
             found = rt.each(self, found) + (c.candidate_id,)  # applicant_tracking.world:397
         return found  # applicant_tracking.world:399
 
-    @tool(  # applicant_tracking.world:404
-        'Show an application with its stage and owner, its interviews (with feedback) and its '
-        'offers.',
-        param('application', _ROW_applications, 'The application id, e.g. AP001.'), read_only=True,
-        where='applicant_tracking.world:404',
-        returns=js.closed({
-            'application': Application, 'interviews': js.array(Interview),
-            'offers': js.array(Offer),
-        }),
-        shows=(
-            'record', (
-                ('application', 'application', ('row', 'applications')),
-                ('interviews', 'interviews', ('list', ('row', 'interviews'))),
-                ('offers', 'offers', ('list', ('row', 'offers'))),
-            ),
-        ),
-    )
+    @tool('Show an application with its stage and owner, its interviews (with feedback) and its '
+          'offers.',
+          param('application', _ROW_applications, 'The application id, e.g. AP001.'),
+          read_only=True, where='applicant_tracking.world:404',
+          returns=js.closed({
+              'application': Application, 'interviews': js.array(Interview),
+              'offers': js.array(Offer),
+          }),
+          shows=(
+              'record', (
+                  ('application', 'application', ('row', 'applications')),
+                  ('interviews', 'interviews', ('list', ('row', 'interviews'))),
+                  ('offers', 'offers', ('list', ('row', 'offers'))),
+              ),
+          ))
     def tool_get_application(self, application: Application) -> ApplicationInfo:
         return ApplicationInfo(  # applicant_tracking.world:409
             application.application_id,
@@ -817,20 +779,15 @@ class ApplicantTracking(Episode):
             ]),
         )
 
-    @tool(  # applicant_tracking.world:416
-        'Find applications by opening, candidate, stage and/or owning recruiter.',
-        param('opening', arg.optional(_ROW_openings), 'Only applications to this opening (id).'),
-        param(
-            'candidate', arg.optional(_ROW_candidates), "Only this candidate's applications (id)."
-        ),
-        param('stage', arg.optional(arg.enum_of(Stage)), 'Only applications in this stage.'),
-        param(
-            'recruiter', arg.optional(_ROW_staff),
-            'Only applications owned by this recruiter (id).',
-        ),
-        read_only=True, where='applicant_tracking.world:416', returns=js.array(Application),
-        shows=('list', ('row', 'applications')),
-    )
+    @tool('Find applications by opening, candidate, stage and/or owning recruiter.',
+          param('opening', arg.optional(_ROW_openings), 'Only applications to this opening (id).'),
+          param('candidate', arg.optional(_ROW_candidates),
+                "Only this candidate's applications (id)."),
+          param('stage', arg.optional(arg.enum_of(Stage)), 'Only applications in this stage.'),
+          param('recruiter', arg.optional(_ROW_staff),
+                'Only applications owned by this recruiter (id).'),
+          read_only=True, where='applicant_tracking.world:416', returns=js.array(Application),
+          shows=('list', ('row', 'applications')))
     def tool_find_applications(
         self, opening: Opening | None, candidate: Candidate | None, stage: Stage | None,
         recruiter: Staff | None,
@@ -851,31 +808,21 @@ class ApplicantTracking(Episode):
             found = rt.each(self, found) + (a.application_id,)  # applicant_tracking.world:438
         return found  # applicant_tracking.world:440
 
-    @tool(  # applicant_tracking.world:443
+    @tool(
         'Add a candidate, existing or new, to an open opening as an application in stage '
         'applied, owned by the signed-in recruiter.',
         param('opening', _ROW_openings, 'The opening id, e.g. OP02.'),
-        param(
-            'candidate', arg.optional(_ROW_candidates),
-            "An existing candidate's id; leave out for a new candidate.",
-        ),
+        param('candidate', arg.optional(_ROW_candidates),
+              "An existing candidate's id; leave out for a new candidate."),
         param('name', arg.optional(arg.refined(arg.TEXT, 1, 80)), "A new candidate's full name."),
-        param(
-            'email', arg.optional(arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$')),
-            "A new candidate's email.",
-        ),
-        param(
-            'phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$')),
-            "A new candidate's phone, e.g. +4915100000007.",
-        ),
-        param(
-            'source', arg.enum_of(Source), 'Where a new candidate came from.',
-            default=_E6_Source_careers_site,
-        ),
-        param(
-            'years_experience', arg.refined(arg.INT, 0, 50),
-            "A new candidate's years of experience.", default=0,
-        ),
+        param('email', arg.optional(arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$')),
+              "A new candidate's email."),
+        param('phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$')),
+              "A new candidate's phone, e.g. +4915100000007."),
+        param('source', arg.enum_of(Source), 'Where a new candidate came from.',
+              default=_E6_Source_careers_site),
+        param('years_experience', arg.refined(arg.INT, 0, 50),
+              "A new candidate's years of experience.", default=0),
         where='applicant_tracking.world:443', returns=Application,
     )
     def tool_create_application(
@@ -893,13 +840,11 @@ class ApplicantTracking(Episode):
             person = existing  # applicant_tracking.world:460
         else:
             if name is None:  # applicant_tracking.world:462
-                raise ToolError(
-                    'Give an existing candidate, or a name and an email for a new one.'
-                )
+                raise ToolError('Give an existing candidate, or a name and an email for a new '
+                                'one.')
             if email is None:  # applicant_tracking.world:463
-                raise ToolError(
-                    'Give an existing candidate, or a name and an email for a new one.'
-                )
+                raise ToolError('Give an existing candidate, or a name and an email for a new '
+                                'one.')
             if phone is None:  # applicant_tracking.world:464
                 raise ToolError('Give a phone number for a new candidate.')
             if any(  # applicant_tracking.world:465
@@ -927,9 +872,8 @@ class ApplicantTracking(Episode):
             and _a9.candidate == (person if person is not None else rt.absent()).candidate_id
             for _a9 in rt.each(self, self.t_applications)
         ):
-            self.fail(
-                f'Candidate {person.candidate_id} already applied to opening {opening.opening_id}.'
-            )
+            self.fail(f'Candidate {person.candidate_id} already applied to opening '
+                      f'{opening.opening_id}.')
         application: Application = Application(  # applicant_tracking.world:479
             application_id=self.next_id('application_ids', 'AP{:03d}'), opening=opening.opening_id,
             candidate=person.candidate_id, stage=_E5_Stage_applied, recruiter=user.staff_id,
@@ -938,28 +882,22 @@ class ApplicantTracking(Episode):
         self.insert(self.t_applications, application)  # applicant_tracking.world:485
         return application  # applicant_tracking.world:486
 
-    @tool(  # applicant_tracking.world:489
-        'Move an application one stage forward: applied to screen, screen to interview. Offers '
-        'and hires come from make_offer and accept_offer.',
-        param('application', _ROW_applications, 'The application id, e.g. AP004.'),
-        where='applicant_tracking.world:489', returns=Application,
-    )
+    @tool('Move an application one stage forward: applied to screen, screen to interview. Offers '
+          'and hires come from make_offer and accept_offer.',
+          param('application', _ROW_applications, 'The application id, e.g. AP004.'),
+          where='applicant_tracking.world:489', returns=Application)
     def tool_advance_application(self, application: Application) -> Application:
         user: Staff = self.fn_me()  # applicant_tracking.world:494
         if user.role != _E9_StaffRole_recruiter:  # applicant_tracking.world:495
             raise ToolError('Only recruiters move applications.')
         # applicant_tracking.world:496
         if self.t_openings[application.opening].status != _E13_OpeningStatus_open_:
-            self.fail(
-                f'Opening {self.t_openings[application.opening].opening_id} is '
-                f'{self.t_openings[application.opening].status}, not open.',
-            )
+            self.fail(f'Opening {self.t_openings[application.opening].opening_id} is '
+                      f'{self.t_openings[application.opening].status}, not open.')
         # applicant_tracking.world:497
         if not (application.stage == _E5_Stage_applied or application.stage == _E5_Stage_screen):
-            self.fail(
-                f'Application {application.application_id} is in stage {application.stage}; only '
-                'applied and screen applications advance here.',
-            )
+            self.fail(f'Application {application.application_id} is in stage {application.stage}'
+                      '; only applied and screen applications advance here.')
         self.set_fields(  # applicant_tracking.world:498
             application, ('stage', 'stage_changed_at'),
             _E5_Stage_screen if application.stage == _E5_Stage_applied else _E5_Stage_interview,
@@ -967,13 +905,11 @@ class ApplicantTracking(Episode):
         )
         return application  # applicant_tracking.world:500
 
-    @tool(  # applicant_tracking.world:503
-        'Reject an application at any stage before hired, with a reason; its scheduled '
-        'interviews are cancelled and an extended offer withdrawn.',
-        param('application', _ROW_applications, 'The application id, e.g. AP005.'),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is rejected.'),
-        where='applicant_tracking.world:503', returns=Application,
-    )
+    @tool('Reject an application at any stage before hired, with a reason; its scheduled '
+          'interviews are cancelled and an extended offer withdrawn.',
+          param('application', _ROW_applications, 'The application id, e.g. AP005.'),
+          param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is rejected.'),
+          where='applicant_tracking.world:503', returns=Application)
     def tool_reject_application(self, application: Application, reason: str) -> Application:
         user: Staff = self.fn_me()  # applicant_tracking.world:509
         if user.role != _E9_StaffRole_recruiter:  # applicant_tracking.world:510
@@ -1005,29 +941,21 @@ class ApplicantTracking(Episode):
                 )
         return application  # applicant_tracking.world:525
 
-    @tool(  # applicant_tracking.world:530
-        'Show an interview: application and interviewer ids, kind, start, length, status, '
-        'rating, recommendation and feedback.',
-        param('interview', _ROW_interviews, 'The interview id, e.g. IV001.'), read_only=True,
-        where='applicant_tracking.world:530', returns=Interview,
-    )
+    @tool('Show an interview: application and interviewer ids, kind, start, length, status, '
+          'rating, recommendation and feedback.',
+          param('interview', _ROW_interviews, 'The interview id, e.g. IV001.'), read_only=True,
+          where='applicant_tracking.world:530', returns=Interview)
     def tool_get_interview(self, interview: Interview) -> Interview:
         return interview  # applicant_tracking.world:535
 
-    @tool(  # applicant_tracking.world:538
-        'List interviews of an application, of an interviewer and/or on a day, in start order.',
-        param(
-            'application', arg.optional(_ROW_applications),
-            'Only interviews of this application (id).',
-        ),
-        param(
-            'interviewer', arg.optional(_ROW_staff),
-            'Only interviews with this interviewer (staff id).',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only interviews on this day.'), read_only=True,
-        where='applicant_tracking.world:538', returns=js.array(Interview),
-        shows=('list', ('row', 'interviews')),
-    )
+    @tool('List interviews of an application, of an interviewer and/or on a day, in start order.',
+          param('application', arg.optional(_ROW_applications),
+                'Only interviews of this application (id).'),
+          param('interviewer', arg.optional(_ROW_staff),
+                'Only interviews with this interviewer (staff id).'),
+          param('day', arg.optional(arg.DATE), 'Only interviews on this day.'), read_only=True,
+          where='applicant_tracking.world:538', returns=js.array(Interview),
+          shows=('list', ('row', 'interviews')))
     def tool_list_interviews(
         self, application: Application | None, interviewer: Staff | None, day: dt.date | None
     ) -> tuple[str, ...]:
@@ -1049,24 +977,20 @@ class ApplicantTracking(Episode):
             rt.rows(self.t_interviews, rt.each(self, found)), key=lambda _x10: _x10.starts_at
         )
 
-    @tool(  # applicant_tracking.world:562
-        'Schedule an interview for an application in stage interview.', _PARAM_application,
-        param('interviewer', _ROW_staff, "The interviewer's staff id, e.g. S02."),
-        param('kind', arg.enum_of(InterviewKind), 'phone, technical, onsite or culture.'),
-        param('starts_at', arg.DATETIME, 'When it starts, e.g. 2025-03-06T10:00:00.'),
-        param('length', arg.refined(arg.INT, 15, 240), 'How many minutes it lasts.', default=60),
-        where='applicant_tracking.world:562', returns=Interview,
-    )
+    @tool('Schedule an interview for an application in stage interview.', _PARAM_application,
+          param('interviewer', _ROW_staff, "The interviewer's staff id, e.g. S02."),
+          param('kind', arg.enum_of(InterviewKind), 'phone, technical, onsite or culture.'),
+          param('starts_at', arg.DATETIME, 'When it starts, e.g. 2025-03-06T10:00:00.'),
+          param('length', arg.refined(arg.INT, 15, 240), 'How many minutes it lasts.', default=60),
+          where='applicant_tracking.world:562', returns=Interview)
     def tool_schedule_interview(
         self, application: Application, interviewer: Staff, kind: InterviewKind,
         starts_at: dt.datetime, length: int,
     ) -> Interview:
         x__: Staff = self.fn_me()  # applicant_tracking.world:571
         if application.stage != _E5_Stage_interview:  # applicant_tracking.world:572
-            self.fail(
-                f'Application {application.application_id} is in stage {application.stage}, not '
-                'interview.',
-            )
+            self.fail(f'Application {application.application_id} is in stage {application.stage}'
+                      ', not interview.')
         if not interviewer.active:  # applicant_tracking.world:573
             self.fail(f'{interviewer.name} is inactive.')
         if starts_at <= self.clock:  # applicant_tracking.world:574
@@ -1079,10 +1003,8 @@ class ApplicantTracking(Episode):
             self.fn_interviews_on(interviewer, starts_at.date())
             >= interviewer.max_interviews_per_day
         ):
-            self.fail(
-                f'{interviewer.name} already has {interviewer.max_interviews_per_day} interviews '
-                f'on {starts_at.date()}.',
-            )
+            self.fail(f'{interviewer.name} already has {interviewer.max_interviews_per_day} '
+                      f'interviews on {starts_at.date()}.')
         interview: Interview = Interview(  # applicant_tracking.world:578
             interview_id=self.next_id('interview_ids', 'IV{:03d}'),
             application=application.application_id, interviewer=interviewer.staff_id, kind=kind,
@@ -1092,15 +1014,13 @@ class ApplicantTracking(Episode):
         self.insert(self.t_interviews, interview)  # applicant_tracking.world:585
         return interview  # applicant_tracking.world:586
 
-    @tool(  # applicant_tracking.world:589
-        'Record the feedback of a scheduled interview that has started; the interviewer or a '
-        'recruiter records it, and the interview is completed.',
-        param('interview', _ROW_interviews, 'The interview id, e.g. IV003.'),
-        param('rating', arg.refined(arg.INT, 1, 5), 'From 1 (poor) to 5 (excellent).'),
-        param('recommendation', arg.enum_of(Recommendation), 'strong_hire, hire or no_hire.'),
-        param('feedback', arg.refined(arg.TEXT, 1, 1000), "The interviewer's written feedback."),
-        where='applicant_tracking.world:589', returns=Interview,
-    )
+    @tool('Record the feedback of a scheduled interview that has started; the interviewer or a '
+          'recruiter records it, and the interview is completed.',
+          param('interview', _ROW_interviews, 'The interview id, e.g. IV003.'),
+          param('rating', arg.refined(arg.INT, 1, 5), 'From 1 (poor) to 5 (excellent).'),
+          param('recommendation', arg.enum_of(Recommendation), 'strong_hire, hire or no_hire.'),
+          param('feedback', arg.refined(arg.TEXT, 1, 1000), "The interviewer's written feedback."),
+          where='applicant_tracking.world:589', returns=Interview)
     def tool_record_feedback(
         self, interview: Interview, rating: int, recommendation: Recommendation, feedback: str
     ) -> Interview:
@@ -1121,22 +1041,18 @@ class ApplicantTracking(Episode):
         )
         return interview  # applicant_tracking.world:605
 
-    @tool(  # applicant_tracking.world:610
-        'Show an offer: application id, salary, start date, status, dates and who made it.',
-        param('offer', _ROW_offers, 'The offer id, e.g. OF001.'), read_only=True,
-        where='applicant_tracking.world:610', returns=Offer,
-    )
+    @tool('Show an offer: application id, salary, start date, status, dates and who made it.',
+          param('offer', _ROW_offers, 'The offer id, e.g. OF001.'), read_only=True,
+          where='applicant_tracking.world:610', returns=Offer)
     def tool_get_offer(self, offer: Offer) -> Offer:
         return offer  # applicant_tracking.world:613
 
-    @tool(  # applicant_tracking.world:616
-        'List offers for an opening and/or to a candidate, optionally by status.',
-        param('opening', arg.optional(_ROW_openings), 'Only offers for this opening (id).'),
-        param('candidate', arg.optional(_ROW_candidates), 'Only offers to this candidate (id).'),
-        param('status', arg.optional(arg.enum_of(OfferStatus)), 'Only offers with this status.'),
-        read_only=True, where='applicant_tracking.world:616', returns=js.array(Offer),
-        shows=('list', ('row', 'offers')),
-    )
+    @tool('List offers for an opening and/or to a candidate, optionally by status.',
+          param('opening', arg.optional(_ROW_openings), 'Only offers for this opening (id).'),
+          param('candidate', arg.optional(_ROW_candidates), 'Only offers to this candidate (id).'),
+          param('status', arg.optional(arg.enum_of(OfferStatus)), 'Only offers with this status.'),
+          read_only=True, where='applicant_tracking.world:616', returns=js.array(Offer),
+          shows=('list', ('row', 'offers')))
     def tool_list_offers(
         self, opening: Opening | None, candidate: Candidate | None, status: OfferStatus | None
     ) -> tuple[str, ...]:
@@ -1157,21 +1073,15 @@ class ApplicantTracking(Episode):
             found = rt.each(self, found) + (f.offer_id,)  # applicant_tracking.world:634
         return found  # applicant_tracking.world:636
 
-    @tool(  # applicant_tracking.world:639
-        'Make an offer to an application in stage interview that has enough completed interviews '
-        'recommending hire; it expires after the offer validity period.',
-        _PARAM_application,
-        param(
-            'salary', arg.optional(arg.refined(arg.FLOAT, 0.0)),
-            "The yearly salary offered, within the opening's range; leave out for the middle of "
-            "the range.",
-        ),
-        param(
-            'start_date', arg.optional(arg.DATE),
-            'The first working day, e.g. 2025-04-01; leave out for four weeks from today.',
-        ),
-        where='applicant_tracking.world:639', returns=Offer,
-    )
+    @tool('Make an offer to an application in stage interview that has enough completed '
+          'interviews recommending hire; it expires after the offer validity period.',
+          _PARAM_application,
+          param('salary', arg.optional(arg.refined(arg.FLOAT, 0.0)),
+                "The yearly salary offered, within the opening's range; leave out for the middle "
+                "of the range."),
+          param('start_date', arg.optional(arg.DATE),
+                'The first working day, e.g. 2025-04-01; leave out for four weeks from today.'),
+          where='applicant_tracking.world:639', returns=Offer)
     def tool_make_offer(
         self, application: Application, salary: float | None, start_date: dt.date | None
     ) -> Offer:
@@ -1180,27 +1090,21 @@ class ApplicantTracking(Episode):
         if not (user.role == _E9_StaffRole_recruiter or user.role == _E9_StaffRole_hiring_manager):
             raise ToolError('Only recruiters and hiring managers make offers.')
         if application.stage != _E5_Stage_interview:  # applicant_tracking.world:648
-            self.fail(
-                f'Application {application.application_id} is in stage {application.stage}, not '
-                'interview.',
-            )
+            self.fail(f'Application {application.application_id} is in stage {application.stage}'
+                      ', not interview.')
         # applicant_tracking.world:649
         if self.fn_positive_interviews(application) < self.state.min_completed_interviews:
-            self.fail(
-                f'Application {application.application_id} needs '
-                f'{self.state.min_completed_interviews} completed interviews recommending hire; '
-                f'it has {self.fn_positive_interviews(application)}.',
-            )
+            self.fail(f'Application {application.application_id} needs '
+                      f'{self.state.min_completed_interviews} completed interviews recommending '
+                      f'hire; it has {self.fn_positive_interviews(application)}.')
         opening: Opening = self.t_openings[application.opening]  # applicant_tracking.world:650
         pay: float = salary if salary is not None else round(  # applicant_tracking.world:651
             (opening.salary_min + opening.salary_max) / 2, 2
         )
         # applicant_tracking.world:652
         if not (pay >= opening.salary_min and pay <= opening.salary_max):
-            raise ToolError(
-                f'The salary must be between {opening.salary_min:.0f} and '
-                f'{opening.salary_max:.0f}.',
-            )
+            raise ToolError(f'The salary must be between {opening.salary_min:.0f} and '
+                            f'{opening.salary_max:.0f}.')
         first_day: dt.date = (  # applicant_tracking.world:653
             start_date if start_date is not None else self.clock.date() + dt.timedelta(days=28)
         )
@@ -1220,13 +1124,11 @@ class ApplicantTracking(Episode):
         self.set_fields(application, ('stage', 'stage_changed_at'), _E5_Stage_offer, self.clock)
         return offer  # applicant_tracking.world:667
 
-    @tool(  # applicant_tracking.world:670
-        "Record that the candidate accepted an extended offer: the application is hired. When "
-        "the hires reach the headcount the opening is filled and its other live applications are "
-        "rejected ('Position filled').",
-        param('offer', _ROW_offers, 'The offer id, e.g. OF002.'),
-        where='applicant_tracking.world:670', returns=Offer,
-    )
+    @tool("Record that the candidate accepted an extended offer: the application is hired. When "
+          "the hires reach the headcount the opening is filled and its other live applications "
+          "are rejected ('Position filled').",
+          param('offer', _ROW_offers, 'The offer id, e.g. OF002.'),
+          where='applicant_tracking.world:670', returns=Offer)
     def tool_accept_offer(self, offer: Offer) -> Offer:
         x__: Staff = self.fn_me()  # applicant_tracking.world:675
         if offer.status != _E11_OfferStatus_extended:  # applicant_tracking.world:676
@@ -1255,10 +1157,9 @@ class ApplicantTracking(Episode):
                     )
                     self.set_field(  # applicant_tracking.world:689
                         self.t_applications[a.application_id], 'rejection_reason',
-                        rt.if_present(
-                            'Position filled',
-                            lambda x: v.check_length(x, 'Application.rejection_reason', 1, 200),
-                        ),
+                        rt.if_present('Position filled', lambda x: v.check_length(
+                                          x, 'Application.rejection_reason', 1, 200
+                                      )),
                     )
                     self.set_field(  # applicant_tracking.world:690
                         self.t_applications[a.application_id], 'stage_changed_at', self.clock
@@ -1303,9 +1204,8 @@ class ApplicantTracking(Episode):
     def _check_julia_accepts__others_rejected(self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
-            and rt.expect(
-                self.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
-            )
+            and rt.expect(self.t_applications['AP003'].rejection_reason, '==', 'Position filled',
+                          part=1)
         )
 
     # applicant_tracking.world:1454
@@ -1320,10 +1220,8 @@ class ApplicantTracking(Episode):
 
     # applicant_tracking.world:1455
     def _check_record_onsite_feedback__text(self) -> rt.Verdict | bool:
-        return rt.expect(
-            self.t_interviews['IV003'].feedback, '==',
-            'Strong debugging skills, clear communicator.',
-        )
+        return rt.expect(self.t_interviews['IV003'].feedback, '==',
+                         'Strong debugging skills, clear communicator.')
 
     def _check_kofi_accepts_backend_offer__offer_accepted(self) -> bool:  # tasks.world:372
         return any(
@@ -1398,9 +1296,8 @@ class ApplicantTracking(Episode):
     def _check_mined_62f796f51e__application_ap003_changed(self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
-            and rt.expect(
-                self.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
-            )
+            and rt.expect(self.t_applications['AP003'].rejection_reason, '==', 'Position filled',
+                          part=1)
         )
 
     # tasks.world:2263
@@ -1437,9 +1334,8 @@ class ApplicantTracking(Episode):
     def _check_mined_d4443c7be8__application_ap004_changed(self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_applications['AP004'].stage, '==', _E5_Stage_rejected)
-            and rt.expect(
-                self.t_applications['AP004'].rejection_reason, '==', 'Ben Carter', part=1
-            )
+            and rt.expect(self.t_applications['AP004'].rejection_reason, '==', 'Ben Carter',
+                          part=1)
         )
 
     # tasks.world:3388
@@ -1561,9 +1457,8 @@ class ApplicantTracking(Episode):
     def _check_mined_4a35fd1379__application_ap003_changed(self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
-            and rt.expect(
-                self.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
-            )
+            and rt.expect(self.t_applications['AP003'].rejection_reason, '==', 'Position filled',
+                          part=1)
         )
 
     # tasks.world:5284
@@ -1616,9 +1511,8 @@ class ApplicantTracking(Episode):
     def _check_mined_4bab9a5130__application_ap003_changed(self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
-            and rt.expect(
-                self.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
-            )
+            and rt.expect(self.t_applications['AP003'].rejection_reason, '==', 'Position filled',
+                          part=1)
         )
 
     # tasks.world:5672
@@ -1671,9 +1565,8 @@ class ApplicantTracking(Episode):
     def _check_mined_d63ae51fd3__application_ap003_changed(self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
-            and rt.expect(
-                self.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
-            )
+            and rt.expect(self.t_applications['AP003'].rejection_reason, '==', 'Position filled',
+                          part=1)
         )
 
     # tasks.world:6060
@@ -1756,18 +1649,16 @@ class ApplicantTracking(Episode):
     def _check_mined_b7940f77e7__application_ap002_changed(self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_rejected)
-            and rt.expect(
-                self.t_applications['AP002'].rejection_reason, '==', 'Julia Roth', part=1
-            )
+            and rt.expect(self.t_applications['AP002'].rejection_reason, '==', 'Julia Roth',
+                          part=1)
         )
 
     # tasks.world:6827
     def _check_mined_b7940f77e7__application_ap003_changed(self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
-            and rt.expect(
-                self.t_applications['AP003'].rejection_reason, '==', 'Julia Roth', part=1
-            )
+            and rt.expect(self.t_applications['AP003'].rejection_reason, '==', 'Julia Roth',
+                          part=1)
         )
 
     # tasks.world:6828
@@ -1825,9 +1716,8 @@ class ApplicantTracking(Episode):
     def _check_mined_4b449ee881__application_ap003_changed(self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
-            and rt.expect(
-                self.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
-            )
+            and rt.expect(self.t_applications['AP003'].rejection_reason, '==', 'Position filled',
+                          part=1)
         )
 
     # tasks.world:7215
@@ -1949,9 +1839,8 @@ class ApplicantTracking(Episode):
     def _check_mined_e153526d62__application_ap003_changed(self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
-            and rt.expect(
-                self.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
-            )
+            and rt.expect(self.t_applications['AP003'].rejection_reason, '==', 'Position filled',
+                          part=1)
         )
 
     # tasks.world:8368
@@ -2055,9 +1944,8 @@ class ApplicantTracking(Episode):
     def _check_mined_7a40130a29__application_ap003_changed(self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
-            and rt.expect(
-                self.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
-            )
+            and rt.expect(self.t_applications['AP003'].rejection_reason, '==', 'Position filled',
+                          part=1)
         )
 
     # tasks.world:9890
@@ -2093,9 +1981,8 @@ class ApplicantTracking(Episode):
     def _check_mined_e893eceb94__application_ap003_changed(self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
-            and rt.expect(
-                self.t_applications['AP003'].rejection_reason, '==', 'Position filled', part=1
-            )
+            and rt.expect(self.t_applications['AP003'].rejection_reason, '==', 'Position filled',
+                          part=1)
         )
 
     # tasks.world:10272
@@ -2137,18 +2024,16 @@ class ApplicantTracking(Episode):
     def _check_mined_a24b3ffc42__application_ap002_changed(self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_applications['AP002'].stage, '==', _E5_Stage_rejected)
-            and rt.expect(
-                self.t_applications['AP002'].rejection_reason, '==', 'Sales Lead', part=1
-            )
+            and rt.expect(self.t_applications['AP002'].rejection_reason, '==', 'Sales Lead',
+                          part=1)
         )
 
     # tasks.world:10655
     def _check_mined_a24b3ffc42__application_ap003_changed(self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_applications['AP003'].stage, '==', _E5_Stage_rejected)
-            and rt.expect(
-                self.t_applications['AP003'].rejection_reason, '==', 'Sales Lead', part=1
-            )
+            and rt.expect(self.t_applications['AP003'].rejection_reason, '==', 'Sales Lead',
+                          part=1)
         )
 
     # tasks.world:10656

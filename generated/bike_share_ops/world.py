@@ -429,9 +429,8 @@ class BikeShareOps(Episode):
             )
             for _b78 in rt.each(self, self.t_bikes)
         ):
-            raise InvariantError(
-                'A bike is docked exactly when a dock holds it.', 'bike_share_ops.world:318'
-            )
+            raise InvariantError('A bike is docked exactly when a dock holds it.',
+                                 'bike_share_ops.world:318')
         if not all(  # bike_share_ops.world:321
             len([
                 _r81.id_ for _r81 in rt.each(self, self.t_rides)
@@ -440,10 +439,8 @@ class BikeShareOps(Episode):
             == (1 if _b80.status == _E10_BikeStatus_in_ride else 0)
             for _b80 in rt.each(self, self.t_bikes)
         ):
-            raise InvariantError(
-                'A bike is in a ride exactly when one active ride uses it.',
-                'bike_share_ops.world:321',
-            )
+            raise InvariantError('A bike is in a ride exactly when one active ride uses it.',
+                                 'bike_share_ops.world:321')
         if not all(  # bike_share_ops.world:324
             len([
                 _r83.id_ for _r83 in rt.each(self, self.t_rides)
@@ -452,35 +449,29 @@ class BikeShareOps(Episode):
             <= (1 if _m82.status == _E12_MemberStatus_active else 0)
             for _m82 in rt.each(self, self.t_members)
         ):
-            raise InvariantError(
-                'A member has at most one active ride, and only active members ride.',
-                'bike_share_ops.world:324',
-            )
+            raise InvariantError('A member has at most one active ride, and only active members '
+                                 'ride.',
+                                 'bike_share_ops.world:324')
         for _row84 in rt.changed_rows(self, self.t_rides):  # bike_share_ops.world:327
             if not self.fn_ride_times_ok(_row84):
-                raise InvariantError(
-                    'A completed ride has its end station and time; an active one has neither '
-                    'and no fare.',
-                    'bike_share_ops.world:327',
-                )
+                raise InvariantError('A completed ride has its end station and time; an active '
+                                     'one has neither and no fare.',
+                                     'bike_share_ops.world:327')
         if not all(  # bike_share_ops.world:330
             _r85.status != _E12_ReportStatus_open_
             or self.t_bikes[_r85.bike].condition != _E13_BikeCondition_good
             and self.t_bikes[_r85.bike].status != _E10_BikeStatus_in_ride
             for _r85 in rt.each(self, self.t_reports)
         ):
-            raise InvariantError(
-                'A bike with an open damage report is broken or needs a check, and is not ridden.',
-                'bike_share_ops.world:330',
-            )
+            raise InvariantError('A bike with an open damage report is broken or needs a check, '
+                                 'and is not ridden.',
+                                 'bike_share_ops.world:330')
         for _row86 in rt.changed_rows(self, self.t_reports):  # bike_share_ops.world:333
             if not (
                 (_row86.resolved_at is not None) == (_row86.status == _E12_ReportStatus_resolved)
             ):
-                raise InvariantError(
-                    'A report has a resolution time exactly when resolved.',
-                    'bike_share_ops.world:333',
-                )
+                raise InvariantError('A report has a resolution time exactly when resolved.',
+                                     'bike_share_ops.world:333')
         for _row87 in rt.changed_rows(self, self.t_bikes):  # bike_share_ops.world:336
             if not (_row87.kind != _E8_BikeKind_classic or _row87.battery == 100):
                 raise InvariantError('Classic bikes have battery 100.', 'bike_share_ops.world:336')
@@ -489,10 +480,8 @@ class BikeShareOps(Episode):
             == _s88.capacity
             for _s88 in rt.each(self, self.t_stations)
         ):
-            raise InvariantError(
-                'A station has one dock for each number from 1 to its capacity.',
-                'bike_share_ops.world:339',
-            )
+            raise InvariantError('A station has one dock for each number from 1 to its capacity.',
+                                 'bike_share_ops.world:339')
         if not all(  # bike_share_ops.world:342
             _d90.number <= self.t_stations[_d90.station].capacity
             and len([
@@ -502,15 +491,13 @@ class BikeShareOps(Episode):
             == 1
             for _d90 in rt.each(self, self.t_docks)
         ):
-            raise InvariantError(
-                "Dock numbers are within the station's capacity and unique in it.",
-                'bike_share_ops.world:342',
-            )
+            raise InvariantError("Dock numbers are within the station's capacity and unique in "
+                                 "it.",
+                                 'bike_share_ops.world:342')
         for _row92 in rt.changed_rows(self, self.t_docks):  # bike_share_ops.world:345
             if not (not _row92.out_of_order or _row92.bike is None):
-                raise InvariantError(
-                    'An out-of-order dock holds no bike.', 'bike_share_ops.world:345'
-                )
+                raise InvariantError('An out-of-order dock holds no bike.',
+                                     'bike_share_ops.world:345')
         if not all(  # bike_share_ops.world:348
             len([
                 _t94.id_ for _t94 in rt.each(self, self.t_transactions)
@@ -519,18 +506,14 @@ class BikeShareOps(Episode):
             == (1 if _r93.fare > 0.0 else 0)
             for _r93 in rt.each(self, self.t_rides)
         ):
-            raise InvariantError(
-                'A ride with a fare has exactly one ride-fare transaction; a ride without one '
-                'has none.',
-                'bike_share_ops.world:348',
-            )
+            raise InvariantError('A ride with a fare has exactly one ride-fare transaction; a '
+                                 'ride without one has none.',
+                                 'bike_share_ops.world:348')
         # bike_share_ops.world:351
         if not all(self.fn_fare_tx_ok(_t95) for _t95 in rt.each(self, self.t_transactions)):
-            raise InvariantError(
-                'Ride fares name their ride and take at most its fare; other transactions name '
-                'no ride.',
-                'bike_share_ops.world:351',
-            )
+            raise InvariantError('Ride fares name their ride and take at most its fare; other '
+                                 'transactions name no ride.',
+                                 'bike_share_ops.world:351')
         if not all(  # bike_share_ops.world:354
             len([
                 _n97.id_ for _n97 in rt.each(self, self.t_members)
@@ -721,36 +704,29 @@ class BikeShareOps(Episode):
             self.fn_available_at(s, _E8_BikeKind_electric), self.fn_free_docks_at(s),
         )
 
-    @tool(  # bike_share_ops.world:365
-        "Sign in as an operator; every change is then made in that operator's name. Signing in "
-        "again switches operator.",
-        param(
-            'operator_id', _ROW_operators,
-            'Your operator id, e.g. OP02 (find_operators finds it by name or email).',
-        ),
-        where='bike_share_ops.world:365', returns=Operator,
-    )
+    @tool("Sign in as an operator; every change is then made in that operator's name. Signing in "
+          "again switches operator.",
+          param('operator_id', _ROW_operators,
+                'Your operator id, e.g. OP02 (find_operators finds it by name or email).'),
+          where='bike_share_ops.world:365', returns=Operator)
     def tool_sign_in(self, operator_id: Operator) -> Operator:
         if not operator_id.active:  # bike_share_ops.world:370
             self.fail(f'Operator {operator_id.id_} ({operator_id.name}) is inactive.')
         self.set_state('current_operator', operator_id.id_)  # bike_share_ops.world:371
         return operator_id  # bike_share_ops.world:372
 
-    @tool(  # bike_share_ops.world:375
-        'Show an operator: name, email, role and whether active.',
-        param('operator_id', _ROW_operators, 'The operator id, e.g. OP01.'), read_only=True,
-        where='bike_share_ops.world:375', returns=Operator,
-    )
+    @tool('Show an operator: name, email, role and whether active.',
+          param('operator_id', _ROW_operators, 'The operator id, e.g. OP01.'), read_only=True,
+          where='bike_share_ops.world:375', returns=Operator)
     def tool_get_operator(self, operator_id: Operator) -> Operator:
         return operator_id  # bike_share_ops.world:380
 
-    @tool(  # bike_share_ops.world:383
-        'Find operators by part of the name or email, and/or by role.',
-        param('query', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
-        param('role', arg.optional(arg.enum_of(OperatorRole)), 'Only operators with this role.'),
-        read_only=True, where='bike_share_ops.world:383', returns=js.array(Operator),
-        shows=('list', ('row', 'operators')),
-    )
+    @tool('Find operators by part of the name or email, and/or by role.',
+          param('query', arg.optional(arg.TEXT),
+                'Part of the name or email; case does not matter.'),
+          param('role', arg.optional(arg.enum_of(OperatorRole)), 'Only operators with this role.'),
+          read_only=True, where='bike_share_ops.world:383', returns=js.array(Operator),
+          shows=('list', ('row', 'operators')))
     def tool_find_operators(self, query: str | None, role: OperatorRole | None) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # bike_share_ops.world:389
         for o in rt.each(self, self.t_operators):  # bike_share_ops.world:390
@@ -770,22 +746,20 @@ class BikeShareOps(Episode):
             found = rt.each(self, found) + (o.id_,)  # bike_share_ops.world:397
         return found  # bike_share_ops.world:399
 
-    @tool(  # bike_share_ops.world:404
-        'Show a station with its classic and electric bikes ready to ride, its free docks and '
-        'each dock.',
-        param('code', _ROW_stations, 'The station code, e.g. ST001.'), read_only=True,
-        where='bike_share_ops.world:404',
-        returns=js.closed({
-            'station': Station, 'classic_available': js.INTEGER, 'electric_available': js.INTEGER,
-            'free_docks': js.INTEGER, 'docks': js.array(Dock),
-        }),
-        shows=(
-            'record', (
-                ('station', 'station', ('row', 'stations')),
-                ('docks', 'docks', ('list', ('row', 'docks'))),
-            ),
-        ),
-    )
+    @tool('Show a station with its classic and electric bikes ready to ride, its free docks and '
+          'each dock.',
+          param('code', _ROW_stations, 'The station code, e.g. ST001.'), read_only=True,
+          where='bike_share_ops.world:404',
+          returns=js.closed({
+              'station': Station, 'classic_available': js.INTEGER,
+              'electric_available': js.INTEGER, 'free_docks': js.INTEGER, 'docks': js.array(Dock),
+          }),
+          shows=(
+              'record', (
+                  ('station', 'station', ('row', 'stations')),
+                  ('docks', 'docks', ('list', ('row', 'docks'))),
+              ),
+          ))
     def tool_get_station(self, code: Station) -> StationInfo:
         return StationInfo(  # bike_share_ops.world:409
             code.code, self.fn_available_at(code, _E8_BikeKind_classic),
@@ -793,20 +767,14 @@ class BikeShareOps(Episode):
             self.fn_docks_of(code),
         )
 
-    @tool(  # bike_share_ops.world:418
-        'Find open stations by name or district, optionally only those with a bike of a kind to '
-        'ride or a free dock.',
-        param(
-            'query', arg.optional(arg.TEXT),
-            "Part of the station's name or district; case does not matter.",
-        ),
-        param(
-            'bike_kind', arg.optional(arg.enum_of(BikeKind)),
-            'Only stations with a bike of this kind available to ride.',
-        ),
-        param('needs_free_dock', arg.BOOL, 'Only stations with a free dock.', default=False),
-        read_only=True, where='bike_share_ops.world:418', returns=js.array(StationSummary),
-    )
+    @tool('Find open stations by name or district, optionally only those with a bike of a kind '
+          'to ride or a free dock.',
+          param('query', arg.optional(arg.TEXT),
+                "Part of the station's name or district; case does not matter."),
+          param('bike_kind', arg.optional(arg.enum_of(BikeKind)),
+                'Only stations with a bike of this kind available to ride.'),
+          param('needs_free_dock', arg.BOOL, 'Only stations with a free dock.', default=False),
+          read_only=True, where='bike_share_ops.world:418', returns=js.array(StationSummary))
     def tool_find_stations(
         self, query: str | None, bike_kind: BikeKind | None, needs_free_dock: bool
     ) -> tuple[StationSummary, ...]:
@@ -834,24 +802,19 @@ class BikeShareOps(Episode):
             found = rt.each(self, found) + (self.fn_summarize_station(s),)
         return found  # bike_share_ops.world:441
 
-    @tool(  # bike_share_ops.world:444
-        'Show a dock: station code, number, the bike id it holds and whether it is out of order.',
-        param('dock_id', _ROW_docks, 'The dock id, e.g. ST001-03.'), read_only=True,
-        where='bike_share_ops.world:444', returns=Dock,
-    )
+    @tool('Show a dock: station code, number, the bike id it holds and whether it is out of '
+          'order.',
+          param('dock_id', _ROW_docks, 'The dock id, e.g. ST001-03.'), read_only=True,
+          where='bike_share_ops.world:444', returns=Dock)
     def tool_get_dock(self, dock_id: Dock) -> Dock:
         return dock_id  # bike_share_ops.world:449
 
-    @tool(  # bike_share_ops.world:452
-        'List the docks of a station by number, optionally only occupied or only free ones.',
-        param('station', _ROW_stations, 'The station code, e.g. ST001.'),
-        param(
-            'occupied', arg.optional(arg.BOOL),
-            'true: only docks holding a bike; false: only free docks.',
-        ),
-        read_only=True, where='bike_share_ops.world:452', returns=js.array(Dock),
-        shows=('list', ('row', 'docks')),
-    )
+    @tool('List the docks of a station by number, optionally only occupied or only free ones.',
+          param('station', _ROW_stations, 'The station code, e.g. ST001.'),
+          param('occupied', arg.optional(arg.BOOL),
+                'true: only docks holding a bike; false: only free docks.'),
+          read_only=True, where='bike_share_ops.world:452', returns=js.array(Dock),
+          shows=('list', ('row', 'docks')))
     def tool_list_docks(self, station: Station, occupied: bool | None) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # bike_share_ops.world:458
         # bike_share_ops.world:459
@@ -862,28 +825,25 @@ class BikeShareOps(Episode):
             found = rt.each(self, found) + (d.id_,)  # bike_share_ops.world:463
         return found  # bike_share_ops.world:465
 
-    @tool(  # bike_share_ops.world:470
-        'Show a bike: kind, battery, condition, status, rides and last service, with the id of '
-        'the dock or active ride it is in.',
-        param('bike_id', _ROW_bikes, 'The bike id, e.g. BK0001.'), read_only=True,
-        where='bike_share_ops.world:470',
-        returns=js.closed({
-            'bike': Bike, 'dock': js.nullable(js.STRING), 'ride': js.nullable(js.STRING)
-        }),
-        shows=('record', (('bike', 'bike', ('row', 'bikes')),)),
-    )
+    @tool('Show a bike: kind, battery, condition, status, rides and last service, with the id of '
+          'the dock or active ride it is in.',
+          param('bike_id', _ROW_bikes, 'The bike id, e.g. BK0001.'), read_only=True,
+          where='bike_share_ops.world:470',
+          returns=js.closed({
+              'bike': Bike, 'dock': js.nullable(js.STRING), 'ride': js.nullable(js.STRING)
+          }),
+          shows=('record', (('bike', 'bike', ('row', 'bikes')),)))
     def tool_get_bike(self, bike_id: Bike) -> BikeInfo:
         return BikeInfo(  # bike_share_ops.world:475
             bike_id.id_, rt.key_of(self.fn_dock_of(bike_id)),
             rt.key_of(self.fn_ride_of_bike(bike_id)),
         )
 
-    @tool(  # bike_share_ops.world:478
+    @tool(
         'List bikes by kind, condition or status, or those docked at a station.',
         param('kind', arg.optional(arg.enum_of(BikeKind)), 'Only classic or only electric bikes.'),
-        param(
-            'condition', arg.optional(arg.enum_of(BikeCondition)), 'Only bikes in this condition.'
-        ),
+        param('condition', arg.optional(arg.enum_of(BikeCondition)),
+              'Only bikes in this condition.'),
         param('status', arg.optional(arg.enum_of(BikeStatus)), 'Only bikes with this status.'),
         param('station', arg.optional(_ROW_stations), 'Only bikes docked at this station (code).'),
         read_only=True, where='bike_share_ops.world:478', returns=js.array(Bike),
@@ -911,35 +871,31 @@ class BikeShareOps(Episode):
             found = rt.each(self, found) + (b.id_,)  # bike_share_ops.world:506
         return found  # bike_share_ops.world:508
 
-    @tool(  # bike_share_ops.world:513
-        'Show a member: contact, pass and expiry, balance and status, whether the pass is valid '
-        'today and the active ride.',
-        param('member_id', _ROW_members, 'The member id, e.g. M0001.'), read_only=True,
-        where='bike_share_ops.world:513',
-        returns=js.closed({
-            'member': Member, 'pass_valid': js.BOOLEAN, 'active_ride': js.nullable(Ride)
-        }),
-        shows=(
-            'record', (
-                ('member', 'member', ('row', 'members')),
-                ('active_ride', 'active_ride', ('row', 'rides')),
-            ),
-        ),
-    )
+    @tool('Show a member: contact, pass and expiry, balance and status, whether the pass is '
+          'valid today and the active ride.',
+          param('member_id', _ROW_members, 'The member id, e.g. M0001.'), read_only=True,
+          where='bike_share_ops.world:513',
+          returns=js.closed({
+              'member': Member, 'pass_valid': js.BOOLEAN, 'active_ride': js.nullable(Ride)
+          }),
+          shows=(
+              'record', (
+                  ('member', 'member', ('row', 'members')),
+                  ('active_ride', 'active_ride', ('row', 'rides')),
+              ),
+          ))
     def tool_get_member(self, member_id: Member) -> MemberInfo:
         return MemberInfo(  # bike_share_ops.world:518
             member_id.id_, self.fn_pass_valid(member_id),
             rt.key_of(self.fn_active_ride_of(member_id)),
         )
 
-    @tool(  # bike_share_ops.world:525
-        'Find members by exact email, exact phone or part of the name.',
-        param('email', arg.optional(arg.TEXT), 'The exact email; case does not matter.'),
-        param('phone', arg.optional(arg.TEXT), 'The exact phone number; spaces do not matter.'),
-        param('name', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
-        read_only=True, where='bike_share_ops.world:525', returns=js.array(Member),
-        shows=('list', ('row', 'members')),
-    )
+    @tool('Find members by exact email, exact phone or part of the name.',
+          param('email', arg.optional(arg.TEXT), 'The exact email; case does not matter.'),
+          param('phone', arg.optional(arg.TEXT), 'The exact phone number; spaces do not matter.'),
+          param('name', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
+          read_only=True, where='bike_share_ops.world:525', returns=js.array(Member),
+          shows=('list', ('row', 'members')))
     def tool_find_members(
         self, email: str | None, phone: str | None, name: str | None
     ) -> tuple[str, ...]:
@@ -966,20 +922,18 @@ class BikeShareOps(Episode):
             found = rt.each(self, found) + (m.id_,)  # bike_share_ops.world:544
         return found  # bike_share_ops.world:546
 
-    @tool(  # bike_share_ops.world:549
-        "Add money to a member's prepaid balance.", _PARAM_member_id,
-        param('amount', arg.refined(arg.FLOAT, 1.0, 200.0), 'How much to add, in EUR (1 to 200).'),
-        where='bike_share_ops.world:549', returns=Member,
-    )
+    @tool("Add money to a member's prepaid balance.", _PARAM_member_id,
+          param('amount', arg.refined(arg.FLOAT, 1.0, 200.0),
+                'How much to add, in EUR (1 to 200).'),
+          where='bike_share_ops.world:549', returns=Member)
     def tool_top_up_balance(self, member_id: Member, amount: float) -> Member:
         op: Operator = self.fn_me()  # bike_share_ops.world:555
         if member_id.status != _E12_MemberStatus_active:  # bike_share_ops.world:556
             self.fail(f'Member {member_id.id_} is suspended.')
         new_balance: float = round(member_id.balance + amount, 2)  # bike_share_ops.world:557
         if not (new_balance <= _C_MAX_BALANCE):  # bike_share_ops.world:558
-            raise ToolError(
-                f'The balance would be {new_balance:.2f}; it may not exceed {_C_MAX_BALANCE:.2f}.'
-            )
+            raise ToolError(f'The balance would be {new_balance:.2f}; it may not exceed '
+                            f'{_C_MAX_BALANCE:.2f}.')
         self.set_field(  # bike_share_ops.world:559
             member_id, 'balance', v.check_range(new_balance, 'Member.balance', 0.0, None)
         )
@@ -992,12 +946,10 @@ class BikeShareOps(Episode):
         )
         return member_id  # bike_share_ops.world:566
 
-    @tool(  # bike_share_ops.world:569
-        'Sell a day, monthly or annual pass paid from the balance; a valid pass of the same kind '
-        'is extended.',
-        _PARAM_member_id, param('pass_kind', arg.enum_of(PassKind), 'day, monthly or annual.'),
-        where='bike_share_ops.world:569', returns=Member,
-    )
+    @tool('Sell a day, monthly or annual pass paid from the balance; a valid pass of the same '
+          'kind is extended.',
+          _PARAM_member_id, param('pass_kind', arg.enum_of(PassKind), 'day, monthly or annual.'),
+          where='bike_share_ops.world:569', returns=Member)
     def tool_buy_pass(self, member_id: Member, pass_kind: PassKind) -> Member:
         op: Operator = self.fn_me()  # bike_share_ops.world:575
         if member_id.status != _E12_MemberStatus_active:  # bike_share_ops.world:576
@@ -1007,10 +959,8 @@ class BikeShareOps(Episode):
         # bike_share_ops.world:578
         price: float = rt.coalesce(self.state.pass_prices.get(pass_kind), lambda: 0.0)
         if not (member_id.balance >= price):  # bike_share_ops.world:579
-            raise ToolError(
-                f'The balance of {member_id.balance:.2f} does not cover the {pass_kind} pass '
-                f'price of {price:.2f}.',
-            )
+            raise ToolError(f'The balance of {member_id.balance:.2f} does not cover the '
+                            f'{pass_kind} pass price of {price:.2f}.')
         length: int = 365  # bike_share_ops.world:580
         if pass_kind == _E8_PassKind_day:  # bike_share_ops.world:581
             length = 1  # bike_share_ops.world:582
@@ -1038,26 +988,21 @@ class BikeShareOps(Episode):
         )
         return member_id  # bike_share_ops.world:602
 
-    @tool(  # bike_share_ops.world:607
-        'Show a ride: member and bike ids, start and end station codes and times, status and '
-        'fare.',
-        param('ride_id', _ROW_rides, 'The ride id, e.g. R00001.'), read_only=True,
-        where='bike_share_ops.world:607', returns=Ride,
-    )
+    @tool('Show a ride: member and bike ids, start and end station codes and times, status and '
+          'fare.',
+          param('ride_id', _ROW_rides, 'The ride id, e.g. R00001.'), read_only=True,
+          where='bike_share_ops.world:607', returns=Ride)
     def tool_get_ride(self, ride_id: Ride) -> Ride:
         return ride_id  # bike_share_ops.world:610
 
-    @tool(  # bike_share_ops.world:613
-        'List the rides of a member or a bike, optionally on a day or by status.',
-        param('member_id', arg.optional(_ROW_members), 'Only rides of this member (id).'),
-        param('bike_id', arg.optional(_ROW_bikes), 'Only rides of this bike (id).'),
-        param('on_date', arg.optional(arg.DATE), 'Only rides started on this day.'),
-        param(
-            'status', arg.optional(arg.enum_of(RideStatus)), 'Only active or only completed rides.'
-        ),
-        read_only=True, where='bike_share_ops.world:613', returns=js.array(Ride),
-        shows=('list', ('row', 'rides')),
-    )
+    @tool('List the rides of a member or a bike, optionally on a day or by status.',
+          param('member_id', arg.optional(_ROW_members), 'Only rides of this member (id).'),
+          param('bike_id', arg.optional(_ROW_bikes), 'Only rides of this bike (id).'),
+          param('on_date', arg.optional(arg.DATE), 'Only rides started on this day.'),
+          param('status', arg.optional(arg.enum_of(RideStatus)),
+                'Only active or only completed rides.'),
+          read_only=True, where='bike_share_ops.world:613', returns=js.array(Ride),
+          shows=('list', ('row', 'rides')))
     def tool_list_rides(
         self, member_id: Member | None, bike_id: Bike | None, on_date: dt.date | None,
         status: RideStatus | None,
@@ -1077,11 +1022,9 @@ class BikeShareOps(Episode):
             found = rt.each(self, found) + (r.id_,)  # bike_share_ops.world:636
         return found  # bike_share_ops.world:638
 
-    @tool(  # bike_share_ops.world:641
-        'Start a ride for a member with the bike in a dock.', _PARAM_member_id,
-        param('dock_id', _ROW_docks, 'The dock holding the bike, e.g. ST001-02.'),
-        where='bike_share_ops.world:641', returns=Ride,
-    )
+    @tool('Start a ride for a member with the bike in a dock.', _PARAM_member_id,
+          param('dock_id', _ROW_docks, 'The dock holding the bike, e.g. ST001-02.'),
+          where='bike_share_ops.world:641', returns=Ride)
     def tool_start_ride(self, member_id: Member, dock_id: Dock) -> Ride:
         x__: Operator = self.fn_me()  # bike_share_ops.world:647
         if member_id.status != _E12_MemberStatus_active:  # bike_share_ops.world:648
@@ -1091,11 +1034,9 @@ class BikeShareOps(Episode):
         if not (  # bike_share_ops.world:650
             self.fn_pass_valid(member_id) or member_id.balance >= self.state.min_balance_to_ride
         ):
-            self.fail(
-                f'Member {member_id.id_} has no valid pass and a balance of '
-                f'{member_id.balance:.2f}, below the {self.state.min_balance_to_ride:.2f} needed '
-                'to ride.',
-            )
+            self.fail(f'Member {member_id.id_} has no valid pass and a balance of '
+                      f'{member_id.balance:.2f}, below the {self.state.min_balance_to_ride:.2f} '
+                      'needed to ride.')
         # bike_share_ops.world:651
         if self.t_stations[dock_id.station].status != _E13_StationStatus_open_:
             self.fail(f'Station {self.t_stations[dock_id.station].code} is closed.')
@@ -1106,10 +1047,8 @@ class BikeShareOps(Episode):
             self.fail(f'Bike {bike.id_} is {bike.condition} and cannot be lent.')
         # bike_share_ops.world:655
         if not (bike.kind == _E8_BikeKind_classic or bike.battery >= self.state.min_battery):
-            self.fail(
-                f'Bike {bike.id_} has {bike.battery}% battery, below the {self.state.min_battery}'
-                '% needed.',
-            )
+            self.fail(f'Bike {bike.id_} has {bike.battery}% battery, below the '
+                      f'{self.state.min_battery}% needed.')
         self.set_field(dock_id, 'bike', None)  # bike_share_ops.world:656
         # bike_share_ops.world:657
         self.set_field(self.t_bikes[bike.id_], 'status', _E10_BikeStatus_in_ride)
@@ -1121,14 +1060,13 @@ class BikeShareOps(Episode):
         self.insert(self.t_rides, ride)  # bike_share_ops.world:659
         return ride  # bike_share_ops.world:660
 
-    @tool(  # bike_share_ops.world:663
-        'End an active ride at a free dock. The fare is the unlock fee plus the per-minute rate\n'
-        '(electric costs more); a valid pass covers the first included minutes of a classic ride '
-        'and\nits unlock fee. The fare is taken from the balance, at most what the balance holds.',
-        param('ride_id', _ROW_rides, "The active ride's id, e.g. R00006."),
-        param('dock_id', _ROW_docks, 'A free dock to return the bike to, e.g. ST002-03.'),
-        where='bike_share_ops.world:663', returns=Ride,
-    )
+    @tool('End an active ride at a free dock. The fare is the unlock fee plus the per-minute '
+          'rate\n(electric costs more); a valid pass covers the first included minutes of a '
+          'classic ride and\nits unlock fee. The fare is taken from the balance, at most what '
+          'the balance holds.',
+          param('ride_id', _ROW_rides, "The active ride's id, e.g. R00006."),
+          param('dock_id', _ROW_docks, 'A free dock to return the bike to, e.g. ST002-03.'),
+          where='bike_share_ops.world:663', returns=Ride)
     def tool_end_ride(self, ride_id: Ride, dock_id: Dock) -> Ride:
         op: Operator = self.fn_me()  # bike_share_ops.world:673
         if ride_id.status != _E10_RideStatus_active:  # bike_share_ops.world:674
@@ -1179,26 +1117,20 @@ class BikeShareOps(Episode):
             )
         return ride_id  # bike_share_ops.world:703
 
-    @tool(  # bike_share_ops.world:708
-        'Show a damage report: bike id, reporting member, operator, issue, description, status '
-        'and times.',
-        param('report_id', _ROW_reports, 'The damage report id, e.g. DR0001.'), read_only=True,
-        where='bike_share_ops.world:708', returns=DamageReport,
-    )
+    @tool('Show a damage report: bike id, reporting member, operator, issue, description, status '
+          'and times.',
+          param('report_id', _ROW_reports, 'The damage report id, e.g. DR0001.'), read_only=True,
+          where='bike_share_ops.world:708', returns=DamageReport)
     def tool_get_report(self, report_id: DamageReport) -> DamageReport:
         return report_id  # bike_share_ops.world:713
 
-    @tool(  # bike_share_ops.world:716
-        'List damage reports of a bike, and/or by status or issue.',
-        param('bike_id', arg.optional(_ROW_bikes), 'Only reports of this bike (id).'),
-        param(
-            'status', arg.optional(arg.enum_of(ReportStatus)),
-            'Only open or only resolved reports.',
-        ),
-        param('issue', arg.optional(arg.enum_of(DamageKind)), 'Only reports of this issue.'),
-        read_only=True, where='bike_share_ops.world:716', returns=js.array(DamageReport),
-        shows=('list', ('row', 'reports')),
-    )
+    @tool('List damage reports of a bike, and/or by status or issue.',
+          param('bike_id', arg.optional(_ROW_bikes), 'Only reports of this bike (id).'),
+          param('status', arg.optional(arg.enum_of(ReportStatus)),
+                'Only open or only resolved reports.'),
+          param('issue', arg.optional(arg.enum_of(DamageKind)), 'Only reports of this issue.'),
+          read_only=True, where='bike_share_ops.world:716', returns=js.array(DamageReport),
+          shows=('list', ('row', 'reports')))
     def tool_list_reports(
         self, bike_id: Bike | None, status: ReportStatus | None, issue: DamageKind | None
     ) -> tuple[str, ...]:
@@ -1213,17 +1145,14 @@ class BikeShareOps(Episode):
             found = rt.each(self, found) + (r.id_,)  # bike_share_ops.world:734
         return found  # bike_share_ops.world:736
 
-    @tool(  # bike_share_ops.world:739
-        'Report a broken bike: it is marked broken and a damage report is opened.',
-        param('bike_id', _ROW_bikes, 'The bike id, e.g. BK0003.'),
-        param(
-            'issue', arg.enum_of(DamageKind),
-            'What is wrong: flat_tyre, brakes, chain, battery, lock or other.',
-        ),
-        param('description', arg.refined(arg.TEXT, 1, 200), 'What was seen.'),
-        param('member_id', arg.optional(_ROW_members), 'The member who reported it, if any (id).'),
-        where='bike_share_ops.world:739', returns=DamageReport,
-    )
+    @tool('Report a broken bike: it is marked broken and a damage report is opened.',
+          param('bike_id', _ROW_bikes, 'The bike id, e.g. BK0003.'),
+          param('issue', arg.enum_of(DamageKind),
+                'What is wrong: flat_tyre, brakes, chain, battery, lock or other.'),
+          param('description', arg.refined(arg.TEXT, 1, 200), 'What was seen.'),
+          param('member_id', arg.optional(_ROW_members),
+                'The member who reported it, if any (id).'),
+          where='bike_share_ops.world:739', returns=DamageReport)
     def tool_report_broken_bike(
         self, bike_id: Bike, issue: DamageKind, description: str, member_id: Member | None
     ) -> DamageReport:
@@ -1242,12 +1171,10 @@ class BikeShareOps(Episode):
         self.insert(self.t_reports, report)  # bike_share_ops.world:758
         return report  # bike_share_ops.world:759
 
-    @tool(  # bike_share_ops.world:762
-        "Resolve a bike's open damage report (mechanics only); the bike is in good condition "
-        "again and serviced today.",
-        param('report_id', _ROW_reports, 'The open damage report id, e.g. DR0004.'),
-        where='bike_share_ops.world:762', returns=DamageReport,
-    )
+    @tool("Resolve a bike's open damage report (mechanics only); the bike is in good condition "
+          "again and serviced today.",
+          param('report_id', _ROW_reports, 'The open damage report id, e.g. DR0004.'),
+          where='bike_share_ops.world:762', returns=DamageReport)
     def tool_repair_bike(self, report_id: DamageReport) -> DamageReport:
         op: Operator = self.fn_me()  # bike_share_ops.world:767
         if op.role != _E12_OperatorRole_mechanic:  # bike_share_ops.world:768
@@ -1264,13 +1191,11 @@ class BikeShareOps(Episode):
         self.set_field(self.t_bikes[bike.id_], 'last_service', self.clock.date())
         return report_id  # bike_share_ops.world:775
 
-    @tool(  # bike_share_ops.world:778
-        'Move a docked bike to a free dock at another station (dispatchers only); electric bikes '
-        'charge to 100% at stations with charging.',
-        param('bike_id', _ROW_bikes, "The docked bike's id, e.g. BK0008."),
-        param('to_dock', _ROW_docks, 'A free dock at another station, e.g. ST003-02.'),
-        where='bike_share_ops.world:778', returns=Bike,
-    )
+    @tool('Move a docked bike to a free dock at another station (dispatchers only); electric '
+          'bikes charge to 100% at stations with charging.',
+          param('bike_id', _ROW_bikes, "The docked bike's id, e.g. BK0008."),
+          param('to_dock', _ROW_docks, 'A free dock at another station, e.g. ST003-02.'),
+          where='bike_share_ops.world:778', returns=Bike)
     def tool_move_bike(self, bike_id: Bike, to_dock: Dock) -> Bike:
         op: Operator = self.fn_me()  # bike_share_ops.world:784
         if op.role != _E12_OperatorRole_dispatcher:  # bike_share_ops.world:785
@@ -1297,20 +1222,16 @@ class BikeShareOps(Episode):
             self.set_field(bike_id, 'battery', v.check_range(100, 'Bike.battery', 0, 100))
         return bike_id  # bike_share_ops.world:798
 
-    @tool(  # bike_share_ops.world:803
-        'Show a balance transaction: member id, kind, amount, ride id, time and operator id.',
-        param('transaction_id', _ROW_transactions, 'The transaction id, e.g. TX00001.'),
-        read_only=True, where='bike_share_ops.world:803', returns=BalanceTransaction,
-    )
+    @tool('Show a balance transaction: member id, kind, amount, ride id, time and operator id.',
+          param('transaction_id', _ROW_transactions, 'The transaction id, e.g. TX00001.'),
+          read_only=True, where='bike_share_ops.world:803', returns=BalanceTransaction)
     def tool_get_transaction(self, transaction_id: BalanceTransaction) -> BalanceTransaction:
         return transaction_id  # bike_share_ops.world:808
 
-    @tool(  # bike_share_ops.world:811
-        "List a member's balance transactions, optionally since a day.", _PARAM_member_id,
-        param('since', arg.optional(arg.DATE), 'Only transactions on or after this day.'),
-        read_only=True, where='bike_share_ops.world:811', returns=js.array(BalanceTransaction),
-        shows=('list', ('row', 'transactions')),
-    )
+    @tool("List a member's balance transactions, optionally since a day.", _PARAM_member_id,
+          param('since', arg.optional(arg.DATE), 'Only transactions on or after this day.'),
+          read_only=True, where='bike_share_ops.world:811', returns=js.array(BalanceTransaction),
+          shows=('list', ('row', 'transactions')))
     def tool_list_transactions(self, member_id: Member, since: dt.date | None) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # bike_share_ops.world:817
         for t in rt.each(self, self.t_transactions):  # bike_share_ops.world:818

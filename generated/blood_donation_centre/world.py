@@ -406,23 +406,20 @@ class BloodDonationCentre(Episode):
             )
             for _u50 in rt.each(self, self.t_units)
         ):
-            raise InvariantError(
-                "A donor's units were collected at least donation_interval apart.",
-                'blood_donation_centre.world:303',
-            )
+            raise InvariantError("A donor's units were collected at least donation_interval "
+                                 "apart.",
+                                 'blood_donation_centre.world:303')
         # blood_donation_centre.world:306
         if not all(self.fn_last_donation_ok(_d52) for _d52 in rt.each(self, self.t_donors)):
-            raise InvariantError(
-                "A donor's last_donation is the latest collection day of their units.",
-                'blood_donation_centre.world:306',
-            )
+            raise InvariantError("A donor's last_donation is the latest collection day of their "
+                                 "units.",
+                                 'blood_donation_centre.world:306')
         if not all(  # blood_donation_centre.world:309
             self.fn_taken_slots(_s53) <= _s53.slots for _s53 in rt.each(self, self.t_sessions)
         ):
-            raise InvariantError(
-                'A session never has more booked or attended appointments than slots.',
-                'blood_donation_centre.world:309',
-            )
+            raise InvariantError('A session never has more booked or attended appointments than '
+                                 'slots.',
+                                 'blood_donation_centre.world:309')
         if not all(  # blood_donation_centre.world:312
             _a54.status != _E17_AppointmentStatus_booked
             or len([
@@ -432,19 +429,16 @@ class BloodDonationCentre(Episode):
             == 1
             for _a54 in rt.each(self, self.t_appointments)
         ):
-            raise InvariantError(
-                'A donor has at most one booked appointment at a time.',
-                'blood_donation_centre.world:312',
-            )
+            raise InvariantError('A donor has at most one booked appointment at a time.',
+                                 'blood_donation_centre.world:312')
         if not all(  # blood_donation_centre.world:315
             _u56.expires_on == _u56.collected_on + self.state.shelf_life
             and _u56.blood_type == self.t_donors[_u56.donor].blood_type
             for _u56 in rt.each(self, self.t_units)
         ):
-            raise InvariantError(
-                "A unit expires shelf_life after collection and has its donor's blood type.",
-                'blood_donation_centre.world:315',
-            )
+            raise InvariantError("A unit expires shelf_life after collection and has its donor's "
+                                 "blood type.",
+                                 'blood_donation_centre.world:315')
         for _row57 in rt.changed_rows(self, self.t_units):  # blood_donation_centre.world:318
             if not (
                 _row57.test_status == _E10_TestStatus_passed and _row57.request is not None
@@ -452,57 +446,45 @@ class BloodDonationCentre(Episode):
                 or _row57.status == _E10_UnitStatus_shipped
                 else _row57.request is None
             ):
-                raise InvariantError(
-                    'Reserved and shipped units passed their tests and belong to a request; '
-                    'other units belong to none.',
-                    'blood_donation_centre.world:318',
-                )
+                raise InvariantError('Reserved and shipped units passed their tests and belong '
+                                     'to a request; other units belong to none.',
+                                     'blood_donation_centre.world:318')
         for _row58 in rt.changed_rows(self, self.t_units):  # blood_donation_centre.world:321
             if not (
                 _row58.test_status != _E10_TestStatus_failed
                 or _row58.status == _E10_UnitStatus_discarded
             ):
-                raise InvariantError(
-                    'A unit that failed its tests is discarded.', 'blood_donation_centre.world:321'
-                )
+                raise InvariantError('A unit that failed its tests is discarded.',
+                                     'blood_donation_centre.world:321')
         # blood_donation_centre.world:324
         if not all(self.fn_shipped_fresh(_u59) for _u59 in rt.each(self, self.t_units)):
-            raise InvariantError(
-                'A shipped unit had not expired on the day its request shipped.',
-                'blood_donation_centre.world:324',
-            )
+            raise InvariantError('A shipped unit had not expired on the day its request shipped.',
+                                 'blood_donation_centre.world:324')
         # blood_donation_centre.world:327
         if not all(self.fn_unit_fits_request(_u60) for _u60 in rt.each(self, self.t_units)):
-            raise InvariantError(
-                'Units reserved or shipped for a request are compatible with its blood type.',
-                'blood_donation_centre.world:327',
-            )
+            raise InvariantError('Units reserved or shipped for a request are compatible with '
+                                 'its blood type.',
+                                 'blood_donation_centre.world:327')
         if not all(  # blood_donation_centre.world:330
             len([_u62 for _u62 in rt.each(self, self.t_units) if _u62.request == _r61.id_])
             <= _r61.units_needed
             for _r61 in rt.each(self, self.t_requests)
         ):
-            raise InvariantError(
-                'A request never holds more units than it needs.',
-                'blood_donation_centre.world:330',
-            )
+            raise InvariantError('A request never holds more units than it needs.',
+                                 'blood_donation_centre.world:330')
         # blood_donation_centre.world:333
         if not all(self.fn_request_ok(_r63) for _r63 in rt.each(self, self.t_requests)):
-            raise InvariantError(
-                'A request is reserved when all its units are reserved, shipped exactly when its '
-                'units are shipped.',
-                'blood_donation_centre.world:333',
-            )
+            raise InvariantError('A request is reserved when all its units are reserved, shipped '
+                                 'exactly when its units are shipped.',
+                                 'blood_donation_centre.world:333')
         if not all(  # blood_donation_centre.world:336
             _a64.status != _E17_AppointmentStatus_attended
             or len([_u65 for _u65 in rt.each(self, self.t_units) if _u65.appointment == _a64.id_])
             == 1
             for _a64 in rt.each(self, self.t_appointments)
         ):
-            raise InvariantError(
-                'Every attended appointment produced exactly one unit.',
-                'blood_donation_centre.world:336',
-            )
+            raise InvariantError('Every attended appointment produced exactly one unit.',
+                                 'blood_donation_centre.world:336')
         if not all(  # blood_donation_centre.world:339
             self.t_appointments[_u66.appointment].status == _E17_AppointmentStatus_attended
             and self.t_appointments[_u66.appointment].donor == _u66.donor
@@ -510,11 +492,9 @@ class BloodDonationCentre(Episode):
             == _u66.collected_on
             for _u66 in rt.each(self, self.t_units)
         ):
-            raise InvariantError(
-                "Every unit comes from an attended appointment of the same donor, on the "
-                "session's day.",
-                'blood_donation_centre.world:339',
-            )
+            raise InvariantError("Every unit comes from an attended appointment of the same "
+                                 "donor, on the session's day.",
+                                 'blood_donation_centre.world:339')
         if not all(  # blood_donation_centre.world:342
             len([_o68 for _o68 in rt.each(self, self.t_donors) if _o68.email == _d67.email]) == 1
             for _d67 in rt.each(self, self.t_donors)
@@ -530,14 +510,11 @@ class BloodDonationCentre(Episode):
                 _row71.ends_at > _row71.starts_at and _row71.starts_at.date() == _row71.day
                 and _row71.ends_at.date() == _row71.day
             ):
-                raise InvariantError(
-                    'A session ends after it starts, on its own day.',
-                    'blood_donation_centre.world:348',
-                )
+                raise InvariantError('A session ends after it starts, on its own day.',
+                                     'blood_donation_centre.world:348')
         if not self.fn_signed_in_active():  # blood_donation_centre.world:351
-            raise InvariantError(
-                'The signed-in staff member is active.', 'blood_donation_centre.world:351'
-            )
+            raise InvariantError('The signed-in staff member is active.',
+                                 'blood_donation_centre.world:351')
         for _row72 in rt.changed_rows(self, self.t_staff, ('site',)):
             rt.check_refs(self.t_sites, _row72.site, 'Staff.site')
         for _row73 in rt.changed_rows(self, self.t_sessions, ('site',)):
@@ -712,40 +689,31 @@ class BloodDonationCentre(Episode):
             return True  # blood_donation_centre.world:296
         return (s if s is not None else rt.absent()).active  # blood_donation_centre.world:298
 
-    @tool(  # blood_donation_centre.world:356
-        'Sign in as a staff member. Every tool that changes state acts as the signed-in staff '
-        'member.',
-        param(
-            'staff_id', _ROW_staff,
-            'Your staff id, e.g. ST01 (find_staff finds it by name or email).',
-        ),
-        where='blood_donation_centre.world:356', returns=Staff,
-    )
+    @tool('Sign in as a staff member. Every tool that changes state acts as the signed-in staff '
+          'member.',
+          param('staff_id', _ROW_staff,
+                'Your staff id, e.g. ST01 (find_staff finds it by name or email).'),
+          where='blood_donation_centre.world:356', returns=Staff)
     def tool_sign_in(self, staff_id: Staff) -> Staff:
         if not staff_id.active:  # blood_donation_centre.world:361
             self.fail(f'Staff member {staff_id.id_} is inactive.')
         self.set_state('current_staff', staff_id.id_)  # blood_donation_centre.world:362
         return staff_id  # blood_donation_centre.world:363
 
-    @tool(  # blood_donation_centre.world:366
-        'Show a staff member: name, email, role, home site and whether active.',
-        param('staff_id', _ROW_staff, 'The staff id, e.g. ST01.'), read_only=True,
-        where='blood_donation_centre.world:366', returns=Staff,
-    )
+    @tool('Show a staff member: name, email, role, home site and whether active.',
+          param('staff_id', _ROW_staff, 'The staff id, e.g. ST01.'), read_only=True,
+          where='blood_donation_centre.world:366', returns=Staff)
     def tool_get_staff(self, staff_id: Staff) -> Staff:
         return staff_id  # blood_donation_centre.world:371
 
-    @tool(  # blood_donation_centre.world:374
-        'Find staff members by part of the name or email and/or by role, with their ids, roles '
-        'and sites.',
-        param('query', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
-        param(
-            'role', arg.optional(arg.enum_of(StaffRole)),
-            'Only this role: nurse, lab_technician or coordinator.',
-        ),
-        read_only=True, where='blood_donation_centre.world:374', returns=js.array(Staff),
-        shows=('list', ('row', 'staff')),
-    )
+    @tool('Find staff members by part of the name or email and/or by role, with their ids, roles '
+          'and sites.',
+          param('query', arg.optional(arg.TEXT),
+                'Part of the name or email; case does not matter.'),
+          param('role', arg.optional(arg.enum_of(StaffRole)),
+                'Only this role: nurse, lab_technician or coordinator.'),
+          read_only=True, where='blood_donation_centre.world:374', returns=js.array(Staff),
+          shows=('list', ('row', 'staff')))
     def tool_find_staff(self, query: str | None, role: StaffRole | None) -> tuple[str, ...]:
         # blood_donation_centre.world:380
         q: str = self.built((query if query is not None else '').lower())
@@ -756,30 +724,24 @@ class BloodDonationCentre(Episode):
             and (role is None or _s7.role == role)
         ])
 
-    @tool(  # blood_donation_centre.world:386
-        'Show a donor (contact details, birth date, blood type, last donation, status) with the '
-        'first day they may donate again.',
-        param('donor_id', _ROW_donors, 'The donor id, e.g. D0001.'), read_only=True,
-        where='blood_donation_centre.world:386',
-        returns=js.closed({'donor': Donor, 'next_eligible': js.STRING}),
-        shows=('record', (('donor', 'donor', ('row', 'donors')),)),
-    )
+    @tool('Show a donor (contact details, birth date, blood type, last donation, status) with '
+          'the first day they may donate again.',
+          param('donor_id', _ROW_donors, 'The donor id, e.g. D0001.'), read_only=True,
+          where='blood_donation_centre.world:386',
+          returns=js.closed({'donor': Donor, 'next_eligible': js.STRING}),
+          shows=('record', (('donor', 'donor', ('row', 'donors')),)))
     def tool_get_donor(self, donor_id: Donor) -> DonorInfo:
         # blood_donation_centre.world:391
         return DonorInfo(donor_id.id_, self.fn_next_eligible(donor_id))
 
-    @tool(  # blood_donation_centre.world:394
-        'Find donors by exact email, part of the name and/or blood type, with their ids, blood '
-        'types and last donations.',
-        param('email', arg.optional(arg.TEXT), "The donor's exact email."),
-        param('name', arg.optional(arg.TEXT), "Part of the donor's name; case does not matter."),
-        param(
-            'blood_type', arg.optional(arg.enum_of(BloodType)),
-            'Only donors of this blood type, e.g. O-.',
-        ),
-        read_only=True, where='blood_donation_centre.world:394', returns=js.array(Donor),
-        shows=('list', ('row', 'donors')),
-    )
+    @tool('Find donors by exact email, part of the name and/or blood type, with their ids, blood '
+          'types and last donations.',
+          param('email', arg.optional(arg.TEXT), "The donor's exact email."),
+          param('name', arg.optional(arg.TEXT), "Part of the donor's name; case does not matter."),
+          param('blood_type', arg.optional(arg.enum_of(BloodType)),
+                'Only donors of this blood type, e.g. O-.'),
+          read_only=True, where='blood_donation_centre.world:394', returns=js.array(Donor),
+          shows=('list', ('row', 'donors')))
     def tool_find_donors(
         self, email: str | None, name: str | None, blood_type: BloodType | None
     ) -> tuple[str, ...]:
@@ -797,21 +759,15 @@ class BloodDonationCentre(Episode):
             and (blood_type is None or _d8.blood_type == blood_type)
         ])
 
-    @tool(  # blood_donation_centre.world:407
-        'Register a new eligible donor who has not donated yet.',
-        param('name', arg.refined(arg.TEXT, 1, 80), "The donor's full name."),
-        param(
-            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-            "The donor's email.",
-        ),
-        param(
-            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
-            "The donor's phone in international form, e.g. +447700900123.",
-        ),
-        param('birth_date', arg.DATE, "The donor's birth date, e.g. 1990-04-02."),
-        param('blood_type', arg.enum_of(BloodType), "The donor's blood type, e.g. O+."),
-        where='blood_donation_centre.world:407', returns=Donor,
-    )
+    @tool('Register a new eligible donor who has not donated yet.',
+          param('name', arg.refined(arg.TEXT, 1, 80), "The donor's full name."),
+          param('email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
+                "The donor's email."),
+          param('phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+                "The donor's phone in international form, e.g. +447700900123."),
+          param('birth_date', arg.DATE, "The donor's birth date, e.g. 1990-04-02."),
+          param('blood_type', arg.enum_of(BloodType), "The donor's blood type, e.g. O+."),
+          where='blood_donation_centre.world:407', returns=Donor)
     def tool_register_donor(
         self, name: str, email: str, phone: str, birth_date: dt.date, blood_type: BloodType
     ) -> Donor:
@@ -835,23 +791,17 @@ class BloodDonationCentre(Episode):
         self.insert(self.t_donors, donor)  # blood_donation_centre.world:427
         return donor  # blood_donation_centre.world:428
 
-    @tool(  # blood_donation_centre.world:433
-        'Show a site: name, address, kind (centre or mobile) and phone.',
-        param('code', _ROW_sites, 'The site code, e.g. CEN.'), read_only=True,
-        where='blood_donation_centre.world:433', returns=Site,
-    )
+    @tool('Show a site: name, address, kind (centre or mobile) and phone.',
+          param('code', _ROW_sites, 'The site code, e.g. CEN.'), read_only=True,
+          where='blood_donation_centre.world:433', returns=Site)
     def tool_get_site(self, code: Site) -> Site:
         return code  # blood_donation_centre.world:436
 
-    @tool(  # blood_donation_centre.world:439
-        'List sites by part of the name or city, with their codes, addresses and kinds.',
-        param(
-            'query', arg.optional(arg.TEXT),
-            "Part of the site's name or city; leave out for all sites.",
-        ),
-        read_only=True, where='blood_donation_centre.world:439', returns=js.array(Site),
-        shows=('list', ('row', 'sites')),
-    )
+    @tool('List sites by part of the name or city, with their codes, addresses and kinds.',
+          param('query', arg.optional(arg.TEXT),
+                "Part of the site's name or city; leave out for all sites."),
+          read_only=True, where='blood_donation_centre.world:439', returns=js.array(Site),
+          shows=('list', ('row', 'sites')))
     def tool_list_sites(self, query: str | None) -> tuple[str, ...]:
         # blood_donation_centre.world:444
         q: str = self.built((query if query is not None else '').lower())
@@ -861,28 +811,23 @@ class BloodDonationCentre(Episode):
             or rt.read(self, q) in rt.read(self, self.built(_s10.address.city.lower()))
         ])
 
-    @tool(  # blood_donation_centre.world:448
-        'Show a session (site, day, times, slots, status) with the number of free slots.',
-        param('session_id', _ROW_sessions, 'The session id, e.g. SES004.'), read_only=True,
-        where='blood_donation_centre.world:448', returns=_RESULT_SessionInfo,
-        shows=('record', (('session', 'session', ('row', 'sessions')),)),
-    )
+    @tool('Show a session (site, day, times, slots, status) with the number of free slots.',
+          param('session_id', _ROW_sessions, 'The session id, e.g. SES004.'), read_only=True,
+          where='blood_donation_centre.world:448', returns=_RESULT_SessionInfo,
+          shows=('record', (('session', 'session', ('row', 'sessions')),)))
     def tool_get_session(self, session_id: Session) -> SessionInfo:
         return self.fn_session_info(session_id)  # blood_donation_centre.world:453
 
-    @tool(  # blood_donation_centre.world:456
-        'List sessions at a site and/or in a date range, earliest first, each with its free '
-        'slots.',
-        param(
-            'site', arg.optional(arg.row('sites', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
-            'Only sessions at this site code, e.g. NTH.',
-        ),
-        param('from_day', arg.optional(arg.DATE), 'Only sessions on or after this day.'),
-        param('to_day', arg.optional(arg.DATE), 'Only sessions on or before this day.'),
-        read_only=True, where='blood_donation_centre.world:456',
-        returns=js.array(_RESULT_SessionInfo),
-        shows=('list', ('record', (('session', 'session', ('row', 'sessions')),))),
-    )
+    @tool('List sessions at a site and/or in a date range, earliest first, each with its free '
+          'slots.',
+          param('site',
+                arg.optional(arg.row('sites', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
+                'Only sessions at this site code, e.g. NTH.'),
+          param('from_day', arg.optional(arg.DATE), 'Only sessions on or after this day.'),
+          param('to_day', arg.optional(arg.DATE), 'Only sessions on or before this day.'),
+          read_only=True, where='blood_donation_centre.world:456',
+          returns=js.array(_RESULT_SessionInfo),
+          shows=('list', ('record', (('session', 'session', ('row', 'sessions')),))))
     def tool_find_sessions(
         self, site: Site | None, from_day: dt.date | None, to_day: dt.date | None
     ) -> tuple[SessionInfo, ...]:
@@ -898,26 +843,20 @@ class BloodDonationCentre(Episode):
             ))
         ])
 
-    @tool(  # blood_donation_centre.world:469
-        'Show an appointment: donor, session, status, when and by whom it was booked.',
-        param('appointment_id', _ROW_appointments, 'The appointment id, e.g. AP0006.'),
-        read_only=True, where='blood_donation_centre.world:469', returns=Appointment,
-    )
+    @tool('Show an appointment: donor, session, status, when and by whom it was booked.',
+          param('appointment_id', _ROW_appointments, 'The appointment id, e.g. AP0006.'),
+          read_only=True, where='blood_donation_centre.world:469', returns=Appointment)
     def tool_get_appointment(self, appointment_id: Appointment) -> Appointment:
         return appointment_id  # blood_donation_centre.world:474
 
-    @tool(  # blood_donation_centre.world:477
+    @tool(
         'List the appointments of a donor or of a session, optionally by status, with their '
         'sessions and statuses.',
         param('donor_id', arg.optional(arg.row('donors')), 'Only appointments of this donor id.'),
-        param(
-            'session_id', arg.optional(arg.row('sessions')),
-            'Only appointments in this session id.',
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(AppointmentStatus)),
-            'Only appointments with this status.',
-        ),
+        param('session_id', arg.optional(arg.row('sessions')),
+              'Only appointments in this session id.'),
+        param('status', arg.optional(arg.enum_of(AppointmentStatus)),
+              'Only appointments with this status.'),
         read_only=True, where='blood_donation_centre.world:477', returns=js.array(Appointment),
         shows=('list', ('row', 'appointments')),
     )
@@ -933,13 +872,11 @@ class BloodDonationCentre(Episode):
             and (status is None or _a14.status == status)
         ])
 
-    @tool(  # blood_donation_centre.world:488
-        "Book a donor into a free slot of a scheduled session. The session day must be at least "
-        "56 days after the donor's last donation.",
-        param('donor_id', _ROW_donors, 'The donor id, e.g. D0005.'),
-        param('session_id', _ROW_sessions, 'The session id, e.g. SES008.'),
-        where='blood_donation_centre.world:488', returns=Appointment,
-    )
+    @tool("Book a donor into a free slot of a scheduled session. The session day must be at "
+          "least 56 days after the donor's last donation.",
+          param('donor_id', _ROW_donors, 'The donor id, e.g. D0005.'),
+          param('session_id', _ROW_sessions, 'The session id, e.g. SES008.'),
+          where='blood_donation_centre.world:488', returns=Appointment)
     def tool_book_appointment(self, donor_id: Donor, session_id: Session) -> Appointment:
         me: Staff = self.fn_actor()  # blood_donation_centre.world:494
         donor: Donor = donor_id  # blood_donation_centre.world:495
@@ -961,10 +898,8 @@ class BloodDonationCentre(Episode):
         if last is not None:  # blood_donation_centre.world:503
             # blood_donation_centre.world:504
             if session.day - last < self.state.donation_interval:
-                self.fail(
-                    f'Donor {donor.id_} cannot donate before '
-                    f'{last + self.state.donation_interval}.',
-                )
+                self.fail(f'Donor {donor.id_} cannot donate before '
+                          f'{last + self.state.donation_interval}.')
         appointment: Appointment = Appointment(  # blood_donation_centre.world:506
             id_=self.next_id('appointment_ids', 'AP{:04d}'), donor=donor.id_, session=session.id_,
             status=_E17_AppointmentStatus_booked, booked_at=self.clock, booked_by=me.id_,
@@ -972,47 +907,36 @@ class BloodDonationCentre(Episode):
         self.insert(self.t_appointments, appointment)  # blood_donation_centre.world:507
         return appointment  # blood_donation_centre.world:508
 
-    @tool(  # blood_donation_centre.world:511
-        'Cancel a booked appointment, freeing its slot.',
-        param('appointment_id', _ROW_appointments, 'The appointment id, e.g. AP0007.'),
-        where='blood_donation_centre.world:511', returns=Appointment,
-    )
+    @tool('Cancel a booked appointment, freeing its slot.',
+          param('appointment_id', _ROW_appointments, 'The appointment id, e.g. AP0007.'),
+          where='blood_donation_centre.world:511', returns=Appointment)
     def tool_cancel_appointment(self, appointment_id: Appointment) -> Appointment:
         x__: Staff = self.fn_actor()  # blood_donation_centre.world:516
         # blood_donation_centre.world:517
         if appointment_id.status != _E17_AppointmentStatus_booked:
-            self.fail(
-                f'Only booked appointments can be cancelled; {appointment_id.id_} is '
-                f'{appointment_id.status}.',
-            )
+            self.fail(f'Only booked appointments can be cancelled; {appointment_id.id_} is '
+                      f'{appointment_id.status}.')
         # blood_donation_centre.world:518
         self.set_field(appointment_id, 'status', _E17_AppointmentStatus_cancelled)
         return appointment_id  # blood_donation_centre.world:519
 
-    @tool(  # blood_donation_centre.world:524
-        'Record the donation of a booked appointment on its session day: the appointment is '
-        'attended and a unit (pending tests, in stock) is collected.',
-        param('appointment_id', _ROW_appointments, 'The booked appointment id, e.g. AP0006.'),
-        param(
-            'volume_ml', arg.refined(arg.INT, 200, 550), 'The volume collected in ml, usually 450.'
-        ),
-        where='blood_donation_centre.world:524', returns=BloodUnit,
-    )
+    @tool('Record the donation of a booked appointment on its session day: the appointment is '
+          'attended and a unit (pending tests, in stock) is collected.',
+          param('appointment_id', _ROW_appointments, 'The booked appointment id, e.g. AP0006.'),
+          param('volume_ml', arg.refined(arg.INT, 200, 550),
+                'The volume collected in ml, usually 450.'),
+          where='blood_donation_centre.world:524', returns=BloodUnit)
     def tool_record_donation(self, appointment_id: Appointment, volume_ml: int) -> BloodUnit:
         x__: Staff = self.fn_actor()  # blood_donation_centre.world:530
         appointment: Appointment = appointment_id  # blood_donation_centre.world:531
         donor: Donor = self.t_donors[appointment.donor]  # blood_donation_centre.world:532
         today: dt.date = self.clock.date()  # blood_donation_centre.world:533
         if appointment.status != _E17_AppointmentStatus_booked:  # blood_donation_centre.world:534
-            self.fail(
-                f'Only booked appointments can be recorded; {appointment.id_} is '
-                f'{appointment.status}.',
-            )
+            self.fail(f'Only booked appointments can be recorded; {appointment.id_} is '
+                      f'{appointment.status}.')
         if self.t_sessions[appointment.session].day != today:  # blood_donation_centre.world:535
-            self.fail(
-                f'The session of {appointment.id_} is on '
-                f'{self.t_sessions[appointment.session].day}, not today.',
-            )
+            self.fail(f'The session of {appointment.id_} is on '
+                      f'{self.t_sessions[appointment.session].day}, not today.')
         # blood_donation_centre.world:536
         if self.t_sessions[appointment.session].status != _E13_SessionStatus_scheduled:
             self.fail(f'Session {self.t_sessions[appointment.session].id_} is not scheduled.')
@@ -1025,10 +949,8 @@ class BloodDonationCentre(Episode):
         age: int = self.fn_age_on(donor.birth_date, today)  # blood_donation_centre.world:542
         # blood_donation_centre.world:543
         if not (age >= self.state.min_donor_age and age <= self.state.max_donor_age):
-            self.fail(
-                f'Donor {donor.id_} is {age}, outside the age limits {self.state.min_donor_age} '
-                f'to {self.state.max_donor_age}.',
-            )
+            self.fail(f'Donor {donor.id_} is {age}, outside the age limits '
+                      f'{self.state.min_donor_age} to {self.state.max_donor_age}.')
         # blood_donation_centre.world:544
         self.set_field(appointment, 'status', _E17_AppointmentStatus_attended)
         unit: BloodUnit = BloodUnit(  # blood_donation_centre.world:545
@@ -1042,13 +964,11 @@ class BloodDonationCentre(Episode):
         self.set_field(donor, 'last_donation', today)  # blood_donation_centre.world:554
         return unit  # blood_donation_centre.world:555
 
-    @tool(  # blood_donation_centre.world:558
-        "Mark a unit's tests passed or failed; only lab technicians can. A failed unit is "
-        "discarded.",
-        param('unit_id', _ROW_units, 'The unit id, e.g. U00005.'),
-        param('passed', arg.BOOL, 'true if every test passed, false if any failed.'),
-        where='blood_donation_centre.world:558', returns=BloodUnit,
-    )
+    @tool("Mark a unit's tests passed or failed; only lab technicians can. A failed unit is "
+          "discarded.",
+          param('unit_id', _ROW_units, 'The unit id, e.g. U00005.'),
+          param('passed', arg.BOOL, 'true if every test passed, false if any failed.'),
+          where='blood_donation_centre.world:558', returns=BloodUnit)
     def tool_record_test_result(self, unit_id: BloodUnit, passed: bool) -> BloodUnit:
         me: Staff = self.fn_actor()  # blood_donation_centre.world:564
         if me.role != _E9_StaffRole_lab_technician:  # blood_donation_centre.world:565
@@ -1065,35 +985,26 @@ class BloodDonationCentre(Episode):
             )
         return unit_id  # blood_donation_centre.world:573
 
-    @tool(  # blood_donation_centre.world:576
-        'Show a blood unit: donor, blood type, volume, collection and expiry days, test status, '
-        'status and request.',
-        param('unit_id', _ROW_units, 'The unit id, e.g. U00003.'), read_only=True,
-        where='blood_donation_centre.world:576', returns=BloodUnit,
-    )
+    @tool('Show a blood unit: donor, blood type, volume, collection and expiry days, test '
+          'status, status and request.',
+          param('unit_id', _ROW_units, 'The unit id, e.g. U00003.'), read_only=True,
+          where='blood_donation_centre.world:576', returns=BloodUnit)
     def tool_get_unit(self, unit_id: BloodUnit) -> BloodUnit:
         return unit_id  # blood_donation_centre.world:581
 
-    @tool(  # blood_donation_centre.world:584
-        'List blood units by blood type, test status, status and/or donor, with their expiry '
-        'days and statuses.',
-        param(
-            'blood_type', arg.optional(arg.enum_of(BloodType)),
-            'Only units of this blood type, e.g. A+.',
-        ),
-        param(
-            'test_status', arg.optional(arg.enum_of(TestStatus)),
-            'Only units with this test status.',
-        ),
-        param('status', arg.optional(arg.enum_of(UnitStatus)), 'Only units with this status.'),
-        param('donor_id', arg.optional(arg.row('donors')), 'Only units from this donor id.'),
-        param(
-            'usable_only', arg.BOOL,
-            'Only units that passed their tests, are in stock and are not expired.', default=False,
-        ),
-        read_only=True, where='blood_donation_centre.world:584', returns=js.array(BloodUnit),
-        shows=('list', ('row', 'units')),
-    )
+    @tool('List blood units by blood type, test status, status and/or donor, with their expiry '
+          'days and statuses.',
+          param('blood_type', arg.optional(arg.enum_of(BloodType)),
+                'Only units of this blood type, e.g. A+.'),
+          param('test_status', arg.optional(arg.enum_of(TestStatus)),
+                'Only units with this test status.'),
+          param('status', arg.optional(arg.enum_of(UnitStatus)), 'Only units with this status.'),
+          param('donor_id', arg.optional(arg.row('donors')), 'Only units from this donor id.'),
+          param('usable_only', arg.BOOL,
+                'Only units that passed their tests, are in stock and are not expired.',
+                default=False),
+          read_only=True, where='blood_donation_centre.world:584', returns=js.array(BloodUnit),
+          shows=('list', ('row', 'units')))
     def tool_find_units(
         self, blood_type: BloodType | None, test_status: TestStatus | None,
         status: UnitStatus | None, donor_id: Donor | None, usable_only: bool,
@@ -1109,20 +1020,16 @@ class BloodDonationCentre(Episode):
             and _u16.status == _E10_UnitStatus_in_stock and _u16.expires_on >= today)
         ])
 
-    @tool(  # blood_donation_centre.world:599
-        'Show a hospital: name, city, contact email and whether it is a priority client.',
-        param('code', _ROW_hospitals, 'The hospital code, e.g. H001.'), read_only=True,
-        where='blood_donation_centre.world:599', returns=Hospital,
-    )
+    @tool('Show a hospital: name, city, contact email and whether it is a priority client.',
+          param('code', _ROW_hospitals, 'The hospital code, e.g. H001.'), read_only=True,
+          where='blood_donation_centre.world:599', returns=Hospital)
     def tool_get_hospital(self, code: Hospital) -> Hospital:
         return code  # blood_donation_centre.world:604
 
-    @tool(  # blood_donation_centre.world:607
-        'Find hospitals by part of the name or city, with their codes.',
-        param('query', arg.TEXT, "Part of the hospital's name or city; case does not matter."),
-        read_only=True, where='blood_donation_centre.world:607', returns=js.array(Hospital),
-        shows=('list', ('row', 'hospitals')),
-    )
+    @tool('Find hospitals by part of the name or city, with their codes.',
+          param('query', arg.TEXT, "Part of the hospital's name or city; case does not matter."),
+          read_only=True, where='blood_donation_centre.world:607', returns=js.array(Hospital),
+          shows=('list', ('row', 'hospitals')))
     def tool_find_hospitals(self, query: str) -> tuple[str, ...]:
         q: str = self.built(query.lower())  # blood_donation_centre.world:612
         return tuple([  # blood_donation_centre.world:613
@@ -1131,18 +1038,16 @@ class BloodDonationCentre(Episode):
             or rt.read(self, q) in rt.read(self, self.built(_h17.city.lower()))
         ])
 
-    @tool(  # blood_donation_centre.world:616
-        'Show a hospital request (blood type, units needed, urgency, needed-by day, status) with '
-        'the units reserved or shipped for it.',
-        param('request_id', _ROW_requests, 'The request id, e.g. R0001.'), read_only=True,
-        where='blood_donation_centre.world:616', returns=_RESULT_RequestInfo,
-        shows=(
-            'record', (
-                ('request', 'request', ('row', 'requests')),
-                ('units', 'units', ('list', ('row', 'units'))),
-            ),
-        ),
-    )
+    @tool('Show a hospital request (blood type, units needed, urgency, needed-by day, status) '
+          'with the units reserved or shipped for it.',
+          param('request_id', _ROW_requests, 'The request id, e.g. R0001.'), read_only=True,
+          where='blood_donation_centre.world:616', returns=_RESULT_RequestInfo,
+          shows=(
+              'record', (
+                  ('request', 'request', ('row', 'requests')),
+                  ('units', 'units', ('list', ('row', 'units'))),
+              ),
+          ))
     def tool_get_request(self, request_id: HospitalRequest) -> RequestInfo:
         return RequestInfo(  # blood_donation_centre.world:621
             request_id.id_, tuple([
@@ -1150,21 +1055,16 @@ class BloodDonationCentre(Episode):
             ]),
         )
 
-    @tool(  # blood_donation_centre.world:624
-        'List hospital requests by hospital, status and/or urgency, with their blood types, '
-        'units needed and needed-by days.',
-        param(
-            'hospital',
-            arg.optional(arg.row('hospitals', arg.refined(arg.TEXT, pattern='^H[0-9]{3}$'))),
-            'Only requests of this hospital code, e.g. H001.',
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(RequestStatus)), 'Only requests with this status.'
-        ),
-        param('urgency', arg.optional(arg.enum_of(Urgency)), 'Only requests with this urgency.'),
-        read_only=True, where='blood_donation_centre.world:624', returns=js.array(HospitalRequest),
-        shows=('list', ('row', 'requests')),
-    )
+    @tool('List hospital requests by hospital, status and/or urgency, with their blood types, '
+          'units needed and needed-by days.',
+          param('hospital',
+                arg.optional(arg.row('hospitals', arg.refined(arg.TEXT, pattern='^H[0-9]{3}$'))),
+                'Only requests of this hospital code, e.g. H001.'),
+          param('status', arg.optional(arg.enum_of(RequestStatus)),
+                'Only requests with this status.'),
+          param('urgency', arg.optional(arg.enum_of(Urgency)), 'Only requests with this urgency.'),
+          read_only=True, where='blood_donation_centre.world:624',
+          returns=js.array(HospitalRequest), shows=('list', ('row', 'requests')))
     def tool_list_requests(
         self, hospital: Hospital | None, status: RequestStatus | None, urgency: Urgency | None
     ) -> tuple[str, ...]:
@@ -1175,23 +1075,19 @@ class BloodDonationCentre(Episode):
             and (urgency is None or _r19.urgency == urgency)
         ])
 
-    @tool(  # blood_donation_centre.world:634
-        "Reserve units for an open request. Each unit must have passed its tests, be in stock, "
-        "not expire before the needed-by day and be compatible with the request's blood type. "
-        "The request becomes reserved once it holds all the units it needs.",
-        param('request_id', _ROW_requests, 'The id of an open request, e.g. R0001.'),
-        param(
-            'unit_list', arg.refined(arg.list_of(arg.TEXT), 1, 20),
-            'The ids of the units to reserve, e.g. ["U00003"].',
-        ),
-        where='blood_donation_centre.world:634', returns=_RESULT_RequestInfo,
-        shows=(
-            'record', (
-                ('request', 'request', ('row', 'requests')),
-                ('units', 'units', ('list', ('row', 'units'))),
-            ),
-        ),
-    )
+    @tool("Reserve units for an open request. Each unit must have passed its tests, be in stock, "
+          "not expire before the needed-by day and be compatible with the request's blood type. "
+          "The request becomes reserved once it holds all the units it needs.",
+          param('request_id', _ROW_requests, 'The id of an open request, e.g. R0001.'),
+          param('unit_list', arg.refined(arg.list_of(arg.TEXT), 1, 20),
+                'The ids of the units to reserve, e.g. ["U00003"].'),
+          where='blood_donation_centre.world:634', returns=_RESULT_RequestInfo,
+          shows=(
+              'record', (
+                  ('request', 'request', ('row', 'requests')),
+                  ('units', 'units', ('list', ('row', 'units'))),
+              ),
+          ))
     def tool_reserve_units(
         self, request_id: HospitalRequest, unit_list: tuple[str, ...]
     ) -> RequestInfo:
@@ -1205,10 +1101,8 @@ class BloodDonationCentre(Episode):
         ])
         # blood_donation_centre.world:645
         if rt.bounded(already + len(unit_list)) > request.units_needed:
-            self.fail(
-                f'More units than request {request.id_} needs: it needs '
-                f'{rt.bounded(request.units_needed - already)} more.',
-            )
+            self.fail(f'More units than request {request.id_} needs: it needs '
+                      f'{rt.bounded(request.units_needed - already)} more.')
         seen: tuple[str, ...] = ()  # blood_donation_centre.world:646
         # blood_donation_centre.world:647
         for u in rt.rows(self.t_units, rt.each(self, unit_list)):
@@ -1224,10 +1118,8 @@ class BloodDonationCentre(Episode):
                 self.fail(f'Unit {u.id_} expires on {u.expires_on}, before the request is needed.')
             # blood_donation_centre.world:653
             if not self.fn_compatible(u.blood_type, request.blood_type):
-                self.fail(
-                    f'Unit {u.id_} ({u.blood_type}) is not compatible with blood type '
-                    f'{request.blood_type}.',
-                )
+                self.fail(f'Unit {u.id_} ({u.blood_type}) is not compatible with blood type '
+                          f'{request.blood_type}.')
         # blood_donation_centre.world:655
         for _u21 in rt.rows(self.t_units, rt.each(self, unit_list)):
             # blood_donation_centre.world:656
@@ -1244,18 +1136,16 @@ class BloodDonationCentre(Episode):
             ]),
         )
 
-    @tool(  # blood_donation_centre.world:665
-        'Ship a fully reserved request to its hospital; only coordinators can. Its units must '
-        'not have expired.',
-        param('request_id', _ROW_requests, 'The id of a fully reserved request, e.g. R0002.'),
-        where='blood_donation_centre.world:665', returns=_RESULT_RequestInfo,
-        shows=(
-            'record', (
-                ('request', 'request', ('row', 'requests')),
-                ('units', 'units', ('list', ('row', 'units'))),
-            ),
-        ),
-    )
+    @tool('Ship a fully reserved request to its hospital; only coordinators can. Its units must '
+          'not have expired.',
+          param('request_id', _ROW_requests, 'The id of a fully reserved request, e.g. R0002.'),
+          where='blood_donation_centre.world:665', returns=_RESULT_RequestInfo,
+          shows=(
+              'record', (
+                  ('request', 'request', ('row', 'requests')),
+                  ('units', 'units', ('list', ('row', 'units'))),
+              ),
+          ))
     def tool_ship_request(self, request_id: HospitalRequest) -> RequestInfo:
         me: Staff = self.fn_actor()  # blood_donation_centre.world:670
         request: HospitalRequest = request_id  # blood_donation_centre.world:671

@@ -331,39 +331,34 @@ class CampgroundOffice(Episode):
             )
             for _a67 in rt.each(self, self.t_reservations)
         ):
-            raise InvariantError(
-                'Reservations of a site that are not cancelled never share a night.',
-                'campground_office.world:236',
-            )
+            raise InvariantError('Reservations of a site that are not cancelled never share a '
+                                 'night.',
+                                 'campground_office.world:236')
         if not all(  # campground_office.world:239
             _r68.party_size <= self.t_sites[_r68.site].capacity
             for _r68 in rt.each(self, self.t_reservations)
         ):
-            raise InvariantError(
-                "A party never exceeds its site's capacity.", 'campground_office.world:239'
-            )
+            raise InvariantError("A party never exceeds its site's capacity.",
+                                 'campground_office.world:239')
         if not all(  # campground_office.world:242
             _r69.arrival < _r69.departure
             and self.fn_nights(_r69.arrival, _r69.departure) <= self.state.max_stay_nights
             for _r69 in rt.each(self, self.t_reservations)
         ):
-            raise InvariantError(
-                'A stay has arrival before departure and at most max_stay_nights nights.',
-                'campground_office.world:242',
-            )
+            raise InvariantError('A stay has arrival before departure and at most '
+                                 'max_stay_nights nights.',
+                                 'campground_office.world:242')
         if not all(  # campground_office.world:245
             _r70.total == self.fn_stay_price(self.t_sites[_r70.site], _r70.arrival, _r70.departure)
             for _r70 in rt.each(self, self.t_reservations)
         ):
-            raise InvariantError(
-                "A reservation's total is its nights times the site's nightly rate.",
-                'campground_office.world:245',
-            )
+            raise InvariantError("A reservation's total is its nights times the site's nightly "
+                                 "rate.",
+                                 'campground_office.world:245')
         for _row71 in rt.changed_rows(self, self.t_reservations):  # campground_office.world:248
             if not self.fn_stamps_ok(_row71):
-                raise InvariantError(
-                    'Check-in and check-out times match the status.', 'campground_office.world:248'
-                )
+                raise InvariantError('Check-in and check-out times match the status.',
+                                     'campground_office.world:248')
         if not all(  # campground_office.world:251
             len([
                 _r73 for _r73 in rt.each(self, self.t_reservations)
@@ -372,30 +367,25 @@ class CampgroundOffice(Episode):
             <= 1
             for _s72 in rt.each(self, self.t_sites)
         ):
-            raise InvariantError(
-                'A site has at most one party checked in.', 'campground_office.world:251'
-            )
+            raise InvariantError('A site has at most one party checked in.',
+                                 'campground_office.world:251')
         if not all(  # campground_office.world:254
             self.fn_units_out(_e74) <= _e74.stock_total for _e74 in rt.each(self, self.t_equipment)
         ):
-            raise InvariantError(
-                'Units out never exceed the stock of an equipment.', 'campground_office.world:254'
-            )
+            raise InvariantError('Units out never exceed the stock of an equipment.',
+                                 'campground_office.world:254')
         # campground_office.world:257
         if not all(self.fn_rental_ok(_r75) for _r75 in rt.each(self, self.t_rentals)):
-            raise InvariantError(
-                'A rental belongs to a stay that has started; an out rental to a party still '
-                'checked in, with no return day and no fee.',
-                'campground_office.world:257',
-            )
+            raise InvariantError('A rental belongs to a stay that has started; an out rental to '
+                                 'a party still checked in, with no return day and no fee.',
+                                 'campground_office.world:257')
         if not all(  # campground_office.world:260
             _r76.due_back <= self.t_reservations[_r76.reservation].departure
             and _r76.due_back >= _r76.rented_on
             for _r76 in rt.each(self, self.t_rentals)
         ):
-            raise InvariantError(
-                "A rental is due back by the stay's departure.", 'campground_office.world:260'
-            )
+            raise InvariantError("A rental is due back by the stay's departure.",
+                                 'campground_office.world:260')
         if not all(  # campground_office.world:263
             _c77.kind != _E10_ChargeKind_late_checkout
             or self.t_reservations[_c77.reservation].status == _E17_ReservationStatus_checked_out
@@ -407,19 +397,17 @@ class CampgroundOffice(Episode):
             == 1
             for _c77 in rt.each(self, self.t_charges)
         ):
-            raise InvariantError(
-                'A late check-out charge belongs to a checked-out stay, at most one per stay.',
-                'campground_office.world:263',
-            )
+            raise InvariantError('A late check-out charge belongs to a checked-out stay, at most '
+                                 'one per stay.',
+                                 'campground_office.world:263')
         if not all(  # campground_office.world:266
             _r79.status == _E17_ReservationStatus_cancelled or self.fn_rv_fits(
                 self.t_campers[_r79.camper], self.t_sites[_r79.site]
             )
             for _r79 in rt.each(self, self.t_reservations)
         ):
-            raise InvariantError(
-                "An RV site's party has an RV that fits it.", 'campground_office.world:266'
-            )
+            raise InvariantError("An RV site's party has an RV that fits it.",
+                                 'campground_office.world:266')
         if not all(  # campground_office.world:269
             len([_o81 for _o81 in rt.each(self, self.t_campers) if _o81.email == _c80.email]) == 1
             for _c80 in rt.each(self, self.t_campers)
@@ -549,34 +537,26 @@ class CampgroundOffice(Episode):
             or self.t_reservations[r.reservation].status == _E17_ReservationStatus_checked_out)
         )
 
-    @tool(  # campground_office.world:280
-        'Sign in as a ranger. Every tool that changes state acts as the signed-in ranger.',
-        param(
-            'ranger_id', _ROW_rangers,
-            'Your ranger id, e.g. RG01 (find_rangers finds it by name or email).',
-        ),
-        where='campground_office.world:280', returns=Ranger,
-    )
+    @tool('Sign in as a ranger. Every tool that changes state acts as the signed-in ranger.',
+          param('ranger_id', _ROW_rangers,
+                'Your ranger id, e.g. RG01 (find_rangers finds it by name or email).'),
+          where='campground_office.world:280', returns=Ranger)
     def tool_sign_in(self, ranger_id: Ranger) -> Ranger:
         if not ranger_id.active:  # campground_office.world:285
             self.fail(f'Ranger {ranger_id.id_} is inactive.')
         self.set_state('current_ranger', ranger_id.id_)  # campground_office.world:286
         return ranger_id  # campground_office.world:287
 
-    @tool(  # campground_office.world:290
-        'Show a ranger: name, email, role and whether active.',
-        param('ranger_id', _ROW_rangers, 'The ranger id, e.g. RG01.'), read_only=True,
-        where='campground_office.world:290', returns=Ranger,
-    )
+    @tool('Show a ranger: name, email, role and whether active.',
+          param('ranger_id', _ROW_rangers, 'The ranger id, e.g. RG01.'), read_only=True,
+          where='campground_office.world:290', returns=Ranger)
     def tool_get_ranger(self, ranger_id: Ranger) -> Ranger:
         return ranger_id  # campground_office.world:295
 
-    @tool(  # campground_office.world:298
-        'Find rangers by part of the name or email, with their ids and roles.',
-        param('query', arg.TEXT, 'Part of the name or email; case does not matter.'),
-        read_only=True, where='campground_office.world:298', returns=js.array(Ranger),
-        shows=('list', ('row', 'rangers')),
-    )
+    @tool('Find rangers by part of the name or email, with their ids and roles.',
+          param('query', arg.TEXT, 'Part of the name or email; case does not matter.'),
+          read_only=True, where='campground_office.world:298', returns=js.array(Ranger),
+          shows=('list', ('row', 'rangers')))
     def tool_find_rangers(self, query: str) -> tuple[str, ...]:
         q: str = self.built(query.lower())  # campground_office.world:303
         return tuple([  # campground_office.world:304
@@ -585,26 +565,22 @@ class CampgroundOffice(Episode):
             or rt.read(self, q) in rt.read(self, self.built(_r3.email.lower()))
         ])
 
-    @tool(  # campground_office.world:309
-        'Show a site: kind, loop, capacity, nightly rate, hook-ups, longest RV and whether it is '
-        'open.',
-        param('code', _ROW_sites, 'The site code, e.g. R01.'), read_only=True,
-        where='campground_office.world:309', returns=Site,
-    )
+    @tool('Show a site: kind, loop, capacity, nightly rate, hook-ups, longest RV and whether it '
+          'is open.',
+          param('code', _ROW_sites, 'The site code, e.g. R01.'), read_only=True,
+          where='campground_office.world:309', returns=Site)
     def tool_get_site(self, code: Site) -> Site:
         return code  # campground_office.world:312
 
-    @tool(  # campground_office.world:315
-        'Find open sites free for every night from arrival to departure that hold the party, '
-        'with the number of nights and the price of the stay.',
-        param('arrival', arg.DATE, 'The arrival day, e.g. 2025-08-20.'), _PARAM_departure,
-        _PARAM_party_size,
-        param('kind', arg.optional(arg.enum_of(SiteKind)), 'Only tent, rv or cabin sites.'),
-        param('hookup', arg.optional(arg.enum_of(Hookup)), 'Only sites with this hook-up.'),
-        read_only=True, where='campground_office.world:315',
-        returns=js.array(js.closed({'site': Site, 'nights': js.INTEGER, 'price': js.NUMBER})),
-        shows=('list', ('record', (('site', 'site', ('row', 'sites')),))),
-    )
+    @tool('Find open sites free for every night from arrival to departure that hold the party, '
+          'with the number of nights and the price of the stay.',
+          param('arrival', arg.DATE, 'The arrival day, e.g. 2025-08-20.'), _PARAM_departure,
+          _PARAM_party_size,
+          param('kind', arg.optional(arg.enum_of(SiteKind)), 'Only tent, rv or cabin sites.'),
+          param('hookup', arg.optional(arg.enum_of(Hookup)), 'Only sites with this hook-up.'),
+          read_only=True, where='campground_office.world:315',
+          returns=js.array(js.closed({'site': Site, 'nights': js.INTEGER, 'price': js.NUMBER})),
+          shows=('list', ('record', (('site', 'site', ('row', 'sites')),))))
     def tool_search_free_sites(
         self, arrival: dt.date, departure: dt.date, party_size: int, kind: SiteKind | None,
         hookup: Hookup | None,
@@ -628,15 +604,13 @@ class CampgroundOffice(Episode):
             and self.fn_site_free(_s4, arrival, departure, '')
         ])
 
-    @tool(  # campground_office.world:331
-        'Show a camper: name, email, phone, vehicle plate, RV length and join day.',
-        param('camper_id', _ROW_campers, 'The camper id, e.g. CP001.'), read_only=True,
-        where='campground_office.world:331', returns=Camper,
-    )
+    @tool('Show a camper: name, email, phone, vehicle plate, RV length and join day.',
+          param('camper_id', _ROW_campers, 'The camper id, e.g. CP001.'), read_only=True,
+          where='campground_office.world:331', returns=Camper)
     def tool_get_camper(self, camper_id: Camper) -> Camper:
         return camper_id  # campground_office.world:336
 
-    @tool(  # campground_office.world:339
+    @tool(
         'Find campers by exact email, phone and/or part of the name, with their ids and details.',
         param('email', arg.optional(arg.TEXT), "The camper's exact email."),
         param('phone', arg.optional(arg.TEXT), "The camper's phone as on file."),
@@ -661,19 +635,17 @@ class CampgroundOffice(Episode):
             and rt.read(self, q) in rt.read(self, self.built(_c6.name.lower()))
         ])
 
-    @tool(  # campground_office.world:354
-        'Show a reservation (camper, site, dates, party, status, total, check-in and check-out '
-        'times) with its rentals and charges.',
-        param('reservation_id', _ROW_reservations, 'The reservation id, e.g. RS0001.'),
-        read_only=True, where='campground_office.world:354', returns=_RESULT_ReservationInfo,
-        shows=(
-            'record', (
-                ('reservation', 'reservation', ('row', 'reservations')),
-                ('rentals', 'rentals', ('list', ('row', 'rentals'))),
-                ('charges', 'charges', ('list', ('row', 'charges'))),
-            ),
-        ),
-    )
+    @tool('Show a reservation (camper, site, dates, party, status, total, check-in and check-out '
+          'times) with its rentals and charges.',
+          param('reservation_id', _ROW_reservations, 'The reservation id, e.g. RS0001.'),
+          read_only=True, where='campground_office.world:354', returns=_RESULT_ReservationInfo,
+          shows=(
+              'record', (
+                  ('reservation', 'reservation', ('row', 'reservations')),
+                  ('rentals', 'rentals', ('list', ('row', 'rentals'))),
+                  ('charges', 'charges', ('list', ('row', 'charges'))),
+              ),
+          ))
     def tool_get_reservation(self, reservation_id: Reservation) -> ReservationInfo:
         r: Reservation = reservation_id  # campground_office.world:359
         return ReservationInfo(  # campground_office.world:360
@@ -682,30 +654,22 @@ class CampgroundOffice(Episode):
             tuple([_c8.id_ for _c8 in rt.each(self, self.t_charges) if _c8.reservation == r.id_]),
         )
 
-    @tool(  # campground_office.world:368
-        'Find reservations by camper (id or email), site, a night of the stay, arrival day '
-        'and/or status, with their sites, dates, parties and statuses.',
-        param(
-            'camper_id', arg.optional(arg.row('campers')), 'Only reservations of this camper id.'
-        ),
-        param(
-            'email', arg.optional(arg.TEXT),
-            'Only reservations of the camper with this exact email.',
-        ),
-        param(
-            'site',
-            arg.optional(arg.row('sites', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}$'))),
-            'Only reservations of this site code.',
-        ),
-        param('on_date', arg.optional(arg.DATE), 'Only stays that include the night of this day.'),
-        param('arriving_on', arg.optional(arg.DATE), 'Only stays arriving on this day.'),
-        param(
-            'status', arg.optional(arg.enum_of(ReservationStatus)),
-            'Only reservations with this status.',
-        ),
-        read_only=True, where='campground_office.world:368', returns=js.array(Reservation),
-        shows=('list', ('row', 'reservations')),
-    )
+    @tool('Find reservations by camper (id or email), site, a night of the stay, arrival day '
+          'and/or status, with their sites, dates, parties and statuses.',
+          param('camper_id', arg.optional(arg.row('campers')),
+                'Only reservations of this camper id.'),
+          param('email', arg.optional(arg.TEXT),
+                'Only reservations of the camper with this exact email.'),
+          param('site',
+                arg.optional(arg.row('sites', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{2}$'))),
+                'Only reservations of this site code.'),
+          param('on_date', arg.optional(arg.DATE),
+                'Only stays that include the night of this day.'),
+          param('arriving_on', arg.optional(arg.DATE), 'Only stays arriving on this day.'),
+          param('status', arg.optional(arg.enum_of(ReservationStatus)),
+                'Only reservations with this status.'),
+          read_only=True, where='campground_office.world:368', returns=js.array(Reservation),
+          shows=('list', ('row', 'reservations')))
     def tool_find_reservations(
         self, camper_id: Camper | None, email: str | None, site: Site | None,
         on_date: dt.date | None, arriving_on: dt.date | None, status: ReservationStatus | None,
@@ -722,14 +686,12 @@ class CampgroundOffice(Episode):
             and (status is None or _r9.status == status)
         ])
 
-    @tool(  # campground_office.world:382
-        'Reserve an open site for a camper for the nights from arrival to departure; the total '
-        'is the nights times the nightly rate.',
-        param('camper_id', _ROW_campers, 'The camper id, e.g. CP004.'),
-        param('site', _ROW_sites, 'The site code, e.g. T02.'),
-        param('arrival', arg.DATE, 'The arrival day, today or later.'), _PARAM_departure,
-        _PARAM_party_size, where='campground_office.world:382', returns=Reservation,
-    )
+    @tool('Reserve an open site for a camper for the nights from arrival to departure; the total '
+          'is the nights times the nightly rate.',
+          param('camper_id', _ROW_campers, 'The camper id, e.g. CP004.'),
+          param('site', _ROW_sites, 'The site code, e.g. T02.'),
+          param('arrival', arg.DATE, 'The arrival day, today or later.'), _PARAM_departure,
+          _PARAM_party_size, where='campground_office.world:382', returns=Reservation)
     def tool_create_reservation(
         self, camper_id: Camper, site: Site, arrival: dt.date, departure: dt.date, party_size: int
     ) -> Reservation:
@@ -746,10 +708,8 @@ class CampgroundOffice(Episode):
         if party_size > site.capacity:  # campground_office.world:396
             self.fail(f'Site {site.code} holds at most {site.capacity} people.')
         if not self.fn_rv_fits(camper_id, site):  # campground_office.world:397
-            self.fail(
-                f'Site {site.code} takes RVs up to {site.max_rv_length_ft} ft; camper '
-                f'{camper_id.id_} has {camper_id.rv_length_ft} ft.',
-            )
+            self.fail(f'Site {site.code} takes RVs up to {site.max_rv_length_ft} ft; camper '
+                      f'{camper_id.id_} has {camper_id.rv_length_ft} ft.')
         if not self.fn_site_free(site, arrival, departure, ''):  # campground_office.world:398
             self.fail(f'Site {site.code} is already reserved for some of these nights.')
         reservation: Reservation = Reservation(  # campground_office.world:399
@@ -765,13 +725,12 @@ class CampgroundOffice(Episode):
         self.insert(self.t_reservations, reservation)  # campground_office.world:407
         return reservation  # campground_office.world:408
 
-    @tool(  # campground_office.world:411
-        'Move a booked reservation to new dates on the same site; the total is recomputed.',
-        param('reservation_id', _ROW_reservations, 'The id of a booked reservation, e.g. RS0003.'),
-        param('arrival', arg.DATE, 'The new arrival day, today or later.'),
-        param('departure', arg.DATE, 'The new departure day, after the arrival.'),
-        where='campground_office.world:411', returns=Reservation,
-    )
+    @tool('Move a booked reservation to new dates on the same site; the total is recomputed.',
+          param('reservation_id', _ROW_reservations,
+                'The id of a booked reservation, e.g. RS0003.'),
+          param('arrival', arg.DATE, 'The new arrival day, today or later.'),
+          param('departure', arg.DATE, 'The new departure day, after the arrival.'),
+          where='campground_office.world:411', returns=Reservation)
     def tool_change_reservation_dates(
         self, reservation_id: Reservation, arrival: dt.date, departure: dt.date
     ) -> Reservation:
@@ -788,9 +747,8 @@ class CampgroundOffice(Episode):
             raise ToolError(f'A stay lasts at most {self.state.max_stay_nights} nights.')
         # campground_office.world:424
         if not self.fn_site_free(self.t_sites[r.site], arrival, departure, r.id_):
-            self.fail(
-                f'Site {self.t_sites[r.site].code} is already reserved for some of these nights.'
-            )
+            self.fail(f'Site {self.t_sites[r.site].code} is already reserved for some of these '
+                      'nights.')
         # campground_office.world:425
         self.set_fields(r, ('arrival', 'departure'), arrival, departure)
         self.set_field(  # campground_office.world:427
@@ -801,19 +759,18 @@ class CampgroundOffice(Episode):
         )
         return r  # campground_office.world:428
 
-    @tool(  # campground_office.world:431
-        'Cancel a booked reservation. Less than 2 days before arrival a cancellation charge is '
-        'added.',
-        param('reservation_id', _ROW_reservations, 'The id of a booked reservation, e.g. RS0005.'),
-        where='campground_office.world:431', returns=_RESULT_ReservationInfo,
-        shows=(
-            'record', (
-                ('reservation', 'reservation', ('row', 'reservations')),
-                ('rentals', 'rentals', ('list', ('row', 'rentals'))),
-                ('charges', 'charges', ('list', ('row', 'charges'))),
-            ),
-        ),
-    )
+    @tool('Cancel a booked reservation. Less than 2 days before arrival a cancellation charge is '
+          'added.',
+          param('reservation_id', _ROW_reservations,
+                'The id of a booked reservation, e.g. RS0005.'),
+          where='campground_office.world:431', returns=_RESULT_ReservationInfo,
+          shows=(
+              'record', (
+                  ('reservation', 'reservation', ('row', 'reservations')),
+                  ('rentals', 'rentals', ('list', ('row', 'rentals'))),
+                  ('charges', 'charges', ('list', ('row', 'charges'))),
+              ),
+          ))
     def tool_cancel_reservation(self, reservation_id: Reservation) -> ReservationInfo:
         me: Ranger = self.fn_actor()  # campground_office.world:436
         r: Reservation = reservation_id  # campground_office.world:437
@@ -828,9 +785,8 @@ class CampgroundOffice(Episode):
                     id_=self.next_id('charge_ids', 'CH{:04d}'), reservation=r.id_,
                     kind=_E10_ChargeKind_cancellation,
                     amount=v.check_range(self.state.cancellation_fee, 'Charge.amount', 0.01, None),
-                    note=v.check_length(
-                        'Cancelled less than 2 days before arrival', 'Charge.note', None, 200
-                    ),
+                    note=v.check_length('Cancelled less than 2 days before arrival', 'Charge.note',
+                                        None, 200),
                     charged_at=self.clock, charged_by=me.id_,
                 ),
             )
@@ -844,23 +800,18 @@ class CampgroundOffice(Episode):
             ]),
         )
 
-    @tool(  # campground_office.world:457
-        'Check a party in on its arrival day, from checkin_hour.',
-        param(
-            'reservation_id', _ROW_reservations,
-            'The id of a booked reservation arriving today, e.g. RS0002.',
-        ),
-        where='campground_office.world:457', returns=Reservation,
-    )
+    @tool('Check a party in on its arrival day, from checkin_hour.',
+          param('reservation_id', _ROW_reservations,
+                'The id of a booked reservation arriving today, e.g. RS0002.'),
+          where='campground_office.world:457', returns=Reservation)
     def tool_check_in(self, reservation_id: Reservation) -> Reservation:
         x__: Ranger = self.fn_actor()  # campground_office.world:462
         r: Reservation = reservation_id  # campground_office.world:463
         if r.status != _E17_ReservationStatus_booked:  # campground_office.world:464
             self.fail(f'Only booked reservations can be checked in; {r.id_} is {r.status}.')
         if r.arrival != self.clock.date():  # campground_office.world:465
-            self.fail(
-                f'Reservation {r.id_} arrives on {r.arrival}; check-in is only on the arrival day.'
-            )
+            self.fail(f'Reservation {r.id_} arrives on {r.arrival}; check-in is only on the '
+                      'arrival day.')
         if self.clock.hour < self.state.checkin_hour:  # campground_office.world:466
             raise ToolError(f'Too early: check-in starts at {self.state.checkin_hour}:00.')
         if any(  # campground_office.world:467
@@ -873,22 +824,19 @@ class CampgroundOffice(Episode):
         )
         return r  # campground_office.world:470
 
-    @tool(  # campground_office.world:473
-        'Check a party out; rentals still out must be returned first. Leaving after '
-        'checkout_hour on (or after) the departure day adds a late check-out charge per started '
-        'hour.',
-        param(
-            'reservation_id', _ROW_reservations, 'The id of a checked-in reservation, e.g. RS0001.'
-        ),
-        where='campground_office.world:473', returns=_RESULT_ReservationInfo,
-        shows=(
-            'record', (
-                ('reservation', 'reservation', ('row', 'reservations')),
-                ('rentals', 'rentals', ('list', ('row', 'rentals'))),
-                ('charges', 'charges', ('list', ('row', 'charges'))),
-            ),
-        ),
-    )
+    @tool('Check a party out; rentals still out must be returned first. Leaving after '
+          'checkout_hour on (or after) the departure day adds a late check-out charge per '
+          'started hour.',
+          param('reservation_id', _ROW_reservations,
+                'The id of a checked-in reservation, e.g. RS0001.'),
+          where='campground_office.world:473', returns=_RESULT_ReservationInfo,
+          shows=(
+              'record', (
+                  ('reservation', 'reservation', ('row', 'reservations')),
+                  ('rentals', 'rentals', ('list', ('row', 'rentals'))),
+                  ('charges', 'charges', ('list', ('row', 'charges'))),
+              ),
+          ))
     def tool_check_out(self, reservation_id: Reservation) -> ReservationInfo:
         me: Ranger = self.fn_actor()  # campground_office.world:478
         r: Reservation = reservation_id  # campground_office.world:479
@@ -910,10 +858,9 @@ class CampgroundOffice(Episode):
                     id_=self.next_id('charge_ids', 'CH{:04d}'), reservation=r.id_,
                     kind=_E10_ChargeKind_late_checkout,
                     amount=v.check_range(fee, 'Charge.amount', 0.01, None),
-                    note=v.check_length(
-                        f'Left {late} started hour(s) after {self.state.checkout_hour}:00',
-                        'Charge.note', None, 200,
-                    ),
+                    note=v.check_length(f'Left {late} started hour(s) after '
+                                        f'{self.state.checkout_hour}:00',
+                                        'Charge.note', None, 200),
                     charged_at=self.clock, charged_by=me.id_,
                 ),
             )
@@ -927,17 +874,13 @@ class CampgroundOffice(Episode):
             ]),
         )
 
-    @tool(  # campground_office.world:503
-        'Charge a late check-out noticed afterwards on a checked-out reservation that left after '
-        'checkout_hour and has no such charge yet; only managers can.',
-        param(
-            'reservation_id', _ROW_reservations,
-            'The id of a checked-out reservation, e.g. RS0008.',
-        ),
-        param('hours_late', arg.refined(arg.INT, 1, 12), 'Hours to charge past checkout_hour.'),
-        param('note', arg.refined(arg.TEXT, None, 200), 'Why the charge is added.', default=''),
-        where='campground_office.world:503', returns=Charge,
-    )
+    @tool('Charge a late check-out noticed afterwards on a checked-out reservation that left '
+          'after checkout_hour and has no such charge yet; only managers can.',
+          param('reservation_id', _ROW_reservations,
+                'The id of a checked-out reservation, e.g. RS0008.'),
+          param('hours_late', arg.refined(arg.INT, 1, 12), 'Hours to charge past checkout_hour.'),
+          param('note', arg.refined(arg.TEXT, None, 200), 'Why the charge is added.', default=''),
+          where='campground_office.world:503', returns=Charge)
     def tool_charge_late_checkout(
         self, reservation_id: Reservation, hours_late: int, note: str
     ) -> Charge:
@@ -956,10 +899,8 @@ class CampgroundOffice(Episode):
         if left is None:  # campground_office.world:516
             self.fail(f'Reservation {r.id_} has no check-out time.')
         if self.fn_started_hours_late(r, left) <= 0:  # campground_office.world:517
-            self.fail(
-                f'The party of {r.id_} did not leave after {self.state.checkout_hour}:00 on the '
-                'departure day.',
-            )
+            self.fail(f'The party of {r.id_} did not leave after {self.state.checkout_hour}:00 '
+                      'on the departure day.')
         # campground_office.world:518
         amount: float = round(hours_late * self.state.late_fee_per_hour, 2)
         if not (amount > 0.0):  # campground_office.world:519
@@ -974,29 +915,26 @@ class CampgroundOffice(Episode):
         self.insert(self.t_charges, charge)  # campground_office.world:527
         return charge  # campground_office.world:528
 
-    @tool(  # campground_office.world:533
-        'Show equipment (name, daily rate, stock, deposit) with the units out and available.',
-        param('sku', _ROW_equipment, 'The equipment SKU, e.g. EQ-001.'), read_only=True,
-        where='campground_office.world:533',
-        returns=js.closed({
-            'equipment': Equipment, 'units_out': js.INTEGER, 'units_available': js.INTEGER
-        }),
-        shows=('record', (('equipment', 'equipment', ('row', 'equipment')),)),
-    )
+    @tool('Show equipment (name, daily rate, stock, deposit) with the units out and available.',
+          param('sku', _ROW_equipment, 'The equipment SKU, e.g. EQ-001.'), read_only=True,
+          where='campground_office.world:533',
+          returns=js.closed({
+              'equipment': Equipment, 'units_out': js.INTEGER, 'units_available': js.INTEGER
+          }),
+          shows=('record', (('equipment', 'equipment', ('row', 'equipment')),)))
     def tool_get_equipment(self, sku: Equipment) -> EquipmentInfo:
         out_now: int = self.fn_units_out(sku)  # campground_office.world:538
         # campground_office.world:539
         return EquipmentInfo(sku.sku, out_now, rt.bounded(sku.stock_total - out_now))
 
-    @tool(  # campground_office.world:546
-        'List equipment by part of the name, with SKUs, daily rates, stock and deposits.',
-        param(
-            'query', arg.optional(arg.TEXT), 'Part of the equipment name; case does not matter.'
-        ),
-        param('available_only', arg.BOOL, 'Only equipment with a unit available.', default=False),
-        read_only=True, where='campground_office.world:546', returns=js.array(Equipment),
-        shows=('list', ('row', 'equipment')),
-    )
+    @tool('List equipment by part of the name, with SKUs, daily rates, stock and deposits.',
+          param('query', arg.optional(arg.TEXT),
+                'Part of the equipment name; case does not matter.'),
+          param(
+              'available_only', arg.BOOL, 'Only equipment with a unit available.', default=False
+          ),
+          read_only=True, where='campground_office.world:546', returns=js.array(Equipment),
+          shows=('list', ('row', 'equipment')))
     def tool_list_equipment(self, query: str | None, available_only: bool) -> tuple[str, ...]:
         # campground_office.world:552
         q: str = self.built((query if query is not None else '').lower())
@@ -1006,31 +944,23 @@ class CampgroundOffice(Episode):
             and (not available_only or self.fn_units_out(_e17) < _e17.stock_total)
         ])
 
-    @tool(  # campground_office.world:556
-        'Show a rental: reservation, equipment, quantity, days rented and due, return day, '
-        'status and fee.',
-        param('rental_id', _ROW_rentals, 'The rental id, e.g. RN0001.'), read_only=True,
-        where='campground_office.world:556', returns=Rental,
-    )
+    @tool('Show a rental: reservation, equipment, quantity, days rented and due, return day, '
+          'status and fee.',
+          param('rental_id', _ROW_rentals, 'The rental id, e.g. RN0001.'), read_only=True,
+          where='campground_office.world:556', returns=Rental)
     def tool_get_rental(self, rental_id: Rental) -> Rental:
         return rental_id  # campground_office.world:561
 
-    @tool(  # campground_office.world:564
-        'List the rentals of a reservation or of an equipment, with quantities, due days, '
-        'statuses and fees.',
-        param(
-            'reservation_id', arg.optional(arg.row('reservations')),
-            'Only rentals of this reservation id.',
-        ),
-        param(
-            'sku',
-            arg.optional(arg.row('equipment', arg.refined(arg.TEXT, pattern='^EQ-[0-9]{3}$'))),
-            'Only rentals of this equipment SKU.',
-        ),
-        param('out_only', arg.BOOL, 'Only rentals not yet returned.', default=False),
-        read_only=True, where='campground_office.world:564', returns=js.array(Rental),
-        shows=('list', ('row', 'rentals')),
-    )
+    @tool('List the rentals of a reservation or of an equipment, with quantities, due days, '
+          'statuses and fees.',
+          param('reservation_id', arg.optional(arg.row('reservations')),
+                'Only rentals of this reservation id.'),
+          param('sku',
+                arg.optional(arg.row('equipment', arg.refined(arg.TEXT, pattern='^EQ-[0-9]{3}$'))),
+                'Only rentals of this equipment SKU.'),
+          param('out_only', arg.BOOL, 'Only rentals not yet returned.', default=False),
+          read_only=True, where='campground_office.world:564', returns=js.array(Rental),
+          shows=('list', ('row', 'rentals')))
     def tool_list_rentals(
         self, reservation_id: Reservation | None, sku: Equipment | None, out_only: bool
     ) -> tuple[str, ...]:
@@ -1043,20 +973,15 @@ class CampgroundOffice(Episode):
             and (not out_only or _r18.status == _E12_RentalStatus_out)
         ])
 
-    @tool(  # campground_office.world:575
-        'Rent units of equipment to a checked-in party until a day no later than its departure.',
-        param(
-            'reservation_id', _ROW_reservations, 'The id of a checked-in reservation, e.g. RS0004.'
-        ),
-        param('sku', _ROW_equipment, 'The equipment SKU, e.g. EQ-003.'),
-        param('quantity', arg.refined(arg.INT, 1, 10), 'How many units.', default=1),
-        param(
-            'due_back', arg.optional(arg.DATE),
-            'The day it is due back, today or later and no later than the departure; leave out '
-            'for the departure day.',
-        ),
-        where='campground_office.world:575', returns=Rental,
-    )
+    @tool('Rent units of equipment to a checked-in party until a day no later than its departure.',
+          param('reservation_id', _ROW_reservations,
+                'The id of a checked-in reservation, e.g. RS0004.'),
+          param('sku', _ROW_equipment, 'The equipment SKU, e.g. EQ-003.'),
+          param('quantity', arg.refined(arg.INT, 1, 10), 'How many units.', default=1),
+          param('due_back', arg.optional(arg.DATE),
+                'The day it is due back, today or later and no later than the departure; leave '
+                'out for the departure day.'),
+          where='campground_office.world:575', returns=Rental)
     def tool_rent_equipment(
         self, reservation_id: Reservation, sku: Equipment, quantity: int, due_back: dt.date | None
     ) -> Rental:
@@ -1069,10 +994,8 @@ class CampgroundOffice(Episode):
             self.fail(f'Reservation {r.id_} is not checked in (it is {r.status}).')
         # campground_office.world:588
         if rt.bounded(self.fn_units_out(sku) + quantity) > sku.stock_total:
-            self.fail(
-                f'Only {rt.bounded(sku.stock_total - self.fn_units_out(sku))} units of {sku.name}'
-                ' are available.',
-            )
+            self.fail(f'Only {rt.bounded(sku.stock_total - self.fn_units_out(sku))} units of '
+                      f'{sku.name} are available.')
         if not (due >= today and due <= r.departure):  # campground_office.world:589
             raise ToolError(f'The due day must be between today and the departure {r.departure}.')
         rental: Rental = Rental(  # campground_office.world:590
@@ -1083,12 +1006,10 @@ class CampgroundOffice(Episode):
         self.insert(self.t_rentals, rental)  # campground_office.world:597
         return rental  # campground_office.world:598
 
-    @tool(  # campground_office.world:601
-        'Return a rental. The fee is the days rented (at least 1) times the daily rate times the '
-        'quantity, and is added as an equipment charge.',
-        param('rental_id', _ROW_rentals, 'The id of a rental that is out, e.g. RN0001.'),
-        where='campground_office.world:601', returns=Rental,
-    )
+    @tool('Return a rental. The fee is the days rented (at least 1) times the daily rate times '
+          'the quantity, and is added as an equipment charge.',
+          param('rental_id', _ROW_rentals, 'The id of a rental that is out, e.g. RN0001.'),
+          where='campground_office.world:601', returns=Rental)
     def tool_return_equipment(self, rental_id: Rental) -> Rental:
         me: Ranger = self.fn_actor()  # campground_office.world:606
         rental: Rental = rental_id  # campground_office.world:607
@@ -1118,27 +1039,19 @@ class CampgroundOffice(Episode):
             )
         return rental  # campground_office.world:624
 
-    @tool(  # campground_office.world:629
-        'Show a charge: reservation, kind, amount, note, time and who charged it.',
-        param('charge_id', _ROW_charges, 'The charge id, e.g. CH0002.'), read_only=True,
-        where='campground_office.world:629', returns=Charge,
-    )
+    @tool('Show a charge: reservation, kind, amount, note, time and who charged it.',
+          param('charge_id', _ROW_charges, 'The charge id, e.g. CH0002.'), read_only=True,
+          where='campground_office.world:629', returns=Charge)
     def tool_get_charge(self, charge_id: Charge) -> Charge:
         return charge_id  # campground_office.world:634
 
-    @tool(  # campground_office.world:637
-        'List the charges of a reservation or of a camper, with kinds, amounts and times.',
-        param(
-            'reservation_id', arg.optional(arg.row('reservations')),
-            'Only charges of this reservation id.',
-        ),
-        param(
-            'camper_id', arg.optional(arg.row('campers')),
-            "Only charges on this camper's reservations.",
-        ),
-        read_only=True, where='campground_office.world:637', returns=js.array(Charge),
-        shows=('list', ('row', 'charges')),
-    )
+    @tool('List the charges of a reservation or of a camper, with kinds, amounts and times.',
+          param('reservation_id', arg.optional(arg.row('reservations')),
+                'Only charges of this reservation id.'),
+          param('camper_id', arg.optional(arg.row('campers')),
+                "Only charges on this camper's reservations."),
+          read_only=True, where='campground_office.world:637', returns=js.array(Charge),
+          shows=('list', ('row', 'charges')))
     def tool_list_charges(
         self, reservation_id: Reservation | None, camper_id: Camper | None
     ) -> tuple[str, ...]:

@@ -149,13 +149,10 @@ _ROW_cars = arg.row(
     'cars', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[A-Z]{3}$'),
     not_found=lambda ep, key: ep.built(f'Unknown car {key}.'),
 )
-_PARAM_return_date = param(
-    'return_date', arg.DATE, 'The planned return day, after the pick-up day.'
-)
-_PARAM_category = param(
-    'category', arg.optional(arg.enum_of(CarCategory)),
-    'Only cars of this category; any when omitted.',
-)
+_PARAM_return_date = param('return_date', arg.DATE,
+                           'The planned return day, after the pick-up day.')
+_PARAM_category = param('category', arg.optional(arg.enum_of(CarCategory)),
+                        'Only cars of this category; any when omitted.')
 _PARAM_customer = param('customer', _ROW_customers, 'The customer id, e.g. CU001.')
 _PARAM_rental = param('rental', _ROW_rentals, 'The rental id, e.g. R0001.')
 _PARAM_car = param('car', _ROW_cars, "The car's plate, e.g. 1234-XYZ.")
@@ -216,10 +213,9 @@ class CarRentalCounter(Episode):
             == 1
             for _a47 in rt.each(self, self.t_rentals)
         ):
-            raise InvariantError(
-                'A car is never held by two reserved or picked-up rentals with overlapping days.',
-                'car_rental_counter.world:137',
-            )
+            raise InvariantError('A car is never held by two reserved or picked-up rentals with '
+                                 'overlapping days.',
+                                 'car_rental_counter.world:137')
         if not all(  # car_rental_counter.world:140
             (_c49.branch is None) == any(
                 _r50.car == _c49.plate and _r50.status == _E12_RentalStatus_picked_up
@@ -227,25 +223,20 @@ class CarRentalCounter(Episode):
             )
             for _c49 in rt.each(self, self.t_cars)
         ):
-            raise InvariantError(
-                'A car has no branch exactly while it is out on a rental.',
-                'car_rental_counter.world:140',
-            )
+            raise InvariantError('A car has no branch exactly while it is out on a rental.',
+                                 'car_rental_counter.world:140')
         for _row51 in rt.changed_rows(self, self.t_rentals):  # car_rental_counter.world:143
             if not (_row51.return_date > _row51.pickup_date):
-                raise InvariantError(
-                    'A rental returns after it is picked up.', 'car_rental_counter.world:143'
-                )
+                raise InvariantError('A rental returns after it is picked up.',
+                                     'car_rental_counter.world:143')
         for _row52 in rt.changed_rows(self, self.t_rentals):  # car_rental_counter.world:146
             if not (
                 _row52.status != _E12_RentalStatus_picked_up
                 and _row52.status != _E12_RentalStatus_returned
                 or _row52.start_mileage_km is not None
             ):
-                raise InvariantError(
-                    'A picked-up or returned rental has its start mileage.',
-                    'car_rental_counter.world:146',
-                )
+                raise InvariantError('A picked-up or returned rental has its start mileage.',
+                                     'car_rental_counter.world:146')
         for _row53 in rt.changed_rows(self, self.t_rentals):  # car_rental_counter.world:149
             if not (
                 _row53.status != _E12_RentalStatus_returned
@@ -253,10 +244,9 @@ class CarRentalCounter(Episode):
                 and rt.present(_row53.end_mileage_km) >= rt.present(_row53.start_mileage_km)
                 and _row53.returned_on is not None and _row53.return_branch is not None
             ):
-                raise InvariantError(
-                    'A returned rental has its end mileage (not below the start), day and branch.',
-                    'car_rental_counter.world:149',
-                )
+                raise InvariantError('A returned rental has its end mileage (not below the '
+                                     'start), day and branch.',
+                                     'car_rental_counter.world:149')
         for _row54 in rt.changed_rows(self, self.t_rentals):  # car_rental_counter.world:152
             if not (
                 _row54.status != _E12_RentalStatus_returned
@@ -265,19 +255,17 @@ class CarRentalCounter(Episode):
                     + _row54.one_way_fee_cents,
                 )
             ):
-                raise InvariantError(
-                    "A returned rental's total is its base, extra-day and one-way charges.",
-                    'car_rental_counter.world:152',
-                )
+                raise InvariantError("A returned rental's total is its base, extra-day and "
+                                     "one-way charges.",
+                                     'car_rental_counter.world:152')
         for _row55 in rt.changed_rows(self, self.t_rentals):  # car_rental_counter.world:155
             if not (
                 _row55.one_way_fee_cents == 0 or _row55.return_branch is not None
                 and _row55.return_branch != _row55.pickup_branch
             ):
-                raise InvariantError(
-                    'A one-way fee is charged only when the car came back to another branch.',
-                    'car_rental_counter.world:155',
-                )
+                raise InvariantError('A one-way fee is charged only when the car came back to '
+                                     'another branch.',
+                                     'car_rental_counter.world:155')
         if not all(  # car_rental_counter.world:158
             (_r56.end_mileage_km is None
             or rt.present(_r56.end_mileage_km) <= self.t_cars[_r56.car].mileage_km)
@@ -285,10 +273,9 @@ class CarRentalCounter(Episode):
             or rt.present(_r56.start_mileage_km) <= self.t_cars[_r56.car].mileage_km)
             for _r56 in rt.each(self, self.t_rentals)
         ):
-            raise InvariantError(
-                "A car's odometer is not below any reading recorded on its rentals.",
-                'car_rental_counter.world:158',
-            )
+            raise InvariantError("A car's odometer is not below any reading recorded on its "
+                                 "rentals.",
+                                 'car_rental_counter.world:158')
         for _row57 in rt.changed_rows(self, self.t_cars, ('branch',)):
             rt.check_refs(self.t_branches, _row57.branch, 'Car.branch')
         for _row58 in rt.changed_rows(
@@ -333,14 +320,12 @@ class CarRentalCounter(Episode):
             for _r1 in rt.each(self, self.t_rentals)
         )
 
-    @tool(  # car_rental_counter.world:163
-        'List the in-service cars parked at a branch that are free for the whole stay, cheapest '
-        'first, with the price.',
-        param('branch', _ROW_branches, 'The branch code, e.g. MAD.'),
-        param('pickup_date', arg.DATE, 'The pick-up day, e.g. 2026-07-15.'), _PARAM_return_date,
-        _PARAM_category, read_only=True, where='car_rental_counter.world:163',
-        returns=js.array(CarOffer),
-    )
+    @tool('List the in-service cars parked at a branch that are free for the whole stay, '
+          'cheapest first, with the price.',
+          param('branch', _ROW_branches, 'The branch code, e.g. MAD.'),
+          param('pickup_date', arg.DATE, 'The pick-up day, e.g. 2026-07-15.'), _PARAM_return_date,
+          _PARAM_category, read_only=True, where='car_rental_counter.world:163',
+          returns=js.array(CarOffer))
     def tool_search_cars(
         self, branch: Branch, pickup_date: dt.date, return_date: dt.date,
         category: CarCategory | None,
@@ -368,20 +353,14 @@ class CarRentalCounter(Episode):
             key=lambda _o3: _o3.price_cents,
         ))
 
-    @tool(  # car_rental_counter.world:178
-        'Register a new customer with their driving licence.',
-        param('name', arg.refined(arg.TEXT, 1, 80), "The customer's full name."),
-        param(
-            'licence_number', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{6,12}$'),
-            'The driving licence number, 6 to 12 capital letters or digits.',
-        ),
-        param('licence_expires', arg.DATE, "The licence's expiry date, e.g. 2031-02-28."),
-        param(
-            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-            "The customer's email address.",
-        ),
-        where='car_rental_counter.world:178', returns=Customer,
-    )
+    @tool('Register a new customer with their driving licence.',
+          param('name', arg.refined(arg.TEXT, 1, 80), "The customer's full name."),
+          param('licence_number', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{6,12}$'),
+                'The driving licence number, 6 to 12 capital letters or digits.'),
+          param('licence_expires', arg.DATE, "The licence's expiry date, e.g. 2031-02-28."),
+          param('email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+                "The customer's email address."),
+          where='car_rental_counter.world:178', returns=Customer)
     def tool_register_customer(
         self, name: str, licence_number: str, licence_expires: dt.date, email: str
     ) -> Customer:
@@ -402,16 +381,14 @@ class CarRentalCounter(Episode):
         self.insert(self.t_customers, customer)  # car_rental_counter.world:194
         return customer  # car_rental_counter.world:195
 
-    @tool(  # car_rental_counter.world:198
-        'Show a customer with all their rentals (car, branch, dates, status and charges), the '
-        'latest pick-up first.',
-        _PARAM_customer, read_only=True, where='car_rental_counter.world:198',
-        returns=js.closed({
-            'customer': js.STRING, 'name': js.STRING, 'licence_expires': js.STRING,
-            'rentals': js.array(Rental),
-        }),
-        shows=('record', (('rentals', 'rentals', ('list', ('row', 'rentals'))),)),
-    )
+    @tool('Show a customer with all their rentals (car, branch, dates, status and charges), the '
+          'latest pick-up first.',
+          _PARAM_customer, read_only=True, where='car_rental_counter.world:198',
+          returns=js.closed({
+              'customer': js.STRING, 'name': js.STRING, 'licence_expires': js.STRING,
+              'rentals': js.array(Rental),
+          }),
+          shows=('record', (('rentals', 'rentals', ('list', ('row', 'rentals'))),)))
     def tool_get_customer_rentals(self, customer: Customer) -> CustomerRentals:
         return CustomerRentals(  # car_rental_counter.world:203
             customer.id_, customer.name, customer.licence_expires,
@@ -423,33 +400,25 @@ class CarRentalCounter(Episode):
             ),
         )
 
-    @tool(  # car_rental_counter.world:211
-        'Show one rental with its car, dates, mileage and charges.', _PARAM_rental, read_only=True,
-        where='car_rental_counter.world:211', returns=Rental,
-    )
+    @tool('Show one rental with its car, dates, mileage and charges.', _PARAM_rental,
+          read_only=True, where='car_rental_counter.world:211', returns=Rental)
     def tool_get_rental(self, rental: Rental) -> Rental:
         return rental  # car_rental_counter.world:216
 
-    @tool(  # car_rental_counter.world:219
-        'List the branches with their codes, names and cities.', read_only=True,
-        where='car_rental_counter.world:219', returns=js.array(Branch),
-        shows=('list', ('row', 'branches')),
-    )
+    @tool('List the branches with their codes, names and cities.', read_only=True,
+          where='car_rental_counter.world:219', returns=js.array(Branch),
+          shows=('list', ('row', 'branches')))
     def tool_list_branches(self) -> tuple[str, ...]:
         # car_rental_counter.world:220
         return tuple(map(_GET_code, rt.each(self, self.t_branches)))
 
-    @tool(  # car_rental_counter.world:223
-        'Find registered customers whose name, email or licence number contains the text, with '
-        'their customer id and licence expiry date.',
-        param(
-            'text', arg.refined(arg.TEXT, 1, 80),
-            "Part of the customer's name, email or licence number, e.g. Smith; case does not "
-            "matter.",
-        ),
-        read_only=True, where='car_rental_counter.world:223', returns=js.array(Customer),
-        shows=('list', ('row', 'customers')),
-    )
+    @tool('Find registered customers whose name, email or licence number contains the text, with '
+          'their customer id and licence expiry date.',
+          param('text', arg.refined(arg.TEXT, 1, 80),
+                "Part of the customer's name, email or licence number, e.g. Smith; case does not "
+                "matter."),
+          read_only=True, where='car_rental_counter.world:223', returns=js.array(Customer),
+          shows=('list', ('row', 'customers')))
     def tool_find_customers(self, text: str) -> tuple[str, ...]:
         wanted: str = self.built(self.built(text.strip()).lower())  # car_rental_counter.world:228
         return tuple([  # car_rental_counter.world:229
@@ -459,24 +428,18 @@ class CarRentalCounter(Episode):
             or rt.read(self, wanted) in rt.read(self, self.built(_c9.licence_number.lower()))
         ])
 
-    @tool(  # car_rental_counter.world:232
-        'Show one car: its model, category, daily rate, mileage, the branch where it is parked '
-        'and whether it is in service.',
-        _PARAM_car, read_only=True, where='car_rental_counter.world:232', returns=Car,
-    )
+    @tool('Show one car: its model, category, daily rate, mileage, the branch where it is parked '
+          'and whether it is in service.',
+          _PARAM_car, read_only=True, where='car_rental_counter.world:232', returns=Car)
     def tool_get_car(self, car: Car) -> Car:
         return car  # car_rental_counter.world:235
 
-    @tool(  # car_rental_counter.world:238
-        "List the fleet's cars with model, category, daily rate, mileage, branch and whether in "
-        "service, whatever their bookings; cars out on a rental have no branch.",
-        param(
-            'branch', arg.optional(_ROW_branches),
-            'Only cars parked at this branch (code, e.g. MAD); the whole fleet when omitted.',
-        ),
-        _PARAM_category, read_only=True, where='car_rental_counter.world:238',
-        returns=js.array(Car), shows=('list', ('row', 'cars')),
-    )
+    @tool("List the fleet's cars with model, category, daily rate, mileage, branch and whether "
+          "in service, whatever their bookings; cars out on a rental have no branch.",
+          param('branch', arg.optional(_ROW_branches),
+                'Only cars parked at this branch (code, e.g. MAD); the whole fleet when omitted.'),
+          _PARAM_category, read_only=True, where='car_rental_counter.world:238',
+          returns=js.array(Car), shows=('list', ('row', 'cars')))
     def tool_list_cars(
         self, branch: Branch | None, category: CarCategory | None
     ) -> tuple[str, ...]:
@@ -486,12 +449,10 @@ class CarRentalCounter(Episode):
             and (category is None or _c10.category == category)
         ])
 
-    @tool(  # car_rental_counter.world:247
-        'List the rentals of one car (customer, dates, status and charges), the latest pick-up '
-        'first.',
-        _PARAM_car, read_only=True, where='car_rental_counter.world:247', returns=js.array(Rental),
-        shows=('list', ('row', 'rentals')),
-    )
+    @tool('List the rentals of one car (customer, dates, status and charges), the latest pick-up '
+          'first.',
+          _PARAM_car, read_only=True, where='car_rental_counter.world:247',
+          returns=js.array(Rental), shows=('list', ('row', 'rentals')))
     def tool_list_car_rentals(self, car: Car) -> tuple[str, ...]:
         return rt.sorted_keys(  # car_rental_counter.world:252
             rt.each(self, [
@@ -500,13 +461,11 @@ class CarRentalCounter(Episode):
             key=lambda _r11: _r11.pickup_date, reverse=True,
         )
 
-    @tool(  # car_rental_counter.world:255
-        "Reserve a car at the branch where it is parked. The price is the number of days times "
-        "the car's daily rate.",
-        _PARAM_customer, param('car', _ROW_cars, "The car's plate, e.g. 6666-FGH."),
-        param('pickup_date', arg.DATE, 'The pick-up day, today or later.'), _PARAM_return_date,
-        where='car_rental_counter.world:255', returns=Rental,
-    )
+    @tool("Reserve a car at the branch where it is parked. The price is the number of days times "
+          "the car's daily rate.",
+          _PARAM_customer, param('car', _ROW_cars, "The car's plate, e.g. 6666-FGH."),
+          param('pickup_date', arg.DATE, 'The pick-up day, today or later.'), _PARAM_return_date,
+          where='car_rental_counter.world:255', returns=Rental)
     def tool_reserve_car(
         self, customer: Customer, car: Car, pickup_date: dt.date, return_date: dt.date
     ) -> Rental:
@@ -524,10 +483,8 @@ class CarRentalCounter(Episode):
         if not self.fn_car_free(car, pickup_date, return_date):  # car_rental_counter.world:268
             self.fail(f'Car {car.plate} is already reserved for some of these days.')
         if customer.licence_expires < return_date:  # car_rental_counter.world:269
-            self.fail(
-                f'{customer.name}\'s licence expires on {customer.licence_expires}, before the '
-                'return date.',
-            )
+            self.fail(f'{customer.name}\'s licence expires on {customer.licence_expires}, before '
+                      'the return date.')
         n: int = self.fn_days_between(pickup_date, return_date)  # car_rental_counter.world:270
         rental: Rental = Rental(  # car_rental_counter.world:271
             id_=self.next_id('rental_ids', 'R{:04d}'), customer=customer.id_, car=car.plate,
@@ -542,53 +499,42 @@ class CarRentalCounter(Episode):
         self.insert(self.t_rentals, rental)  # car_rental_counter.world:279
         return rental  # car_rental_counter.world:280
 
-    @tool(  # car_rental_counter.world:283
-        'Cancel a reservation that has not been picked up. There is no fee.',
-        param('rental', _ROW_rentals, 'The rental id, e.g. R0003.'),
-        where='car_rental_counter.world:283', returns=Rental,
-    )
+    @tool('Cancel a reservation that has not been picked up. There is no fee.',
+          param('rental', _ROW_rentals, 'The rental id, e.g. R0003.'),
+          where='car_rental_counter.world:283', returns=Rental)
     def tool_cancel_reservation(self, rental: Rental) -> Rental:
         if rental.status != _E12_RentalStatus_reserved:  # car_rental_counter.world:288
-            self.fail(
-                f'Rental {rental.id_} is {rental.status}; only reserved rentals can be cancelled.'
-            )
+            self.fail(f'Rental {rental.id_} is {rental.status}; only reserved rentals can be '
+                      'cancelled.')
         # car_rental_counter.world:289
         self.set_field(rental, 'status', _E12_RentalStatus_cancelled)
         return rental  # car_rental_counter.world:290
 
-    @tool(  # car_rental_counter.world:293
-        'Hand the car of a reservation to the customer, from its pick-up day until the day '
-        'before its planned return. Records the start mileage.',
-        _PARAM_rental, where='car_rental_counter.world:293', returns=Rental,
-    )
+    @tool('Hand the car of a reservation to the customer, from its pick-up day until the day '
+          'before its planned return. Records the start mileage.',
+          _PARAM_rental, where='car_rental_counter.world:293', returns=Rental)
     def tool_pick_up(self, rental: Rental) -> Rental:
         if rental.status != _E12_RentalStatus_reserved:  # car_rental_counter.world:298
-            self.fail(
-                f'Rental {rental.id_} is {rental.status}; only reserved rentals can be picked up.'
-            )
+            self.fail(f'Rental {rental.id_} is {rental.status}; only reserved rentals can be '
+                      'picked up.')
         today: dt.date = self.clock.date()  # car_rental_counter.world:299
         if today < rental.pickup_date:  # car_rental_counter.world:300
-            self.fail(
-                f'Too early: rental {rental.id_} can be picked up from {rental.pickup_date}.'
-            )
+            self.fail(f'Too early: rental {rental.id_} can be picked up from {rental.pickup_date}'
+                      '.')
         if today >= rental.return_date:  # car_rental_counter.world:301
-            self.fail(
-                f'Reservation {rental.id_} has expired: its return date {rental.return_date} has '
-                'come.',
-            )
+            self.fail(f'Reservation {rental.id_} has expired: its return date '
+                      f'{rental.return_date} has come.')
         car: Car = self.t_cars[rental.car]  # car_rental_counter.world:302
         if car.branch != rental.pickup_branch:  # car_rental_counter.world:303
-            self.fail(
-                f'Car {car.plate} is not at branch {self.t_branches[rental.pickup_branch].code}.'
-            )
+            self.fail(f'Car {car.plate} is not at branch '
+                      f'{self.t_branches[rental.pickup_branch].code}.')
         if not car.in_service:  # car_rental_counter.world:304
             self.fail(f'Car {car.plate} is out of service.')
         # car_rental_counter.world:305
         if self.t_customers[rental.customer].licence_expires < rental.return_date:
-            self.fail(
-                f'{self.t_customers[rental.customer].name}\'s licence expires on '
-                f'{self.t_customers[rental.customer].licence_expires}, before the return date.',
-            )
+            self.fail(f'{self.t_customers[rental.customer].name}\'s licence expires on '
+                      f'{self.t_customers[rental.customer].licence_expires}, before the return '
+                      'date.')
         # car_rental_counter.world:306
         self.set_field(rental, 'status', _E12_RentalStatus_picked_up)
         self.set_field(  # car_rental_counter.world:307
@@ -599,29 +545,22 @@ class CarRentalCounter(Episode):
         self.set_field(self.t_cars[car.plate], 'branch', None)  # car_rental_counter.world:308
         return rental  # car_rental_counter.world:309
 
-    @tool(  # car_rental_counter.world:312
-        'Take back a picked-up car at any branch. Days past the planned return date are charged '
-        'at\nthe daily rate plus the late surcharge; a one-way fee applies when the branch '
-        'differs from\nthe pick-up branch. Returns the rental with its charges.',
-        param('rental', _ROW_rentals, 'The rental id, e.g. R0002.'),
-        param('branch', _ROW_branches, 'The branch where the car is returned, e.g. BCN.'),
-        param(
-            'mileage_km', arg.refined(arg.INT, 0, 10000000),
-            'The odometer reading at return, in km.',
-        ),
-        where='car_rental_counter.world:312', returns=Rental,
-    )
+    @tool('Take back a picked-up car at any branch. Days past the planned return date are '
+          'charged at\nthe daily rate plus the late surcharge; a one-way fee applies when the '
+          'branch differs from\nthe pick-up branch. Returns the rental with its charges.',
+          param('rental', _ROW_rentals, 'The rental id, e.g. R0002.'),
+          param('branch', _ROW_branches, 'The branch where the car is returned, e.g. BCN.'),
+          param('mileage_km', arg.refined(arg.INT, 0, 10000000),
+                'The odometer reading at return, in km.'),
+          where='car_rental_counter.world:312', returns=Rental)
     def tool_return_car(self, rental: Rental, branch: Branch, mileage_km: int) -> Rental:
         if rental.status != _E12_RentalStatus_picked_up:  # car_rental_counter.world:323
-            self.fail(
-                f'Rental {rental.id_} is {rental.status}; only picked-up rentals can be returned.'
-            )
+            self.fail(f'Rental {rental.id_} is {rental.status}; only picked-up rentals can be '
+                      'returned.')
         car: Car = self.t_cars[rental.car]  # car_rental_counter.world:324
         if mileage_km < car.mileage_km:  # car_rental_counter.world:325
-            self.fail(
-                f'The mileage {mileage_km} km is lower than the {car.mileage_km} km recorded for '
-                f'car {car.plate}.',
-            )
+            self.fail(f'The mileage {mileage_km} km is lower than the {car.mileage_km} km '
+                      f'recorded for car {car.plate}.')
         today: dt.date = self.clock.date()  # car_rental_counter.world:326
         # car_rental_counter.world:327
         extra: int = self.fn_days_between(rental.return_date, today)
@@ -667,15 +606,11 @@ class CarRentalCounter(Episode):
         self.set_field(self.t_cars[car.plate], 'branch', branch.code)
         return rental  # car_rental_counter.world:341
 
-    @tool(  # car_rental_counter.world:344
-        'Take a parked car out of service for maintenance, or put it back in service.',
-        param('car', _ROW_cars, "The car's plate, e.g. 4444-DEF."),
-        param(
-            'in_service', arg.BOOL,
-            'true to put the car back in service, false to take it out for maintenance.',
-        ),
-        where='car_rental_counter.world:344', returns=Car,
-    )
+    @tool('Take a parked car out of service for maintenance, or put it back in service.',
+          param('car', _ROW_cars, "The car's plate, e.g. 4444-DEF."),
+          param('in_service', arg.BOOL,
+                'true to put the car back in service, false to take it out for maintenance.'),
+          where='car_rental_counter.world:344', returns=Car)
     def tool_set_car_in_service(self, car: Car, in_service: bool) -> Car:
         if car.branch is None:  # car_rental_counter.world:350
             self.fail(f'Car {car.plate} is out on a rental.')
@@ -685,10 +620,8 @@ class CarRentalCounter(Episode):
                 for _r13 in rt.each(self, self.t_rentals)
             )
         ):
-            self.fail(
-                f'Car {car.plate} has reservations; cancel or move them before taking it out of '
-                'service.',
-            )
+            self.fail(f'Car {car.plate} has reservations; cancel or move them before taking it '
+                      'out of service.')
         self.set_field(car, 'in_service', in_service)  # car_rental_counter.world:352
         return car  # car_rental_counter.world:353
 

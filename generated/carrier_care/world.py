@@ -251,14 +251,12 @@ _GET_monthly_price = rt.getter('monthly_price', float)
 
 
 _RESULT_BillInfo = js.closed({'bill': Bill, 'balance_due': js.NUMBER})
-_PARAM_customer = param(
-    'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{3}$')),
-    'The customer id, e.g. CU001.',
-)
-_PARAM_addon = param(
-    'addon', arg.row('addons', arg.refined(arg.TEXT, pattern='^AO-[A-Z0-9]{2,8}$')),
-    'The add-on code, e.g. AO-ROAM.',
-)
+_PARAM_customer = param('customer',
+                        arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{3}$')),
+                        'The customer id, e.g. CU001.')
+_PARAM_addon = param('addon',
+                     arg.row('addons', arg.refined(arg.TEXT, pattern='^AO-[A-Z0-9]{2,8}$')),
+                     'The add-on code, e.g. AO-ROAM.')
 _PARAM_line = param('line', arg.row('lines'), 'The line id, e.g. LN001.')
 
 
@@ -331,18 +329,16 @@ class CarrierCare(Episode):
             == 1
             for _l44 in rt.each(self, self.t_lines)
         ):
-            raise InvariantError(
-                'A number belongs to one line that is not cancelled.', 'carrier_care.world:188'
-            )
+            raise InvariantError('A number belongs to one line that is not cancelled.',
+                                 'carrier_care.world:188')
         for _row46 in rt.changed_rows(self, self.t_lines):  # carrier_care.world:191
             if not (
                 (_row46.suspension_reason is not None)
                 == (_row46.status == _E10_LineStatus_suspended)
             ):
-                raise InvariantError(
-                    'A line has a suspension reason exactly when it is suspended.',
-                    'carrier_care.world:191',
-                )
+                raise InvariantError('A line has a suspension reason exactly when it is '
+                                     'suspended.',
+                                     'carrier_care.world:191')
         if not all(  # carrier_care.world:194
             len(_l47.addons) <= self.t_plans[_l47.plan].max_addons and all(
                 not self.fn_excluded(_a48, self.t_plans[_l47.plan])
@@ -351,20 +347,18 @@ class CarrierCare(Episode):
             )
             for _l47 in rt.each(self, self.t_lines)
         ):
-            raise InvariantError(
-                "A line's add-ons are distinct, allowed on its plan and within the plan's limit.",
-                'carrier_care.world:194',
-            )
+            raise InvariantError("A line's add-ons are distinct, allowed on its plan and within "
+                                 "the plan's limit.",
+                                 'carrier_care.world:194')
         if not all(  # carrier_care.world:197
             _d49.balance_remaining <= _d49.price
             and len([_o50 for _o50 in rt.each(self, self.t_devices) if _o50.imei == _d49.imei])
             == 1
             for _d49 in rt.each(self, self.t_devices)
         ):
-            raise InvariantError(
-                "A device's remaining balance is between 0 and its price; IMEIs are unique.",
-                'carrier_care.world:197',
-            )
+            raise InvariantError("A device's remaining balance is between 0 and its price; IMEIs "
+                                 "are unique.",
+                                 'carrier_care.world:197')
         if not all(  # carrier_care.world:200
             round(_b51.paid + _b51.credits_, 2) <= _b51.amount
             and (_b51.status == _E10_BillStatus_paid)
@@ -372,39 +366,33 @@ class CarrierCare(Episode):
             and round(_b51.credits_, 2) == self.fn_credited(_b51)
             for _b51 in rt.each(self, self.t_bills)
         ):
-            raise InvariantError(
-                "A bill's payments and credits never exceed its amount; it is paid exactly when "
-                "they cover it; its credits are those applied to it.",
-                'carrier_care.world:200',
-            )
+            raise InvariantError("A bill's payments and credits never exceed its amount; it is "
+                                 "paid exactly when they cover it; its credits are those applied "
+                                 "to it.",
+                                 'carrier_care.world:200')
         if not all(  # carrier_care.world:203
             self.t_bills[_c52.bill].customer == _c52.customer
             and _c52.amount <= self.state.max_credit
             for _c52 in rt.each(self, self.t_credits)
         ):
-            raise InvariantError(
-                'A credit is on a bill of its customer and at most max_credit.',
-                'carrier_care.world:203',
-            )
+            raise InvariantError('A credit is on a bill of its customer and at most max_credit.',
+                                 'carrier_care.world:203')
         if not all(  # carrier_care.world:206
             self.fn_goodwill_in_year(self.t_customers[_c53.customer], _c53.applied_at.year)
             <= self.state.goodwill_limit_per_year
             for _c53 in rt.each(self, self.t_credits)
         ):
-            raise InvariantError(
-                'Goodwill credits of a customer in a year stay within the yearly limit.',
-                'carrier_care.world:206',
-            )
+            raise InvariantError('Goodwill credits of a customer in a year stay within the '
+                                 'yearly limit.',
+                                 'carrier_care.world:206')
         if not all(  # carrier_care.world:209
             self.fn_live_lines(_c54) <= self.state.max_lines_per_customer
             and (_c54.status != _E13_AccountStatus_closed or self.fn_live_lines(_c54) == 0)
             for _c54 in rt.each(self, self.t_customers)
         ):
-            raise InvariantError(
-                'A customer has at most max_lines_per_customer live lines; a closed customer has '
-                'none.',
-                'carrier_care.world:209',
-            )
+            raise InvariantError('A customer has at most max_lines_per_customer live lines; a '
+                                 'closed customer has none.',
+                                 'carrier_care.world:209')
         if not all(  # carrier_care.world:212
             len([_o56 for _o56 in rt.each(self, self.t_customers) if _o56.email == _c55.email])
             == 1
@@ -502,20 +490,18 @@ class CarrierCare(Episode):
         # carrier_care.world:183
         return round(self.t_plans[l.plan].monthly_price + extras + instalments, 2)
 
-    @tool(  # carrier_care.world:217
-        'Show a customer (contact details, status, join date) with their lines and the total '
-        'still due on their bills.',
-        _PARAM_customer, read_only=True, where='carrier_care.world:217',
-        returns=js.closed({
-            'customer': Customer, 'lines': js.array(Line), 'balance_due': js.NUMBER
-        }),
-        shows=(
-            'record', (
-                ('customer', 'customer', ('row', 'customers')),
-                ('lines', 'lines', ('list', ('row', 'lines'))),
-            ),
-        ),
-    )
+    @tool('Show a customer (contact details, status, join date) with their lines and the total '
+          'still due on their bills.',
+          _PARAM_customer, read_only=True, where='carrier_care.world:217',
+          returns=js.closed({
+              'customer': Customer, 'lines': js.array(Line), 'balance_due': js.NUMBER
+          }),
+          shows=(
+              'record', (
+                  ('customer', 'customer', ('row', 'customers')),
+                  ('lines', 'lines', ('list', ('row', 'lines'))),
+              ),
+          ))
     def tool_get_customer(self, customer: Customer) -> CustomerInfo:
         return CustomerInfo(  # carrier_care.world:220
             customer.customer_id,
@@ -533,16 +519,14 @@ class CarrierCare(Episode):
             ),
         )
 
-    @tool(  # carrier_care.world:227
+    @tool(
         "Find customers by part of the name, email, contact phone or a line's number, with their "
         "details.",
         param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
         param('email', arg.optional(arg.TEXT), 'The exact email address.'),
         param('phone', arg.optional(arg.TEXT), 'The contact phone number.'),
-        param(
-            'line_number', arg.optional(arg.TEXT),
-            'A phone number of one of their lines, e.g. +15551230001.',
-        ),
+        param('line_number', arg.optional(arg.TEXT),
+              'A phone number of one of their lines, e.g. +15551230001.'),
         read_only=True, where='carrier_care.world:227', returns=js.array(Customer),
         shows=('list', ('row', 'customers')),
     )
@@ -564,16 +548,12 @@ class CarrierCare(Episode):
             ))
         ])
 
-    @tool(  # carrier_care.world:239
-        'Check the account PIN a caller gives. True when it matches: the caller is then verified '
-        'for this conversation; false clears any earlier verification.',
-        param(
-            'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{3}$')),
-            'The customer id of the caller, e.g. CU001.',
-        ),
-        param('account_pin', arg.TEXT, 'The 4-digit account PIN the caller gave.'),
-        where='carrier_care.world:239', returns=js.BOOLEAN,
-    )
+    @tool('Check the account PIN a caller gives. True when it matches: the caller is then '
+          'verified for this conversation; false clears any earlier verification.',
+          param('customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{3}$')),
+                'The customer id of the caller, e.g. CU001.'),
+          param('account_pin', arg.TEXT, 'The 4-digit account PIN the caller gave.'),
+          where='carrier_care.world:239', returns=js.BOOLEAN)
     def tool_verify_caller(self, customer: Customer, account_pin: str) -> bool:
         if account_pin == customer.account_pin:  # carrier_care.world:245
             self.set_state('verified_customer', customer.customer_id)  # carrier_care.world:246
@@ -581,25 +561,19 @@ class CarrierCare(Episode):
         self.set_state('verified_customer', None)  # carrier_care.world:249
         return False  # carrier_care.world:250
 
-    @tool(  # carrier_care.world:255
-        'Show a plan: price, data allowance, roaming, add-on limit and whether it is offered.',
-        param(
-            'plan', arg.row('plans', arg.refined(arg.TEXT, pattern='^[A-Z]{2,6}-[0-9]{2}$')),
-            'The plan code, e.g. PLUS-02.',
-        ),
-        read_only=True, where='carrier_care.world:255', returns=Plan,
-    )
+    @tool('Show a plan: price, data allowance, roaming, add-on limit and whether it is offered.',
+          param('plan', arg.row('plans', arg.refined(arg.TEXT, pattern='^[A-Z]{2,6}-[0-9]{2}$')),
+                'The plan code, e.g. PLUS-02.'),
+          read_only=True, where='carrier_care.world:255', returns=Plan)
     def tool_get_plan(self, plan: Plan) -> Plan:
         return plan  # carrier_care.world:258
 
-    @tool(  # carrier_care.world:261
-        'List plans with their prices, data and roaming.',
-        param('active_only', arg.BOOL, 'Only plans still offered.', default=True),
-        param('roaming_only', arg.BOOL, 'Only plans that include roaming.', default=False),
-        param('max_price', arg.optional(arg.FLOAT), 'Only plans up to this monthly price.'),
-        read_only=True, where='carrier_care.world:261', returns=js.array(Plan),
-        shows=('list', ('row', 'plans')),
-    )
+    @tool('List plans with their prices, data and roaming.',
+          param('active_only', arg.BOOL, 'Only plans still offered.', default=True),
+          param('roaming_only', arg.BOOL, 'Only plans that include roaming.', default=False),
+          param('max_price', arg.optional(arg.FLOAT), 'Only plans up to this monthly price.'),
+          read_only=True, where='carrier_care.world:261', returns=js.array(Plan),
+          shows=('list', ('row', 'plans')))
     def tool_list_plans(
         self, active_only: bool, roaming_only: bool, max_price: float | None
     ) -> tuple[str, ...]:
@@ -609,25 +583,22 @@ class CarrierCare(Episode):
             and (max_price is None or _p13.monthly_price <= max_price)
         ])
 
-    @tool(  # carrier_care.world:271
-        'Show an add-on: kind, monthly price, plans it is excluded on and whether it is offered.',
-        _PARAM_addon, read_only=True, where='carrier_care.world:271', returns=AddOn,
-    )
+    @tool('Show an add-on: kind, monthly price, plans it is excluded on and whether it is '
+          'offered.',
+          _PARAM_addon, read_only=True, where='carrier_care.world:271', returns=AddOn)
     def tool_get_addon(self, addon: AddOn) -> AddOn:
         return addon  # carrier_care.world:274
 
-    @tool(  # carrier_care.world:277
-        'List the add-ons on offer with their prices, optionally of one kind or allowed on a '
-        'plan.',
-        param('kind', arg.optional(arg.enum_of(AddOnKind)), 'Only add-ons of this kind.'),
-        param(
-            'plan',
-            arg.optional(arg.row('plans', arg.refined(arg.TEXT, pattern='^[A-Z]{2,6}-[0-9]{2}$'))),
-            'Only add-ons allowed on this plan (code, e.g. BASIC-01).',
-        ),
-        read_only=True, where='carrier_care.world:277', returns=js.array(AddOn),
-        shows=('list', ('row', 'addons')),
-    )
+    @tool('List the add-ons on offer with their prices, optionally of one kind or allowed on a '
+          'plan.',
+          param('kind', arg.optional(arg.enum_of(AddOnKind)), 'Only add-ons of this kind.'),
+          param('plan',
+                arg.optional(arg.row(
+                    'plans', arg.refined(arg.TEXT, pattern='^[A-Z]{2,6}-[0-9]{2}$')
+                )),
+                'Only add-ons allowed on this plan (code, e.g. BASIC-01).'),
+          read_only=True, where='carrier_care.world:277', returns=js.array(AddOn),
+          shows=('list', ('row', 'addons')))
     def tool_list_addons(self, kind: AddOnKind | None, plan: Plan | None) -> tuple[str, ...]:
         return tuple([  # carrier_care.world:283
             _a14.code for _a14 in rt.each(self, self.t_addons)
@@ -638,33 +609,27 @@ class CarrierCare(Episode):
             ))
         ])
 
-    @tool(  # carrier_care.world:288
-        'Show a line (number, plan, status, add-ons, data used) with its monthly charge: plan, '
-        'add-ons and device instalments.',
-        _PARAM_line, read_only=True, where='carrier_care.world:288',
-        returns=js.closed({'line': Line, 'monthly_charge': js.NUMBER}),
-        shows=('record', (('line', 'line', ('row', 'lines')),)),
-    )
+    @tool('Show a line (number, plan, status, add-ons, data used) with its monthly charge: plan, '
+          'add-ons and device instalments.',
+          _PARAM_line, read_only=True, where='carrier_care.world:288',
+          returns=js.closed({'line': Line, 'monthly_charge': js.NUMBER}),
+          shows=('record', (('line', 'line', ('row', 'lines')),)))
     def tool_get_line(self, line: Line) -> LineInfo:
         return LineInfo(line.line_id, self.fn_monthly_charge(line))  # carrier_care.world:291
 
-    @tool(  # carrier_care.world:294
-        'Find lines by number, customer, plan or status, with their details.',
-        param('number', arg.optional(arg.TEXT), 'The phone number, e.g. +15551230002.'),
-        param(
-            'customer',
-            arg.optional(arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{3}$'))),
-            'Only lines of this customer (id, e.g. CU001).',
-        ),
-        param(
-            'plan',
-            arg.optional(arg.row('plans', arg.refined(arg.TEXT, pattern='^[A-Z]{2,6}-[0-9]{2}$'))),
-            'Only lines on this plan.',
-        ),
-        param('status', arg.optional(arg.enum_of(LineStatus)), 'Only lines with this status.'),
-        read_only=True, where='carrier_care.world:294', returns=js.array(Line),
-        shows=('list', ('row', 'lines')),
-    )
+    @tool('Find lines by number, customer, plan or status, with their details.',
+          param('number', arg.optional(arg.TEXT), 'The phone number, e.g. +15551230002.'),
+          param('customer',
+                arg.optional(arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{3}$'))),
+                'Only lines of this customer (id, e.g. CU001).'),
+          param('plan',
+                arg.optional(arg.row(
+                    'plans', arg.refined(arg.TEXT, pattern='^[A-Z]{2,6}-[0-9]{2}$')
+                )),
+                'Only lines on this plan.'),
+          param('status', arg.optional(arg.enum_of(LineStatus)), 'Only lines with this status.'),
+          read_only=True, where='carrier_care.world:294', returns=js.array(Line),
+          shows=('list', ('row', 'lines')))
     def tool_find_lines(
         self, number: str | None, customer: Customer | None, plan: Plan | None,
         status: LineStatus | None,
@@ -677,16 +642,12 @@ class CarrierCare(Episode):
             and (status is None or _l16.status == status)
         ])
 
-    @tool(  # carrier_care.world:305
-        'Move a line to another offered plan; add-ons excluded on the new plan are dropped. A '
-        'suspended line takes no plan changes.',
-        param('line', arg.row('lines'), 'The line id, e.g. LN002.'),
-        param(
-            'plan', arg.row('plans', arg.refined(arg.TEXT, pattern='^[A-Z]{2,6}-[0-9]{2}$')),
-            'The code of an offered plan, e.g. PLUS-02.',
-        ),
-        where='carrier_care.world:305', returns=Line,
-    )
+    @tool('Move a line to another offered plan; add-ons excluded on the new plan are dropped. A '
+          'suspended line takes no plan changes.',
+          param('line', arg.row('lines'), 'The line id, e.g. LN002.'),
+          param('plan', arg.row('plans', arg.refined(arg.TEXT, pattern='^[A-Z]{2,6}-[0-9]{2}$')),
+                'The code of an offered plan, e.g. PLUS-02.'),
+          where='carrier_care.world:305', returns=Line)
     def tool_change_plan(self, line: Line, plan: Plan) -> Line:
         if line.status == _E10_LineStatus_suspended:  # carrier_care.world:311
             self.fail(f'Line {line.line_id} is suspended; a suspended line takes no plan changes.')
@@ -707,11 +668,9 @@ class CarrierCare(Episode):
         )
         return line  # carrier_care.world:319
 
-    @tool(  # carrier_care.world:322
-        'Add an add-on to an active line.',
-        param('line', arg.row('lines'), 'The id of an active line, e.g. LN002.'), _PARAM_addon,
-        where='carrier_care.world:322', returns=Line,
-    )
+    @tool('Add an add-on to an active line.',
+          param('line', arg.row('lines'), 'The id of an active line, e.g. LN002.'), _PARAM_addon,
+          where='carrier_care.world:322', returns=Line)
     def tool_add_addon(self, line: Line, addon: AddOn) -> Line:
         if line.status != _E10_LineStatus_active:  # carrier_care.world:328
             self.fail(f'Line {line.line_id} is {line.status}, not active.')
@@ -722,23 +681,17 @@ class CarrierCare(Episode):
         if self.fn_has_addon(line, addon):  # carrier_care.world:331
             self.fail(f'Line {line.line_id} already has {addon.code}.')
         if len(line.addons) >= self.t_plans[line.plan].max_addons:  # carrier_care.world:332
-            self.fail(
-                f'Plan {self.t_plans[line.plan].plan_code} allows at most '
-                f'{self.t_plans[line.plan].max_addons} add-ons.',
-            )
+            self.fail(f'Plan {self.t_plans[line.plan].plan_code} allows at most '
+                      f'{self.t_plans[line.plan].max_addons} add-ons.')
         self.set_field(  # carrier_care.world:333
             line, 'addons', v.check_length(line.addons + (addon.code,), 'Line.addons', None, 10)
         )
         return line  # carrier_care.world:334
 
-    @tool(  # carrier_care.world:337
-        'Remove an add-on from a line.', _PARAM_line,
-        param(
-            'addon', arg.row('addons', arg.refined(arg.TEXT, pattern='^AO-[A-Z0-9]{2,8}$')),
-            'The add-on code, e.g. AO-INS.',
-        ),
-        where='carrier_care.world:337', returns=Line,
-    )
+    @tool('Remove an add-on from a line.', _PARAM_line,
+          param('addon', arg.row('addons', arg.refined(arg.TEXT, pattern='^AO-[A-Z0-9]{2,8}$')),
+                'The add-on code, e.g. AO-INS.'),
+          where='carrier_care.world:337', returns=Line)
     def tool_remove_addon(self, line: Line, addon: AddOn) -> Line:
         if line.status == _E10_LineStatus_cancelled:  # carrier_care.world:343
             self.fail(f'Line {line.line_id} is cancelled.')
@@ -755,15 +708,11 @@ class CarrierCare(Episode):
         )
         return line  # carrier_care.world:346
 
-    @tool(  # carrier_care.world:349
-        'Suspend an active line.',
-        param('line', arg.row('lines'), 'The id of an active line, e.g. LN001.'),
-        param(
-            'reason', arg.enum_of(SuspensionReason),
-            'lost_device, non_payment or customer_request.',
-        ),
-        where='carrier_care.world:349', returns=Line,
-    )
+    @tool('Suspend an active line.',
+          param('line', arg.row('lines'), 'The id of an active line, e.g. LN001.'),
+          param('reason', arg.enum_of(SuspensionReason),
+                'lost_device, non_payment or customer_request.'),
+          where='carrier_care.world:349', returns=Line)
     def tool_suspend_line(self, line: Line, reason: SuspensionReason) -> Line:
         if line.status != _E10_LineStatus_active:  # carrier_care.world:355
             self.fail(f'Line {line.line_id} is {line.status}, not active.')
@@ -771,12 +720,10 @@ class CarrierCare(Episode):
         self.set_fields(line, ('status', 'suspension_reason'), _E10_LineStatus_suspended, reason)
         return line  # carrier_care.world:358
 
-    @tool(  # carrier_care.world:361
-        'Restore a suspended line; one suspended for non-payment only when the customer has no '
-        'overdue bill.',
-        param('line', arg.row('lines'), 'The id of a suspended line, e.g. LN005.'),
-        where='carrier_care.world:361', returns=Line,
-    )
+    @tool('Restore a suspended line; one suspended for non-payment only when the customer has no '
+          'overdue bill.',
+          param('line', arg.row('lines'), 'The id of a suspended line, e.g. LN005.'),
+          where='carrier_care.world:361', returns=Line)
     def tool_restore_line(self, line: Line) -> Line:
         if line.status != _E10_LineStatus_suspended:  # carrier_care.world:364
             self.fail(f'Line {line.line_id} is not suspended.')
@@ -787,34 +734,24 @@ class CarrierCare(Episode):
             line.suspension_reason != _E16_SuspensionReason_non_payment
             or not self.fn_has_overdue(self.t_customers[line.customer])
         ):
-            self.fail(
-                f'Line {line.line_id} was suspended for non-payment and '
-                f'{self.t_customers[line.customer].customer_id} still has an overdue bill.',
-            )
+            self.fail(f'Line {line.line_id} was suspended for non-payment and '
+                      f'{self.t_customers[line.customer].customer_id} still has an overdue bill.')
         # carrier_care.world:367
         self.set_fields(line, ('status', 'suspension_reason'), _E10_LineStatus_active, None)
         return line  # carrier_care.world:369
 
-    @tool(  # carrier_care.world:372
-        "Port a number in from another carrier as a new active line on a verified customer's "
-        "account.",
-        _PARAM_customer,
-        param(
-            'number', arg.refined(arg.TEXT, pattern='^\\+1[0-9]{10}$'),
-            'The number to port in, e.g. +15559870001.',
-        ),
-        param('donor_carrier', arg.enum_of(DonorCarrier), 'The carrier the number comes from.'),
-        param(
-            'plan', arg.row('plans', arg.refined(arg.TEXT, pattern='^[A-Z]{2,6}-[0-9]{2}$')),
-            'The code of an offered plan for the new line.',
-        ),
-        param(
-            'account_pin', arg.optional(arg.TEXT),
-            "The caller's account PIN; not needed when the caller was verified with "
-            "verify_caller.",
-        ),
-        where='carrier_care.world:372', returns=Line,
-    )
+    @tool("Port a number in from another carrier as a new active line on a verified customer's "
+          "account.",
+          _PARAM_customer,
+          param('number', arg.refined(arg.TEXT, pattern='^\\+1[0-9]{10}$'),
+                'The number to port in, e.g. +15559870001.'),
+          param('donor_carrier', arg.enum_of(DonorCarrier), 'The carrier the number comes from.'),
+          param('plan', arg.row('plans', arg.refined(arg.TEXT, pattern='^[A-Z]{2,6}-[0-9]{2}$')),
+                'The code of an offered plan for the new line.'),
+          param('account_pin', arg.optional(arg.TEXT),
+                "The caller's account PIN; not needed when the caller was verified with "
+                "verify_caller."),
+          where='carrier_care.world:372', returns=Line)
     def tool_port_in_number(
         self, customer: Customer, number: str, donor_carrier: DonorCarrier, plan: Plan,
         account_pin: str | None,
@@ -835,9 +772,8 @@ class CarrierCare(Episode):
             self.fail(f'Plan {plan.plan_code} is retired.')
         # carrier_care.world:385
         if self.fn_live_lines(customer) >= self.state.max_lines_per_customer:
-            self.fail(
-                f'{customer.customer_id} already has {self.state.max_lines_per_customer} lines.'
-            )
+            self.fail(f'{customer.customer_id} already has {self.state.max_lines_per_customer} '
+                      'lines.')
         line: Line = Line(  # carrier_care.world:386
             line_id=self.next_id('line_ids', 'LN{:03d}'), customer=customer.customer_id,
             number=v.check_pattern(number, 'Line.number', '^\\+1[0-9]{10}$'), plan=plan.plan_code,
@@ -850,32 +786,23 @@ class CarrierCare(Episode):
         self.insert(self.t_lines, line)  # carrier_care.world:393
         return line  # carrier_care.world:394
 
-    @tool(  # carrier_care.world:399
-        'Show a device: line, model, IMEI, price, balance remaining, monthly instalment and '
-        'purchase date.',
-        param(
-            'device', arg.row('devices', arg.refined(arg.TEXT, pattern='^DV[0-9]{3}$')),
-            'The device id, e.g. DV001.',
-        ),
-        read_only=True, where='carrier_care.world:399', returns=Device,
-    )
+    @tool('Show a device: line, model, IMEI, price, balance remaining, monthly instalment and '
+          'purchase date.',
+          param('device', arg.row('devices', arg.refined(arg.TEXT, pattern='^DV[0-9]{3}$')),
+                'The device id, e.g. DV001.'),
+          read_only=True, where='carrier_care.world:399', returns=Device)
     def tool_get_device(self, device: Device) -> Device:
         return device  # carrier_care.world:402
 
-    @tool(  # carrier_care.world:405
-        'Find devices by line, customer or IMEI, with their instalment balances.',
-        param(
-            'line', arg.optional(arg.row('lines')), 'Only devices of this line (id, e.g. LN001).'
-        ),
-        param(
-            'customer',
-            arg.optional(arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{3}$'))),
-            "Only devices on this customer's lines (id, e.g. CU001).",
-        ),
-        param('imei', arg.optional(arg.TEXT), 'The 15-digit IMEI.'), read_only=True,
-        where='carrier_care.world:405', returns=js.array(Device),
-        shows=('list', ('row', 'devices')),
-    )
+    @tool('Find devices by line, customer or IMEI, with their instalment balances.',
+          param('line', arg.optional(arg.row('lines')),
+                'Only devices of this line (id, e.g. LN001).'),
+          param('customer',
+                arg.optional(arg.row('customers', arg.refined(arg.TEXT, pattern='^CU[0-9]{3}$'))),
+                "Only devices on this customer's lines (id, e.g. CU001)."),
+          param('imei', arg.optional(arg.TEXT), 'The 15-digit IMEI.'), read_only=True,
+          where='carrier_care.world:405', returns=js.array(Device),
+          shows=('list', ('row', 'devices')))
     def tool_find_devices(
         self, line: Line | None, customer: Customer | None, imei: str | None
     ) -> tuple[str, ...]:
@@ -886,26 +813,20 @@ class CarrierCare(Episode):
             and (imei is None or _d20.imei == imei)
         ])
 
-    @tool(  # carrier_care.world:417
-        'Show a bill (period, amount, credits, payments, due date, status) with what is still '
-        'due.',
-        param(
-            'bill', arg.row('bills', arg.refined(arg.TEXT, pattern='^BL[0-9]{4}$')),
-            'The bill id, e.g. BL0002.',
-        ),
-        read_only=True, where='carrier_care.world:417', returns=_RESULT_BillInfo,
-        shows=('record', (('bill', 'bill', ('row', 'bills')),)),
-    )
+    @tool('Show a bill (period, amount, credits, payments, due date, status) with what is still '
+          'due.',
+          param('bill', arg.row('bills', arg.refined(arg.TEXT, pattern='^BL[0-9]{4}$')),
+                'The bill id, e.g. BL0002.'),
+          read_only=True, where='carrier_care.world:417', returns=_RESULT_BillInfo,
+          shows=('record', (('bill', 'bill', ('row', 'bills')),)))
     def tool_get_bill(self, bill: Bill) -> BillInfo:
         return BillInfo(bill.bill_id, self.fn_due_on(bill))  # carrier_care.world:420
 
-    @tool(  # carrier_care.world:423
-        "List a customer's bills with amounts, credits, payments and status.", _PARAM_customer,
-        param('status', arg.optional(arg.enum_of(BillStatus)), 'Only bills with this status.'),
-        param('period', arg.optional(arg.TEXT), 'Only the bill of this month, e.g. 2025-08.'),
-        read_only=True, where='carrier_care.world:423', returns=js.array(Bill),
-        shows=('list', ('row', 'bills')),
-    )
+    @tool("List a customer's bills with amounts, credits, payments and status.", _PARAM_customer,
+          param('status', arg.optional(arg.enum_of(BillStatus)), 'Only bills with this status.'),
+          param('period', arg.optional(arg.TEXT), 'Only the bill of this month, e.g. 2025-08.'),
+          read_only=True, where='carrier_care.world:423', returns=js.array(Bill),
+          shows=('list', ('row', 'bills')))
     def tool_list_bills(
         self, customer: Customer, status: BillStatus | None, period: str | None
     ) -> tuple[str, ...]:
@@ -915,17 +836,13 @@ class CarrierCare(Episode):
             and (period is None or _b21.period == period)
         ])
 
-    @tool(  # carrier_care.world:433
-        'Take a payment toward an open or overdue bill; a delinquent customer with no overdue '
-        'bill left becomes active.',
-        param(
-            'bill', arg.row('bills', arg.refined(arg.TEXT, pattern='^BL[0-9]{4}$')),
-            'The id of an open or overdue bill, e.g. BL0003.',
-        ),
-        param('amount', arg.refined(arg.FLOAT, 0.01), 'The amount paid, at most what is due.'),
-        where='carrier_care.world:433', returns=_RESULT_BillInfo,
-        shows=('record', (('bill', 'bill', ('row', 'bills')),)),
-    )
+    @tool('Take a payment toward an open or overdue bill; a delinquent customer with no overdue '
+          'bill left becomes active.',
+          param('bill', arg.row('bills', arg.refined(arg.TEXT, pattern='^BL[0-9]{4}$')),
+                'The id of an open or overdue bill, e.g. BL0003.'),
+          param('amount', arg.refined(arg.FLOAT, 0.01), 'The amount paid, at most what is due.'),
+          where='carrier_care.world:433', returns=_RESULT_BillInfo,
+          shows=('record', (('bill', 'bill', ('row', 'bills')),)))
     def tool_pay_bill(self, bill: Bill, amount: float) -> BillInfo:
         if bill.status == _E10_BillStatus_paid:  # carrier_care.world:439
             self.fail(f'Bill {bill.bill_id} is already paid.')
@@ -947,15 +864,13 @@ class CarrierCare(Episode):
             )
         return BillInfo(bill.bill_id, self.fn_due_on(bill))  # carrier_care.world:451
 
-    @tool(  # carrier_care.world:454
-        'Show a credit: customer, bill, amount, reason, note and when it was applied.',
-        param('credit', arg.row('credits'), 'The credit id, e.g. CR001.'), read_only=True,
-        where='carrier_care.world:454', returns=Credit,
-    )
+    @tool('Show a credit: customer, bill, amount, reason, note and when it was applied.',
+          param('credit', arg.row('credits'), 'The credit id, e.g. CR001.'), read_only=True,
+          where='carrier_care.world:454', returns=Credit)
     def tool_get_credit(self, credit: Credit) -> Credit:
         return credit  # carrier_care.world:457
 
-    @tool(  # carrier_care.world:460
+    @tool(
         "List a customer's credits with bills, amounts and reasons.", _PARAM_customer,
         param('reason', arg.optional(arg.enum_of(CreditReason)), 'Only credits for this reason.'),
         read_only=True, where='carrier_care.world:460', returns=js.array(Credit),
@@ -969,21 +884,15 @@ class CarrierCare(Episode):
             if _c22.customer == customer.customer_id and (reason is None or _c22.reason == reason)
         ])
 
-    @tool(  # carrier_care.world:469
-        'Apply a one-time credit to an open or overdue bill; goodwill credits are limited per '
-        'customer and year.',
-        param(
-            'bill', arg.row('bills', arg.refined(arg.TEXT, pattern='^BL[0-9]{4}$')),
-            'The id of an open or overdue bill, e.g. BL0002.',
-        ),
-        param(
-            'amount', arg.refined(arg.FLOAT, 0.01),
-            'The credit, at most 50.00 and at most what is due.',
-        ),
-        param('reason', arg.enum_of(CreditReason), 'Why the credit is given.'),
-        param('note', arg.refined(arg.TEXT, 1, 200), 'What happened.'),
-        where='carrier_care.world:469', returns=Credit,
-    )
+    @tool('Apply a one-time credit to an open or overdue bill; goodwill credits are limited per '
+          'customer and year.',
+          param('bill', arg.row('bills', arg.refined(arg.TEXT, pattern='^BL[0-9]{4}$')),
+                'The id of an open or overdue bill, e.g. BL0002.'),
+          param('amount', arg.refined(arg.FLOAT, 0.01),
+                'The credit, at most 50.00 and at most what is due.'),
+          param('reason', arg.enum_of(CreditReason), 'Why the credit is given.'),
+          param('note', arg.refined(arg.TEXT, 1, 200), 'What happened.'),
+          where='carrier_care.world:469', returns=Credit)
     def tool_apply_credit(
         self, bill: Bill, amount: float, reason: CreditReason, note: str
     ) -> Credit:
@@ -1001,10 +910,8 @@ class CarrierCare(Episode):
             or self.fn_goodwill_in_year(self.t_customers[bill.customer], self.clock.year) + value
             <= self.state.goodwill_limit_per_year
         ):
-            self.fail(
-                f'Goodwill credits of {self.t_customers[bill.customer].customer_id} this year '
-                f'would exceed {self.state.goodwill_limit_per_year:.2f}.',
-            )
+            self.fail(f'Goodwill credits of {self.t_customers[bill.customer].customer_id} this '
+                      f'year would exceed {self.state.goodwill_limit_per_year:.2f}.')
         credit: Credit = Credit(  # carrier_care.world:483
             credit_id=self.next_id('credit_ids', 'CR{:03d}'), customer=bill.customer,
             bill=bill.bill_id, amount=v.check_range(value, 'Credit.amount', 0.01, None),

@@ -264,10 +264,9 @@ _RESULT_Booking = js.closed({
     'points_redeemed': js.scalar('int', 0), 'total': js.scalar('float', 0.0),
     'status': js.members(BookingStatus), 'booked_at': js.STRING,
 })
-_PARAM_customer = param(
-    'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$')),
-    'The customer id, e.g. C0004.',
-)
+_PARAM_customer = param('customer',
+                        arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$')),
+                        'The customer id, e.g. C0004.')
 _PARAM_booking = param('booking', arg.row('bookings'), 'The booking id, e.g. BK00001.')
 
 
@@ -345,10 +344,9 @@ class CinemaBoxOffice(Episode):
             ))
             for _b18 in rt.each(self, self.t_bookings)
         ):
-            raise InvariantError(
-                'A seat is booked once per screening, and no booking lists a seat twice.',
-                'cinema_box_office.world:288',
-            )
+            raise InvariantError('A seat is booked once per screening, and no booking lists a '
+                                 'seat twice.',
+                                 'cinema_box_office.world:288')
         if not all(  # cinema_box_office.world:291
             all(
                 self.fn_seat_ok(self.t_screens[self.t_screenings[_b21.screening].screen], _x22)
@@ -356,10 +354,8 @@ class CinemaBoxOffice(Episode):
             )
             for _b21 in rt.each(self, self.t_bookings)
         ):
-            raise InvariantError(
-                "Every booked seat exists on the screening's screen.",
-                'cinema_box_office.world:291',
-            )
+            raise InvariantError("Every booked seat exists on the screening's screen.",
+                                 'cinema_box_office.world:291')
         if not all(  # cinema_box_office.world:294
             _a23.ends_at == _a23.starts_at
             + dt.timedelta(minutes=self.t_films[_a23.film].runtime_min) + self.state.cleaning_time
@@ -372,11 +368,9 @@ class CinemaBoxOffice(Episode):
             ))
             for _a23 in rt.each(self, self.t_screenings)
         ):
-            raise InvariantError(
-                'A screening ends after its runtime plus cleaning time, and screenings of a '
-                'screen never overlap.',
-                'cinema_box_office.world:294',
-            )
+            raise InvariantError('A screening ends after its runtime plus cleaning time, and '
+                                 'screenings of a screen never overlap.',
+                                 'cinema_box_office.world:294')
         if not all(  # cinema_box_office.world:297
             _b25.status != _E13_BookingStatus_confirmed
             or self.fn_age_on(
@@ -386,11 +380,9 @@ class CinemaBoxOffice(Episode):
             >= self.fn_min_age(self.t_films[self.t_screenings[_b25.screening].film].rating)
             for _b25 in rt.each(self, self.t_bookings)
         ):
-            raise InvariantError(
-                'A customer with a confirmed booking is old enough for the film on the screening '
-                'day.',
-                'cinema_box_office.world:297',
-            )
+            raise InvariantError('A customer with a confirmed booking is old enough for the film '
+                                 'on the screening day.',
+                                 'cinema_box_office.world:297')
         if not all(  # cinema_box_office.world:300
             abs(
                 _b26.ticket_total - self.fn_seats_total(
@@ -407,19 +399,17 @@ class CinemaBoxOffice(Episode):
             and _b26.points_redeemed * self.state.point_value <= _b26.ticket_total + 0.005
             for _b26 in rt.each(self, self.t_bookings)
         ):
-            raise InvariantError(
-                "A booking's tickets are its seat prices and its total is tickets plus snacks "
-                "less redeemed points, never discounting more than the tickets.",
-                'cinema_box_office.world:300',
-            )
+            raise InvariantError("A booking's tickets are its seat prices and its total is "
+                                 "tickets plus snacks less redeemed points, never discounting "
+                                 "more than the tickets.",
+                                 'cinema_box_office.world:300')
         if not all(  # cinema_box_office.world:303
             _b27.status != _E13_BookingStatus_confirmed
             or self.t_screenings[_b27.screening].status == _E15_ScreeningStatus_scheduled
             for _b27 in rt.each(self, self.t_bookings)
         ):
-            raise InvariantError(
-                'A cancelled screening has no confirmed bookings.', 'cinema_box_office.world:303'
-            )
+            raise InvariantError('A cancelled screening has no confirmed bookings.',
+                                 'cinema_box_office.world:303')
         if not all(  # cinema_box_office.world:306
             len([
                 _d29 for _d29 in rt.each(self, self.t_customers)
@@ -561,11 +551,11 @@ class CinemaBoxOffice(Episode):
         taken: tuple[str, ...] = self.fn_taken_seats(s, except_id)  # cinema_box_office.world:265
         for x in rt.each(self, seats):  # cinema_box_office.world:266
             if not self.fn_seat_ok(self.t_screens[s.screen], x):  # cinema_box_office.world:267
-                # cinema_box_office.world:268
-                return self.built(f'Seat {x} does not exist on {self.t_screens[s.screen].name}.')
+                return self.built(f'Seat {x} does not exist on '  # cinema_box_office.world:268
+                                  f'{self.t_screens[s.screen].name}.')
             if x in rt.each(self, taken):  # cinema_box_office.world:270
-                # cinema_box_office.world:271
-                return self.built(f'Seat {x} is already booked for screening {s.screening_id}.')
+                return self.built(f'Seat {x} is already booked '  # cinema_box_office.world:271
+                                  f'for screening {s.screening_id}.')
         return ''  # cinema_box_office.world:274
 
     def fn_summary(self, s: Screening) -> ScreeningSummary:  # cinema_box_office.world:277
@@ -578,28 +568,20 @@ class CinemaBoxOffice(Episode):
             ),
         )
 
-    @tool(  # cinema_box_office.world:311
-        'Show a film by id: title, age rating, runtime, genre, release date and language.',
-        param(
-            'film', arg.row('films', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$')),
-            'The film id, e.g. F001.',
-        ),
-        read_only=True, where='cinema_box_office.world:311', returns=Film,
-    )
+    @tool('Show a film by id: title, age rating, runtime, genre, release date and language.',
+          param('film', arg.row('films', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$')),
+                'The film id, e.g. F001.'),
+          read_only=True, where='cinema_box_office.world:311', returns=Film)
     def tool_get_film(self, film: Film) -> Film:
         return film  # cinema_box_office.world:314
 
-    @tool(  # cinema_box_office.world:317
-        'Find films by part of the title, genre or age rating.',
-        param('title_contains', arg.optional(arg.TEXT), 'Part of the title, any case.'),
-        param('genre', arg.optional(arg.enum_of(Genre)), 'Only this genre.'),
-        param(
-            'rating', arg.optional(arg.enum_of(AgeRating)),
-            'Only this age rating: U, PG, 12A, 15 or 18.',
-        ),
-        read_only=True, where='cinema_box_office.world:317', returns=js.array(Film),
-        shows=('list', ('row', 'films')),
-    )
+    @tool('Find films by part of the title, genre or age rating.',
+          param('title_contains', arg.optional(arg.TEXT), 'Part of the title, any case.'),
+          param('genre', arg.optional(arg.enum_of(Genre)), 'Only this genre.'),
+          param('rating', arg.optional(arg.enum_of(AgeRating)),
+                'Only this age rating: U, PG, 12A, 15 or 18.'),
+          read_only=True, where='cinema_box_office.world:317', returns=js.array(Film),
+          shows=('list', ('row', 'films')))
     def tool_search_films(
         self, title_contains: str | None, genre: Genre | None, rating: AgeRating | None
     ) -> tuple[str, ...]:
@@ -611,72 +593,58 @@ class CinemaBoxOffice(Episode):
             and (genre is None or _f4.genre == genre) and (rating is None or _f4.rating == rating)
         ])
 
-    @tool(  # cinema_box_office.world:328
-        'Show a screen by id with its seat map: kind, rows, seats per row, premium rows and '
-        'wheelchair seats.',
-        param(
-            'screen', arg.row('screens', arg.refined(arg.TEXT, pattern='^S[0-9]$')),
-            'The screen id, e.g. S1.',
-        ),
-        read_only=True, where='cinema_box_office.world:328', returns=Screen,
-    )
+    @tool('Show a screen by id with its seat map: kind, rows, seats per row, premium rows and '
+          'wheelchair seats.',
+          param('screen', arg.row('screens', arg.refined(arg.TEXT, pattern='^S[0-9]$')),
+                'The screen id, e.g. S1.'),
+          read_only=True, where='cinema_box_office.world:328', returns=Screen)
     def tool_get_screen(self, screen: Screen) -> Screen:
         return screen  # cinema_box_office.world:331
 
-    @tool(  # cinema_box_office.world:334
-        'List the screens, optionally of one kind.',
-        param('kind', arg.optional(arg.enum_of(ScreenKind)), 'Only screens of this kind.'),
-        read_only=True, where='cinema_box_office.world:334', returns=js.array(Screen),
-        shows=('list', ('row', 'screens')),
-    )
+    @tool('List the screens, optionally of one kind.',
+          param('kind', arg.optional(arg.enum_of(ScreenKind)), 'Only screens of this kind.'),
+          read_only=True, where='cinema_box_office.world:334', returns=js.array(Screen),
+          shows=('list', ('row', 'screens')))
     def tool_list_screens(self, kind: ScreenKind | None) -> tuple[str, ...]:
         return tuple([  # cinema_box_office.world:337
             _s5.screen_id for _s5 in rt.each(self, self.t_screens)
             if kind is None or _s5.kind == kind
         ])
 
-    @tool(  # cinema_box_office.world:342
-        'Show a screening by id with its film and the seats still free.',
-        param('screening', arg.row('screenings'), 'The screening id, e.g. SC0001.'),
-        read_only=True, where='cinema_box_office.world:342',
-        returns=js.closed({
-            'screening': Screening, 'film': Film, 'free_seats': js.array(js.STRING),
-            'free_count': js.INTEGER,
-        }),
-        shows=(
-            'record', (
-                ('screening', 'screening', ('row', 'screenings')),
-                ('film', 'film', ('row', 'films')),
-            ),
-        ),
-    )
+    @tool('Show a screening by id with its film and the seats still free.',
+          param('screening', arg.row('screenings'), 'The screening id, e.g. SC0001.'),
+          read_only=True, where='cinema_box_office.world:342',
+          returns=js.closed({
+              'screening': Screening, 'film': Film, 'free_seats': js.array(js.STRING),
+              'free_count': js.INTEGER,
+          }),
+          shows=(
+              'record', (
+                  ('screening', 'screening', ('row', 'screenings')),
+                  ('film', 'film', ('row', 'films')),
+              ),
+          ))
     def tool_get_screening(self, screening: Screening) -> ScreeningInfo:
         free: tuple[str, ...] = self.fn_free_seats(screening)  # cinema_box_office.world:345
         # cinema_box_office.world:346
         return ScreeningInfo(screening.screening_id, screening.film, free, len(free))
 
-    @tool(  # cinema_box_office.world:354
-        'Find scheduled screenings of a film, on a day or on a screen, with their free seats.',
-        param(
-            'film', arg.optional(arg.row('films', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$'))),
-            'Only screenings of this film id.',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only screenings starting on this day.'),
-        param(
-            'screen', arg.optional(arg.row('screens', arg.refined(arg.TEXT, pattern='^S[0-9]$'))),
-            'Only screenings on this screen id.',
-        ),
-        param(
-            'min_free_seats', arg.optional(arg.INT),
-            'Only screenings with at least this many free seats.',
-        ),
-        read_only=True, where='cinema_box_office.world:354',
-        returns=js.array(js.closed({
-            'screening': Screening, 'title': js.STRING, 'rating': js.members(AgeRating),
-            'free_count': js.INTEGER,
-        })),
-        shows=('list', ('record', (('screening', 'screening', ('row', 'screenings')),))),
-    )
+    @tool('Find scheduled screenings of a film, on a day or on a screen, with their free seats.',
+          param('film',
+                arg.optional(arg.row('films', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$'))),
+                'Only screenings of this film id.'),
+          param('day', arg.optional(arg.DATE), 'Only screenings starting on this day.'),
+          param('screen',
+                arg.optional(arg.row('screens', arg.refined(arg.TEXT, pattern='^S[0-9]$'))),
+                'Only screenings on this screen id.'),
+          param('min_free_seats', arg.optional(arg.INT),
+                'Only screenings with at least this many free seats.'),
+          read_only=True, where='cinema_box_office.world:354',
+          returns=js.array(js.closed({
+              'screening': Screening, 'title': js.STRING, 'rating': js.members(AgeRating),
+              'free_count': js.INTEGER,
+          })),
+          shows=('list', ('record', (('screening', 'screening', ('row', 'screenings')),))))
     def tool_find_screenings(
         self, film: Film | None, day: dt.date | None, screen: Screen | None,
         min_free_seats: int | None,
@@ -699,13 +667,11 @@ class CinemaBoxOffice(Episode):
             result = rt.each(self, result) + (info,)  # cinema_box_office.world:381
         return result  # cinema_box_office.world:383
 
-    @tool(  # cinema_box_office.world:386
-        'Cancel a scheduled screening that has not started; all its confirmed bookings are '
-        'refunded.',
-        param('screening', arg.row('screenings'), 'The screening id, e.g. SC0003.'),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
-        where='cinema_box_office.world:386', returns=Screening,
-    )
+    @tool('Cancel a scheduled screening that has not started; all its confirmed bookings are '
+          'refunded.',
+          param('screening', arg.row('screenings'), 'The screening id, e.g. SC0003.'),
+          param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
+          where='cinema_box_office.world:386', returns=Screening)
     def tool_cancel_screening(self, screening: Screening, reason: str) -> Screening:
         if screening.status != _E15_ScreeningStatus_scheduled:  # cinema_box_office.world:392
             self.fail(f'Screening {screening.screening_id} is already cancelled.')
@@ -741,24 +707,18 @@ class CinemaBoxOffice(Episode):
         )
         return screening  # cinema_box_office.world:408
 
-    @tool(  # cinema_box_office.world:413
-        'Show a customer by id: email, birth date, membership and points.',
-        param(
-            'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$')),
-            'The customer id, e.g. C0001.',
-        ),
-        read_only=True, where='cinema_box_office.world:413', returns=Customer,
-    )
+    @tool('Show a customer by id: email, birth date, membership and points.',
+          param('customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$')),
+                'The customer id, e.g. C0001.'),
+          read_only=True, where='cinema_box_office.world:413', returns=Customer)
     def tool_get_customer(self, customer: Customer) -> Customer:
         return customer  # cinema_box_office.world:416
 
-    @tool(  # cinema_box_office.world:419
-        'Find customers by part of the name or by email; with nothing given, list all.',
-        param('name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'),
-        param('email', arg.optional(arg.TEXT), 'The exact email, any case.'), read_only=True,
-        where='cinema_box_office.world:419', returns=js.array(Customer),
-        shows=('list', ('row', 'customers')),
-    )
+    @tool('Find customers by part of the name or by email; with nothing given, list all.',
+          param('name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'),
+          param('email', arg.optional(arg.TEXT), 'The exact email, any case.'), read_only=True,
+          where='cinema_box_office.world:419', returns=js.array(Customer),
+          shows=('list', ('row', 'customers')))
     def tool_find_customers(self, name_contains: str | None, email: str | None) -> tuple[str, ...]:
         n: str = self.built(self.built((name_contains if name_contains is not None else '').strip()).lower(  # cinema_box_office.world:425
         ))
@@ -770,12 +730,10 @@ class CinemaBoxOffice(Episode):
             and (e == '' or self.built(_c6.email.lower()) == e)
         ])
 
-    @tool(  # cinema_box_office.world:430
-        'Enrol a customer in a membership tier or change it; leaving membership (none) forfeits '
-        'the points.',
-        _PARAM_customer, param('tier', arg.enum_of(MembershipTier), 'none, silver or gold.'),
-        where='cinema_box_office.world:430', returns=Customer,
-    )
+    @tool('Enrol a customer in a membership tier or change it; leaving membership (none) '
+          'forfeits the points.',
+          _PARAM_customer, param('tier', arg.enum_of(MembershipTier), 'none, silver or gold.'),
+          where='cinema_box_office.world:430', returns=Customer)
     def tool_change_membership(self, customer: Customer, tier: MembershipTier) -> Customer:
         if customer.membership == tier:  # cinema_box_office.world:436
             self.fail(f'Customer {customer.customer_id} is already in tier {tier}.')
@@ -785,29 +743,23 @@ class CinemaBoxOffice(Episode):
             self.set_field(customer, 'points', v.check_range(0, 'Customer.points', 0, None))
         return customer  # cinema_box_office.world:441
 
-    @tool(  # cinema_box_office.world:446
-        'Show a booking by id: customer and screening ids, seats, snacks, ticket total, points '
-        'redeemed, total and status.',
-        _PARAM_booking, read_only=True, where='cinema_box_office.world:446',
-        returns=_RESULT_Booking,
-    )
+    @tool('Show a booking by id: customer and screening ids, seats, snacks, ticket total, points '
+          'redeemed, total and status.',
+          _PARAM_booking, read_only=True, where='cinema_box_office.world:446',
+          returns=_RESULT_Booking)
     def tool_get_booking(self, booking: Booking) -> Booking:
         return booking  # cinema_box_office.world:449
 
-    @tool(  # cinema_box_office.world:452
-        "List a customer's bookings, or those of a screening, optionally by status.",
-        param(
-            'customer',
-            arg.optional(arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$'))),
-            'Only bookings of this customer id.',
-        ),
-        param(
-            'screening', arg.optional(arg.row('screenings')), 'Only bookings of this screening id.'
-        ),
-        param('status', arg.optional(arg.enum_of(BookingStatus)), 'Only bookings in this status.'),
-        read_only=True, where='cinema_box_office.world:452', returns=js.array(_RESULT_Booking),
-        shows=('list', ('row', 'bookings')),
-    )
+    @tool("List a customer's bookings, or those of a screening, optionally by status.",
+          param('customer',
+                arg.optional(arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{4}$'))),
+                'Only bookings of this customer id.'),
+          param('screening', arg.optional(arg.row('screenings')),
+                'Only bookings of this screening id.'),
+          param('status', arg.optional(arg.enum_of(BookingStatus)),
+                'Only bookings in this status.'),
+          read_only=True, where='cinema_box_office.world:452', returns=js.array(_RESULT_Booking),
+          shows=('list', ('row', 'bookings')))
     def tool_list_bookings(
         self, customer: Customer | None, screening: Screening | None, status: BookingStatus | None
     ) -> tuple[str, ...]:
@@ -820,17 +772,13 @@ class CinemaBoxOffice(Episode):
             and (status is None or _b7.status == status)
         ])
 
-    @tool(  # cinema_box_office.world:463
-        'Book seats at a scheduled screening that has not started; members earn points on the '
-        'ticket total.',
-        _PARAM_customer,
-        param('screening', arg.row('screenings'), 'The screening id, e.g. SC0005.'),
-        param(
-            'seats', arg.refined(arg.list_of(arg.refined(arg.TEXT, 2, 3)), 1, 10),
-            'Seat labels, e.g. ["E5", "E6"].',
-        ),
-        where='cinema_box_office.world:463', returns=_RESULT_Booking,
-    )
+    @tool('Book seats at a scheduled screening that has not started; members earn points on the '
+          'ticket total.',
+          _PARAM_customer,
+          param('screening', arg.row('screenings'), 'The screening id, e.g. SC0005.'),
+          param('seats', arg.refined(arg.list_of(arg.refined(arg.TEXT, 2, 3)), 1, 10),
+                'Seat labels, e.g. ["E5", "E6"].'),
+          where='cinema_box_office.world:463', returns=_RESULT_Booking)
     def tool_book_seats(
         self, customer: Customer, screening: Screening, seats: tuple[str, ...]
     ) -> Booking:
@@ -845,10 +793,9 @@ class CinemaBoxOffice(Episode):
         need: int = self.fn_min_age(self.t_films[screening.film].rating)
         # cinema_box_office.world:475
         if self.fn_age_on(customer.date_of_birth, screening.starts_at.date()) < need:
-            self.fail(
-                f'{self.t_films[screening.film].title} is rated '
-                f'{self.t_films[screening.film].rating}: the customer must be at least {need}.',
-            )
+            self.fail(f'{self.t_films[screening.film].title} is rated '
+                      f'{self.t_films[screening.film].rating}: the customer must be at least '
+                      f'{need}.')
         tickets: float = self.fn_seats_total(screening, seats)  # cinema_box_office.world:476
         booking: Booking = Booking(  # cinema_box_office.world:477
             booking_id=self.next_id('booking_ids', 'BK{:05d}'), customer=customer.customer_id,
@@ -866,34 +813,28 @@ class CinemaBoxOffice(Episode):
         )
         return booking  # cinema_box_office.world:486
 
-    @tool(  # cinema_box_office.world:489
-        'Add snacks to a confirmed booking before the screening starts, at current prices; stock '
-        'is taken.',
-        param('booking', arg.row('bookings'), 'The booking id, e.g. BK00003.'),
-        param(
-            'items',
-            arg.refined(
-                arg.list_of(arg.record(
-                    SnackRequest.load, js.closed({
-                        'item': js.scalar('str', pattern='^SNK-[0-9]{2}$'),
-                        'quantity': js.scalar('int', 1, 20),
-                    }),
-                )),
-                1, 10,
-            ),
-            'Snacks and quantities, e.g. [{"item": "SNK-02", "quantity": 2}].',
-        ),
-        where='cinema_box_office.world:489', returns=_RESULT_Booking,
-    )
+    @tool('Add snacks to a confirmed booking before the screening starts, at current prices; '
+          'stock is taken.',
+          param('booking', arg.row('bookings'), 'The booking id, e.g. BK00003.'),
+          param('items',
+                arg.refined(
+                    arg.list_of(arg.record(
+                        SnackRequest.load, js.closed({
+                            'item': js.scalar('str', pattern='^SNK-[0-9]{2}$'),
+                            'quantity': js.scalar('int', 1, 20),
+                        }),
+                    )),
+                    1, 10,
+                ),
+                'Snacks and quantities, e.g. [{"item": "SNK-02", "quantity": 2}].'),
+          where='cinema_box_office.world:489', returns=_RESULT_Booking)
     def tool_add_concessions(self, booking: Booking, items: tuple[SnackRequest, ...]) -> Booking:
         if booking.status != _E13_BookingStatus_confirmed:  # cinema_box_office.world:495
             self.fail(f'Booking {booking.booking_id} is {booking.status}, not confirmed.')
         # cinema_box_office.world:496
         if self.t_screenings[booking.screening].starts_at <= self.clock:
-            self.fail(
-                f'Screening {self.t_screenings[booking.screening].screening_id} has already '
-                'started.',
-            )
+            self.fail(f'Screening {self.t_screenings[booking.screening].screening_id} has '
+                      'already started.')
         lines: tuple[ConcessionLine, ...] = booking.concessions  # cinema_box_office.world:497
         for req in rt.each(self, items):  # cinema_box_office.world:498
             item: ConcessionItem = self.t_concessions[req.item]  # cinema_box_office.world:499
@@ -947,16 +888,12 @@ class CinemaBoxOffice(Episode):
         )
         return booking  # cinema_box_office.world:526
 
-    @tool(  # cinema_box_office.world:529
-        "Spend a member's points on a confirmed booking; points never discount more than the "
-        "ticket total.",
-        _PARAM_booking,
-        param(
-            'points', arg.refined(arg.INT, 1, 100000),
-            'How many points to spend; each takes 0.05 off the tickets.',
-        ),
-        where='cinema_box_office.world:529', returns=_RESULT_Booking,
-    )
+    @tool("Spend a member's points on a confirmed booking; points never discount more than the "
+          "ticket total.",
+          _PARAM_booking,
+          param('points', arg.refined(arg.INT, 1, 100000),
+                'How many points to spend; each takes 0.05 off the tickets.'),
+          where='cinema_box_office.world:529', returns=_RESULT_Booking)
     def tool_redeem_points(self, booking: Booking, points: int) -> Booking:
         if booking.status != _E13_BookingStatus_confirmed:  # cinema_box_office.world:535
             self.fail(f'Booking {booking.booking_id} is {booking.status}, not confirmed.')
@@ -968,9 +905,8 @@ class CinemaBoxOffice(Episode):
         spent: int = rt.bounded(booking.points_redeemed + points)  # cinema_box_office.world:539
         # cinema_box_office.world:540
         if not (spent * self.state.point_value <= booking.ticket_total + 0.005):
-            raise ToolError(
-                f'That would discount more than the ticket total of {booking.ticket_total:.2f}.'
-            )
+            raise ToolError('That would discount more than the ticket total of '
+                            f'{booking.ticket_total:.2f}.')
         self.set_field(  # cinema_box_office.world:541
             self.t_customers[customer.customer_id], 'points',
             v.check_range(rt.bounded(customer.points - points), 'Customer.points', 0, None),
@@ -986,17 +922,14 @@ class CinemaBoxOffice(Episode):
         )
         return booking  # cinema_box_office.world:544
 
-    @tool(  # cinema_box_office.world:547
-        'Move a confirmed booking to seats of another scheduled screening, up to 30 minutes '
-        'before the old one starts; snacks and redeemed points move with it.',
-        _PARAM_booking,
-        param('new_screening', arg.row('screenings'), 'The screening id to move to, e.g. SC0005.'),
-        param(
-            'seats', arg.refined(arg.list_of(arg.refined(arg.TEXT, 2, 3)), 1, 10),
-            'Seat labels at the new screening, e.g. ["H5", "H6"].',
-        ),
-        where='cinema_box_office.world:547', returns=_RESULT_Booking,
-    )
+    @tool('Move a confirmed booking to seats of another scheduled screening, up to 30 minutes '
+          'before the old one starts; snacks and redeemed points move with it.',
+          _PARAM_booking,
+          param('new_screening', arg.row('screenings'),
+                'The screening id to move to, e.g. SC0005.'),
+          param('seats', arg.refined(arg.list_of(arg.refined(arg.TEXT, 2, 3)), 1, 10),
+                'Seat labels at the new screening, e.g. ["H5", "H6"].'),
+          where='cinema_box_office.world:547', returns=_RESULT_Booking)
     def tool_exchange_booking(
         self, booking: Booking, new_screening: Screening, seats: tuple[str, ...]
     ) -> Booking:
@@ -1006,9 +939,8 @@ class CinemaBoxOffice(Episode):
         if self.clock > old.starts_at - self.state.refund_cutoff:  # cinema_box_office.world:556
             self.fail(f'Too close to the start of screening {old.screening_id}.')
         if new_screening.screening_id == old.screening_id:  # cinema_box_office.world:557
-            raise ToolError(
-                'That is the same screening: book other seats with a new booking instead.'
-            )
+            raise ToolError('That is the same screening: book other seats with a new booking '
+                            'instead.')
         if new_screening.status != _E15_ScreeningStatus_scheduled:  # cinema_box_office.world:558
             self.fail(f'Screening {new_screening.screening_id} is cancelled.')
         # cinema_box_office.world:559
@@ -1026,11 +958,9 @@ class CinemaBoxOffice(Episode):
             )
             < need
         ):
-            self.fail(
-                f'{self.t_films[new_screening.film].title} is rated '
-                f'{self.t_films[new_screening.film].rating}: the customer must be at least {need}'
-                '.',
-            )
+            self.fail(f'{self.t_films[new_screening.film].title} is rated '
+                      f'{self.t_films[new_screening.film].rating}: the customer must be at least '
+                      f'{need}.')
         tickets: float = self.fn_seats_total(new_screening, seats)  # cinema_box_office.world:564
         # cinema_box_office.world:565
         if not (booking.points_redeemed * self.state.point_value <= tickets + 0.005):
@@ -1055,20 +985,16 @@ class CinemaBoxOffice(Episode):
         self.insert(self.t_bookings, moved)  # cinema_box_office.world:576
         return moved  # cinema_box_office.world:577
 
-    @tool(  # cinema_box_office.world:580
-        'Refund a confirmed booking up to 30 minutes before the start: the seats are released, '
-        'snacks go back to stock, redeemed points are returned and earned points taken back.',
-        _PARAM_booking, where='cinema_box_office.world:580', returns=_RESULT_Booking,
-    )
+    @tool('Refund a confirmed booking up to 30 minutes before the start: the seats are released, '
+          'snacks go back to stock, redeemed points are returned and earned points taken back.',
+          _PARAM_booking, where='cinema_box_office.world:580', returns=_RESULT_Booking)
     def tool_refund_booking(self, booking: Booking) -> Booking:
         if booking.status != _E13_BookingStatus_confirmed:  # cinema_box_office.world:583
             self.fail(f'Booking {booking.booking_id} is {booking.status}, not confirmed.')
         # cinema_box_office.world:584
         if self.clock > self.t_screenings[booking.screening].starts_at - self.state.refund_cutoff:
-            self.fail(
-                'Too close to the start of screening '
-                f'{self.t_screenings[booking.screening].screening_id}.',
-            )
+            self.fail('Too close to the start of screening '
+                      f'{self.t_screenings[booking.screening].screening_id}.')
         # cinema_box_office.world:585
         self.set_field(booking, 'status', _E13_BookingStatus_refunded)
         for l in rt.each(self, booking.concessions):  # cinema_box_office.world:586
@@ -1090,24 +1016,18 @@ class CinemaBoxOffice(Episode):
         )
         return booking  # cinema_box_office.world:593
 
-    @tool(  # cinema_box_office.world:598
-        'Show a concession item by SKU: name, category, price, stock and whether on sale.',
-        param(
-            'item', arg.row('concessions', arg.refined(arg.TEXT, pattern='^SNK-[0-9]{2}$')),
-            'The SKU, e.g. SNK-01.',
-        ),
-        read_only=True, where='cinema_box_office.world:598', returns=ConcessionItem,
-    )
+    @tool('Show a concession item by SKU: name, category, price, stock and whether on sale.',
+          param('item', arg.row('concessions', arg.refined(arg.TEXT, pattern='^SNK-[0-9]{2}$')),
+                'The SKU, e.g. SNK-01.'),
+          read_only=True, where='cinema_box_office.world:598', returns=ConcessionItem)
     def tool_get_concession(self, item: ConcessionItem) -> ConcessionItem:
         return item  # cinema_box_office.world:601
 
-    @tool(  # cinema_box_office.world:604
-        'List concession items, optionally by category and only those in stock.',
-        param('category', arg.optional(arg.enum_of(ConcessionCategory)), 'Only this category.'),
-        param('in_stock_only', arg.BOOL, 'Only items on sale and in stock.', default=False),
-        read_only=True, where='cinema_box_office.world:604', returns=js.array(ConcessionItem),
-        shows=('list', ('row', 'concessions')),
-    )
+    @tool('List concession items, optionally by category and only those in stock.',
+          param('category', arg.optional(arg.enum_of(ConcessionCategory)), 'Only this category.'),
+          param('in_stock_only', arg.BOOL, 'Only items on sale and in stock.', default=False),
+          read_only=True, where='cinema_box_office.world:604', returns=js.array(ConcessionItem),
+          shows=('list', ('row', 'concessions')))
     def tool_list_concessions(
         self, category: ConcessionCategory | None, in_stock_only: bool
     ) -> tuple[str, ...]:
@@ -1117,15 +1037,11 @@ class CinemaBoxOffice(Episode):
             and (not in_stock_only or _i8.active and _i8.stock > 0)
         ])
 
-    @tool(  # cinema_box_office.world:613
-        "Add delivered units to a concession item's stock.",
-        param(
-            'item', arg.row('concessions', arg.refined(arg.TEXT, pattern='^SNK-[0-9]{2}$')),
-            'The SKU, e.g. SNK-04.',
-        ),
-        param('quantity', arg.refined(arg.INT, 1, 1000), 'Units delivered.'),
-        where='cinema_box_office.world:613', returns=ConcessionItem,
-    )
+    @tool("Add delivered units to a concession item's stock.",
+          param('item', arg.row('concessions', arg.refined(arg.TEXT, pattern='^SNK-[0-9]{2}$')),
+                'The SKU, e.g. SNK-04.'),
+          param('quantity', arg.refined(arg.INT, 1, 1000), 'Units delivered.'),
+          where='cinema_box_office.world:613', returns=ConcessionItem)
     def tool_restock_concession(self, item: ConcessionItem, quantity: int) -> ConcessionItem:
         self.set_field(  # cinema_box_office.world:619
             item, 'stock',

@@ -232,17 +232,14 @@ class AdjusterInfo(Record):
     open_claims: int = field(sh.INT)
 
 
-_PARAM_holder = param(
-    'holder', arg.row('policyholders', arg.refined(arg.TEXT, pattern='^PH[0-9]{4}$')),
-    'The policyholder id, e.g. PH0001.',
-)
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'
-)
-_PARAM_policy = param(
-    'policy', arg.row('policies', arg.refined(arg.TEXT, pattern='^POL-[0-9]{4}$')),
-    'The policy number, e.g. POL-1001.',
-)
+_PARAM_holder = param('holder',
+                      arg.row('policyholders', arg.refined(arg.TEXT, pattern='^PH[0-9]{4}$')),
+                      'The policyholder id, e.g. PH0001.')
+_PARAM_name_contains = param('name_contains', arg.optional(arg.TEXT),
+                             'Part of the name; case does not matter.')
+_PARAM_policy = param('policy',
+                      arg.row('policies', arg.refined(arg.TEXT, pattern='^POL-[0-9]{4}$')),
+                      'The policy number, e.g. POL-1001.')
 _PARAM_claim = param('claim', arg.row('claims'), 'The claim id, e.g. CL00001.')
 _PARAM_claim_ = param('claim', arg.row('claims'), 'The id of a claim under review, e.g. CL00006.')
 
@@ -308,95 +305,77 @@ class ClaimsDesk(Episode):
             self.fn_paid_out(_p37) <= _p37.coverage_limit
             for _p37 in rt.each(self, self.t_policies)
         ):
-            raise InvariantError(
-                'The payouts of a policy total at most its coverage limit.',
-                'claims_desk.world:184',
-            )
+            raise InvariantError('The payouts of a policy total at most its coverage limit.',
+                                 'claims_desk.world:184')
         # claims_desk.world:187
         if not all(self.fn_within_deductible(_c38) for _c38 in rt.each(self, self.t_claims)):
-            raise InvariantError(
-                'An approved amount is at most the claimed amount minus the deductible.',
-                'claims_desk.world:187',
-            )
+            raise InvariantError('An approved amount is at most the claimed amount minus the '
+                                 'deductible.',
+                                 'claims_desk.world:187')
         # claims_desk.world:190
         if not all(self.fn_payout_matches(_p39) for _p39 in rt.each(self, self.t_payouts)):
-            raise InvariantError(
-                "A payout's amount equals its claim's approved amount.", 'claims_desk.world:190'
-            )
+            raise InvariantError("A payout's amount equals its claim's approved amount.",
+                                 'claims_desk.world:190')
         if not all(  # claims_desk.world:193
             len([_p41 for _p41 in rt.each(self, self.t_payouts) if _p41.claim == _c40.claim_id])
             == (1 if _c40.status == _E11_ClaimStatus_paid else 0)
             for _c40 in rt.each(self, self.t_claims)
         ):
-            raise InvariantError(
-                'A claim has one payout exactly when it is paid, and none otherwise.',
-                'claims_desk.world:193',
-            )
+            raise InvariantError('A claim has one payout exactly when it is paid, and none '
+                                 'otherwise.',
+                                 'claims_desk.world:193')
         for _row42 in rt.changed_rows(self, self.t_claims):  # claims_desk.world:196
             if not (
                 (_row42.status == _E11_ClaimStatus_denied) == (_row42.denial_reason is not None)
                 and (_row42.status != _E11_ClaimStatus_denied or _row42.approved_amount is None)
             ):
-                raise InvariantError(
-                    'A claim has a denial reason exactly when it is denied; a denied claim has '
-                    'no approved amount.',
-                    'claims_desk.world:196',
-                )
+                raise InvariantError('A claim has a denial reason exactly when it is denied; a '
+                                     'denied claim has no approved amount.',
+                                     'claims_desk.world:196')
         for _row43 in rt.changed_rows(self, self.t_claims):  # claims_desk.world:199
             if not (
                 _row43.status != _E11_ClaimStatus_approved
                 and _row43.status != _E11_ClaimStatus_paid
                 or _row43.approved_amount is not None
             ):
-                raise InvariantError(
-                    'Approved and paid claims have an approved amount.', 'claims_desk.world:199'
-                )
+                raise InvariantError('Approved and paid claims have an approved amount.',
+                                     'claims_desk.world:199')
         for _row44 in rt.changed_rows(self, self.t_claims):  # claims_desk.world:202
             if not ((_row44.status == _E11_ClaimStatus_filed) == (_row44.adjuster is None)):
-                raise InvariantError(
-                    'A filed claim has no adjuster; every later claim has one.',
-                    'claims_desk.world:202',
-                )
+                raise InvariantError('A filed claim has no adjuster; every later claim has one.',
+                                     'claims_desk.world:202')
         if not all(  # claims_desk.world:205
             _d45.status == _E9_DocStatus_received
             or self.t_claims[_d45.claim].status != _E11_ClaimStatus_approved
             and self.t_claims[_d45.claim].status != _E11_ClaimStatus_paid
             for _d45 in rt.each(self, self.t_documents)
         ):
-            raise InvariantError(
-                'An approved or paid claim has no document still requested.',
-                'claims_desk.world:205',
-            )
+            raise InvariantError('An approved or paid claim has no document still requested.',
+                                 'claims_desk.world:205')
         if not all(  # claims_desk.world:208
             _c46.incident_date >= self.t_policies[_c46.policy].start_date
             and _c46.incident_date <= self.t_policies[_c46.policy].end_date
             and _c46.filed_on >= _c46.incident_date
             for _c46 in rt.each(self, self.t_claims)
         ):
-            raise InvariantError(
-                "A claim's incident lies within its policy period, and it is filed on or after "
-                "the incident.",
-                'claims_desk.world:208',
-            )
+            raise InvariantError("A claim's incident lies within its policy period, and it is "
+                                 "filed on or after the incident.",
+                                 'claims_desk.world:208')
         for _row47 in rt.changed_rows(self, self.t_documents):  # claims_desk.world:211
             if not (
                 (_row47.status == _E9_DocStatus_received) == (_row47.received_on is not None)
                 and (_row47.received_on if _row47.received_on is not None else _row47.requested_on)
                 >= _row47.requested_on
             ):
-                raise InvariantError(
-                    'A document has a received date exactly when it is received, never before it '
-                    'was requested.',
-                    'claims_desk.world:211',
-                )
+                raise InvariantError('A document has a received date exactly when it is '
+                                     'received, never before it was requested.',
+                                     'claims_desk.world:211')
         if not all(  # claims_desk.world:214
             self.fn_open_claims(_a48) <= _a48.max_open_claims
             for _a48 in rt.each(self, self.t_adjusters)
         ):
-            raise InvariantError(
-                'An adjuster has at most max_open_claims claims under review.',
-                'claims_desk.world:214',
-            )
+            raise InvariantError('An adjuster has at most max_open_claims claims under review.',
+                                 'claims_desk.world:214')
         if not all(  # claims_desk.world:217
             self.state.current_adjuster != _a49.adjuster_id or _a49.active
             for _a49 in rt.each(self, self.t_adjusters)
@@ -476,22 +455,18 @@ class ClaimsDesk(Episode):
         # claims_desk.world:179
         return me.role == _E12_AdjusterRole_supervisor or claim.adjuster == me.adjuster_id
 
-    @tool(  # claims_desk.world:225
-        'Show a policyholder: name, email, phone, date of birth, address, default payout method '
-        'and customer-since date.',
-        _PARAM_holder, read_only=True, where='claims_desk.world:225', returns=Policyholder,
-    )
+    @tool('Show a policyholder: name, email, phone, date of birth, address, default payout '
+          'method and customer-since date.',
+          _PARAM_holder, read_only=True, where='claims_desk.world:225', returns=Policyholder)
     def tool_get_policyholder(self, holder: Policyholder) -> Policyholder:
         return holder  # claims_desk.world:228
 
-    @tool(  # claims_desk.world:231
-        'Find policyholders by part of the name, by email or by date of birth (all given filters '
-        'must match), with their details.',
-        _PARAM_name_contains, param('email', arg.optional(arg.TEXT), 'The exact email address.'),
-        param('date_of_birth', arg.optional(arg.DATE), 'The date of birth, e.g. 1979-08-21.'),
-        read_only=True, where='claims_desk.world:231', returns=js.array(Policyholder),
-        shows=('list', ('row', 'policyholders')),
-    )
+    @tool('Find policyholders by part of the name, by email or by date of birth (all given '
+          'filters must match), with their details.',
+          _PARAM_name_contains, param('email', arg.optional(arg.TEXT), 'The exact email address.'),
+          param('date_of_birth', arg.optional(arg.DATE), 'The date of birth, e.g. 1979-08-21.'),
+          read_only=True, where='claims_desk.world:231', returns=js.array(Policyholder),
+          shows=('list', ('row', 'policyholders')))
     def tool_find_policyholders(
         self, name_contains: str | None, email: str | None, date_of_birth: dt.date | None
     ) -> tuple[str, ...]:
@@ -504,22 +479,15 @@ class ClaimsDesk(Episode):
             and (date_of_birth is None or _h3.date_of_birth == date_of_birth)
         ])
 
-    @tool(  # claims_desk.world:242
-        "Change a policyholder's email, phone or default payout method.", _PARAM_holder,
-        param(
-            'email', arg.optional(arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$')),
-            'The new email address; leave out to keep it.',
-        ),
-        param(
-            'phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+?[0-9 -]{7,20}$')),
-            'The new phone number; leave out to keep it.',
-        ),
-        param(
-            'payout_method', arg.optional(arg.enum_of(PayoutMethod)),
-            'The new default payout method; leave out to keep it.',
-        ),
-        where='claims_desk.world:242', returns=Policyholder,
-    )
+    @tool("Change a policyholder's email, phone or default payout method.", _PARAM_holder,
+          param('email',
+                arg.optional(arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$')),
+                'The new email address; leave out to keep it.'),
+          param('phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+?[0-9 -]{7,20}$')),
+                'The new phone number; leave out to keep it.'),
+          param('payout_method', arg.optional(arg.enum_of(PayoutMethod)),
+                'The new default payout method; leave out to keep it.'),
+          where='claims_desk.world:242', returns=Policyholder)
     def tool_update_contact(
         self, holder: Policyholder, email: str | None, phone: str | None,
         payout_method: PayoutMethod | None,
@@ -551,21 +519,17 @@ class ClaimsDesk(Episode):
             self.set_field(holder, 'payout_method', payout_method)  # claims_desk.world:261
         return holder  # claims_desk.world:263
 
-    @tool(  # claims_desk.world:266
-        'Show a policy: holder, kind, coverage limit, deductible, period and status.',
-        _PARAM_policy, read_only=True, where='claims_desk.world:266', returns=Policy,
-    )
+    @tool('Show a policy: holder, kind, coverage limit, deductible, period and status.',
+          _PARAM_policy, read_only=True, where='claims_desk.world:266', returns=Policy)
     def tool_get_policy(self, policy: Policy) -> Policy:
         return policy  # claims_desk.world:269
 
-    @tool(  # claims_desk.world:272
-        "List a policyholder's policies, optionally by status, with their details.", _PARAM_holder,
-        param(
-            'status', arg.optional(arg.enum_of(PolicyStatus)), 'Only policies with this status.'
-        ),
-        read_only=True, where='claims_desk.world:272', returns=js.array(Policy),
-        shows=('list', ('row', 'policies')),
-    )
+    @tool("List a policyholder's policies, optionally by status, with their details.",
+          _PARAM_holder,
+          param('status', arg.optional(arg.enum_of(PolicyStatus)),
+                'Only policies with this status.'),
+          read_only=True, where='claims_desk.world:272', returns=js.array(Policy),
+          shows=('list', ('row', 'policies')))
     def tool_list_policies(
         self, holder: Policyholder, status: PolicyStatus | None
     ) -> tuple[str, ...]:
@@ -574,41 +538,33 @@ class ClaimsDesk(Episode):
             if _p5.holder == holder.holder_id and (status is None or _p5.status == status)
         ])
 
-    @tool(  # claims_desk.world:281
-        "Show a policy's coverage limit, deductible, total paid out and coverage left.",
-        _PARAM_policy, read_only=True, where='claims_desk.world:281',
-        returns=js.closed({
-            'policy': Policy, 'coverage_limit': js.NUMBER, 'deductible': js.NUMBER,
-            'paid_out': js.NUMBER, 'coverage_left': js.NUMBER,
-        }),
-        shows=('record', (('policy', 'policy', ('row', 'policies')),)),
-    )
+    @tool("Show a policy's coverage limit, deductible, total paid out and coverage left.",
+          _PARAM_policy, read_only=True, where='claims_desk.world:281',
+          returns=js.closed({
+              'policy': Policy, 'coverage_limit': js.NUMBER, 'deductible': js.NUMBER,
+              'paid_out': js.NUMBER, 'coverage_left': js.NUMBER,
+          }),
+          shows=('record', (('policy', 'policy', ('row', 'policies')),)))
     def tool_coverage_left(self, policy: Policy) -> CoverageInfo:
         return CoverageInfo(  # claims_desk.world:284
             policy.policy_number, policy.coverage_limit, policy.deductible,
             self.fn_paid_out(policy), self.fn_left_on(policy),
         )
 
-    @tool(  # claims_desk.world:295
-        'Show an adjuster: name, email, role, region, approval limit, maximum open claims and '
-        'whether they are active.',
-        param(
-            'adjuster', arg.row('adjusters', arg.refined(arg.TEXT, pattern='^ADJ[0-9]{2}$')),
-            'The adjuster id, e.g. ADJ01.',
-        ),
-        read_only=True, where='claims_desk.world:295', returns=Adjuster,
-    )
+    @tool('Show an adjuster: name, email, role, region, approval limit, maximum open claims and '
+          'whether they are active.',
+          param('adjuster', arg.row('adjusters', arg.refined(arg.TEXT, pattern='^ADJ[0-9]{2}$')),
+                'The adjuster id, e.g. ADJ01.'),
+          read_only=True, where='claims_desk.world:295', returns=Adjuster)
     def tool_get_adjuster(self, adjuster: Adjuster) -> Adjuster:
         return adjuster  # claims_desk.world:298
 
-    @tool(  # claims_desk.world:301
-        'List adjusters by part of the name or by region, with their details and how many claims '
-        'each has under review.',
-        _PARAM_name_contains, param('region', arg.optional(arg.TEXT), 'The region, e.g. North.'),
-        read_only=True, where='claims_desk.world:301',
-        returns=js.array(js.closed({'adjuster': Adjuster, 'open_claims': js.INTEGER})),
-        shows=('list', ('record', (('adjuster', 'adjuster', ('row', 'adjusters')),))),
-    )
+    @tool('List adjusters by part of the name or by region, with their details and how many '
+          'claims each has under review.',
+          _PARAM_name_contains, param('region', arg.optional(arg.TEXT), 'The region, e.g. North.'),
+          read_only=True, where='claims_desk.world:301',
+          returns=js.array(js.closed({'adjuster': Adjuster, 'open_claims': js.INTEGER})),
+          shows=('list', ('record', (('adjuster', 'adjuster', ('row', 'adjusters')),))))
     def tool_list_adjusters(
         self, name_contains: str | None, region: str | None
     ) -> tuple[AdjusterInfo, ...]:
@@ -621,54 +577,41 @@ class ClaimsDesk(Episode):
             and (region is None or self.built(_a6.region.lower()) == self.built(region.lower()))
         ])
 
-    @tool(  # claims_desk.world:311
-        'Sign in as an adjuster or supervisor; changes are made in their name. Replaces whoever '
-        'was signed in.',
-        param(
-            'adjuster', arg.row('adjusters', arg.refined(arg.TEXT, pattern='^ADJ[0-9]{2}$')),
-            'The id of the adjuster signing in, e.g. ADJ01.',
-        ),
-        where='claims_desk.world:311', returns=Adjuster,
-    )
+    @tool('Sign in as an adjuster or supervisor; changes are made in their name. Replaces '
+          'whoever was signed in.',
+          param('adjuster', arg.row('adjusters', arg.refined(arg.TEXT, pattern='^ADJ[0-9]{2}$')),
+                'The id of the adjuster signing in, e.g. ADJ01.'),
+          where='claims_desk.world:311', returns=Adjuster)
     def tool_sign_in(self, adjuster: Adjuster) -> Adjuster:
         if not adjuster.active:  # claims_desk.world:314
             self.fail(f'Adjuster {adjuster.adjuster_id} is inactive and cannot sign in.')
         self.set_state('current_adjuster', adjuster.adjuster_id)  # claims_desk.world:315
         return adjuster  # claims_desk.world:316
 
-    @tool(  # claims_desk.world:321
-        'Show a claim: policy, incident date, filing date, description, claimed amount, status, '
-        'adjuster, approved amount and denial reason.',
-        _PARAM_claim, read_only=True, where='claims_desk.world:321', returns=Claim,
-    )
+    @tool('Show a claim: policy, incident date, filing date, description, claimed amount, '
+          'status, adjuster, approved amount and denial reason.',
+          _PARAM_claim, read_only=True, where='claims_desk.world:321', returns=Claim)
     def tool_get_claim(self, claim: Claim) -> Claim:
         return claim  # claims_desk.world:324
 
-    @tool(  # claims_desk.world:327
-        'Find claims by policy, policyholder, status, adjuster or filing day (all given filters '
-        'must match), with their details.',
-        param(
-            'policy',
-            arg.optional(arg.row('policies', arg.refined(arg.TEXT, pattern='^POL-[0-9]{4}$'))),
-            'Only claims on this policy (number, e.g. POL-1001).',
-        ),
-        param(
-            'holder',
-            arg.optional(arg.row('policyholders', arg.refined(arg.TEXT, pattern='^PH[0-9]{4}$'))),
-            "Only claims on this policyholder's policies (id, e.g. PH0001).",
-        ),
-        param('status', arg.optional(arg.enum_of(ClaimStatus)), 'Only claims with this status.'),
-        param(
-            'adjuster',
-            arg.optional(arg.row('adjusters', arg.refined(arg.TEXT, pattern='^ADJ[0-9]{2}$'))),
-            'Only claims assigned to this adjuster (id, e.g. ADJ02).',
-        ),
-        param(
-            'filed_on', arg.optional(arg.DATE), 'Only claims filed on this day, e.g. 2024-05-03.'
-        ),
-        read_only=True, where='claims_desk.world:327', returns=js.array(Claim),
-        shows=('list', ('row', 'claims')),
-    )
+    @tool('Find claims by policy, policyholder, status, adjuster or filing day (all given '
+          'filters must match), with their details.',
+          param('policy',
+                arg.optional(arg.row('policies', arg.refined(arg.TEXT, pattern='^POL-[0-9]{4}$'))),
+                'Only claims on this policy (number, e.g. POL-1001).'),
+          param('holder',
+                arg.optional(arg.row(
+                    'policyholders', arg.refined(arg.TEXT, pattern='^PH[0-9]{4}$')
+                )),
+                "Only claims on this policyholder's policies (id, e.g. PH0001)."),
+          param('status', arg.optional(arg.enum_of(ClaimStatus)), 'Only claims with this status.'),
+          param('adjuster',
+                arg.optional(arg.row('adjusters', arg.refined(arg.TEXT, pattern='^ADJ[0-9]{2}$'))),
+                'Only claims assigned to this adjuster (id, e.g. ADJ02).'),
+          param('filed_on', arg.optional(arg.DATE),
+                'Only claims filed on this day, e.g. 2024-05-03.'),
+          read_only=True, where='claims_desk.world:327', returns=js.array(Claim),
+          shows=('list', ('row', 'claims')))
     def tool_find_claims(
         self, policy: Policy | None, holder: Policyholder | None, status: ClaimStatus | None,
         adjuster: Adjuster | None, filed_on: dt.date | None,
@@ -682,14 +625,12 @@ class ClaimsDesk(Episode):
             and (filed_on is None or _c7.filed_on == filed_on)
         ])
 
-    @tool(  # claims_desk.world:339
-        'File a new claim on an active policy, within the filing deadline after the incident.',
-        _PARAM_policy,
-        param('incident_date', arg.DATE, 'The day of the incident, e.g. 2024-06-10.'),
-        param('description', arg.refined(arg.TEXT, 1, 500), 'What happened.'),
-        param('claimed_amount', arg.refined(arg.FLOAT, 0.01), 'The amount claimed.'),
-        where='claims_desk.world:339', returns=Claim,
-    )
+    @tool('File a new claim on an active policy, within the filing deadline after the incident.',
+          _PARAM_policy,
+          param('incident_date', arg.DATE, 'The day of the incident, e.g. 2024-06-10.'),
+          param('description', arg.refined(arg.TEXT, 1, 500), 'What happened.'),
+          param('claimed_amount', arg.refined(arg.FLOAT, 0.01), 'The amount claimed.'),
+          where='claims_desk.world:339', returns=Claim)
     def tool_file_claim(
         self, policy: Policy, incident_date: dt.date, description: str, claimed_amount: float
     ) -> Claim:
@@ -701,23 +642,18 @@ class ClaimsDesk(Episode):
             self.fail(f'Policy {policy.policy_number} is {policy.status}, not active.')
         # claims_desk.world:350
         if not (incident_date >= policy.start_date and incident_date <= policy.end_date):
-            raise ToolError(
-                f'The incident date {incident_date} is outside the policy period '
-                f'{policy.start_date} to {policy.end_date}.',
-            )
+            raise ToolError(f'The incident date {incident_date} is outside the policy period '
+                            f'{policy.start_date} to {policy.end_date}.')
         today: dt.date = self.clock.date()  # claims_desk.world:351
         if incident_date > today:  # claims_desk.world:352
             raise ToolError('The incident date is in the future.')
         # claims_desk.world:353
         if today - incident_date > dt.timedelta(days=self.state.filing_deadline_days):
-            raise ToolError(
-                'The filing deadline has passed: claims must be filed within '
-                f'{self.state.filing_deadline_days} days of the incident.',
-            )
+            raise ToolError('The filing deadline has passed: claims must be filed within '
+                            f'{self.state.filing_deadline_days} days of the incident.')
         if not (claimed_amount > policy.deductible):  # claims_desk.world:354
-            raise ToolError(
-                f'The claimed amount does not exceed the deductible of {policy.deductible:.2f}.'
-            )
+            raise ToolError('The claimed amount does not exceed the deductible of '
+                            f'{policy.deductible:.2f}.')
         claim: Claim = Claim(  # claims_desk.world:355
             claim_id=self.next_id('claim_ids', 'CL{:05d}'), policy=policy.policy_number,
             incident_date=incident_date, filed_on=today,
@@ -730,15 +666,11 @@ class ClaimsDesk(Episode):
         self.insert(self.t_claims, claim)  # claims_desk.world:362
         return claim  # claims_desk.world:363
 
-    @tool(  # claims_desk.world:366
-        'A supervisor assigns a filed claim to an adjuster and starts the review.',
-        param('claim', arg.row('claims'), 'The id of a filed claim, e.g. CL00003.'),
-        param(
-            'adjuster', arg.row('adjusters', arg.refined(arg.TEXT, pattern='^ADJ[0-9]{2}$')),
-            'The id of the adjuster to review it, e.g. ADJ02.',
-        ),
-        where='claims_desk.world:366', returns=Claim,
-    )
+    @tool('A supervisor assigns a filed claim to an adjuster and starts the review.',
+          param('claim', arg.row('claims'), 'The id of a filed claim, e.g. CL00003.'),
+          param('adjuster', arg.row('adjusters', arg.refined(arg.TEXT, pattern='^ADJ[0-9]{2}$')),
+                'The id of the adjuster to review it, e.g. ADJ02.'),
+          where='claims_desk.world:366', returns=Claim)
     def tool_assign_adjuster(self, claim: Claim, adjuster: Adjuster) -> Claim:
         # claims_desk.world:372
         me: Adjuster | None = self.t_adjusters.ref(self.state.current_adjuster)
@@ -751,24 +683,19 @@ class ClaimsDesk(Episode):
         if not adjuster.active:  # claims_desk.world:376
             self.fail(f'Adjuster {adjuster.adjuster_id} is inactive.')
         if self.fn_open_claims(adjuster) >= adjuster.max_open_claims:  # claims_desk.world:377
-            self.fail(
-                f'Adjuster {adjuster.adjuster_id} already has {adjuster.max_open_claims} claims '
-                'under review.',
-            )
+            self.fail(f'Adjuster {adjuster.adjuster_id} already has {adjuster.max_open_claims} '
+                      'claims under review.')
         self.set_fields(  # claims_desk.world:378
             claim, ('adjuster', 'status'), adjuster.adjuster_id, _E11_ClaimStatus_under_review
         )
         return claim  # claims_desk.world:380
 
-    @tool(  # claims_desk.world:383
-        'Approve a claim under review with an amount, once every requested document has arrived.',
-        _PARAM_claim_,
-        param(
-            'amount', arg.refined(arg.FLOAT, 0.01),
-            'The amount approved, at most the claimed amount minus the deductible.',
-        ),
-        where='claims_desk.world:383', returns=Claim,
-    )
+    @tool('Approve a claim under review with an amount, once every requested document has '
+          'arrived.',
+          _PARAM_claim_,
+          param('amount', arg.refined(arg.FLOAT, 0.01),
+                'The amount approved, at most the claimed amount minus the deductible.'),
+          where='claims_desk.world:383', returns=Claim)
     def tool_approve_claim(self, claim: Claim, amount: float) -> Claim:
         # claims_desk.world:389
         me: Adjuster | None = self.t_adjusters.ref(self.state.current_adjuster)
@@ -793,11 +720,9 @@ class ClaimsDesk(Episode):
                 f'{claim.claimed_amount - self.t_policies[claim.policy].deductible:.2f}).',
             )
         if not (amt <= self.fn_left_on(self.t_policies[claim.policy])):  # claims_desk.world:397
-            self.fail(
-                'The amount exceeds the coverage left on policy '
-                f'{self.t_policies[claim.policy].policy_number} ('
-                f'{self.fn_left_on(self.t_policies[claim.policy]):.2f}).',
-            )
+            self.fail('The amount exceeds the coverage left on policy '
+                      f'{self.t_policies[claim.policy].policy_number} ('
+                      f'{self.fn_left_on(self.t_policies[claim.policy]):.2f}).')
         if not (amt <= me.approval_limit):  # claims_desk.world:398
             raise ToolError(f'The amount exceeds your approval limit of {me.approval_limit:.2f}.')
         self.set_fields(  # claims_desk.world:399
@@ -807,11 +732,9 @@ class ClaimsDesk(Episode):
         )
         return claim  # claims_desk.world:401
 
-    @tool(  # claims_desk.world:404
-        'Deny a claim under review with a reason; a denied claim is never paid.', _PARAM_claim_,
-        param('reason', arg.refined(arg.TEXT, 1, 300), 'Why the claim is denied.'),
-        where='claims_desk.world:404', returns=Claim,
-    )
+    @tool('Deny a claim under review with a reason; a denied claim is never paid.', _PARAM_claim_,
+          param('reason', arg.refined(arg.TEXT, 1, 300), 'Why the claim is denied.'),
+          where='claims_desk.world:404', returns=Claim)
     def tool_deny_claim(self, claim: Claim, reason: str) -> Claim:
         # claims_desk.world:410
         me: Adjuster | None = self.t_adjusters.ref(self.state.current_adjuster)
@@ -827,15 +750,11 @@ class ClaimsDesk(Episode):
         )
         return claim  # claims_desk.world:416
 
-    @tool(  # claims_desk.world:419
-        "Pay out an approved claim's approved amount today.",
-        param('claim', arg.row('claims'), 'The id of an approved claim, e.g. CL00002.'),
-        param(
-            'method', arg.optional(arg.enum_of(PayoutMethod)),
-            "How to pay; leave out for the policyholder's default payout method.",
-        ),
-        where='claims_desk.world:419', returns=Payout,
-    )
+    @tool("Pay out an approved claim's approved amount today.",
+          param('claim', arg.row('claims'), 'The id of an approved claim, e.g. CL00002.'),
+          param('method', arg.optional(arg.enum_of(PayoutMethod)),
+                "How to pay; leave out for the policyholder's default payout method."),
+          where='claims_desk.world:419', returns=Payout)
     def tool_pay_claim(self, claim: Claim, method: PayoutMethod | None) -> Payout:
         # claims_desk.world:425
         me: Adjuster | None = self.t_adjusters.ref(self.state.current_adjuster)
@@ -854,11 +773,9 @@ class ClaimsDesk(Episode):
             self.fn_paid_out(self.t_policies[claim.policy]) + amount
             <= self.t_policies[claim.policy].coverage_limit
         ):
-            self.fail(
-                'The payout exceeds the coverage left on policy '
-                f'{self.t_policies[claim.policy].policy_number} ('
-                f'{self.fn_left_on(self.t_policies[claim.policy]):.2f}).',
-            )
+            self.fail('The payout exceeds the coverage left on policy '
+                      f'{self.t_policies[claim.policy].policy_number} ('
+                      f'{self.fn_left_on(self.t_policies[claim.policy]):.2f}).')
         payout: Payout = Payout(  # claims_desk.world:433
             payout_id=self.next_id('payout_ids', 'PAY{:05d}'), claim=claim.claim_id,
             amount=v.check_range(amount, 'Payout.amount', 0.0, None),
@@ -874,40 +791,30 @@ class ClaimsDesk(Episode):
         self.set_field(claim, 'status', _E11_ClaimStatus_paid)  # claims_desk.world:442
         return payout  # claims_desk.world:443
 
-    @tool(  # claims_desk.world:448
-        'Show a claim document: claim, type, status, request and receipt dates, who requested it '
-        'and the note.',
-        param('document', arg.row('documents'), 'The document id, e.g. DOC0001.'), read_only=True,
-        where='claims_desk.world:448', returns=ClaimDocument,
-    )
+    @tool('Show a claim document: claim, type, status, request and receipt dates, who requested '
+          'it and the note.',
+          param('document', arg.row('documents'), 'The document id, e.g. DOC0001.'),
+          read_only=True, where='claims_desk.world:448', returns=ClaimDocument)
     def tool_get_document(self, document: ClaimDocument) -> ClaimDocument:
         return document  # claims_desk.world:451
 
-    @tool(  # claims_desk.world:454
-        'List the documents of a claim, optionally by status, with their details.', _PARAM_claim,
-        param(
-            'status', arg.optional(arg.enum_of(DocStatus)),
-            'Only requested or only received documents.',
-        ),
-        read_only=True, where='claims_desk.world:454', returns=js.array(ClaimDocument),
-        shows=('list', ('row', 'documents')),
-    )
+    @tool('List the documents of a claim, optionally by status, with their details.', _PARAM_claim,
+          param('status', arg.optional(arg.enum_of(DocStatus)),
+                'Only requested or only received documents.'),
+          read_only=True, where='claims_desk.world:454', returns=js.array(ClaimDocument),
+          shows=('list', ('row', 'documents')))
     def tool_list_claim_documents(self, claim: Claim, status: DocStatus | None) -> tuple[str, ...]:
         return tuple([  # claims_desk.world:460
             _d9.document_id for _d9 in rt.each(self, self.t_documents)
             if _d9.claim == claim.claim_id and (status is None or _d9.status == status)
         ])
 
-    @tool(  # claims_desk.world:463
-        "The claim's adjuster (or a supervisor) asks for a document for a claim under review.",
-        param('claim', arg.row('claims'), 'The id of a claim under review, e.g. CL00001.'),
-        param('doc_type', arg.enum_of(DocType), 'The kind of document needed.'),
-        param(
-            'note', arg.optional(arg.refined(arg.TEXT, None, 300)),
-            'What exactly is needed; may be left out.',
-        ),
-        where='claims_desk.world:463', returns=ClaimDocument,
-    )
+    @tool("The claim's adjuster (or a supervisor) asks for a document for a claim under review.",
+          param('claim', arg.row('claims'), 'The id of a claim under review, e.g. CL00001.'),
+          param('doc_type', arg.enum_of(DocType), 'The kind of document needed.'),
+          param('note', arg.optional(arg.refined(arg.TEXT, None, 300)),
+                'What exactly is needed; may be left out.'),
+          where='claims_desk.world:463', returns=ClaimDocument)
     def tool_request_document(
         self, claim: Claim, doc_type: DocType, note: str | None
     ) -> ClaimDocument:
@@ -924,10 +831,8 @@ class ClaimsDesk(Episode):
             and _d10.status == _E9_DocStatus_requested
             for _d10 in rt.each(self, self.t_documents)
         ):
-            self.fail(
-                f'A {doc_type} is already requested for claim {claim.claim_id} and not yet '
-                'received.',
-            )
+            self.fail(f'A {doc_type} is already requested for claim {claim.claim_id} and not yet '
+                      'received.')
         doc: ClaimDocument = ClaimDocument(  # claims_desk.world:475
             document_id=self.next_id('document_ids', 'DOC{:04d}'), claim=claim.claim_id,
             doc_type=doc_type, status=_E9_DocStatus_requested, requested_on=self.clock.date(),
@@ -937,11 +842,9 @@ class ClaimsDesk(Episode):
         self.insert(self.t_documents, doc)  # claims_desk.world:482
         return doc  # claims_desk.world:483
 
-    @tool(  # claims_desk.world:486
-        'Record that a requested document arrived today.',
-        param('document', arg.row('documents'), 'The id of a requested document, e.g. DOC0002.'),
-        where='claims_desk.world:486', returns=ClaimDocument,
-    )
+    @tool('Record that a requested document arrived today.',
+          param('document', arg.row('documents'), 'The id of a requested document, e.g. DOC0002.'),
+          where='claims_desk.world:486', returns=ClaimDocument)
     def tool_record_document(self, document: ClaimDocument) -> ClaimDocument:
         # claims_desk.world:491
         me: Adjuster | None = self.t_adjusters.ref(self.state.current_adjuster)
@@ -957,28 +860,21 @@ class ClaimsDesk(Episode):
         )
         return document  # claims_desk.world:497
 
-    @tool(  # claims_desk.world:502
-        'Show a payout: claim, amount, method, date, who paid it and the payment reference.',
-        param('payout', arg.row('payouts'), 'The payout id, e.g. PAY00001.'), read_only=True,
-        where='claims_desk.world:502', returns=Payout,
-    )
+    @tool('Show a payout: claim, amount, method, date, who paid it and the payment reference.',
+          param('payout', arg.row('payouts'), 'The payout id, e.g. PAY00001.'), read_only=True,
+          where='claims_desk.world:502', returns=Payout)
     def tool_get_payout(self, payout: Payout) -> Payout:
         return payout  # claims_desk.world:505
 
-    @tool(  # claims_desk.world:508
-        'List payouts of a policy or paid on a day (all given filters must match), with their '
-        'details.',
-        param(
-            'policy',
-            arg.optional(arg.row('policies', arg.refined(arg.TEXT, pattern='^POL-[0-9]{4}$'))),
-            'Only payouts on this policy (number, e.g. POL-1001).',
-        ),
-        param(
-            'paid_on', arg.optional(arg.DATE), 'Only payouts made on this day, e.g. 2024-03-01.'
-        ),
-        read_only=True, where='claims_desk.world:508', returns=js.array(Payout),
-        shows=('list', ('row', 'payouts')),
-    )
+    @tool('List payouts of a policy or paid on a day (all given filters must match), with their '
+          'details.',
+          param('policy',
+                arg.optional(arg.row('policies', arg.refined(arg.TEXT, pattern='^POL-[0-9]{4}$'))),
+                'Only payouts on this policy (number, e.g. POL-1001).'),
+          param('paid_on', arg.optional(arg.DATE),
+                'Only payouts made on this day, e.g. 2024-03-01.'),
+          read_only=True, where='claims_desk.world:508', returns=js.array(Payout),
+          shows=('list', ('row', 'payouts')))
     def tool_list_payouts(self, policy: Policy | None, paid_on: dt.date | None) -> tuple[str, ...]:
         return tuple([  # claims_desk.world:514
             _p11.payout_id for _p11 in rt.each(self, self.t_payouts)

@@ -136,20 +136,16 @@ _ROW_visits = arg.row('visits', not_found=lambda ep, key: ep.built(f'Visit {key}
 _ROW_prescriptions = arg.row(
     'prescriptions', not_found=lambda ep, key: ep.built(f'Prescription {key} not found.')
 )
-_PARAM_doctor = param(
-    'doctor', _ROW_doctors, "The doctor's id (D and three digits), as list_doctors shows it."
-)
-_PARAM_patient = param(
-    'patient', _ROW_patients, "The patient's id (P and three digits), as search_patients shows it."
-)
-_PARAM_drug = param(
-    'drug', _ROW_drugs,
-    "The drug's formulary code (three letters and two digits), as search_drugs shows it.",
-)
-_PARAM_prescription = param(
-    'prescription', _ROW_prescriptions,
-    'The prescription id (RX and three digits), as list_prescriptions shows it.',
-)
+_PARAM_doctor = param('doctor', _ROW_doctors,
+                      "The doctor's id (D and three digits), as list_doctors shows it.")
+_PARAM_patient = param('patient', _ROW_patients,
+                       "The patient's id (P and three digits), as search_patients shows it.")
+_PARAM_drug = param('drug', _ROW_drugs,
+                    "The drug's formulary code (three letters and two digits), as search_drugs "
+                    "shows it.")
+_PARAM_prescription = param('prescription', _ROW_prescriptions,
+                            'The prescription id (RX and three digits), as list_prescriptions '
+                            'shows it.')
 
 
 class _State(StateBase):
@@ -209,31 +205,27 @@ class ClinicRecords(Episode):
             )
             for _p65 in rt.each(self, self.t_prescriptions)
         ):
-            raise InvariantError(
-                'No active prescription is for a drug its patient is allergic to.',
-                'clinic_records.world:95',
-            )
+            raise InvariantError('No active prescription is for a drug its patient is allergic '
+                                 'to.',
+                                 'clinic_records.world:95')
         for _row66 in rt.changed_rows(self, self.t_prescriptions):  # clinic_records.world:98
             if not (_row66.end >= _row66.start):
-                raise InvariantError(
-                    'A prescription ends on or after its start.', 'clinic_records.world:98'
-                )
+                raise InvariantError('A prescription ends on or after its start.',
+                                     'clinic_records.world:98')
         if not all(  # clinic_records.world:101
             _p67.start >= self.t_visits[_p67.visit].at.date()
             for _p67 in rt.each(self, self.t_prescriptions)
         ):
-            raise InvariantError(
-                'A prescription does not start before its visit.', 'clinic_records.world:101'
-            )
+            raise InvariantError('A prescription does not start before its visit.',
+                                 'clinic_records.world:101')
         for _row68 in rt.changed_rows(self, self.t_prescriptions):  # clinic_records.world:104
             if not (
                 _row68.status == _E8_RxStatus_stopped and _row68.stop_reason is not None
                 or _row68.status == _E8_RxStatus_active and _row68.stop_reason is None
             ):
-                raise InvariantError(
-                    'A stopped prescription has a reason; an active one has none.',
-                    'clinic_records.world:104',
-                )
+                raise InvariantError('A stopped prescription has a reason; an active one has '
+                                     'none.',
+                                     'clinic_records.world:104')
         if not all(  # clinic_records.world:107
             _p69.status != _E8_RxStatus_active or len([
                 _q70 for _q70 in rt.each(self, self.t_prescriptions)
@@ -243,16 +235,12 @@ class ClinicRecords(Episode):
             == 1
             for _p69 in rt.each(self, self.t_prescriptions)
         ):
-            raise InvariantError(
-                'A patient has at most one active prescription of a drug.',
-                'clinic_records.world:107',
-            )
+            raise InvariantError('A patient has at most one active prescription of a drug.',
+                                 'clinic_records.world:107')
         for _row71 in rt.changed_rows(self, self.t_patients):  # clinic_records.world:110
             if not (_row71.birth_date <= _row71.registered_on):
-                raise InvariantError(
-                    'A patient is not registered before they were born.',
-                    'clinic_records.world:110',
-                )
+                raise InvariantError('A patient is not registered before they were born.',
+                                     'clinic_records.world:110')
         for _row72 in rt.changed_rows(self, self.t_patients, ('allergies',)):
             rt.check_refs(self.t_drugs, _row72.allergies, 'Patient.allergies')
         for _row73 in rt.changed_rows(self, self.t_visits, ('patient', 'doctor')):
@@ -281,25 +269,20 @@ class ClinicRecords(Episode):
             for _q1 in rt.each(self, self.t_prescriptions)
         )
 
-    @tool(  # clinic_records.world:115
-        'Sign in as a doctor; visits and prescriptions made afterwards are made by this doctor.',
-        _PARAM_doctor, where='clinic_records.world:115', returns=Doctor,
-    )
+    @tool('Sign in as a doctor; visits and prescriptions made afterwards are made by this doctor.',
+          _PARAM_doctor, where='clinic_records.world:115', returns=Doctor)
     def tool_sign_in(self, doctor: Doctor) -> Doctor:
         self.set_state('current_doctor', doctor.id_)  # clinic_records.world:120
         return doctor  # clinic_records.world:121
 
-    @tool(  # clinic_records.world:124
-        'Register a new patient with their known drug allergies. The patient is registered today.',
-        param('name', arg.refined(arg.TEXT, 1, 80), "The patient's full name."),
-        param('birth_date', arg.DATE, 'The date of birth, e.g. 1985-04-12.'),
-        param(
-            'allergies', arg.set_of(arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{2}$')),
-            'Formulary codes of the drugs the patient is allergic to, as search_drugs shows '
-            'them; may be empty.',
-        ),
-        where='clinic_records.world:124', returns=Patient,
-    )
+    @tool('Register a new patient with their known drug allergies. The patient is registered '
+          'today.',
+          param('name', arg.refined(arg.TEXT, 1, 80), "The patient's full name."),
+          param('birth_date', arg.DATE, 'The date of birth, e.g. 1985-04-12.'),
+          param('allergies', arg.set_of(arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{2}$')),
+                'Formulary codes of the drugs the patient is allergic to, as search_drugs shows '
+                'them; may be empty.'),
+          where='clinic_records.world:124', returns=Patient)
     def tool_register_patient(
         self, name: str, birth_date: dt.date, allergies: tuple[str, ...]
     ) -> Patient:
@@ -309,10 +292,8 @@ class ClinicRecords(Episode):
             raise ToolError(f'Birth date {birth_date} is in the future.')
         for d in rt.rows(self.t_drugs, rt.each(self, allergies)):  # clinic_records.world:133
             if self.built(rt.text(d)) not in self.t_drugs:  # clinic_records.world:134
-                self.fail(
-                    f'Drug {rt.text(d)} not found: allergies must be codes of drugs in the '
-                    'formulary, e.g. PEN01.',
-                )
+                self.fail(f'Drug {rt.text(d)} not found: allergies must be codes of drugs in the '
+                          'formulary, e.g. PEN01.')
         patient: Patient = Patient(  # clinic_records.world:136
             id_=self.next_id('patient_ids', 'P{:03d}'),
             name=v.check_length(name, 'Patient.name', 1, 80), birth_date=birth_date,
@@ -321,11 +302,9 @@ class ClinicRecords(Episode):
         self.insert(self.t_patients, patient)  # clinic_records.world:142
         return patient  # clinic_records.world:143
 
-    @tool(  # clinic_records.world:146
-        'Record that a patient is allergic to a drug. An active prescription of that drug must '
-        'be stopped first.',
-        _PARAM_patient, _PARAM_drug, where='clinic_records.world:146', returns=Patient,
-    )
+    @tool('Record that a patient is allergic to a drug. An active prescription of that drug must '
+          'be stopped first.',
+          _PARAM_patient, _PARAM_drug, where='clinic_records.world:146', returns=Patient)
     def tool_add_allergy(self, patient: Patient, drug: Drug) -> Patient:
         if self.state.current_doctor is None:  # clinic_records.world:152
             raise ToolError('No doctor is signed in.')
@@ -337,13 +316,11 @@ class ClinicRecords(Episode):
         self.set_field(patient, 'allergies', rt.add(patient.allergies, drug.code))
         return patient  # clinic_records.world:156
 
-    @tool(  # clinic_records.world:159
-        'Record a visit of a patient with the signed-in doctor, taking place now, with a '
-        'diagnosis.',
-        _PARAM_patient,
-        param('diagnosis', arg.refined(arg.TEXT, 1, 200), 'The diagnosis, in a few words.'),
-        where='clinic_records.world:159', returns=Visit,
-    )
+    @tool('Record a visit of a patient with the signed-in doctor, taking place now, with a '
+          'diagnosis.',
+          _PARAM_patient,
+          param('diagnosis', arg.refined(arg.TEXT, 1, 200), 'The diagnosis, in a few words.'),
+          where='clinic_records.world:159', returns=Visit)
     def tool_record_visit(self, patient: Patient, diagnosis: str) -> Visit:
         if self.state.current_doctor is None:  # clinic_records.world:165
             raise ToolError('No doctor is signed in.')
@@ -355,20 +332,16 @@ class ClinicRecords(Episode):
         self.insert(self.t_visits, visit)  # clinic_records.world:167
         return visit  # clinic_records.world:168
 
-    @tool(  # clinic_records.world:171
+    @tool(
         'Prescribe a drug from a visit, for a number of days starting today. Only the doctor who '
         'held the visit can prescribe from it.',
-        param(
-            'visit', _ROW_visits,
-            'The id of the visit the drug is prescribed from (V and three digits), as '
-            'list_visits shows it.',
-        ),
+        param('visit', _ROW_visits,
+              'The id of the visit the drug is prescribed from (V and three digits), as '
+              'list_visits shows it.'),
         _PARAM_drug,
         param('dose', arg.refined(arg.TEXT, 1, 60), 'The dose, e.g. "500 mg three times daily".'),
-        param(
-            'course_days', arg.refined(arg.INT, 1, 365),
-            'How many days the course lasts, starting today.',
-        ),
+        param('course_days', arg.refined(arg.INT, 1, 365),
+              'How many days the course lasts, starting today.'),
         where='clinic_records.world:171', returns=Prescription,
     )
     def tool_prescribe(
@@ -377,18 +350,14 @@ class ClinicRecords(Episode):
         if self.state.current_doctor is None:  # clinic_records.world:179
             raise ToolError('No doctor is signed in.')
         if visit.doctor != self.state.current_doctor:  # clinic_records.world:180
-            self.fail(
-                f'Only the visit\'s doctor ({self.t_doctors[visit.doctor].name}) can prescribe '
-                f'from visit {visit.id_}.',
-            )
+            self.fail(f'Only the visit\'s doctor ({self.t_doctors[visit.doctor].name}) can '
+                      f'prescribe from visit {visit.id_}.')
         patient: Patient = self.t_patients[visit.patient]  # clinic_records.world:181
         if drug.code in rt.each(self, patient.allergies):  # clinic_records.world:182
             self.fail(f'{patient.name} is allergic to {drug.name}.')
         if course_days > drug.max_days:  # clinic_records.world:183
-            self.fail(
-                f'A course of {drug.name} can last at most {drug.max_days} days; {course_days} '
-                'requested.',
-            )
+            self.fail(f'A course of {drug.name} can last at most {drug.max_days} days; '
+                      f'{course_days} requested.')
         if self.fn_has_active(patient, drug):  # clinic_records.world:184
             self.fail(f'{patient.name} already has an active prescription of {drug.name}.')
         today: dt.date = self.clock.date()  # clinic_records.world:185
@@ -401,33 +370,25 @@ class ClinicRecords(Episode):
         self.insert(self.t_prescriptions, rx)  # clinic_records.world:193
         return rx  # clinic_records.world:194
 
-    @tool(  # clinic_records.world:197
-        'Extend an active prescription by a number of days. Only the prescribing doctor can '
-        'renew; at most 5 renewals.',
-        _PARAM_prescription,
-        param(
-            'extra_days', arg.refined(arg.INT, 1, 365),
-            'How many days to add to the end of the course.',
-        ),
-        where='clinic_records.world:197', returns=Prescription,
-    )
+    @tool('Extend an active prescription by a number of days. Only the prescribing doctor can '
+          'renew; at most 5 renewals.',
+          _PARAM_prescription,
+          param('extra_days', arg.refined(arg.INT, 1, 365),
+                'How many days to add to the end of the course.'),
+          where='clinic_records.world:197', returns=Prescription)
     def tool_renew_prescription(self, prescription: Prescription, extra_days: int) -> Prescription:
         if self.state.current_doctor is None:  # clinic_records.world:203
             raise ToolError('No doctor is signed in.')
         # clinic_records.world:204
         if self.t_visits[prescription.visit].doctor != self.state.current_doctor:
-            self.fail(
-                'Only the prescribing doctor ('
-                f'{self.t_doctors[self.t_visits[prescription.visit].doctor].name}) can renew '
-                f'{prescription.id_}.',
-            )
+            self.fail('Only the prescribing doctor ('
+                      f'{self.t_doctors[self.t_visits[prescription.visit].doctor].name}) can '
+                      f'renew {prescription.id_}.')
         if prescription.status != _E8_RxStatus_active:  # clinic_records.world:205
             self.fail(f'Prescription {prescription.id_} is stopped and cannot be renewed.')
         if extra_days > self.t_drugs[prescription.drug].max_days:  # clinic_records.world:206
-            self.fail(
-                f'A renewal of {self.t_drugs[prescription.drug].name} can cover at most '
-                f'{self.t_drugs[prescription.drug].max_days} days; {extra_days} requested.',
-            )
+            self.fail(f'A renewal of {self.t_drugs[prescription.drug].name} can cover at most '
+                      f'{self.t_drugs[prescription.drug].max_days} days; {extra_days} requested.')
         if prescription.renewals >= 5:  # clinic_records.world:207
             self.fail(f'Prescription {prescription.id_} has reached the maximum of 5 renewals.')
         # clinic_records.world:208
@@ -438,16 +399,12 @@ class ClinicRecords(Episode):
         )
         return prescription  # clinic_records.world:210
 
-    @tool(  # clinic_records.world:213
-        'Stop an active prescription with a reason. If it would still run past today, it now '
-        'ends today.',
-        _PARAM_prescription,
-        param(
-            'reason', arg.refined(arg.TEXT, 1, 200),
-            'Why the prescription is stopped, in a few words.',
-        ),
-        where='clinic_records.world:213', returns=Prescription,
-    )
+    @tool('Stop an active prescription with a reason. If it would still run past today, it now '
+          'ends today.',
+          _PARAM_prescription,
+          param('reason', arg.refined(arg.TEXT, 1, 200),
+                'Why the prescription is stopped, in a few words.'),
+          where='clinic_records.world:213', returns=Prescription)
     def tool_stop_prescription(self, prescription: Prescription, reason: str) -> Prescription:
         if self.state.current_doctor is None:  # clinic_records.world:219
             raise ToolError('No doctor is signed in.')
@@ -462,41 +419,31 @@ class ClinicRecords(Episode):
         )
         return prescription  # clinic_records.world:227
 
-    @tool(  # clinic_records.world:232
-        "List the clinic's doctors with their ids, names and specialties.",
-        param(
-            'specialty', arg.optional(arg.enum_of(Specialty)),
-            'Only doctors of this specialty; leave it out for all.',
-        ),
-        read_only=True, where='clinic_records.world:232', returns=js.array(Doctor),
-        shows=('list', ('row', 'doctors')),
-    )
+    @tool("List the clinic's doctors with their ids, names and specialties.",
+          param('specialty', arg.optional(arg.enum_of(Specialty)),
+                'Only doctors of this specialty; leave it out for all.'),
+          read_only=True, where='clinic_records.world:232', returns=js.array(Doctor),
+          shows=('list', ('row', 'doctors')))
     def tool_list_doctors(self, specialty: Specialty | None) -> tuple[str, ...]:
         return tuple([  # clinic_records.world:237
             _d2.id_ for _d2 in rt.each(self, self.t_doctors)
             if specialty is None or _d2.specialty == specialty
         ])
 
-    @tool(  # clinic_records.world:240
-        "Read a doctor's name and specialty.", _PARAM_doctor, read_only=True,
-        where='clinic_records.world:240', returns=Doctor,
-    )
+    @tool("Read a doctor's name and specialty.", _PARAM_doctor, read_only=True,
+          where='clinic_records.world:240', returns=Doctor)
     def tool_get_doctor(self, doctor: Doctor) -> Doctor:
         return doctor  # clinic_records.world:245
 
-    @tool(  # clinic_records.world:248
-        'Find drugs in the formulary by name or class, with their codes, names, classes and the '
-        'longest course (max days) a prescription may cover.',
-        param(
-            'name', arg.TEXT,
-            'Part of the drug\'s name, any case, e.g. "statin"; leave it out to list the whole '
-            'formulary.',
-            default='',
-        ),
-        param('drug_class', arg.optional(arg.enum_of(DrugClass)), 'Only drugs of this class.'),
-        read_only=True, where='clinic_records.world:248', returns=js.array(Drug),
-        shows=('list', ('row', 'drugs')),
-    )
+    @tool('Find drugs in the formulary by name or class, with their codes, names, classes and '
+          'the longest course (max days) a prescription may cover.',
+          param('name', arg.TEXT,
+                'Part of the drug\'s name, any case, e.g. "statin"; leave it out to list the '
+                'whole formulary.',
+                default=''),
+          param('drug_class', arg.optional(arg.enum_of(DrugClass)), 'Only drugs of this class.'),
+          read_only=True, where='clinic_records.world:248', returns=js.array(Drug),
+          shows=('list', ('row', 'drugs')))
     def tool_search_drugs(self, name: str, drug_class: DrugClass | None) -> tuple[str, ...]:
         wanted: str = self.built(name.lower())  # clinic_records.world:254
         return tuple([  # clinic_records.world:255
@@ -505,29 +452,21 @@ class ClinicRecords(Episode):
             and (drug_class is None or _d3.drug_class == drug_class)
         ])
 
-    @tool(  # clinic_records.world:258
-        "Read a drug's name, class and the longest course (max days) a prescription may cover.",
-        _PARAM_drug, read_only=True, where='clinic_records.world:258', returns=Drug,
-    )
+    @tool("Read a drug's name, class and the longest course (max days) a prescription may cover.",
+          _PARAM_drug, read_only=True, where='clinic_records.world:258', returns=Drug)
     def tool_get_drug(self, drug: Drug) -> Drug:
         return drug  # clinic_records.world:263
 
-    @tool(  # clinic_records.world:266
-        'Find patients by name or date of birth, with their ids, birth dates, allergies (drug '
-        'codes) and registration dates.',
-        param(
-            'name', arg.TEXT,
-            'Part of the patient\'s name, any case, e.g. "smith"; leave it out to list every '
-            'patient.',
-            default='',
-        ),
-        param(
-            'birth_date', arg.optional(arg.DATE),
-            'Only patients born on this date, e.g. 1990-01-31.',
-        ),
-        read_only=True, where='clinic_records.world:266', returns=js.array(Patient),
-        shows=('list', ('row', 'patients')),
-    )
+    @tool('Find patients by name or date of birth, with their ids, birth dates, allergies (drug '
+          'codes) and registration dates.',
+          param('name', arg.TEXT,
+                'Part of the patient\'s name, any case, e.g. "smith"; leave it out to list every '
+                'patient.',
+                default=''),
+          param('birth_date', arg.optional(arg.DATE),
+                'Only patients born on this date, e.g. 1990-01-31.'),
+          read_only=True, where='clinic_records.world:266', returns=js.array(Patient),
+          shows=('list', ('row', 'patients')))
     def tool_search_patients(self, name: str, birth_date: dt.date | None) -> tuple[str, ...]:
         wanted: str = self.built(name.lower())  # clinic_records.world:272
         return tuple([  # clinic_records.world:273
@@ -536,19 +475,15 @@ class ClinicRecords(Episode):
             and (birth_date is None or _p4.birth_date == birth_date)
         ])
 
-    @tool(  # clinic_records.world:276
-        "Read a patient's details: name, date of birth, allergies (drug codes) and registration "
-        "date.",
-        _PARAM_patient, read_only=True, where='clinic_records.world:276', returns=Patient,
-    )
+    @tool("Read a patient's details: name, date of birth, allergies (drug codes) and "
+          "registration date.",
+          _PARAM_patient, read_only=True, where='clinic_records.world:276', returns=Patient)
     def tool_get_patient(self, patient: Patient) -> Patient:
         return patient  # clinic_records.world:281
 
-    @tool(  # clinic_records.world:284
-        "List a patient's visits, oldest first, with each visit's doctor, time and diagnosis.",
-        _PARAM_patient, read_only=True, where='clinic_records.world:284', returns=js.array(Visit),
-        shows=('list', ('row', 'visits')),
-    )
+    @tool("List a patient's visits, oldest first, with each visit's doctor, time and diagnosis.",
+          _PARAM_patient, read_only=True, where='clinic_records.world:284',
+          returns=js.array(Visit), shows=('list', ('row', 'visits')))
     def tool_list_visits(self, patient: Patient) -> tuple[str, ...]:
         return rt.sorted_keys(  # clinic_records.world:289
             rt.each(self, [
@@ -557,22 +492,19 @@ class ClinicRecords(Episode):
             key=lambda _v5: _v5.at,
         )
 
-    @tool(  # clinic_records.world:292
-        'Read a visit: its patient, doctor, time and diagnosis.',
-        param('visit', _ROW_visits, 'The visit id (V and three digits), as list_visits shows it.'),
-        read_only=True, where='clinic_records.world:292', returns=Visit,
-    )
+    @tool('Read a visit: its patient, doctor, time and diagnosis.',
+          param('visit', _ROW_visits,
+                'The visit id (V and three digits), as list_visits shows it.'),
+          read_only=True, where='clinic_records.world:292', returns=Visit)
     def tool_get_visit(self, visit: Visit) -> Visit:
         return visit  # clinic_records.world:297
 
-    @tool(  # clinic_records.world:300
-        "List a patient's prescriptions, optionally only the active ones, with each one's visit, "
-        "drug code, dose, start and end dates, renewals and status.",
-        _PARAM_patient,
-        param('active_only', arg.BOOL, 'Only list the active prescriptions.', default=False),
-        read_only=True, where='clinic_records.world:300', returns=js.array(Prescription),
-        shows=('list', ('row', 'prescriptions')),
-    )
+    @tool("List a patient's prescriptions, optionally only the active ones, with each one's "
+          "visit, drug code, dose, start and end dates, renewals and status.",
+          _PARAM_patient,
+          param('active_only', arg.BOOL, 'Only list the active prescriptions.', default=False),
+          read_only=True, where='clinic_records.world:300', returns=js.array(Prescription),
+          shows=('list', ('row', 'prescriptions')))
     def tool_list_prescriptions(self, patient: Patient, active_only: bool) -> tuple[str, ...]:
         return tuple([  # clinic_records.world:306
             _p7.id_ for _p7 in rt.each(self, self.t_prescriptions)
@@ -580,12 +512,10 @@ class ClinicRecords(Episode):
             and (not active_only or _p7.status == _E8_RxStatus_active)
         ])
 
-    @tool(  # clinic_records.world:309
-        'Read a prescription: its visit, drug code, dose, start and end dates, renewals, status '
-        'and stop reason.',
-        _PARAM_prescription, read_only=True, where='clinic_records.world:309',
-        returns=Prescription,
-    )
+    @tool('Read a prescription: its visit, drug code, dose, start and end dates, renewals, '
+          'status and stop reason.',
+          _PARAM_prescription, read_only=True, where='clinic_records.world:309',
+          returns=Prescription)
     def tool_get_prescription(self, prescription: Prescription) -> Prescription:
         return prescription  # clinic_records.world:314
 

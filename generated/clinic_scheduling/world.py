@@ -187,11 +187,9 @@ _ROW_appointments = arg.row(
 _ROW_waitlist = arg.row(
     'waitlist', not_found=lambda ep, key: ep.built(f'No waitlist entry with id {key}.')
 )
-_PARAM_kind = param(
-    'kind', arg.enum_of(VisitKind),
-    'consultation (30 min), follow-up (15 min) or procedure (60 min).',
-    default=_E9_VisitKind_consultation,
-)
+_PARAM_kind = param('kind', arg.enum_of(VisitKind),
+                    'consultation (30 min), follow-up (15 min) or procedure (60 min).',
+                    default=_E9_VisitKind_consultation)
 _PARAM_appointment = param('appointment', _ROW_appointments, 'The appointment id.')
 _PARAM_patient = param('patient', _ROW_patients, "The patient's id.")
 
@@ -259,10 +257,9 @@ class ClinicScheduling(Episode):
                 or not self.fn_active(_row41) or _row40.doctor != _row41.doctor
                 or not self.fn_overlaps(_row40.start, _row40.end, _row41.start, _row41.end)
             ):
-                raise InvariantError(
-                    'A doctor never has two active appointments at overlapping times.',
-                    'clinic.world:248',
-                )
+                raise InvariantError('A doctor never has two active appointments at overlapping '
+                                     'times.',
+                                     'clinic.world:248')
         # clinic.world:251
         for _row42, _row43 in rt.changed_pairs(self, self.t_appointments, self.t_appointments):
             if not (
@@ -270,10 +267,9 @@ class ClinicScheduling(Episode):
                 or not self.fn_active(_row43) or _row42.patient != _row43.patient
                 or not self.fn_overlaps(_row42.start, _row42.end, _row43.start, _row43.end)
             ):
-                raise InvariantError(
-                    'A patient never has two active appointments at overlapping times.',
-                    'clinic.world:251',
-                )
+                raise InvariantError('A patient never has two active appointments at overlapping '
+                                     'times.',
+                                     'clinic.world:251')
         if not all(  # clinic.world:254
             not self.fn_active(_a44) or len([
                 _b45 for _b45 in rt.each(self, self.t_appointments)
@@ -283,10 +279,9 @@ class ClinicScheduling(Episode):
             <= self.state.max_appointments_per_day
             for _a44 in rt.each(self, self.t_appointments)
         ):
-            raise InvariantError(
-                'A patient has at most max_appointments_per_day active appointments on one day.',
-                'clinic.world:254',
-            )
+            raise InvariantError('A patient has at most max_appointments_per_day active '
+                                 'appointments on one day.',
+                                 'clinic.world:254')
         if not all(  # clinic.world:257
             not self.fn_active(_a46) or len([
                 _b47 for _b47 in rt.each(self, self.t_appointments)
@@ -296,10 +291,9 @@ class ClinicScheduling(Episode):
             <= self.t_doctors[_a46.doctor].max_daily_appointments
             for _a46 in rt.each(self, self.t_appointments)
         ):
-            raise InvariantError(
-                'A doctor has at most their daily maximum of active appointments.',
-                'clinic.world:257',
-            )
+            raise InvariantError('A doctor has at most their daily maximum of active '
+                                 'appointments.',
+                                 'clinic.world:257')
         if not all(  # clinic.world:260
             _a48.doctor == self.t_slots[_a48.slot].doctor
             and _a48.start == self.t_slots[_a48.slot].start and _a48.end > _a48.start
@@ -308,25 +302,21 @@ class ClinicScheduling(Episode):
             )
             for _a48 in rt.each(self, self.t_appointments)
         ):
-            raise InvariantError(
-                "An appointment starts with its slot, ends within it, and is with the slot's "
-                "doctor.",
-                'clinic.world:260',
-            )
+            raise InvariantError("An appointment starts with its slot, ends within it, and is "
+                                 "with the slot's doctor.",
+                                 'clinic.world:260')
         for _row49 in rt.changed_rows(self, self.t_appointments):  # clinic.world:263
             if not (
                 (_row49.status == _E17_AppointmentStatus_cancelled)
                 == (_row49.cancelled_at is not None)
             ):
-                raise InvariantError(
-                    'Exactly the cancelled appointments have a cancellation time.',
-                    'clinic.world:263',
-                )
+                raise InvariantError('Exactly the cancelled appointments have a cancellation '
+                                     'time.',
+                                     'clinic.world:263')
         for _row50 in rt.changed_rows(self, self.t_waitlist):  # clinic.world:266
             if not (_row50.earliest <= _row50.latest):
-                raise InvariantError(
-                    "A waitlist entry's window does not end before it starts.", 'clinic.world:266'
-                )
+                raise InvariantError("A waitlist entry's window does not end before it starts.",
+                                     'clinic.world:266')
         if not all(  # clinic.world:269
             len([
                 _v52 for _v52 in rt.each(self, self.t_waitlist)
@@ -335,9 +325,8 @@ class ClinicScheduling(Episode):
             == 1
             for _w51 in rt.each(self, self.t_waitlist)
         ):
-            raise InvariantError(
-                "A patient is on a doctor's waitlist at most once.", 'clinic.world:269'
-            )
+            raise InvariantError("A patient is on a doctor's waitlist at most once.",
+                                 'clinic.world:269')
         for _row53 in rt.changed_rows(self, self.t_slots, ('doctor',)):
             rt.check_refs(self.t_doctors, _row53.doctor, 'Slot.doctor')
         for _row54 in rt.changed_rows(self, self.t_appointments, ('patient', 'doctor', 'slot')):
@@ -417,24 +406,20 @@ class ClinicScheduling(Episode):
             if self.fn_active(_a1) and _a1.id_ != moving
         ])
         if slot.start <= self.clock:  # clinic.world:205
-            return self.built(  # clinic.world:206
-                f'Slot {slot.id_} ({self.fn_when(slot.start)}) has already started or is in the '
-                'past.',
-            )
+            return self.built(f'Slot {slot.id_} ({self.fn_when(slot.start)}) '  # clinic.world:206
+                              'has already started or is in the past.')
         if day in rt.each(self, self.state.closed_days):  # clinic.world:208
             # clinic.world:209
             return f'The clinic is closed on {day}; no appointments can be booked that day.'
         if length > slot.length_minutes:  # clinic.world:211
-            return self.built(  # clinic.world:212
-                f'A {kind} takes {length} minutes, but slot {slot.id_} is only '
-                f'{slot.length_minutes} minutes long.',
-            )
+            return self.built(f'A {kind} takes {length} minutes, but slot '  # clinic.world:212
+                              f'{slot.id_} is only {slot.length_minutes} minutes long.')
         if any(  # clinic.world:214
             _a2.doctor == doctor.id_ and self.fn_overlaps(_a2.start, _a2.end, slot.start, end)
             for _a2 in rt.rows(self.t_appointments, rt.each(self, others))
         ):
-            # clinic.world:215
-            return self.built(f'{doctor.name} is already booked at {self.fn_when(slot.start)}.')
+            return self.built(f'{doctor.name} is already booked at '  # clinic.world:215
+                              f'{self.fn_when(slot.start)}.')
         if (  # clinic.world:217
             len([
                 _a3 for _a3 in rt.rows(self.t_appointments, rt.each(self, others))
@@ -442,17 +427,14 @@ class ClinicScheduling(Episode):
             ])
             >= doctor.max_daily_appointments
         ):
-            return self.built(  # clinic.world:218
-                f'{doctor.name} is fully booked on {day} ({doctor.max_daily_appointments} '
-                'appointments).',
-            )
+            return self.built(f'{doctor.name} is fully booked on {day} ('  # clinic.world:218
+                              f'{doctor.max_daily_appointments} appointments).')
         if any(  # clinic.world:220
             _a4.patient == patient.id_ and self.fn_overlaps(_a4.start, _a4.end, slot.start, end)
             for _a4 in rt.rows(self.t_appointments, rt.each(self, others))
         ):
-            return self.built(  # clinic.world:221
-                f'{patient.name} already has appointment {self.fn_when(slot.start)} at that time.'
-            )
+            return self.built(f'{patient.name} already has appointment '  # clinic.world:221
+                              f'{self.fn_when(slot.start)} at that time.')
         if (  # clinic.world:223
             len([
                 _a5 for _a5 in rt.rows(self.t_appointments, rt.each(self, others))
@@ -460,26 +442,21 @@ class ClinicScheduling(Episode):
             ])
             >= self.state.max_appointments_per_day
         ):
-            return self.built(  # clinic.world:224
-                f'{patient.name} already has {self.state.max_appointments_per_day} appointments '
-                f'on {day}, the most allowed in one day.',
-            )
+            return self.built(f'{patient.name} already has '  # clinic.world:224
+                              f'{self.state.max_appointments_per_day} appointments on {day}, the '
+                              'most allowed in one day.')
         age: int = self.fn_age_on(patient.birth_date, day)  # clinic.world:226
         if doctor.specialty == _E9_Specialty_pediatrics and age >= 18:  # clinic.world:227
-            return self.built(  # clinic.world:228
-                f'{doctor.name} is a pediatrician and only sees patients under 18; {patient.name}'
-                f' is {age}.',
-            )
+            return self.built(f'{doctor.name} is a pediatrician and only '  # clinic.world:228
+                              f'sees patients under 18; {patient.name} is {age}.')
         seen_before: bool = any(  # clinic.world:230
             _a6.patient == patient.id_ and _a6.doctor == doctor.id_
             and _a6.status == _E17_AppointmentStatus_completed
             for _a6 in rt.each(self, self.t_appointments)
         )
         if not doctor.accepting_new_patients and not seen_before:  # clinic.world:231
-            return self.built(  # clinic.world:232
-                f'{doctor.name} is not taking new patients, and {patient.name} has had no visit '
-                'with them yet.',
-            )
+            return self.built(f'{doctor.name} is not taking new patients, '  # clinic.world:232
+                              f'and {patient.name} has had no visit with them yet.')
         return None  # clinic.world:234
 
     # clinic.world:237
@@ -510,16 +487,13 @@ class ClinicScheduling(Episode):
             key=lambda _s9: _s9.start,
         )
 
-    @tool(  # clinic.world:274
-        "List the clinic's doctors with their specialty, room and whether they take new patients.",
-        param(
-            'specialty', arg.optional(arg.enum_of(Specialty)),
-            'Only doctors of this specialty, e.g. "dermatology" or "general practice".',
-        ),
-        param('accepting_only', arg.BOOL, 'Only doctors who take new patients.', default=False),
-        read_only=True, where='clinic.world:274', returns=js.array(Doctor),
-        shows=('list', ('row', 'doctors')),
-    )
+    @tool("List the clinic's doctors with their specialty, room and whether they take new "
+          "patients.",
+          param('specialty', arg.optional(arg.enum_of(Specialty)),
+                'Only doctors of this specialty, e.g. "dermatology" or "general practice".'),
+          param('accepting_only', arg.BOOL, 'Only doctors who take new patients.', default=False),
+          read_only=True, where='clinic.world:274', returns=js.array(Doctor),
+          shows=('list', ('row', 'doctors')))
     def tool_list_doctors(
         self, specialty: Specialty | None, accepting_only: bool
     ) -> tuple[str, ...]:
@@ -529,16 +503,12 @@ class ClinicScheduling(Episode):
             and (_d12.accepting_new_patients or not accepting_only)
         ])
 
-    @tool(  # clinic.world:283
-        'Find registered patients by name or phone number.',
-        param(
-            'query', arg.refined(arg.TEXT, 2, 80),
-            "Part of the patient's name (any case), or their full phone number such as "
-            "+15125550111.",
-        ),
-        read_only=True, where='clinic.world:283',
-        returns=js.array(js.scalar('str', pattern='^P[0-9]{4}$')),
-    )
+    @tool('Find registered patients by name or phone number.',
+          param('query', arg.refined(arg.TEXT, 2, 80),
+                "Part of the patient's name (any case), or their full phone number such as "
+                "+15125550111."),
+          read_only=True, where='clinic.world:283',
+          returns=js.array(js.scalar('str', pattern='^P[0-9]{4}$')))
     def tool_find_patients(self, query: str) -> tuple[str, ...]:
         needle: str = self.built(self.built(query.strip()).lower())  # clinic.world:288
         return rt.sorted_keys(  # clinic.world:289
@@ -550,23 +520,17 @@ class ClinicScheduling(Episode):
             key=lambda _p13: _p13.name,
         )
 
-    @tool(  # clinic.world:292
-        'Register a new patient so that they can be booked.',
-        param('name', arg.refined(arg.TEXT, 1, 80), "The patient's full name."),
-        param('birth_date', arg.DATE, 'Date of birth, YYYY-MM-DD.'),
-        param(
-            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
-            'A contact phone number in international form, e.g. +15125550190. Family members may '
-            'share one.',
-        ),
-        param(
-            'email',
-            arg.optional(arg.refined(arg.TEXT, pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')),
-            'An email address for reminders.',
-        ),
-        param('insurance', arg.optional(arg.TEXT), "The insurer's name, if any."),
-        where='clinic.world:292', returns=Patient,
-    )
+    @tool('Register a new patient so that they can be booked.',
+          param('name', arg.refined(arg.TEXT, 1, 80), "The patient's full name."),
+          param('birth_date', arg.DATE, 'Date of birth, YYYY-MM-DD.'),
+          param('phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+                'A contact phone number in international form, e.g. +15125550190. Family members '
+                'may share one.'),
+          param('email',
+                arg.optional(arg.refined(arg.TEXT, pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$')),
+                'An email address for reminders.'),
+          param('insurance', arg.optional(arg.TEXT), "The insurer's name, if any."),
+          where='clinic.world:292', returns=Patient)
     def tool_register_patient(
         self, name: str, birth_date: dt.date, phone: str, email: str | None, insurance: str | None
     ) -> Patient:
@@ -578,10 +542,8 @@ class ClinicScheduling(Episode):
             and _p15.birth_date == birth_date
         ])
         if len(same) != 0:  # clinic.world:303
-            self.fail(
-                f'{name}, born {birth_date}, is already registered as patient '
-                f'{self.t_patients[same[0]].id_}.',
-            )
+            self.fail(f'{name}, born {birth_date}, is already registered as patient '
+                      f'{self.t_patients[same[0]].id_}.')
         patient: Patient = Patient(  # clinic.world:304
             id_=self.next_id('patient_ids', 'P{:04d}'),
             name=v.check_length(name, 'Patient.name', 1, 80), birth_date=birth_date,
@@ -595,22 +557,17 @@ class ClinicScheduling(Episode):
         self.insert(self.t_patients, patient)  # clinic.world:311
         return patient  # clinic.world:312
 
-    @tool(  # clinic.world:315
-        'Find free slots on a day, earliest first. A slot listed here can still be refused for '
-        'patient-specific reasons when booking.',
-        param('on', arg.DATE, 'The day to search, YYYY-MM-DD.'),
-        param(
-            'specialty', arg.optional(arg.enum_of(Specialty)), 'Only doctors of this specialty.'
-        ),
-        param('doctor_id', arg.optional(arg.TEXT), 'Only this doctor, e.g. D01.'),
-        param(
-            'kind', arg.enum_of(VisitKind),
-            'The kind of visit, which decides its length: consultation (30 min), follow-up (15 '
-            'min) or procedure (60 min).',
-            default=_E9_VisitKind_consultation,
-        ),
-        read_only=True, where='clinic.world:315', returns=js.array(SlotView),
-    )
+    @tool('Find free slots on a day, earliest first. A slot listed here can still be refused for '
+          'patient-specific reasons when booking.',
+          param('on', arg.DATE, 'The day to search, YYYY-MM-DD.'),
+          param('specialty', arg.optional(arg.enum_of(Specialty)),
+                'Only doctors of this specialty.'),
+          param('doctor_id', arg.optional(arg.TEXT), 'Only this doctor, e.g. D01.'),
+          param('kind', arg.enum_of(VisitKind),
+                'The kind of visit, which decides its length: consultation (30 min), follow-up '
+                '(15 min) or procedure (60 min).',
+                default=_E9_VisitKind_consultation),
+          read_only=True, where='clinic.world:315', returns=js.array(SlotView))
     def tool_find_available_slots(
         self, on: dt.date, specialty: Specialty | None, doctor_id: str | None, kind: VisitKind
     ) -> tuple[SlotView, ...]:
@@ -628,12 +585,10 @@ class ClinicScheduling(Episode):
             ))
         ])
 
-    @tool(  # clinic.world:331
-        "Show a doctor's active appointments and free consultation slots on one day.",
-        param('doctor', _ROW_doctors, "The doctor's id, e.g. D01."),
-        param('day', arg.DATE, 'The day, YYYY-MM-DD.'), read_only=True, where='clinic.world:331',
-        returns=DaySchedule,
-    )
+    @tool("Show a doctor's active appointments and free consultation slots on one day.",
+          param('doctor', _ROW_doctors, "The doctor's id, e.g. D01."),
+          param('day', arg.DATE, 'The day, YYYY-MM-DD.'), read_only=True, where='clinic.world:331',
+          returns=DaySchedule)
     def tool_get_doctor_schedule(self, doctor: Doctor, day: dt.date) -> DaySchedule:
         booked: tuple[str, ...] = tuple([  # clinic.world:337
             _a19.id_ for _a19 in rt.each(self, self.t_appointments)
@@ -653,19 +608,14 @@ class ClinicScheduling(Episode):
             ]),
         )
 
-    @tool(  # clinic.world:346
-        'List appointments, earliest first, filtered by patient, doctor, day and status.',
-        param(
-            'patient_id', arg.optional(arg.TEXT), "Only this patient's appointments, e.g. P1001."
-        ),
-        param('doctor_id', arg.optional(arg.TEXT), "Only this doctor's appointments, e.g. D01."),
-        param('on', arg.optional(arg.DATE), 'Only appointments on this day.'),
-        param(
-            'status', arg.optional(arg.enum_of(AppointmentStatus)),
-            'Only appointments with this status, e.g. "booked".',
-        ),
-        read_only=True, where='clinic.world:346', returns=js.array(js.STRING),
-    )
+    @tool('List appointments, earliest first, filtered by patient, doctor, day and status.',
+          param('patient_id', arg.optional(arg.TEXT),
+                "Only this patient's appointments, e.g. P1001."),
+          param('doctor_id', arg.optional(arg.TEXT), "Only this doctor's appointments, e.g. D01."),
+          param('on', arg.optional(arg.DATE), 'Only appointments on this day.'),
+          param('status', arg.optional(arg.enum_of(AppointmentStatus)),
+                'Only appointments with this status, e.g. "booked".'),
+          read_only=True, where='clinic.world:346', returns=js.array(js.STRING))
     def tool_list_appointments(
         self, patient_id: str | None, doctor_id: str | None, on: dt.date | None,
         status: AppointmentStatus | None,
@@ -681,19 +631,15 @@ class ClinicScheduling(Episode):
             rt.rows(self.t_appointments, rt.each(self, found)), key=lambda _a23: _a23.start
         )
 
-    @tool(  # clinic.world:360
-        "Book a patient into a slot. Refused when the doctor is busy or fully booked that day, "
-        "the\npatient already has an appointment at that time or the daily maximum, the clinic "
-        "is closed,\nor the doctor does not see this patient (pediatrics, no new patients).\n"
-        "Booking removes the patient's waitlist entry for that doctor, if any.",
-        param('patient', _ROW_patients, "The patient's id, e.g. P1001."),
-        param('slot', _ROW_slots, 'The id of a free slot, from find_available_slots.'),
-        param(
-            'reason', arg.refined(arg.TEXT, 1, 200),
-            'Why the patient wants to be seen, in a few words.',
-        ),
-        _PARAM_kind, where='clinic.world:360', returns=Appointment,
-    )
+    @tool("Book a patient into a slot. Refused when the doctor is busy or fully booked that day, "
+          "the\npatient already has an appointment at that time or the daily maximum, the clinic "
+          "is closed,\nor the doctor does not see this patient (pediatrics, no new patients).\n"
+          "Booking removes the patient's waitlist entry for that doctor, if any.",
+          param('patient', _ROW_patients, "The patient's id, e.g. P1001."),
+          param('slot', _ROW_slots, 'The id of a free slot, from find_available_slots.'),
+          param('reason', arg.refined(arg.TEXT, 1, 200),
+                'Why the patient wants to be seen, in a few words.'),
+          _PARAM_kind, where='clinic.world:360', returns=Appointment)
     def tool_book_appointment(
         self, patient: Patient, slot: Slot, reason: str, kind: VisitKind
     ) -> Appointment:
@@ -718,40 +664,32 @@ class ClinicScheduling(Episode):
             self.delete(self.t_waitlist, entry.id_)  # clinic.world:386
         return appointment  # clinic.world:388
 
-    @tool(  # clinic.world:391
-        'Move a booked appointment to another slot. Only possible up to the cancellation notice '
-        '(24 hours) before it starts.',
-        param('appointment', _ROW_appointments, 'The appointment id, e.g. APT1003.'),
-        param(
-            'new_slot', _ROW_slots,
-            'The id of the free slot to move to; it must be with a doctor of the same specialty.',
-        ),
-        where='clinic.world:391', returns=Appointment,
-    )
+    @tool('Move a booked appointment to another slot. Only possible up to the cancellation '
+          'notice (24 hours) before it starts.',
+          param('appointment', _ROW_appointments, 'The appointment id, e.g. APT1003.'),
+          param('new_slot', _ROW_slots,
+                'The id of the free slot to move to; it must be with a doctor of the same '
+                'specialty.'),
+          where='clinic.world:391', returns=Appointment)
     def tool_reschedule_appointment(self, appointment: Appointment, new_slot: Slot) -> Appointment:
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:397
-            self.fail(
-                f'Appointment {appointment.id_} cannot be moved: it is {appointment.status}.'
-            )
+            self.fail(f'Appointment {appointment.id_} cannot be moved: it is {appointment.status}'
+                      '.')
         if appointment.start - self.clock < dt.timedelta(  # clinic.world:398
             hours=self.state.cancellation_notice_hours
         ):
-            self.fail(
-                f'Appointment {appointment.id_} starts at {self.fn_when(appointment.start)}, '
-                f'less than {self.state.cancellation_notice_hours} hours from now, and can no '
-                'longer be moved. Cancel it instead.',
-            )
+            self.fail(f'Appointment {appointment.id_} starts at {self.fn_when(appointment.start)}'
+                      f', less than {self.state.cancellation_notice_hours} hours from now, and '
+                      'can no longer be moved. Cancel it instead.')
         if new_slot.id_ == appointment.slot:  # clinic.world:399
             self.fail(f'Appointment {appointment.id_} is already in slot {new_slot.id_}.')
         if (  # clinic.world:400
             self.t_doctors[new_slot.doctor].specialty
             != self.t_doctors[appointment.doctor].specialty
         ):
-            self.fail(
-                f'Slot {new_slot.id_} is with a {self.t_doctors[new_slot.doctor].specialty} '
-                f'doctor; appointment {appointment.id_} needs '
-                f'{self.t_doctors[appointment.doctor].specialty}.',
-            )
+            self.fail(f'Slot {new_slot.id_} is with a {self.t_doctors[new_slot.doctor].specialty}'
+                      f' doctor; appointment {appointment.id_} needs '
+                      f'{self.t_doctors[appointment.doctor].specialty}.')
         problem: str | None = self.fn_booking_problem(  # clinic.world:401
             self.t_patients[appointment.patient], new_slot, appointment.kind, appointment.id_
         )
@@ -766,22 +704,18 @@ class ClinicScheduling(Episode):
         )
         return appointment  # clinic.world:407
 
-    @tool(  # clinic.world:410
-        "Cancel a booked appointment. Cancelling less than 24 hours before the start is allowed "
-        "but\ncounts as a late cancellation: the late fee is added to the patient's balance.",
-        param('appointment', _ROW_appointments, 'The appointment id, e.g. APT1001.'),
-        where='clinic.world:410', returns=Cancellation,
-    )
+    @tool("Cancel a booked appointment. Cancelling less than 24 hours before the start is "
+          "allowed but\ncounts as a late cancellation: the late fee is added to the patient's "
+          "balance.",
+          param('appointment', _ROW_appointments, 'The appointment id, e.g. APT1001.'),
+          where='clinic.world:410', returns=Cancellation)
     def tool_cancel_appointment(self, appointment: Appointment) -> Cancellation:
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:418
-            self.fail(
-                f'Appointment {appointment.id_} cannot be cancelled: it is {appointment.status}.'
-            )
+            self.fail(f'Appointment {appointment.id_} cannot be cancelled: it is '
+                      f'{appointment.status}.')
         if appointment.start <= self.clock:  # clinic.world:419
-            self.fail(
-                f'Appointment {appointment.id_} started at {self.fn_when(appointment.start)}; '
-                'mark it as a no-show instead.',
-            )
+            self.fail(f'Appointment {appointment.id_} started at '
+                      f'{self.fn_when(appointment.start)}; mark it as a no-show instead.')
         late: bool = appointment.start - self.clock < dt.timedelta(  # clinic.world:420
             hours=self.state.cancellation_notice_hours
         )
@@ -790,9 +724,8 @@ class ClinicScheduling(Episode):
             _E17_AppointmentStatus_cancelled, self.clock, late,
         )
         fee: float = 0.0  # clinic.world:424
-        message: str = self.built(  # clinic.world:425
-            f'Appointment {appointment.id_} on {self.fn_when(appointment.start)} is cancelled.'
-        )
+        message: str = self.built(f'Appointment {appointment.id_} on '  # clinic.world:425
+                                  f'{self.fn_when(appointment.start)} is cancelled.')
         if late:  # clinic.world:426
             fee = self.state.late_fee  # clinic.world:427
             self.set_field(  # clinic.world:428
@@ -802,69 +735,52 @@ class ClinicScheduling(Episode):
                     'Patient.balance', 0.0, None,
                 ),
             )
-            message = self.built(  # clinic.world:429
-                f'Appointment {appointment.id_} on {self.fn_when(appointment.start)} is '
-                f'cancelled. It was less than {self.state.cancellation_notice_hours} hours away, '
-                f'so a late fee of ${fee:.2f} was added to '
-                f'{self.t_patients[appointment.patient].name}\'s balance.',
-            )
+            message = self.built(f'Appointment {appointment.id_} on '  # clinic.world:429
+                                 f'{self.fn_when(appointment.start)} is cancelled. It was less '
+                                 f'than {self.state.cancellation_notice_hours} hours away, so a '
+                                 f'late fee of ${fee:.2f} was added to '
+                                 f'{self.t_patients[appointment.patient].name}\'s balance.')
         return Cancellation(appointment.id_, late, fee, message)  # clinic.world:431
 
-    @tool(  # clinic.world:436
-        'Check a patient in when they arrive: from 30 minutes before the start until 15 minutes '
-        'after it.',
-        _PARAM_appointment, where='clinic.world:436', returns=Appointment,
-    )
+    @tool('Check a patient in when they arrive: from 30 minutes before the start until 15 '
+          'minutes after it.',
+          _PARAM_appointment, where='clinic.world:436', returns=Appointment)
     def tool_check_in(self, appointment: Appointment) -> Appointment:
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:441
-            self.fail(
-                f'Appointment {appointment.id_} cannot be checked in: it is {appointment.status}.'
-            )
+            self.fail(f'Appointment {appointment.id_} cannot be checked in: it is '
+                      f'{appointment.status}.')
         if self.clock < appointment.start - dt.timedelta(minutes=30):  # clinic.world:442
-            self.fail(
-                f'Too early: check-in for appointment {appointment.id_} opens at '
-                f'{self.fn_when(appointment.start - dt.timedelta(minutes=30))}.',
-            )
+            self.fail(f'Too early: check-in for appointment {appointment.id_} opens at '
+                      f'{self.fn_when(appointment.start - dt.timedelta(minutes=30))}.')
         if self.clock > appointment.start + dt.timedelta(minutes=15):  # clinic.world:443
-            self.fail(
-                f'Too late: appointment {appointment.id_} started at '
-                f'{self.fn_when(appointment.start)}. Mark it as a no-show or reschedule it.',
-            )
+            self.fail(f'Too late: appointment {appointment.id_} started at '
+                      f'{self.fn_when(appointment.start)}. Mark it as a no-show or reschedule it.')
         # clinic.world:444
         self.set_field(appointment, 'status', _E17_AppointmentStatus_checked_in)
         return appointment  # clinic.world:445
 
-    @tool(  # clinic.world:448
-        "Close a visit after the patient was seen, with the doctor's notes.", _PARAM_appointment,
-        param('notes', arg.refined(arg.TEXT, 1, 2000), "The doctor's short visit notes."),
-        where='clinic.world:448', returns=Appointment,
-    )
+    @tool("Close a visit after the patient was seen, with the doctor's notes.", _PARAM_appointment,
+          param('notes', arg.refined(arg.TEXT, 1, 2000), "The doctor's short visit notes."),
+          where='clinic.world:448', returns=Appointment)
     def tool_complete_appointment(self, appointment: Appointment, notes: str) -> Appointment:
         if appointment.status != _E17_AppointmentStatus_checked_in:  # clinic.world:454
-            self.fail(
-                f'Appointment {appointment.id_} cannot be completed: it is {appointment.status}, '
-                'and only checked-in patients can be seen.',
-            )
+            self.fail(f'Appointment {appointment.id_} cannot be completed: it is '
+                      f'{appointment.status}, and only checked-in patients can be seen.')
         # clinic.world:455
         self.set_fields(appointment, ('status', 'notes'), _E17_AppointmentStatus_completed, notes)
         return appointment  # clinic.world:457
 
-    @tool(  # clinic.world:460
-        'Record that the patient did not come. Possible from 15 minutes after the start; the '
-        'late fee is added to their balance.',
-        _PARAM_appointment, where='clinic.world:460', returns=Appointment,
-    )
+    @tool('Record that the patient did not come. Possible from 15 minutes after the start; the '
+          'late fee is added to their balance.',
+          _PARAM_appointment, where='clinic.world:460', returns=Appointment)
     def tool_mark_no_show(self, appointment: Appointment) -> Appointment:
         if appointment.status != _E17_AppointmentStatus_booked:  # clinic.world:465
-            self.fail(
-                f'Appointment {appointment.id_} cannot be marked as a no-show: it is '
-                f'{appointment.status}.',
-            )
+            self.fail(f'Appointment {appointment.id_} cannot be marked as a no-show: it is '
+                      f'{appointment.status}.')
         if self.clock <= appointment.start + dt.timedelta(minutes=15):  # clinic.world:466
-            self.fail(
-                f'Appointment {appointment.id_} started at {self.fn_when(appointment.start)}; '
-                'wait until 15 minutes after the start before marking a no-show.',
-            )
+            self.fail(f'Appointment {appointment.id_} started at '
+                      f'{self.fn_when(appointment.start)}; wait until 15 minutes after the start '
+                      'before marking a no-show.')
         self.set_field(appointment, 'status', _E17_AppointmentStatus_no_show)  # clinic.world:467
         self.set_field(  # clinic.world:468
             self.t_patients[appointment.patient], 'no_shows',
@@ -881,32 +797,28 @@ class ClinicScheduling(Episode):
         )
         return appointment  # clinic.world:470
 
-    @tool(  # clinic.world:473
-        'Record a payment towards the fees a patient owes.', _PARAM_patient,
-        param('amount', arg.refined(arg.FLOAT, 0.01, 10000.0), 'The amount paid, in dollars.'),
-        where='clinic.world:473', returns=Patient,
-    )
+    @tool('Record a payment towards the fees a patient owes.', _PARAM_patient,
+          param('amount', arg.refined(arg.FLOAT, 0.01, 10000.0), 'The amount paid, in dollars.'),
+          where='clinic.world:473', returns=Patient)
     def tool_pay_balance(self, patient: Patient, amount: float) -> Patient:
         if not (patient.balance > 0.0):  # clinic.world:479
             self.fail(f'{patient.name} owes nothing.')
         if not (amount <= patient.balance):  # clinic.world:480
-            self.fail(
-                f'{patient.name} owes only ${patient.balance:.2f}; ${amount:.2f} is too much.'
-            )
+            self.fail(f'{patient.name} owes only ${patient.balance:.2f}; ${amount:.2f} is too '
+                      'much.')
         self.set_field(  # clinic.world:481
             patient, 'balance',
             v.check_range(round(patient.balance - amount, 2), 'Patient.balance', 0.0, None),
         )
         return patient  # clinic.world:482
 
-    @tool(  # clinic.world:487
-        "Put a patient on a doctor's waitlist for a range of days, when no suitable slot is free.",
-        _PARAM_patient, param('doctor', _ROW_doctors, "The doctor's id, e.g. D05."),
-        param('earliest', arg.DATE, 'The first day that suits the patient, YYYY-MM-DD.'),
-        param('latest', arg.DATE, 'The last day that suits the patient, YYYY-MM-DD.'),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the patient wants to be seen.'),
-        where='clinic.world:487', returns=WaitlistEntry,
-    )
+    @tool("Put a patient on a doctor's waitlist for a range of days, when no suitable slot is "
+          "free.",
+          _PARAM_patient, param('doctor', _ROW_doctors, "The doctor's id, e.g. D05."),
+          param('earliest', arg.DATE, 'The first day that suits the patient, YYYY-MM-DD.'),
+          param('latest', arg.DATE, 'The last day that suits the patient, YYYY-MM-DD.'),
+          param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the patient wants to be seen.'),
+          where='clinic.world:487', returns=WaitlistEntry)
     def tool_join_waitlist(
         self, patient: Patient, doctor: Doctor, earliest: dt.date, latest: dt.date, reason: str
     ) -> WaitlistEntry:
@@ -927,61 +839,46 @@ class ClinicScheduling(Episode):
         self.insert(self.t_waitlist, entry)  # clinic.world:506
         return entry  # clinic.world:507
 
-    @tool(  # clinic.world:510
-        'List the waitlist entries, oldest first: who waits for which doctor, the window of days '
-        'that suits them and why.',
-        param(
-            'doctor', arg.optional(_ROW_doctors),
-            "Only the entries waiting for this doctor (the doctor's id, as list_doctors shows "
-            "it).",
-        ),
-        read_only=True, where='clinic.world:510', returns=js.array(WaitlistEntry),
-        shows=('list', ('row', 'waitlist')),
-    )
+    @tool('List the waitlist entries, oldest first: who waits for which doctor, the window of '
+          'days that suits them and why.',
+          param('doctor', arg.optional(_ROW_doctors),
+                "Only the entries waiting for this doctor (the doctor's id, as list_doctors "
+                "shows it)."),
+          read_only=True, where='clinic.world:510', returns=js.array(WaitlistEntry),
+          shows=('list', ('row', 'waitlist')))
     def tool_list_waitlist(self, doctor: Doctor | None) -> tuple[str, ...]:
         return tuple([  # clinic.world:515
             _w26.id_ for _w26 in rt.each(self, self.t_waitlist)
             if doctor is None or _w26.doctor == doctor.id_
         ])
 
-    @tool(  # clinic.world:518
-        "Take a patient off a doctor's waitlist.",
-        param('entry', _ROW_waitlist, 'The waitlist entry id, e.g. WL102.'),
-        where='clinic.world:518', returns=js.STRING,
-    )
+    @tool("Take a patient off a doctor's waitlist.",
+          param('entry', _ROW_waitlist, 'The waitlist entry id, e.g. WL102.'),
+          where='clinic.world:518', returns=js.STRING)
     def tool_leave_waitlist(self, entry: WaitlistEntry) -> str:
-        text: str = self.built(  # clinic.world:523
-            f'{self.t_patients[entry.patient].name} was removed from '
-            f'{self.t_doctors[entry.doctor].name}\'s waitlist.',
-        )
+        text: str = self.built(f'{self.t_patients[entry.patient].name} was '  # clinic.world:523
+                               f'removed from {self.t_doctors[entry.doctor].name}\'s waitlist.')
         self.delete(self.t_waitlist, entry.id_)  # clinic.world:524
         return text  # clinic.world:525
 
-    @tool(  # clinic.world:528
-        'Book a waitlisted patient into a free slot with the doctor they wait for. The waitlist '
-        'entry is removed.',
-        param('entry', _ROW_waitlist, 'The waitlist entry id, e.g. WL101.'),
-        param(
-            'slot', _ROW_slots,
-            "A free slot with the same doctor, inside the entry's window of days.",
-        ),
-        _PARAM_kind, where='clinic.world:528', returns=Appointment,
-    )
+    @tool('Book a waitlisted patient into a free slot with the doctor they wait for. The '
+          'waitlist entry is removed.',
+          param('entry', _ROW_waitlist, 'The waitlist entry id, e.g. WL101.'),
+          param('slot', _ROW_slots,
+                "A free slot with the same doctor, inside the entry's window of days."),
+          _PARAM_kind, where='clinic.world:528', returns=Appointment)
     def tool_book_from_waitlist(
         self, entry: WaitlistEntry, slot: Slot, kind: VisitKind
     ) -> Appointment:
         if slot.doctor != entry.doctor:  # clinic.world:535
-            self.fail(
-                f'Slot {slot.id_} is with {self.t_doctors[slot.doctor].name}, but '
-                f'{self.t_patients[entry.patient].name} is waiting for '
-                f'{self.t_doctors[entry.doctor].name}.',
-            )
+            self.fail(f'Slot {slot.id_} is with {self.t_doctors[slot.doctor].name}, but '
+                      f'{self.t_patients[entry.patient].name} is waiting for '
+                      f'{self.t_doctors[entry.doctor].name}.')
         day: dt.date = slot.start.date()  # clinic.world:536
         if not (day >= entry.earliest and day <= entry.latest):  # clinic.world:537
-            self.fail(
-                f'Slot {slot.id_} is on {day}, outside {self.t_patients[entry.patient].name}\'s '
-                f'window of {entry.earliest} to {entry.latest}.',
-            )
+            self.fail(f'Slot {slot.id_} is on {day}, outside '
+                      f'{self.t_patients[entry.patient].name}\'s window of {entry.earliest} to '
+                      f'{entry.latest}.')
         problem: str | None = self.fn_booking_problem(  # clinic.world:538
             self.t_patients[entry.patient], slot, kind, ''
         )

@@ -223,9 +223,8 @@ _ROW_orders = arg.row('orders', not_found=lambda ep, key: ep.built(f'No order {k
 _ROW_tickets = arg.row('tickets', not_found=lambda ep, key: ep.built(f'No ticket {key}.'))
 _PARAM_customer = param('customer', _ROW_customers, 'The customer id.')
 _PARAM_event = param('event', _ROW_events, 'The event id (E and two digits).')
-_PARAM_section = param(
-    'section', _ROW_sections, 'The section id (as get_event or list_sections shows it).'
-)
+_PARAM_section = param('section', _ROW_sections,
+                       'The section id (as get_event or list_sections shows it).')
 _PARAM_customer_ = param('customer', _ROW_customers, 'The customer id (C and three digits).')
 _PARAM_order = param('order', _ROW_orders, 'The id of a held order (ORD and three digits).')
 _PARAM_ticket = param('ticket', _ROW_tickets, 'The ticket id (TK and four digits).')
@@ -285,44 +284,39 @@ class ConcertTicketOffice(Episode):
             == 1
             for _t45 in rt.each(self, self.t_tickets)
         ):
-            raise InvariantError(
-                'A seat is sold at most once per event.', 'concert_ticket_office.world:219'
-            )
+            raise InvariantError('A seat is sold at most once per event.',
+                                 'concert_ticket_office.world:219')
         if not all(  # concert_ticket_office.world:222
             not self.fn_owned(_t47)
             or self.fn_owned_count(self.t_customers[_t47.holder], self.t_events[_t47.event])
             <= _C_MAX_PER_EVENT
             for _t47 in rt.each(self, self.t_tickets)
         ):
-            raise InvariantError(
-                'Nobody holds more than 6 sold or checked-in tickets for one event.',
-                'concert_ticket_office.world:222',
-            )
+            raise InvariantError('Nobody holds more than 6 sold or checked-in tickets for one '
+                                 'event.',
+                                 'concert_ticket_office.world:222')
         if not all(  # concert_ticket_office.world:225
             _t48.event == self.t_orders[_t48.order].event
             and self.t_sections[_t48.section].venue == self.t_events[_t48.event].venue
             for _t48 in rt.each(self, self.t_tickets)
         ):
-            raise InvariantError(
-                "A ticket is for its order's event, in a section of the event's venue.",
-                'concert_ticket_office.world:225',
-            )
+            raise InvariantError("A ticket is for its order's event, in a section of the event's "
+                                 "venue.",
+                                 'concert_ticket_office.world:225')
         if not all(  # concert_ticket_office.world:228
             self.fn_seat_in_section(_t49.seat, self.t_sections[_t49.section])
             for _t49 in rt.each(self, self.t_tickets)
         ):
-            raise InvariantError(
-                "Every ticket's seat lies within its section.", 'concert_ticket_office.world:228'
-            )
+            raise InvariantError("Every ticket's seat lies within its section.",
+                                 'concert_ticket_office.world:228')
         for _row50 in rt.changed_rows(self, self.t_orders):  # concert_ticket_office.world:231
             if not (
                 (_row50.status == _E11_OrderStatus_paid) == (_row50.paid_at is not None)
                 and (_row50.status == _E11_OrderStatus_paid) == (_row50.payment is not None)
             ):
-                raise InvariantError(
-                    'An order is paid exactly when it has a payment time and method.',
-                    'concert_ticket_office.world:231',
-                )
+                raise InvariantError('An order is paid exactly when it has a payment time and '
+                                     'method.',
+                                     'concert_ticket_office.world:231')
         if not all(  # concert_ticket_office.world:234
             (self.t_orders[_t51.order].status == _E11_OrderStatus_held)
             == (_t51.status == _E12_TicketStatus_held)
@@ -330,19 +324,16 @@ class ConcertTicketOffice(Episode):
             == (_t51.status == _E12_TicketStatus_released)
             for _t51 in rt.each(self, self.t_tickets)
         ):
-            raise InvariantError(
-                'Tickets are held while their order is held and released when it is released.',
-                'concert_ticket_office.world:234',
-            )
+            raise InvariantError('Tickets are held while their order is held and released when '
+                                 'it is released.',
+                                 'concert_ticket_office.world:234')
         for _row52 in rt.changed_rows(self, self.t_tickets):  # concert_ticket_office.world:237
             if not (
                 (_row52.checked_in_at is not None)
                 == (_row52.status == _E12_TicketStatus_checked_in)
             ):
-                raise InvariantError(
-                    'A ticket has a check-in time exactly when it is checked in.',
-                    'concert_ticket_office.world:237',
-                )
+                raise InvariantError('A ticket has a check-in time exactly when it is checked in.',
+                                     'concert_ticket_office.world:237')
         if not all(  # concert_ticket_office.world:240
             _o53.total_cents == sum(rt.each(self, tuple([
                 _t54.price_cents for _t54 in rt.each(self, self.t_tickets)
@@ -350,10 +341,8 @@ class ConcertTicketOffice(Episode):
             ])))
             for _o53 in rt.each(self, self.t_orders)
         ):
-            raise InvariantError(
-                "An order's total is the sum of its tickets' prices.",
-                'concert_ticket_office.world:240',
-            )
+            raise InvariantError("An order's total is the sum of its tickets' prices.",
+                                 'concert_ticket_office.world:240')
         for _row55 in rt.changed_rows(self, self.t_sections, ('venue',)):
             rt.check_refs(self.t_venues, _row55.venue, 'Section.venue')
         for _row56 in rt.changed_rows(self, self.t_events, ('venue',)):
@@ -457,12 +446,10 @@ class ConcertTicketOffice(Episode):
         'Whether the event has begun.'
         return self.clock >= event.starts_at  # concert_ticket_office.world:214
 
-    @tool(  # concert_ticket_office.world:245
-        'List the events that have not ended yet, soonest first, with venue, start time, tier '
-        'prices and whether they are on sale.',
-        read_only=True, where='concert_ticket_office.world:245', returns=js.array(Event),
-        shows=('list', ('row', 'events')),
-    )
+    @tool('List the events that have not ended yet, soonest first, with venue, start time, tier '
+          'prices and whether they are on sale.',
+          read_only=True, where='concert_ticket_office.world:245', returns=js.array(Event),
+          shows=('list', ('row', 'events')))
     def tool_list_events(self) -> tuple[str, ...]:
         return rt.sorted_keys(  # concert_ticket_office.world:248
             rt.each(self, [
@@ -472,28 +459,26 @@ class ConcertTicketOffice(Episode):
             key=lambda _e4: _e4.starts_at,
         )
 
-    @tool(  # concert_ticket_office.world:251
-        "Show one event with its venue and every section of the venue: the section id, name, "
-        "tier, rows and seats per row, the event's price for it and how many of its seats are "
-        "free.",
-        param('event', _ROW_events, 'The event id, as list_events shows it.'), read_only=True,
-        where='concert_ticket_office.world:251',
-        returns=js.closed({
-            'event': Event, 'venue': Venue, 'sections': js.array(js.closed({
-                'section': Section, 'price_cents': js.nullable(js.INTEGER),
-                'free_count': js.INTEGER,
-            })),
-        }),
-        shows=(
-            'record', (
-                ('event', 'event', ('row', 'events')), ('venue', 'venue', ('row', 'venues')),
-                (
-                    'sections', 'sections',
-                    ('list', ('record', (('section', 'section', ('row', 'sections')),))),
-                ),
-            ),
-        ),
-    )
+    @tool("Show one event with its venue and every section of the venue: the section id, name, "
+          "tier, rows and seats per row, the event's price for it and how many of its seats are "
+          "free.",
+          param('event', _ROW_events, 'The event id, as list_events shows it.'), read_only=True,
+          where='concert_ticket_office.world:251',
+          returns=js.closed({
+              'event': Event, 'venue': Venue, 'sections': js.array(js.closed({
+                  'section': Section, 'price_cents': js.nullable(js.INTEGER),
+                  'free_count': js.INTEGER,
+              })),
+          }),
+          shows=(
+              'record', (
+                  ('event', 'event', ('row', 'events')), ('venue', 'venue', ('row', 'venues')),
+                  (
+                      'sections', 'sections',
+                      ('list', ('record', (('section', 'section', ('row', 'sections')),))),
+                  ),
+              ),
+          ))
     def tool_get_event(self, event: Event) -> EventView:
         return EventView(  # concert_ticket_office.world:256
             event.id_, event.venue, tuple([
@@ -502,40 +487,30 @@ class ConcertTicketOffice(Episode):
             ]),
         )
 
-    @tool(  # concert_ticket_office.world:263
-        'List the concert halls with their ids, names and cities.', read_only=True,
-        where='concert_ticket_office.world:263', returns=js.array(Venue),
-        shows=('list', ('row', 'venues')),
-    )
+    @tool('List the concert halls with their ids, names and cities.', read_only=True,
+          where='concert_ticket_office.world:263', returns=js.array(Venue),
+          shows=('list', ('row', 'venues')))
     def tool_list_venues(self) -> tuple[str, ...]:
         # concert_ticket_office.world:264
         return tuple(map(_GET_id_, rt.each(self, self.t_venues)))
 
-    @tool(  # concert_ticket_office.world:267
-        'List seat sections with their id, venue, name, tier, rows and seats per row.',
-        param(
-            'venue', arg.optional(_ROW_venues),
-            'Only the sections of this venue (its id, as list_venues shows it); all venues when '
-            'left out.',
-        ),
-        read_only=True, where='concert_ticket_office.world:267', returns=js.array(Section),
-        shows=('list', ('row', 'sections')),
-    )
+    @tool('List seat sections with their id, venue, name, tier, rows and seats per row.',
+          param('venue', arg.optional(_ROW_venues),
+                'Only the sections of this venue (its id, as list_venues shows it); all venues '
+                'when left out.'),
+          read_only=True, where='concert_ticket_office.world:267', returns=js.array(Section),
+          shows=('list', ('row', 'sections')))
     def tool_list_sections(self, venue: Venue | None) -> tuple[str, ...]:
         return tuple([  # concert_ticket_office.world:272
             _s8.id_ for _s8 in rt.each(self, self.t_sections)
             if venue is None or _s8.venue == venue.id_
         ])
 
-    @tool(  # concert_ticket_office.world:275
-        'Find customers whose name or email contains the text, with their customer id.',
-        param(
-            'text', arg.refined(arg.TEXT, 1, 80),
-            "Part of the customer's name or email; case does not matter.",
-        ),
-        read_only=True, where='concert_ticket_office.world:275', returns=js.array(Customer),
-        shows=('list', ('row', 'customers')),
-    )
+    @tool('Find customers whose name or email contains the text, with their customer id.',
+          param('text', arg.refined(arg.TEXT, 1, 80),
+                "Part of the customer's name or email; case does not matter."),
+          read_only=True, where='concert_ticket_office.world:275', returns=js.array(Customer),
+          shows=('list', ('row', 'customers')))
     def tool_find_customers(self, text: str) -> tuple[str, ...]:
         # concert_ticket_office.world:280
         wanted: str = self.built(self.built(text.strip()).lower())
@@ -545,25 +520,19 @@ class ConcertTicketOffice(Episode):
             or rt.read(self, wanted) in rt.read(self, self.built(_c9.email.lower()))
         ])
 
-    @tool(  # concert_ticket_office.world:284
-        'Show one customer: id, name and email.', _PARAM_customer, read_only=True,
-        where='concert_ticket_office.world:284', returns=Customer,
-    )
+    @tool('Show one customer: id, name and email.', _PARAM_customer, read_only=True,
+          where='concert_ticket_office.world:284', returns=Customer)
     def tool_get_customer(self, customer: Customer) -> Customer:
         return customer  # concert_ticket_office.world:289
 
-    @tool(  # concert_ticket_office.world:292
-        "List the free seats of one section for an event (not sold, checked in or under a live "
-        "hold), with the section's price.",
-        _PARAM_event, _PARAM_section, read_only=True, where='concert_ticket_office.world:292',
-        returns=SeatAvailability,
-    )
+    @tool("List the free seats of one section for an event (not sold, checked in or under a live "
+          "hold), with the section's price.",
+          _PARAM_event, _PARAM_section, read_only=True, where='concert_ticket_office.world:292',
+          returns=SeatAvailability)
     def tool_get_available_seats(self, event: Event, section: Section) -> SeatAvailability:
         if section.venue != event.venue:  # concert_ticket_office.world:298
-            self.fail(
-                f'Section {section.id_} is not in {self.t_venues[event.venue].name}, where '
-                f'{event.title} takes place.',
-            )
+            self.fail(f'Section {section.id_} is not in {self.t_venues[event.venue].name}, where '
+                      f'{event.title} takes place.')
         # concert_ticket_office.world:299
         taken: tuple[str, ...] = self.fn_taken_seats(event, section)
         free: tuple[str, ...] = ()  # concert_ticket_office.world:300
@@ -578,17 +547,15 @@ class ConcertTicketOffice(Episode):
             event.id_, section.id_, section.tier, event.prices.get(section.tier), free
         )
 
-    @tool(  # concert_ticket_office.world:318
-        'Show an order with its tickets, total, status and hold expiry.',
-        param('order', _ROW_orders, 'The order id (ORD and three digits).'), read_only=True,
-        where='concert_ticket_office.world:318', returns=_RESULT_OrderView,
-        shows=(
-            'record', (
-                ('order', 'order', ('row', 'orders')),
-                ('tickets', 'tickets', ('list', ('row', 'tickets'))),
-            ),
-        ),
-    )
+    @tool('Show an order with its tickets, total, status and hold expiry.',
+          param('order', _ROW_orders, 'The order id (ORD and three digits).'), read_only=True,
+          where='concert_ticket_office.world:318', returns=_RESULT_OrderView,
+          shows=(
+              'record', (
+                  ('order', 'order', ('row', 'orders')),
+                  ('tickets', 'tickets', ('list', ('row', 'tickets'))),
+              ),
+          ))
     def tool_get_order(self, order: Order) -> OrderView:
         return OrderView(  # concert_ticket_office.world:323
             order.id_,
@@ -596,17 +563,14 @@ class ConcertTicketOffice(Episode):
             order.status == _E11_OrderStatus_held and order.hold_expires_at <= self.clock,
         )
 
-    @tool(  # concert_ticket_office.world:330
-        'List the tickets a customer holds, with order, event, section, seat, price and status, '
-        'optionally for one event.',
-        _PARAM_customer_,
-        param(
-            'event', arg.optional(arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'))),
-            'Only tickets for this event; all events when left out.',
-        ),
-        read_only=True, where='concert_ticket_office.world:330', returns=js.array(Ticket),
-        shows=('list', ('row', 'tickets')),
-    )
+    @tool('List the tickets a customer holds, with order, event, section, seat, price and '
+          'status, optionally for one event.',
+          _PARAM_customer_,
+          param('event',
+                arg.optional(arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'))),
+                'Only tickets for this event; all events when left out.'),
+          read_only=True, where='concert_ticket_office.world:330', returns=js.array(Ticket),
+          shows=('list', ('row', 'tickets')))
     def tool_get_customer_tickets(
         self, customer: Customer, event: Event | None
     ) -> tuple[str, ...]:
@@ -615,17 +579,14 @@ class ConcertTicketOffice(Episode):
             if _t11.holder == customer.id_ and (event is None or _t11.event == event.id_)
         ])
 
-    @tool(  # concert_ticket_office.world:339
-        'List the orders a customer placed, newest first, with event, status, total, hold expiry '
-        'and payment.',
-        _PARAM_customer,
-        param(
-            'event', arg.optional(arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'))),
-            'Only orders for this event; all events when left out.',
-        ),
-        read_only=True, where='concert_ticket_office.world:339', returns=js.array(Order),
-        shows=('list', ('row', 'orders')),
-    )
+    @tool('List the orders a customer placed, newest first, with event, status, total, hold '
+          'expiry and payment.',
+          _PARAM_customer,
+          param('event',
+                arg.optional(arg.row('events', arg.refined(arg.TEXT, pattern='^E[0-9]{2}$'))),
+                'Only orders for this event; all events when left out.'),
+          read_only=True, where='concert_ticket_office.world:339', returns=js.array(Order),
+          shows=('list', ('row', 'orders')))
     def tool_list_customer_orders(
         self, customer: Customer, event: Event | None
     ) -> tuple[str, ...]:
@@ -637,32 +598,26 @@ class ConcertTicketOffice(Episode):
             key=lambda _o12: _o12.created_at, reverse=True,
         )
 
-    @tool(  # concert_ticket_office.world:348
-        'Show one ticket: its order, event, section, seat, price, holder, status and check-in '
-        'time.',
-        param('ticket', _ROW_tickets, 'The ticket id.'), read_only=True,
-        where='concert_ticket_office.world:348', returns=Ticket,
-    )
+    @tool('Show one ticket: its order, event, section, seat, price, holder, status and check-in '
+          'time.',
+          param('ticket', _ROW_tickets, 'The ticket id.'), read_only=True,
+          where='concert_ticket_office.world:348', returns=Ticket)
     def tool_get_ticket(self, ticket: Ticket) -> Ticket:
         return ticket  # concert_ticket_office.world:351
 
-    @tool(  # concert_ticket_office.world:356
-        'Hold specific seats of one section for a customer for 15 minutes; the order must be '
-        'bought before the hold expires.',
-        _PARAM_customer_, _PARAM_event, _PARAM_section,
-        param(
-            'seats',
-            arg.refined(arg.set_of(arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{1,2}$')), 1, 6),
-            'Seat labels in the section, row letter and number, e.g. ["B7", "B8"].',
-        ),
-        where='concert_ticket_office.world:356', returns=_RESULT_OrderView,
-        shows=(
-            'record', (
-                ('order', 'order', ('row', 'orders')),
-                ('tickets', 'tickets', ('list', ('row', 'tickets'))),
-            ),
-        ),
-    )
+    @tool('Hold specific seats of one section for a customer for 15 minutes; the order must be '
+          'bought before the hold expires.',
+          _PARAM_customer_, _PARAM_event, _PARAM_section,
+          param('seats',
+                arg.refined(arg.set_of(arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{1,2}$')), 1, 6),
+                'Seat labels in the section, row letter and number, e.g. ["B7", "B8"].'),
+          where='concert_ticket_office.world:356', returns=_RESULT_OrderView,
+          shows=(
+              'record', (
+                  ('order', 'order', ('row', 'orders')),
+                  ('tickets', 'tickets', ('list', ('row', 'tickets'))),
+              ),
+          ))
     def tool_hold_seats(
         self, customer: Customer, event: Event, section: Section, seats: tuple[str, ...]
     ) -> OrderView:
@@ -671,10 +626,8 @@ class ConcertTicketOffice(Episode):
         if self.fn_started(event):  # concert_ticket_office.world:365
             self.fail(f'{event.title} has already started.')
         if section.venue != event.venue:  # concert_ticket_office.world:366
-            self.fail(
-                f'Section {section.id_} is not in {self.t_venues[event.venue].name}, where '
-                f'{event.title} takes place.',
-            )
+            self.fail(f'Section {section.id_} is not in {self.t_venues[event.venue].name}, where '
+                      f'{event.title} takes place.')
         price: int | None = event.prices.get(section.tier)  # concert_ticket_office.world:367
         if price is None:  # concert_ticket_office.world:368
             self.fail(f'{event.title} does not sell {section.tier} seats.')
@@ -689,10 +642,8 @@ class ConcertTicketOffice(Episode):
             self.fn_owned_count(customer, event) + self.fn_live_held_count(customer, event)
         )
         if rt.bounded(already + len(seats)) > _C_MAX_PER_EVENT:  # concert_ticket_office.world:375
-            self.fail(
-                f'{customer.name} already has {already} tickets or held seats for {event.title}; '
-                f'at most {_C_MAX_PER_EVENT} per event.',
-            )
+            self.fail(f'{customer.name} already has {already} tickets or held seats for '
+                      f'{event.title}; at most {_C_MAX_PER_EVENT} per event.')
         order: Order = Order(  # concert_ticket_office.world:376
             id_=self.next_id('order_ids', 'ORD{:03d}'), customer=customer.id_, event=event.id_,
             status=_E11_OrderStatus_held, created_at=self.clock,
@@ -719,7 +670,7 @@ class ConcertTicketOffice(Episode):
             False,
         )
 
-    @tool(  # concert_ticket_office.world:400
+    @tool(
         'Pay for a held order before its hold expires; its tickets become valid.', _PARAM_order,
         param('payment', arg.enum_of(PayMethod), 'How the customer pays: card, cash or voucher.'),
         where='concert_ticket_office.world:400', returns=_RESULT_OrderView,
@@ -734,10 +685,8 @@ class ConcertTicketOffice(Episode):
         if order.status != _E11_OrderStatus_held:  # concert_ticket_office.world:406
             self.fail(f'Order {order.id_} is {order.status}, not held.')
         if order.hold_expires_at <= self.clock:  # concert_ticket_office.world:407
-            self.fail(
-                f'The hold on order {order.id_} expired at {order.hold_expires_at}; hold the '
-                'seats again.',
-            )
+            self.fail(f'The hold on order {order.id_} expired at {order.hold_expires_at}; hold '
+                      'the seats again.')
         mine: tuple[str, ...] = tuple([  # concert_ticket_office.world:408
             _t16.id_ for _t16 in rt.each(self, self.t_tickets) if _t16.order == order.id_
         ])
@@ -748,20 +697,16 @@ class ConcertTicketOffice(Episode):
             )
             > _C_MAX_PER_EVENT
         ):
-            self.fail(
-                f'{self.t_customers[order.customer].name} would have more than {_C_MAX_PER_EVENT}'
-                f' tickets for {self.t_events[order.event].title}.',
-            )
+            self.fail(f'{self.t_customers[order.customer].name} would have more than '
+                      f'{_C_MAX_PER_EVENT} tickets for {self.t_events[order.event].title}.')
         for t in rt.rows(self.t_tickets, rt.each(self, mine)):  # concert_ticket_office.world:410
             if any(  # concert_ticket_office.world:411
                 _o17.event == t.event and _o17.section == t.section and _o17.seat == t.seat
                 and self.fn_owned(_o17)
                 for _o17 in rt.each(self, self.t_tickets)
             ):
-                self.fail(
-                    f'Seat {t.seat} in section {self.t_sections[t.section].id_} has been sold in '
-                    'the meantime.',
-                )
+                self.fail(f'Seat {t.seat} in section {self.t_sections[t.section].id_} has been '
+                          'sold in the meantime.')
         self.set_fields(  # concert_ticket_office.world:413
             order, ('status', 'paid_at', 'payment'), _E11_OrderStatus_paid, self.clock, payment
         )
@@ -775,10 +720,8 @@ class ConcertTicketOffice(Episode):
             False,
         )
 
-    @tool(  # concert_ticket_office.world:426
-        'Give up a held order before paying; its seats are free again.', _PARAM_order,
-        where='concert_ticket_office.world:426', returns=Order,
-    )
+    @tool('Give up a held order before paying; its seats are free again.', _PARAM_order,
+          where='concert_ticket_office.world:426', returns=Order)
     def tool_release_hold(self, order: Order) -> Order:
         if order.status != _E11_OrderStatus_held:  # concert_ticket_office.world:431
             self.fail(f'Order {order.id_} is {order.status}, not held.')
@@ -791,57 +734,44 @@ class ConcertTicketOffice(Episode):
             self.set_field(self.t_tickets[t.id_], 'status', _E12_TicketStatus_released)
         return order  # concert_ticket_office.world:436
 
-    @tool(  # concert_ticket_office.world:439
-        'Give a sold ticket to another customer before the event starts; they become its holder.',
-        _PARAM_ticket,
-        param(
-            'to_customer', _ROW_customers,
-            'The id of the customer who receives it (C and three digits).',
-        ),
-        where='concert_ticket_office.world:439', returns=Ticket,
-    )
+    @tool('Give a sold ticket to another customer before the event starts; they become its '
+          'holder.',
+          _PARAM_ticket,
+          param('to_customer', _ROW_customers,
+                'The id of the customer who receives it (C and three digits).'),
+          where='concert_ticket_office.world:439', returns=Ticket)
     def tool_transfer_ticket(self, ticket: Ticket, to_customer: Customer) -> Ticket:
         if ticket.status != _E12_TicketStatus_sold:  # concert_ticket_office.world:445
-            self.fail(
-                f'Ticket {ticket.id_} is {ticket.status}; only sold tickets can be transferred.'
-            )
+            self.fail(f'Ticket {ticket.id_} is {ticket.status}; only sold tickets can be '
+                      'transferred.')
         if self.fn_started(self.t_events[ticket.event]):  # concert_ticket_office.world:446
             self.fail(f'{self.t_events[ticket.event].title} has already started.')
         if ticket.holder == to_customer.id_:  # concert_ticket_office.world:447
             self.fail(f'{to_customer.name} already holds ticket {ticket.id_}.')
         # concert_ticket_office.world:448
         if self.fn_owned_count(to_customer, self.t_events[ticket.event]) + 1 > _C_MAX_PER_EVENT:
-            self.fail(
-                f'{to_customer.name} already has {_C_MAX_PER_EVENT} tickets for '
-                f'{self.t_events[ticket.event].title}.',
-            )
+            self.fail(f'{to_customer.name} already has {_C_MAX_PER_EVENT} tickets for '
+                      f'{self.t_events[ticket.event].title}.')
         self.set_field(ticket, 'holder', to_customer.id_)  # concert_ticket_office.world:449
         return ticket  # concert_ticket_office.world:450
 
-    @tool(  # concert_ticket_office.world:453
-        'Refund a sold ticket before the event starts; the seat becomes free again.',
-        _PARAM_ticket, where='concert_ticket_office.world:453', returns=Refund,
-    )
+    @tool('Refund a sold ticket before the event starts; the seat becomes free again.',
+          _PARAM_ticket, where='concert_ticket_office.world:453', returns=Refund)
     def tool_refund_ticket(self, ticket: Ticket) -> Refund:
         if ticket.status != _E12_TicketStatus_sold:  # concert_ticket_office.world:458
-            self.fail(
-                f'Ticket {ticket.id_} is {ticket.status}; only sold tickets can be refunded.'
-            )
+            self.fail(f'Ticket {ticket.id_} is {ticket.status}; only sold tickets can be '
+                      'refunded.')
         if self.fn_started(self.t_events[ticket.event]):  # concert_ticket_office.world:459
-            self.fail(
-                f'{self.t_events[ticket.event].title} has already started; tickets cannot be '
-                'refunded.',
-            )
+            self.fail(f'{self.t_events[ticket.event].title} has already started; tickets cannot '
+                      'be refunded.')
         # concert_ticket_office.world:460
         self.set_field(ticket, 'status', _E12_TicketStatus_refunded)
         return Refund(ticket.id_, ticket.price_cents)  # concert_ticket_office.world:461
 
-    @tool(  # concert_ticket_office.world:464
-        'Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted '
-        'until 4 hours after it.',
-        param('ticket', _ROW_tickets, 'The ticket id scanned at the door (TK and four digits).'),
-        where='concert_ticket_office.world:464', returns=Ticket,
-    )
+    @tool('Scan a ticket at the door. Doors open 3 hours before the start; tickets are accepted '
+          'until 4 hours after it.',
+          param('ticket', _ROW_tickets, 'The ticket id scanned at the door (TK and four digits).'),
+          where='concert_ticket_office.world:464', returns=Ticket)
     def tool_check_in_ticket(self, ticket: Ticket) -> Ticket:
         if ticket.status == _E12_TicketStatus_checked_in:  # concert_ticket_office.world:469
             self.fail(f'Ticket {ticket.id_} was already checked in at {ticket.checked_in_at}.')

@@ -309,10 +309,9 @@ class CoworkingDesk(Episode):
             self.fn_latest_balance(_m90) is None or self.fn_latest_balance(_m90) == _m90.credits_
             for _m90 in rt.each(self, self.t_members)
         ):
-            raise InvariantError(
-                "A member's credits equal the balance after their latest credit transaction.",
-                'coworking_desk.world:201',
-            )
+            raise InvariantError("A member's credits equal the balance after their latest credit "
+                                 "transaction.",
+                                 'coworking_desk.world:201')
         if not all(  # coworking_desk.world:204
             not any(
                 _a91.booking_id != _b92.booking_id and self.fn_holds_space(_a91)
@@ -322,16 +321,13 @@ class CoworkingDesk(Episode):
             )
             for _a91 in rt.each(self, self.t_bookings)
         ):
-            raise InvariantError(
-                'No two bookings of a space overlap in time.', 'coworking_desk.world:204'
-            )
+            raise InvariantError('No two bookings of a space overlap in time.',
+                                 'coworking_desk.world:204')
         # coworking_desk.world:207
         if not all(self.fn_shape_ok(_b93) for _b93 in rt.each(self, self.t_bookings)):
-            raise InvariantError(
-                'A booking is whole hours on one day within opening hours, not too long, and its '
-                'attendees fit.',
-                'coworking_desk.world:207',
-            )
+            raise InvariantError('A booking is whole hours on one day within opening hours, not '
+                                 'too long, and its attendees fit.',
+                                 'coworking_desk.world:207')
         if not all(  # coworking_desk.world:210
             _b94.status == _E13_BookingStatus_cancelled
             or rt.bounded(
@@ -342,27 +338,23 @@ class CoworkingDesk(Episode):
             == rt.bounded(self.fn_hours_of(_b94) * self.t_spaces[_b94.space].credits_per_hour)
             for _b94 in rt.each(self, self.t_bookings)
         ):
-            raise InvariantError(
-                "Credits used and extra hours together make up the booking's hours.",
-                'coworking_desk.world:210',
-            )
+            raise InvariantError("Credits used and extra hours together make up the booking's "
+                                 "hours.",
+                                 'coworking_desk.world:210')
         if not all(  # coworking_desk.world:213
             _b95.status != _E13_BookingStatus_confirmed
             or self.t_spaces[_b95.space].kind != _E9_SpaceKind_meeting_room
             or self.t_plans[self.t_members[_b95.member].plan].can_book_rooms
             for _b95 in rt.each(self, self.t_bookings)
         ):
-            raise InvariantError(
-                'A confirmed meeting-room booking belongs to a member whose plan can book rooms.',
-                'coworking_desk.world:213',
-            )
+            raise InvariantError('A confirmed meeting-room booking belongs to a member whose '
+                                 'plan can book rooms.',
+                                 'coworking_desk.world:213')
         # coworking_desk.world:216
         if not all(self.fn_invoiced_ok(_b96) for _b96 in rt.each(self, self.t_bookings)):
-            raise InvariantError(
-                'An invoiced booking has extra hours, is not cancelled and is a line of its '
-                'invoice.',
-                'coworking_desk.world:216',
-            )
+            raise InvariantError('An invoiced booking has extra hours, is not cancelled and is a '
+                                 'line of its invoice.',
+                                 'coworking_desk.world:216')
         if not all(  # coworking_desk.world:219
             all(
                 self.t_bookings[_l98.booking].invoice == _i97.invoice_id
@@ -371,16 +363,13 @@ class CoworkingDesk(Episode):
             )
             for _i97 in rt.each(self, self.t_invoices)
         ):
-            raise InvariantError(
-                'Every line of an invoice is a booking invoiced on it.', 'coworking_desk.world:219'
-            )
+            raise InvariantError('Every line of an invoice is a booking invoiced on it.',
+                                 'coworking_desk.world:219')
         for _row99 in rt.changed_rows(self, self.t_invoices):  # coworking_desk.world:222
             if not self.fn_invoice_lines_ok(_row99):
-                raise InvariantError(
-                    'Line amounts are hours x rate, the total is their sum, and the invoice is '
-                    'due after it is issued.',
-                    'coworking_desk.world:222',
-                )
+                raise InvariantError('Line amounts are hours x rate, the total is their sum, and '
+                                     'the invoice is due after it is issued.',
+                                     'coworking_desk.world:222')
         if not all(  # coworking_desk.world:225
             len([
                 _n101.member_id for _n101 in rt.each(self, self.t_members)
@@ -489,43 +478,36 @@ class CoworkingDesk(Episode):
             == 1
         )
 
-    @tool(  # coworking_desk.world:230
-        'Show a membership plan: monthly fee and credits, extra hour rate, whether it can book '
-        'rooms and whether it is offered.',
-        param('plan', _ROW_plans, 'The plan code, e.g. FLEX.'), read_only=True,
-        where='coworking_desk.world:230', returns=MembershipPlan,
-    )
+    @tool('Show a membership plan: monthly fee and credits, extra hour rate, whether it can book '
+          'rooms and whether it is offered.',
+          param('plan', _ROW_plans, 'The plan code, e.g. FLEX.'), read_only=True,
+          where='coworking_desk.world:230', returns=MembershipPlan)
     def tool_get_plan(self, plan: MembershipPlan) -> MembershipPlan:
         return plan  # coworking_desk.world:235
 
-    @tool(  # coworking_desk.world:238
-        'List membership plans.',
-        param('active_only', arg.BOOL, 'Only plans members can move to.', default=False),
-        read_only=True, where='coworking_desk.world:238', returns=js.array(MembershipPlan),
-        shows=('list', ('row', 'plans')),
-    )
+    @tool('List membership plans.',
+          param('active_only', arg.BOOL, 'Only plans members can move to.', default=False),
+          read_only=True, where='coworking_desk.world:238', returns=js.array(MembershipPlan),
+          shows=('list', ('row', 'plans')))
     def tool_list_plans(self, active_only: bool) -> tuple[str, ...]:
         return tuple([  # coworking_desk.world:243
             _p5.code for _p5 in rt.each(self, self.t_plans) if _p5.active or not active_only
         ])
 
-    @tool(  # coworking_desk.world:246
-        'Show a member: email, company, plan code, credit balance, status and since when.',
-        _PARAM_member, read_only=True, where='coworking_desk.world:246', returns=Member,
-    )
+    @tool('Show a member: email, company, plan code, credit balance, status and since when.',
+          _PARAM_member, read_only=True, where='coworking_desk.world:246', returns=Member)
     def tool_get_member(self, member: Member) -> Member:
         return member  # coworking_desk.world:251
 
-    @tool(  # coworking_desk.world:254
-        'Find members by part of the name, by email or by company.',
-        param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
-        param('email', arg.optional(arg.TEXT), 'The email; case does not matter.'),
-        param(
-            'company', arg.optional(arg.TEXT), 'Part of the company name; case does not matter.'
-        ),
-        read_only=True, where='coworking_desk.world:254', returns=js.array(Member),
-        shows=('list', ('row', 'members')),
-    )
+    @tool('Find members by part of the name, by email or by company.',
+          param(
+              'name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'
+          ),
+          param('email', arg.optional(arg.TEXT), 'The email; case does not matter.'),
+          param('company', arg.optional(arg.TEXT),
+                'Part of the company name; case does not matter.'),
+          read_only=True, where='coworking_desk.world:254', returns=js.array(Member),
+          shows=('list', ('row', 'members')))
     def tool_find_members(
         self, name_contains: str | None, email: str | None, company: str | None
     ) -> tuple[str, ...]:
@@ -553,13 +535,11 @@ class CoworkingDesk(Episode):
             found = rt.each(self, found) + (m.member_id,)  # coworking_desk.world:278
         return found  # coworking_desk.world:280
 
-    @tool(  # coworking_desk.world:283
-        "Move a member to another active plan. Upgrading adds the difference in monthly credits; "
-        "downgrading caps the balance at the new plan's monthly credits.",
-        _PARAM_member_,
-        param('new_plan', _ROW_plans, 'The code of the plan to move to, e.g. FLEX.'),
-        where='coworking_desk.world:283', returns=Member,
-    )
+    @tool("Move a member to another active plan. Upgrading adds the difference in monthly "
+          "credits; downgrading caps the balance at the new plan's monthly credits.",
+          _PARAM_member_,
+          param('new_plan', _ROW_plans, 'The code of the plan to move to, e.g. FLEX.'),
+          where='coworking_desk.world:283', returns=Member)
     def tool_change_plan(self, member: Member, new_plan: MembershipPlan) -> Member:
         if not new_plan.active:  # coworking_desk.world:289
             self.fail(f'Plan {new_plan.code} is no longer offered.')
@@ -572,10 +552,8 @@ class CoworkingDesk(Episode):
                 for _b6 in rt.each(self, self.t_bookings)
             )
         ):
-            self.fail(
-                f'Member {member.member_id} has confirmed meeting-room bookings, and plan '
-                f'{new_plan.code} cannot book rooms.',
-            )
+            self.fail(f'Member {member.member_id} has confirmed meeting-room bookings, and plan '
+                      f'{new_plan.code} cannot book rooms.')
         old_credits: int = member.credits_  # coworking_desk.world:292
         old_allowance: int = self.t_plans[member.plan].monthly_credits  # coworking_desk.world:293
         if new_plan.monthly_credits > old_allowance:  # coworking_desk.world:294
@@ -608,15 +586,11 @@ class CoworkingDesk(Episode):
         )
         return member  # coworking_desk.world:307
 
-    @tool(  # coworking_desk.world:310
-        "Top up a member's credits.", _PARAM_member_,
-        param('credits', arg.refined(arg.INT, 1, 500), 'How many credits to add.'),
-        param(
-            'note', arg.refined(arg.TEXT, None, 200),
-            'Why: a purchased credit pack or a goodwill gesture.',
-        ),
-        where='coworking_desk.world:310', returns=Member,
-    )
+    @tool("Top up a member's credits.", _PARAM_member_,
+          param('credits', arg.refined(arg.INT, 1, 500), 'How many credits to add.'),
+          param('note', arg.refined(arg.TEXT, None, 200),
+                'Why: a purchased credit pack or a goodwill gesture.'),
+          where='coworking_desk.world:310', returns=Member)
     def tool_add_credits(self, member: Member, credits_: int, note: str) -> Member:
         if member.status != _E12_MemberStatus_active:  # coworking_desk.world:317
             self.fail(f'Member {member.member_id} is suspended.')
@@ -636,34 +610,25 @@ class CoworkingDesk(Episode):
         )
         return member  # coworking_desk.world:326
 
-    @tool(  # coworking_desk.world:331
-        'Show a space: kind, capacity, amenities, credits per hour, floor and whether it can be '
-        'booked.',
-        param('space', _ROW_spaces, 'The space id, e.g. R01.'), read_only=True,
-        where='coworking_desk.world:331', returns=Space,
-    )
+    @tool('Show a space: kind, capacity, amenities, credits per hour, floor and whether it can '
+          'be booked.',
+          param('space', _ROW_spaces, 'The space id, e.g. R01.'), read_only=True,
+          where='coworking_desk.world:331', returns=Space)
     def tool_get_space(self, space: Space) -> Space:
         return space  # coworking_desk.world:334
 
-    @tool(  # coworking_desk.world:337
-        'Find active spaces by kind, minimum capacity and amenity, optionally only those free '
-        'for a time slot.',
-        param('kind', arg.optional(arg.enum_of(SpaceKind)), 'Only spaces of this kind.'),
-        param(
-            'min_capacity', arg.optional(arg.INT), 'Only spaces holding at least this many people.'
-        ),
-        param('amenity', arg.optional(arg.enum_of(Amenity)), 'Only spaces with this amenity.'),
-        param(
-            'free_from', arg.optional(arg.DATETIME),
-            'With free_until: only spaces free in that time.',
-        ),
-        param(
-            'free_until', arg.optional(arg.DATETIME),
-            'With free_from: only spaces free in that time.',
-        ),
-        read_only=True, where='coworking_desk.world:337', returns=js.array(Space),
-        shows=('list', ('row', 'spaces')),
-    )
+    @tool('Find active spaces by kind, minimum capacity and amenity, optionally only those free '
+          'for a time slot.',
+          param('kind', arg.optional(arg.enum_of(SpaceKind)), 'Only spaces of this kind.'),
+          param('min_capacity', arg.optional(arg.INT),
+                'Only spaces holding at least this many people.'),
+          param('amenity', arg.optional(arg.enum_of(Amenity)), 'Only spaces with this amenity.'),
+          param('free_from', arg.optional(arg.DATETIME),
+                'With free_until: only spaces free in that time.'),
+          param('free_until', arg.optional(arg.DATETIME),
+                'With free_from: only spaces free in that time.'),
+          read_only=True, where='coworking_desk.world:337', returns=js.array(Space),
+          shows=('list', ('row', 'spaces')))
     def tool_search_spaces(
         self, kind: SpaceKind | None, min_capacity: int | None, amenity: Amenity | None,
         free_from: dt.datetime | None, free_until: dt.datetime | None,
@@ -689,26 +654,21 @@ class CoworkingDesk(Episode):
             found = rt.each(self, found) + (s.space_id,)  # coworking_desk.world:368
         return found  # coworking_desk.world:370
 
-    @tool(  # coworking_desk.world:375
-        'Show a booking: member and space ids, start and end, attendees, status, credits used, '
-        'extra hours and invoice id.',
-        _PARAM_booking, read_only=True, where='coworking_desk.world:375', returns=Booking,
-    )
+    @tool('Show a booking: member and space ids, start and end, attendees, status, credits used, '
+          'extra hours and invoice id.',
+          _PARAM_booking, read_only=True, where='coworking_desk.world:375', returns=Booking)
     def tool_get_booking(self, booking: Booking) -> Booking:
         return booking  # coworking_desk.world:380
 
-    @tool(  # coworking_desk.world:383
-        'List the bookings of a member or of a space in start order, optionally on a day and by '
-        'status.',
-        param('member', arg.optional(_ROW_members), "Only this member's bookings (id)."),
-        param('space', arg.optional(_ROW_spaces), 'Only bookings of this space (id).'),
-        param('day', arg.optional(arg.DATE), 'Only bookings on this day.'),
-        param(
-            'status', arg.optional(arg.enum_of(BookingStatus)), 'Only bookings with this status.'
-        ),
-        read_only=True, where='coworking_desk.world:383', returns=js.array(Booking),
-        shows=('list', ('row', 'bookings')),
-    )
+    @tool('List the bookings of a member or of a space in start order, optionally on a day and '
+          'by status.',
+          param('member', arg.optional(_ROW_members), "Only this member's bookings (id)."),
+          param('space', arg.optional(_ROW_spaces), 'Only bookings of this space (id).'),
+          param('day', arg.optional(arg.DATE), 'Only bookings on this day.'),
+          param('status', arg.optional(arg.enum_of(BookingStatus)),
+                'Only bookings with this status.'),
+          read_only=True, where='coworking_desk.world:383', returns=js.array(Booking),
+          shows=('list', ('row', 'bookings')))
     def tool_list_bookings(
         self, member: Member | None, space: Space | None, day: dt.date | None,
         status: BookingStatus | None,
@@ -730,15 +690,13 @@ class CoworkingDesk(Episode):
             rt.rows(self.t_bookings, rt.each(self, found)), key=lambda _x7: _x7.starts_at
         )
 
-    @tool(  # coworking_desk.world:411
-        "Book a space for a member for whole hours. Credits pay for as many whole hours as the "
-        "balance covers; the other hours are extra hours, invoiced later at the plan's rate.",
-        _PARAM_member, param('space', _ROW_spaces, 'The space id, e.g. R02.'),
-        param('starts_at', arg.DATETIME, 'The start, on the hour, e.g. 2024-06-12T10:00:00.'),
-        param('hours', arg.refined(arg.INT, 1, 12), 'How many whole hours.'),
-        param('attendees', arg.refined(arg.INT, 1, 30), 'How many people will use it.'),
-        where='coworking_desk.world:411', returns=Booking,
-    )
+    @tool("Book a space for a member for whole hours. Credits pay for as many whole hours as the "
+          "balance covers; the other hours are extra hours, invoiced later at the plan's rate.",
+          _PARAM_member, param('space', _ROW_spaces, 'The space id, e.g. R02.'),
+          param('starts_at', arg.DATETIME, 'The start, on the hour, e.g. 2024-06-12T10:00:00.'),
+          param('hours', arg.refined(arg.INT, 1, 12), 'How many whole hours.'),
+          param('attendees', arg.refined(arg.INT, 1, 30), 'How many people will use it.'),
+          where='coworking_desk.world:411', returns=Booking)
     def tool_book_space(
         self, member: Member, space: Space, starts_at: dt.datetime, hours: int, attendees: int
     ) -> Booking:
@@ -758,16 +716,13 @@ class CoworkingDesk(Episode):
             starts_at.hour >= self.state.opening_hour
             and rt.bounded(starts_at.hour + hours) <= self.state.closing_hour
         ):
-            raise ToolError(
-                f'Bookings run between {self.state.opening_hour}:00 and {self.state.closing_hour}'
-                ':00.',
-            )
+            raise ToolError(f'Bookings run between {self.state.opening_hour}:00 and '
+                            f'{self.state.closing_hour}:00.')
         if hours > self.state.max_booking_hours:  # coworking_desk.world:426
             raise ToolError(f'A booking lasts at most {self.state.max_booking_hours} hours.')
         if attendees > space.capacity:  # coworking_desk.world:427
-            self.fail(
-                f'Space {space.space_id} holds {space.capacity} people; {attendees} asked for.'
-            )
+            self.fail(f'Space {space.space_id} holds {space.capacity} people; {attendees} asked '
+                      'for.')
         # coworking_desk.world:428
         ends_at: dt.datetime = starts_at + dt.timedelta(minutes=rt.bounded(hours * 60))
         if self.fn_space_busy(space, starts_at, ends_at, ''):  # coworking_desk.world:429
@@ -804,11 +759,9 @@ class CoworkingDesk(Episode):
             )
         return booking  # coworking_desk.world:453
 
-    @tool(  # coworking_desk.world:456
-        'Cancel a confirmed booking that has not started; the credits come back when it is '
-        'cancelled before the cut-off.',
-        _PARAM_booking, where='coworking_desk.world:456', returns=Booking,
-    )
+    @tool('Cancel a confirmed booking that has not started; the credits come back when it is '
+          'cancelled before the cut-off.',
+          _PARAM_booking, where='coworking_desk.world:456', returns=Booking)
     def tool_cancel_booking(self, booking: Booking) -> Booking:
         if booking.status != _E13_BookingStatus_confirmed:  # coworking_desk.world:461
             self.fail(f'Booking {booking.booking_id} is {booking.status}.')
@@ -847,12 +800,11 @@ class CoworkingDesk(Episode):
                 )
         return booking  # coworking_desk.world:481
 
-    @tool(  # coworking_desk.world:484
-        'Extend a confirmed booking by whole hours; credits pay for the added hours as far as '
-        'the balance covers, the rest become extra hours.',
-        _PARAM_booking, param('extra', arg.refined(arg.INT, 1, 6), 'How many whole hours to add.'),
-        where='coworking_desk.world:484', returns=Booking,
-    )
+    @tool('Extend a confirmed booking by whole hours; credits pay for the added hours as far as '
+          'the balance covers, the rest become extra hours.',
+          _PARAM_booking,
+          param('extra', arg.refined(arg.INT, 1, 6), 'How many whole hours to add.'),
+          where='coworking_desk.world:484', returns=Booking)
     def tool_extend_booking(self, booking: Booking, extra: int) -> Booking:
         if booking.status != _E13_BookingStatus_confirmed:  # coworking_desk.world:490
             self.fail(f'Booking {booking.booking_id} is {booking.status}.')
@@ -910,27 +862,21 @@ class CoworkingDesk(Episode):
         )
         return booking  # coworking_desk.world:513
 
-    @tool(  # coworking_desk.world:518
-        'Show an invoice: member id, period, lines (booking id, hours, rate, amount), total, '
-        'dates and status.',
-        param('invoice', _ROW_invoices, 'The invoice id, e.g. INV00001.'), read_only=True,
-        where='coworking_desk.world:518', returns=_RESULT_Invoice,
-    )
+    @tool('Show an invoice: member id, period, lines (booking id, hours, rate, amount), total, '
+          'dates and status.',
+          param('invoice', _ROW_invoices, 'The invoice id, e.g. INV00001.'), read_only=True,
+          where='coworking_desk.world:518', returns=_RESULT_Invoice)
     def tool_get_invoice(self, invoice: Invoice) -> Invoice:
         return invoice  # coworking_desk.world:523
 
-    @tool(  # coworking_desk.world:526
-        "List a member's invoices, optionally by status or month.", _PARAM_member,
-        param(
-            'status', arg.optional(arg.enum_of(InvoiceStatus)), 'Only invoices with this status.'
-        ),
-        param(
-            'period', arg.optional(arg.refined(arg.TEXT, pattern='^[0-9]{4}-(0[1-9]|1[0-2])$')),
-            'Only invoices of this month, e.g. 2024-05.',
-        ),
-        read_only=True, where='coworking_desk.world:526', returns=js.array(_RESULT_Invoice),
-        shows=('list', ('row', 'invoices')),
-    )
+    @tool("List a member's invoices, optionally by status or month.", _PARAM_member,
+          param('status', arg.optional(arg.enum_of(InvoiceStatus)),
+                'Only invoices with this status.'),
+          param('period',
+                arg.optional(arg.refined(arg.TEXT, pattern='^[0-9]{4}-(0[1-9]|1[0-2])$')),
+                'Only invoices of this month, e.g. 2024-05.'),
+          read_only=True, where='coworking_desk.world:526', returns=js.array(_RESULT_Invoice),
+          shows=('list', ('row', 'invoices')))
     def tool_list_invoices(
         self, member: Member, status: InvoiceStatus | None, period: str | None
     ) -> tuple[str, ...]:
@@ -945,16 +891,12 @@ class CoworkingDesk(Episode):
             found = rt.each(self, found) + (i.invoice_id,)  # coworking_desk.world:544
         return found  # coworking_desk.world:546
 
-    @tool(  # coworking_desk.world:549
-        "Bill a member's extra hours of a month that are not invoiced yet: one line per booking "
-        "starting that month, at the plan's extra hour rate.",
-        _PARAM_member_,
-        param(
-            'period', arg.refined(arg.TEXT, pattern='^[0-9]{4}-(0[1-9]|1[0-2])$'),
-            'The month to bill, e.g. 2024-06.',
-        ),
-        where='coworking_desk.world:549', returns=_RESULT_Invoice,
-    )
+    @tool("Bill a member's extra hours of a month that are not invoiced yet: one line per "
+          "booking starting that month, at the plan's extra hour rate.",
+          _PARAM_member_,
+          param('period', arg.refined(arg.TEXT, pattern='^[0-9]{4}-(0[1-9]|1[0-2])$'),
+                'The month to bill, e.g. 2024-06.'),
+          where='coworking_desk.world:549', returns=_RESULT_Invoice)
     def tool_invoice_extra_hours(self, member: Member, period: str) -> Invoice:
         due: tuple[str, ...] = tuple([  # coworking_desk.world:555
             _b8.booking_id for _b8 in rt.each(self, self.t_bookings)
@@ -993,33 +935,27 @@ class CoworkingDesk(Episode):
             self.set_field(self.t_bookings[b.booking_id], 'invoice', invoice.invoice_id)
         return invoice  # coworking_desk.world:572
 
-    @tool(  # coworking_desk.world:575
-        'Record the payment of an issued invoice.',
-        param('invoice', _ROW_invoices, 'The invoice id, e.g. INV00002.'),
-        where='coworking_desk.world:575', returns=_RESULT_Invoice,
-    )
+    @tool('Record the payment of an issued invoice.',
+          param('invoice', _ROW_invoices, 'The invoice id, e.g. INV00002.'),
+          where='coworking_desk.world:575', returns=_RESULT_Invoice)
     def tool_mark_invoice_paid(self, invoice: Invoice) -> Invoice:
         if invoice.status != _E13_InvoiceStatus_issued:  # coworking_desk.world:580
             self.fail(f'Invoice {invoice.invoice_id} is {invoice.status}, not issued.')
         self.set_field(invoice, 'status', _E13_InvoiceStatus_paid)  # coworking_desk.world:581
         return invoice  # coworking_desk.world:582
 
-    @tool(  # coworking_desk.world:587
-        'Show a credit transaction: member and booking ids, change, reason, time, balance after '
-        'and note.',
-        param('txn', _ROW_credit_transactions, 'The transaction id, e.g. CT00001.'),
-        read_only=True, where='coworking_desk.world:587', returns=CreditTransaction,
-    )
+    @tool('Show a credit transaction: member and booking ids, change, reason, time, balance '
+          'after and note.',
+          param('txn', _ROW_credit_transactions, 'The transaction id, e.g. CT00001.'),
+          read_only=True, where='coworking_desk.world:587', returns=CreditTransaction)
     def tool_get_credit_transaction(self, txn: CreditTransaction) -> CreditTransaction:
         return txn  # coworking_desk.world:592
 
-    @tool(  # coworking_desk.world:595
-        "List a member's credit transactions, newest first, optionally since a day.",
-        _PARAM_member,
-        param('since', arg.optional(arg.DATE), 'Only transactions on or after this day.'),
-        read_only=True, where='coworking_desk.world:595', returns=js.array(CreditTransaction),
-        shows=('list', ('row', 'credit_transactions')),
-    )
+    @tool("List a member's credit transactions, newest first, optionally since a day.",
+          _PARAM_member,
+          param('since', arg.optional(arg.DATE), 'Only transactions on or after this day.'),
+          read_only=True, where='coworking_desk.world:595', returns=js.array(CreditTransaction),
+          shows=('list', ('row', 'credit_transactions')))
     def tool_list_credit_transactions(
         self, member: Member, since: dt.date | None
     ) -> tuple[str, ...]:

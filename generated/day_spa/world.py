@@ -201,9 +201,8 @@ _ROW_vouchers = arg.row(
     'vouchers', not_found=lambda ep, key: ep.built(f'Voucher {key} not found.')
 )
 _PARAM_guest = param('guest', _ROW_guests, 'The guest id, e.g. G001.')
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'
-)
+_PARAM_name_contains = param('name_contains', arg.optional(arg.TEXT),
+                             'Part of the name; case does not matter.')
 _PARAM_treatment = param('treatment', _ROW_treatments, 'The treatment code, e.g. TR01.')
 _PARAM_booking = param('booking', _ROW_bookings, 'The booking id, e.g. B0001.')
 _PARAM_booking_ = param('booking', _ROW_bookings, 'The booking id, e.g. B0003.')
@@ -299,11 +298,9 @@ class DaySpa(Episode):
             and self.t_rooms[_b68.room].room_type == self.t_treatments[_b68.treatment].room_type
             for _b68 in rt.each(self, self.t_bookings)
         ):
-            raise InvariantError(
-                "A booking's therapist is qualified for its treatment and its room is of the "
-                "treatment's room type.",
-                'day_spa.world:203',
-            )
+            raise InvariantError("A booking's therapist is qualified for its treatment and its "
+                                 "room is of the treatment's room type.",
+                                 'day_spa.world:203')
         if not all(  # day_spa.world:206
             not (
                 _b69.status == _E13_BookingStatus_booked
@@ -320,32 +317,26 @@ class DaySpa(Episode):
             )
             for _b69 in rt.each(self, self.t_bookings)
         ):
-            raise InvariantError(
-                "An upcoming booking lies within opening hours and its therapist's shift.",
-                'day_spa.world:206',
-            )
+            raise InvariantError("An upcoming booking lies within opening hours and its "
+                                 "therapist's shift.",
+                                 'day_spa.world:206')
         for _row70 in rt.changed_rows(self, self.t_bookings):  # day_spa.world:209
             if not self.fn_booking_amounts_ok(_row70):
-                raise InvariantError(
-                    'Amount due is the price less what the voucher covered; a cancelled booking '
-                    'has no voucher.',
-                    'day_spa.world:209',
-                )
+                raise InvariantError('Amount due is the price less what the voucher covered; a '
+                                     'cancelled booking has no voucher.',
+                                     'day_spa.world:209')
         if not all(  # day_spa.world:212
             _v71.balance <= _v71.initial_value
             and abs(_v71.balance - (_v71.initial_value - self.fn_covered_by(_v71))) < 0.005
             for _v71 in rt.each(self, self.t_vouchers)
         ):
-            raise InvariantError(
-                "A voucher's balance is its initial value less what it covered, between 0 and "
-                "the initial value.",
-                'day_spa.world:212',
-            )
+            raise InvariantError("A voucher's balance is its initial value less what it covered, "
+                                 "between 0 and the initial value.",
+                                 'day_spa.world:212')
         for _row72 in rt.changed_rows(self, self.t_vouchers):  # day_spa.world:215
             if not ((_row72.status == _E13_VoucherStatus_used_up) == (_row72.balance == 0.0)):
-                raise InvariantError(
-                    'A voucher is used up exactly when its balance is 0.', 'day_spa.world:215'
-                )
+                raise InvariantError('A voucher is used up exactly when its balance is 0.',
+                                     'day_spa.world:215')
         if not all(  # day_spa.world:218
             len([
                 _h74.guest_id for _h74 in rt.each(self, self.t_guests)
@@ -459,19 +450,15 @@ class DaySpa(Episode):
         # day_spa.world:189
         return v_.status == _E13_VoucherStatus_active and v_.expires_on >= self.clock.date()
 
-    @tool(  # day_spa.world:223
-        'Show a guest: contact details, date of birth, health notes and since when.', _PARAM_guest,
-        read_only=True, where='day_spa.world:223', returns=Guest,
-    )
+    @tool('Show a guest: contact details, date of birth, health notes and since when.',
+          _PARAM_guest, read_only=True, where='day_spa.world:223', returns=Guest)
     def tool_get_guest(self, guest: Guest) -> Guest:
         return guest  # day_spa.world:226
 
-    @tool(  # day_spa.world:229
-        'Find guests by part of the name, email or phone.', _PARAM_name_contains,
-        param('email', arg.optional(arg.TEXT), 'Part of the email; case does not matter.'),
-        param('phone', arg.optional(arg.TEXT), 'Part of the phone number.'), read_only=True,
-        where='day_spa.world:229', returns=js.array(Guest), shows=('list', ('row', 'guests')),
-    )
+    @tool('Find guests by part of the name, email or phone.', _PARAM_name_contains,
+          param('email', arg.optional(arg.TEXT), 'Part of the email; case does not matter.'),
+          param('phone', arg.optional(arg.TEXT), 'Part of the phone number.'), read_only=True,
+          where='day_spa.world:229', returns=js.array(Guest), shows=('list', ('row', 'guests')))
     def tool_find_guests(
         self, name_contains: str | None, email: str | None, phone: str | None
     ) -> tuple[str, ...]:
@@ -501,24 +488,16 @@ class DaySpa(Episode):
             found = rt.each(self, found) + (g.guest_id,)  # day_spa.world:247
         return found  # day_spa.world:249
 
-    @tool(  # day_spa.world:252
-        'Register a new guest.',
-        param('name', arg.refined(arg.TEXT, 1, 80), "The guest's full name."),
-        param(
-            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-            "The guest's email.",
-        ),
-        param(
-            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
-            'The phone number with country code, e.g. +4512345678.',
-        ),
-        param('date_of_birth', arg.DATE, 'The date of birth, e.g. 1990-05-17.'),
-        param(
-            'health_notes', arg.refined(arg.TEXT, None, 300),
-            'Allergies or conditions therapists must know; empty for none.', default='',
-        ),
-        where='day_spa.world:252', returns=Guest,
-    )
+    @tool('Register a new guest.',
+          param('name', arg.refined(arg.TEXT, 1, 80), "The guest's full name."),
+          param('email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
+                "The guest's email."),
+          param('phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+                'The phone number with country code, e.g. +4512345678.'),
+          param('date_of_birth', arg.DATE, 'The date of birth, e.g. 1990-05-17.'),
+          param('health_notes', arg.refined(arg.TEXT, None, 300),
+                'Allergies or conditions therapists must know; empty for none.', default=''),
+          where='day_spa.world:252', returns=Guest)
     def tool_register_guest(
         self, name: str, email: str, phone: str, date_of_birth: dt.date, health_notes: str
     ) -> Guest:
@@ -541,24 +520,19 @@ class DaySpa(Episode):
         self.insert(self.t_guests, guest)  # day_spa.world:271
         return guest  # day_spa.world:272
 
-    @tool(  # day_spa.world:277
-        'Show a treatment: category, duration, price, the room type it needs and whether it can '
-        'be booked.',
-        _PARAM_treatment, read_only=True, where='day_spa.world:277', returns=Treatment,
-    )
+    @tool('Show a treatment: category, duration, price, the room type it needs and whether it '
+          'can be booked.',
+          _PARAM_treatment, read_only=True, where='day_spa.world:277', returns=Treatment)
     def tool_get_treatment(self, treatment: Treatment) -> Treatment:
         return treatment  # day_spa.world:282
 
-    @tool(  # day_spa.world:285
-        'Find active treatments by part of the name, category and/or a maximum price.',
-        param('text', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
-        param(
-            'category', arg.optional(arg.enum_of(Category)), 'Only treatments of this category.'
-        ),
-        param('max_price', arg.optional(arg.FLOAT), 'Only treatments costing at most this.'),
-        read_only=True, where='day_spa.world:285', returns=js.array(Treatment),
-        shows=('list', ('row', 'treatments')),
-    )
+    @tool('Find active treatments by part of the name, category and/or a maximum price.',
+          param('text', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
+          param('category', arg.optional(arg.enum_of(Category)),
+                'Only treatments of this category.'),
+          param('max_price', arg.optional(arg.FLOAT), 'Only treatments costing at most this.'),
+          read_only=True, where='day_spa.world:285', returns=js.array(Treatment),
+          shows=('list', ('row', 'treatments')))
     def tool_search_treatments(
         self, text: str | None, category: Category | None, max_price: float | None
     ) -> tuple[str, ...]:
@@ -580,25 +554,19 @@ class DaySpa(Episode):
             found = rt.each(self, found) + (t.code,)  # day_spa.world:306
         return found  # day_spa.world:308
 
-    @tool(  # day_spa.world:311
-        'Show a therapist: email, the treatment codes they give, their shift hours and whether '
-        'active.',
-        param('therapist', _ROW_therapists, 'The therapist id, e.g. T01.'), read_only=True,
-        where='day_spa.world:311', returns=Therapist,
-    )
+    @tool('Show a therapist: email, the treatment codes they give, their shift hours and whether '
+          'active.',
+          param('therapist', _ROW_therapists, 'The therapist id, e.g. T01.'), read_only=True,
+          where='day_spa.world:311', returns=Therapist)
     def tool_get_therapist(self, therapist: Therapist) -> Therapist:
         return therapist  # day_spa.world:316
 
-    @tool(  # day_spa.world:319
-        'Find active therapists by part of the name and/or qualified for a treatment.',
-        _PARAM_name_contains,
-        param(
-            'treatment', arg.optional(_ROW_treatments),
-            'Only therapists qualified for this treatment (code).',
-        ),
-        read_only=True, where='day_spa.world:319', returns=js.array(Therapist),
-        shows=('list', ('row', 'therapists')),
-    )
+    @tool('Find active therapists by part of the name and/or qualified for a treatment.',
+          _PARAM_name_contains,
+          param('treatment', arg.optional(_ROW_treatments),
+                'Only therapists qualified for this treatment (code).'),
+          read_only=True, where='day_spa.world:319', returns=js.array(Therapist),
+          shows=('list', ('row', 'therapists')))
     def tool_find_therapists(
         self, name_contains: str | None, treatment: Treatment | None
     ) -> tuple[str, ...]:
@@ -618,21 +586,17 @@ class DaySpa(Episode):
             found = rt.each(self, found) + (t.therapist_id,)  # day_spa.world:336
         return found  # day_spa.world:338
 
-    @tool(  # day_spa.world:341
-        'Show a room: name, type, floor and whether in service.',
-        param('room', _ROW_rooms, 'The room id, e.g. RM1.'), read_only=True,
-        where='day_spa.world:341', returns=Room,
-    )
+    @tool('Show a room: name, type, floor and whether in service.',
+          param('room', _ROW_rooms, 'The room id, e.g. RM1.'), read_only=True,
+          where='day_spa.world:341', returns=Room)
     def tool_get_room(self, room: Room) -> Room:
         return room  # day_spa.world:344
 
-    @tool(  # day_spa.world:347
-        'List rooms, optionally of one type and only those in service.',
-        param('room_type', arg.optional(arg.enum_of(RoomType)), 'Only rooms of this type.'),
-        param('in_service_only', arg.BOOL, 'Only rooms in service.', default=False),
-        read_only=True, where='day_spa.world:347', returns=js.array(Room),
-        shows=('list', ('row', 'rooms')),
-    )
+    @tool('List rooms, optionally of one type and only those in service.',
+          param('room_type', arg.optional(arg.enum_of(RoomType)), 'Only rooms of this type.'),
+          param('in_service_only', arg.BOOL, 'Only rooms in service.', default=False),
+          read_only=True, where='day_spa.world:347', returns=js.array(Room),
+          shows=('list', ('row', 'rooms')))
     def tool_list_rooms(
         self, room_type: RoomType | None, in_service_only: bool
     ) -> tuple[str, ...]:
@@ -645,23 +609,20 @@ class DaySpa(Episode):
             found = rt.each(self, found) + (r.room_id,)  # day_spa.world:361
         return found  # day_spa.world:363
 
-    @tool(  # day_spa.world:368
-        'Show a booking: guest, treatment, therapist and room ids, start, status, price, voucher '
-        'code and amount due.',
-        _PARAM_booking, read_only=True, where='day_spa.world:368', returns=Booking,
-    )
+    @tool('Show a booking: guest, treatment, therapist and room ids, start, status, price, '
+          'voucher code and amount due.',
+          _PARAM_booking, read_only=True, where='day_spa.world:368', returns=Booking)
     def tool_get_booking(self, booking: Booking) -> Booking:
         return booking  # day_spa.world:373
 
-    @tool(  # day_spa.world:376
+    @tool(
         'Find bookings by guest, therapist, room, day and/or status, in start order.',
         param('guest', arg.optional(_ROW_guests), "Only this guest's bookings (id)."),
         param('therapist', arg.optional(_ROW_therapists), "Only this therapist's bookings (id)."),
         param('room', arg.optional(_ROW_rooms), 'Only bookings in this room (id).'),
         param('day', arg.optional(arg.DATE), 'Only bookings starting on this day.'),
-        param(
-            'status', arg.optional(arg.enum_of(BookingStatus)), 'Only bookings with this status.'
-        ),
+        param('status', arg.optional(arg.enum_of(BookingStatus)),
+              'Only bookings with this status.'),
         read_only=True, where='day_spa.world:376', returns=js.array(Booking),
         shows=('list', ('row', 'bookings')),
     )
@@ -687,13 +648,11 @@ class DaySpa(Episode):
             rt.rows(self.t_bookings, rt.each(self, found)), key=lambda _x6: _x6.starts_at
         )
 
-    @tool(  # day_spa.world:407
-        'Start times on a day, every 30 minutes, when a treatment can be booked: the qualified '
-        'active therapists on shift and the rooms of the right type in service that are free '
-        'then.',
-        _PARAM_treatment, param('day', arg.DATE, 'The day, e.g. 2025-07-15.'), read_only=True,
-        where='day_spa.world:407', returns=js.array(Slot),
-    )
+    @tool('Start times on a day, every 30 minutes, when a treatment can be booked: the qualified '
+          'active therapists on shift and the rooms of the right type in service that are free '
+          'then.',
+          _PARAM_treatment, param('day', arg.DATE, 'The day, e.g. 2025-07-15.'), read_only=True,
+          where='day_spa.world:407', returns=js.array(Slot))
     def tool_find_free_slots(self, treatment: Treatment, day: dt.date) -> tuple[Slot, ...]:
         if not treatment.active:  # day_spa.world:413
             self.fail(f'Treatment {treatment.code} ({treatment.name}) is not offered.')
@@ -728,15 +687,13 @@ class DaySpa(Episode):
                 slots = rt.each(self, slots) + (Slot(start, free_therapists, free_rooms),)
         return slots  # day_spa.world:432
 
-    @tool(  # day_spa.world:435
-        "Book a treatment for a guest with a qualified therapist in a free room, at the "
-        "treatment's price.",
-        _PARAM_guest, _PARAM_treatment,
-        param('therapist', _ROW_therapists, 'A therapist qualified for it, e.g. T01.'),
-        param('room', _ROW_rooms, 'A room of the type the treatment needs, e.g. RM1.'),
-        param('starts_at', arg.DATETIME, 'When it starts, e.g. 2025-07-15T14:00:00.'),
-        where='day_spa.world:435', returns=Booking,
-    )
+    @tool("Book a treatment for a guest with a qualified therapist in a free room, at the "
+          "treatment's price.",
+          _PARAM_guest, _PARAM_treatment,
+          param('therapist', _ROW_therapists, 'A therapist qualified for it, e.g. T01.'),
+          param('room', _ROW_rooms, 'A room of the type the treatment needs, e.g. RM1.'),
+          param('starts_at', arg.DATETIME, 'When it starts, e.g. 2025-07-15T14:00:00.'),
+          where='day_spa.world:435', returns=Booking)
     def tool_book_treatment(
         self, guest: Guest, treatment: Treatment, therapist: Therapist, room: Room,
         starts_at: dt.datetime,
@@ -748,10 +705,8 @@ class DaySpa(Episode):
         if not self.fn_qualified(therapist, treatment):  # day_spa.world:446
             self.fail(f'{therapist.name} is not qualified for {treatment.name}.')
         if room.room_type != treatment.room_type:  # day_spa.world:447
-            self.fail(
-                f'Room {room.room_id} is a {room.room_type}; {treatment.name} needs a '
-                f'{treatment.room_type}.',
-            )
+            self.fail(f'Room {room.room_id} is a {room.room_type}; {treatment.name} needs a '
+                      f'{treatment.room_type}.')
         if not room.in_service:  # day_spa.world:448
             self.fail(f'Room {room.room_id} is out of service.')
         if starts_at <= self.clock:  # day_spa.world:449
@@ -760,16 +715,12 @@ class DaySpa(Episode):
         if not self.fn_in_hours(  # day_spa.world:451
             starts_at, length, self.state.opening_hour, self.state.closing_hour
         ):
-            self.fail(
-                f'The spa is open from {self.state.opening_hour}:00 to {self.state.closing_hour}'
-                f':00; {treatment.name} takes {length} minutes.',
-            )
+            self.fail(f'The spa is open from {self.state.opening_hour}:00 to '
+                      f'{self.state.closing_hour}:00; {treatment.name} takes {length} minutes.')
         # day_spa.world:452
         if not self.fn_in_hours(starts_at, length, therapist.shift_start, therapist.shift_end):
-            self.fail(
-                f'{therapist.name} works from {therapist.shift_start}:00 to {therapist.shift_end}'
-                ':00.',
-            )
+            self.fail(f'{therapist.name} works from {therapist.shift_start}:00 to '
+                      f'{therapist.shift_end}:00.')
         end: dt.datetime = starts_at + dt.timedelta(minutes=length)  # day_spa.world:453
         if self.fn_therapist_busy(therapist, starts_at, end, ''):  # day_spa.world:454
             self.fail(f'{therapist.name} is busy then.')
@@ -787,26 +738,20 @@ class DaySpa(Episode):
         self.insert(self.t_bookings, booking)  # day_spa.world:466
         return booking  # day_spa.world:467
 
-    @tool(  # day_spa.world:470
-        'Move a booked booking to another time, and optionally to another therapist or room.',
-        _PARAM_booking_,
-        param('starts_at', arg.DATETIME, 'The new start, e.g. 2025-07-15T14:00:00.'),
-        param(
-            'therapist', arg.optional(_ROW_therapists),
-            'Another therapist (id), if the therapist changes too.',
-        ),
-        param('room', arg.optional(_ROW_rooms), 'Another room (id), if the room changes too.'),
-        where='day_spa.world:470', returns=Booking,
-    )
+    @tool('Move a booked booking to another time, and optionally to another therapist or room.',
+          _PARAM_booking_,
+          param('starts_at', arg.DATETIME, 'The new start, e.g. 2025-07-15T14:00:00.'),
+          param('therapist', arg.optional(_ROW_therapists),
+                'Another therapist (id), if the therapist changes too.'),
+          param('room', arg.optional(_ROW_rooms), 'Another room (id), if the room changes too.'),
+          where='day_spa.world:470', returns=Booking)
     def tool_move_booking(
         self, booking: Booking, starts_at: dt.datetime, therapist: Therapist | None,
         room: Room | None,
     ) -> Booking:
         if booking.status != _E13_BookingStatus_booked:  # day_spa.world:478
-            self.fail(
-                f'Booking {booking.booking_id} is {booking.status}; only booked bookings can be '
-                'moved.',
-            )
+            self.fail(f'Booking {booking.booking_id} is {booking.status}; only booked bookings '
+                      'can be moved.')
         if starts_at <= self.clock:  # day_spa.world:479
             raise ToolError('The start is in the past.')
         treatment: Treatment = self.t_treatments[booking.treatment]  # day_spa.world:480
@@ -818,10 +763,8 @@ class DaySpa(Episode):
         if not self.fn_in_hours(  # day_spa.world:484
             starts_at, length, self.state.opening_hour, self.state.closing_hour
         ):
-            self.fail(
-                f'The spa is open from {self.state.opening_hour}:00 to {self.state.closing_hour}'
-                f':00; {treatment.name} takes {length} minutes.',
-            )
+            self.fail(f'The spa is open from {self.state.opening_hour}:00 to '
+                      f'{self.state.closing_hour}:00; {treatment.name} takes {length} minutes.')
         if not (who.active and self.fn_qualified(who, treatment)):  # day_spa.world:485
             self.fail(f'{who.name} is inactive or not qualified for {treatment.name}.')
         # day_spa.world:486
@@ -843,17 +786,13 @@ class DaySpa(Episode):
         self.set_field(booking, 'room', place.room_id)  # day_spa.world:495
         return booking  # day_spa.world:496
 
-    @tool(  # day_spa.world:499
-        'Cancel a booked booking that has not started; what a redeemed voucher covered goes back '
-        'to the voucher.',
-        _PARAM_booking_, where='day_spa.world:499', returns=Booking,
-    )
+    @tool('Cancel a booked booking that has not started; what a redeemed voucher covered goes '
+          'back to the voucher.',
+          _PARAM_booking_, where='day_spa.world:499', returns=Booking)
     def tool_cancel_booking(self, booking: Booking) -> Booking:
         if booking.status != _E13_BookingStatus_booked:  # day_spa.world:504
-            self.fail(
-                f'Booking {booking.booking_id} is {booking.status}; only booked bookings can be '
-                'cancelled.',
-            )
+            self.fail(f'Booking {booking.booking_id} is {booking.status}; only booked bookings '
+                      'can be cancelled.')
         if booking.starts_at <= self.clock:  # day_spa.world:505
             self.fail(f'Booking {booking.booking_id} has already started.')
         v_: GiftVoucher | None = self.t_vouchers.ref(booking.voucher)  # day_spa.world:506
@@ -876,81 +815,61 @@ class DaySpa(Episode):
         )
         return booking  # day_spa.world:517
 
-    @tool(  # day_spa.world:520
-        'Check a guest in for a booking starting soon (check-in opens a while before the start).',
-        _PARAM_booking, where='day_spa.world:520', returns=Booking,
-    )
+    @tool('Check a guest in for a booking starting soon (check-in opens a while before the '
+          'start).',
+          _PARAM_booking, where='day_spa.world:520', returns=Booking)
     def tool_check_in_guest(self, booking: Booking) -> Booking:
         if booking.status != _E13_BookingStatus_booked:  # day_spa.world:525
-            self.fail(
-                f'Booking {booking.booking_id} is {booking.status}; only booked bookings can be '
-                'checked in.',
-            )
+            self.fail(f'Booking {booking.booking_id} is {booking.status}; only booked bookings '
+                      'can be checked in.')
         if booking.starts_at.date() != self.clock.date():  # day_spa.world:526
             self.fail(f'Booking {booking.booking_id} is on {booking.starts_at.date()}, not today.')
         if self.clock < booking.starts_at - self.state.check_in_window:  # day_spa.world:527
-            self.fail(
-                f'Too early: check-in for booking {booking.booking_id} opens at '
-                f'{booking.starts_at - self.state.check_in_window}.',
-            )
+            self.fail(f'Too early: check-in for booking {booking.booking_id} opens at '
+                      f'{booking.starts_at - self.state.check_in_window}.')
         self.set_field(booking, 'status', _E13_BookingStatus_checked_in)  # day_spa.world:528
         return booking  # day_spa.world:529
 
-    @tool(  # day_spa.world:532
-        'Mark a booking whose guest did not come as a no-show, once the grace period after its '
-        'start has passed. A redeemed voucher amount is forfeited.',
-        param('booking', _ROW_bookings, 'The booking id, e.g. B0002.'), where='day_spa.world:532',
-        returns=Booking,
-    )
+    @tool('Mark a booking whose guest did not come as a no-show, once the grace period after its '
+          'start has passed. A redeemed voucher amount is forfeited.',
+          param('booking', _ROW_bookings, 'The booking id, e.g. B0002.'),
+          where='day_spa.world:532', returns=Booking)
     def tool_mark_no_show(self, booking: Booking) -> Booking:
         if booking.status != _E13_BookingStatus_booked:  # day_spa.world:537
-            self.fail(
-                f'Booking {booking.booking_id} is {booking.status}; only booked bookings can be '
-                'marked no-show.',
-            )
+            self.fail(f'Booking {booking.booking_id} is {booking.status}; only booked bookings '
+                      'can be marked no-show.')
         if self.clock < booking.starts_at + self.state.no_show_grace:  # day_spa.world:538
-            self.fail(
-                f'Booking {booking.booking_id} can be marked no-show from '
-                f'{booking.starts_at + self.state.no_show_grace}.',
-            )
+            self.fail(f'Booking {booking.booking_id} can be marked no-show from '
+                      f'{booking.starts_at + self.state.no_show_grace}.')
         self.set_field(booking, 'status', _E13_BookingStatus_no_show)  # day_spa.world:539
         return booking  # day_spa.world:540
 
-    @tool(  # day_spa.world:543
-        'Mark a checked-in booking as completed once its treatment has started.',
-        param('booking', _ROW_bookings, 'The booking id, e.g. B0007.'), where='day_spa.world:543',
-        returns=Booking,
-    )
+    @tool('Mark a checked-in booking as completed once its treatment has started.',
+          param('booking', _ROW_bookings, 'The booking id, e.g. B0007.'),
+          where='day_spa.world:543', returns=Booking)
     def tool_complete_booking(self, booking: Booking) -> Booking:
         if booking.status != _E13_BookingStatus_checked_in:  # day_spa.world:548
-            self.fail(
-                f'Booking {booking.booking_id} is {booking.status}; the guest is not checked in.'
-            )
+            self.fail(f'Booking {booking.booking_id} is {booking.status}; the guest is not '
+                      'checked in.')
         if self.clock < booking.starts_at:  # day_spa.world:549
             self.fail(f'The treatment of booking {booking.booking_id} has not started yet.')
         self.set_field(booking, 'status', _E13_BookingStatus_completed)  # day_spa.world:550
         return booking  # day_spa.world:551
 
-    @tool(  # day_spa.world:556
-        'Show a gift voucher: purchaser, recipient id, initial value, balance, dates and status.',
-        _PARAM_voucher, read_only=True, where='day_spa.world:556', returns=GiftVoucher,
-    )
+    @tool('Show a gift voucher: purchaser, recipient id, initial value, balance, dates and '
+          'status.',
+          _PARAM_voucher, read_only=True, where='day_spa.world:556', returns=GiftVoucher)
     def tool_get_voucher(self, voucher: GiftVoucher) -> GiftVoucher:
         return voucher  # day_spa.world:561
 
-    @tool(  # day_spa.world:564
-        "Find gift vouchers by recipient, part of the purchaser's name and/or status.",
-        param('recipient', arg.optional(_ROW_guests), 'Only vouchers for this guest (id).'),
-        param(
-            'purchaser_contains', arg.optional(arg.TEXT),
-            "Part of the purchaser's name; case does not matter.",
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(VoucherStatus)), 'Only vouchers with this status.'
-        ),
-        read_only=True, where='day_spa.world:564', returns=js.array(GiftVoucher),
-        shows=('list', ('row', 'vouchers')),
-    )
+    @tool("Find gift vouchers by recipient, part of the purchaser's name and/or status.",
+          param('recipient', arg.optional(_ROW_guests), 'Only vouchers for this guest (id).'),
+          param('purchaser_contains', arg.optional(arg.TEXT),
+                "Part of the purchaser's name; case does not matter."),
+          param('status', arg.optional(arg.enum_of(VoucherStatus)),
+                'Only vouchers with this status.'),
+          read_only=True, where='day_spa.world:564', returns=js.array(GiftVoucher),
+          shows=('list', ('row', 'vouchers')))
     def tool_find_vouchers(
         self, recipient: Guest | None, purchaser_contains: str | None, status: VoucherStatus | None
     ) -> tuple[str, ...]:
@@ -970,20 +889,16 @@ class DaySpa(Episode):
             found = rt.each(self, found) + (v_.code,)  # day_spa.world:582
         return found  # day_spa.world:584
 
-    @tool(  # day_spa.world:587
-        'Redeem a gift voucher against a booked or checked-in booking: it covers its balance or '
-        'the amount due, whichever is less.',
-        _PARAM_booking_, _PARAM_voucher, where='day_spa.world:587', returns=Booking,
-    )
+    @tool('Redeem a gift voucher against a booked or checked-in booking: it covers its balance '
+          'or the amount due, whichever is less.',
+          _PARAM_booking_, _PARAM_voucher, where='day_spa.world:587', returns=Booking)
     def tool_redeem_voucher(self, booking: Booking, voucher: GiftVoucher) -> Booking:
         if not (  # day_spa.world:593
             booking.status == _E13_BookingStatus_booked
             or booking.status == _E13_BookingStatus_checked_in
         ):
-            self.fail(
-                f'Booking {booking.booking_id} is {booking.status}; vouchers are redeemed on '
-                'booked or checked-in bookings.',
-            )
+            self.fail(f'Booking {booking.booking_id} is {booking.status}; vouchers are redeemed '
+                      'on booked or checked-in bookings.')
         if booking.voucher is not None:  # day_spa.world:594
             self.fail(f'A voucher was already redeemed on booking {booking.booking_id}.')
         if voucher.status != _E13_VoucherStatus_active:  # day_spa.world:595
@@ -1008,17 +923,13 @@ class DaySpa(Episode):
         )
         return booking  # day_spa.world:605
 
-    @tool(  # day_spa.world:608
-        'Sell a new gift voucher: its balance is its value and it is valid for the voucher '
-        'validity period from today.',
-        param('purchaser_name', arg.refined(arg.TEXT, 1, 80), 'Who buys the voucher.'),
-        param('value', arg.refined(arg.FLOAT, 1.0, 1000.0), 'Its value, 1 to 1000.'),
-        param(
-            'recipient', arg.optional(_ROW_guests),
-            'The guest it is for (id), if a registered guest.',
-        ),
-        where='day_spa.world:608', returns=GiftVoucher,
-    )
+    @tool('Sell a new gift voucher: its balance is its value and it is valid for the voucher '
+          'validity period from today.',
+          param('purchaser_name', arg.refined(arg.TEXT, 1, 80), 'Who buys the voucher.'),
+          param('value', arg.refined(arg.FLOAT, 1.0, 1000.0), 'Its value, 1 to 1000.'),
+          param('recipient', arg.optional(_ROW_guests),
+                'The guest it is for (id), if a registered guest.'),
+          where='day_spa.world:608', returns=GiftVoucher)
     def tool_sell_voucher(
         self, purchaser_name: str, value: float, recipient: Guest | None
     ) -> GiftVoucher:

@@ -247,9 +247,8 @@ _ROW_plan_steps = arg.row(
     'plan_steps', not_found=lambda ep, key: ep.built(f'Step {key} not found.')
 )
 _PARAM_patient = param('patient', _ROW_patients, 'The patient id, e.g. P001.')
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'
-)
+_PARAM_name_contains = param('name_contains', arg.optional(arg.TEXT),
+                             'Part of the name; case does not matter.')
 _PARAM_plan = param('plan', _ROW_treatment_plans, 'The treatment plan id, e.g. TP001.')
 _PARAM_appointment = param('appointment', _ROW_appointments, 'The appointment id, e.g. A0005.')
 
@@ -326,9 +325,8 @@ class DentalPractice(Episode):
             )
             for _a113 in rt.each(self, self.t_appointments)
         ):
-            raise InvariantError(
-                'A chair holds one appointment at a time.', 'dental_practice.world:285'
-            )
+            raise InvariantError('A chair holds one appointment at a time.',
+                                 'dental_practice.world:285')
         if not all(  # dental_practice.world:288
             not any(
                 _b116.provider == _a115.provider and self.fn_clash(_a115, _b116)
@@ -336,9 +334,8 @@ class DentalPractice(Episode):
             )
             for _a115 in rt.each(self, self.t_appointments)
         ):
-            raise InvariantError(
-                'A provider has no overlapping appointments.', 'dental_practice.world:288'
-            )
+            raise InvariantError('A provider has no overlapping appointments.',
+                                 'dental_practice.world:288')
         if not all(  # dental_practice.world:291
             not any(
                 _b118.patient == _a117.patient and self.fn_clash(_a117, _b118)
@@ -346,33 +343,27 @@ class DentalPractice(Episode):
             )
             for _a117 in rt.each(self, self.t_appointments)
         ):
-            raise InvariantError(
-                'A patient has no overlapping appointments.', 'dental_practice.world:291'
-            )
+            raise InvariantError('A patient has no overlapping appointments.',
+                                 'dental_practice.world:291')
         if not all(  # dental_practice.world:294
             not self.t_procedures[_a119.procedure].requires_dentist
             or self.t_providers[_a119.provider].role == _E12_ProviderRole_dentist
             for _a119 in rt.each(self, self.t_appointments)
         ):
-            raise InvariantError(
-                'A procedure that requires a dentist is done by a dentist.',
-                'dental_practice.world:294',
-            )
+            raise InvariantError('A procedure that requires a dentist is done by a dentist.',
+                                 'dental_practice.world:294')
         if not all(  # dental_practice.world:297
             not self.t_procedures[_a120.procedure].needs_xray
             or self.t_chairs[_a120.chair].has_xray
             for _a120 in rt.each(self, self.t_appointments)
         ):
-            raise InvariantError(
-                'A procedure that needs x-ray is in a chair with x-ray.',
-                'dental_practice.world:297',
-            )
+            raise InvariantError('A procedure that needs x-ray is in a chair with x-ray.',
+                                 'dental_practice.world:297')
         # dental_practice.world:300
         if not all(self.fn_step_fits(_a121) for _a121 in rt.each(self, self.t_appointments)):
-            raise InvariantError(
-                "An appointment's plan step is of the same patient and procedure.",
-                'dental_practice.world:300',
-            )
+            raise InvariantError("An appointment's plan step is of the same patient and "
+                                 "procedure.",
+                                 'dental_practice.world:300')
         if not all(  # dental_practice.world:303
             len([
                 _a123.appointment_id for _a123 in rt.each(self, self.t_appointments)
@@ -381,9 +372,8 @@ class DentalPractice(Episode):
             <= 1
             for _s122 in rt.each(self, self.t_plan_steps)
         ):
-            raise InvariantError(
-                'At most one live appointment carries a plan step.', 'dental_practice.world:303'
-            )
+            raise InvariantError('At most one live appointment carries a plan step.',
+                                 'dental_practice.world:303')
         if not all(  # dental_practice.world:306
             (_s124.status == _E10_StepStatus_done) == (_s124.done_on is not None)
             and (_s124.status != _E10_StepStatus_done
@@ -395,10 +385,9 @@ class DentalPractice(Episode):
             == 1)
             for _s124 in rt.each(self, self.t_plan_steps)
         ):
-            raise InvariantError(
-                'A done step has its day set and exactly one completed appointment.',
-                'dental_practice.world:306',
-            )
+            raise InvariantError('A done step has its day set and exactly one completed '
+                                 'appointment.',
+                                 'dental_practice.world:306')
         if not all(  # dental_practice.world:309
             (_s126.status == _E10_StepStatus_scheduled) == any(
                 _a127.plan_step == _s126.step_id and (_a127.status == _E17_AppointmentStatus_booked
@@ -407,25 +396,21 @@ class DentalPractice(Episode):
             )
             for _s126 in rt.each(self, self.t_plan_steps)
         ):
-            raise InvariantError(
-                'A step is scheduled exactly when a booked or checked-in appointment carries it.',
-                'dental_practice.world:309',
-            )
+            raise InvariantError('A step is scheduled exactly when a booked or checked-in '
+                                 'appointment carries it.',
+                                 'dental_practice.world:309')
         if not all(  # dental_practice.world:312
             (_p128.status == _E10_PlanStatus_completed) == self.fn_all_done(_p128)
             for _p128 in rt.each(self, self.t_treatment_plans)
         ):
-            raise InvariantError(
-                'A plan is completed exactly when it has steps and all are done.',
-                'dental_practice.world:312',
-            )
+            raise InvariantError('A plan is completed exactly when it has steps and all are done.',
+                                 'dental_practice.world:312')
         if not all(  # dental_practice.world:315
             self.t_providers[_p129.dentist].role == _E12_ProviderRole_dentist
             for _p129 in rt.each(self, self.t_treatment_plans)
         ):
-            raise InvariantError(
-                "A treatment plan's dentist is a dentist.", 'dental_practice.world:315'
-            )
+            raise InvariantError("A treatment plan's dentist is a dentist.",
+                                 'dental_practice.world:315')
         if not all(  # dental_practice.world:318
             len([
                 _t131.step_id for _t131 in rt.each(self, self.t_plan_steps)
@@ -434,37 +419,31 @@ class DentalPractice(Episode):
             == 1
             for _s130 in rt.each(self, self.t_plan_steps)
         ):
-            raise InvariantError(
-                'Step numbers are unique within a plan.', 'dental_practice.world:318'
-            )
+            raise InvariantError('Step numbers are unique within a plan.',
+                                 'dental_practice.world:318')
         for _row132 in rt.changed_rows(self, self.t_appointments):  # dental_practice.world:321
             if not (
                 (_row132.checked_in_at is not None)
                 == (_row132.status == _E17_AppointmentStatus_checked_in
                 or _row132.status == _E17_AppointmentStatus_completed)
             ):
-                raise InvariantError(
-                    'checked_in_at is set exactly when the appointment is checked in or '
-                    'completed.',
-                    'dental_practice.world:321',
-                )
+                raise InvariantError('checked_in_at is set exactly when the appointment is '
+                                     'checked in or completed.',
+                                     'dental_practice.world:321')
         for _row133 in rt.changed_rows(self, self.t_appointments):  # dental_practice.world:324
             if not (
                 (_row133.patient_share is not None)
                 == (_row133.status == _E17_AppointmentStatus_completed)
             ):
-                raise InvariantError(
-                    'patient_share is set exactly when the appointment is completed.',
-                    'dental_practice.world:324',
-                )
+                raise InvariantError('patient_share is set exactly when the appointment is '
+                                     'completed.',
+                                     'dental_practice.world:324')
         if not all(  # dental_practice.world:327
             self.fn_insurance_consistent(_p134) for _p134 in rt.each(self, self.t_patients)
         ):
-            raise InvariantError(
-                "Benefits used stay within the plan's annual maximum; no member id without "
-                "insurance.",
-                'dental_practice.world:327',
-            )
+            raise InvariantError("Benefits used stay within the plan's annual maximum; no member "
+                                 "id without insurance.",
+                                 'dental_practice.world:327')
         for _row135 in rt.changed_rows(self, self.t_patients, ('insurance',)):
             rt.check_refs(self.t_insurance_plans, _row135.insurance, 'Patient.insurance')
         for _row136 in rt.changed_rows(self, self.t_treatment_plans, ('patient', 'dentist')):
@@ -642,24 +621,18 @@ class DentalPractice(Episode):
         # dental_practice.world:280
         return p.benefits_used <= (ins if ins is not None else rt.absent()).annual_maximum
 
-    @tool(  # dental_practice.world:332
-        'Show an insurance plan: carrier, coverage percentages by category and annual maximum.',
-        param('plan', _ROW_insurance_plans, 'The plan code, e.g. INS01.'), read_only=True,
-        where='dental_practice.world:332', returns=InsurancePlan,
-    )
+    @tool('Show an insurance plan: carrier, coverage percentages by category and annual maximum.',
+          param('plan', _ROW_insurance_plans, 'The plan code, e.g. INS01.'), read_only=True,
+          where='dental_practice.world:332', returns=InsurancePlan)
     def tool_get_insurance_plan(self, plan: InsurancePlan) -> InsurancePlan:
         return plan  # dental_practice.world:337
 
-    @tool(  # dental_practice.world:340
-        'List insurance plans with their coverage, optionally those whose name or carrier '
-        'contains a text.',
-        param(
-            'text', arg.optional(arg.TEXT),
-            "Part of the plan's name or carrier; case does not matter.",
-        ),
-        read_only=True, where='dental_practice.world:340', returns=js.array(InsurancePlan),
-        shows=('list', ('row', 'insurance_plans')),
-    )
+    @tool('List insurance plans with their coverage, optionally those whose name or carrier '
+          'contains a text.',
+          param('text', arg.optional(arg.TEXT),
+                "Part of the plan's name or carrier; case does not matter."),
+          read_only=True, where='dental_practice.world:340', returns=js.array(InsurancePlan),
+          shows=('list', ('row', 'insurance_plans')))
     def tool_list_insurance_plans(self, text: str | None) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # dental_practice.world:345
         for p in rt.each(self, self.t_insurance_plans):  # dental_practice.world:346
@@ -677,15 +650,13 @@ class DentalPractice(Episode):
             found = rt.each(self, found) + (p.plan_code,)  # dental_practice.world:350
         return found  # dental_practice.world:352
 
-    @tool(  # dental_practice.world:355
-        'Show a patient: contact details, date of birth, insurance plan code, member id and '
-        'benefits used this year.',
-        _PARAM_patient, read_only=True, where='dental_practice.world:355', returns=Patient,
-    )
+    @tool('Show a patient: contact details, date of birth, insurance plan code, member id and '
+          'benefits used this year.',
+          _PARAM_patient, read_only=True, where='dental_practice.world:355', returns=Patient)
     def tool_get_patient(self, patient: Patient) -> Patient:
         return patient  # dental_practice.world:360
 
-    @tool(  # dental_practice.world:363
+    @tool(
         'Find patients by part of the name, email or phone, or by date of birth.',
         _PARAM_name_contains,
         param('email', arg.optional(arg.TEXT), 'Part of the email; case does not matter.'),
@@ -727,22 +698,17 @@ class DentalPractice(Episode):
             found = rt.each(self, found) + (p.patient_id,)  # dental_practice.world:385
         return found  # dental_practice.world:387
 
-    @tool(  # dental_practice.world:390
-        'Show a provider: name, role, email, license number and whether active.',
-        param('provider', _ROW_providers, 'The provider id, e.g. PR01.'), read_only=True,
-        where='dental_practice.world:390', returns=Provider,
-    )
+    @tool('Show a provider: name, role, email, license number and whether active.',
+          param('provider', _ROW_providers, 'The provider id, e.g. PR01.'), read_only=True,
+          where='dental_practice.world:390', returns=Provider)
     def tool_get_provider(self, provider: Provider) -> Provider:
         return provider  # dental_practice.world:395
 
-    @tool(  # dental_practice.world:398
-        'Find providers by part of the name and/or by role.', _PARAM_name_contains,
-        param(
-            'role', arg.optional(arg.enum_of(ProviderRole)), 'Only dentists or only hygienists.'
-        ),
-        read_only=True, where='dental_practice.world:398', returns=js.array(Provider),
-        shows=('list', ('row', 'providers')),
-    )
+    @tool('Find providers by part of the name and/or by role.', _PARAM_name_contains,
+          param('role', arg.optional(arg.enum_of(ProviderRole)),
+                'Only dentists or only hygienists.'),
+          read_only=True, where='dental_practice.world:398', returns=js.array(Provider),
+          shows=('list', ('row', 'providers')))
     def tool_find_providers(
         self, name_contains: str | None, role: ProviderRole | None
     ) -> tuple[str, ...]:
@@ -760,26 +726,19 @@ class DentalPractice(Episode):
             found = rt.each(self, found) + (p.provider_id,)  # dental_practice.world:412
         return found  # dental_practice.world:414
 
-    @tool(  # dental_practice.world:417
-        'Show a chair: name, room, whether it has x-ray and whether it is in service.',
-        param('chair', _ROW_chairs, 'The chair id, e.g. C1.'), read_only=True,
-        where='dental_practice.world:417', returns=Chair,
-    )
+    @tool('Show a chair: name, room, whether it has x-ray and whether it is in service.',
+          param('chair', _ROW_chairs, 'The chair id, e.g. C1.'), read_only=True,
+          where='dental_practice.world:417', returns=Chair)
     def tool_get_chair(self, chair: Chair) -> Chair:
         return chair  # dental_practice.world:420
 
-    @tool(  # dental_practice.world:423
-        'List chairs, optionally by whether they are in service and have x-ray.',
-        param(
-            'in_service', arg.optional(arg.BOOL),
-            'Only chairs in service (true) or out of service (false).',
-        ),
-        param(
-            'has_xray', arg.optional(arg.BOOL), 'Only chairs with (true) or without (false) x-ray.'
-        ),
-        read_only=True, where='dental_practice.world:423', returns=js.array(Chair),
-        shows=('list', ('row', 'chairs')),
-    )
+    @tool('List chairs, optionally by whether they are in service and have x-ray.',
+          param('in_service', arg.optional(arg.BOOL),
+                'Only chairs in service (true) or out of service (false).'),
+          param('has_xray', arg.optional(arg.BOOL),
+                'Only chairs with (true) or without (false) x-ray.'),
+          read_only=True, where='dental_practice.world:423', returns=js.array(Chair),
+          shows=('list', ('row', 'chairs')))
     def tool_list_chairs(self, in_service: bool | None, has_xray: bool | None) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # dental_practice.world:429
         for c in rt.each(self, self.t_chairs):  # dental_practice.world:430
@@ -790,27 +749,20 @@ class DentalPractice(Episode):
             found = rt.each(self, found) + (c.chair_id,)  # dental_practice.world:437
         return found  # dental_practice.world:439
 
-    @tool(  # dental_practice.world:442
-        'Show a procedure: name, category, fee, minutes and whether it needs a dentist or an '
-        'x-ray chair.',
-        param('procedure', _ROW_procedures, 'The procedure code, e.g. D1110.'), read_only=True,
-        where='dental_practice.world:442', returns=Procedure,
-    )
+    @tool('Show a procedure: name, category, fee, minutes and whether it needs a dentist or an '
+          'x-ray chair.',
+          param('procedure', _ROW_procedures, 'The procedure code, e.g. D1110.'), read_only=True,
+          where='dental_practice.world:442', returns=Procedure)
     def tool_get_procedure(self, procedure: Procedure) -> Procedure:
         return procedure  # dental_practice.world:447
 
-    @tool(  # dental_practice.world:450
-        'Find procedures of the fee schedule by part of the name and/or by category.',
-        param(
-            'name_contains', arg.optional(arg.TEXT),
-            'Part of the name, e.g. cleaning; case does not matter.',
-        ),
-        param(
-            'category', arg.optional(arg.enum_of(Category)), 'Only procedures of this category.'
-        ),
-        read_only=True, where='dental_practice.world:450', returns=js.array(Procedure),
-        shows=('list', ('row', 'procedures')),
-    )
+    @tool('Find procedures of the fee schedule by part of the name and/or by category.',
+          param('name_contains', arg.optional(arg.TEXT),
+                'Part of the name, e.g. cleaning; case does not matter.'),
+          param('category', arg.optional(arg.enum_of(Category)),
+                'Only procedures of this category.'),
+          read_only=True, where='dental_practice.world:450', returns=js.array(Procedure),
+          shows=('list', ('row', 'procedures')))
     def tool_search_procedures(
         self, name_contains: str | None, category: Category | None
     ) -> tuple[str, ...]:
@@ -828,34 +780,24 @@ class DentalPractice(Episode):
             found = rt.each(self, found) + (p.code,)  # dental_practice.world:464
         return found  # dental_practice.world:466
 
-    @tool(  # dental_practice.world:469
-        'Show an appointment: patient, provider, chair and procedure ids, start, plan step, '
-        'status, check-in time and patient share.',
-        param('appointment', _ROW_appointments, 'The appointment id, e.g. A0001.'), read_only=True,
-        where='dental_practice.world:469', returns=Appointment,
-    )
+    @tool('Show an appointment: patient, provider, chair and procedure ids, start, plan step, '
+          'status, check-in time and patient share.',
+          param('appointment', _ROW_appointments, 'The appointment id, e.g. A0001.'),
+          read_only=True, where='dental_practice.world:469', returns=Appointment)
     def tool_get_appointment(self, appointment: Appointment) -> Appointment:
         return appointment  # dental_practice.world:474
 
-    @tool(  # dental_practice.world:477
-        'List appointments in start order, by patient, provider, chair, day and/or status.',
-        param(
-            'patient', arg.optional(_ROW_patients),
-            "Only this patient's appointments (patient id).",
-        ),
-        param(
-            'provider', arg.optional(_ROW_providers),
-            "Only this provider's appointments (provider id).",
-        ),
-        param('chair', arg.optional(_ROW_chairs), 'Only appointments in this chair (chair id).'),
-        param('day', arg.optional(arg.DATE), 'Only appointments starting on this day.'),
-        param(
-            'status', arg.optional(arg.enum_of(AppointmentStatus)),
-            'Only appointments with this status.',
-        ),
-        read_only=True, where='dental_practice.world:477', returns=js.array(Appointment),
-        shows=('list', ('row', 'appointments')),
-    )
+    @tool('List appointments in start order, by patient, provider, chair, day and/or status.',
+          param('patient', arg.optional(_ROW_patients),
+                "Only this patient's appointments (patient id)."),
+          param('provider', arg.optional(_ROW_providers),
+                "Only this provider's appointments (provider id)."),
+          param('chair', arg.optional(_ROW_chairs), 'Only appointments in this chair (chair id).'),
+          param('day', arg.optional(arg.DATE), 'Only appointments starting on this day.'),
+          param('status', arg.optional(arg.enum_of(AppointmentStatus)),
+                'Only appointments with this status.'),
+          read_only=True, where='dental_practice.world:477', returns=js.array(Appointment),
+          shows=('list', ('row', 'appointments')))
     def tool_list_appointments(
         self, patient: Patient | None, provider: Provider | None, chair: Chair | None,
         day: dt.date | None, status: AppointmentStatus | None,
@@ -879,25 +821,22 @@ class DentalPractice(Episode):
             rt.rows(self.t_appointments, rt.each(self, found)), key=lambda _x7: _x7.starts_at
         )
 
-    @tool(  # dental_practice.world:508
-        'Show a treatment plan with its steps in order (procedure code, tooth, status, day done).',
-        _PARAM_plan, read_only=True, where='dental_practice.world:508',
-        returns=_RESULT_PlanDetails, shows=(
-            'record', (
-                ('plan', 'plan', ('row', 'treatment_plans')),
-                ('steps', 'steps', ('list', ('row', 'plan_steps'))),
-            ),
-        ),
-    )
+    @tool('Show a treatment plan with its steps in order (procedure code, tooth, status, day '
+          'done).',
+          _PARAM_plan, read_only=True, where='dental_practice.world:508',
+          returns=_RESULT_PlanDetails, shows=(
+              'record', (
+                  ('plan', 'plan', ('row', 'treatment_plans')),
+                  ('steps', 'steps', ('list', ('row', 'plan_steps'))),
+              ),
+          ))
     def tool_get_treatment_plan(self, plan: TreatmentPlan) -> PlanDetails:
         return self.fn_details(plan)  # dental_practice.world:513
 
-    @tool(  # dental_practice.world:516
-        "List a patient's treatment plans, optionally by status.", _PARAM_patient,
-        param('status', arg.optional(arg.enum_of(PlanStatus)), 'Only plans with this status.'),
-        read_only=True, where='dental_practice.world:516', returns=js.array(TreatmentPlan),
-        shows=('list', ('row', 'treatment_plans')),
-    )
+    @tool("List a patient's treatment plans, optionally by status.", _PARAM_patient,
+          param('status', arg.optional(arg.enum_of(PlanStatus)), 'Only plans with this status.'),
+          read_only=True, where='dental_practice.world:516', returns=js.array(TreatmentPlan),
+          shows=('list', ('row', 'treatment_plans')))
     def tool_list_treatment_plans(
         self, patient: Patient, status: PlanStatus | None
     ) -> tuple[str, ...]:
@@ -910,21 +849,17 @@ class DentalPractice(Episode):
             found = rt.each(self, found) + (p.plan_id,)  # dental_practice.world:530
         return found  # dental_practice.world:532
 
-    @tool(  # dental_practice.world:535
-        'Show one step of a treatment plan: plan id, step number, procedure code, tooth, status '
-        'and day done.',
-        param('step', _ROW_plan_steps, 'The plan step id, e.g. ST001.'), read_only=True,
-        where='dental_practice.world:535', returns=PlanStep,
-    )
+    @tool('Show one step of a treatment plan: plan id, step number, procedure code, tooth, '
+          'status and day done.',
+          param('step', _ROW_plan_steps, 'The plan step id, e.g. ST001.'), read_only=True,
+          where='dental_practice.world:535', returns=PlanStep)
     def tool_get_plan_step(self, step: PlanStep) -> PlanStep:
         return step  # dental_practice.world:540
 
-    @tool(  # dental_practice.world:543
-        'List the steps of a treatment plan in order, optionally by status.', _PARAM_plan,
-        param('status', arg.optional(arg.enum_of(StepStatus)), 'Only steps with this status.'),
-        read_only=True, where='dental_practice.world:543', returns=js.array(PlanStep),
-        shows=('list', ('row', 'plan_steps')),
-    )
+    @tool('List the steps of a treatment plan in order, optionally by status.', _PARAM_plan,
+          param('status', arg.optional(arg.enum_of(StepStatus)), 'Only steps with this status.'),
+          read_only=True, where='dental_practice.world:543', returns=js.array(PlanStep),
+          shows=('list', ('row', 'plan_steps')))
     def tool_list_plan_steps(
         self, plan: TreatmentPlan, status: StepStatus | None
     ) -> tuple[str, ...]:
@@ -936,20 +871,18 @@ class DentalPractice(Episode):
             found = rt.each(self, found) + (s.step_id,)  # dental_practice.world:554
         return found  # dental_practice.world:556
 
-    @tool(  # dental_practice.world:559
-        "Estimate what a patient pays for a procedure: the insurance pays the fee times its "
-        "coverage\nof the procedure's category, at most what is left of its annual maximum; the "
-        "patient pays\nthe rest (the whole fee without insurance).",
-        _PARAM_patient, param('procedure', _ROW_procedures, 'The procedure code, e.g. D2391.'),
-        read_only=True, where='dental_practice.world:559',
-        returns=js.closed({
-            'patient': js.STRING, 'procedure': js.scalar('str', pattern='^D[0-9]{4}$'),
-            'fee': js.NUMBER, 'insurance': js.nullable(InsurancePlan), 'coverage_pct': js.INTEGER,
-            'annual_maximum_left': js.NUMBER, 'insurance_pays': js.NUMBER,
-            'patient_pays': js.NUMBER,
-        }),
-        shows=('record', (('insurance', 'insurance', ('row', 'insurance_plans')),)),
-    )
+    @tool("Estimate what a patient pays for a procedure: the insurance pays the fee times its "
+          "coverage\nof the procedure's category, at most what is left of its annual maximum; "
+          "the patient pays\nthe rest (the whole fee without insurance).",
+          _PARAM_patient, param('procedure', _ROW_procedures, 'The procedure code, e.g. D2391.'),
+          read_only=True, where='dental_practice.world:559',
+          returns=js.closed({
+              'patient': js.STRING, 'procedure': js.scalar('str', pattern='^D[0-9]{4}$'),
+              'fee': js.NUMBER, 'insurance': js.nullable(InsurancePlan),
+              'coverage_pct': js.INTEGER, 'annual_maximum_left': js.NUMBER,
+              'insurance_pays': js.NUMBER, 'patient_pays': js.NUMBER,
+          }),
+          shows=('record', (('insurance', 'insurance', ('row', 'insurance_plans')),)))
     def tool_estimate_patient_share(self, patient: Patient, procedure: Procedure) -> ShareEstimate:
         return ShareEstimate(  # dental_practice.world:569
             patient.patient_id, procedure.code, procedure.fee, patient.insurance,
@@ -957,26 +890,19 @@ class DentalPractice(Episode):
             self.fn_insurer_pays(patient, procedure), self.fn_share_of(patient, procedure),
         )
 
-    @tool(  # dental_practice.world:583
-        "Book a cleaning or a procedure for a patient with a provider in a chair, optionally "
-        "carrying\nout a planned step of the patient's treatment plan (the step becomes "
-        "scheduled and the plan\nin progress).",
-        _PARAM_patient,
-        param('provider', _ROW_providers, 'The dentist or hygienist id, e.g. PR03.'),
-        param('chair', _ROW_chairs, 'The chair id, e.g. C2.'),
-        param(
-            'procedure', _ROW_procedures, 'The procedure code, e.g. D1110 for an adult cleaning.'
-        ),
-        param(
-            'starts_at', arg.DATETIME,
-            "When it starts, e.g. 2025-04-22T14:00:00; it lasts the procedure's minutes.",
-        ),
-        param(
-            'plan_step', arg.optional(_ROW_plan_steps),
-            'The treatment plan step it carries out, if any (step id).',
-        ),
-        where='dental_practice.world:583', returns=Appointment,
-    )
+    @tool("Book a cleaning or a procedure for a patient with a provider in a chair, optionally "
+          "carrying\nout a planned step of the patient's treatment plan (the step becomes "
+          "scheduled and the plan\nin progress).",
+          _PARAM_patient,
+          param('provider', _ROW_providers, 'The dentist or hygienist id, e.g. PR03.'),
+          param('chair', _ROW_chairs, 'The chair id, e.g. C2.'),
+          param('procedure', _ROW_procedures,
+                'The procedure code, e.g. D1110 for an adult cleaning.'),
+          param('starts_at', arg.DATETIME,
+                "When it starts, e.g. 2025-04-22T14:00:00; it lasts the procedure's minutes."),
+          param('plan_step', arg.optional(_ROW_plan_steps),
+                'The treatment plan step it carries out, if any (step id).'),
+          where='dental_practice.world:583', returns=Appointment)
     def tool_book_appointment(
         self, patient: Patient, provider: Provider, chair: Chair, procedure: Procedure,
         starts_at: dt.datetime, plan_step: PlanStep | None,
@@ -987,23 +913,17 @@ class DentalPractice(Episode):
             self.fail(f'Chair {chair.chair_id} is out of service.')
         # dental_practice.world:599
         if not (not procedure.requires_dentist or provider.role == _E12_ProviderRole_dentist):
-            self.fail(
-                f'Procedure {procedure.code} ({procedure.name}) requires a dentist; '
-                f'{provider.name} is a {provider.role}.',
-            )
+            self.fail(f'Procedure {procedure.code} ({procedure.name}) requires a dentist; '
+                      f'{provider.name} is a {provider.role}.')
         if not (not procedure.needs_xray or chair.has_xray):  # dental_practice.world:600
-            self.fail(
-                f'Procedure {procedure.code} needs a chair with x-ray; chair {chair.chair_id} '
-                'has none.',
-            )
+            self.fail(f'Procedure {procedure.code} needs a chair with x-ray; chair '
+                      f'{chair.chair_id} has none.')
         if starts_at <= self.clock:  # dental_practice.world:601
             raise ToolError('The appointment must start in the future.')
         if not self.fn_within_hours(starts_at, procedure.minutes):  # dental_practice.world:602
-            self.fail(
-                f'The appointment must start at or after {self.state.opening_hour}:00 and end by '
-                f'{self.state.closing_hour}:00; {procedure.code} takes {procedure.minutes} '
-                'minutes.',
-            )
+            self.fail(f'The appointment must start at or after {self.state.opening_hour}:00 and '
+                      f'end by {self.state.closing_hour}:00; {procedure.code} takes '
+                      f'{procedure.minutes} minutes.')
         # dental_practice.world:603
         end: dt.datetime = starts_at + dt.timedelta(minutes=procedure.minutes)
         if self.fn_chair_busy(chair, starts_at, end, ''):  # dental_practice.world:604
@@ -1018,20 +938,16 @@ class DentalPractice(Episode):
             if self.t_treatment_plans[step.plan].patient != patient.patient_id:
                 self.fail(f'Step {step.step_id} belongs to another patient\'s plan.')
             if step.procedure != procedure.code:  # dental_practice.world:610
-                self.fail(
-                    f'Step {step.step_id} is for procedure '
-                    f'{self.t_procedures[step.procedure].code}, not {procedure.code}.',
-                )
+                self.fail(f'Step {step.step_id} is for procedure '
+                          f'{self.t_procedures[step.procedure].code}, not {procedure.code}.')
             if step.status != _E10_StepStatus_planned:  # dental_practice.world:611
                 self.fail(f'Step {step.step_id} is {step.status}, not planned.')
             if not (  # dental_practice.world:612
                 self.t_treatment_plans[step.plan].status == _E10_PlanStatus_proposed
                 or self.t_treatment_plans[step.plan].status == _E10_PlanStatus_in_progress
             ):
-                self.fail(
-                    f'Treatment plan {self.t_treatment_plans[step.plan].plan_id} is '
-                    f'{self.t_treatment_plans[step.plan].status}.',
-                )
+                self.fail(f'Treatment plan {self.t_treatment_plans[step.plan].plan_id} is '
+                          f'{self.t_treatment_plans[step.plan].status}.')
             # dental_practice.world:613
             self.set_field(self.t_plan_steps[step.step_id], 'status', _E10_StepStatus_scheduled)
             self.set_field(  # dental_practice.world:614
@@ -1046,40 +962,32 @@ class DentalPractice(Episode):
         self.insert(self.t_appointments, appt)  # dental_practice.world:624
         return appt  # dental_practice.world:625
 
-    @tool(  # dental_practice.world:628
-        'Move a booked appointment to a new time, and optionally to another chair.',
-        _PARAM_appointment,
-        param('starts_at', arg.DATETIME, 'The new start, e.g. 2025-04-17T15:00:00.'),
-        param('chair', arg.optional(_ROW_chairs), 'Another chair id, if the chair changes too.'),
-        where='dental_practice.world:628', returns=Appointment,
-    )
+    @tool('Move a booked appointment to a new time, and optionally to another chair.',
+          _PARAM_appointment,
+          param('starts_at', arg.DATETIME, 'The new start, e.g. 2025-04-17T15:00:00.'),
+          param('chair', arg.optional(_ROW_chairs), 'Another chair id, if the chair changes too.'),
+          where='dental_practice.world:628', returns=Appointment)
     def tool_reschedule_appointment(
         self, appointment: Appointment, starts_at: dt.datetime, chair: Chair | None
     ) -> Appointment:
         if appointment.status != _E17_AppointmentStatus_booked:  # dental_practice.world:635
-            self.fail(
-                f'Appointment {appointment.appointment_id} is {appointment.status}; only booked '
-                'appointments can be rescheduled.',
-            )
+            self.fail(f'Appointment {appointment.appointment_id} is {appointment.status}; only '
+                      'booked appointments can be rescheduled.')
         if starts_at <= self.clock:  # dental_practice.world:636
             raise ToolError('The appointment must start in the future.')
         # dental_practice.world:637
         procedure: Procedure = self.t_procedures[appointment.procedure]
         if not self.fn_within_hours(starts_at, procedure.minutes):  # dental_practice.world:638
-            self.fail(
-                f'The appointment must start at or after {self.state.opening_hour}:00 and end by '
-                f'{self.state.closing_hour}:00; {procedure.code} takes {procedure.minutes} '
-                'minutes.',
-            )
+            self.fail(f'The appointment must start at or after {self.state.opening_hour}:00 and '
+                      f'end by {self.state.closing_hour}:00; {procedure.code} takes '
+                      f'{procedure.minutes} minutes.')
         # dental_practice.world:639
         target: Chair = chair if chair is not None else self.t_chairs[appointment.chair]
         if not target.in_service:  # dental_practice.world:640
             self.fail(f'Chair {target.chair_id} is out of service.')
         if not (not procedure.needs_xray or target.has_xray):  # dental_practice.world:641
-            self.fail(
-                f'Procedure {procedure.code} needs a chair with x-ray; chair {target.chair_id} '
-                'has none.',
-            )
+            self.fail(f'Procedure {procedure.code} needs a chair with x-ray; chair '
+                      f'{target.chair_id} has none.')
         # dental_practice.world:642
         end: dt.datetime = starts_at + dt.timedelta(minutes=procedure.minutes)
         own: str = appointment.appointment_id  # dental_practice.world:643
@@ -1090,24 +998,18 @@ class DentalPractice(Episode):
             self.fail(f'{self.t_providers[appointment.provider].name} is busy at that time.')
         # dental_practice.world:646
         if self.fn_patient_busy(self.t_patients[appointment.patient], starts_at, end, own):
-            self.fail(
-                f'Patient {self.t_patients[appointment.patient].patient_id} already has an '
-                'appointment at that time.',
-            )
+            self.fail(f'Patient {self.t_patients[appointment.patient].patient_id} already has an '
+                      'appointment at that time.')
         self.set_field(appointment, 'starts_at', starts_at)  # dental_practice.world:647
         self.set_field(appointment, 'chair', target.chair_id)  # dental_practice.world:648
         return appointment  # dental_practice.world:649
 
-    @tool(  # dental_practice.world:652
-        'Cancel a booked appointment; the plan step it carried goes back to planned.',
-        _PARAM_appointment, where='dental_practice.world:652', returns=Appointment,
-    )
+    @tool('Cancel a booked appointment; the plan step it carried goes back to planned.',
+          _PARAM_appointment, where='dental_practice.world:652', returns=Appointment)
     def tool_cancel_appointment(self, appointment: Appointment) -> Appointment:
         if appointment.status != _E17_AppointmentStatus_booked:  # dental_practice.world:657
-            self.fail(
-                f'Appointment {appointment.appointment_id} is {appointment.status}; only booked '
-                'appointments can be cancelled.',
-            )
+            self.fail(f'Appointment {appointment.appointment_id} is {appointment.status}; only '
+                      'booked appointments can be cancelled.')
         # dental_practice.world:658
         self.set_field(appointment, 'status', _E17_AppointmentStatus_cancelled)
         # dental_practice.world:659
@@ -1117,47 +1019,36 @@ class DentalPractice(Episode):
             self.set_field(self.t_plan_steps[step.step_id], 'status', _E10_StepStatus_planned)
         return appointment  # dental_practice.world:663
 
-    @tool(  # dental_practice.world:666
-        'Check a patient in for a booked appointment today; check-in opens a while (the check-in '
-        'window) before the start.',
-        param('appointment', _ROW_appointments, 'The appointment id, e.g. A0004.'),
-        where='dental_practice.world:666', returns=Appointment,
-    )
+    @tool('Check a patient in for a booked appointment today; check-in opens a while (the '
+          'check-in window) before the start.',
+          param('appointment', _ROW_appointments, 'The appointment id, e.g. A0004.'),
+          where='dental_practice.world:666', returns=Appointment)
     def tool_check_in_patient(self, appointment: Appointment) -> Appointment:
         if appointment.status != _E17_AppointmentStatus_booked:  # dental_practice.world:671
-            self.fail(
-                f'Appointment {appointment.appointment_id} is {appointment.status}; only booked '
-                'appointments can be checked in.',
-            )
+            self.fail(f'Appointment {appointment.appointment_id} is {appointment.status}; only '
+                      'booked appointments can be checked in.')
         if self.clock.date() != appointment.starts_at.date():  # dental_practice.world:672
-            self.fail(
-                f'Appointment {appointment.appointment_id} is on {appointment.starts_at.date()}; '
-                'patients check in on the appointment\'s day.',
-            )
+            self.fail(f'Appointment {appointment.appointment_id} is on '
+                      f'{appointment.starts_at.date()}; patients check in on the appointment\'s '
+                      'day.')
         # dental_practice.world:673
         if self.clock < appointment.starts_at - self.state.check_in_window:
-            self.fail(
-                f'Check-in for appointment {appointment.appointment_id} opens at '
-                f'{appointment.starts_at - self.state.check_in_window}.',
-            )
+            self.fail(f'Check-in for appointment {appointment.appointment_id} opens at '
+                      f'{appointment.starts_at - self.state.check_in_window}.')
         self.set_fields(  # dental_practice.world:674
             appointment, ('status', 'checked_in_at'), _E17_AppointmentStatus_checked_in, self.clock
         )
         return appointment  # dental_practice.world:676
 
-    @tool(  # dental_practice.world:679
-        "Complete a checked-in appointment: the patient's share is charged (the insurance pays "
-        "its part,\ncounted against its annual maximum), the plan step it carries is done today "
-        "and the plan is\ncompleted once all its steps are done.",
-        param('appointment', _ROW_appointments, 'The appointment id, e.g. A0003.'),
-        where='dental_practice.world:679', returns=Appointment,
-    )
+    @tool("Complete a checked-in appointment: the patient's share is charged (the insurance pays "
+          "its part,\ncounted against its annual maximum), the plan step it carries is done "
+          "today and the plan is\ncompleted once all its steps are done.",
+          param('appointment', _ROW_appointments, 'The appointment id, e.g. A0003.'),
+          where='dental_practice.world:679', returns=Appointment)
     def tool_complete_appointment(self, appointment: Appointment) -> Appointment:
         if appointment.status != _E17_AppointmentStatus_checked_in:  # dental_practice.world:688
-            self.fail(
-                f'Appointment {appointment.appointment_id} is {appointment.status}; the patient '
-                'is not checked in.',
-            )
+            self.fail(f'Appointment {appointment.appointment_id} is {appointment.status}; the '
+                      'patient is not checked in.')
         # dental_practice.world:689
         step: PlanStep | None = self.t_plan_steps.ref(appointment.plan_step)
         if step is not None:  # dental_practice.world:690
@@ -1195,16 +1086,14 @@ class DentalPractice(Episode):
                 )
         return appointment  # dental_practice.world:709
 
-    @tool(  # dental_practice.world:714
+    @tool(
         'Propose a treatment plan for a patient, with its first step planned.',
         param('patient', _ROW_patients, 'The patient id, e.g. P004.'),
         param('dentist', _ROW_providers, "The dentist's provider id, e.g. PR01."),
         param('title', arg.refined(arg.TEXT, 1, 120), 'A short title, e.g. Fillings lower left.'),
         param('procedure', _ROW_procedures, 'The procedure code of the first step, e.g. D2391.'),
-        param(
-            'tooth', arg.optional(arg.refined(arg.INT, 1, 32)),
-            'The tooth of the first step (1-32), if it is on one tooth.',
-        ),
+        param('tooth', arg.optional(arg.refined(arg.INT, 1, 32)),
+              'The tooth of the first step (1-32), if it is on one tooth.'),
         where='dental_practice.world:714', returns=_RESULT_PlanDetails,
         shows=(
             'record', (
@@ -1238,22 +1127,18 @@ class DentalPractice(Episode):
         )
         return self.fn_details(plan)  # dental_practice.world:728
 
-    @tool(  # dental_practice.world:731
-        'Add a planned step at the end of a treatment plan.',
-        param('plan', _ROW_treatment_plans, 'The treatment plan id, e.g. TP002.'),
-        param('procedure', _ROW_procedures, 'The procedure code, e.g. D0120.'),
-        param(
-            'tooth', arg.optional(arg.refined(arg.INT, 1, 32)),
-            'The tooth (1-32), if the procedure is on one tooth.',
-        ),
-        where='dental_practice.world:731', returns=_RESULT_PlanDetails,
-        shows=(
-            'record', (
-                ('plan', 'plan', ('row', 'treatment_plans')),
-                ('steps', 'steps', ('list', ('row', 'plan_steps'))),
-            ),
-        ),
-    )
+    @tool('Add a planned step at the end of a treatment plan.',
+          param('plan', _ROW_treatment_plans, 'The treatment plan id, e.g. TP002.'),
+          param('procedure', _ROW_procedures, 'The procedure code, e.g. D0120.'),
+          param('tooth', arg.optional(arg.refined(arg.INT, 1, 32)),
+                'The tooth (1-32), if the procedure is on one tooth.'),
+          where='dental_practice.world:731', returns=_RESULT_PlanDetails,
+          shows=(
+              'record', (
+                  ('plan', 'plan', ('row', 'treatment_plans')),
+                  ('steps', 'steps', ('list', ('row', 'plan_steps'))),
+              ),
+          ))
     def tool_add_plan_step(
         self, plan: TreatmentPlan, procedure: Procedure, tooth: int | None
     ) -> PlanDetails:

@@ -258,17 +258,13 @@ _ROW_road_tests = arg.row(
 )
 _PARAM_learner_id = param('learner_id', _ROW_learners, 'The learner id, e.g. L001.')
 _PARAM_instructor_id = param('instructor_id', _ROW_instructors, 'The instructor id, e.g. I01.')
-_PARAM_minutes = param(
-    'minutes', arg.refined(arg.INT, 30, 180), 'The length of that slot in minutes.', default=60
-)
-_PARAM_learner_id_ = param(
-    'learner_id', arg.optional(arg.row('learners')), 'Only tests of this learner id.'
-)
+_PARAM_minutes = param('minutes', arg.refined(arg.INT, 30, 180),
+                       'The length of that slot in minutes.', default=60)
+_PARAM_learner_id_ = param('learner_id', arg.optional(arg.row('learners')),
+                           'Only tests of this learner id.')
 _PARAM_day = param('day', arg.optional(arg.DATE), 'Only tests on this day.')
-_PARAM_scheduled_at = param(
-    'scheduled_at', arg.optional(arg.DATETIME),
-    'When the test is, in the future; leave out for the next full hour.',
-)
+_PARAM_scheduled_at = param('scheduled_at', arg.optional(arg.DATETIME),
+                            'When the test is, in the future; leave out for the next full hour.')
 
 
 class _State(StateBase):
@@ -353,18 +349,16 @@ class DrivingSchool(Episode):
             )
             for _a31 in rt.each(self, self.t_lessons)
         ):
-            raise InvariantError(
-                'An instructor takes one lesson at a time.', 'driving_school.world:308'
-            )
+            raise InvariantError('An instructor takes one lesson at a time.',
+                                 'driving_school.world:308')
         if not all(  # driving_school.world:311
             not self.fn_lesson_live(_a33) or self.fn_car_free(
                 self.t_cars[_a33.car], _a33.starts_at, self.fn_lesson_end(_a33), _a33.id_
             )
             for _a33 in rt.each(self, self.t_lessons)
         ):
-            raise InvariantError(
-                'A car takes one lesson or road test at a time.', 'driving_school.world:311'
-            )
+            raise InvariantError('A car takes one lesson or road test at a time.',
+                                 'driving_school.world:311')
         if not all(  # driving_school.world:314
             _t34.status != _E10_TestStatus_booked or not any(
                 _o35.id_ != _t34.id_ and _o35.status == _E10_TestStatus_booked
@@ -376,26 +370,21 @@ class DrivingSchool(Episode):
             )
             for _t34 in rt.each(self, self.t_road_tests)
         ):
-            raise InvariantError(
-                'A car is used by at most one booked road test at a time.',
-                'driving_school.world:314',
-            )
+            raise InvariantError('A car is used by at most one booked road test at a time.',
+                                 'driving_school.world:314')
         if not all(  # driving_school.world:317
             not self.fn_lesson_live(_a36) or self.fn_learner_free(
                 self.t_learners[_a36.learner], _a36.starts_at, self.fn_lesson_end(_a36), _a36.id_
             )
             for _a36 in rt.each(self, self.t_lessons)
         ):
-            raise InvariantError(
-                'A learner has no two overlapping lessons.', 'driving_school.world:317'
-            )
+            raise InvariantError('A learner has no two overlapping lessons.',
+                                 'driving_school.world:317')
         # driving_school.world:320
         if not all(self.fn_lesson_fits(_l37) for _l37 in rt.each(self, self.t_lessons)):
-            raise InvariantError(
-                "A lesson's car has the learner's transmission, its instructor teaches it, and "
-                "it lies in the instructor's working hours.",
-                'driving_school.world:320',
-            )
+            raise InvariantError("A lesson's car has the learner's transmission, its instructor "
+                                 "teaches it, and it lies in the instructor's working hours.",
+                                 'driving_school.world:320')
         if not all(  # driving_school.world:323
             _p38.lessons_completed == rt.bounded(
                 _p38.prior_lessons + len([
@@ -405,27 +394,23 @@ class DrivingSchool(Episode):
             )
             for _p38 in rt.each(self, self.t_learners)
         ):
-            raise InvariantError(
-                "A learner's lessons_completed is prior_lessons plus their completed lessons.",
-                'driving_school.world:323',
-            )
+            raise InvariantError("A learner's lessons_completed is prior_lessons plus their "
+                                 "completed lessons.",
+                                 'driving_school.world:323')
         for _row40 in rt.changed_rows(self, self.t_lessons):  # driving_school.world:326
             if not self.fn_lesson_record_ok(_row40):
-                raise InvariantError(
-                    'Completed lessons have skills; cancelled and missed ones have a reason.',
-                    'driving_school.world:326',
-                )
+                raise InvariantError('Completed lessons have skills; cancelled and missed ones '
+                                     'have a reason.',
+                                     'driving_school.world:326')
         if not all(  # driving_school.world:329
             _t41.status != _E10_TestStatus_booked and _t41.status != _E10_TestStatus_passed
             or self.fn_passed_theory(self.t_learners[_t41.learner])
             and self.t_learners[_t41.learner].lessons_completed >= self.state.min_lessons_for_test
             for _t41 in rt.each(self, self.t_road_tests)
         ):
-            raise InvariantError(
-                'A learner with a booked or passed road test has passed theory and done enough '
-                'lessons.',
-                'driving_school.world:329',
-            )
+            raise InvariantError('A learner with a booked or passed road test has passed theory '
+                                 'and done enough lessons.',
+                                 'driving_school.world:329')
         if not all(  # driving_school.world:332
             _t42.status != _E10_TestStatus_booked or len([
                 _o43 for _o43 in rt.each(self, self.t_road_tests)
@@ -434,9 +419,8 @@ class DrivingSchool(Episode):
             == 1
             for _t42 in rt.each(self, self.t_road_tests)
         ):
-            raise InvariantError(
-                'A learner has at most one booked road test.', 'driving_school.world:332'
-            )
+            raise InvariantError('A learner has at most one booked road test.',
+                                 'driving_school.world:332')
         if not all(  # driving_school.world:335
             _t44.status != _E10_TestStatus_booked or len([
                 _o45 for _o45 in rt.each(self, self.t_theory_tests)
@@ -445,36 +429,29 @@ class DrivingSchool(Episode):
             == 1
             for _t44 in rt.each(self, self.t_theory_tests)
         ):
-            raise InvariantError(
-                'A learner has at most one booked theory test.', 'driving_school.world:335'
-            )
+            raise InvariantError('A learner has at most one booked theory test.',
+                                 'driving_school.world:335')
         if not all(  # driving_school.world:338
             self.t_cars[_t46.car].transmission == self.t_learners[_t46.learner].transmission
             for _t46 in rt.each(self, self.t_road_tests)
         ):
-            raise InvariantError(
-                "A road test's car has the learner's transmission.", 'driving_school.world:338'
-            )
+            raise InvariantError("A road test's car has the learner's transmission.",
+                                 'driving_school.world:338')
         if not all(  # driving_school.world:341
             _p47.stage == self.fn_expected_stage(_p47) for _p47 in rt.each(self, self.t_learners)
         ):
-            raise InvariantError(
-                "A learner's stage follows their tests.", 'driving_school.world:341'
-            )
+            raise InvariantError("A learner's stage follows their tests.",
+                                 'driving_school.world:341')
         # driving_school.world:344
         if not all(self.fn_theory_result_ok(_t48) for _t48 in rt.each(self, self.t_theory_tests)):
-            raise InvariantError(
-                'Theory results are recorded exactly for passed and failed tests, passing at the '
-                'pass mark.',
-                'driving_school.world:344',
-            )
+            raise InvariantError('Theory results are recorded exactly for passed and failed '
+                                 'tests, passing at the pass mark.',
+                                 'driving_school.world:344')
         # driving_school.world:347
         if not all(self.fn_road_result_ok(_t49) for _t49 in rt.each(self, self.t_road_tests)):
-            raise InvariantError(
-                'Road test results are recorded exactly for passed and failed tests, passing '
-                'with few faults and none serious.',
-                'driving_school.world:347',
-            )
+            raise InvariantError('Road test results are recorded exactly for passed and failed '
+                                 'tests, passing with few faults and none serious.',
+                                 'driving_school.world:347')
         if not all(  # driving_school.world:350
             len([_o51 for _o51 in rt.each(self, self.t_staff) if _o51.email == _s50.email]) == 1
             for _s50 in rt.each(self, self.t_staff)
@@ -486,9 +463,8 @@ class DrivingSchool(Episode):
         ):
             raise InvariantError('Learner emails are unique.', 'driving_school.world:353')
         if not self.fn_staff_ok():  # driving_school.world:356
-            raise InvariantError(
-                'The signed-in staff member is active.', 'driving_school.world:356'
-            )
+            raise InvariantError('The signed-in staff member is active.',
+                                 'driving_school.world:356')
         for _row54 in rt.changed_rows(self, self.t_lessons, ('learner', 'instructor', 'car')):
             rt.check_refs(self.t_learners, _row54.learner, 'Lesson.learner')
             rt.check_refs(self.t_instructors, _row54.instructor, 'Lesson.instructor')
@@ -542,9 +518,8 @@ class DrivingSchool(Episode):
     def fn_next_full_hour(self) -> dt.datetime:  # driving_school.world:170
         'The next full hour after now.'
         return (  # driving_school.world:171
-            rt.strptime(
-                rt.read(self, self.built(self.clock.strftime('%Y-%m-%d %H'))), '%Y-%m-%d %H'
-            )
+            rt.strptime(rt.read(self, self.built(self.clock.strftime('%Y-%m-%d %H'))),
+                        '%Y-%m-%d %H')
             + dt.timedelta(hours=1)
         )
 
@@ -712,35 +687,27 @@ class DrivingSchool(Episode):
             )
         return d is None and s is None and t.recorded_by is None  # driving_school.world:303
 
-    @tool(  # driving_school.world:361
-        'Sign in as a staff member. Every tool that changes state acts as the signed-in staff '
-        'member.',
-        param(
-            'staff_id', _ROW_staff,
-            'Your staff id, e.g. S01 (find_staff finds it by name or email).',
-        ),
-        where='driving_school.world:361', returns=Staff,
-    )
+    @tool('Sign in as a staff member. Every tool that changes state acts as the signed-in staff '
+          'member.',
+          param('staff_id', _ROW_staff,
+                'Your staff id, e.g. S01 (find_staff finds it by name or email).'),
+          where='driving_school.world:361', returns=Staff)
     def tool_sign_in(self, staff_id: Staff) -> Staff:
         if not staff_id.active:  # driving_school.world:366
             self.fail(f'Staff member {staff_id.id_} is inactive.')
         self.set_state('current_staff', staff_id.id_)  # driving_school.world:367
         return staff_id  # driving_school.world:368
 
-    @tool(  # driving_school.world:371
-        'Show a staff member: name, email, role and whether active.',
-        param('staff_id', _ROW_staff, 'The staff id, e.g. S01.'), read_only=True,
-        where='driving_school.world:371', returns=Staff,
-    )
+    @tool('Show a staff member: name, email, role and whether active.',
+          param('staff_id', _ROW_staff, 'The staff id, e.g. S01.'), read_only=True,
+          where='driving_school.world:371', returns=Staff)
     def tool_get_staff(self, staff_id: Staff) -> Staff:
         return staff_id  # driving_school.world:376
 
-    @tool(  # driving_school.world:379
-        'Find staff members by part of the name or email, with their ids and roles.',
-        param('query', arg.TEXT, 'Part of the name or email; case does not matter.'),
-        read_only=True, where='driving_school.world:379', returns=js.array(Staff),
-        shows=('list', ('row', 'staff')),
-    )
+    @tool('Find staff members by part of the name or email, with their ids and roles.',
+          param('query', arg.TEXT, 'Part of the name or email; case does not matter.'),
+          read_only=True, where='driving_school.world:379', returns=js.array(Staff),
+          shows=('list', ('row', 'staff')))
     def tool_find_staff(self, query: str) -> tuple[str, ...]:
         q: str = self.built(query.lower())  # driving_school.world:382
         return tuple([  # driving_school.world:383
@@ -749,22 +716,20 @@ class DrivingSchool(Episode):
             or rt.read(self, q) in rt.read(self, self.built(_s9.email.lower()))
         ])
 
-    @tool(  # driving_school.world:388
-        'Show a learner (contact, birth date, stage, transmission, lessons completed) with their '
-        'theory and road tests.',
-        _PARAM_learner_id, read_only=True, where='driving_school.world:388',
-        returns=js.closed({
-            'learner': Learner, 'theory_tests': js.array(TheoryTest),
-            'road_tests': js.array(RoadTest),
-        }),
-        shows=(
-            'record', (
-                ('learner', 'learner', ('row', 'learners')),
-                ('theory_tests', 'theory_tests', ('list', ('row', 'theory_tests'))),
-                ('road_tests', 'road_tests', ('list', ('row', 'road_tests'))),
-            ),
-        ),
-    )
+    @tool('Show a learner (contact, birth date, stage, transmission, lessons completed) with '
+          'their theory and road tests.',
+          _PARAM_learner_id, read_only=True, where='driving_school.world:388',
+          returns=js.closed({
+              'learner': Learner, 'theory_tests': js.array(TheoryTest),
+              'road_tests': js.array(RoadTest),
+          }),
+          shows=(
+              'record', (
+                  ('learner', 'learner', ('row', 'learners')),
+                  ('theory_tests', 'theory_tests', ('list', ('row', 'theory_tests'))),
+                  ('road_tests', 'road_tests', ('list', ('row', 'road_tests'))),
+              ),
+          ))
     def tool_get_learner(self, learner_id: Learner) -> LearnerInfo:
         return LearnerInfo(  # driving_school.world:393
             learner_id.id_,
@@ -778,16 +743,15 @@ class DrivingSchool(Episode):
             ]),
         )
 
-    @tool(  # driving_school.world:400
-        'Find learners by exact email, phone, part of the name and/or stage, with their ids, '
-        'stages and lessons completed.',
-        param('email', arg.optional(arg.TEXT), "The learner's exact email."),
-        param('phone', arg.optional(arg.TEXT), "The learner's phone as on file."),
-        param('name', arg.optional(arg.TEXT), "Part of the learner's name; case does not matter."),
-        param('stage', arg.optional(arg.enum_of(LicenceStage)), 'Only learners at this stage.'),
-        read_only=True, where='driving_school.world:400', returns=js.array(Learner),
-        shows=('list', ('row', 'learners')),
-    )
+    @tool('Find learners by exact email, phone, part of the name and/or stage, with their ids, '
+          'stages and lessons completed.',
+          param('email', arg.optional(arg.TEXT), "The learner's exact email."),
+          param('phone', arg.optional(arg.TEXT), "The learner's phone as on file."),
+          param('name', arg.optional(arg.TEXT),
+                "Part of the learner's name; case does not matter."),
+          param('stage', arg.optional(arg.enum_of(LicenceStage)), 'Only learners at this stage.'),
+          read_only=True, where='driving_school.world:400', returns=js.array(Learner),
+          shows=('list', ('row', 'learners')))
     def tool_find_learners(
         self, email: str | None, phone: str | None, name: str | None, stage: LicenceStage | None
     ) -> tuple[str, ...]:
@@ -802,30 +766,23 @@ class DrivingSchool(Episode):
             and (stage is None or _p12.stage == stage)
         ])
 
-    @tool(  # driving_school.world:415
+    @tool(
         'Show an instructor: name, email, transmissions taught, working hours and whether active.',
         _PARAM_instructor_id, read_only=True, where='driving_school.world:415', returns=Instructor,
     )
     def tool_get_instructor(self, instructor_id: Instructor) -> Instructor:
         return instructor_id  # driving_school.world:420
 
-    @tool(  # driving_school.world:423
-        'Find instructors by part of the name and/or transmission taught, optionally only those '
-        'free for a time slot, with their hours.',
-        param(
-            'name', arg.optional(arg.TEXT), "Part of the instructor's name; case does not matter."
-        ),
-        param(
-            'transmission', arg.optional(arg.enum_of(Transmission)),
-            'Only instructors who teach in this transmission.',
-        ),
-        param(
-            'free_at', arg.optional(arg.DATETIME),
-            'Only active instructors free for a slot starting then, within their hours.',
-        ),
-        _PARAM_minutes, read_only=True, where='driving_school.world:423',
-        returns=js.array(Instructor), shows=('list', ('row', 'instructors')),
-    )
+    @tool('Find instructors by part of the name and/or transmission taught, optionally only '
+          'those free for a time slot, with their hours.',
+          param('name', arg.optional(arg.TEXT),
+                "Part of the instructor's name; case does not matter."),
+          param('transmission', arg.optional(arg.enum_of(Transmission)),
+                'Only instructors who teach in this transmission.'),
+          param('free_at', arg.optional(arg.DATETIME),
+                'Only active instructors free for a slot starting then, within their hours.'),
+          _PARAM_minutes, read_only=True, where='driving_school.world:423',
+          returns=js.array(Instructor), shows=('list', ('row', 'instructors')))
     def tool_find_instructors(
         self, name: str | None, transmission: Transmission | None, free_at: dt.datetime | None,
         minutes: int,
@@ -854,29 +811,21 @@ class DrivingSchool(Episode):
             found = rt.each(self, found) + (i.id_,)  # driving_school.world:445
         return found  # driving_school.world:447
 
-    @tool(  # driving_school.world:450
-        'Show a car: model, transmission, status, mileage and next service day.',
-        param('plate', _ROW_cars, "The car's plate, e.g. AB12-CDE."), read_only=True,
-        where='driving_school.world:450', returns=Car,
-    )
+    @tool('Show a car: model, transmission, status, mileage and next service day.',
+          param('plate', _ROW_cars, "The car's plate, e.g. AB12-CDE."), read_only=True,
+          where='driving_school.world:450', returns=Car)
     def tool_get_car(self, plate: Car) -> Car:
         return plate  # driving_school.world:455
 
-    @tool(  # driving_school.world:458
-        'List cars by transmission and/or status, optionally only those free for a time slot, '
-        'with plates and models.',
-        param(
-            'transmission', arg.optional(arg.enum_of(Transmission)),
-            'Only cars with this transmission.',
-        ),
-        param('status', arg.optional(arg.enum_of(CarStatus)), 'Only cars with this status.'),
-        param(
-            'free_at', arg.optional(arg.DATETIME),
-            'Only available cars free for a slot starting then.',
-        ),
-        _PARAM_minutes, read_only=True, where='driving_school.world:458', returns=js.array(Car),
-        shows=('list', ('row', 'cars')),
-    )
+    @tool('List cars by transmission and/or status, optionally only those free for a time slot, '
+          'with plates and models.',
+          param('transmission', arg.optional(arg.enum_of(Transmission)),
+                'Only cars with this transmission.'),
+          param('status', arg.optional(arg.enum_of(CarStatus)), 'Only cars with this status.'),
+          param('free_at', arg.optional(arg.DATETIME),
+                'Only available cars free for a slot starting then.'),
+          _PARAM_minutes, read_only=True, where='driving_school.world:458', returns=js.array(Car),
+          shows=('list', ('row', 'cars')))
     def tool_find_cars(
         self, transmission: Transmission | None, status: CarStatus | None,
         free_at: dt.datetime | None, minutes: int,
@@ -897,29 +846,23 @@ class DrivingSchool(Episode):
             found = rt.each(self, found) + (c.plate,)  # driving_school.world:479
         return found  # driving_school.world:481
 
-    @tool(  # driving_school.world:486
-        'Show a lesson: learner, instructor, car, start, length, status, skills covered, notes '
-        'and cancel reason.',
-        param('lesson_id', _ROW_lessons, 'The lesson id, e.g. LS0002.'), read_only=True,
-        where='driving_school.world:486', returns=Lesson,
-    )
+    @tool('Show a lesson: learner, instructor, car, start, length, status, skills covered, notes '
+          'and cancel reason.',
+          param('lesson_id', _ROW_lessons, 'The lesson id, e.g. LS0002.'), read_only=True,
+          where='driving_school.world:486', returns=Lesson)
     def tool_get_lesson(self, lesson_id: Lesson) -> Lesson:
         return lesson_id  # driving_school.world:491
 
-    @tool(  # driving_school.world:494
+    @tool(
         'List lessons of a learner, an instructor or a car, or on a day, optionally by status, '
         'earliest first, with times and statuses.',
         param('learner_id', arg.optional(arg.row('learners')), 'Only lessons of this learner id.'),
-        param(
-            'instructor_id',
-            arg.optional(arg.row('instructors', arg.refined(arg.TEXT, pattern='^I[0-9]{2}$'))),
-            'Only lessons of this instructor id.',
-        ),
-        param(
-            'plate',
-            arg.optional(arg.row('cars', arg.refined(arg.TEXT, pattern='^[A-Z0-9-]{4,10}$'))),
-            'Only lessons in this car.',
-        ),
+        param('instructor_id',
+              arg.optional(arg.row('instructors', arg.refined(arg.TEXT, pattern='^I[0-9]{2}$'))),
+              'Only lessons of this instructor id.'),
+        param('plate',
+              arg.optional(arg.row('cars', arg.refined(arg.TEXT, pattern='^[A-Z0-9-]{4,10}$'))),
+              'Only lessons in this car.'),
         param('day', arg.optional(arg.DATE), 'Only lessons on this day.'),
         param('status', arg.optional(arg.enum_of(LessonStatus)), 'Only lessons with this status.'),
         read_only=True, where='driving_school.world:494', returns=js.array(Lesson),
@@ -941,20 +884,15 @@ class DrivingSchool(Episode):
             rt.rows(self.t_lessons, rt.each(self, found)), key=lambda _x15: _x15.starts_at
         )
 
-    @tool(  # driving_school.world:507
-        "Book a lesson for a learner with a free instructor and a free car of the learner's "
-        "transmission, within the instructor's working hours.",
-        _PARAM_learner_id, _PARAM_instructor_id,
-        param(
-            'plate', _ROW_cars, "The plate of a car of the learner's transmission, e.g. AB12-CDE."
-        ),
-        param(
-            'starts_at', arg.optional(arg.DATETIME),
-            'When the lesson starts, in the future; leave out for the next full hour.',
-        ),
-        param('minutes', arg.refined(arg.INT, 30, 180), 'The length in minutes.', default=60),
-        where='driving_school.world:507', returns=Lesson,
-    )
+    @tool("Book a lesson for a learner with a free instructor and a free car of the learner's "
+          "transmission, within the instructor's working hours.",
+          _PARAM_learner_id, _PARAM_instructor_id,
+          param('plate', _ROW_cars,
+                "The plate of a car of the learner's transmission, e.g. AB12-CDE."),
+          param('starts_at', arg.optional(arg.DATETIME),
+                'When the lesson starts, in the future; leave out for the next full hour.'),
+          param('minutes', arg.refined(arg.INT, 30, 180), 'The length in minutes.', default=60),
+          where='driving_school.world:507', returns=Lesson)
     def tool_book_lesson(
         self, learner_id: Learner, instructor_id: Instructor, plate: Car,
         starts_at: dt.datetime | None, minutes: int,
@@ -970,25 +908,20 @@ class DrivingSchool(Episode):
             self.fail(f'Learner {learner.id_} already has a full licence.')
         # driving_school.world:522
         if self.fn_age_on(learner.date_of_birth, start.date()) < self.state.min_age:
-            self.fail(
-                f'Learner {learner.id_} is younger than {self.state.min_age} on {start.date()}.'
-            )
+            self.fail(f'Learner {learner.id_} is younger than {self.state.min_age} on '
+                      f'{start.date()}.')
         if not (  # driving_school.world:523
             instructor_id.active and learner.transmission in rt.each(self, instructor_id.teaches)
         ):
-            self.fail(
-                f'Instructor {instructor_id.id_} is inactive or does not teach in a '
-                f'{learner.transmission} car.',
-            )
+            self.fail(f'Instructor {instructor_id.id_} is inactive or does not teach in a '
+                      f'{learner.transmission} car.')
         if not (  # driving_school.world:524
             plate.status == _E9_CarStatus_available and plate.transmission == learner.transmission
         ):
             self.fail(f'Car {plate.plate} is in service or not a {learner.transmission} car.')
         if not self.fn_within_hours(instructor_id, start, minutes):  # driving_school.world:525
-            self.fail(
-                f'The lesson is outside instructor {instructor_id.id_}\'s hours ('
-                f'{instructor_id.start_hour}:00 to {instructor_id.end_hour}:00).',
-            )
+            self.fail(f'The lesson is outside instructor {instructor_id.id_}\'s hours ('
+                      f'{instructor_id.start_hour}:00 to {instructor_id.end_hour}:00).')
         if not self.fn_instructor_free(instructor_id, start, end, ''):  # driving_school.world:526
             self.fail(f'Instructor {instructor_id.id_} already has a lesson or test at that time.')
         if not self.fn_car_free(plate, start, end, ''):  # driving_school.world:527
@@ -1005,19 +938,15 @@ class DrivingSchool(Episode):
         self.insert(self.t_lessons, lesson)  # driving_school.world:536
         return lesson  # driving_school.world:537
 
-    @tool(  # driving_school.world:540
-        "Cancel a booked lesson that has not started. With less than cancel_notice a learner's "
-        "cancellation is recorded as a no-show.",
-        param('lesson_id', _ROW_lessons, 'The id of a booked lesson, e.g. LS0003.'),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
-        param(
-            'by_school', arg.BOOL,
-            "true when the school cancels; a learner cancelling with less than 24 hours' notice "
-            "is recorded as a no-show.",
-            default=False,
-        ),
-        where='driving_school.world:540', returns=Lesson,
-    )
+    @tool("Cancel a booked lesson that has not started. With less than cancel_notice a learner's "
+          "cancellation is recorded as a no-show.",
+          param('lesson_id', _ROW_lessons, 'The id of a booked lesson, e.g. LS0003.'),
+          param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
+          param('by_school', arg.BOOL,
+                "true when the school cancels; a learner cancelling with less than 24 hours' "
+                "notice is recorded as a no-show.",
+                default=False),
+          where='driving_school.world:540', returns=Lesson)
     def tool_cancel_lesson(self, lesson_id: Lesson, reason: str, by_school: bool) -> Lesson:
         x__: Staff = self.fn_actor()  # driving_school.world:547
         lesson: Lesson = lesson_id  # driving_school.world:548
@@ -1038,26 +967,17 @@ class DrivingSchool(Episode):
         )
         return lesson  # driving_school.world:558
 
-    @tool(  # driving_school.world:561
-        "Record a booked lesson that has started as completed, with the skills covered; the "
-        "learner's lesson count goes up.",
-        param(
-            'lesson_id', _ROW_lessons, 'The id of a booked lesson that has started, e.g. LS0004.'
-        ),
-        param(
-            'skills_covered', arg.refined(arg.set_of(arg.enum_of(Skill)), 1, 8),
-            'The skills practised, e.g. ["parking", "reversing"].',
-        ),
-        param(
-            'instructor_notes', arg.refined(arg.TEXT, None, 300), "The instructor's notes.",
-            default='',
-        ),
-        param(
-            'mileage_km', arg.optional(arg.INT),
-            "The car's odometer after the lesson; it cannot go down.",
-        ),
-        where='driving_school.world:561', returns=Lesson,
-    )
+    @tool("Record a booked lesson that has started as completed, with the skills covered; the "
+          "learner's lesson count goes up.",
+          param('lesson_id', _ROW_lessons,
+                'The id of a booked lesson that has started, e.g. LS0004.'),
+          param('skills_covered', arg.refined(arg.set_of(arg.enum_of(Skill)), 1, 8),
+                'The skills practised, e.g. ["parking", "reversing"].'),
+          param('instructor_notes', arg.refined(arg.TEXT, None, 300), "The instructor's notes.",
+                default=''),
+          param('mileage_km', arg.optional(arg.INT),
+                "The car's odometer after the lesson; it cannot go down."),
+          where='driving_school.world:561', returns=Lesson)
     def tool_record_lesson(
         self, lesson_id: Lesson, skills_covered: tuple[Skill, ...], instructor_notes: str,
         mileage_km: int | None,
@@ -1071,9 +991,8 @@ class DrivingSchool(Episode):
         car: Car = self.t_cars[lesson.car]  # driving_school.world:573
         if mileage_km is not None:  # driving_school.world:574
             if mileage_km < car.mileage_km:  # driving_school.world:575
-                self.fail(
-                    f'Mileage cannot go down: car {car.plate} already shows {car.mileage_km} km.'
-                )
+                self.fail(f'Mileage cannot go down: car {car.plate} already shows '
+                          f'{car.mileage_km} km.')
             # driving_school.world:576
             self.set_field(car, 'mileage_km', v.check_range(mileage_km, 'Car.mileage_km', 0, None))
         self.set_fields(  # driving_school.world:578
@@ -1087,19 +1006,15 @@ class DrivingSchool(Episode):
         )
         return lesson  # driving_school.world:583
 
-    @tool(  # driving_school.world:588
-        'Show a theory test: learner, centre, time, status, score and who recorded it.',
-        param('test_id', _ROW_theory_tests, 'The theory test id, e.g. TH0003.'), read_only=True,
-        where='driving_school.world:588', returns=TheoryTest,
-    )
+    @tool('Show a theory test: learner, centre, time, status, score and who recorded it.',
+          param('test_id', _ROW_theory_tests, 'The theory test id, e.g. TH0003.'), read_only=True,
+          where='driving_school.world:588', returns=TheoryTest)
     def tool_get_theory_test(self, test_id: TheoryTest) -> TheoryTest:
         return test_id  # driving_school.world:593
 
-    @tool(  # driving_school.world:596
-        'List theory tests of a learner or on a day, with centres, times, statuses and scores.',
-        _PARAM_learner_id_, _PARAM_day, read_only=True, where='driving_school.world:596',
-        returns=js.array(TheoryTest), shows=('list', ('row', 'theory_tests')),
-    )
+    @tool('List theory tests of a learner or on a day, with centres, times, statuses and scores.',
+          _PARAM_learner_id_, _PARAM_day, read_only=True, where='driving_school.world:596',
+          returns=js.array(TheoryTest), shows=('list', ('row', 'theory_tests')))
     def tool_list_theory_tests(
         self, learner_id: Learner | None, day: dt.date | None
     ) -> tuple[str, ...]:
@@ -1109,7 +1024,7 @@ class DrivingSchool(Episode):
             and (day is None or _t16.scheduled_at.date() == day)
         ])
 
-    @tool(  # driving_school.world:605
+    @tool(
         'Book a theory test for a learner who has not passed theory yet.',
         param('learner_id', _ROW_learners, 'The learner id, e.g. L005.'),
         param('test_centre', arg.refined(arg.TEXT, 1, 60), 'The test centre, e.g. Leeds Centre.'),
@@ -1139,19 +1054,13 @@ class DrivingSchool(Episode):
         self.insert(self.t_theory_tests, test)  # driving_school.world:619
         return test  # driving_school.world:620
 
-    @tool(  # driving_school.world:623
-        "Record a theory test's score; at or above the pass mark it passes and the learner moves "
-        "to theory_passed.",
-        param(
-            'test_id', _ROW_theory_tests,
-            'The id of a booked theory test that has taken place, e.g. TH0003.',
-        ),
-        param(
-            'score', arg.refined(arg.INT, 0, 50),
-            'The score out of 50; the pass mark is theory_pass_mark.',
-        ),
-        where='driving_school.world:623', returns=TheoryTest,
-    )
+    @tool("Record a theory test's score; at or above the pass mark it passes and the learner "
+          "moves to theory_passed.",
+          param('test_id', _ROW_theory_tests,
+                'The id of a booked theory test that has taken place, e.g. TH0003.'),
+          param('score', arg.refined(arg.INT, 0, 50),
+                'The score out of 50; the pass mark is theory_pass_mark.'),
+          where='driving_school.world:623', returns=TheoryTest)
     def tool_record_theory_result(self, test_id: TheoryTest, score_: int) -> TheoryTest:
         me: Staff = self.fn_actor()  # driving_school.world:629
         test: TheoryTest = test_id  # driving_school.world:630
@@ -1173,23 +1082,19 @@ class DrivingSchool(Episode):
         self.set_field(learner, 'stage', self.fn_expected_stage(learner))
         return test  # driving_school.world:642
 
-    @tool(  # driving_school.world:647
-        'Show a road test: learner, car, instructor, centre, time, status, faults and who '
-        'recorded it.',
-        param('test_id', _ROW_road_tests, 'The road test id, e.g. RT0002.'), read_only=True,
-        where='driving_school.world:647', returns=RoadTest,
-    )
+    @tool('Show a road test: learner, car, instructor, centre, time, status, faults and who '
+          'recorded it.',
+          param('test_id', _ROW_road_tests, 'The road test id, e.g. RT0002.'), read_only=True,
+          where='driving_school.world:647', returns=RoadTest)
     def tool_get_road_test(self, test_id: RoadTest) -> RoadTest:
         return test_id  # driving_school.world:652
 
-    @tool(  # driving_school.world:655
-        'List road tests of a learner, on a day and/or by status, with cars, centres, times, '
-        'statuses and faults.',
-        _PARAM_learner_id_, _PARAM_day,
-        param('status', arg.optional(arg.enum_of(TestStatus)), 'Only tests with this status.'),
-        read_only=True, where='driving_school.world:655', returns=js.array(RoadTest),
-        shows=('list', ('row', 'road_tests')),
-    )
+    @tool('List road tests of a learner, on a day and/or by status, with cars, centres, times, '
+          'statuses and faults.',
+          _PARAM_learner_id_, _PARAM_day,
+          param('status', arg.optional(arg.enum_of(TestStatus)), 'Only tests with this status.'),
+          read_only=True, where='driving_school.world:655', returns=js.array(RoadTest),
+          shows=('list', ('row', 'road_tests')))
     def tool_list_road_tests(
         self, learner_id: Learner | None, day: dt.date | None, status: TestStatus | None
     ) -> tuple[str, ...]:
@@ -1200,25 +1105,18 @@ class DrivingSchool(Episode):
             and (status is None or _t18.status == status)
         ])
 
-    @tool(  # driving_school.world:665
-        'Book a road test (60 minutes) once the learner has passed theory and completed enough '
-        'lessons, with a school car free at that time.',
-        _PARAM_learner_id,
-        param(
-            'plate', _ROW_cars,
-            "The plate of a school car of the learner's transmission, e.g. KL56-MNO.",
-        ),
-        param(
-            'test_centre', arg.refined(arg.TEXT, 1, 60), 'The test centre, e.g. Leeds Test Centre.'
-        ),
-        _PARAM_scheduled_at,
-        param(
-            'instructor_id',
-            arg.optional(arg.row('instructors', arg.refined(arg.TEXT, pattern='^I[0-9]{2}$'))),
-            'An accompanying instructor, if any.',
-        ),
-        where='driving_school.world:665', returns=RoadTest,
-    )
+    @tool('Book a road test (60 minutes) once the learner has passed theory and completed enough '
+          'lessons, with a school car free at that time.',
+          _PARAM_learner_id,
+          param('plate', _ROW_cars,
+                "The plate of a school car of the learner's transmission, e.g. KL56-MNO."),
+          param('test_centre', arg.refined(arg.TEXT, 1, 60),
+                'The test centre, e.g. Leeds Test Centre.'),
+          _PARAM_scheduled_at,
+          param('instructor_id',
+                arg.optional(arg.row('instructors', arg.refined(arg.TEXT, pattern='^I[0-9]{2}$'))),
+                'An accompanying instructor, if any.'),
+          where='driving_school.world:665', returns=RoadTest)
     def tool_book_road_test(
         self, learner_id: Learner, plate: Car, test_centre: str, scheduled_at: dt.datetime | None,
         instructor_id: Instructor | None,
@@ -1233,10 +1131,8 @@ class DrivingSchool(Episode):
         if not self.fn_passed_theory(learner):  # driving_school.world:679
             self.fail(f'Learner {learner.id_} has not passed theory.')
         if learner.lessons_completed < self.state.min_lessons_for_test:  # driving_school.world:680
-            self.fail(
-                f'Learner {learner.id_} has completed {learner.lessons_completed} lessons; '
-                f'{self.state.min_lessons_for_test} are needed.',
-            )
+            self.fail(f'Learner {learner.id_} has completed {learner.lessons_completed} lessons; '
+                      f'{self.state.min_lessons_for_test} are needed.')
         if any(  # driving_school.world:681
             _t19.learner == learner.id_ and _t19.status == _E10_TestStatus_booked
             for _t19 in rt.each(self, self.t_road_tests)
@@ -1248,10 +1144,8 @@ class DrivingSchool(Episode):
             plate.status == _E9_CarStatus_available and plate.transmission == learner.transmission
             and self.fn_car_free(plate, at, end, '')
         ):
-            self.fail(
-                f'Car {plate.plate} is in service, not a {learner.transmission} car or taken at '
-                'that time.',
-            )
+            self.fail(f'Car {plate.plate} is in service, not a {learner.transmission} car or '
+                      'taken at that time.')
         if instructor_id is not None:  # driving_school.world:684
             # driving_school.world:685
             if not (instructor_id.active and self.fn_instructor_free(instructor_id, at, end, '')):
@@ -1267,18 +1161,14 @@ class DrivingSchool(Episode):
         self.set_field(learner, 'stage', _E12_LicenceStage_test_booked)  # driving_school.world:695
         return test  # driving_school.world:696
 
-    @tool(  # driving_school.world:699
-        "Record a road test's faults; only managers can. It passes with at most "
-        "max_driving_faults and no serious fault; the learner then has a full licence, otherwise "
-        "goes back to theory_passed.",
-        param(
-            'test_id', _ROW_road_tests,
-            'The id of a booked road test that has taken place, e.g. RT0002.',
-        ),
-        param('driving_faults', arg.refined(arg.INT, 0, 50), 'Driving (minor) faults.'),
-        param('serious_faults', arg.refined(arg.INT, 0, 10), 'Serious or dangerous faults.'),
-        where='driving_school.world:699', returns=RoadTest,
-    )
+    @tool("Record a road test's faults; only managers can. It passes with at most "
+          "max_driving_faults and no serious fault; the learner then has a full licence, "
+          "otherwise goes back to theory_passed.",
+          param('test_id', _ROW_road_tests,
+                'The id of a booked road test that has taken place, e.g. RT0002.'),
+          param('driving_faults', arg.refined(arg.INT, 0, 50), 'Driving (minor) faults.'),
+          param('serious_faults', arg.refined(arg.INT, 0, 10), 'Serious or dangerous faults.'),
+          where='driving_school.world:699', returns=RoadTest)
     def tool_record_road_test_result(
         self, test_id: RoadTest, driving_faults: int, serious_faults: int
     ) -> RoadTest:

@@ -326,19 +326,16 @@ class ElectricityServiceDesk(Episode):
             == 1
             for _a98 in rt.each(self, self.t_accounts)
         ):
-            raise InvariantError(
-                'An address has at most one open account.', 'electricity_service_desk.world:249'
-            )
+            raise InvariantError('An address has at most one open account.',
+                                 'electricity_service_desk.world:249')
         # electricity_service_desk.world:252
         for _row100, _row101 in rt.changed_pairs(self, self.t_readings, self.t_readings):
             if not (
                 _row101.address != _row100.address or _row101.read_on <= _row100.read_on
                 or _row101.kwh >= _row100.kwh
             ):
-                raise InvariantError(
-                    'Readings of an address never go backwards.',
-                    'electricity_service_desk.world:252',
-                )
+                raise InvariantError('Readings of an address never go backwards.',
+                                     'electricity_service_desk.world:252')
         if not all(  # electricity_service_desk.world:255
             len([
                 _s103.reading_id for _s103 in rt.each(self, self.t_readings)
@@ -347,35 +344,28 @@ class ElectricityServiceDesk(Episode):
             == 1
             for _r102 in rt.each(self, self.t_readings)
         ):
-            raise InvariantError(
-                'An address has at most one reading a day.', 'electricity_service_desk.world:255'
-            )
+            raise InvariantError('An address has at most one reading a day.',
+                                 'electricity_service_desk.world:255')
         if not all(  # electricity_service_desk.world:258
             self.t_accounts[_r104.account].address == _r104.address
             for _r104 in rt.each(self, self.t_readings)
         ):
-            raise InvariantError(
-                "A reading's account is an account of its address.",
-                'electricity_service_desk.world:258',
-            )
+            raise InvariantError("A reading's account is an account of its address.",
+                                 'electricity_service_desk.world:258')
         # electricity_service_desk.world:261
         for _row105 in rt.changed_rows(self, self.t_accounts):
             if not (
                 (_row105.closed_on is not None) == (_row105.status == _E13_AccountStatus_closed)
                 and (_row105.status == _E13_AccountStatus_open_ or _row105.payment_plan is None)
             ):
-                raise InvariantError(
-                    'An account has a closing day exactly when closed, not before it opened; a '
-                    'closed account has no payment plan.',
-                    'electricity_service_desk.world:261',
-                )
+                raise InvariantError('An account has a closing day exactly when closed, not '
+                                     'before it opened; a closed account has no payment plan.',
+                                     'electricity_service_desk.world:261')
         # electricity_service_desk.world:264
         for _row106 in rt.changed_rows(self, self.t_accounts):
             if not self.fn_closed_ok(_row106):
-                raise InvariantError(
-                    'An account closes on or after the day it opened.',
-                    'electricity_service_desk.world:264',
-                )
+                raise InvariantError('An account closes on or after the day it opened.',
+                                     'electricity_service_desk.world:264')
         if not all(  # electricity_service_desk.world:267
             _b107.period_end > _b107.period_start and abs(
                 _b107.amount - self.fn_bill_amount(
@@ -386,33 +376,25 @@ class ElectricityServiceDesk(Episode):
             < 0.005
             for _b107 in rt.each(self, self.t_bills)
         ):
-            raise InvariantError(
-                "A bill's period ends after it starts and its amount follows the account's "
-                "tariff.",
-                'electricity_service_desk.world:267',
-            )
+            raise InvariantError("A bill's period ends after it starts and its amount follows "
+                                 "the account's tariff.",
+                                 'electricity_service_desk.world:267')
         if not all(  # electricity_service_desk.world:270
             abs(_a108.balance - self.fn_owed(_a108)) < 0.005
             for _a108 in rt.each(self, self.t_accounts)
         ):
-            raise InvariantError(
-                "An account's balance is the amount of its unpaid bills.",
-                'electricity_service_desk.world:270',
-            )
+            raise InvariantError("An account's balance is the amount of its unpaid bills.",
+                                 'electricity_service_desk.world:270')
         # electricity_service_desk.world:273
         if not all(self.fn_plan_ok(_a109) for _a109 in rt.each(self, self.t_accounts)):
-            raise InvariantError(
-                'A payment plan runs only on an open account with a positive balance, covering '
-                'every unpaid bill.',
-                'electricity_service_desk.world:273',
-            )
+            raise InvariantError('A payment plan runs only on an open account with a positive '
+                                 'balance, covering every unpaid bill.',
+                                 'electricity_service_desk.world:273')
         for _row110 in rt.changed_rows(self, self.t_outages):  # electricity_service_desk.world:276
             if not self.fn_restoration_ok(_row110):
-                raise InvariantError(
-                    'An outage has a restoration time exactly when restored, not before it was '
-                    'reported.',
-                    'electricity_service_desk.world:276',
-                )
+                raise InvariantError('An outage has a restoration time exactly when restored, '
+                                     'not before it was reported.',
+                                     'electricity_service_desk.world:276')
         if not all(  # electricity_service_desk.world:279
             _o111.status == _E12_OutageStatus_restored
             or len([
@@ -423,10 +405,8 @@ class ElectricityServiceDesk(Episode):
             == 1
             for _o111 in rt.each(self, self.t_outages)
         ):
-            raise InvariantError(
-                'A grid zone has at most one outage that is not restored.',
-                'electricity_service_desk.world:279',
-            )
+            raise InvariantError('A grid zone has at most one outage that is not restored.',
+                                 'electricity_service_desk.world:279')
         if not all(  # electricity_service_desk.world:282
             len([
                 _d114.customer_id for _d114 in rt.each(self, self.t_customers)
@@ -435,9 +415,8 @@ class ElectricityServiceDesk(Episode):
             == 1
             for _c113 in rt.each(self, self.t_customers)
         ):
-            raise InvariantError(
-                'Customer emails are unique.', 'electricity_service_desk.world:282'
-            )
+            raise InvariantError('Customer emails are unique.',
+                                 'electricity_service_desk.world:282')
         if not all(  # electricity_service_desk.world:285
             len([
                 _b116.address_id for _b116 in rt.each(self, self.t_addresses)
@@ -577,18 +556,17 @@ class ElectricityServiceDesk(Episode):
             and (plan if plan is not None else rt.absent()).installments_left == installments
         )
 
-    @tool(  # electricity_service_desk.world:290
-        'Show a customer with their accounts (address, tariff, status, balance and payment plan).',
-        param('customer', _ROW_customers, 'The customer id, e.g. C0001.'), read_only=True,
-        where='electricity_service_desk.world:290',
-        returns=js.closed({'customer': Customer, 'accounts': js.array(Account)}),
-        shows=(
-            'record', (
-                ('customer', 'customer', ('row', 'customers')),
-                ('accounts', 'accounts', ('list', ('row', 'accounts'))),
-            ),
-        ),
-    )
+    @tool('Show a customer with their accounts (address, tariff, status, balance and payment '
+          'plan).',
+          param('customer', _ROW_customers, 'The customer id, e.g. C0001.'), read_only=True,
+          where='electricity_service_desk.world:290',
+          returns=js.closed({'customer': Customer, 'accounts': js.array(Account)}),
+          shows=(
+              'record', (
+                  ('customer', 'customer', ('row', 'customers')),
+                  ('accounts', 'accounts', ('list', ('row', 'accounts'))),
+              ),
+          ))
     def tool_get_customer(self, customer: Customer) -> CustomerInfo:
         return CustomerInfo(  # electricity_service_desk.world:295
             customer.customer_id, tuple([
@@ -597,7 +575,7 @@ class ElectricityServiceDesk(Episode):
             ]),
         )
 
-    @tool(  # electricity_service_desk.world:298
+    @tool(
         'Find customers by part of the name, email or phone.',
         param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
         param('email', arg.optional(arg.TEXT), 'Part of the email; case does not matter.'),
@@ -634,35 +612,32 @@ class ElectricityServiceDesk(Episode):
             found = rt.each(self, found) + (c.customer_id,)  # electricity_service_desk.world:316
         return found  # electricity_service_desk.world:318
 
-    @tool(  # electricity_service_desk.world:323
-        'Show a service address with its meter, grid zone, open account and last reading.',
-        _PARAM_address, read_only=True, where='electricity_service_desk.world:323',
-        returns=js.closed({
-            'address': ServiceAddress, 'open_account': js.nullable(Account),
-            'last_reading': js.nullable(MeterReading),
-        }),
-        shows=(
-            'record', (
-                ('address', 'address', ('row', 'addresses')),
-                ('open_account', 'open_account', ('row', 'accounts')),
-                ('last_reading', 'last_reading', ('row', 'readings')),
-            ),
-        ),
-    )
+    @tool('Show a service address with its meter, grid zone, open account and last reading.',
+          _PARAM_address, read_only=True, where='electricity_service_desk.world:323',
+          returns=js.closed({
+              'address': ServiceAddress, 'open_account': js.nullable(Account),
+              'last_reading': js.nullable(MeterReading),
+          }),
+          shows=(
+              'record', (
+                  ('address', 'address', ('row', 'addresses')),
+                  ('open_account', 'open_account', ('row', 'accounts')),
+                  ('last_reading', 'last_reading', ('row', 'readings')),
+              ),
+          ))
     def tool_get_address(self, address: ServiceAddress) -> AddressInfo:
         return AddressInfo(  # electricity_service_desk.world:328
             address.address_id, rt.key_of(self.fn_open_account_at(address)),
             rt.key_of(self.fn_last_reading(address)),
         )
 
-    @tool(  # electricity_service_desk.world:335
-        'Find service addresses by part of the street or city, postcode or meter number.',
-        param('text', arg.optional(arg.TEXT), 'Part of the street or city; case does not matter.'),
-        param('postcode', arg.optional(arg.TEXT), 'The postcode.'),
-        param('meter_number', arg.optional(arg.TEXT), 'The meter number, e.g. MTR-100001.'),
-        read_only=True, where='electricity_service_desk.world:335',
-        returns=js.array(ServiceAddress), shows=('list', ('row', 'addresses')),
-    )
+    @tool('Find service addresses by part of the street or city, postcode or meter number.',
+          param('text', arg.optional(arg.TEXT),
+                'Part of the street or city; case does not matter.'),
+          param('postcode', arg.optional(arg.TEXT), 'The postcode.'),
+          param('meter_number', arg.optional(arg.TEXT), 'The meter number, e.g. MTR-100001.'),
+          read_only=True, where='electricity_service_desk.world:335',
+          returns=js.array(ServiceAddress), shows=('list', ('row', 'addresses')))
     def tool_find_addresses(
         self, text: str | None, postcode: str | None, meter_number: str | None
     ) -> tuple[str, ...]:
@@ -688,23 +663,18 @@ class ElectricityServiceDesk(Episode):
             found = rt.each(self, found) + (a.address_id,)  # electricity_service_desk.world:353
         return found  # electricity_service_desk.world:355
 
-    @tool(  # electricity_service_desk.world:358
-        'Show a tariff: kind, rate per kWh, daily standing charge and whether it can be chosen.',
-        _PARAM_tariff, read_only=True, where='electricity_service_desk.world:358', returns=Tariff,
-    )
+    @tool('Show a tariff: kind, rate per kWh, daily standing charge and whether it can be chosen.',
+          _PARAM_tariff, read_only=True, where='electricity_service_desk.world:358',
+          returns=Tariff)
     def tool_get_tariff(self, tariff: Tariff) -> Tariff:
         return tariff  # electricity_service_desk.world:363
 
-    @tool(  # electricity_service_desk.world:366
-        'List tariffs, optionally of one kind or only active ones.',
-        param('kind', arg.optional(arg.enum_of(TariffKind)), 'Only tariffs of this kind.'),
-        param(
-            'active_only', arg.BOOL, 'Only tariffs that can be chosen for new accounts.',
-            default=True,
-        ),
-        read_only=True, where='electricity_service_desk.world:366', returns=js.array(Tariff),
-        shows=('list', ('row', 'tariffs')),
-    )
+    @tool('List tariffs, optionally of one kind or only active ones.',
+          param('kind', arg.optional(arg.enum_of(TariffKind)), 'Only tariffs of this kind.'),
+          param('active_only', arg.BOOL, 'Only tariffs that can be chosen for new accounts.',
+                default=True),
+          read_only=True, where='electricity_service_desk.world:366', returns=js.array(Tariff),
+          shows=('list', ('row', 'tariffs')))
     def tool_list_tariffs(self, kind: TariffKind | None, active_only: bool) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # electricity_service_desk.world:372
         for t in rt.each(self, self.t_tariffs):  # electricity_service_desk.world:373
@@ -715,26 +685,20 @@ class ElectricityServiceDesk(Episode):
             found = rt.each(self, found) + (t.code,)  # electricity_service_desk.world:380
         return found  # electricity_service_desk.world:382
 
-    @tool(  # electricity_service_desk.world:387
-        'Show an account: customer, address and tariff ids, status, dates, balance and payment '
-        'plan.',
-        param('account', _ROW_accounts, 'The account id, e.g. ACC0001.'), read_only=True,
-        where='electricity_service_desk.world:387', returns=Account,
-    )
+    @tool('Show an account: customer, address and tariff ids, status, dates, balance and payment '
+          'plan.',
+          param('account', _ROW_accounts, 'The account id, e.g. ACC0001.'), read_only=True,
+          where='electricity_service_desk.world:387', returns=Account)
     def tool_get_account(self, account: Account) -> Account:
         return account  # electricity_service_desk.world:392
 
-    @tool(  # electricity_service_desk.world:395
-        'Find accounts by customer, address and/or status.',
-        param('customer', arg.optional(_ROW_customers), "Only this customer's accounts (id)."),
-        param('address', arg.optional(_ROW_addresses), 'Only accounts at this address (id).'),
-        param(
-            'status', arg.optional(arg.enum_of(AccountStatus)),
-            'Only open or only closed accounts.',
-        ),
-        read_only=True, where='electricity_service_desk.world:395', returns=js.array(Account),
-        shows=('list', ('row', 'accounts')),
-    )
+    @tool('Find accounts by customer, address and/or status.',
+          param('customer', arg.optional(_ROW_customers), "Only this customer's accounts (id)."),
+          param('address', arg.optional(_ROW_addresses), 'Only accounts at this address (id).'),
+          param('status', arg.optional(arg.enum_of(AccountStatus)),
+                'Only open or only closed accounts.'),
+          read_only=True, where='electricity_service_desk.world:395', returns=js.array(Account),
+          shows=('list', ('row', 'accounts')))
     def tool_find_accounts(
         self, customer: Customer | None, address: ServiceAddress | None,
         status: AccountStatus | None,
@@ -752,17 +716,13 @@ class ElectricityServiceDesk(Episode):
             found = rt.each(self, found) + (a.account_id,)  # electricity_service_desk.world:413
         return found  # electricity_service_desk.world:415
 
-    @tool(  # electricity_service_desk.world:418
-        'Open an account for a customer at an address with no open account, recording the '
-        'opening meter reading.',
-        param('customer', _ROW_customers, 'The customer id, e.g. C0004.'),
-        param('address', _ROW_addresses, 'The service address id, e.g. SA004.'), _PARAM_tariff,
-        param(
-            'opening_kwh', arg.refined(arg.INT, 0, 100000000),
-            'The meter reading when the customer moves in.',
-        ),
-        where='electricity_service_desk.world:418', returns=Account,
-    )
+    @tool('Open an account for a customer at an address with no open account, recording the '
+          'opening meter reading.',
+          param('customer', _ROW_customers, 'The customer id, e.g. C0004.'),
+          param('address', _ROW_addresses, 'The service address id, e.g. SA004.'), _PARAM_tariff,
+          param('opening_kwh', arg.refined(arg.INT, 0, 100000000),
+                'The meter reading when the customer moves in.'),
+          where='electricity_service_desk.world:418', returns=Account)
     def tool_open_service(
         self, customer: Customer, address: ServiceAddress, tariff: Tariff, opening_kwh: int
     ) -> Account:
@@ -772,10 +732,8 @@ class ElectricityServiceDesk(Episode):
         if not tariff.active:  # electricity_service_desk.world:427
             self.fail(f'Tariff {tariff.code} is retired.')
         if opening_kwh < self.fn_last_kwh(address):  # electricity_service_desk.world:428
-            raise ToolError(
-                f'The meter last read {self.fn_last_kwh(address)} kWh; readings never go '
-                'backwards.',
-            )
+            raise ToolError(f'The meter last read {self.fn_last_kwh(address)} kWh; readings '
+                            'never go backwards.')
         if self.fn_read_today(address):  # electricity_service_desk.world:429
             self.fail(f'Address {address.address_id} was already read today.')
         account: Account = Account(  # electricity_service_desk.world:430
@@ -794,13 +752,11 @@ class ElectricityServiceDesk(Episode):
         )
         return account  # electricity_service_desk.world:439
 
-    @tool(  # electricity_service_desk.world:442
-        'Close an open account with a final reading: the final bill from the last reading to '
-        'today is issued and any payment plan ends.',
-        _PARAM_account,
-        param('final_kwh', arg.refined(arg.INT, 0, 100000000), 'The final meter reading.'),
-        where='electricity_service_desk.world:442', returns=Account,
-    )
+    @tool('Close an open account with a final reading: the final bill from the last reading to '
+          'today is issued and any payment plan ends.',
+          _PARAM_account,
+          param('final_kwh', arg.refined(arg.INT, 0, 100000000), 'The final meter reading.'),
+          where='electricity_service_desk.world:442', returns=Account)
     def tool_close_service(self, account: Account, final_kwh: int) -> Account:
         if account.status != _E13_AccountStatus_open_:  # electricity_service_desk.world:448
             self.fail(f'Account {account.account_id} is closed.')
@@ -849,19 +805,15 @@ class ElectricityServiceDesk(Episode):
         )
         return account  # electricity_service_desk.world:479
 
-    @tool(  # electricity_service_desk.world:484
-        'Show a meter reading: address and account ids, day, cumulative kWh and kind.',
-        param('reading', _ROW_readings, 'The reading id, e.g. RD0001.'), read_only=True,
-        where='electricity_service_desk.world:484', returns=MeterReading,
-    )
+    @tool('Show a meter reading: address and account ids, day, cumulative kWh and kind.',
+          param('reading', _ROW_readings, 'The reading id, e.g. RD0001.'), read_only=True,
+          where='electricity_service_desk.world:484', returns=MeterReading)
     def tool_get_reading(self, reading: MeterReading) -> MeterReading:
         return reading  # electricity_service_desk.world:489
 
-    @tool(  # electricity_service_desk.world:492
-        'List the readings of an address, newest first.', _PARAM_address, read_only=True,
-        where='electricity_service_desk.world:492', returns=js.array(MeterReading),
-        shows=('list', ('row', 'readings')),
-    )
+    @tool('List the readings of an address, newest first.', _PARAM_address, read_only=True,
+          where='electricity_service_desk.world:492', returns=js.array(MeterReading),
+          shows=('list', ('row', 'readings')))
     def tool_list_readings(self, address: ServiceAddress) -> tuple[str, ...]:
         return rt.sorted_keys(  # electricity_service_desk.world:497
             rt.each(self, [
@@ -870,14 +822,12 @@ class ElectricityServiceDesk(Episode):
             key=lambda _r7: _r7.read_on, reverse=True,
         )
 
-    @tool(  # electricity_service_desk.world:500
+    @tool(
         "Record today's meter reading for an address with an open account.", _PARAM_address,
         param('kwh', arg.refined(arg.INT, 0, 100000000), 'The cumulative meter register in kWh.'),
-        param(
-            'kind', arg.enum_of(ReadingKind),
-            'actual (read by us) or customer (sent in by the customer).',
-            default=_E11_ReadingKind_actual,
-        ),
+        param('kind', arg.enum_of(ReadingKind),
+              'actual (read by us) or customer (sent in by the customer).',
+              default=_E11_ReadingKind_actual),
         where='electricity_service_desk.world:500', returns=MeterReading,
     )
     def tool_record_reading(
@@ -890,10 +840,8 @@ class ElectricityServiceDesk(Episode):
         if kind == _E11_ReadingKind_estimated:  # electricity_service_desk.world:509
             raise ToolError('Use estimate_bill for estimated readings.')
         if kwh < self.fn_last_kwh(address):  # electricity_service_desk.world:510
-            raise ToolError(
-                f'The meter last read {self.fn_last_kwh(address)} kWh; readings never go '
-                'backwards.',
-            )
+            raise ToolError(f'The meter last read {self.fn_last_kwh(address)} kWh; readings '
+                            'never go backwards.')
         if self.fn_read_today(address):  # electricity_service_desk.world:511
             self.fail(f'Address {address.address_id} was already read today.')
         reading: MeterReading = MeterReading(  # electricity_service_desk.world:512
@@ -905,34 +853,28 @@ class ElectricityServiceDesk(Episode):
         self.insert(self.t_readings, reading)  # electricity_service_desk.world:519
         return reading  # electricity_service_desk.world:520
 
-    @tool(  # electricity_service_desk.world:525
-        'Show a bill: account id, period, kWh used, amount, whether estimated, status and issue '
-        'day.',
-        param('bill', _ROW_bills, 'The bill id, e.g. B0001.'), read_only=True,
-        where='electricity_service_desk.world:525', returns=Bill,
-    )
+    @tool('Show a bill: account id, period, kWh used, amount, whether estimated, status and '
+          'issue day.',
+          param('bill', _ROW_bills, 'The bill id, e.g. B0001.'), read_only=True,
+          where='electricity_service_desk.world:525', returns=Bill)
     def tool_get_bill(self, bill: Bill) -> Bill:
         return bill  # electricity_service_desk.world:528
 
-    @tool(  # electricity_service_desk.world:531
-        "List an account's bills, optionally by status.",
-        param('account', _ROW_accounts, 'The account id, e.g. ACC0002.'),
-        param('status', arg.optional(arg.enum_of(BillStatus)), 'Only bills with this status.'),
-        read_only=True, where='electricity_service_desk.world:531', returns=js.array(Bill),
-        shows=('list', ('row', 'bills')),
-    )
+    @tool("List an account's bills, optionally by status.",
+          param('account', _ROW_accounts, 'The account id, e.g. ACC0002.'),
+          param('status', arg.optional(arg.enum_of(BillStatus)), 'Only bills with this status.'),
+          read_only=True, where='electricity_service_desk.world:531', returns=js.array(Bill),
+          shows=('list', ('row', 'bills')))
     def tool_list_bills(self, account: Account, status: BillStatus | None) -> tuple[str, ...]:
         return tuple([  # electricity_service_desk.world:537
             _b9.bill_id for _b9 in rt.each(self, self.t_bills)
             if _b9.account == account.account_id and (status is None or _b9.status == status)
         ])
 
-    @tool(  # electricity_service_desk.world:540
-        'Issue an estimated bill for an open account from its last reading to today, using the '
-        'average daily use between the last two readings; an estimated reading is recorded.',
-        param('account', _ROW_accounts, 'The open account id, e.g. ACC0001.'),
-        where='electricity_service_desk.world:540', returns=Bill,
-    )
+    @tool('Issue an estimated bill for an open account from its last reading to today, using the '
+          'average daily use between the last two readings; an estimated reading is recorded.',
+          param('account', _ROW_accounts, 'The open account id, e.g. ACC0001.'),
+          where='electricity_service_desk.world:540', returns=Bill)
     def tool_estimate_bill(self, account: Account) -> Bill:
         if account.status != _E13_AccountStatus_open_:  # electricity_service_desk.world:545
             self.fail(f'Account {account.account_id} is closed.')
@@ -984,22 +926,18 @@ class ElectricityServiceDesk(Episode):
         )
         return bill  # electricity_service_desk.world:578
 
-    @tool(  # electricity_service_desk.world:581
-        "Spread an account's balance over monthly installments; its unpaid bills go into the "
-        "plan and the first installment is due in 30 days.",
-        _PARAM_account,
-        param('installments', arg.refined(arg.INT, 2, 12), 'How many monthly installments.'),
-        where='electricity_service_desk.world:581', returns=Account,
-    )
+    @tool("Spread an account's balance over monthly installments; its unpaid bills go into the "
+          "plan and the first installment is due in 30 days.",
+          _PARAM_account,
+          param('installments', arg.refined(arg.INT, 2, 12), 'How many monthly installments.'),
+          where='electricity_service_desk.world:581', returns=Account)
     def tool_set_up_payment_plan(self, account: Account, installments: int) -> Account:
         if account.status != _E13_AccountStatus_open_:  # electricity_service_desk.world:587
             self.fail(f'Account {account.account_id} is closed.')
         # electricity_service_desk.world:588
         if not (account.balance >= self.state.min_plan_balance):
-            raise ToolError(
-                f'The balance of {account.balance:.2f} is below the '
-                f'{self.state.min_plan_balance:.2f} needed for a plan.',
-            )
+            raise ToolError(f'The balance of {account.balance:.2f} is below the '
+                            f'{self.state.min_plan_balance:.2f} needed for a plan.')
         if account.payment_plan is not None:  # electricity_service_desk.world:589
             self.fail(f'Account {account.account_id} already has a payment plan.')
         if installments > self.state.max_installments:  # electricity_service_desk.world:590
@@ -1021,16 +959,12 @@ class ElectricityServiceDesk(Episode):
                 self.set_field(self.t_bills[b.bill_id], 'status', _E10_BillStatus_in_plan)
         return account  # electricity_service_desk.world:601
 
-    @tool(  # electricity_service_desk.world:604
-        'Pay a bill in full. With a payment plan running, one installment is counted and the '
-        'plan ends when nothing is owed or no installment is left.',
-        param('bill', _ROW_bills, 'The bill id, e.g. B0002.'),
-        param(
-            'amount', arg.refined(arg.FLOAT, 0.01, 1000000.0),
-            "The amount paid; it must be the bill's amount.",
-        ),
-        where='electricity_service_desk.world:604', returns=Account,
-    )
+    @tool('Pay a bill in full. With a payment plan running, one installment is counted and the '
+          'plan ends when nothing is owed or no installment is left.',
+          param('bill', _ROW_bills, 'The bill id, e.g. B0002.'),
+          param('amount', arg.refined(arg.FLOAT, 0.01, 1000000.0),
+                "The amount paid; it must be the bill's amount."),
+          where='electricity_service_desk.world:604', returns=Account)
     def tool_pay_bill(self, bill: Bill, amount: float) -> Account:
         if bill.status == _E10_BillStatus_paid:  # electricity_service_desk.world:610
             self.fail(f'Bill {bill.bill_id} is already paid.')
@@ -1070,25 +1004,20 @@ class ElectricityServiceDesk(Episode):
                 )
         return self.t_accounts[account.account_id]  # electricity_service_desk.world:632
 
-    @tool(  # electricity_service_desk.world:637
-        'Show an outage report: grid zone, reporting address id, cause, status, times and '
-        'addresses affected.',
-        param('outage', _ROW_outages, 'The outage id, e.g. OUT001.'), read_only=True,
-        where='electricity_service_desk.world:637', returns=OutageReport,
-    )
+    @tool('Show an outage report: grid zone, reporting address id, cause, status, times and '
+          'addresses affected.',
+          param('outage', _ROW_outages, 'The outage id, e.g. OUT001.'), read_only=True,
+          where='electricity_service_desk.world:637', returns=OutageReport)
     def tool_get_outage(self, outage: OutageReport) -> OutageReport:
         return outage  # electricity_service_desk.world:642
 
-    @tool(  # electricity_service_desk.world:645
-        'List outages of a grid zone and/or by status.',
-        param(
-            'grid_zone', arg.optional(arg.refined(arg.TEXT, pattern='^Z[0-9]{2}$')),
-            'Only outages of this grid zone, e.g. Z01.',
-        ),
-        param('status', arg.optional(arg.enum_of(OutageStatus)), 'Only outages with this status.'),
-        read_only=True, where='electricity_service_desk.world:645', returns=js.array(OutageReport),
-        shows=('list', ('row', 'outages')),
-    )
+    @tool('List outages of a grid zone and/or by status.',
+          param('grid_zone', arg.optional(arg.refined(arg.TEXT, pattern='^Z[0-9]{2}$')),
+                'Only outages of this grid zone, e.g. Z01.'),
+          param('status', arg.optional(arg.enum_of(OutageStatus)),
+                'Only outages with this status.'),
+          read_only=True, where='electricity_service_desk.world:645',
+          returns=js.array(OutageReport), shows=('list', ('row', 'outages')))
     def tool_list_outages(
         self, grid_zone: str | None, status: OutageStatus | None
     ) -> tuple[str, ...]:
@@ -1098,19 +1027,13 @@ class ElectricityServiceDesk(Episode):
             and (status is None or _o11.status == status)
         ])
 
-    @tool(  # electricity_service_desk.world:654
-        'Report a loss of supply at an address; its grid zone gets an outage report.',
-        param('address', _ROW_addresses, 'The service address without power (id), e.g. SA001.'),
-        param(
-            'cause', arg.enum_of(OutageCause), 'The cause, if known.',
-            default=_E11_OutageCause_unknown,
-        ),
-        param(
-            'affected_addresses', arg.refined(arg.INT, 1, 100000),
-            'About how many addresses are affected.', default=1,
-        ),
-        where='electricity_service_desk.world:654', returns=OutageReport,
-    )
+    @tool('Report a loss of supply at an address; its grid zone gets an outage report.',
+          param('address', _ROW_addresses, 'The service address without power (id), e.g. SA001.'),
+          param('cause', arg.enum_of(OutageCause), 'The cause, if known.',
+                default=_E11_OutageCause_unknown),
+          param('affected_addresses', arg.refined(arg.INT, 1, 100000),
+                'About how many addresses are affected.', default=1),
+          where='electricity_service_desk.world:654', returns=OutageReport)
     def tool_report_outage(
         self, address: ServiceAddress, cause: OutageCause, affected_addresses: int
     ) -> OutageReport:
@@ -1132,10 +1055,8 @@ class ElectricityServiceDesk(Episode):
         self.insert(self.t_outages, outage)  # electricity_service_desk.world:669
         return outage  # electricity_service_desk.world:670
 
-    @tool(  # electricity_service_desk.world:673
-        'Mark a reported outage as having a crew on the way.', _PARAM_outage,
-        where='electricity_service_desk.world:673', returns=OutageReport,
-    )
+    @tool('Mark a reported outage as having a crew on the way.', _PARAM_outage,
+          where='electricity_service_desk.world:673', returns=OutageReport)
     def tool_dispatch_crew(self, outage: OutageReport) -> OutageReport:
         if outage.status != _E12_OutageStatus_reported:  # electricity_service_desk.world:678
             self.fail(f'Outage {outage.outage_id} is {outage.status}, not reported.')
@@ -1143,11 +1064,9 @@ class ElectricityServiceDesk(Episode):
         self.set_field(outage, 'status', _E12_OutageStatus_crew_dispatched)
         return outage  # electricity_service_desk.world:680
 
-    @tool(  # electricity_service_desk.world:683
-        'Mark an outage restored, optionally recording its cause.', _PARAM_outage,
-        param('cause', arg.optional(arg.enum_of(OutageCause)), 'The cause, once known.'),
-        where='electricity_service_desk.world:683', returns=OutageReport,
-    )
+    @tool('Mark an outage restored, optionally recording its cause.', _PARAM_outage,
+          param('cause', arg.optional(arg.enum_of(OutageCause)), 'The cause, once known.'),
+          where='electricity_service_desk.world:683', returns=OutageReport)
     def tool_restore_outage(self, outage: OutageReport, cause: OutageCause | None) -> OutageReport:
         if outage.status == _E12_OutageStatus_restored:  # electricity_service_desk.world:689
             self.fail(f'Outage {outage.outage_id} is already restored.')

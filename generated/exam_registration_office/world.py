@@ -218,9 +218,8 @@ class SessionInfo(Record):
     free: int = field(sh.INT)
 
 
-_PARAM_registration = param(
-    'registration', arg.row('registrations'), 'The id of a registered registration, e.g. R0001.'
-)
+_PARAM_registration = param('registration', arg.row('registrations'),
+                            'The id of a registered registration, e.g. R0001.')
 
 
 class _State(StateBase):
@@ -289,10 +288,8 @@ class ExamRegistrationOffice(Episode):
             self.fn_seats_taken(_s79) <= self.t_centres[_s79.centre].seats
             for _s79 in rt.each(self, self.t_sessions)
         ):
-            raise InvariantError(
-                "A session never seats more than its centre's seats.",
-                'exam_registration_office.world:201',
-            )
+            raise InvariantError("A session never seats more than its centre's seats.",
+                                 'exam_registration_office.world:201')
         if not all(  # exam_registration_office.world:204
             _r80.status != _E18_RegistrationStatus_registered
             or len([
@@ -304,28 +301,23 @@ class ExamRegistrationOffice(Episode):
             == 1
             for _r80 in rt.each(self, self.t_registrations)
         ):
-            raise InvariantError(
-                'A candidate has at most one live registration per exam.',
-                'exam_registration_office.world:204',
-            )
+            raise InvariantError('A candidate has at most one live registration per exam.',
+                                 'exam_registration_office.world:204')
         # exam_registration_office.world:207
         if not all(self.fn_transfer_ok(_r82) for _r82 in rt.each(self, self.t_registrations)):
-            raise InvariantError(
-                'A registration is transferred exactly when it names the registration it moved '
-                'to, for the same candidate and exam in another session.',
-                'exam_registration_office.world:207',
-            )
+            raise InvariantError('A registration is transferred exactly when it names the '
+                                 'registration it moved to, for the same candidate and exam in '
+                                 'another session.',
+                                 'exam_registration_office.world:207')
         # exam_registration_office.world:210
         for _row83 in rt.changed_rows(self, self.t_registrations):
             if not (
                 (_row83.status == _E18_RegistrationStatus_withdrawn or _row83.refund == 0.0)
                 and _row83.refund <= _row83.fee_paid
             ):
-                raise InvariantError(
-                    'A refund is paid only on a withdrawn registration and never exceeds the fee '
-                    'paid.',
-                    'exam_registration_office.world:210',
-                )
+                raise InvariantError('A refund is paid only on a withdrawn registration and '
+                                     'never exceeds the fee paid.',
+                                     'exam_registration_office.world:210')
         if not all(  # exam_registration_office.world:213
             self.t_registrations[_x84.registration].status == _E18_RegistrationStatus_completed
             and _x84.candidate == self.t_registrations[_x84.registration].candidate
@@ -337,44 +329,35 @@ class ExamRegistrationOffice(Episode):
             == 1
             for _x84 in rt.each(self, self.t_results)
         ):
-            raise InvariantError(
-                'A result belongs to a completed registration, with its candidate and exam; one '
-                'result per registration.',
-                'exam_registration_office.world:213',
-            )
+            raise InvariantError('A result belongs to a completed registration, with its '
+                                 'candidate and exam; one result per registration.',
+                                 'exam_registration_office.world:213')
         if not all(  # exam_registration_office.world:216
             _r86.status != _E18_RegistrationStatus_completed or any(
                 _x87.registration == _r86.registration_id for _x87 in rt.each(self, self.t_results)
             )
             for _r86 in rt.each(self, self.t_registrations)
         ):
-            raise InvariantError(
-                'A completed registration has a result.', 'exam_registration_office.world:216'
-            )
+            raise InvariantError('A completed registration has a result.',
+                                 'exam_registration_office.world:216')
         if not all(  # exam_registration_office.world:219
             _x88.grade == self.fn_grade_for(self.t_exams[_x88.exam], _x88.score_)
             for _x88 in rt.each(self, self.t_results)
         ):
-            raise InvariantError(
-                "A result's grade follows its score and the exam's marks.",
-                'exam_registration_office.world:219',
-            )
+            raise InvariantError("A result's grade follows its score and the exam's marks.",
+                                 'exam_registration_office.world:219')
         for _row89 in rt.changed_rows(self, self.t_exams):  # exam_registration_office.world:222
             if not (_row89.pass_mark < _row89.distinction_mark):
-                raise InvariantError(
-                    "An exam's pass mark is below its distinction mark.",
-                    'exam_registration_office.world:222',
-                )
+                raise InvariantError("An exam's pass mark is below its distinction mark.",
+                                     'exam_registration_office.world:222')
         # exam_registration_office.world:225
         for _row90 in rt.changed_rows(self, self.t_accommodations):
             if not (
                 (_row90.decided_on is not None)
                 == (_row90.status != _E19_AccommodationStatus_requested)
             ):
-                raise InvariantError(
-                    'An accommodation has a decision date exactly when decided.',
-                    'exam_registration_office.world:225',
-                )
+                raise InvariantError('An accommodation has a decision date exactly when decided.',
+                                     'exam_registration_office.world:225')
         if not all(  # exam_registration_office.world:228
             len([
                 _b92 for _b92 in rt.each(self, self.t_accommodations)
@@ -383,29 +366,23 @@ class ExamRegistrationOffice(Episode):
             == 1
             for _a91 in rt.each(self, self.t_accommodations)
         ):
-            raise InvariantError(
-                'A registration has at most one accommodation of each kind.',
-                'exam_registration_office.world:228',
-            )
+            raise InvariantError('A registration has at most one accommodation of each kind.',
+                                 'exam_registration_office.world:228')
         if not all(  # exam_registration_office.world:231
             _a93.kind != _E17_AccommodationKind_separate_room
             or _a93.status != _E19_AccommodationStatus_approved
             or self.t_centres[self.t_sessions[self.t_registrations[_a93.registration].session].centre].accessible
             for _a93 in rt.each(self, self.t_accommodations)
         ):
-            raise InvariantError(
-                'An approved separate room is at an accessible centre.',
-                'exam_registration_office.world:231',
-            )
+            raise InvariantError('An approved separate room is at an accessible centre.',
+                                 'exam_registration_office.world:231')
         for _row94 in rt.changed_rows(self, self.t_sessions):  # exam_registration_office.world:234
             if not (
                 _row94.registration_deadline < _row94.starts_at
                 and _row94.withdrawal_deadline < _row94.starts_at
             ):
-                raise InvariantError(
-                    "A session's deadlines are before it starts.",
-                    'exam_registration_office.world:234',
-                )
+                raise InvariantError("A session's deadlines are before it starts.",
+                                     'exam_registration_office.world:234')
         if not all(  # exam_registration_office.world:237
             len([
                 _o96 for _o96 in rt.each(self, self.t_candidates)
@@ -414,10 +391,8 @@ class ExamRegistrationOffice(Episode):
             == 1
             for _c95 in rt.each(self, self.t_candidates)
         ):
-            raise InvariantError(
-                'Candidate emails and candidate numbers are unique.',
-                'exam_registration_office.world:237',
-            )
+            raise InvariantError('Candidate emails and candidate numbers are unique.',
+                                 'exam_registration_office.world:237')
         for _row97 in rt.changed_rows(self, self.t_sessions, ('exam', 'centre')):
             rt.check_refs(self.t_exams, _row97.exam, 'ExamSession.exam')
             rt.check_refs(self.t_centres, _row97.centre, 'ExamSession.centre')
@@ -529,15 +504,13 @@ class ExamRegistrationOffice(Episode):
             for _a3 in rt.each(self, self.t_accommodations)
         )
 
-    @tool(  # exam_registration_office.world:242
-        'Show a candidate: name, email, date of birth, candidate number and registration date.',
-        param('candidate', arg.row('candidates'), 'The candidate id, e.g. CA001.'), read_only=True,
-        where='exam_registration_office.world:242', returns=Candidate,
-    )
+    @tool('Show a candidate: name, email, date of birth, candidate number and registration date.',
+          param('candidate', arg.row('candidates'), 'The candidate id, e.g. CA001.'),
+          read_only=True, where='exam_registration_office.world:242', returns=Candidate)
     def tool_get_candidate(self, candidate: Candidate) -> Candidate:
         return candidate  # exam_registration_office.world:245
 
-    @tool(  # exam_registration_office.world:248
+    @tool(
         'Find candidates by part of the name, email, candidate number or date of birth (all '
         'given filters must match), with their details.',
         param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
@@ -561,16 +534,12 @@ class ExamRegistrationOffice(Episode):
             and (date_of_birth is None or _c4.date_of_birth == date_of_birth)
         ])
 
-    @tool(  # exam_registration_office.world:260
-        "Add a new candidate; the candidate number is 2025 followed by the id's digits.",
-        param('name', arg.refined(arg.TEXT, 1, 80), "The candidate's full name."),
-        param(
-            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-            "The candidate's email; it must be new.",
-        ),
-        param('date_of_birth', arg.DATE, 'The date of birth, not in the future.'),
-        where='exam_registration_office.world:260', returns=Candidate,
-    )
+    @tool("Add a new candidate; the candidate number is 2025 followed by the id's digits.",
+          param('name', arg.refined(arg.TEXT, 1, 80), "The candidate's full name."),
+          param('email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
+                "The candidate's email; it must be new."),
+          param('date_of_birth', arg.DATE, 'The date of birth, not in the future.'),
+          where='exam_registration_office.world:260', returns=Candidate)
     def tool_add_candidate(self, name: str, email: str, date_of_birth: dt.date) -> Candidate:
         # exam_registration_office.world:267
         if any(_c5.email == email for _c5 in rt.each(self, self.t_candidates)):
@@ -593,18 +562,14 @@ class ExamRegistrationOffice(Episode):
         self.insert(self.t_candidates, candidate)  # exam_registration_office.world:280
         return candidate  # exam_registration_office.world:281
 
-    @tool(  # exam_registration_office.world:286
-        'Show an exam: title, level, fee, pass and distinction marks and duration.',
-        param(
-            'exam', arg.row('exams', arg.refined(arg.TEXT, pattern='^[A-Z]{3,4}-[A-Z]$')),
-            'The exam code, e.g. MATH-H.',
-        ),
-        read_only=True, where='exam_registration_office.world:286', returns=Exam,
-    )
+    @tool('Show an exam: title, level, fee, pass and distinction marks and duration.',
+          param('exam', arg.row('exams', arg.refined(arg.TEXT, pattern='^[A-Z]{3,4}-[A-Z]$')),
+                'The exam code, e.g. MATH-H.'),
+          read_only=True, where='exam_registration_office.world:286', returns=Exam)
     def tool_get_exam(self, exam: Exam) -> Exam:
         return exam  # exam_registration_office.world:289
 
-    @tool(  # exam_registration_office.world:292
+    @tool(
         'Find exams by part of the title or code, or by level, with fees and marks.',
         param('text', arg.optional(arg.TEXT), 'Part of the title or code; case does not matter.'),
         param('level', arg.optional(arg.enum_of(Level)), 'Only exams of this level.'),
@@ -621,25 +586,19 @@ class ExamRegistrationOffice(Episode):
             and (level is None or _e7.level == level)
         ])
 
-    @tool(  # exam_registration_office.world:302
-        'Show a centre: name, city, seats, whether accessible and whether active.',
-        param(
-            'centre', arg.row('centres', arg.refined(arg.TEXT, pattern='^C[0-9]{2}$')),
-            'The centre id, e.g. C01.',
-        ),
-        read_only=True, where='exam_registration_office.world:302', returns=Centre,
-    )
+    @tool('Show a centre: name, city, seats, whether accessible and whether active.',
+          param('centre', arg.row('centres', arg.refined(arg.TEXT, pattern='^C[0-9]{2}$')),
+                'The centre id, e.g. C01.'),
+          read_only=True, where='exam_registration_office.world:302', returns=Centre)
     def tool_get_centre(self, centre: Centre) -> Centre:
         return centre  # exam_registration_office.world:305
 
-    @tool(  # exam_registration_office.world:308
-        'List centres with their seats and accessibility, optionally in one city or only '
-        'accessible ones.',
-        param('city', arg.optional(arg.TEXT), 'Only centres in this city, e.g. Leeds.'),
-        param('accessible_only', arg.BOOL, 'Only accessible centres.', default=False),
-        read_only=True, where='exam_registration_office.world:308', returns=js.array(Centre),
-        shows=('list', ('row', 'centres')),
-    )
+    @tool('List centres with their seats and accessibility, optionally in one city or only '
+          'accessible ones.',
+          param('city', arg.optional(arg.TEXT), 'Only centres in this city, e.g. Leeds.'),
+          param('accessible_only', arg.BOOL, 'Only accessible centres.', default=False),
+          read_only=True, where='exam_registration_office.world:308', returns=js.array(Centre),
+          shows=('list', ('row', 'centres')))
     def tool_list_centres(self, city: str | None, accessible_only: bool) -> tuple[str, ...]:
         # exam_registration_office.world:314
         q: str = self.built((city if city is not None else '').lower())
@@ -649,19 +608,15 @@ class ExamRegistrationOffice(Episode):
             and (not accessible_only or _c8.accessible)
         ])
 
-    @tool(  # exam_registration_office.world:318
-        'Show an exam session (exam, centre, start, deadlines, status) with its seats taken and '
-        'free.',
-        param(
-            'session', arg.row('sessions', arg.refined(arg.TEXT, pattern='^SS[0-9]{2}$')),
-            'The session id, e.g. SS01.',
-        ),
-        read_only=True, where='exam_registration_office.world:318',
-        returns=js.closed({
-            'session': ExamSession, 'seats': js.INTEGER, 'taken': js.INTEGER, 'free': js.INTEGER
-        }),
-        shows=('record', (('session', 'session', ('row', 'sessions')),)),
-    )
+    @tool('Show an exam session (exam, centre, start, deadlines, status) with its seats taken '
+          'and free.',
+          param('session', arg.row('sessions', arg.refined(arg.TEXT, pattern='^SS[0-9]{2}$')),
+                'The session id, e.g. SS01.'),
+          read_only=True, where='exam_registration_office.world:318',
+          returns=js.closed({
+              'session': ExamSession, 'seats': js.INTEGER, 'taken': js.INTEGER, 'free': js.INTEGER
+          }),
+          shows=('record', (('session', 'session', ('row', 'sessions')),)))
     def tool_get_session(self, session: ExamSession) -> SessionInfo:
         taken: int = self.fn_seats_taken(session)  # exam_registration_office.world:321
         return SessionInfo(  # exam_registration_office.world:322
@@ -669,24 +624,18 @@ class ExamRegistrationOffice(Episode):
             rt.bounded(self.t_centres[session.centre].seats - taken),
         )
 
-    @tool(  # exam_registration_office.world:330
+    @tool(
         'Find exam sessions of an exam, at a centre or on a day, with their start, deadlines and '
         'status.',
-        param(
-            'exam',
-            arg.optional(arg.row('exams', arg.refined(arg.TEXT, pattern='^[A-Z]{3,4}-[A-Z]$'))),
-            'Only sessions of this exam (code, e.g. MATH-H).',
-        ),
-        param(
-            'centre',
-            arg.optional(arg.row('centres', arg.refined(arg.TEXT, pattern='^C[0-9]{2}$'))),
-            'Only sessions at this centre (id, e.g. C01).',
-        ),
+        param('exam',
+              arg.optional(arg.row('exams', arg.refined(arg.TEXT, pattern='^[A-Z]{3,4}-[A-Z]$'))),
+              'Only sessions of this exam (code, e.g. MATH-H).'),
+        param('centre',
+              arg.optional(arg.row('centres', arg.refined(arg.TEXT, pattern='^C[0-9]{2}$'))),
+              'Only sessions at this centre (id, e.g. C01).'),
         param('day', arg.optional(arg.DATE), 'Only sessions on this day, e.g. 2025-06-10.'),
-        param(
-            'open_only', arg.BOOL, 'Only sessions still taking registrations, with a free seat.',
-            default=False,
-        ),
+        param('open_only', arg.BOOL, 'Only sessions still taking registrations, with a free seat.',
+              default=False),
         read_only=True, where='exam_registration_office.world:330', returns=js.array(ExamSession),
         shows=('list', ('row', 'sessions')),
     )
@@ -701,34 +650,24 @@ class ExamRegistrationOffice(Episode):
             and (not open_only or self.fn_open_for_entries(_s9))
         ])
 
-    @tool(  # exam_registration_office.world:343
-        'Show a registration: candidate, session, status, fee paid, refund, what it was '
-        'transferred to and when it was made.',
-        param('registration', arg.row('registrations'), 'The registration id, e.g. R0001.'),
-        read_only=True, where='exam_registration_office.world:343', returns=Registration,
-    )
+    @tool('Show a registration: candidate, session, status, fee paid, refund, what it was '
+          'transferred to and when it was made.',
+          param('registration', arg.row('registrations'), 'The registration id, e.g. R0001.'),
+          read_only=True, where='exam_registration_office.world:343', returns=Registration)
     def tool_get_registration(self, registration: Registration) -> Registration:
         return registration  # exam_registration_office.world:348
 
-    @tool(  # exam_registration_office.world:351
-        'Find registrations of a candidate or in a session, optionally by status, with their '
-        'details.',
-        param(
-            'candidate', arg.optional(arg.row('candidates')),
-            'Only registrations of this candidate (id, e.g. CA001).',
-        ),
-        param(
-            'session',
-            arg.optional(arg.row('sessions', arg.refined(arg.TEXT, pattern='^SS[0-9]{2}$'))),
-            'Only registrations in this session (id, e.g. SS01).',
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(RegistrationStatus)),
-            'Only registrations with this status.',
-        ),
-        read_only=True, where='exam_registration_office.world:351', returns=js.array(Registration),
-        shows=('list', ('row', 'registrations')),
-    )
+    @tool('Find registrations of a candidate or in a session, optionally by status, with their '
+          'details.',
+          param('candidate', arg.optional(arg.row('candidates')),
+                'Only registrations of this candidate (id, e.g. CA001).'),
+          param('session',
+                arg.optional(arg.row('sessions', arg.refined(arg.TEXT, pattern='^SS[0-9]{2}$'))),
+                'Only registrations in this session (id, e.g. SS01).'),
+          param('status', arg.optional(arg.enum_of(RegistrationStatus)),
+                'Only registrations with this status.'),
+          read_only=True, where='exam_registration_office.world:351',
+          returns=js.array(Registration), shows=('list', ('row', 'registrations')))
     def tool_find_registrations(
         self, candidate: Candidate | None, session: ExamSession | None,
         status: RegistrationStatus | None,
@@ -740,15 +679,12 @@ class ExamRegistrationOffice(Episode):
             and (status is None or _r10.status == status)
         ])
 
-    @tool(  # exam_registration_office.world:361
-        "Register a candidate for an open exam session with a free seat; the exam's fee is paid.",
-        param('candidate', arg.row('candidates'), 'The candidate id, e.g. CA005.'),
-        param(
-            'session', arg.row('sessions', arg.refined(arg.TEXT, pattern='^SS[0-9]{2}$')),
-            'The id of an open session, e.g. SS04.',
-        ),
-        where='exam_registration_office.world:361', returns=Registration,
-    )
+    @tool("Register a candidate for an open exam session with a free seat; the exam's fee is "
+          "paid.",
+          param('candidate', arg.row('candidates'), 'The candidate id, e.g. CA005.'),
+          param('session', arg.row('sessions', arg.refined(arg.TEXT, pattern='^SS[0-9]{2}$')),
+                'The id of an open session, e.g. SS04.'),
+          where='exam_registration_office.world:361', returns=Registration)
     def tool_register_for_session(
         self, candidate: Candidate, session: ExamSession
     ) -> Registration:
@@ -767,10 +703,8 @@ class ExamRegistrationOffice(Episode):
             and _r11.status == _E18_RegistrationStatus_registered
             for _r11 in rt.each(self, self.t_registrations)
         ):
-            self.fail(
-                f'Candidate {candidate.candidate_id} is already registered for '
-                f'{self.t_exams[session.exam].code}.',
-            )
+            self.fail(f'Candidate {candidate.candidate_id} is already registered for '
+                      f'{self.t_exams[session.exam].code}.')
         registration: Registration = Registration(  # exam_registration_office.world:372
             registration_id=self.next_id('registration_ids', 'R{:04d}'),
             candidate=candidate.candidate_id, session=session.session_id,
@@ -783,36 +717,27 @@ class ExamRegistrationOffice(Episode):
         self.insert(self.t_registrations, registration)  # exam_registration_office.world:378
         return registration  # exam_registration_office.world:379
 
-    @tool(  # exam_registration_office.world:382
-        'Move a registration to another open session of the same exam with a free seat; its '
-        'pending and approved accommodations move with it.',
-        _PARAM_registration,
-        param(
-            'new_session', arg.row('sessions', arg.refined(arg.TEXT, pattern='^SS[0-9]{2}$')),
-            'The id of another open session of the same exam, e.g. SS05.',
-        ),
-        where='exam_registration_office.world:382', returns=Registration,
-    )
+    @tool('Move a registration to another open session of the same exam with a free seat; its '
+          'pending and approved accommodations move with it.',
+          _PARAM_registration,
+          param('new_session', arg.row('sessions', arg.refined(arg.TEXT, pattern='^SS[0-9]{2}$')),
+                'The id of another open session of the same exam, e.g. SS05.'),
+          where='exam_registration_office.world:382', returns=Registration)
     def tool_transfer_registration(
         self, registration: Registration, new_session: ExamSession
     ) -> Registration:
         # exam_registration_office.world:388
         if registration.status != _E18_RegistrationStatus_registered:
-            self.fail(
-                f'Registration {registration.registration_id} is {registration.status}, not '
-                'registered.',
-            )
+            self.fail(f'Registration {registration.registration_id} is {registration.status}, '
+                      'not registered.')
         # exam_registration_office.world:389
         if new_session.exam != self.t_sessions[registration.session].exam:
-            self.fail(
-                f'Session {new_session.session_id} is for {self.t_exams[new_session.exam].code}, '
-                f'not {self.t_exams[self.t_sessions[registration.session].exam].code}.',
-            )
+            self.fail(f'Session {new_session.session_id} is for '
+                      f'{self.t_exams[new_session.exam].code}, not '
+                      f'{self.t_exams[self.t_sessions[registration.session].exam].code}.')
         if new_session.session_id == registration.session:  # exam_registration_office.world:390
-            self.fail(
-                f'Registration {registration.registration_id} is already in '
-                f'{new_session.session_id}.',
-            )
+            self.fail(f'Registration {registration.registration_id} is already in '
+                      f'{new_session.session_id}.')
         if not (  # exam_registration_office.world:391
             new_session.status == _E13_SessionStatus_open_
             and self.clock < new_session.registration_deadline
@@ -824,18 +749,14 @@ class ExamRegistrationOffice(Episode):
             self.fail(f'Session {new_session.session_id} is full.')
         # exam_registration_office.world:393
         if self.fn_transfer_depth(registration) >= self.state.max_transfers:
-            self.fail(
-                f'Registration {registration.registration_id} has reached the transfer limit of '
-                f'{self.state.max_transfers}.',
-            )
+            self.fail(f'Registration {registration.registration_id} has reached the transfer '
+                      f'limit of {self.state.max_transfers}.')
         if not (  # exam_registration_office.world:394
             not self.fn_needs_separate_room(registration)
             or self.t_centres[new_session.centre].accessible
         ):
-            self.fail(
-                f'Centre {self.t_centres[new_session.centre].centre_id} is not accessible for '
-                'the approved separate room.',
-            )
+            self.fail(f'Centre {self.t_centres[new_session.centre].centre_id} is not accessible '
+                      'for the approved separate room.')
         fresh: Registration = Registration(  # exam_registration_office.world:395
             registration_id=self.next_id('registration_ids', 'R{:04d}'),
             candidate=registration.candidate, session=new_session.session_id,
@@ -859,23 +780,18 @@ class ExamRegistrationOffice(Episode):
         self.set_field(registration, 'transferred_to', fresh.registration_id)
         return fresh  # exam_registration_office.world:409
 
-    @tool(  # exam_registration_office.world:412
-        'Withdraw a registration before its session starts; before the withdrawal deadline 80% '
-        'of the fee is refunded, after it nothing.',
-        _PARAM_registration, where='exam_registration_office.world:412', returns=Registration,
-    )
+    @tool('Withdraw a registration before its session starts; before the withdrawal deadline 80% '
+          'of the fee is refunded, after it nothing.',
+          _PARAM_registration, where='exam_registration_office.world:412', returns=Registration)
     def tool_withdraw_registration(self, registration: Registration) -> Registration:
         # exam_registration_office.world:417
         if registration.status != _E18_RegistrationStatus_registered:
-            self.fail(
-                f'Registration {registration.registration_id} is {registration.status}, not '
-                'registered.',
-            )
+            self.fail(f'Registration {registration.registration_id} is {registration.status}, '
+                      'not registered.')
         # exam_registration_office.world:418
         if self.clock >= self.t_sessions[registration.session].starts_at:
-            self.fail(
-                f'Session {self.t_sessions[registration.session].session_id} has already started.'
-            )
+            self.fail(f'Session {self.t_sessions[registration.session].session_id} has already '
+                      'started.')
         refund: float = (  # exam_registration_office.world:419
             round(registration.fee_paid * self.state.refund_percent / 100, 2)
             if self.clock < self.t_sessions[registration.session].withdrawal_deadline else 0.0
@@ -886,56 +802,39 @@ class ExamRegistrationOffice(Episode):
         )
         return registration  # exam_registration_office.world:422
 
-    @tool(  # exam_registration_office.world:425
-        'Mark a registered candidate absent from a session that has started.',
-        param(
-            'registration', arg.row('registrations'),
-            'The id of a registered registration whose session has started, e.g. R0004.',
-        ),
-        where='exam_registration_office.world:425', returns=Registration,
-    )
+    @tool('Mark a registered candidate absent from a session that has started.',
+          param('registration', arg.row('registrations'),
+                'The id of a registered registration whose session has started, e.g. R0004.'),
+          where='exam_registration_office.world:425', returns=Registration)
     def tool_mark_absent(self, registration: Registration) -> Registration:
         # exam_registration_office.world:430
         if registration.status != _E18_RegistrationStatus_registered:
-            self.fail(
-                f'Registration {registration.registration_id} is {registration.status}, not '
-                'registered.',
-            )
+            self.fail(f'Registration {registration.registration_id} is {registration.status}, '
+                      'not registered.')
         # exam_registration_office.world:431
         if self.clock < self.t_sessions[registration.session].starts_at:
-            self.fail(
-                f'Session {self.t_sessions[registration.session].session_id} has not started.'
-            )
+            self.fail(f'Session {self.t_sessions[registration.session].session_id} has not '
+                      'started.')
         # exam_registration_office.world:432
         self.set_field(registration, 'status', _E18_RegistrationStatus_absent)
         return registration  # exam_registration_office.world:433
 
-    @tool(  # exam_registration_office.world:438
-        'Show an accommodation: registration, kind, evidence, status and dates.',
-        param('accommodation', arg.row('accommodations'), 'The accommodation id, e.g. AC001.'),
-        read_only=True, where='exam_registration_office.world:438', returns=Accommodation,
-    )
+    @tool('Show an accommodation: registration, kind, evidence, status and dates.',
+          param('accommodation', arg.row('accommodations'), 'The accommodation id, e.g. AC001.'),
+          read_only=True, where='exam_registration_office.world:438', returns=Accommodation)
     def tool_get_accommodation(self, accommodation: Accommodation) -> Accommodation:
         return accommodation  # exam_registration_office.world:443
 
-    @tool(  # exam_registration_office.world:446
-        'List accommodations of a registration or of a candidate, optionally by status, with '
-        'their details.',
-        param(
-            'registration', arg.optional(arg.row('registrations')),
-            'Only accommodations of this registration (id, e.g. R0001).',
-        ),
-        param(
-            'candidate', arg.optional(arg.row('candidates')),
-            "Only accommodations of this candidate's registrations (id, e.g. CA001).",
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(AccommodationStatus)),
-            'Only accommodations with this status.',
-        ),
-        read_only=True, where='exam_registration_office.world:446',
-        returns=js.array(Accommodation), shows=('list', ('row', 'accommodations')),
-    )
+    @tool('List accommodations of a registration or of a candidate, optionally by status, with '
+          'their details.',
+          param('registration', arg.optional(arg.row('registrations')),
+                'Only accommodations of this registration (id, e.g. R0001).'),
+          param('candidate', arg.optional(arg.row('candidates')),
+                "Only accommodations of this candidate's registrations (id, e.g. CA001)."),
+          param('status', arg.optional(arg.enum_of(AccommodationStatus)),
+                'Only accommodations with this status.'),
+          read_only=True, where='exam_registration_office.world:446',
+          returns=js.array(Accommodation), shows=('list', ('row', 'accommodations')))
     def tool_list_accommodations(
         self, registration: Registration | None, candidate: Candidate | None,
         status: AccommodationStatus | None,
@@ -948,37 +847,29 @@ class ExamRegistrationOffice(Episode):
             and (status is None or _a12.status == status)
         ])
 
-    @tool(  # exam_registration_office.world:456
-        'Request an access arrangement for a registration at least 14 days before its session.',
-        _PARAM_registration,
-        param('kind', arg.enum_of(AccommodationKind), 'The arrangement needed.'),
-        param(
-            'evidence', arg.refined(arg.TEXT, 1, 200),
-            'The supporting evidence, e.g. a specialist report reference.',
-        ),
-        where='exam_registration_office.world:456', returns=Accommodation,
-    )
+    @tool('Request an access arrangement for a registration at least 14 days before its session.',
+          _PARAM_registration,
+          param('kind', arg.enum_of(AccommodationKind), 'The arrangement needed.'),
+          param('evidence', arg.refined(arg.TEXT, 1, 200),
+                'The supporting evidence, e.g. a specialist report reference.'),
+          where='exam_registration_office.world:456', returns=Accommodation)
     def tool_request_accommodation(
         self, registration: Registration, kind: AccommodationKind, evidence: str
     ) -> Accommodation:
         # exam_registration_office.world:463
         if registration.status != _E18_RegistrationStatus_registered:
-            self.fail(
-                f'Registration {registration.registration_id} is {registration.status}, not '
-                'registered.',
-            )
+            self.fail(f'Registration {registration.registration_id} is {registration.status}, '
+                      'not registered.')
         if any(  # exam_registration_office.world:464
             _a13.registration == registration.registration_id and _a13.kind == kind
             for _a13 in rt.each(self, self.t_accommodations)
         ):
-            self.fail(
-                f'A {kind} accommodation is already recorded for {registration.registration_id}.'
-            )
+            self.fail(f'A {kind} accommodation is already recorded for '
+                      f'{registration.registration_id}.')
         # exam_registration_office.world:465
         if self.t_sessions[registration.session].starts_at - self.clock < dt.timedelta(days=14):
-            raise ToolError(
-                'Accommodations must be requested at least 14 days before the session.'
-            )
+            raise ToolError('Accommodations must be requested at least 14 days before the '
+                            'session.')
         accommodation: Accommodation = Accommodation(  # exam_registration_office.world:466
             accommodation_id=self.next_id('accommodation_ids', 'AC{:03d}'),
             registration=registration.registration_id, kind=kind,
@@ -989,24 +880,18 @@ class ExamRegistrationOffice(Episode):
         self.insert(self.t_accommodations, accommodation)  # exam_registration_office.world:472
         return accommodation  # exam_registration_office.world:473
 
-    @tool(  # exam_registration_office.world:476
-        'Approve or reject a requested accommodation.',
-        param(
-            'accommodation', arg.row('accommodations'),
-            'The id of a requested accommodation, e.g. AC001.',
-        ),
-        param('approve', arg.BOOL, 'true to approve, false to reject.'),
-        where='exam_registration_office.world:476', returns=Accommodation,
-    )
+    @tool('Approve or reject a requested accommodation.',
+          param('accommodation', arg.row('accommodations'),
+                'The id of a requested accommodation, e.g. AC001.'),
+          param('approve', arg.BOOL, 'true to approve, false to reject.'),
+          where='exam_registration_office.world:476', returns=Accommodation)
     def tool_decide_accommodation(
         self, accommodation: Accommodation, approve: bool
     ) -> Accommodation:
         # exam_registration_office.world:482
         if accommodation.status != _E19_AccommodationStatus_requested:
-            self.fail(
-                f'Accommodation {accommodation.accommodation_id} is already '
-                f'{accommodation.status}.',
-            )
+            self.fail(f'Accommodation {accommodation.accommodation_id} is already '
+                      f'{accommodation.status}.')
         if not (  # exam_registration_office.world:483
             not approve or accommodation.kind != _E17_AccommodationKind_separate_room
             or self.t_centres[self.t_sessions[self.t_registrations[accommodation.registration].session].centre].accessible
@@ -1019,25 +904,19 @@ class ExamRegistrationOffice(Episode):
         )
         return accommodation  # exam_registration_office.world:486
 
-    @tool(  # exam_registration_office.world:491
-        'Show a result: registration, candidate, exam, score, grade and publication date.',
-        param('result', arg.row('results'), 'The result id, e.g. RS0001.'), read_only=True,
-        where='exam_registration_office.world:491', returns=Result,
-    )
+    @tool('Show a result: registration, candidate, exam, score, grade and publication date.',
+          param('result', arg.row('results'), 'The result id, e.g. RS0001.'), read_only=True,
+          where='exam_registration_office.world:491', returns=Result)
     def tool_get_result(self, result: Result) -> Result:
         return result  # exam_registration_office.world:494
 
-    @tool(  # exam_registration_office.world:497
+    @tool(
         'List results of a candidate or of an exam, with scores and grades.',
-        param(
-            'candidate', arg.optional(arg.row('candidates')),
-            'Only results of this candidate (id, e.g. CA002).',
-        ),
-        param(
-            'exam',
-            arg.optional(arg.row('exams', arg.refined(arg.TEXT, pattern='^[A-Z]{3,4}-[A-Z]$'))),
-            'Only results of this exam (code, e.g. ENG-F).',
-        ),
+        param('candidate', arg.optional(arg.row('candidates')),
+              'Only results of this candidate (id, e.g. CA002).'),
+        param('exam',
+              arg.optional(arg.row('exams', arg.refined(arg.TEXT, pattern='^[A-Z]{3,4}-[A-Z]$'))),
+              'Only results of this exam (code, e.g. ENG-F).'),
         read_only=True, where='exam_registration_office.world:497', returns=js.array(Result),
         shows=('list', ('row', 'results')),
     )
@@ -1050,29 +929,21 @@ class ExamRegistrationOffice(Episode):
             and (exam is None or _x14.exam == exam.code)
         ])
 
-    @tool(  # exam_registration_office.world:507
-        "Publish the score of a candidate who sat a session held at least 7 days ago; the grade "
-        "follows from the exam's marks.",
-        param(
-            'registration', arg.row('registrations'),
-            'The id of a registered registration whose session was held, e.g. R0004.',
-        ),
-        param('score', arg.refined(arg.INT, 0, 100), 'The score out of 100.'),
-        where='exam_registration_office.world:507', returns=Result,
-    )
+    @tool("Publish the score of a candidate who sat a session held at least 7 days ago; the "
+          "grade follows from the exam's marks.",
+          param('registration', arg.row('registrations'),
+                'The id of a registered registration whose session was held, e.g. R0004.'),
+          param('score', arg.refined(arg.INT, 0, 100), 'The score out of 100.'),
+          where='exam_registration_office.world:507', returns=Result)
     def tool_publish_result(self, registration: Registration, score_: int) -> Result:
         # exam_registration_office.world:513
         if registration.status != _E18_RegistrationStatus_registered:
-            self.fail(
-                f'Registration {registration.registration_id} is {registration.status}; only '
-                'registered candidates who sat the exam get a result.',
-            )
+            self.fail(f'Registration {registration.registration_id} is {registration.status}; '
+                      'only registered candidates who sat the exam get a result.')
         # exam_registration_office.world:514
         if self.clock < self.t_sessions[registration.session].starts_at + self.state.result_delay:
-            self.fail(
-                f'Session {self.t_sessions[registration.session].session_id} was not held long '
-                'enough ago.',
-            )
+            self.fail(f'Session {self.t_sessions[registration.session].session_id} was not held '
+                      'long enough ago.')
         if any(  # exam_registration_office.world:515
             _x15.registration == registration.registration_id
             for _x15 in rt.each(self, self.t_results)

@@ -192,21 +192,17 @@ class LineInfo(Record):
     over_limit: bool = field(sh.BOOL)
 
 
-_ROW_employees = arg.row(
-    'employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'), not_found='No such employee.'
-)
-_ROW_cost_centres = arg.row(
-    'cost_centres', arg.refined(arg.TEXT, pattern='^CC[0-9]{3}$'), not_found='No such cost centre.'
-)
-_ROW_policies = arg.row(
-    'policies', arg.refined(arg.TEXT, pattern='^POL[0-9]{2}$'), not_found='No such policy.'
-)
+_ROW_employees = arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'),
+                         not_found='No such employee.')
+_ROW_cost_centres = arg.row('cost_centres', arg.refined(arg.TEXT, pattern='^CC[0-9]{3}$'),
+                            not_found='No such cost centre.')
+_ROW_policies = arg.row('policies', arg.refined(arg.TEXT, pattern='^POL[0-9]{2}$'),
+                        not_found='No such policy.')
 _ROW_reports = arg.row('reports', not_found='No such report.')
 _ROW_lines = arg.row('lines', not_found='No such line.')
 _ROW_reimbursements = arg.row('reimbursements', not_found='No such reimbursement.')
-_PARAM_name_contains = param(
-    'name_contains', arg.refined(arg.TEXT, 0, 80), 'Part of the name; empty lists all.', default=''
-)
+_PARAM_name_contains = param('name_contains', arg.refined(arg.TEXT, 0, 80),
+                             'Part of the name; empty lists all.', default='')
 _PARAM_report = param('report', _ROW_reports, 'The report id, e.g. R0001.')
 _PARAM_report_ = param('report', _ROW_reports, "The id of one's own draft report, e.g. R0005.")
 _PARAM_report__ = param('report', _ROW_reports, 'The id of a submitted report, e.g. R0007.')
@@ -275,41 +271,34 @@ class ExpenseDesk(Episode):
     def _check_invariants(self) -> None:
         for _row69 in rt.changed_rows(self, self.t_employees):  # expense_desk.world:189
             if not (_row69.manager != _row69.employee_id):
-                raise InvariantError(
-                    'An employee is never their own manager.', 'expense_desk.world:189'
-                )
+                raise InvariantError('An employee is never their own manager.',
+                                     'expense_desk.world:189')
         if not all(  # expense_desk.world:192
             (_r70.status == _E12_ReportStatus_draft or len(self.fn_lines_of(_r70)) >= 1)
             and len(self.fn_lines_of(_r70)) <= self.state.max_lines_per_report
             for _r70 in rt.each(self, self.t_reports)
         ):
-            raise InvariantError(
-                'A report that is not a draft has at least one line; no report has more than '
-                'max_lines_per_report lines.',
-                'expense_desk.world:192',
-            )
+            raise InvariantError('A report that is not a draft has at least one line; no report '
+                                 'has more than max_lines_per_report lines.',
+                                 'expense_desk.world:192')
         for _row71 in rt.changed_rows(self, self.t_reports):  # expense_desk.world:195
             if not (
                 (_row71.decided_by is not None) == self.fn_is_decided(_row71)
                 and (_row71.decided_at is not None) == self.fn_is_decided(_row71)
                 and _row71.decided_by != _row71.employee
             ):
-                raise InvariantError(
-                    'decided_by and decided_at are set exactly when a report is decided, and the '
-                    'decider is never the owner.',
-                    'expense_desk.world:195',
-                )
+                raise InvariantError('decided_by and decided_at are set exactly when a report is '
+                                     'decided, and the decider is never the owner.',
+                                     'expense_desk.world:195')
         for _row72 in rt.changed_rows(self, self.t_reports):  # expense_desk.world:198
             if not (
                 (_row72.rejection_reason is not None)
                 == (_row72.status == _E12_ReportStatus_rejected)
                 and (_row72.submitted_at is not None) == (_row72.status != _E12_ReportStatus_draft)
             ):
-                raise InvariantError(
-                    'A rejection reason is set exactly when rejected; submitted_at exactly when '
-                    'not a draft.',
-                    'expense_desk.world:198',
-                )
+                raise InvariantError('A rejection reason is set exactly when rejected; '
+                                     'submitted_at exactly when not a draft.',
+                                     'expense_desk.world:198')
         if not all(  # expense_desk.world:201
             len([
                 _b74 for _b74 in rt.each(self, self.t_reimbursements)
@@ -318,10 +307,9 @@ class ExpenseDesk(Episode):
             == (1 if _r73.status == _E12_ReportStatus_reimbursed else 0)
             for _r73 in rt.each(self, self.t_reports)
         ):
-            raise InvariantError(
-                'A report is reimbursed exactly when one reimbursement refers to it.',
-                'expense_desk.world:201',
-            )
+            raise InvariantError('A report is reimbursed exactly when one reimbursement refers '
+                                 'to it.',
+                                 'expense_desk.world:201')
         if not all(  # expense_desk.world:204
             round(_b75.amount, 2) == self.fn_report_total(self.t_reports[_b75.report])
             and _b75.employee == self.t_reports[_b75.report].employee
@@ -330,52 +318,44 @@ class ExpenseDesk(Episode):
             and _b75.processed_by != _b75.employee
             for _b75 in rt.each(self, self.t_reimbursements)
         ):
-            raise InvariantError(
-                "A reimbursement pays its report's total to the owner, charged to the owner's "
-                "cost centre, processed by finance and never by the owner.",
-                'expense_desk.world:204',
-            )
+            raise InvariantError("A reimbursement pays its report's total to the owner, charged "
+                                 "to the owner's cost centre, processed by finance and never by "
+                                 "the owner.",
+                                 'expense_desk.world:204')
         if not all(  # expense_desk.world:207
             (not _l76.over_limit_flag or self.fn_over_limit(_l76))
             and (_l76.flag_note is not None) == _l76.over_limit_flag
             for _l76 in rt.each(self, self.t_lines)
         ):
-            raise InvariantError(
-                'A line is flagged only when it is over its limit; it has a flag note exactly '
-                'when flagged.',
-                'expense_desk.world:207',
-            )
+            raise InvariantError('A line is flagged only when it is over its limit; it has a '
+                                 'flag note exactly when flagged.',
+                                 'expense_desk.world:207')
         if not all(  # expense_desk.world:210
             self.t_reports[_l77.report].status == _E12_ReportStatus_draft
             or self.t_reports[_l77.report].status == _E12_ReportStatus_rejected
             or not self.fn_needs_receipt(_l77)
             for _l77 in rt.each(self, self.t_lines)
         ):
-            raise InvariantError(
-                'In a submitted, approved or reimbursed report every line above the receipt '
-                'threshold has a receipt.',
-                'expense_desk.world:210',
-            )
+            raise InvariantError('In a submitted, approved or reimbursed report every line above '
+                                 'the receipt threshold has a receipt.',
+                                 'expense_desk.world:210')
         if not all(  # expense_desk.world:213
             self.t_reports[_l78.report].status != _E12_ReportStatus_approved
             and self.t_reports[_l78.report].status != _E12_ReportStatus_reimbursed
             or not self.fn_over_limit(_l78) or _l78.over_limit_flag
             for _l78 in rt.each(self, self.t_lines)
         ):
-            raise InvariantError(
-                'In an approved or reimbursed report every line over its limit is flagged.',
-                'expense_desk.world:213',
-            )
+            raise InvariantError('In an approved or reimbursed report every line over its limit '
+                                 'is flagged.',
+                                 'expense_desk.world:213')
         if not all(  # expense_desk.world:216
             round(_c79.reimbursed_total, 2) == self.fn_charged_to(_c79)
             and _c79.reimbursed_total <= _c79.annual_budget
             for _c79 in rt.each(self, self.t_cost_centres)
         ):
-            raise InvariantError(
-                "A cost centre's reimbursed total is the sum of its reimbursements and never "
-                "exceeds its budget.",
-                'expense_desk.world:216',
-            )
+            raise InvariantError("A cost centre's reimbursed total is the sum of its "
+                                 "reimbursements and never exceeds its budget.",
+                                 'expense_desk.world:216')
         if not all(  # expense_desk.world:219
             self.state.current_user != _e80.employee_id or _e80.active
             for _e80 in rt.each(self, self.t_employees)
@@ -479,38 +459,30 @@ class ExpenseDesk(Episode):
             or r.status == _E12_ReportStatus_reimbursed
         )
 
-    @tool(  # expense_desk.world:227
-        'Sign in as an employee; every change is made in their name.',
-        param(
-            'employee', _ROW_employees, 'The employee id, e.g. E003; find it with find_employees.'
-        ),
-        where='expense_desk.world:227', returns=Employee,
-    )
+    @tool('Sign in as an employee; every change is made in their name.',
+          param('employee', _ROW_employees,
+                'The employee id, e.g. E003; find it with find_employees.'),
+          where='expense_desk.world:227', returns=Employee)
     def tool_sign_in(self, employee: Employee) -> Employee:
         if not employee.active:  # expense_desk.world:232
             self.fail(f'Employee {employee.employee_id} is inactive.')
         self.set_state('current_user', employee.employee_id)  # expense_desk.world:233
         return employee  # expense_desk.world:234
 
-    @tool(  # expense_desk.world:237
-        'Show an employee: name, email, role, manager, cost centre, whether active and hire date.',
-        param('employee', _ROW_employees, 'The employee id, e.g. E003.'), read_only=True,
-        where='expense_desk.world:237', returns=Employee,
-    )
+    @tool('Show an employee: name, email, role, manager, cost centre, whether active and hire '
+          'date.',
+          param('employee', _ROW_employees, 'The employee id, e.g. E003.'), read_only=True,
+          where='expense_desk.world:237', returns=Employee)
     def tool_get_employee(self, employee: Employee) -> Employee:
         return employee  # expense_desk.world:242
 
-    @tool(  # expense_desk.world:245
-        'Find employees whose name or email contains the text, optionally by role, with their '
-        'details.',
-        param(
-            'query', arg.refined(arg.TEXT, 1, 80),
-            'Part of the name or email; case does not matter.',
-        ),
-        param('role', arg.optional(arg.enum_of(EmployeeRole)), 'Only employees with this role.'),
-        read_only=True, where='expense_desk.world:245', returns=js.array(Employee),
-        shows=('list', ('row', 'employees')),
-    )
+    @tool('Find employees whose name or email contains the text, optionally by role, with their '
+          'details.',
+          param('query', arg.refined(arg.TEXT, 1, 80),
+                'Part of the name or email; case does not matter.'),
+          param('role', arg.optional(arg.enum_of(EmployeeRole)), 'Only employees with this role.'),
+          read_only=True, where='expense_desk.world:245', returns=js.array(Employee),
+          shows=('list', ('row', 'employees')))
     def tool_find_employees(self, query: str, role: EmployeeRole | None) -> tuple[str, ...]:
         q: str = self.built(query.lower())  # expense_desk.world:251
         return tuple([  # expense_desk.world:252
@@ -520,24 +492,20 @@ class ExpenseDesk(Episode):
             and (role is None or _e4.role == role)
         ])
 
-    @tool(  # expense_desk.world:257
-        'Show a cost centre: name, policy, annual budget, reimbursed total, whether active, and '
-        'the budget left.',
-        param('cost_centre', _ROW_cost_centres, 'The cost centre code, e.g. CC200.'),
-        read_only=True, where='expense_desk.world:257',
-        returns=js.closed({'cost_centre': CostCentre, 'budget_left': js.NUMBER}),
-        shows=('record', (('cost_centre', 'cost_centre', ('row', 'cost_centres')),)),
-    )
+    @tool('Show a cost centre: name, policy, annual budget, reimbursed total, whether active, '
+          'and the budget left.',
+          param('cost_centre', _ROW_cost_centres, 'The cost centre code, e.g. CC200.'),
+          read_only=True, where='expense_desk.world:257',
+          returns=js.closed({'cost_centre': CostCentre, 'budget_left': js.NUMBER}),
+          shows=('record', (('cost_centre', 'cost_centre', ('row', 'cost_centres')),)))
     def tool_get_cost_centre(self, cost_centre: CostCentre) -> CostCentreInfo:
         return CostCentreInfo(  # expense_desk.world:262
             cost_centre.code, round(cost_centre.annual_budget - cost_centre.reimbursed_total, 2)
         )
 
-    @tool(  # expense_desk.world:268
-        'List cost centres whose name contains the text, with their budgets and policies.',
-        _PARAM_name_contains, read_only=True, where='expense_desk.world:268',
-        returns=js.array(CostCentre), shows=('list', ('row', 'cost_centres')),
-    )
+    @tool('List cost centres whose name contains the text, with their budgets and policies.',
+          _PARAM_name_contains, read_only=True, where='expense_desk.world:268',
+          returns=js.array(CostCentre), shows=('list', ('row', 'cost_centres')))
     def tool_list_cost_centres(self, name_contains: str) -> tuple[str, ...]:
         q: str = self.built(name_contains.lower())  # expense_desk.world:273
         return tuple([  # expense_desk.world:274
@@ -545,22 +513,18 @@ class ExpenseDesk(Episode):
             if rt.read(self, q) in rt.read(self, self.built(_c5.name.lower()))
         ])
 
-    @tool(  # expense_desk.world:277
-        'Show a policy: its limit per category, receipt threshold, effective date and whether '
-        'active.',
-        param('policy', _ROW_policies, 'The policy id, e.g. POL01.'), read_only=True,
-        where='expense_desk.world:277', returns=Policy,
-    )
+    @tool('Show a policy: its limit per category, receipt threshold, effective date and whether '
+          'active.',
+          param('policy', _ROW_policies, 'The policy id, e.g. POL01.'), read_only=True,
+          where='expense_desk.world:277', returns=Policy)
     def tool_get_policy(self, policy: Policy) -> Policy:
         return policy  # expense_desk.world:280
 
-    @tool(  # expense_desk.world:283
-        'List policies whose name contains the text, with their limits and receipt thresholds.',
-        _PARAM_name_contains,
-        param('active_only', arg.BOOL, 'Only active policies.', default=False), read_only=True,
-        where='expense_desk.world:283', returns=js.array(Policy),
-        shows=('list', ('row', 'policies')),
-    )
+    @tool('List policies whose name contains the text, with their limits and receipt thresholds.',
+          _PARAM_name_contains,
+          param('active_only', arg.BOOL, 'Only active policies.', default=False), read_only=True,
+          where='expense_desk.world:283', returns=js.array(Policy),
+          shows=('list', ('row', 'policies')))
     def tool_list_policies(self, name_contains: str, active_only: bool) -> tuple[str, ...]:
         q: str = self.built(name_contains.lower())  # expense_desk.world:289
         return tuple([  # expense_desk.world:290
@@ -569,20 +533,18 @@ class ExpenseDesk(Episode):
             and (not active_only or _p6.active)
         ])
 
-    @tool(  # expense_desk.world:295
-        'Show a report with its lines, its total and which lines are over their category limit.',
-        _PARAM_report, read_only=True, where='expense_desk.world:295',
-        returns=js.closed({
-            'report': ExpenseReport, 'lines': js.array(ExpenseLine), 'total': js.NUMBER,
-            'over_limit_lines': js.array(js.STRING),
-        }),
-        shows=(
-            'record', (
-                ('report', 'report', ('row', 'reports')),
-                ('lines', 'lines', ('list', ('row', 'lines'))),
-            ),
-        ),
-    )
+    @tool('Show a report with its lines, its total and which lines are over their category limit.',
+          _PARAM_report, read_only=True, where='expense_desk.world:295',
+          returns=js.closed({
+              'report': ExpenseReport, 'lines': js.array(ExpenseLine), 'total': js.NUMBER,
+              'over_limit_lines': js.array(js.STRING),
+          }),
+          shows=(
+              'record', (
+                  ('report', 'report', ('row', 'reports')),
+                  ('lines', 'lines', ('list', ('row', 'lines'))),
+              ),
+          ))
     def tool_get_report(self, report: ExpenseReport) -> ReportDetails:
         return ReportDetails(  # expense_desk.world:300
             report.report_id, self.fn_lines_of(report), self.fn_report_total(report),
@@ -592,25 +554,18 @@ class ExpenseDesk(Episode):
             ]),
         )
 
-    @tool(  # expense_desk.world:308
-        'Find reports by owner, status, title text and/or creation day, with their details.',
-        param(
-            'employee',
-            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
-            'Only reports of this owner (id, e.g. E003).',
-        ),
-        param('status', arg.optional(arg.enum_of(ReportStatus)), 'Only reports with this status.'),
-        param(
-            'title_contains', arg.refined(arg.TEXT, 0, 80),
-            'Part of the title; case does not matter.', default='',
-        ),
-        param(
-            'created_on', arg.optional(arg.DATE),
-            'Only reports created on this day, e.g. 2025-03-10.',
-        ),
-        read_only=True, where='expense_desk.world:308', returns=js.array(ExpenseReport),
-        shows=('list', ('row', 'reports')),
-    )
+    @tool('Find reports by owner, status, title text and/or creation day, with their details.',
+          param('employee',
+                arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
+                'Only reports of this owner (id, e.g. E003).'),
+          param('status', arg.optional(arg.enum_of(ReportStatus)),
+                'Only reports with this status.'),
+          param('title_contains', arg.refined(arg.TEXT, 0, 80),
+                'Part of the title; case does not matter.', default=''),
+          param('created_on', arg.optional(arg.DATE),
+                'Only reports created on this day, e.g. 2025-03-10.'),
+          read_only=True, where='expense_desk.world:308', returns=js.array(ExpenseReport),
+          shows=('list', ('row', 'reports')))
     def tool_find_reports(
         self, employee: Employee | None, status: ReportStatus | None, title_contains: str,
         created_on: dt.date | None,
@@ -624,13 +579,10 @@ class ExpenseDesk(Episode):
             and (created_on is None or _r8.created_on == created_on)
         ])
 
-    @tool(  # expense_desk.world:320
-        'Start a draft expense report for the signed-in employee.',
-        param(
-            'title', arg.refined(arg.TEXT, 1, 120), "The report's title, e.g. Client visit Berlin."
-        ),
-        where='expense_desk.world:320', returns=ExpenseReport,
-    )
+    @tool('Start a draft expense report for the signed-in employee.',
+          param('title', arg.refined(arg.TEXT, 1, 120),
+                "The report's title, e.g. Client visit Berlin."),
+          where='expense_desk.world:320', returns=ExpenseReport)
     def tool_create_report(self, title: str) -> ExpenseReport:
         # expense_desk.world:325
         me: Employee | None = self.t_employees.ref(self.state.current_user)
@@ -645,10 +597,8 @@ class ExpenseDesk(Episode):
         self.insert(self.t_reports, report)  # expense_desk.world:328
         return report  # expense_desk.world:329
 
-    @tool(  # expense_desk.world:332
-        "Submit one's own draft report for the manager's approval.", _PARAM_report_,
-        where='expense_desk.world:332', returns=ExpenseReport,
-    )
+    @tool("Submit one's own draft report for the manager's approval.", _PARAM_report_,
+          where='expense_desk.world:332', returns=ExpenseReport)
     def tool_submit_report(self, report: ExpenseReport) -> ExpenseReport:
         # expense_desk.world:337
         me: Employee | None = self.t_employees.ref(self.state.current_user)
@@ -657,20 +607,17 @@ class ExpenseDesk(Episode):
         if report.employee != me.employee_id:  # expense_desk.world:339
             raise ToolError('You can only submit your own reports.')
         if report.status != _E12_ReportStatus_draft:  # expense_desk.world:340
-            self.fail(
-                f'Only draft reports can be submitted; {report.report_id} is {report.status}.'
-            )
+            self.fail(f'Only draft reports can be submitted; {report.report_id} is '
+                      f'{report.status}.')
         if len(self.fn_lines_of(report)) < 1:  # expense_desk.world:341
             raise ToolError('The report has no lines.')
         if any(  # expense_desk.world:342
             _l9.report == report.report_id and self.fn_needs_receipt(_l9)
             for _l9 in rt.each(self, self.t_lines)
         ):
-            self.fail(
-                'A line above the receipt threshold of '
-                f'{self.fn_policy_of(report).receipt_threshold:.2f} {self.state.currency} has no '
-                'receipt.',
-            )
+            self.fail('A line above the receipt threshold of '
+                      f'{self.fn_policy_of(report).receipt_threshold:.2f} {self.state.currency} '
+                      'has no receipt.')
         if me.manager is None:  # expense_desk.world:343
             raise ToolError('You have no manager to approve it.')
         self.set_fields(  # expense_desk.world:344
@@ -678,11 +625,9 @@ class ExpenseDesk(Episode):
         )
         return report  # expense_desk.world:346
 
-    @tool(  # expense_desk.world:349
-        "As the owner's manager, approve a submitted report; lines over their limit must be "
-        "flagged first.",
-        _PARAM_report__, where='expense_desk.world:349', returns=ExpenseReport,
-    )
+    @tool("As the owner's manager, approve a submitted report; lines over their limit must be "
+          "flagged first.",
+          _PARAM_report__, where='expense_desk.world:349', returns=ExpenseReport)
     def tool_approve_report(self, report: ExpenseReport) -> ExpenseReport:
         # expense_desk.world:354
         me: Employee | None = self.t_employees.ref(self.state.current_user)
@@ -693,9 +638,8 @@ class ExpenseDesk(Episode):
         if self.t_employees[report.employee].manager != me.employee_id:  # expense_desk.world:357
             raise ToolError("Only the owner's manager can approve.")
         if report.status != _E12_ReportStatus_submitted:  # expense_desk.world:358
-            self.fail(
-                f'Only submitted reports can be approved; {report.report_id} is {report.status}.'
-            )
+            self.fail(f'Only submitted reports can be approved; {report.report_id} is '
+                      f'{report.status}.')
         if any(  # expense_desk.world:359
             _l10.report == report.report_id and self.fn_over_limit(_l10)
             and not _l10.over_limit_flag
@@ -707,11 +651,9 @@ class ExpenseDesk(Episode):
         self.set_fields(report, ('decided_by', 'decided_at'), me.employee_id, self.clock)
         return report  # expense_desk.world:363
 
-    @tool(  # expense_desk.world:366
-        "As the owner's manager, reject a submitted report with a reason.", _PARAM_report__,
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is rejected.'),
-        where='expense_desk.world:366', returns=ExpenseReport,
-    )
+    @tool("As the owner's manager, reject a submitted report with a reason.", _PARAM_report__,
+          param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is rejected.'),
+          where='expense_desk.world:366', returns=ExpenseReport)
     def tool_reject_report(self, report: ExpenseReport, reason: str) -> ExpenseReport:
         # expense_desk.world:372
         me: Employee | None = self.t_employees.ref(self.state.current_user)
@@ -722,9 +664,8 @@ class ExpenseDesk(Episode):
         if self.t_employees[report.employee].manager != me.employee_id:  # expense_desk.world:375
             raise ToolError("Only the owner's manager can reject.")
         if report.status != _E12_ReportStatus_submitted:  # expense_desk.world:376
-            self.fail(
-                f'Only submitted reports can be rejected; {report.report_id} is {report.status}.'
-            )
+            self.fail(f'Only submitted reports can be rejected; {report.report_id} is '
+                      f'{report.status}.')
         self.set_field(report, 'status', _E12_ReportStatus_rejected)  # expense_desk.world:377
         self.set_fields(  # expense_desk.world:378
             report, ('decided_by', 'decided_at', 'rejection_reason'), me.employee_id, self.clock,
@@ -734,13 +675,11 @@ class ExpenseDesk(Episode):
         )
         return report  # expense_desk.world:381
 
-    @tool(  # expense_desk.world:384
-        "As finance, pay an approved report's total to its owner and charge the owner's cost "
-        "centre.",
-        param('report', _ROW_reports, 'The id of an approved report, e.g. R0003.'),
-        param('method', arg.enum_of(PaymentMethod), 'bank_transfer or payroll.'),
-        where='expense_desk.world:384', returns=Reimbursement,
-    )
+    @tool("As finance, pay an approved report's total to its owner and charge the owner's cost "
+          "centre.",
+          param('report', _ROW_reports, 'The id of an approved report, e.g. R0003.'),
+          param('method', arg.enum_of(PaymentMethod), 'bank_transfer or payroll.'),
+          where='expense_desk.world:384', returns=Reimbursement)
     def tool_reimburse_report(self, report: ExpenseReport, method: PaymentMethod) -> Reimbursement:
         # expense_desk.world:390
         me: Employee | None = self.t_employees.ref(self.state.current_user)
@@ -751,17 +690,14 @@ class ExpenseDesk(Episode):
         if report.employee == me.employee_id:  # expense_desk.world:393
             raise ToolError('You cannot reimburse your own report.')
         if report.status != _E12_ReportStatus_approved:  # expense_desk.world:394
-            self.fail(
-                f'Only approved reports can be reimbursed; {report.report_id} is {report.status}.'
-            )
+            self.fail(f'Only approved reports can be reimbursed; {report.report_id} is '
+                      f'{report.status}.')
         # expense_desk.world:395
         cc: CostCentre = self.t_cost_centres[self.t_employees[report.employee].cost_centre]
         amount: float = self.fn_report_total(report)  # expense_desk.world:396
         if not (cc.reimbursed_total + amount <= cc.annual_budget):  # expense_desk.world:397
-            self.fail(
-                f'The budget of cost centre {cc.code} would be exceeded: '
-                f'{cc.annual_budget - cc.reimbursed_total:.2f} {self.state.currency} left.',
-            )
+            self.fail(f'The budget of cost centre {cc.code} would be exceeded: '
+                      f'{cc.annual_budget - cc.reimbursed_total:.2f} {self.state.currency} left.')
         payment: Reimbursement = Reimbursement(  # expense_desk.world:398
             reimbursement_id=self.next_id('reimbursement_ids', 'RB{:03d}'),
             report=report.report_id, employee=report.employee,
@@ -778,30 +714,27 @@ class ExpenseDesk(Episode):
         self.set_field(report, 'status', _E12_ReportStatus_reimbursed)  # expense_desk.world:409
         return payment  # expense_desk.world:410
 
-    @tool(  # expense_desk.world:415
-        'Show an expense line with its category limit and whether it is over it.',
-        param('line', _ROW_lines, 'The line id, e.g. L0001.'), read_only=True,
-        where='expense_desk.world:415',
-        returns=js.closed({
-            'line': ExpenseLine, 'category_limit': js.nullable(js.NUMBER), 'over_limit': js.BOOLEAN
-        }),
-        shows=('record', (('line', 'line', ('row', 'lines')),)),
-    )
+    @tool('Show an expense line with its category limit and whether it is over it.',
+          param('line', _ROW_lines, 'The line id, e.g. L0001.'), read_only=True,
+          where='expense_desk.world:415',
+          returns=js.closed({
+              'line': ExpenseLine, 'category_limit': js.nullable(js.NUMBER),
+              'over_limit': js.BOOLEAN,
+          }),
+          shows=('record', (('line', 'line', ('row', 'lines')),)))
     def tool_get_line(self, line: ExpenseLine) -> LineInfo:
         # expense_desk.world:418
         return LineInfo(line.line_id, self.fn_limit_of(line), self.fn_over_limit(line))
 
-    @tool(  # expense_desk.world:421
-        'List the lines of a report with their amounts, receipts and flags; optionally one '
-        'category or only those over their limit.',
-        _PARAM_report,
-        param(
-            'category', arg.optional(arg.enum_of(ExpenseCategory)), 'Only lines of this category.'
-        ),
-        param('over_limit_only', arg.BOOL, 'Only lines over their category limit.', default=False),
-        read_only=True, where='expense_desk.world:421', returns=js.array(ExpenseLine),
-        shows=('list', ('row', 'lines')),
-    )
+    @tool('List the lines of a report with their amounts, receipts and flags; optionally one '
+          'category or only those over their limit.',
+          _PARAM_report,
+          param('category', arg.optional(arg.enum_of(ExpenseCategory)),
+                'Only lines of this category.'),
+          param('over_limit_only', arg.BOOL, 'Only lines over their category limit.',
+                default=False),
+          read_only=True, where='expense_desk.world:421', returns=js.array(ExpenseLine),
+          shows=('list', ('row', 'lines')))
     def tool_list_lines(
         self, report: ExpenseReport, category: ExpenseCategory | None, over_limit_only: bool
     ) -> tuple[str, ...]:
@@ -811,21 +744,15 @@ class ExpenseDesk(Episode):
             and (not over_limit_only or self.fn_over_limit(_l11))
         ])
 
-    @tool(  # expense_desk.world:431
-        "Add an expense line to one's own draft report.", _PARAM_report_,
-        param('category', arg.enum_of(ExpenseCategory), 'The expense category.'),
-        param('description', arg.refined(arg.TEXT, 1, 200), 'What was bought.'),
-        param(
-            'amount', arg.refined(arg.FLOAT, 0.01, 100000.0),
-            'The amount, in the company currency.',
-        ),
-        param('spent_on', arg.DATE, 'The day of the expense, not in the future.'),
-        param(
-            'receipt_ref', arg.optional(arg.refined(arg.TEXT, 1, 40)),
-            "The scanned receipt's reference, e.g. RC-1010; leave out when there is none.",
-        ),
-        where='expense_desk.world:431', returns=ExpenseLine,
-    )
+    @tool("Add an expense line to one's own draft report.", _PARAM_report_,
+          param('category', arg.enum_of(ExpenseCategory), 'The expense category.'),
+          param('description', arg.refined(arg.TEXT, 1, 200), 'What was bought.'),
+          param('amount', arg.refined(arg.FLOAT, 0.01, 100000.0),
+                'The amount, in the company currency.'),
+          param('spent_on', arg.DATE, 'The day of the expense, not in the future.'),
+          param('receipt_ref', arg.optional(arg.refined(arg.TEXT, 1, 40)),
+                "The scanned receipt's reference, e.g. RC-1010; leave out when there is none."),
+          where='expense_desk.world:431', returns=ExpenseLine)
     def tool_add_line(
         self, report: ExpenseReport, category: ExpenseCategory, description: str, amount: float,
         spent_on: dt.date, receipt_ref: str | None,
@@ -840,15 +767,13 @@ class ExpenseDesk(Episode):
             raise ToolError('Only draft reports can be changed.')
         # expense_desk.world:445
         if len(self.fn_lines_of(report)) >= self.state.max_lines_per_report:
-            raise ToolError(
-                f'The report has the maximum of {self.state.max_lines_per_report} lines.'
-            )
+            raise ToolError(f'The report has the maximum of {self.state.max_lines_per_report} '
+                            'lines.')
         if spent_on > self.clock.date():  # expense_desk.world:446
             raise ToolError('The expense date is in the future.')
         if category not in self.fn_policy_of(report).limits:  # expense_desk.world:447
-            raise ToolError(
-                f'The category {category} is not allowed by your cost centre\'s policy.'
-            )
+            raise ToolError(f'The category {category} is not allowed by your cost centre\'s '
+                            'policy.')
         line: ExpenseLine = ExpenseLine(  # expense_desk.world:448
             line_id=self.next_id('line_ids', 'L{:04d}'), report=report.report_id,
             category=category,
@@ -863,11 +788,9 @@ class ExpenseDesk(Episode):
         self.insert(self.t_lines, line)  # expense_desk.world:456
         return line  # expense_desk.world:457
 
-    @tool(  # expense_desk.world:460
-        "Remove a line from one's own draft report.",
-        param('line', _ROW_lines, "The id of a line of one's own draft report, e.g. L0007."),
-        where='expense_desk.world:460', returns=ExpenseLine,
-    )
+    @tool("Remove a line from one's own draft report.",
+          param('line', _ROW_lines, "The id of a line of one's own draft report, e.g. L0007."),
+          where='expense_desk.world:460', returns=ExpenseLine)
     def tool_remove_line(self, line: ExpenseLine) -> ExpenseLine:
         # expense_desk.world:465
         me: Employee | None = self.t_employees.ref(self.state.current_user)
@@ -880,13 +803,11 @@ class ExpenseDesk(Episode):
         self.delete(self.t_lines, line.line_id)  # expense_desk.world:469
         return line  # expense_desk.world:470
 
-    @tool(  # expense_desk.world:473
-        "As the report owner's manager (or finance), flag a line of a submitted report that "
-        "exceeds its category limit.",
-        param('line', _ROW_lines, 'The id of a line of a submitted report, e.g. L0002.'),
-        param('note', arg.refined(arg.TEXT, 1, 200), 'Why it is flagged.'),
-        where='expense_desk.world:473', returns=ExpenseLine,
-    )
+    @tool("As the report owner's manager (or finance), flag a line of a submitted report that "
+          "exceeds its category limit.",
+          param('line', _ROW_lines, 'The id of a line of a submitted report, e.g. L0002.'),
+          param('note', arg.refined(arg.TEXT, 1, 200), 'Why it is flagged.'),
+          where='expense_desk.world:473', returns=ExpenseLine)
     def tool_flag_line(self, line: ExpenseLine, note: str) -> ExpenseLine:
         # expense_desk.world:479
         me: Employee | None = self.t_employees.ref(self.state.current_user)
@@ -910,29 +831,21 @@ class ExpenseDesk(Episode):
         )
         return line  # expense_desk.world:487
 
-    @tool(  # expense_desk.world:492
-        'Show a reimbursement: report, employee, amount, method, date, who processed it and the '
-        'cost centre charged.',
-        param('reimbursement', _ROW_reimbursements, 'The reimbursement id, e.g. RB001.'),
-        read_only=True, where='expense_desk.world:492', returns=Reimbursement,
-    )
+    @tool('Show a reimbursement: report, employee, amount, method, date, who processed it and '
+          'the cost centre charged.',
+          param('reimbursement', _ROW_reimbursements, 'The reimbursement id, e.g. RB001.'),
+          read_only=True, where='expense_desk.world:492', returns=Reimbursement)
     def tool_get_reimbursement(self, reimbursement: Reimbursement) -> Reimbursement:
         return reimbursement  # expense_desk.world:497
 
-    @tool(  # expense_desk.world:500
-        'List reimbursements of an employee and/or paid on a day, with their details.',
-        param(
-            'employee',
-            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
-            'Only reimbursements paid to this employee (id, e.g. E003).',
-        ),
-        param(
-            'paid_on', arg.optional(arg.DATE),
-            'Only reimbursements paid on this day, e.g. 2025-02-20.',
-        ),
-        read_only=True, where='expense_desk.world:500', returns=js.array(Reimbursement),
-        shows=('list', ('row', 'reimbursements')),
-    )
+    @tool('List reimbursements of an employee and/or paid on a day, with their details.',
+          param('employee',
+                arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
+                'Only reimbursements paid to this employee (id, e.g. E003).'),
+          param('paid_on', arg.optional(arg.DATE),
+                'Only reimbursements paid on this day, e.g. 2025-02-20.'),
+          read_only=True, where='expense_desk.world:500', returns=js.array(Reimbursement),
+          shows=('list', ('row', 'reimbursements')))
     def tool_list_reimbursements(
         self, employee: Employee | None, paid_on: dt.date | None
     ) -> tuple[str, ...]:

@@ -390,65 +390,51 @@ class FactoryPlanning(Episode):
             and abs(_m38.reserved - self.fn_open_reserved(_m38)) < 0.0005
             for _m38 in rt.each(self, self.t_materials)
         ):
-            raise InvariantError(
-                'Materials are never reserved beyond stock; reserved is the sum of open '
-                'reservations.',
-                'factory_planning.world:343',
-            )
+            raise InvariantError('Materials are never reserved beyond stock; reserved is the sum '
+                                 'of open reservations.',
+                                 'factory_planning.world:343')
         if not all(  # factory_planning.world:346
             not self.fn_runs(_o39) or not self.fn_machine_clash(_o39)
             for _o39 in rt.each(self, self.t_orders)
         ):
-            raise InvariantError(
-                'A machine runs one order at a time.', 'factory_planning.world:346'
-            )
+            raise InvariantError('A machine runs one order at a time.',
+                                 'factory_planning.world:346')
         # factory_planning.world:349
         if not all(self.fn_schedule_ok(_o40) for _o40 in rt.each(self, self.t_orders)):
-            raise InvariantError(
-                'Machine and schedule are set exactly when an order is on a machine, and fit the '
-                'product.',
-                'factory_planning.world:349',
-            )
+            raise InvariantError('Machine and schedule are set exactly when an order is on a '
+                                 'machine, and fit the product.',
+                                 'factory_planning.world:349')
         # factory_planning.world:352
         if not all(self.fn_reservations_ok(_o41) for _o41 in rt.each(self, self.t_orders)):
-            raise InvariantError(
-                'Open reservations match the bill of materials exactly while an order holds '
-                'materials.',
-                'factory_planning.world:352',
-            )
+            raise InvariantError('Open reservations match the bill of materials exactly while an '
+                                 'order holds materials.',
+                                 'factory_planning.world:352')
         for _row42 in rt.changed_rows(self, self.t_orders):  # factory_planning.world:355
             if not self.fn_output_ok(_row42):
-                raise InvariantError(
-                    'Output is recorded only once production starts, and finished orders '
-                    'produced their quantity.',
-                    'factory_planning.world:355',
-                )
+                raise InvariantError('Output is recorded only once production starts, and '
+                                     'finished orders produced their quantity.',
+                                     'factory_planning.world:355')
         # factory_planning.world:358
         if not all(self.fn_inspection_ok(_o43) for _o43 in rt.each(self, self.t_orders)):
-            raise InvariantError(
-                'A released or rejected order has exactly one inspection with that result.',
-                'factory_planning.world:358',
-            )
+            raise InvariantError('A released or rejected order has exactly one inspection with '
+                                 'that result.',
+                                 'factory_planning.world:358')
         if not all(  # factory_planning.world:361
             _i44.sample_size <= self.t_orders[_i44.order].produced_good
             and _i44.defects_found <= _i44.sample_size
             for _i44 in rt.each(self, self.t_inspections)
         ):
-            raise InvariantError(
-                "An inspection's sample is at most the good units and its defects at most the "
-                "sample.",
-                'factory_planning.world:361',
-            )
+            raise InvariantError("An inspection's sample is at most the good units and its "
+                                 "defects at most the sample.",
+                                 'factory_planning.world:361')
         for _row45 in rt.changed_rows(self, self.t_products):  # factory_planning.world:364
             if not all(
                 len([_k47 for _k47 in rt.each(self, _row45.bom) if _k47.material == _l46.material])
                 == 1
                 for _l46 in rt.each(self, _row45.bom)
             ):
-                raise InvariantError(
-                    'A bill of materials names each material at most once.',
-                    'factory_planning.world:364',
-                )
+                raise InvariantError('A bill of materials names each material at most once.',
+                                     'factory_planning.world:364')
         if not all(  # factory_planning.world:367
             len([
                 _q49.id_ for _q49 in rt.each(self, self.t_planners)
@@ -674,36 +660,29 @@ class FactoryPlanning(Episode):
             rt.key_of(found),
         )
 
-    @tool(  # factory_planning.world:375
-        "Sign in as a planner; changes are then made in that planner's name. Signing in again "
-        "switches planner.",
-        param(
-            'planner_id', _ROW_planners,
-            'Your planner id, e.g. PL02 (find_planners finds it by name or email).',
-        ),
-        where='factory_planning.world:375', returns=Planner,
-    )
+    @tool("Sign in as a planner; changes are then made in that planner's name. Signing in again "
+          "switches planner.",
+          param('planner_id', _ROW_planners,
+                'Your planner id, e.g. PL02 (find_planners finds it by name or email).'),
+          where='factory_planning.world:375', returns=Planner)
     def tool_sign_in(self, planner_id: Planner) -> Planner:
         if not planner_id.active:  # factory_planning.world:380
             self.fail(f'Planner {planner_id.id_} ({planner_id.name}) is inactive.')
         self.set_state('current_planner', planner_id.id_)  # factory_planning.world:381
         return planner_id  # factory_planning.world:382
 
-    @tool(  # factory_planning.world:385
-        'Show a planner: name, email, role and whether active.',
-        param('planner_id', _ROW_planners, 'The planner id, e.g. PL01.'), read_only=True,
-        where='factory_planning.world:385', returns=Planner,
-    )
+    @tool('Show a planner: name, email, role and whether active.',
+          param('planner_id', _ROW_planners, 'The planner id, e.g. PL01.'), read_only=True,
+          where='factory_planning.world:385', returns=Planner)
     def tool_get_planner(self, planner_id: Planner) -> Planner:
         return planner_id  # factory_planning.world:390
 
-    @tool(  # factory_planning.world:393
-        'Find planners by part of the name or email, and/or by role.',
-        param('query', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
-        param('role', arg.optional(arg.enum_of(PlannerRole)), 'Only planners with this role.'),
-        read_only=True, where='factory_planning.world:393', returns=js.array(Planner),
-        shows=('list', ('row', 'planners')),
-    )
+    @tool('Find planners by part of the name or email, and/or by role.',
+          param('query', arg.optional(arg.TEXT),
+                'Part of the name or email; case does not matter.'),
+          param('role', arg.optional(arg.enum_of(PlannerRole)), 'Only planners with this role.'),
+          read_only=True, where='factory_planning.world:393', returns=js.array(Planner),
+          shows=('list', ('row', 'planners')))
     def tool_find_planners(self, query: str | None, role: PlannerRole | None) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # factory_planning.world:399
         for p in rt.each(self, self.t_planners):  # factory_planning.world:400
@@ -723,30 +702,25 @@ class FactoryPlanning(Episode):
             found = rt.each(self, found) + (p.id_,)  # factory_planning.world:407
         return found  # factory_planning.world:409
 
-    @tool(  # factory_planning.world:414
-        'Show a product with its bill of materials, machine time and finished stock, and what an '
-        'order of a quantity needs of each material against what is available.',
-        _PARAM_sku,
-        param(
-            'quantity', arg.refined(arg.INT, 1, 100000),
-            'A quantity to work out the material needs for.', default=1,
-        ),
-        read_only=True, where='factory_planning.world:414',
-        returns=js.closed({
-            'product': _RESULT_Product, 'quantity': js.INTEGER, 'needs': js.array(MaterialNeed)
-        }),
-        shows=('record', (('product', 'product', ('row', 'products')),)),
-    )
+    @tool('Show a product with its bill of materials, machine time and finished stock, and what '
+          'an order of a quantity needs of each material against what is available.',
+          _PARAM_sku,
+          param('quantity', arg.refined(arg.INT, 1, 100000),
+                'A quantity to work out the material needs for.', default=1),
+          read_only=True, where='factory_planning.world:414',
+          returns=js.closed({
+              'product': _RESULT_Product, 'quantity': js.INTEGER, 'needs': js.array(MaterialNeed)
+          }),
+          shows=('record', (('product', 'product', ('row', 'products')),)))
     def tool_get_product(self, sku: Product, quantity: int) -> ProductInfo:
         # factory_planning.world:420
         return ProductInfo(sku.sku, quantity, self.fn_needs_for(sku, quantity))
 
-    @tool(  # factory_planning.world:423
-        'Find products by part of the name and/or family.', _PARAM_name,
-        param('family', arg.optional(arg.enum_of(ProductFamily)), 'Only products of this family.'),
-        read_only=True, where='factory_planning.world:423', returns=js.array(_RESULT_Product),
-        shows=('list', ('row', 'products')),
-    )
+    @tool('Find products by part of the name and/or family.', _PARAM_name,
+          param('family', arg.optional(arg.enum_of(ProductFamily)),
+                'Only products of this family.'),
+          read_only=True, where='factory_planning.world:423', returns=js.array(_RESULT_Product),
+          shows=('list', ('row', 'products')))
     def tool_find_products(
         self, name: str | None, family: ProductFamily | None
     ) -> tuple[str, ...]:
@@ -764,29 +738,23 @@ class FactoryPlanning(Episode):
             found = rt.each(self, found) + (p.sku,)  # factory_planning.world:437
         return found  # factory_planning.world:439
 
-    @tool(  # factory_planning.world:442
-        'Show a material with its stock on hand, reserved and available, and whether it is at or '
-        'below its reorder level.',
-        param('code', _ROW_materials, 'The material code, e.g. MAT-001.'), read_only=True,
-        where='factory_planning.world:442', returns=_RESULT_MaterialInfo,
-        shows=('record', (('material', 'material', ('row', 'materials')),)),
-    )
+    @tool('Show a material with its stock on hand, reserved and available, and whether it is at '
+          'or below its reorder level.',
+          param('code', _ROW_materials, 'The material code, e.g. MAT-001.'), read_only=True,
+          where='factory_planning.world:442', returns=_RESULT_MaterialInfo,
+          shows=('record', (('material', 'material', ('row', 'materials')),)))
     def tool_get_material(self, code: Material) -> MaterialInfo:
         return MaterialInfo(  # factory_planning.world:447
             code.code, self.fn_available_of(code), code.on_hand <= code.reorder_level
         )
 
-    @tool(  # factory_planning.world:454
-        'Find materials by part of the name, optionally only those at or below their reorder '
-        'level.',
-        _PARAM_name,
-        param(
-            'low_stock_only', arg.BOOL, 'Only materials at or below their reorder level.',
-            default=False,
-        ),
-        read_only=True, where='factory_planning.world:454', returns=js.array(Material),
-        shows=('list', ('row', 'materials')),
-    )
+    @tool('Find materials by part of the name, optionally only those at or below their reorder '
+          'level.',
+          _PARAM_name,
+          param('low_stock_only', arg.BOOL, 'Only materials at or below their reorder level.',
+                default=False),
+          read_only=True, where='factory_planning.world:454', returns=js.array(Material),
+          shows=('list', ('row', 'materials')))
     def tool_find_materials(self, name: str | None, low_stock_only: bool) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # factory_planning.world:460
         for m in rt.each(self, self.t_materials):  # factory_planning.world:461
@@ -802,16 +770,12 @@ class FactoryPlanning(Episode):
             found = rt.each(self, found) + (m.code,)  # factory_planning.world:468
         return found  # factory_planning.world:470
 
-    @tool(  # factory_planning.world:473
-        'Receive a delivery of a material into stock.',
-        param('code', _ROW_materials, 'The material code, e.g. MAT-005.'),
-        param(
-            'quantity', arg.refined(arg.FLOAT, 0.001, 100000.0),
-            "How much arrived, in the material's unit.",
-        ),
-        where='factory_planning.world:473', returns=_RESULT_MaterialInfo,
-        shows=('record', (('material', 'material', ('row', 'materials')),)),
-    )
+    @tool('Receive a delivery of a material into stock.',
+          param('code', _ROW_materials, 'The material code, e.g. MAT-005.'),
+          param('quantity', arg.refined(arg.FLOAT, 0.001, 100000.0),
+                "How much arrived, in the material's unit."),
+          where='factory_planning.world:473', returns=_RESULT_MaterialInfo,
+          shows=('record', (('material', 'material', ('row', 'materials')),)))
     def tool_receive_material(self, code: Material, quantity: float) -> MaterialInfo:
         x__: Planner = self.fn_me()  # factory_planning.world:479
         self.set_field(  # factory_planning.world:480
@@ -822,18 +786,16 @@ class FactoryPlanning(Episode):
             code.code, self.fn_available_of(code), code.on_hand <= code.reorder_level
         )
 
-    @tool(  # factory_planning.world:490
-        'Show a machine with the families it makes, its status and its scheduled and running '
-        'orders.',
-        _PARAM_machine_id, read_only=True, where='factory_planning.world:490',
-        returns=js.closed({'machine': Machine, 'orders': js.array(ProductionOrder)}),
-        shows=(
-            'record', (
-                ('machine', 'machine', ('row', 'machines')),
-                ('orders', 'orders', ('list', ('row', 'orders'))),
-            ),
-        ),
-    )
+    @tool('Show a machine with the families it makes, its status and its scheduled and running '
+          'orders.',
+          _PARAM_machine_id, read_only=True, where='factory_planning.world:490',
+          returns=js.closed({'machine': Machine, 'orders': js.array(ProductionOrder)}),
+          shows=(
+              'record', (
+                  ('machine', 'machine', ('row', 'machines')),
+                  ('orders', 'orders', ('list', ('row', 'orders'))),
+              ),
+          ))
     def tool_get_machine(self, machine_id: Machine) -> MachineInfo:
         return MachineInfo(  # factory_planning.world:495
             machine_id.id_, rt.sorted_keys(
@@ -846,23 +808,16 @@ class FactoryPlanning(Episode):
             ),
         )
 
-    @tool(  # factory_planning.world:501
-        'Find machines that make a product family, optionally only those free for a time window.',
-        param(
-            'family', arg.optional(arg.enum_of(ProductFamily)),
-            'Only machines that make this product family.',
-        ),
-        param(
-            'free_from', arg.optional(arg.DATETIME),
-            'With free_until: only machines free in that window.',
-        ),
-        param(
-            'free_until', arg.optional(arg.DATETIME),
-            'With free_from: only machines free in that window.',
-        ),
-        read_only=True, where='factory_planning.world:501', returns=js.array(Machine),
-        shows=('list', ('row', 'machines')),
-    )
+    @tool('Find machines that make a product family, optionally only those free for a time '
+          'window.',
+          param('family', arg.optional(arg.enum_of(ProductFamily)),
+                'Only machines that make this product family.'),
+          param('free_from', arg.optional(arg.DATETIME),
+                'With free_until: only machines free in that window.'),
+          param('free_until', arg.optional(arg.DATETIME),
+                'With free_from: only machines free in that window.'),
+          read_only=True, where='factory_planning.world:501', returns=js.array(Machine),
+          shows=('list', ('row', 'machines')))
     def tool_find_machines(
         self, family: ProductFamily | None, free_from: dt.datetime | None,
         free_until: dt.datetime | None,
@@ -882,29 +837,25 @@ class FactoryPlanning(Episode):
             found = rt.each(self, found) + (m.id_,)  # factory_planning.world:521
         return found  # factory_planning.world:523
 
-    @tool(  # factory_planning.world:528
-        'Show a production order with its schedule, output, reservations and inspection.',
-        _PARAM_order_id, read_only=True, where='factory_planning.world:528',
-        returns=_RESULT_OrderInfo, shows=(
-            'record', (
-                ('order', 'order', ('row', 'orders')),
-                ('reservations', 'reservations', ('list', ('row', 'reservations'))),
-                ('inspection', 'inspection', ('row', 'inspections')),
-            ),
-        ),
-    )
+    @tool('Show a production order with its schedule, output, reservations and inspection.',
+          _PARAM_order_id, read_only=True, where='factory_planning.world:528',
+          returns=_RESULT_OrderInfo, shows=(
+              'record', (
+                  ('order', 'order', ('row', 'orders')),
+                  ('reservations', 'reservations', ('list', ('row', 'reservations'))),
+                  ('inspection', 'inspection', ('row', 'inspections')),
+              ),
+          ))
     def tool_get_order(self, order_id: ProductionOrder) -> OrderInfo:
         return self.fn_order_info(order_id)  # factory_planning.world:533
 
-    @tool(  # factory_planning.world:536
-        'Find production orders by product, status, machine and/or due date.',
-        param('sku', arg.optional(_ROW_products), 'Only orders of this product (SKU).'),
-        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
-        param('machine_id', arg.optional(_ROW_machines), 'Only orders on this machine (id).'),
-        param('due_by', arg.optional(arg.DATE), 'Only orders due on or before this day.'),
-        read_only=True, where='factory_planning.world:536', returns=js.array(ProductionOrder),
-        shows=('list', ('row', 'orders')),
-    )
+    @tool('Find production orders by product, status, machine and/or due date.',
+          param('sku', arg.optional(_ROW_products), 'Only orders of this product (SKU).'),
+          param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
+          param('machine_id', arg.optional(_ROW_machines), 'Only orders on this machine (id).'),
+          param('due_by', arg.optional(arg.DATE), 'Only orders due on or before this day.'),
+          read_only=True, where='factory_planning.world:536', returns=js.array(ProductionOrder),
+          shows=('list', ('row', 'orders')))
     def tool_find_orders(
         self, sku: Product | None, status: OrderStatus | None, machine_id: Machine | None,
         due_by: dt.date | None,
@@ -923,12 +874,10 @@ class FactoryPlanning(Episode):
             found = rt.each(self, found) + (o.id_,)  # factory_planning.world:558
         return found  # factory_planning.world:560
 
-    @tool(  # factory_planning.world:563
-        'Create a planned production order for an active product.', _PARAM_sku,
-        param('quantity', arg.refined(arg.INT, 1, 100000), 'How many units to make.'),
-        param('due_date', arg.DATE, 'The day it is due, e.g. 2025-02-20.'),
-        where='factory_planning.world:563', returns=ProductionOrder,
-    )
+    @tool('Create a planned production order for an active product.', _PARAM_sku,
+          param('quantity', arg.refined(arg.INT, 1, 100000), 'How many units to make.'),
+          param('due_date', arg.DATE, 'The day it is due, e.g. 2025-02-20.'),
+          where='factory_planning.world:563', returns=ProductionOrder)
     def tool_create_order(self, sku: Product, quantity: int, due_date: dt.date) -> ProductionOrder:
         x__: Planner = self.fn_me()  # factory_planning.world:570
         if not sku.active:  # factory_planning.world:571
@@ -944,33 +893,27 @@ class FactoryPlanning(Episode):
         self.insert(self.t_orders, order)  # factory_planning.world:574
         return order  # factory_planning.world:575
 
-    @tool(  # factory_planning.world:578
-        "Reserve every material of a planned order's bill of materials, all or nothing.",
-        param('order_id', _ROW_orders, 'The planned order id, e.g. PO0001.'),
-        where='factory_planning.world:578', returns=_RESULT_OrderInfo,
-        shows=(
-            'record', (
-                ('order', 'order', ('row', 'orders')),
-                ('reservations', 'reservations', ('list', ('row', 'reservations'))),
-                ('inspection', 'inspection', ('row', 'inspections')),
-            ),
-        ),
-    )
+    @tool("Reserve every material of a planned order's bill of materials, all or nothing.",
+          param('order_id', _ROW_orders, 'The planned order id, e.g. PO0001.'),
+          where='factory_planning.world:578', returns=_RESULT_OrderInfo,
+          shows=(
+              'record', (
+                  ('order', 'order', ('row', 'orders')),
+                  ('reservations', 'reservations', ('list', ('row', 'reservations'))),
+                  ('inspection', 'inspection', ('row', 'inspections')),
+              ),
+          ))
     def tool_reserve_materials(self, order_id: ProductionOrder) -> OrderInfo:
         x__: Planner = self.fn_me()  # factory_planning.world:583
         if order_id.status != _E11_OrderStatus_planned:  # factory_planning.world:584
-            self.fail(
-                f'Order {order_id.id_} is {order_id.status}; only planned orders reserve '
-                'materials.',
-            )
+            self.fail(f'Order {order_id.id_} is {order_id.status}; only planned orders reserve '
+                      'materials.')
         for need in rt.each(self, self.fn_needs_for(  # factory_planning.world:585
             self.t_products[order_id.product], order_id.quantity
         )):
             if need.short != 0.0:  # factory_planning.world:586
-                self.fail(
-                    f'Not enough {need.name} ({need.material}): {need.needed} needed, '
-                    f'{need.available} available.',
-                )
+                self.fail(f'Not enough {need.name} ({need.material}): {need.needed} needed, '
+                          f'{need.available} available.')
         # factory_planning.world:588
         for l in rt.each(self, self.t_products[order_id.product].bom):
             # factory_planning.world:589
@@ -994,28 +937,24 @@ class FactoryPlanning(Episode):
         self.set_field(order_id, 'status', _E11_OrderStatus_materials_reserved)
         return self.fn_order_info(order_id)  # factory_planning.world:594
 
-    @tool(  # factory_planning.world:597
-        'Schedule an order whose materials are reserved on an available machine that makes its '
-        'family and is free for the whole run.',
-        param('order_id', _ROW_orders, 'The order id, e.g. PO0002.'), _PARAM_machine_id,
-        param('start', arg.DATETIME, 'When the run starts, e.g. 2025-02-11T06:00:00.'),
-        where='factory_planning.world:597', returns=ProductionOrder,
-    )
+    @tool('Schedule an order whose materials are reserved on an available machine that makes its '
+          'family and is free for the whole run.',
+          param('order_id', _ROW_orders, 'The order id, e.g. PO0002.'), _PARAM_machine_id,
+          param('start', arg.DATETIME, 'When the run starts, e.g. 2025-02-11T06:00:00.'),
+          where='factory_planning.world:597', returns=ProductionOrder)
     def tool_schedule_order(
         self, order_id: ProductionOrder, machine_id: Machine, start: dt.datetime
     ) -> ProductionOrder:
         x__: Planner = self.fn_me()  # factory_planning.world:604
         if order_id.status != _E11_OrderStatus_materials_reserved:  # factory_planning.world:605
-            self.fail(
-                f'Order {order_id.id_} is {order_id.status}; materials must be reserved first.'
-            )
+            self.fail(f'Order {order_id.id_} is {order_id.status}; materials must be reserved '
+                      'first.')
         if machine_id.status != _E13_MachineStatus_available:  # factory_planning.world:606
             self.fail(f'Machine {machine_id.id_} is in maintenance.')
         # factory_planning.world:607
         if self.t_products[order_id.product].family not in rt.each(self, machine_id.families):
-            self.fail(
-                f'Machine {machine_id.id_} cannot make {self.t_products[order_id.product].family}.'
-            )
+            self.fail(f'Machine {machine_id.id_} cannot make '
+                      f'{self.t_products[order_id.product].family}.')
         if start <= self.clock:  # factory_planning.world:608
             raise ToolError('The start is in the past.')
         if start.hour < self.state.shift_start_hour:  # factory_planning.world:609
@@ -1033,14 +972,12 @@ class FactoryPlanning(Episode):
         )
         return order_id  # factory_planning.world:617
 
-    @tool(  # factory_planning.world:620
-        'Record good units and scrap for a scheduled or running order; when good plus scrap '
-        'reaches the quantity the order is completed and its materials are consumed.',
-        param('order_id', _ROW_orders, 'The order id, e.g. PO0003.'),
-        param('good', arg.refined(arg.INT, 0, 100000), 'Good units made.'),
-        param('scrap', arg.refined(arg.INT, 0, 100000), 'Units scrapped.'),
-        where='factory_planning.world:620', returns=ProductionOrder,
-    )
+    @tool('Record good units and scrap for a scheduled or running order; when good plus scrap '
+          'reaches the quantity the order is completed and its materials are consumed.',
+          param('order_id', _ROW_orders, 'The order id, e.g. PO0003.'),
+          param('good', arg.refined(arg.INT, 0, 100000), 'Good units made.'),
+          param('scrap', arg.refined(arg.INT, 0, 100000), 'Units scrapped.'),
+          where='factory_planning.world:620', returns=ProductionOrder)
     def tool_record_output(
         self, order_id: ProductionOrder, good: int, scrap: int
     ) -> ProductionOrder:
@@ -1049,9 +986,8 @@ class FactoryPlanning(Episode):
             order_id.status == _E11_OrderStatus_scheduled
             or order_id.status == _E11_OrderStatus_in_production
         ):
-            self.fail(
-                f'Order {order_id.id_} is {order_id.status}, not scheduled or in production.'
-            )
+            self.fail(f'Order {order_id.id_} is {order_id.status}, not scheduled or in '
+                      'production.')
         start: dt.datetime | None = order_id.scheduled_start  # factory_planning.world:629
         if start is None:  # factory_planning.world:630
             self.fail(f'Order {order_id.id_} has no start.')
@@ -1099,21 +1035,19 @@ class FactoryPlanning(Episode):
             self.set_field(order_id, 'status', _E11_OrderStatus_in_production)
         return order_id  # factory_planning.world:649
 
-    @tool(  # factory_planning.world:652
-        'Cancel an order that has not started production; its open reservations are released and '
-        'its machine slot freed.',
-        _PARAM_order_id, param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
-        where='factory_planning.world:652',
-        returns=js.closed({
-            'order': ProductionOrder, 'released': js.array(Reservation), 'reason': js.STRING
-        }),
-        shows=(
-            'record', (
-                ('order', 'order', ('row', 'orders')),
-                ('released', 'released', ('list', ('row', 'reservations'))),
-            ),
-        ),
-    )
+    @tool('Cancel an order that has not started production; its open reservations are released '
+          'and its machine slot freed.',
+          _PARAM_order_id, param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
+          where='factory_planning.world:652',
+          returns=js.closed({
+              'order': ProductionOrder, 'released': js.array(Reservation), 'reason': js.STRING
+          }),
+          shows=(
+              'record', (
+                  ('order', 'order', ('row', 'orders')),
+                  ('released', 'released', ('list', ('row', 'reservations'))),
+              ),
+          ))
     def tool_cancel_order(self, order_id: ProductionOrder, reason: str) -> Cancellation:
         x__: Planner = self.fn_me()  # factory_planning.world:658
         if not (  # factory_planning.world:659
@@ -1143,22 +1077,18 @@ class FactoryPlanning(Episode):
         )
         return Cancellation(order_id.id_, released, reason)  # factory_planning.world:673
 
-    @tool(  # factory_planning.world:678
-        'Show a reservation: order id, material code, quantity, status and time.',
-        param('reservation_id', _ROW_reservations, 'The reservation id, e.g. RS0003.'),
-        read_only=True, where='factory_planning.world:678', returns=Reservation,
-    )
+    @tool('Show a reservation: order id, material code, quantity, status and time.',
+          param('reservation_id', _ROW_reservations, 'The reservation id, e.g. RS0003.'),
+          read_only=True, where='factory_planning.world:678', returns=Reservation)
     def tool_get_reservation(self, reservation_id: Reservation) -> Reservation:
         return reservation_id  # factory_planning.world:683
 
-    @tool(  # factory_planning.world:686
+    @tool(
         'List the reservations of an order or of a material, optionally by status.',
         param('order_id', arg.optional(_ROW_orders), 'Only reservations of this order (id).'),
         param('code', arg.optional(_ROW_materials), 'Only reservations of this material (code).'),
-        param(
-            'status', arg.optional(arg.enum_of(ReservationStatus)),
-            'Only reservations with this status.',
-        ),
+        param('status', arg.optional(arg.enum_of(ReservationStatus)),
+              'Only reservations with this status.'),
         read_only=True, where='factory_planning.world:686', returns=js.array(Reservation),
         shows=('list', ('row', 'reservations')),
     )
@@ -1179,30 +1109,22 @@ class FactoryPlanning(Episode):
             found = rt.each(self, found) + (r.id_,)  # factory_planning.world:705
         return found  # factory_planning.world:707
 
-    @tool(  # factory_planning.world:712
-        'Show an inspection: order id, inspector id, sample size, defects, result, notes and '
-        'time.',
-        param('inspection_id', _ROW_inspections, 'The inspection id, e.g. QI0001.'),
-        read_only=True, where='factory_planning.world:712', returns=Inspection,
-    )
+    @tool('Show an inspection: order id, inspector id, sample size, defects, result, notes and '
+          'time.',
+          param('inspection_id', _ROW_inspections, 'The inspection id, e.g. QI0001.'),
+          read_only=True, where='factory_planning.world:712', returns=Inspection)
     def tool_get_inspection(self, inspection_id: Inspection) -> Inspection:
         return inspection_id  # factory_planning.world:717
 
-    @tool(  # factory_planning.world:720
-        'List inspections of an order, of an inspector and/or on a day, optionally by result.',
-        param('order_id', arg.optional(_ROW_orders), 'Only inspections of this order (id).'),
-        param(
-            'inspector_id', arg.optional(_ROW_planners),
-            'Only inspections by this inspector (planner id).',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only inspections on this day.'),
-        param(
-            'result', arg.optional(arg.enum_of(InspectionResult)),
-            'Only released or only rejected batches.',
-        ),
-        read_only=True, where='factory_planning.world:720', returns=js.array(Inspection),
-        shows=('list', ('row', 'inspections')),
-    )
+    @tool('List inspections of an order, of an inspector and/or on a day, optionally by result.',
+          param('order_id', arg.optional(_ROW_orders), 'Only inspections of this order (id).'),
+          param('inspector_id', arg.optional(_ROW_planners),
+                'Only inspections by this inspector (planner id).'),
+          param('day', arg.optional(arg.DATE), 'Only inspections on this day.'),
+          param('result', arg.optional(arg.enum_of(InspectionResult)),
+                'Only released or only rejected batches.'),
+          read_only=True, where='factory_planning.world:720', returns=js.array(Inspection),
+          shows=('list', ('row', 'inspections')))
     def tool_list_inspections(
         self, order_id: ProductionOrder | None, inspector_id: Planner | None, day: dt.date | None,
         result: InspectionResult | None,
@@ -1221,19 +1143,15 @@ class FactoryPlanning(Episode):
             found = rt.each(self, found) + (i.id_,)  # factory_planning.world:742
         return found  # factory_planning.world:744
 
-    @tool(  # factory_planning.world:747
-        "Inspect a completed order's batch (quality inspectors and supervisors): it is released "
-        "when the defects are within the maximum defect rate of the sample, else rejected. "
-        "Released units go into the product's finished stock.",
-        param('order_id', _ROW_orders, 'The completed order id, e.g. PO0004.'),
-        param('sample_size', arg.refined(arg.INT, 1, 1000), 'How many good units were sampled.'),
-        param(
-            'defects_found', arg.refined(arg.INT, 0, 1000),
-            'How many sampled units were defective.',
-        ),
-        param('notes', arg.refined(arg.TEXT, 0, 300), "The inspector's notes; empty for none."),
-        where='factory_planning.world:747', returns=Inspection,
-    )
+    @tool("Inspect a completed order's batch (quality inspectors and supervisors): it is "
+          "released when the defects are within the maximum defect rate of the sample, else "
+          "rejected. Released units go into the product's finished stock.",
+          param('order_id', _ROW_orders, 'The completed order id, e.g. PO0004.'),
+          param('sample_size', arg.refined(arg.INT, 1, 1000), 'How many good units were sampled.'),
+          param('defects_found', arg.refined(arg.INT, 0, 1000),
+                'How many sampled units were defective.'),
+          param('notes', arg.refined(arg.TEXT, 0, 300), "The inspector's notes; empty for none."),
+          where='factory_planning.world:747', returns=Inspection)
     def tool_inspect_batch(
         self, order_id: ProductionOrder, sample_size: int, defects_found: int, notes: str
     ) -> Inspection:

@@ -286,41 +286,35 @@ class FarmCoop(Episode):
     def _check_invariants(self) -> None:
         for _row70 in rt.changed_rows(self, self.t_silos):  # farm_coop.world:209
             if not (_row70.stock_t >= 0.0 and _row70.stock_t <= _row70.capacity_t):
-                raise InvariantError(
-                    'A silo never holds more than its capacity.', 'farm_coop.world:209'
-                )
+                raise InvariantError('A silo never holds more than its capacity.',
+                                     'farm_coop.world:209')
         for _row71 in rt.changed_rows(self, self.t_silos):  # farm_coop.world:212
             if not (_row71.stock_t == 0.0 or _row71.crop is not None):
                 raise InvariantError('A silo with stock holds a crop.', 'farm_coop.world:212')
         # farm_coop.world:215
         if not all(self.fn_delivery_ok(_d72) for _d72 in rt.each(self, self.t_deliveries)):
-            raise InvariantError(
-                'Received deliveries are ungraded; graded and paid ones have a grade; rejected '
-                'ones were too wet; paid ones name a payment of their farm.',
-                'farm_coop.world:215',
-            )
+            raise InvariantError('Received deliveries are ungraded; graded and paid ones have a '
+                                 'grade; rejected ones were too wet; paid ones name a payment of '
+                                 'their farm.',
+                                 'farm_coop.world:215')
         # farm_coop.world:218
         if not all(self.fn_payment_ok(_p73) for _p73 in rt.each(self, self.t_payments)):
-            raise InvariantError(
-                "A payment's amount is the value of the deliveries it pays, all of its farm.",
-                'farm_coop.world:218',
-            )
+            raise InvariantError("A payment's amount is the value of the deliveries it pays, all "
+                                 "of its farm.",
+                                 'farm_coop.world:218')
         # farm_coop.world:221
         if not all(self.fn_contract_ok(_c74) for _c74 in rt.each(self, self.t_contracts)):
-            raise InvariantError(
-                "A contract's delivered tonnes are its sales, never above the contract; it is "
-                "fulfilled exactly when complete.",
-                'farm_coop.world:221',
-            )
+            raise InvariantError("A contract's delivered tonnes are its sales, never above the "
+                                 "contract; it is fulfilled exactly when complete.",
+                                 'farm_coop.world:221')
         if not all(  # farm_coop.world:224
             self.fn_close_to(
                 _s75.amount, round(_s75.tonnes * self.t_contracts[_s75.contract].price_per_t, 2)
             )
             for _s75 in rt.each(self, self.t_sales)
         ):
-            raise InvariantError(
-                "A sale's amount is its tonnes times the contract price.", 'farm_coop.world:224'
-            )
+            raise InvariantError("A sale's amount is its tonnes times the contract price.",
+                                 'farm_coop.world:224')
         if not all(  # farm_coop.world:227
             len([_o77 for _o77 in rt.each(self, self.t_farms) if _o77.email == _f76.email]) == 1
             for _f76 in rt.each(self, self.t_farms)
@@ -434,22 +428,16 @@ class FarmCoop(Episode):
             )
         )
 
-    @tool(  # farm_coop.world:235
-        'Show a member farm: name, owner, email, IBAN, member since and whether active.',
-        _PARAM_farm, read_only=True, where='farm_coop.world:235', returns=Farm,
-    )
+    @tool('Show a member farm: name, owner, email, IBAN, member since and whether active.',
+          _PARAM_farm, read_only=True, where='farm_coop.world:235', returns=Farm)
     def tool_get_farm(self, farm: Farm) -> Farm:
         return farm  # farm_coop.world:238
 
-    @tool(  # farm_coop.world:241
-        'Find member farms by part of the farm or owner name and/or email, with their ids.',
-        param(
-            'name_contains', arg.optional(arg.TEXT),
-            "Part of the farm's or owner's name; case does not matter.",
-        ),
-        param('email', arg.optional(arg.TEXT), "The farm's exact email."), read_only=True,
-        where='farm_coop.world:241', returns=js.array(Farm), shows=('list', ('row', 'farms')),
-    )
+    @tool('Find member farms by part of the farm or owner name and/or email, with their ids.',
+          param('name_contains', arg.optional(arg.TEXT),
+                "Part of the farm's or owner's name; case does not matter."),
+          param('email', arg.optional(arg.TEXT), "The farm's exact email."), read_only=True,
+          where='farm_coop.world:241', returns=js.array(Farm), shows=('list', ('row', 'farms')))
     def tool_find_farms(self, name_contains: str | None, email: str | None) -> tuple[str, ...]:
         # farm_coop.world:247
         q: str = self.built((name_contains if name_contains is not None else '').lower())
@@ -462,49 +450,38 @@ class FarmCoop(Episode):
             and (email is None or self.built(_f5.email.lower()) == wanted)
         ])
 
-    @tool(  # farm_coop.world:252
-        'Show a crop: name, base price per tonne, maximum moisture and whether in season.',
-        _PARAM_crop, read_only=True, where='farm_coop.world:252', returns=Crop,
-    )
+    @tool('Show a crop: name, base price per tonne, maximum moisture and whether in season.',
+          _PARAM_crop, read_only=True, where='farm_coop.world:252', returns=Crop)
     def tool_get_crop(self, crop: Crop) -> Crop:
         return crop  # farm_coop.world:255
 
-    @tool(  # farm_coop.world:258
-        'List crops with their codes, base prices and moisture limits.',
-        param('in_season_only', arg.BOOL, 'Only crops whose season is open.', default=False),
-        read_only=True, where='farm_coop.world:258', returns=js.array(Crop),
-        shows=('list', ('row', 'crops')),
-    )
+    @tool('List crops with their codes, base prices and moisture limits.',
+          param('in_season_only', arg.BOOL, 'Only crops whose season is open.', default=False),
+          read_only=True, where='farm_coop.world:258', returns=js.array(Crop),
+          shows=('list', ('row', 'crops')))
     def tool_list_crops(self, in_season_only: bool) -> tuple[str, ...]:
         return tuple([  # farm_coop.world:263
             _c6.code for _c6 in rt.each(self, self.t_crops)
             if not in_season_only or _c6.season_open
         ])
 
-    @tool(  # farm_coop.world:268
-        'Show a silo (capacity, crop, stock, in service) with its free capacity.',
-        param('silo', _ROW_silos, 'The silo id, e.g. S02.'), read_only=True,
-        where='farm_coop.world:268', returns=_RESULT_SiloInfo,
-        shows=('record', (('silo', 'silo', ('row', 'silos')),)),
-    )
+    @tool('Show a silo (capacity, crop, stock, in service) with its free capacity.',
+          param('silo', _ROW_silos, 'The silo id, e.g. S02.'), read_only=True,
+          where='farm_coop.world:268', returns=_RESULT_SiloInfo,
+          shows=('record', (('silo', 'silo', ('row', 'silos')),)))
     def tool_get_silo(self, silo: Silo) -> SiloInfo:
         # farm_coop.world:271
         return SiloInfo(silo.silo_id, round(silo.capacity_t - silo.stock_t, 3))
 
-    @tool(  # farm_coop.world:274
-        'List silos, optionally holding a crop or with enough free space, with their stock and '
-        'free capacity.',
-        param(
-            'crop', arg.optional(arg.row('crops', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
-            'Only silos holding this crop code.',
-        ),
-        param(
-            'min_free_t', arg.optional(arg.FLOAT),
-            'Only silos with at least this many tonnes free.',
-        ),
-        read_only=True, where='farm_coop.world:274', returns=js.array(_RESULT_SiloInfo),
-        shows=('list', ('record', (('silo', 'silo', ('row', 'silos')),))),
-    )
+    @tool('List silos, optionally holding a crop or with enough free space, with their stock and '
+          'free capacity.',
+          param('crop',
+                arg.optional(arg.row('crops', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
+                'Only silos holding this crop code.'),
+          param('min_free_t', arg.optional(arg.FLOAT),
+                'Only silos with at least this many tonnes free.'),
+          read_only=True, where='farm_coop.world:274', returns=js.array(_RESULT_SiloInfo),
+          shows=('list', ('record', (('silo', 'silo', ('row', 'silos')),))))
     def tool_list_silos(self, crop: Crop | None, min_free_t: float | None) -> tuple[SiloInfo, ...]:
         return tuple([  # farm_coop.world:280
             SiloInfo(_s7.silo_id, round(_s7.capacity_t - _s7.stock_t, 3))
@@ -512,17 +489,14 @@ class FarmCoop(Episode):
             and (min_free_t is None or _s7.capacity_t - _s7.stock_t >= min_free_t)
         ])
 
-    @tool(  # farm_coop.world:283
-        'Move tonnes from one silo to another that holds the same crop (or is empty) and has '
-        'room. An emptied source silo loses its crop.',
-        param('from_silo', _ROW_silos, 'The silo to take from, e.g. S01.'),
-        param(
-            'to_silo', _ROW_silos, 'The silo to fill, holding the same crop or empty, e.g. S04.'
-        ),
-        param('tonnes', arg.refined(arg.FLOAT, 0.1, 100000.0), 'How many tonnes to move.'),
-        where='farm_coop.world:283', returns=js.array(_RESULT_SiloInfo),
-        shows=('list', ('record', (('silo', 'silo', ('row', 'silos')),))),
-    )
+    @tool('Move tonnes from one silo to another that holds the same crop (or is empty) and has '
+          'room. An emptied source silo loses its crop.',
+          param('from_silo', _ROW_silos, 'The silo to take from, e.g. S01.'),
+          param('to_silo', _ROW_silos,
+                'The silo to fill, holding the same crop or empty, e.g. S04.'),
+          param('tonnes', arg.refined(arg.FLOAT, 0.1, 100000.0), 'How many tonnes to move.'),
+          where='farm_coop.world:283', returns=js.array(_RESULT_SiloInfo),
+          shows=('list', ('record', (('silo', 'silo', ('row', 'silos')),))))
     def tool_transfer_stock(
         self, from_silo: Silo, to_silo: Silo, tonnes: float
     ) -> tuple[SiloInfo, ...]:
@@ -538,10 +512,8 @@ class FarmCoop(Episode):
         if not (to_silo.crop is None or to_silo.crop == crop.code):  # farm_coop.world:295
             self.fail(f'Silo {to_silo.silo_id} holds another crop.')
         if not (to_silo.stock_t + tonnes <= to_silo.capacity_t):  # farm_coop.world:296
-            self.fail(
-                f'Silo {to_silo.silo_id} has only '
-                f'{round(to_silo.capacity_t - to_silo.stock_t, 3)} t free.',
-            )
+            self.fail(f'Silo {to_silo.silo_id} has only '
+                      f'{round(to_silo.capacity_t - to_silo.stock_t, 3)} t free.')
         self.set_field(  # farm_coop.world:297
             from_silo, 'stock_t',
             v.check_range(from_silo.stock_t - tonnes, 'Silo.stock_t', 0.0, None),
@@ -559,33 +531,23 @@ class FarmCoop(Episode):
             SiloInfo(to_silo.silo_id, round(to_silo.capacity_t - to_silo.stock_t, 3)),
         )
 
-    @tool(  # farm_coop.world:312
-        'Show a delivery: farm, crop, silo, weight, moisture, grade, status, time and payment.',
-        param('delivery', _ROW_deliveries, 'The delivery id, e.g. D0004.'), read_only=True,
-        where='farm_coop.world:312', returns=Delivery,
-    )
+    @tool('Show a delivery: farm, crop, silo, weight, moisture, grade, status, time and payment.',
+          param('delivery', _ROW_deliveries, 'The delivery id, e.g. D0004.'), read_only=True,
+          where='farm_coop.world:312', returns=Delivery)
     def tool_get_delivery(self, delivery: Delivery) -> Delivery:
         return delivery  # farm_coop.world:317
 
-    @tool(  # farm_coop.world:320
+    @tool(
         'Find deliveries by farm, crop, silo, status and/or day, with weights, grades and '
         'statuses.',
-        param(
-            'farm', arg.optional(arg.row('farms', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$'))),
-            'Only deliveries of this farm id.',
-        ),
-        param(
-            'crop', arg.optional(arg.row('crops', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
-            'Only deliveries of this crop code.',
-        ),
-        param(
-            'silo', arg.optional(arg.row('silos', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$'))),
-            'Only deliveries into this silo id.',
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(DeliveryStatus)),
-            'Only deliveries with this status.',
-        ),
+        param('farm', arg.optional(arg.row('farms', arg.refined(arg.TEXT, pattern='^F[0-9]{3}$'))),
+              'Only deliveries of this farm id.'),
+        param('crop', arg.optional(arg.row('crops', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
+              'Only deliveries of this crop code.'),
+        param('silo', arg.optional(arg.row('silos', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$'))),
+              'Only deliveries into this silo id.'),
+        param('status', arg.optional(arg.enum_of(DeliveryStatus)),
+              'Only deliveries with this status.'),
         param('day', arg.optional(arg.DATE), 'Only deliveries on this day.'), read_only=True,
         where='farm_coop.world:320', returns=js.array(Delivery),
         shows=('list', ('row', 'deliveries')),
@@ -603,14 +565,12 @@ class FarmCoop(Episode):
             and (day is None or _d8.delivered_at.date() == day)
         ])
 
-    @tool(  # farm_coop.world:332
-        "Record a member's delivery into a silo that holds the same crop (or is empty) and has "
-        "room; it waits to be graded.",
-        _PARAM_farm, _PARAM_crop,
-        param('silo', _ROW_silos, 'The silo id, holding the same crop or empty, e.g. S02.'),
-        param('weight_t', arg.refined(arg.FLOAT, 0.1, 100.0), 'The weight in tonnes.'),
-        where='farm_coop.world:332', returns=Delivery,
-    )
+    @tool("Record a member's delivery into a silo that holds the same crop (or is empty) and has "
+          "room; it waits to be graded.",
+          _PARAM_farm, _PARAM_crop,
+          param('silo', _ROW_silos, 'The silo id, holding the same crop or empty, e.g. S02.'),
+          param('weight_t', arg.refined(arg.FLOAT, 0.1, 100.0), 'The weight in tonnes.'),
+          where='farm_coop.world:332', returns=Delivery)
     def tool_record_delivery(
         self, farm: Farm, crop: Crop, silo: Silo, weight_t: float
     ) -> Delivery:
@@ -623,9 +583,8 @@ class FarmCoop(Episode):
         if not (silo.crop is None or silo.crop == crop.code):  # farm_coop.world:343
             self.fail(f'Silo {silo.silo_id} holds another crop.')
         if not (silo.stock_t + weight_t <= silo.capacity_t):  # farm_coop.world:344
-            self.fail(
-                f'Silo {silo.silo_id} has only {round(silo.capacity_t - silo.stock_t, 3)} t free.'
-            )
+            self.fail(f'Silo {silo.silo_id} has only {round(silo.capacity_t - silo.stock_t, 3)} '
+                      't free.')
         self.set_field(  # farm_coop.world:345
             silo, 'stock_t', v.check_range(silo.stock_t + weight_t, 'Silo.stock_t', 0.0, None)
         )
@@ -639,24 +598,19 @@ class FarmCoop(Episode):
         self.insert(self.t_deliveries, delivery)  # farm_coop.world:348
         return delivery  # farm_coop.world:349
 
-    @tool(  # farm_coop.world:352
-        "Grade a received delivery. Above the crop's maximum moisture it is rejected and its "
-        "weight is taken back out of the silo.",
-        param('delivery', _ROW_deliveries, 'The id of a received delivery, e.g. D0004.'),
-        param(
-            'moisture_pct', arg.refined(arg.FLOAT, 0.0, 60.0), 'The measured moisture in percent.'
-        ),
-        param('grade', arg.enum_of(Grade), 'The grade: A, B, C or feed.'),
-        where='farm_coop.world:352', returns=Delivery,
-    )
+    @tool("Grade a received delivery. Above the crop's maximum moisture it is rejected and its "
+          "weight is taken back out of the silo.",
+          param('delivery', _ROW_deliveries, 'The id of a received delivery, e.g. D0004.'),
+          param('moisture_pct', arg.refined(arg.FLOAT, 0.0, 60.0),
+                'The measured moisture in percent.'),
+          param('grade', arg.enum_of(Grade), 'The grade: A, B, C or feed.'),
+          where='farm_coop.world:352', returns=Delivery)
     def tool_grade_delivery(
         self, delivery: Delivery, moisture_pct: float, grade: Grade
     ) -> Delivery:
         if delivery.status != _E14_DeliveryStatus_received:  # farm_coop.world:359
-            self.fail(
-                f'Delivery {delivery.delivery_id} is not waiting to be graded (it is '
-                f'{delivery.status}).',
-            )
+            self.fail(f'Delivery {delivery.delivery_id} is not waiting to be graded (it is '
+                      f'{delivery.status}).')
         self.set_field(  # farm_coop.world:360
             delivery, 'moisture_pct', rt.if_present(
                 moisture_pct, lambda x: v.check_range(x, 'Delivery.moisture_pct', 0.0, 60.0)
@@ -665,10 +619,8 @@ class FarmCoop(Episode):
         if moisture_pct > self.t_crops[delivery.crop].max_moisture_pct:  # farm_coop.world:361
             silo: Silo = self.t_silos[delivery.silo]  # farm_coop.world:362
             if not (silo.stock_t >= delivery.weight_t - 1e-06):  # farm_coop.world:363
-                self.fail(
-                    f'The load of delivery {delivery.delivery_id} is no longer all in silo '
-                    f'{silo.silo_id}.',
-                )
+                self.fail(f'The load of delivery {delivery.delivery_id} is no longer all in silo '
+                          f'{silo.silo_id}.')
             self.set_field(  # farm_coop.world:364
                 silo, 'stock_t', v.check_range(
                     max(0.0, silo.stock_t - delivery.weight_t), 'Silo.stock_t', 0.0, None
@@ -684,24 +636,18 @@ class FarmCoop(Episode):
             self.set_fields(delivery, ('grade', 'status'), grade, _E14_DeliveryStatus_graded)
         return delivery  # farm_coop.world:374
 
-    @tool(  # farm_coop.world:379
-        'Show a buyer: name, email, country and whether credit is approved.',
-        param('buyer', _ROW_buyers, 'The buyer id, e.g. B01.'), read_only=True,
-        where='farm_coop.world:379', returns=Buyer,
-    )
+    @tool('Show a buyer: name, email, country and whether credit is approved.',
+          param('buyer', _ROW_buyers, 'The buyer id, e.g. B01.'), read_only=True,
+          where='farm_coop.world:379', returns=Buyer)
     def tool_get_buyer(self, buyer: Buyer) -> Buyer:
         return buyer  # farm_coop.world:382
 
-    @tool(  # farm_coop.world:385
-        'Find buyers by part of the name and/or country, with their ids.',
-        param(
-            'name_contains', arg.optional(arg.TEXT),
-            "Part of the buyer's name; case does not matter.",
-        ),
-        param('country', arg.optional(arg.TEXT), 'Two-letter country code, e.g. DE.'),
-        read_only=True, where='farm_coop.world:385', returns=js.array(Buyer),
-        shows=('list', ('row', 'buyers')),
-    )
+    @tool('Find buyers by part of the name and/or country, with their ids.',
+          param('name_contains', arg.optional(arg.TEXT),
+                "Part of the buyer's name; case does not matter."),
+          param('country', arg.optional(arg.TEXT), 'Two-letter country code, e.g. DE.'),
+          read_only=True, where='farm_coop.world:385', returns=js.array(Buyer),
+          shows=('list', ('row', 'buyers')))
     def tool_find_buyers(self, name_contains: str | None, country: str | None) -> tuple[str, ...]:
         # farm_coop.world:391
         q: str = self.built((name_contains if name_contains is not None else '').lower())
@@ -711,35 +657,28 @@ class FarmCoop(Episode):
             and (country is None or _b9.country == country)
         ])
 
-    @tool(  # farm_coop.world:395
-        'Show a contract (buyer, crop, tonnes, price, delivered, deliver-by day, status) with '
-        'the tonnes still to deliver.',
-        param('contract', _ROW_contracts, 'The contract id, e.g. K001.'), read_only=True,
-        where='farm_coop.world:395',
-        returns=js.closed({'contract': Contract, 'remaining_t': js.NUMBER}),
-        shows=('record', (('contract', 'contract', ('row', 'contracts')),)),
-    )
+    @tool('Show a contract (buyer, crop, tonnes, price, delivered, deliver-by day, status) with '
+          'the tonnes still to deliver.',
+          param('contract', _ROW_contracts, 'The contract id, e.g. K001.'), read_only=True,
+          where='farm_coop.world:395',
+          returns=js.closed({'contract': Contract, 'remaining_t': js.NUMBER}),
+          shows=('record', (('contract', 'contract', ('row', 'contracts')),)))
     def tool_get_contract(self, contract: Contract) -> ContractInfo:
         # farm_coop.world:400
         return ContractInfo(contract.contract_id, round(contract.tonnes - contract.delivered_t, 3))
 
-    @tool(  # farm_coop.world:406
-        'Find contracts by buyer, crop and/or status, with tonnes, prices, delivered tonnes and '
-        'deadlines.',
-        param(
-            'buyer', arg.optional(arg.row('buyers', arg.refined(arg.TEXT, pattern='^B[0-9]{2}$'))),
-            'Only contracts of this buyer id.',
-        ),
-        param(
-            'crop', arg.optional(arg.row('crops', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
-            'Only contracts for this crop code.',
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(ContractStatus)), 'Only contracts with this status.'
-        ),
-        read_only=True, where='farm_coop.world:406', returns=js.array(Contract),
-        shows=('list', ('row', 'contracts')),
-    )
+    @tool('Find contracts by buyer, crop and/or status, with tonnes, prices, delivered tonnes '
+          'and deadlines.',
+          param('buyer',
+                arg.optional(arg.row('buyers', arg.refined(arg.TEXT, pattern='^B[0-9]{2}$'))),
+                'Only contracts of this buyer id.'),
+          param('crop',
+                arg.optional(arg.row('crops', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
+                'Only contracts for this crop code.'),
+          param('status', arg.optional(arg.enum_of(ContractStatus)),
+                'Only contracts with this status.'),
+          read_only=True, where='farm_coop.world:406', returns=js.array(Contract),
+          shows=('list', ('row', 'contracts')))
     def tool_find_contracts(
         self, buyer: Buyer | None, crop: Crop | None, status: ContractStatus | None
     ) -> tuple[str, ...]:
@@ -750,18 +689,14 @@ class FarmCoop(Episode):
             and (status is None or _c10.status == status)
         ])
 
-    @tool(  # farm_coop.world:416
-        'Open a contract for a buyer whose credit is approved.',
-        param('buyer', _ROW_buyers, 'The buyer id, e.g. B03.'),
-        param('crop', _ROW_crops, 'The crop code, e.g. BAR.'),
-        param('tonnes', arg.refined(arg.FLOAT, 1.0, 100000.0), 'Tonnes contracted.'),
-        param('price_per_t', arg.refined(arg.FLOAT, 0.0), 'Price per tonne.'),
-        param(
-            'deliver_by', arg.optional(arg.DATE),
-            'The last delivery day, today or later; leave out for 30 days from today.',
-        ),
-        where='farm_coop.world:416', returns=Contract,
-    )
+    @tool('Open a contract for a buyer whose credit is approved.',
+          param('buyer', _ROW_buyers, 'The buyer id, e.g. B03.'),
+          param('crop', _ROW_crops, 'The crop code, e.g. BAR.'),
+          param('tonnes', arg.refined(arg.FLOAT, 1.0, 100000.0), 'Tonnes contracted.'),
+          param('price_per_t', arg.refined(arg.FLOAT, 0.0), 'Price per tonne.'),
+          param('deliver_by', arg.optional(arg.DATE),
+                'The last delivery day, today or later; leave out for 30 days from today.'),
+          where='farm_coop.world:416', returns=Contract)
     def tool_open_contract(
         self, buyer: Buyer, crop: Crop, tonnes: float, price_per_t: float,
         deliver_by: dt.date | None,
@@ -782,41 +717,32 @@ class FarmCoop(Episode):
         self.insert(self.t_contracts, contract)  # farm_coop.world:435
         return contract  # farm_coop.world:436
 
-    @tool(  # farm_coop.world:439
-        'Cancel an open contract with nothing delivered yet.',
-        param('contract', _ROW_contracts, 'The id of an open contract, e.g. K003.'),
-        where='farm_coop.world:439', returns=Contract,
-    )
+    @tool('Cancel an open contract with nothing delivered yet.',
+          param('contract', _ROW_contracts, 'The id of an open contract, e.g. K003.'),
+          where='farm_coop.world:439', returns=Contract)
     def tool_cancel_contract(self, contract: Contract) -> Contract:
         if contract.status != _E14_ContractStatus_open_:  # farm_coop.world:444
             self.fail(f'Contract {contract.contract_id} is not open (it is {contract.status}).')
         if contract.delivered_t != 0.0:  # farm_coop.world:445
-            self.fail(
-                f'Contract {contract.contract_id} already has {contract.delivered_t} t delivered.'
-            )
+            self.fail(f'Contract {contract.contract_id} already has {contract.delivered_t} t '
+                      'delivered.')
         self.set_field(contract, 'status', _E14_ContractStatus_cancelled)  # farm_coop.world:446
         return contract  # farm_coop.world:447
 
-    @tool(  # farm_coop.world:450
-        'Show a sale: contract, silo, tonnes, amount, time and truck.',
-        param('sale', _ROW_sales, 'The sale id, e.g. SL001.'), read_only=True,
-        where='farm_coop.world:450', returns=Sale,
-    )
+    @tool('Show a sale: contract, silo, tonnes, amount, time and truck.',
+          param('sale', _ROW_sales, 'The sale id, e.g. SL001.'), read_only=True,
+          where='farm_coop.world:450', returns=Sale)
     def tool_get_sale(self, sale: Sale) -> Sale:
         return sale  # farm_coop.world:453
 
-    @tool(  # farm_coop.world:456
-        'List the sales of a contract or from a silo, with tonnes, amounts and trucks.',
-        param(
-            'contract', arg.optional(arg.row('contracts')), 'Only sales against this contract id.'
-        ),
-        param(
-            'silo', arg.optional(arg.row('silos', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$'))),
-            'Only sales from this silo id.',
-        ),
-        read_only=True, where='farm_coop.world:456', returns=js.array(Sale),
-        shows=('list', ('row', 'sales')),
-    )
+    @tool('List the sales of a contract or from a silo, with tonnes, amounts and trucks.',
+          param('contract', arg.optional(arg.row('contracts')),
+                'Only sales against this contract id.'),
+          param('silo',
+                arg.optional(arg.row('silos', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$'))),
+                'Only sales from this silo id.'),
+          read_only=True, where='farm_coop.world:456', returns=js.array(Sale),
+          shows=('list', ('row', 'sales')))
     def tool_list_sales(self, contract: Contract | None, silo: Silo | None) -> tuple[str, ...]:
         if not (contract is not None or silo is not None):  # farm_coop.world:462
             raise ToolError('Give a contract or a silo.')
@@ -826,24 +752,21 @@ class FarmCoop(Episode):
             and (silo is None or _s11.silo == silo.silo_id)
         ])
 
-    @tool(  # farm_coop.world:466
-        'Sell tonnes from a silo against an open contract of the same crop, by its deliver-by '
-        'day. The silo loses its crop when emptied; the contract is fulfilled when complete.',
-        param('contract', _ROW_contracts, 'The id of an open contract, e.g. K001.'),
-        param('silo', _ROW_silos, "The silo id holding the contract's crop, e.g. S01."),
-        param('tonnes', arg.refined(arg.FLOAT, 0.1, 100000.0), 'Tonnes to load.'),
-        param('truck_ref', arg.refined(arg.TEXT, 1, 20), "The truck's reference, e.g. TR-1201."),
-        where='farm_coop.world:466', returns=Sale,
-    )
+    @tool('Sell tonnes from a silo against an open contract of the same crop, by its deliver-by '
+          'day. The silo loses its crop when emptied; the contract is fulfilled when complete.',
+          param('contract', _ROW_contracts, 'The id of an open contract, e.g. K001.'),
+          param('silo', _ROW_silos, "The silo id holding the contract's crop, e.g. S01."),
+          param('tonnes', arg.refined(arg.FLOAT, 0.1, 100000.0), 'Tonnes to load.'),
+          param('truck_ref', arg.refined(arg.TEXT, 1, 20), "The truck's reference, e.g. TR-1201."),
+          where='farm_coop.world:466', returns=Sale)
     def tool_sell_from_stock(
         self, contract: Contract, silo: Silo, tonnes: float, truck_ref: str
     ) -> Sale:
         if contract.status != _E14_ContractStatus_open_:  # farm_coop.world:474
             self.fail(f'Contract {contract.contract_id} is not open (it is {contract.status}).')
         if self.clock.date() > contract.deliver_by:  # farm_coop.world:475
-            self.fail(
-                f'Contract {contract.contract_id} had to be delivered by {contract.deliver_by}.'
-            )
+            self.fail(f'Contract {contract.contract_id} had to be delivered by '
+                      f'{contract.deliver_by}.')
         if not silo.in_service:  # farm_coop.world:476
             self.fail(f'Silo {silo.silo_id} is out of service.')
         if silo.crop != contract.crop:  # farm_coop.world:477
@@ -851,10 +774,8 @@ class FarmCoop(Episode):
         if not (silo.stock_t >= tonnes):  # farm_coop.world:478
             self.fail(f'Silo {silo.silo_id} holds only {silo.stock_t} t.')
         if not (contract.delivered_t + tonnes <= contract.tonnes + 1e-06):  # farm_coop.world:479
-            self.fail(
-                f'Contract {contract.contract_id} needs only '
-                f'{round(contract.tonnes - contract.delivered_t, 3)} t more.',
-            )
+            self.fail(f'Contract {contract.contract_id} needs only '
+                      f'{round(contract.tonnes - contract.delivered_t, 3)} t more.')
         self.set_field(  # farm_coop.world:480
             silo, 'stock_t', v.check_range(silo.stock_t - tonnes, 'Silo.stock_t', 0.0, None)
         )
@@ -880,35 +801,27 @@ class FarmCoop(Episode):
         self.insert(self.t_sales, sale)  # farm_coop.world:496
         return sale  # farm_coop.world:497
 
-    @tool(  # farm_coop.world:502
-        'Show a member payment: farm, amount, number of deliveries paid, day, method and '
-        'reference.',
-        param('payment', _ROW_payments, 'The payment id, e.g. MP001.'), read_only=True,
-        where='farm_coop.world:502', returns=MemberPayment,
-    )
+    @tool('Show a member payment: farm, amount, number of deliveries paid, day, method and '
+          'reference.',
+          param('payment', _ROW_payments, 'The payment id, e.g. MP001.'), read_only=True,
+          where='farm_coop.world:502', returns=MemberPayment)
     def tool_get_payment(self, payment: MemberPayment) -> MemberPayment:
         return payment  # farm_coop.world:507
 
-    @tool(  # farm_coop.world:510
-        "List a farm's payments with amounts, days and references.", _PARAM_farm, read_only=True,
-        where='farm_coop.world:510', returns=js.array(MemberPayment),
-        shows=('list', ('row', 'payments')),
-    )
+    @tool("List a farm's payments with amounts, days and references.", _PARAM_farm, read_only=True,
+          where='farm_coop.world:510', returns=js.array(MemberPayment),
+          shows=('list', ('row', 'payments')))
     def tool_list_payments(self, farm: Farm) -> tuple[str, ...]:
         return tuple([  # farm_coop.world:515
             _p12.payment_id for _p12 in rt.each(self, self.t_payments) if _p12.farm == farm.farm_id
         ])
 
-    @tool(  # farm_coop.world:518
-        'Pay a farm for all its graded, unpaid deliveries: weight x base price x grade factor '
-        'each, if the total reaches min_payment.',
-        param('farm', _ROW_farms, 'The farm id, e.g. F003.'),
-        param(
-            'method', arg.enum_of(PayMethod), 'bank_transfer or cheque.',
-            default=_E9_PayMethod_bank_transfer,
-        ),
-        where='farm_coop.world:518', returns=MemberPayment,
-    )
+    @tool('Pay a farm for all its graded, unpaid deliveries: weight x base price x grade factor '
+          'each, if the total reaches min_payment.',
+          param('farm', _ROW_farms, 'The farm id, e.g. F003.'),
+          param('method', arg.enum_of(PayMethod), 'bank_transfer or cheque.',
+                default=_E9_PayMethod_bank_transfer),
+          where='farm_coop.world:518', returns=MemberPayment)
     def tool_pay_member(self, farm: Farm, method: PayMethod) -> MemberPayment:
         due: tuple[str, ...] = tuple([  # farm_coop.world:524
             _d13.delivery_id for _d13 in rt.each(self, self.t_deliveries)
@@ -924,9 +837,8 @@ class FarmCoop(Episode):
             2,
         )
         if not (total >= self.state.min_payment):  # farm_coop.world:527
-            raise ToolError(
-                f'The total {total} is below the minimum payment of {self.state.min_payment}.'
-            )
+            raise ToolError(f'The total {total} is below the minimum payment of '
+                            f'{self.state.min_payment}.')
         pid: str = self.next_id('payment_ids', 'MP{:03d}')  # farm_coop.world:528
         payment: MemberPayment = MemberPayment(  # farm_coop.world:529
             payment_id=pid, farm=farm.farm_id,

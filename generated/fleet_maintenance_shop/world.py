@@ -317,23 +317,19 @@ class FleetMaintenanceShop(Episode):
     def _check_invariants(self) -> None:
         for _row56 in rt.changed_rows(self, self.t_parts):  # fleet_maintenance_shop.world:233
             if not (_row56.stock >= 0):
-                raise InvariantError(
-                    'Part stock is never negative.', 'fleet_maintenance_shop.world:233'
-                )
+                raise InvariantError('Part stock is never negative.',
+                                     'fleet_maintenance_shop.world:233')
         # fleet_maintenance_shop.world:236
         if not all(self.fn_closed_order_ok(_o57) for _o57 in rt.each(self, self.t_work_orders)):
-            raise InvariantError(
-                'A closed work order has all tasks done and no part used after it closed.',
-                'fleet_maintenance_shop.world:236',
-            )
+            raise InvariantError('A closed work order has all tasks done and no part used after '
+                                 'it closed.',
+                                 'fleet_maintenance_shop.world:236')
         # fleet_maintenance_shop.world:239
         for _row58 in rt.changed_rows(self, self.t_work_orders):
             if not self.fn_mechanic_state_ok(_row58):
-                raise InvariantError(
-                    'closed_at is set exactly when closed; open orders have no mechanic, the '
-                    'others have one.',
-                    'fleet_maintenance_shop.world:239',
-                )
+                raise InvariantError('closed_at is set exactly when closed; open orders have no '
+                                     'mechanic, the others have one.',
+                                     'fleet_maintenance_shop.world:239')
         if not all(  # fleet_maintenance_shop.world:242
             len([
                 _o60 for _o60 in rt.each(self, self.t_work_orders)
@@ -342,54 +338,42 @@ class FleetMaintenanceShop(Episode):
             <= self.state.max_open_orders_per_vehicle
             for _v59 in rt.each(self, self.t_vehicles)
         ):
-            raise InvariantError(
-                'A vehicle has at most max_open_orders_per_vehicle orders that are not closed.',
-                'fleet_maintenance_shop.world:242',
-            )
+            raise InvariantError('A vehicle has at most max_open_orders_per_vehicle orders that '
+                                 'are not closed.',
+                                 'fleet_maintenance_shop.world:242')
         if not all(  # fleet_maintenance_shop.world:245
             self.fn_in_progress_count(_m61) <= _m61.max_open_orders
             for _m61 in rt.each(self, self.t_mechanics)
         ):
-            raise InvariantError(
-                'A mechanic has at most max_open_orders orders in progress.',
-                'fleet_maintenance_shop.world:245',
-            )
+            raise InvariantError('A mechanic has at most max_open_orders orders in progress.',
+                                 'fleet_maintenance_shop.world:245')
         for _row62 in rt.changed_rows(self, self.t_tasks):  # fleet_maintenance_shop.world:248
             if not ((_row62.status == _E10_TaskStatus_done) == (_row62.actual_hours is not None)):
-                raise InvariantError(
-                    'A done task has its actual hours; a pending one has none.',
-                    'fleet_maintenance_shop.world:248',
-                )
+                raise InvariantError('A done task has its actual hours; a pending one has none.',
+                                     'fleet_maintenance_shop.world:248')
         if not all(  # fleet_maintenance_shop.world:251
             self.fn_skills_cover_pending(_o63) for _o63 in rt.each(self, self.t_work_orders)
         ):
-            raise InvariantError(
-                'The mechanic of an order in progress has the skill of each pending task.',
-                'fleet_maintenance_shop.world:251',
-            )
+            raise InvariantError('The mechanic of an order in progress has the skill of each '
+                                 'pending task.',
+                                 'fleet_maintenance_shop.world:251')
         if not all(  # fleet_maintenance_shop.world:254
             len([_t65 for _t65 in rt.each(self, self.t_tasks) if _t65.work_order == _o64.id_])
             <= self.state.max_tasks_per_order
             for _o64 in rt.each(self, self.t_work_orders)
         ):
-            raise InvariantError(
-                'An order has at most max_tasks_per_order tasks.',
-                'fleet_maintenance_shop.world:254',
-            )
+            raise InvariantError('An order has at most max_tasks_per_order tasks.',
+                                 'fleet_maintenance_shop.world:254')
         for _row66 in rt.changed_rows(self, self.t_vehicles):  # fleet_maintenance_shop.world:257
             if not (_row66.next_service_on > _row66.last_service_on):
-                raise InvariantError(
-                    "A vehicle's next service is due after its last service.",
-                    'fleet_maintenance_shop.world:257',
-                )
+                raise InvariantError("A vehicle's next service is due after its last service.",
+                                     'fleet_maintenance_shop.world:257')
         if not all(  # fleet_maintenance_shop.world:260
             _o67.odometer_km <= self.t_vehicles[_o67.vehicle].mileage_km
             for _o67 in rt.each(self, self.t_work_orders)
         ):
-            raise InvariantError(
-                'No order records more mileage than its vehicle has.',
-                'fleet_maintenance_shop.world:260',
-            )
+            raise InvariantError('No order records more mileage than its vehicle has.',
+                                 'fleet_maintenance_shop.world:260')
         if not all(  # fleet_maintenance_shop.world:263
             len([_o69 for _o69 in rt.each(self, self.t_vehicles) if _o69.plate == _v68.plate]) == 1
             for _v68 in rt.each(self, self.t_vehicles)
@@ -401,9 +385,8 @@ class FleetMaintenanceShop(Episode):
         ):
             raise InvariantError('Advisor emails are unique.', 'fleet_maintenance_shop.world:266')
         if not self.fn_advisor_ok():  # fleet_maintenance_shop.world:269
-            raise InvariantError(
-                'The signed-in advisor is active.', 'fleet_maintenance_shop.world:269'
-            )
+            raise InvariantError('The signed-in advisor is active.',
+                                 'fleet_maintenance_shop.world:269')
         for _row72 in rt.changed_rows(
             self, self.t_work_orders, ('vehicle', 'opened_by', 'mechanic')
         ):
@@ -520,35 +503,27 @@ class FleetMaintenanceShop(Episode):
             for _t6 in rt.each(self, self.t_tasks)
         )
 
-    @tool(  # fleet_maintenance_shop.world:274
-        'Sign in as a service advisor. Every tool that changes state acts as the signed-in '
-        'advisor.',
-        param(
-            'advisor_id', _ROW_advisors,
-            'Your advisor id, e.g. A01 (find_advisors finds it by name or email).',
-        ),
-        where='fleet_maintenance_shop.world:274', returns=Advisor,
-    )
+    @tool('Sign in as a service advisor. Every tool that changes state acts as the signed-in '
+          'advisor.',
+          param('advisor_id', _ROW_advisors,
+                'Your advisor id, e.g. A01 (find_advisors finds it by name or email).'),
+          where='fleet_maintenance_shop.world:274', returns=Advisor)
     def tool_sign_in(self, advisor_id: Advisor) -> Advisor:
         if not advisor_id.active:  # fleet_maintenance_shop.world:279
             self.fail(f'Advisor {advisor_id.id_} is inactive.')
         self.set_state('current_advisor', advisor_id.id_)  # fleet_maintenance_shop.world:280
         return advisor_id  # fleet_maintenance_shop.world:281
 
-    @tool(  # fleet_maintenance_shop.world:284
-        'Show an advisor: name, email, role and whether active.',
-        param('advisor_id', _ROW_advisors, 'The advisor id, e.g. A01.'), read_only=True,
-        where='fleet_maintenance_shop.world:284', returns=Advisor,
-    )
+    @tool('Show an advisor: name, email, role and whether active.',
+          param('advisor_id', _ROW_advisors, 'The advisor id, e.g. A01.'), read_only=True,
+          where='fleet_maintenance_shop.world:284', returns=Advisor)
     def tool_get_advisor(self, advisor_id: Advisor) -> Advisor:
         return advisor_id  # fleet_maintenance_shop.world:289
 
-    @tool(  # fleet_maintenance_shop.world:292
-        'Find advisors by part of the name or email, with their ids and roles.',
-        param('query', arg.TEXT, 'Part of the name or email; case does not matter.'),
-        read_only=True, where='fleet_maintenance_shop.world:292', returns=js.array(Advisor),
-        shows=('list', ('row', 'advisors')),
-    )
+    @tool('Find advisors by part of the name or email, with their ids and roles.',
+          param('query', arg.TEXT, 'Part of the name or email; case does not matter.'),
+          read_only=True, where='fleet_maintenance_shop.world:292', returns=js.array(Advisor),
+          shows=('list', ('row', 'advisors')))
     def tool_find_advisors(self, query: str) -> tuple[str, ...]:
         q: str = self.built(query.lower())  # fleet_maintenance_shop.world:297
         return tuple([  # fleet_maintenance_shop.world:298
@@ -557,38 +532,33 @@ class FleetMaintenanceShop(Episode):
             or rt.read(self, q) in rt.read(self, self.built(_a7.email.lower()))
         ])
 
-    @tool(  # fleet_maintenance_shop.world:303
-        'Show a vehicle (plate, model, kind, mileage, service intervals, last and next service) '
-        'with its order in the shop and whether it is overdue.',
-        param('vehicle_id', _ROW_vehicles, 'The vehicle id, e.g. V003.'), read_only=True,
-        where='fleet_maintenance_shop.world:303',
-        returns=js.closed({
-            'vehicle': Vehicle, 'open_order': js.nullable(WorkOrder), 'overdue': js.BOOLEAN
-        }),
-        shows=(
-            'record', (
-                ('vehicle', 'vehicle', ('row', 'vehicles')),
-                ('open_order', 'open_order', ('row', 'work_orders')),
-            ),
-        ),
-    )
+    @tool('Show a vehicle (plate, model, kind, mileage, service intervals, last and next '
+          'service) with its order in the shop and whether it is overdue.',
+          param('vehicle_id', _ROW_vehicles, 'The vehicle id, e.g. V003.'), read_only=True,
+          where='fleet_maintenance_shop.world:303',
+          returns=js.closed({
+              'vehicle': Vehicle, 'open_order': js.nullable(WorkOrder), 'overdue': js.BOOLEAN
+          }),
+          shows=(
+              'record', (
+                  ('vehicle', 'vehicle', ('row', 'vehicles')),
+                  ('open_order', 'open_order', ('row', 'work_orders')),
+              ),
+          ))
     def tool_get_vehicle(self, vehicle_id: Vehicle) -> VehicleInfo:
         return VehicleInfo(  # fleet_maintenance_shop.world:308
             vehicle_id.id_, rt.key_of(self.fn_open_order_of(vehicle_id)),
             self.fn_is_overdue(vehicle_id, self.clock.date()),
         )
 
-    @tool(  # fleet_maintenance_shop.world:315
-        'Find vehicles by plate, part of the make and model and/or kind, with their ids, mileage '
-        'and next service due.',
-        param(
-            'plate', arg.optional(arg.TEXT), 'The exact plate, e.g. VAN-101; case does not matter.'
-        ),
-        param('make_model', arg.optional(arg.TEXT), 'Part of the make and model, e.g. Transit.'),
-        param('kind', arg.optional(arg.enum_of(VehicleKind)), 'Only vehicles of this kind.'),
-        read_only=True, where='fleet_maintenance_shop.world:315', returns=js.array(Vehicle),
-        shows=('list', ('row', 'vehicles')),
-    )
+    @tool('Find vehicles by plate, part of the make and model and/or kind, with their ids, '
+          'mileage and next service due.',
+          param('plate', arg.optional(arg.TEXT),
+                'The exact plate, e.g. VAN-101; case does not matter.'),
+          param('make_model', arg.optional(arg.TEXT), 'Part of the make and model, e.g. Transit.'),
+          param('kind', arg.optional(arg.enum_of(VehicleKind)), 'Only vehicles of this kind.'),
+          read_only=True, where='fleet_maintenance_shop.world:315', returns=js.array(Vehicle),
+          shows=('list', ('row', 'vehicles')))
     def tool_find_vehicles(
         self, plate: str | None, make_model: str | None, kind: VehicleKind | None
     ) -> tuple[str, ...]:
@@ -603,13 +573,11 @@ class FleetMaintenanceShop(Episode):
             and (kind is None or _v8.kind == kind)
         ])
 
-    @tool(  # fleet_maintenance_shop.world:327
-        'List vehicles overdue for service: mileage at or past next_service_km, or the day past '
-        'next_service_on; with their mileage and due values.',
-        param('as_of', arg.optional(arg.DATE), 'The day to judge on; leave out for today.'),
-        read_only=True, where='fleet_maintenance_shop.world:327', returns=js.array(Vehicle),
-        shows=('list', ('row', 'vehicles')),
-    )
+    @tool('List vehicles overdue for service: mileage at or past next_service_km, or the day '
+          'past next_service_on; with their mileage and due values.',
+          param('as_of', arg.optional(arg.DATE), 'The day to judge on; leave out for today.'),
+          read_only=True, where='fleet_maintenance_shop.world:327', returns=js.array(Vehicle),
+          shows=('list', ('row', 'vehicles')))
     def tool_list_overdue_vehicles(self, as_of: dt.date | None) -> tuple[str, ...]:
         # fleet_maintenance_shop.world:332
         day: dt.date = as_of if as_of is not None else self.clock.date()
@@ -617,39 +585,31 @@ class FleetMaintenanceShop(Episode):
             _v9.id_ for _v9 in rt.each(self, self.t_vehicles) if self.fn_is_overdue(_v9, day)
         ])
 
-    @tool(  # fleet_maintenance_shop.world:336
-        'Record a new odometer reading for a vehicle.',
-        param('vehicle_id', _ROW_vehicles, 'The vehicle id, e.g. V005.'),
-        param(
-            'mileage_km', arg.refined(arg.INT, 0),
-            'The new odometer reading in km; it cannot go down.',
-        ),
-        where='fleet_maintenance_shop.world:336', returns=Vehicle,
-    )
+    @tool('Record a new odometer reading for a vehicle.',
+          param('vehicle_id', _ROW_vehicles, 'The vehicle id, e.g. V005.'),
+          param('mileage_km', arg.refined(arg.INT, 0),
+                'The new odometer reading in km; it cannot go down.'),
+          where='fleet_maintenance_shop.world:336', returns=Vehicle)
     def tool_update_mileage(self, vehicle_id: Vehicle, mileage_km: int) -> Vehicle:
         x__: Advisor = self.fn_actor()  # fleet_maintenance_shop.world:342
         if mileage_km < vehicle_id.mileage_km:  # fleet_maintenance_shop.world:343
-            self.fail(
-                f'Mileage cannot go down: vehicle {vehicle_id.id_} already shows '
-                f'{vehicle_id.mileage_km} km.',
-            )
+            self.fail(f'Mileage cannot go down: vehicle {vehicle_id.id_} already shows '
+                      f'{vehicle_id.mileage_km} km.')
         self.set_field(  # fleet_maintenance_shop.world:344
             vehicle_id, 'mileage_km', v.check_range(mileage_km, 'Vehicle.mileage_km', 0, None)
         )
         return vehicle_id  # fleet_maintenance_shop.world:345
 
-    @tool(  # fleet_maintenance_shop.world:350
-        'Show a mechanic (skills, hourly rate, whether active, order limit) with the orders they '
-        'are working on.',
-        _PARAM_mechanic_id, read_only=True, where='fleet_maintenance_shop.world:350',
-        returns=js.closed({'mechanic': Mechanic, 'orders_in_progress': js.array(WorkOrder)}),
-        shows=(
-            'record', (
-                ('mechanic', 'mechanic', ('row', 'mechanics')),
-                ('orders_in_progress', 'orders_in_progress', ('list', ('row', 'work_orders'))),
-            ),
-        ),
-    )
+    @tool('Show a mechanic (skills, hourly rate, whether active, order limit) with the orders '
+          'they are working on.',
+          _PARAM_mechanic_id, read_only=True, where='fleet_maintenance_shop.world:350',
+          returns=js.closed({'mechanic': Mechanic, 'orders_in_progress': js.array(WorkOrder)}),
+          shows=(
+              'record', (
+                  ('mechanic', 'mechanic', ('row', 'mechanics')),
+                  ('orders_in_progress', 'orders_in_progress', ('list', ('row', 'work_orders'))),
+              ),
+          ))
     def tool_get_mechanic(self, mechanic_id: Mechanic) -> MechanicInfo:
         return MechanicInfo(  # fleet_maintenance_shop.world:355
             mechanic_id.id_, tuple([
@@ -658,20 +618,15 @@ class FleetMaintenanceShop(Episode):
             ]),
         )
 
-    @tool(  # fleet_maintenance_shop.world:361
-        'Find mechanics by part of the name and/or skill, optionally only those free to take an '
-        'order, with their skills and rates.',
-        param(
-            'name', arg.optional(arg.TEXT), "Part of the mechanic's name; case does not matter."
-        ),
-        param('skill', arg.optional(arg.enum_of(Skill)), 'Only mechanics with this skill.'),
-        param(
-            'available_only', arg.BOOL, 'Only active mechanics who can take another order.',
-            default=False,
-        ),
-        read_only=True, where='fleet_maintenance_shop.world:361', returns=js.array(Mechanic),
-        shows=('list', ('row', 'mechanics')),
-    )
+    @tool('Find mechanics by part of the name and/or skill, optionally only those free to take '
+          'an order, with their skills and rates.',
+          param('name', arg.optional(arg.TEXT),
+                "Part of the mechanic's name; case does not matter."),
+          param('skill', arg.optional(arg.enum_of(Skill)), 'Only mechanics with this skill.'),
+          param('available_only', arg.BOOL, 'Only active mechanics who can take another order.',
+                default=False),
+          read_only=True, where='fleet_maintenance_shop.world:361', returns=js.array(Mechanic),
+          shows=('list', ('row', 'mechanics')))
     def tool_find_mechanics(
         self, name: str | None, skill: Skill | None, available_only: bool
     ) -> tuple[str, ...]:
@@ -688,26 +643,20 @@ class FleetMaintenanceShop(Episode):
             or _m11.active and self.fn_in_progress_count(_m11) < _m11.max_open_orders)
         ])
 
-    @tool(  # fleet_maintenance_shop.world:374
-        'Show a part: name, category, unit cost, stock, reorder level and bin.',
-        param('sku', _ROW_parts, 'The part SKU, e.g. P-1001.'), read_only=True,
-        where='fleet_maintenance_shop.world:374', returns=Part,
-    )
+    @tool('Show a part: name, category, unit cost, stock, reorder level and bin.',
+          param('sku', _ROW_parts, 'The part SKU, e.g. P-1001.'), read_only=True,
+          where='fleet_maintenance_shop.world:374', returns=Part)
     def tool_get_part(self, sku: Part) -> Part:
         return sku  # fleet_maintenance_shop.world:377
 
-    @tool(  # fleet_maintenance_shop.world:380
-        'Search parts by name and/or category, optionally only those low on stock, with SKUs, '
-        'costs and stock.',
-        param('query', arg.optional(arg.TEXT), "Part of the part's name; case does not matter."),
-        param('category', arg.optional(arg.enum_of(Skill)), 'Only parts for this kind of work.'),
-        param(
-            'low_stock_only', arg.BOOL, 'Only parts at or below their reorder level.',
-            default=False,
-        ),
-        read_only=True, where='fleet_maintenance_shop.world:380', returns=js.array(Part),
-        shows=('list', ('row', 'parts')),
-    )
+    @tool('Search parts by name and/or category, optionally only those low on stock, with SKUs, '
+          'costs and stock.',
+          param('query', arg.optional(arg.TEXT), "Part of the part's name; case does not matter."),
+          param('category', arg.optional(arg.enum_of(Skill)), 'Only parts for this kind of work.'),
+          param('low_stock_only', arg.BOOL, 'Only parts at or below their reorder level.',
+                default=False),
+          read_only=True, where='fleet_maintenance_shop.world:380', returns=js.array(Part),
+          shows=('list', ('row', 'parts')))
     def tool_search_parts(
         self, query: str | None, category: Skill | None, low_stock_only: bool
     ) -> tuple[str, ...]:
@@ -720,12 +669,10 @@ class FleetMaintenanceShop(Episode):
             and (not low_stock_only or _p13.stock <= _p13.reorder_level)
         ])
 
-    @tool(  # fleet_maintenance_shop.world:391
-        "Add delivered units to a part's stock; only shop managers can.",
-        param('sku', _ROW_parts, 'The part SKU, e.g. P-5001.'),
-        param('quantity', arg.refined(arg.INT, 1, 1000), 'How many units arrived.'),
-        where='fleet_maintenance_shop.world:391', returns=Part,
-    )
+    @tool("Add delivered units to a part's stock; only shop managers can.",
+          param('sku', _ROW_parts, 'The part SKU, e.g. P-5001.'),
+          param('quantity', arg.refined(arg.INT, 1, 1000), 'How many units arrived.'),
+          where='fleet_maintenance_shop.world:391', returns=Part)
     def tool_restock_part(self, sku: Part, quantity: int) -> Part:
         me: Advisor = self.fn_actor()  # fleet_maintenance_shop.world:397
         if me.role != _E11_AdvisorRole_shop_manager:  # fleet_maintenance_shop.world:398
@@ -735,23 +682,21 @@ class FleetMaintenanceShop(Episode):
         )
         return sku  # fleet_maintenance_shop.world:400
 
-    @tool(  # fleet_maintenance_shop.world:405
-        "Show a work order with its tasks, the parts used and its cost: labour at the mechanic's "
-        "rate with the markup, plus parts.",
-        _PARAM_work_order_id, read_only=True, where='fleet_maintenance_shop.world:405',
-        returns=js.closed({
-            'order': WorkOrder, 'tasks': js.array(Task), 'parts_used': js.array(PartUsage),
-            'labour_hours': js.NUMBER, 'labour_cost': js.NUMBER, 'parts_cost': js.NUMBER,
-            'total': js.NUMBER,
-        }),
-        shows=(
-            'record', (
-                ('order', 'order', ('row', 'work_orders')),
-                ('tasks', 'tasks', ('list', ('row', 'tasks'))),
-                ('parts_used', 'parts_used', ('list', ('row', 'part_usages'))),
-            ),
-        ),
-    )
+    @tool("Show a work order with its tasks, the parts used and its cost: labour at the "
+          "mechanic's rate with the markup, plus parts.",
+          _PARAM_work_order_id, read_only=True, where='fleet_maintenance_shop.world:405',
+          returns=js.closed({
+              'order': WorkOrder, 'tasks': js.array(Task), 'parts_used': js.array(PartUsage),
+              'labour_hours': js.NUMBER, 'labour_cost': js.NUMBER, 'parts_cost': js.NUMBER,
+              'total': js.NUMBER,
+          }),
+          shows=(
+              'record', (
+                  ('order', 'order', ('row', 'work_orders')),
+                  ('tasks', 'tasks', ('list', ('row', 'tasks'))),
+                  ('parts_used', 'parts_used', ('list', ('row', 'part_usages'))),
+              ),
+          ))
     def tool_get_work_order(self, work_order_id: WorkOrder) -> WorkOrderInfo:
         o: WorkOrder = work_order_id  # fleet_maintenance_shop.world:410
         mine: tuple[str, ...] = tuple([  # fleet_maintenance_shop.world:411
@@ -780,28 +725,20 @@ class FleetMaintenanceShop(Episode):
             o.id_, mine, used, hours, labour, parts_cost, round(labour + parts_cost, 2)
         )
 
-    @tool(  # fleet_maintenance_shop.world:432
-        'Find work orders by vehicle (id or plate), mechanic, status and/or opening day, with '
-        'their kinds, statuses and complaints.',
-        param(
-            'vehicle_id',
-            arg.optional(arg.row('vehicles', arg.refined(arg.TEXT, pattern='^V[0-9]{3}$'))),
-            'Only orders of this vehicle id.',
-        ),
-        param(
-            'plate', arg.optional(arg.TEXT),
-            'Only orders of the vehicle with this plate, e.g. CAR-303.',
-        ),
-        param(
-            'mechanic_id',
-            arg.optional(arg.row('mechanics', arg.refined(arg.TEXT, pattern='^M[0-9]{2}$'))),
-            'Only orders assigned to this mechanic id.',
-        ),
-        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
-        param('opened_on', arg.optional(arg.DATE), 'Only orders opened on this day.'),
-        read_only=True, where='fleet_maintenance_shop.world:432', returns=js.array(WorkOrder),
-        shows=('list', ('row', 'work_orders')),
-    )
+    @tool('Find work orders by vehicle (id or plate), mechanic, status and/or opening day, with '
+          'their kinds, statuses and complaints.',
+          param('vehicle_id',
+                arg.optional(arg.row('vehicles', arg.refined(arg.TEXT, pattern='^V[0-9]{3}$'))),
+                'Only orders of this vehicle id.'),
+          param('plate', arg.optional(arg.TEXT),
+                'Only orders of the vehicle with this plate, e.g. CAR-303.'),
+          param('mechanic_id',
+                arg.optional(arg.row('mechanics', arg.refined(arg.TEXT, pattern='^M[0-9]{2}$'))),
+                'Only orders assigned to this mechanic id.'),
+          param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
+          param('opened_on', arg.optional(arg.DATE), 'Only orders opened on this day.'),
+          read_only=True, where='fleet_maintenance_shop.world:432', returns=js.array(WorkOrder),
+          shows=('list', ('row', 'work_orders')))
     def tool_find_work_orders(
         self, vehicle_id: Vehicle | None, plate: str | None, mechanic_id: Mechanic | None,
         status: OrderStatus | None, opened_on: dt.date | None,
@@ -817,20 +754,14 @@ class FleetMaintenanceShop(Episode):
             and (opened_on is None or _o18.opened_at.date() == opened_on)
         ])
 
-    @tool(  # fleet_maintenance_shop.world:445
-        'Open a work order for a vehicle, recording its current odometer reading.',
-        param('vehicle_id', _ROW_vehicles, 'The vehicle id, e.g. V001.'),
-        param('kind', arg.enum_of(OrderKind), 'scheduled_service, repair or inspection.'),
-        param(
-            'complaint', arg.refined(arg.TEXT, 1, 200),
-            'What the driver reports or what the visit is for.',
-        ),
-        param(
-            'odometer_km', arg.optional(arg.INT),
-            'The odometer reading now, in km; leave out to use the recorded mileage.',
-        ),
-        where='fleet_maintenance_shop.world:445', returns=WorkOrder,
-    )
+    @tool('Open a work order for a vehicle, recording its current odometer reading.',
+          param('vehicle_id', _ROW_vehicles, 'The vehicle id, e.g. V001.'),
+          param('kind', arg.enum_of(OrderKind), 'scheduled_service, repair or inspection.'),
+          param('complaint', arg.refined(arg.TEXT, 1, 200),
+                'What the driver reports or what the visit is for.'),
+          param('odometer_km', arg.optional(arg.INT),
+                'The odometer reading now, in km; leave out to use the recorded mileage.'),
+          where='fleet_maintenance_shop.world:445', returns=WorkOrder)
     def tool_open_work_order(
         self, vehicle_id: Vehicle, kind: OrderKind, complaint: str, odometer_km: int | None
     ) -> WorkOrder:
@@ -842,10 +773,8 @@ class FleetMaintenanceShop(Episode):
         # fleet_maintenance_shop.world:456
         reading: int = odometer_km if odometer_km is not None else vehicle.mileage_km
         if reading < vehicle.mileage_km:  # fleet_maintenance_shop.world:457
-            raise ToolError(
-                f'The odometer reading {reading} km is below the vehicle\'s recorded '
-                f'{vehicle.mileage_km} km.',
-            )
+            raise ToolError(f'The odometer reading {reading} km is below the vehicle\'s recorded '
+                            f'{vehicle.mileage_km} km.')
         self.set_field(  # fleet_maintenance_shop.world:458
             vehicle, 'mileage_km', v.check_range(reading, 'Vehicle.mileage_km', 0, None)
         )
@@ -858,12 +787,10 @@ class FleetMaintenanceShop(Episode):
         self.insert(self.t_work_orders, order)  # fleet_maintenance_shop.world:466
         return order  # fleet_maintenance_shop.world:467
 
-    @tool(  # fleet_maintenance_shop.world:470
-        'Assign an active mechanic to an open or in-progress order (reassigning is allowed); the '
-        'order is then in progress.',
-        param('work_order_id', _ROW_work_orders, 'The work order id, e.g. WO0004.'),
-        _PARAM_mechanic_id, where='fleet_maintenance_shop.world:470', returns=WorkOrder,
-    )
+    @tool('Assign an active mechanic to an open or in-progress order (reassigning is allowed); '
+          'the order is then in progress.',
+          param('work_order_id', _ROW_work_orders, 'The work order id, e.g. WO0004.'),
+          _PARAM_mechanic_id, where='fleet_maintenance_shop.world:470', returns=WorkOrder)
     def tool_assign_mechanic(self, work_order_id: WorkOrder, mechanic_id: Mechanic) -> WorkOrder:
         x__: Advisor = self.fn_actor()  # fleet_maintenance_shop.world:476
         order: WorkOrder = work_order_id  # fleet_maintenance_shop.world:477
@@ -878,28 +805,23 @@ class FleetMaintenanceShop(Episode):
             and _o19.id_ != order.id_
         ])
         if load_ >= m.max_open_orders:  # fleet_maintenance_shop.world:482
-            self.fail(
-                f'Mechanic {m.id_} already has {load_} orders in progress, the most they can take.'
-            )
+            self.fail(f'Mechanic {m.id_} already has {load_} orders in progress, the most they '
+                      'can take.')
         missing: tuple[str, ...] = tuple([  # fleet_maintenance_shop.world:483
             _t20.id_ for _t20 in rt.each(self, self.t_tasks)
             if _t20.work_order == order.id_ and _t20.status == _E10_TaskStatus_pending
             and not (_t20.skill in rt.each(self, m.skills))
         ])
         if len(missing) != 0:  # fleet_maintenance_shop.world:484
-            self.fail(
-                f'Mechanic {m.id_} lacks the skill {self.t_tasks[missing[0]].skill} of task '
-                f'{self.t_tasks[missing[0]].id_}.',
-            )
+            self.fail(f'Mechanic {m.id_} lacks the skill {self.t_tasks[missing[0]].skill} of '
+                      f'task {self.t_tasks[missing[0]].id_}.')
         # fleet_maintenance_shop.world:485
         self.set_fields(order, ('mechanic', 'status'), m.id_, _E11_OrderStatus_in_progress)
         return order  # fleet_maintenance_shop.world:487
 
-    @tool(  # fleet_maintenance_shop.world:490
-        "Close an order whose tasks are all done. For a scheduled service the vehicle's last "
-        "service becomes today and its next service due is set from its intervals.",
-        _PARAM_work_order_id, where='fleet_maintenance_shop.world:490', returns=WorkOrder,
-    )
+    @tool("Close an order whose tasks are all done. For a scheduled service the vehicle's last "
+          "service becomes today and its next service due is set from its intervals.",
+          _PARAM_work_order_id, where='fleet_maintenance_shop.world:490', returns=WorkOrder)
     def tool_close_work_order(self, work_order_id: WorkOrder) -> WorkOrder:
         x__: Advisor = self.fn_actor()  # fleet_maintenance_shop.world:495
         order: WorkOrder = work_order_id  # fleet_maintenance_shop.world:496
@@ -933,20 +855,16 @@ class FleetMaintenanceShop(Episode):
             self.set_field(v_, 'next_service_on', today + v_.service_interval)
         return order  # fleet_maintenance_shop.world:511
 
-    @tool(  # fleet_maintenance_shop.world:516
-        'Show a task: work order, description, skill, estimated and actual hours and status.',
-        _PARAM_task_id, read_only=True, where='fleet_maintenance_shop.world:516', returns=Task,
-    )
+    @tool('Show a task: work order, description, skill, estimated and actual hours and status.',
+          _PARAM_task_id, read_only=True, where='fleet_maintenance_shop.world:516', returns=Task)
     def tool_get_task(self, task_id: Task) -> Task:
         return task_id  # fleet_maintenance_shop.world:519
 
-    @tool(  # fleet_maintenance_shop.world:522
-        'List the tasks of a work order with their skills, hours and statuses.',
-        _PARAM_work_order_id,
-        param('status', arg.optional(arg.enum_of(TaskStatus)), 'Only tasks with this status.'),
-        read_only=True, where='fleet_maintenance_shop.world:522', returns=js.array(Task),
-        shows=('list', ('row', 'tasks')),
-    )
+    @tool('List the tasks of a work order with their skills, hours and statuses.',
+          _PARAM_work_order_id,
+          param('status', arg.optional(arg.enum_of(TaskStatus)), 'Only tasks with this status.'),
+          read_only=True, where='fleet_maintenance_shop.world:522', returns=js.array(Task),
+          shows=('list', ('row', 'tasks')))
     def tool_list_tasks(
         self, work_order_id: WorkOrder, status: TaskStatus | None
     ) -> tuple[str, ...]:
@@ -955,15 +873,13 @@ class FleetMaintenanceShop(Episode):
             if _t23.work_order == work_order_id.id_ and (status is None or _t23.status == status)
         ])
 
-    @tool(  # fleet_maintenance_shop.world:531
-        'Add a pending task to an order that is not closed. If a mechanic is assigned, they must '
-        'have the skill.',
-        _PARAM_work_order_id,
-        param('description', arg.refined(arg.TEXT, 1, 120), 'What is to be done.'),
-        param('skill', arg.enum_of(Skill), 'The skill the task needs.'),
-        param('estimated_hours', arg.refined(arg.FLOAT, 0.1, 24.0), 'The estimated hours.'),
-        where='fleet_maintenance_shop.world:531', returns=Task,
-    )
+    @tool('Add a pending task to an order that is not closed. If a mechanic is assigned, they '
+          'must have the skill.',
+          _PARAM_work_order_id,
+          param('description', arg.refined(arg.TEXT, 1, 120), 'What is to be done.'),
+          param('skill', arg.enum_of(Skill), 'The skill the task needs.'),
+          param('estimated_hours', arg.refined(arg.FLOAT, 0.1, 24.0), 'The estimated hours.'),
+          where='fleet_maintenance_shop.world:531', returns=Task)
     def tool_add_task(
         self, work_order_id: WorkOrder, description: str, skill: Skill, estimated_hours: float
     ) -> Task:
@@ -975,9 +891,8 @@ class FleetMaintenanceShop(Episode):
             len([_t24 for _t24 in rt.each(self, self.t_tasks) if _t24.work_order == order.id_])
             >= self.state.max_tasks_per_order
         ):
-            self.fail(
-                f'Work order {order.id_} already has {self.state.max_tasks_per_order} tasks.'
-            )
+            self.fail(f'Work order {order.id_} already has {self.state.max_tasks_per_order} '
+                      'tasks.')
         # fleet_maintenance_shop.world:543
         m: Mechanic | None = self.t_mechanics.ref(order.mechanic)
         if m is not None:  # fleet_maintenance_shop.world:544
@@ -992,13 +907,11 @@ class FleetMaintenanceShop(Episode):
         self.insert(self.t_tasks, task_)  # fleet_maintenance_shop.world:553
         return task_  # fleet_maintenance_shop.world:554
 
-    @tool(  # fleet_maintenance_shop.world:557
-        "Mark a task done with the hours actually spent; the order's mechanic must have the "
-        "task's skill.",
-        _PARAM_task_id,
-        param('actual_hours', arg.refined(arg.FLOAT, 0.1, 24.0), 'The hours actually spent.'),
-        where='fleet_maintenance_shop.world:557', returns=Task,
-    )
+    @tool("Mark a task done with the hours actually spent; the order's mechanic must have the "
+          "task's skill.",
+          _PARAM_task_id,
+          param('actual_hours', arg.refined(arg.FLOAT, 0.1, 24.0), 'The hours actually spent.'),
+          where='fleet_maintenance_shop.world:557', returns=Task)
     def tool_complete_task(self, task_id: Task, actual_hours: float) -> Task:
         x__: Advisor = self.fn_actor()  # fleet_maintenance_shop.world:563
         task_: Task = task_id  # fleet_maintenance_shop.world:564
@@ -1021,28 +934,21 @@ class FleetMaintenanceShop(Episode):
         )
         return task_  # fleet_maintenance_shop.world:573
 
-    @tool(  # fleet_maintenance_shop.world:578
-        'Show a part usage: work order, part, quantity, unit cost and time.',
-        param('usage_id', _ROW_part_usages, 'The part usage id, e.g. U0003.'), read_only=True,
-        where='fleet_maintenance_shop.world:578', returns=PartUsage,
-    )
+    @tool('Show a part usage: work order, part, quantity, unit cost and time.',
+          param('usage_id', _ROW_part_usages, 'The part usage id, e.g. U0003.'), read_only=True,
+          where='fleet_maintenance_shop.world:578', returns=PartUsage)
     def tool_get_part_usage(self, usage_id: PartUsage) -> PartUsage:
         return usage_id  # fleet_maintenance_shop.world:583
 
-    @tool(  # fleet_maintenance_shop.world:586
-        'List the parts used on a work order, or the uses of a part, with quantities, costs and '
-        'times.',
-        param(
-            'work_order_id', arg.optional(arg.row('work_orders')),
-            'Only parts used on this work order id.',
-        ),
-        param(
-            'sku', arg.optional(arg.row('parts', arg.refined(arg.TEXT, pattern='^P-[0-9]{4}$'))),
-            'Only uses of this part SKU.',
-        ),
-        read_only=True, where='fleet_maintenance_shop.world:586', returns=js.array(PartUsage),
-        shows=('list', ('row', 'part_usages')),
-    )
+    @tool('List the parts used on a work order, or the uses of a part, with quantities, costs '
+          'and times.',
+          param('work_order_id', arg.optional(arg.row('work_orders')),
+                'Only parts used on this work order id.'),
+          param('sku',
+                arg.optional(arg.row('parts', arg.refined(arg.TEXT, pattern='^P-[0-9]{4}$'))),
+                'Only uses of this part SKU.'),
+          read_only=True, where='fleet_maintenance_shop.world:586', returns=js.array(PartUsage),
+          shows=('list', ('row', 'part_usages')))
     def tool_list_part_usages(
         self, work_order_id: WorkOrder | None, sku: Part | None
     ) -> tuple[str, ...]:
@@ -1054,15 +960,12 @@ class FleetMaintenanceShop(Episode):
             and (sku is None or _u25.part == sku.sku)
         ])
 
-    @tool(  # fleet_maintenance_shop.world:596
-        "Take parts from stock for an order in progress, at the part's current unit cost.",
-        param(
-            'work_order_id', _ROW_work_orders, 'The id of a work order in progress, e.g. WO0003.'
-        ),
-        param('sku', _ROW_parts, 'The part SKU, e.g. P-3001.'),
-        param('quantity', arg.refined(arg.INT, 1, 50), 'How many units to take.', default=1),
-        where='fleet_maintenance_shop.world:596', returns=PartUsage,
-    )
+    @tool("Take parts from stock for an order in progress, at the part's current unit cost.",
+          param('work_order_id', _ROW_work_orders,
+                'The id of a work order in progress, e.g. WO0003.'),
+          param('sku', _ROW_parts, 'The part SKU, e.g. P-3001.'),
+          param('quantity', arg.refined(arg.INT, 1, 50), 'How many units to take.', default=1),
+          where='fleet_maintenance_shop.world:596', returns=PartUsage)
     def tool_use_part(self, work_order_id: WorkOrder, sku: Part, quantity: int) -> PartUsage:
         x__: Advisor = self.fn_actor()  # fleet_maintenance_shop.world:603
         order: WorkOrder = work_order_id  # fleet_maintenance_shop.world:604

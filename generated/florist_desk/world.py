@@ -296,10 +296,9 @@ _ROW_refunds = arg.row('refunds', not_found=lambda ep, key: ep.built(f'Refund {k
 _PARAM_customer = param('customer', _ROW_customers, 'The customer id, e.g. C001.')
 _PARAM_arrangement = param('arrangement', _ROW_arrangements, 'The arrangement id, e.g. AR01.')
 _PARAM_order = param('order', _ROW_orders, 'The order id, e.g. O001.')
-_PARAM_method = param(
-    'method', arg.enum_of(RefundMethod), 'How to refund: original_payment or store_credit.',
-    default=_E12_RefundMethod_original_payment,
-)
+_PARAM_method = param('method', arg.enum_of(RefundMethod),
+                      'How to refund: original_payment or store_credit.',
+                      default=_E12_RefundMethod_original_payment)
 _PARAM_order_ = param('order', _ROW_orders, 'The order id, e.g. O003.')
 
 
@@ -363,40 +362,33 @@ class FloristDesk(Episode):
     def _check_invariants(self) -> None:
         for _row56 in rt.changed_rows(self, self.t_varieties):  # florist_desk.world:242
             if not (_row56.reserved >= 0 and _row56.reserved <= _row56.stock):
-                raise InvariantError(
-                    'Stems are never reserved beyond stock.', 'florist_desk.world:242'
-                )
+                raise InvariantError('Stems are never reserved beyond stock.',
+                                     'florist_desk.world:242')
         if not all(  # florist_desk.world:245
             _v57.reserved == self.fn_reserved_need(_v57)
             for _v57 in rt.each(self, self.t_varieties)
         ):
-            raise InvariantError(
-                "A variety's reserved stems are what reserved orders need of it.",
-                'florist_desk.world:245',
-            )
+            raise InvariantError("A variety's reserved stems are what reserved orders need of it.",
+                                 'florist_desk.world:245')
         for _row58 in rt.changed_rows(self, self.t_arrangements):  # florist_desk.world:248
             if not all(
                 len([_m60 for _m60 in rt.each(self, _row58.stems) if _m60.variety == _l59.variety])
                 == 1
                 for _l59 in rt.each(self, _row58.stems)
             ):
-                raise InvariantError(
-                    'An arrangement has one stem line per variety.', 'florist_desk.world:248'
-                )
+                raise InvariantError('An arrangement has one stem line per variety.',
+                                     'florist_desk.world:248')
         if not all(  # florist_desk.world:251
             _o61.total == self.fn_order_total(self.t_arrangements[_o61.arrangement], _o61.quantity)
             for _o61 in rt.each(self, self.t_orders)
         ):
-            raise InvariantError(
-                "An order's total is price x quantity + the delivery fee, rounded to cents.",
-                'florist_desk.world:251',
-            )
+            raise InvariantError("An order's total is price x quantity + the delivery fee, "
+                                 "rounded to cents.",
+                                 'florist_desk.world:251')
         for _row62 in rt.changed_rows(self, self.t_orders):  # florist_desk.world:254
             if not (_row62.delivery_date >= _row62.placed_at.date()):
-                raise InvariantError(
-                    'An order is delivered on or after the day it was placed.',
-                    'florist_desk.world:254',
-                )
+                raise InvariantError('An order is delivered on or after the day it was placed.',
+                                     'florist_desk.world:254')
         if not all(  # florist_desk.world:257
             len([
                 _d64.delivery_id for _d64 in rt.each(self, self.t_deliveries)
@@ -405,28 +397,25 @@ class FloristDesk(Episode):
             <= 1
             for _o63 in rt.each(self, self.t_orders)
         ):
-            raise InvariantError(
-                'An order has at most one delivery out.', 'florist_desk.world:257'
-            )
+            raise InvariantError('An order has at most one delivery out.',
+                                 'florist_desk.world:257')
         if not all(  # florist_desk.world:260
             (_o65.status == _E11_OrderStatus_out_for_delivery) == self.fn_has_delivery(
                 _o65, _E14_DeliveryStatus_out
             )
             for _o65 in rt.each(self, self.t_orders)
         ):
-            raise InvariantError(
-                'An order is out for delivery exactly when it has a delivery out.',
-                'florist_desk.world:260',
-            )
+            raise InvariantError('An order is out for delivery exactly when it has a delivery '
+                                 'out.',
+                                 'florist_desk.world:260')
         if not all(  # florist_desk.world:263
             _o66.status != _E11_OrderStatus_delivered or self.fn_has_delivery(
                 _o66, _E14_DeliveryStatus_delivered
             )
             for _o66 in rt.each(self, self.t_orders)
         ):
-            raise InvariantError(
-                'A delivered order has a delivered delivery.', 'florist_desk.world:263'
-            )
+            raise InvariantError('A delivered order has a delivered delivery.',
+                                 'florist_desk.world:263')
         if not all(  # florist_desk.world:266
             _o67.status != _E11_OrderStatus_failed or self.fn_has_delivery(
                 _o67, _E14_DeliveryStatus_failed
@@ -443,53 +432,44 @@ class FloristDesk(Episode):
             or not any(_d69.order == _o68.order_id for _d69 in rt.each(self, self.t_deliveries))
             for _o68 in rt.each(self, self.t_orders)
         ):
-            raise InvariantError(
-                'Received, reserved and cancelled orders have no deliveries.',
-                'florist_desk.world:269',
-            )
+            raise InvariantError('Received, reserved and cancelled orders have no deliveries.',
+                                 'florist_desk.world:269')
         if not all(  # florist_desk.world:272
             _d70.day == self.t_orders[_d70.order].delivery_date
             for _d70 in rt.each(self, self.t_deliveries)
         ):
-            raise InvariantError(
-                "A delivery's day is its order's delivery date.", 'florist_desk.world:272'
-            )
+            raise InvariantError("A delivery's day is its order's delivery date.",
+                                 'florist_desk.world:272')
         if not all(  # florist_desk.world:275
             self.fn_courier_load(self.t_couriers[_d71.courier], _d71.day)
             <= self.t_couriers[_d71.courier].max_per_day
             for _d71 in rt.each(self, self.t_deliveries)
         ):
-            raise InvariantError(
-                'A courier has at most max_per_day deliveries on a day.', 'florist_desk.world:275'
-            )
+            raise InvariantError('A courier has at most max_per_day deliveries on a day.',
+                                 'florist_desk.world:275')
         for _row72 in rt.changed_rows(self, self.t_deliveries):  # florist_desk.world:278
             if not (
                 (_row72.status == _E14_DeliveryStatus_out) == (_row72.completed_at is None)
                 and (_row72.status == _E14_DeliveryStatus_failed)
                 == (_row72.failure_reason is not None)
             ):
-                raise InvariantError(
-                    'A delivery that is out has no completion time; a failed one, and only it, '
-                    'has a reason.',
-                    'florist_desk.world:278',
-                )
+                raise InvariantError('A delivery that is out has no completion time; a failed '
+                                     'one, and only it, has a reason.',
+                                     'florist_desk.world:278')
         if not all(  # florist_desk.world:281
             self.fn_refund_count(self.t_orders[_r73.order]) == 1
             and _r73.amount <= self.t_orders[_r73.order].total
             for _r73 in rt.each(self, self.t_refunds)
         ):
-            raise InvariantError(
-                'An order has at most one refund, of at most its total.', 'florist_desk.world:281'
-            )
+            raise InvariantError('An order has at most one refund, of at most its total.',
+                                 'florist_desk.world:281')
         if not all(  # florist_desk.world:284
             (self.fn_refund_count(_o74) == 1) == (_o74.status == _E11_OrderStatus_refunded
             or _o74.status == _E11_OrderStatus_cancelled)
             for _o74 in rt.each(self, self.t_orders)
         ):
-            raise InvariantError(
-                'An order has a refund exactly when it is refunded or cancelled.',
-                'florist_desk.world:284',
-            )
+            raise InvariantError('An order has a refund exactly when it is refunded or cancelled.',
+                                 'florist_desk.world:284')
         if not all(  # florist_desk.world:287
             (_r75.reason != _E12_RefundReason_failed_delivery or self.fn_has_delivery(
                 self.t_orders[_r75.order], _E14_DeliveryStatus_failed
@@ -498,11 +478,9 @@ class FloristDesk(Episode):
             or self.t_orders[_r75.order].status == _E11_OrderStatus_cancelled)
             for _r75 in rt.each(self, self.t_refunds)
         ):
-            raise InvariantError(
-                'A refund for a failed delivery is for an order whose delivery failed; one for a '
-                'cancellation is for a cancelled order.',
-                'florist_desk.world:287',
-            )
+            raise InvariantError('A refund for a failed delivery is for an order whose delivery '
+                                 'failed; one for a cancellation is for a cancelled order.',
+                                 'florist_desk.world:287')
         if not all(  # florist_desk.world:290
             len([
                 _d77.customer_id for _d77 in rt.each(self, self.t_customers)
@@ -592,14 +570,12 @@ class FloristDesk(Episode):
         # florist_desk.world:232
         return CourierDay(c.courier_id, day, mine, max(rt.bounded(c.max_per_day - len(mine)), 0))
 
-    @tool(  # florist_desk.world:295
-        'Show a customer: name, email, phone, billing city and since when.', _PARAM_customer,
-        read_only=True, where='florist_desk.world:295', returns=Customer,
-    )
+    @tool('Show a customer: name, email, phone, billing city and since when.', _PARAM_customer,
+          read_only=True, where='florist_desk.world:295', returns=Customer)
     def tool_get_customer(self, customer: Customer) -> Customer:
         return customer  # florist_desk.world:300
 
-    @tool(  # florist_desk.world:303
+    @tool(
         'Find customers by part of the name, email or phone.',
         param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
         param('email', arg.optional(arg.TEXT), 'Part of the email; case does not matter.'),
@@ -636,21 +612,18 @@ class FloristDesk(Episode):
             found = rt.each(self, found) + (c.customer_id,)  # florist_desk.world:321
         return found  # florist_desk.world:323
 
-    @tool(  # florist_desk.world:328
-        'Show a flower variety with its stems in stock, reserved and free.',
-        param('variety', _ROW_varieties, 'The variety code, e.g. ROS-RED.'), read_only=True,
-        where='florist_desk.world:328', returns=_RESULT_VarietyInfo,
-        shows=('record', (('variety', 'variety', ('row', 'varieties')),)),
-    )
+    @tool('Show a flower variety with its stems in stock, reserved and free.',
+          param('variety', _ROW_varieties, 'The variety code, e.g. ROS-RED.'), read_only=True,
+          where='florist_desk.world:328', returns=_RESULT_VarietyInfo,
+          shows=('record', (('variety', 'variety', ('row', 'varieties')),)))
     def tool_get_variety(self, variety: FlowerVariety) -> VarietyInfo:
         return VarietyInfo(variety.code, self.fn_free_of(variety))  # florist_desk.world:333
 
-    @tool(  # florist_desk.world:336
+    @tool(
         'List flower varieties with their stock, reserved and free stems, by name or color.',
         param('text', arg.optional(arg.TEXT), 'Part of the name or color; case does not matter.'),
-        param(
-            'free_below', arg.optional(arg.INT), 'Only varieties with fewer free stems than this.'
-        ),
+        param('free_below', arg.optional(arg.INT),
+              'Only varieties with fewer free stems than this.'),
         read_only=True, where='florist_desk.world:336', returns=js.array(_RESULT_VarietyInfo),
         shows=('list', ('record', (('variety', 'variety', ('row', 'varieties')),))),
     )
@@ -677,13 +650,11 @@ class FloristDesk(Episode):
             found = rt.each(self, found) + (VarietyInfo(v_.code, self.fn_free_of(v_)),)
         return found  # florist_desk.world:352
 
-    @tool(  # florist_desk.world:355
-        'Check whether the stems for a quantity of an arrangement are free: per variety the '
-        'stems needed, free and short.',
-        _PARAM_arrangement,
-        param('quantity', arg.refined(arg.INT, 1, 10), 'How many of the arrangement.'),
-        read_only=True, where='florist_desk.world:355', returns=StemCheck,
-    )
+    @tool('Check whether the stems for a quantity of an arrangement are free: per variety the '
+          'stems needed, free and short.',
+          _PARAM_arrangement,
+          param('quantity', arg.refined(arg.INT, 1, 10), 'How many of the arrangement.'),
+          read_only=True, where='florist_desk.world:355', returns=StemCheck)
     def tool_check_stems(self, arrangement: Arrangement, quantity: int) -> StemCheck:
         needs: tuple[StemNeed, ...] = ()  # florist_desk.world:361
         for l in rt.each(self, arrangement.stems):  # florist_desk.world:362
@@ -700,25 +671,20 @@ class FloristDesk(Episode):
             all(_n7.short == 0 for _n7 in rt.each(self, needs)), needs,
         )
 
-    @tool(  # florist_desk.world:383
-        'Show an arrangement: occasion, price, its stems (variety codes and counts), vase and '
-        'whether it can be ordered.',
-        _PARAM_arrangement, read_only=True, where='florist_desk.world:383',
-        returns=_RESULT_Arrangement,
-    )
+    @tool('Show an arrangement: occasion, price, its stems (variety codes and counts), vase and '
+          'whether it can be ordered.',
+          _PARAM_arrangement, read_only=True, where='florist_desk.world:383',
+          returns=_RESULT_Arrangement)
     def tool_get_arrangement(self, arrangement: Arrangement) -> Arrangement:
         return arrangement  # florist_desk.world:388
 
-    @tool(  # florist_desk.world:391
-        'Find active arrangements by part of the name, by occasion and/or up to a price.',
-        param('text', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
-        param(
-            'occasion', arg.optional(arg.enum_of(Occasion)), 'Only arrangements for this occasion.'
-        ),
-        param('max_price', arg.optional(arg.FLOAT), 'Only arrangements costing at most this.'),
-        read_only=True, where='florist_desk.world:391', returns=js.array(_RESULT_Arrangement),
-        shows=('list', ('row', 'arrangements')),
-    )
+    @tool('Find active arrangements by part of the name, by occasion and/or up to a price.',
+          param('text', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
+          param('occasion', arg.optional(arg.enum_of(Occasion)),
+                'Only arrangements for this occasion.'),
+          param('max_price', arg.optional(arg.FLOAT), 'Only arrangements costing at most this.'),
+          read_only=True, where='florist_desk.world:391', returns=js.array(_RESULT_Arrangement),
+          shows=('list', ('row', 'arrangements')))
     def tool_search_arrangements(
         self, text: str | None, occasion: Occasion | None, max_price: float | None
     ) -> tuple[str, ...]:
@@ -740,34 +706,29 @@ class FloristDesk(Episode):
             found = rt.each(self, found) + (a.arrangement_id,)  # florist_desk.world:412
         return found  # florist_desk.world:414
 
-    @tool(  # florist_desk.world:419
-        'Show a courier: name, phone, vehicle, deliveries allowed a day and whether active.',
-        param('courier', _ROW_couriers, 'The courier id, e.g. K01.'), read_only=True,
-        where='florist_desk.world:419', returns=Courier,
-    )
+    @tool('Show a courier: name, phone, vehicle, deliveries allowed a day and whether active.',
+          param('courier', _ROW_couriers, 'The courier id, e.g. K01.'), read_only=True,
+          where='florist_desk.world:419', returns=Courier)
     def tool_get_courier(self, courier: Courier) -> Courier:
         return courier  # florist_desk.world:424
 
-    @tool(  # florist_desk.world:427
-        'List couriers with their deliveries on a day and how many more they can take.',
-        param(
-            'day', arg.optional(arg.DATE), 'The day whose deliveries to show; today when left out.'
-        ),
-        param('active_only', arg.BOOL, 'Only active couriers.', default=True), read_only=True,
-        where='florist_desk.world:427',
-        returns=js.array(js.closed({
-            'courier': Courier, 'day': js.STRING, 'deliveries': js.array(Delivery),
-            'free_slots': js.INTEGER,
-        })),
-        shows=(
-            'list', (
-                'record', (
-                    ('courier', 'courier', ('row', 'couriers')),
-                    ('deliveries', 'deliveries', ('list', ('row', 'deliveries'))),
-                ),
-            ),
-        ),
-    )
+    @tool('List couriers with their deliveries on a day and how many more they can take.',
+          param('day', arg.optional(arg.DATE),
+                'The day whose deliveries to show; today when left out.'),
+          param('active_only', arg.BOOL, 'Only active couriers.', default=True), read_only=True,
+          where='florist_desk.world:427',
+          returns=js.array(js.closed({
+              'courier': Courier, 'day': js.STRING, 'deliveries': js.array(Delivery),
+              'free_slots': js.INTEGER,
+          })),
+          shows=(
+              'list', (
+                  'record', (
+                      ('courier', 'courier', ('row', 'couriers')),
+                      ('deliveries', 'deliveries', ('list', ('row', 'deliveries'))),
+                  ),
+              ),
+          ))
     def tool_list_couriers(self, day: dt.date | None, active_only: bool) -> tuple[CourierDay, ...]:
         the_day: dt.date = day if day is not None else self.clock.date()  # florist_desk.world:433
         found: tuple[CourierDay, ...] = ()  # florist_desk.world:434
@@ -778,28 +739,21 @@ class FloristDesk(Episode):
             found = rt.each(self, found) + (self.fn_courier_day(c, the_day),)
         return found  # florist_desk.world:441
 
-    @tool(  # florist_desk.world:446
-        'Show an order: customer id, arrangement id, quantity, delivery date, recipient, card '
-        'message, status and total.',
-        _PARAM_order, read_only=True, where='florist_desk.world:446', returns=Order,
-    )
+    @tool('Show an order: customer id, arrangement id, quantity, delivery date, recipient, card '
+          'message, status and total.',
+          _PARAM_order, read_only=True, where='florist_desk.world:446', returns=Order)
     def tool_get_order(self, order: Order) -> Order:
         return order  # florist_desk.world:449
 
-    @tool(  # florist_desk.world:452
-        'Find orders by customer, delivery date, status and/or recipient name.',
-        param(
-            'customer', arg.optional(_ROW_customers), "Only this customer's orders (customer id)."
-        ),
-        param('delivery_date', arg.optional(arg.DATE), 'Only orders delivered on this day.'),
-        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
-        param(
-            'recipient_contains', arg.optional(arg.TEXT),
-            "Part of the recipient's name; case does not matter.",
-        ),
-        read_only=True, where='florist_desk.world:452', returns=js.array(Order),
-        shows=('list', ('row', 'orders')),
-    )
+    @tool('Find orders by customer, delivery date, status and/or recipient name.',
+          param('customer', arg.optional(_ROW_customers),
+                "Only this customer's orders (customer id)."),
+          param('delivery_date', arg.optional(arg.DATE), 'Only orders delivered on this day.'),
+          param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
+          param('recipient_contains', arg.optional(arg.TEXT),
+                "Part of the recipient's name; case does not matter."),
+          read_only=True, where='florist_desk.world:452', returns=js.array(Order),
+          shows=('list', ('row', 'orders')))
     def tool_find_orders(
         self, customer: Customer | None, delivery_date: dt.date | None, status: OrderStatus | None,
         recipient_contains: str | None,
@@ -824,38 +778,29 @@ class FloristDesk(Episode):
             found = rt.each(self, found) + (o.order_id,)  # florist_desk.world:474
         return found  # florist_desk.world:476
 
-    @tool(  # florist_desk.world:479
-        'Take an order of an arrangement for a delivery date, with the recipient and the card '
-        'message. The total is the price times the quantity plus the delivery fee.',
-        _PARAM_customer, param('arrangement', _ROW_arrangements, 'The arrangement id, e.g. AR02.'),
-        param('quantity', arg.refined(arg.INT, 1, 10), 'How many of the arrangement, 1 to 10.'),
-        param('delivery_date', arg.DATE, 'The delivery day, e.g. 2025-02-14.'),
-        param(
-            'recipient', arg.record(Recipient.load, _RESULT_Recipient),
-            'Who receives it: name, street, city and phone.',
-        ),
-        param(
-            'card_message', arg.refined(arg.TEXT, None, 250),
-            'The message on the card; empty for none.',
-        ),
-        where='florist_desk.world:479', returns=Order,
-    )
+    @tool('Take an order of an arrangement for a delivery date, with the recipient and the card '
+          'message. The total is the price times the quantity plus the delivery fee.',
+          _PARAM_customer,
+          param('arrangement', _ROW_arrangements, 'The arrangement id, e.g. AR02.'),
+          param('quantity', arg.refined(arg.INT, 1, 10), 'How many of the arrangement, 1 to 10.'),
+          param('delivery_date', arg.DATE, 'The delivery day, e.g. 2025-02-14.'),
+          param('recipient', arg.record(Recipient.load, _RESULT_Recipient),
+                'Who receives it: name, street, city and phone.'),
+          param('card_message', arg.refined(arg.TEXT, None, 250),
+                'The message on the card; empty for none.'),
+          where='florist_desk.world:479', returns=Order)
     def tool_take_order(
         self, customer: Customer, arrangement: Arrangement, quantity: int, delivery_date: dt.date,
         recipient: Recipient, card_message: str,
     ) -> Order:
         if not arrangement.active:  # florist_desk.world:489
-            self.fail(
-                f'Arrangement {arrangement.arrangement_id} ({arrangement.name}) is no longer '
-                'offered.',
-            )
+            self.fail(f'Arrangement {arrangement.arrangement_id} ({arrangement.name}) is no '
+                      'longer offered.')
         if delivery_date < self.clock.date():  # florist_desk.world:490
             raise ToolError(f'The delivery date {delivery_date} is in the past.')
         if delivery_date > self.fn_latest_day():  # florist_desk.world:491
-            raise ToolError(
-                f'Orders are taken at most {self.state.max_advance_days} days ahead, up to '
-                f'{self.fn_latest_day()}.',
-            )
+            raise ToolError(f'Orders are taken at most {self.state.max_advance_days} days ahead, '
+                            f'up to {self.fn_latest_day()}.')
         order: Order = Order(  # florist_desk.world:492
             order_id=self.next_id('order_ids', 'O{:03d}'), customer=customer.customer_id,
             arrangement=arrangement.arrangement_id,
@@ -871,25 +816,19 @@ class FloristDesk(Episode):
         self.insert(self.t_orders, order)  # florist_desk.world:501
         return order  # florist_desk.world:502
 
-    @tool(  # florist_desk.world:505
-        'Reserve the stems a received order needs, so that they are kept for it.', _PARAM_order,
-        where='florist_desk.world:505', returns=Order,
-    )
+    @tool('Reserve the stems a received order needs, so that they are kept for it.', _PARAM_order,
+          where='florist_desk.world:505', returns=Order)
     def tool_reserve_stems(self, order: Order) -> Order:
         if order.status != _E11_OrderStatus_received:  # florist_desk.world:510
-            self.fail(
-                f'Order {order.order_id} is {order.status}; only received orders can have stems '
-                'reserved.',
-            )
+            self.fail(f'Order {order.order_id} is {order.status}; only received orders can have '
+                      'stems reserved.')
         # florist_desk.world:511
         for l in rt.each(self, self.t_arrangements[order.arrangement].stems):
             needed: int = rt.bounded(l.count * order.quantity)  # florist_desk.world:512
             free: int = self.fn_free_of(self.t_varieties[l.variety])  # florist_desk.world:513
             if free < needed:  # florist_desk.world:514
-                self.fail(
-                    f'Not enough free stems of {self.t_varieties[l.variety].name} ('
-                    f'{self.t_varieties[l.variety].code}): {free} free, {needed} needed.',
-                )
+                self.fail(f'Not enough free stems of {self.t_varieties[l.variety].name} ('
+                          f'{self.t_varieties[l.variety].code}): {free} free, {needed} needed.')
         # florist_desk.world:516
         for _l8 in rt.each(self, self.t_arrangements[order.arrangement].stems):
             self.set_field(  # florist_desk.world:517
@@ -906,49 +845,39 @@ class FloristDesk(Episode):
         self.set_field(order, 'status', _E11_OrderStatus_reserved)  # florist_desk.world:519
         return order  # florist_desk.world:520
 
-    @tool(  # florist_desk.world:523
-        'Move a received or reserved order to another delivery date.', _PARAM_order,
-        param('delivery_date', arg.DATE, 'The new delivery day, e.g. 2025-02-15.'),
-        where='florist_desk.world:523', returns=Order,
-    )
+    @tool('Move a received or reserved order to another delivery date.', _PARAM_order,
+          param('delivery_date', arg.DATE, 'The new delivery day, e.g. 2025-02-15.'),
+          where='florist_desk.world:523', returns=Order)
     def tool_change_delivery_date(self, order: Order, delivery_date: dt.date) -> Order:
         if not (  # florist_desk.world:529
             order.status == _E11_OrderStatus_received or order.status == _E11_OrderStatus_reserved
         ):
-            self.fail(
-                f'Order {order.order_id} is {order.status}; only received or reserved orders can '
-                'be moved.',
-            )
+            self.fail(f'Order {order.order_id} is {order.status}; only received or reserved '
+                      'orders can be moved.')
         if delivery_date < self.clock.date():  # florist_desk.world:530
             raise ToolError(f'The delivery date {delivery_date} is in the past.')
         if delivery_date > self.fn_latest_day():  # florist_desk.world:531
-            raise ToolError(
-                f'Orders are taken at most {self.state.max_advance_days} days ahead, up to '
-                f'{self.fn_latest_day()}.',
-            )
+            raise ToolError(f'Orders are taken at most {self.state.max_advance_days} days ahead, '
+                            f'up to {self.fn_latest_day()}.')
         if delivery_date == order.delivery_date:  # florist_desk.world:532
             self.fail(f'Order {order.order_id} is already due on {delivery_date}.')
         self.set_field(order, 'delivery_date', delivery_date)  # florist_desk.world:533
         return order  # florist_desk.world:534
 
-    @tool(  # florist_desk.world:537
-        'Cancel a received or reserved order: its reserved stems are released and its total is '
-        'refunded in full.',
-        _PARAM_order, _PARAM_method, where='florist_desk.world:537',
-        returns=js.closed({'order': Order, 'refund': Refund}),
-        shows=(
-            'record',
-            (('order', 'order', ('row', 'orders')), ('refund', 'refund', ('row', 'refunds'))),
-        ),
-    )
+    @tool('Cancel a received or reserved order: its reserved stems are released and its total is '
+          'refunded in full.',
+          _PARAM_order, _PARAM_method, where='florist_desk.world:537',
+          returns=js.closed({'order': Order, 'refund': Refund}),
+          shows=(
+              'record',
+              (('order', 'order', ('row', 'orders')), ('refund', 'refund', ('row', 'refunds'))),
+          ))
     def tool_cancel_order(self, order: Order, method: RefundMethod) -> Cancellation:
         if not (  # florist_desk.world:543
             order.status == _E11_OrderStatus_received or order.status == _E11_OrderStatus_reserved
         ):
-            self.fail(
-                f'Order {order.order_id} is {order.status}; only received or reserved orders can '
-                'be cancelled.',
-            )
+            self.fail(f'Order {order.order_id} is {order.status}; only received or reserved '
+                      'orders can be cancelled.')
         if order.status == _E11_OrderStatus_reserved:  # florist_desk.world:544
             # florist_desk.world:545
             for l in rt.each(self, self.t_arrangements[order.arrangement].stems):
@@ -971,27 +900,23 @@ class FloristDesk(Episode):
         self.insert(self.t_refunds, refund)  # florist_desk.world:556
         return Cancellation(order.order_id, refund.refund_id)  # florist_desk.world:557
 
-    @tool(  # florist_desk.world:562
-        'Make up a reserved order due today and send it out with a courier: its stems leave the '
-        'stock.',
-        param('order', _ROW_orders, 'The order id, e.g. O002.'),
-        param('courier', _ROW_couriers, 'The courier id, e.g. K02.'),
-        where='florist_desk.world:562', returns=Delivery,
-    )
+    @tool('Make up a reserved order due today and send it out with a courier: its stems leave '
+          'the stock.',
+          param('order', _ROW_orders, 'The order id, e.g. O002.'),
+          param('courier', _ROW_couriers, 'The courier id, e.g. K02.'),
+          where='florist_desk.world:562', returns=Delivery)
     def tool_assign_courier(self, order: Order, courier: Courier) -> Delivery:
         if order.status != _E11_OrderStatus_reserved:  # florist_desk.world:568
-            self.fail(
-                f'Order {order.order_id} is {order.status}; only reserved orders can be sent out.'
-            )
+            self.fail(f'Order {order.order_id} is {order.status}; only reserved orders can be '
+                      'sent out.')
         if order.delivery_date != self.clock.date():  # florist_desk.world:569
             self.fail(f'Order {order.order_id} is due on {order.delivery_date}, not today.')
         if not courier.active:  # florist_desk.world:570
             self.fail(f'Courier {courier.courier_id} ({courier.name}) is inactive.')
         # florist_desk.world:571
         if self.fn_courier_load(courier, self.clock.date()) >= courier.max_per_day:
-            self.fail(
-                f'Courier {courier.courier_id} already has {courier.max_per_day} deliveries today.'
-            )
+            self.fail(f'Courier {courier.courier_id} already has {courier.max_per_day} '
+                      'deliveries today.')
         # florist_desk.world:572
         for l in rt.each(self, self.t_arrangements[order.arrangement].stems):
             needed: int = rt.bounded(l.count * order.quantity)  # florist_desk.world:573
@@ -1017,10 +942,8 @@ class FloristDesk(Episode):
         self.set_field(order, 'status', _E11_OrderStatus_out_for_delivery)
         return delivery  # florist_desk.world:580
 
-    @tool(  # florist_desk.world:583
-        'Mark an order that is out for delivery as delivered.', _PARAM_order_,
-        where='florist_desk.world:583', returns=Delivery,
-    )
+    @tool('Mark an order that is out for delivery as delivered.', _PARAM_order_,
+          where='florist_desk.world:583', returns=Delivery)
     def tool_mark_delivered(self, order: Order) -> Delivery:
         if order.status != _E11_OrderStatus_out_for_delivery:  # florist_desk.world:588
             self.fail(f'Order {order.order_id} is {order.status}, not out for delivery.')
@@ -1034,11 +957,9 @@ class FloristDesk(Episode):
         self.set_field(order, 'status', _E11_OrderStatus_delivered)  # florist_desk.world:593
         return self.t_deliveries[d.delivery_id]  # florist_desk.world:594
 
-    @tool(  # florist_desk.world:597
-        'Mark an order that is out for delivery as failed, with the reason.', _PARAM_order_,
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it could not be delivered.'),
-        where='florist_desk.world:597', returns=Delivery,
-    )
+    @tool('Mark an order that is out for delivery as failed, with the reason.', _PARAM_order_,
+          param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it could not be delivered.'),
+          where='florist_desk.world:597', returns=Delivery)
     def tool_mark_failed(self, order: Order, reason: str) -> Delivery:
         if order.status != _E11_OrderStatus_out_for_delivery:  # florist_desk.world:603
             self.fail(f'Order {order.order_id} is {order.status}, not out for delivery.')
@@ -1056,24 +977,19 @@ class FloristDesk(Episode):
         self.set_field(order, 'status', _E11_OrderStatus_failed)  # florist_desk.world:609
         return self.t_deliveries[d.delivery_id]  # florist_desk.world:610
 
-    @tool(  # florist_desk.world:613
-        'Show a delivery: order id, courier id, day, status, when completed and why it failed.',
-        param('delivery', _ROW_deliveries, 'The delivery id, e.g. D0001.'), read_only=True,
-        where='florist_desk.world:613', returns=Delivery,
-    )
+    @tool('Show a delivery: order id, courier id, day, status, when completed and why it failed.',
+          param('delivery', _ROW_deliveries, 'The delivery id, e.g. D0001.'), read_only=True,
+          where='florist_desk.world:613', returns=Delivery)
     def tool_get_delivery(self, delivery: Delivery) -> Delivery:
         return delivery  # florist_desk.world:618
 
-    @tool(  # florist_desk.world:621
-        'List deliveries of an order, of a courier and/or on a day.',
-        param('order', arg.optional(_ROW_orders), 'Only deliveries of this order (order id).'),
-        param(
-            'courier', arg.optional(_ROW_couriers), 'Only deliveries of this courier (courier id).'
-        ),
-        param('day', arg.optional(arg.DATE), 'Only deliveries on this day.'), read_only=True,
-        where='florist_desk.world:621', returns=js.array(Delivery),
-        shows=('list', ('row', 'deliveries')),
-    )
+    @tool('List deliveries of an order, of a courier and/or on a day.',
+          param('order', arg.optional(_ROW_orders), 'Only deliveries of this order (order id).'),
+          param('courier', arg.optional(_ROW_couriers),
+                'Only deliveries of this courier (courier id).'),
+          param('day', arg.optional(arg.DATE), 'Only deliveries on this day.'), read_only=True,
+          where='florist_desk.world:621', returns=js.array(Delivery),
+          shows=('list', ('row', 'deliveries')))
     def tool_list_deliveries(
         self, order: Order | None, courier: Courier | None, day: dt.date | None
     ) -> tuple[str, ...]:
@@ -1088,33 +1004,26 @@ class FloristDesk(Episode):
             found = rt.each(self, found) + (d.delivery_id,)  # florist_desk.world:639
         return found  # florist_desk.world:641
 
-    @tool(  # florist_desk.world:646
-        'Refund an order whose delivery failed.',
-        param('order', _ROW_orders, 'The order id, e.g. O004.'),
-        param(
-            'amount', arg.optional(arg.refined(arg.FLOAT, 0.01)),
-            'How much to refund; the order total when left out.',
-        ),
-        _PARAM_method, where='florist_desk.world:646', returns=Refund,
-    )
+    @tool('Refund an order whose delivery failed.',
+          param('order', _ROW_orders, 'The order id, e.g. O004.'),
+          param('amount', arg.optional(arg.refined(arg.FLOAT, 0.01)),
+                'How much to refund; the order total when left out.'),
+          _PARAM_method, where='florist_desk.world:646', returns=Refund)
     def tool_refund_failed_delivery(
         self, order: Order, amount: float | None, method: RefundMethod
     ) -> Refund:
         if order.status == _E11_OrderStatus_refunded:  # florist_desk.world:653
             self.fail(f'Order {order.order_id} is already refunded.')
         if order.status != _E11_OrderStatus_failed:  # florist_desk.world:654
-            self.fail(
-                f'Order {order.order_id} is {order.status}; only orders whose delivery failed '
-                'are refunded here.',
-            )
+            self.fail(f'Order {order.order_id} is {order.status}; only orders whose delivery '
+                      'failed are refunded here.')
         if self.fn_refund_count(order) != 0:  # florist_desk.world:655
             self.fail(f'Order {order.order_id} is already refunded.')
         # florist_desk.world:656
         value: float = round(amount if amount is not None else order.total, 2)
         if not (value <= order.total):  # florist_desk.world:657
-            raise ToolError(
-                f'The refund of {value:.2f} exceeds the order total of {order.total:.2f}.'
-            )
+            raise ToolError(f'The refund of {value:.2f} exceeds the order total of '
+                            f'{order.total:.2f}.')
         if not (value >= 0.01):  # florist_desk.world:658
             raise ToolError('The refund must be at least 0.01.')
         refund: Refund = Refund(  # florist_desk.world:659
@@ -1126,24 +1035,18 @@ class FloristDesk(Episode):
         self.set_field(order, 'status', _E11_OrderStatus_refunded)  # florist_desk.world:666
         return refund  # florist_desk.world:667
 
-    @tool(  # florist_desk.world:670
-        'Show a refund: order id, amount, reason, method and when it was issued.',
-        param('refund', _ROW_refunds, 'The refund id, e.g. R001.'), read_only=True,
-        where='florist_desk.world:670', returns=Refund,
-    )
+    @tool('Show a refund: order id, amount, reason, method and when it was issued.',
+          param('refund', _ROW_refunds, 'The refund id, e.g. R001.'), read_only=True,
+          where='florist_desk.world:670', returns=Refund)
     def tool_get_refund(self, refund: Refund) -> Refund:
         return refund  # florist_desk.world:675
 
-    @tool(  # florist_desk.world:678
-        "List refunds of a customer's orders and/or issued on a day.",
-        param(
-            'customer', arg.optional(_ROW_customers),
-            "Only refunds of this customer's orders (customer id).",
-        ),
-        param('day', arg.optional(arg.DATE), 'Only refunds issued on this day.'), read_only=True,
-        where='florist_desk.world:678', returns=js.array(Refund),
-        shows=('list', ('row', 'refunds')),
-    )
+    @tool("List refunds of a customer's orders and/or issued on a day.",
+          param('customer', arg.optional(_ROW_customers),
+                "Only refunds of this customer's orders (customer id)."),
+          param('day', arg.optional(arg.DATE), 'Only refunds issued on this day.'), read_only=True,
+          where='florist_desk.world:678', returns=js.array(Refund),
+          shows=('list', ('row', 'refunds')))
     def tool_list_refunds(self, customer: Customer | None, day: dt.date | None) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # florist_desk.world:684
         for r in rt.each(self, self.t_refunds):  # florist_desk.world:685

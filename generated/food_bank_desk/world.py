@@ -319,22 +319,18 @@ _RESULT_Order = js.closed({
     'released_at': js.nullable(js.STRING),
 })
 _RESULT_DonationInfo = js.closed({'donation': Donation, 'lots': js.array(StockLot)})
-_ROW_staff = arg.row(
-    'staff', arg.refined(arg.TEXT, pattern='^ST[0-9]{2}$'), not_found='Staff member not found.'
-)
-_ROW_agencies = arg.row(
-    'agencies', arg.refined(arg.TEXT, pattern='^AG[0-9]{2}$'), not_found='Agency not found.'
-)
+_ROW_staff = arg.row('staff', arg.refined(arg.TEXT, pattern='^ST[0-9]{2}$'),
+                     not_found='Staff member not found.')
+_ROW_agencies = arg.row('agencies', arg.refined(arg.TEXT, pattern='^AG[0-9]{2}$'),
+                        not_found='Agency not found.')
 _ROW_households = arg.row('households', not_found='Household not found.')
-_ROW_items = arg.row(
-    'items', arg.refined(arg.TEXT, pattern='^FD-[0-9]{3}$'), not_found='Item not found.'
-)
+_ROW_items = arg.row('items', arg.refined(arg.TEXT, pattern='^FD-[0-9]{3}$'),
+                     not_found='Item not found.')
 _ROW_lots = arg.row('lots', not_found='Lot not found.')
 _ROW_donations = arg.row('donations', not_found='Donation not found.')
-_ROW_distribution_days = arg.row(
-    'distribution_days', arg.refined(arg.TEXT, pattern='^DD[0-9]{3}$'),
-    not_found='Distribution day not found.',
-)
+_ROW_distribution_days = arg.row('distribution_days',
+                                 arg.refined(arg.TEXT, pattern='^DD[0-9]{3}$'),
+                                 not_found='Distribution day not found.')
 _ROW_orders = arg.row('orders', not_found='Order not found.')
 _PARAM_agency_id = param('agency_id', _ROW_agencies, 'The agency id, e.g. AG01.')
 
@@ -409,10 +405,9 @@ class FoodBankDesk(Episode):
                 _row64.quantity >= 0
                 and (_row64.status == _E9_LotStatus_available or _row64.quantity == 0)
             ):
-                raise InvariantError(
-                    'Stock never goes below zero; a written-off lot holds nothing.',
-                    'food_bank_desk.world:240',
-                )
+                raise InvariantError('Stock never goes below zero; a written-off lot holds '
+                                     'nothing.',
+                                     'food_bank_desk.world:240')
         if not all(  # food_bank_desk.world:243
             not self.fn_live(_o65) or len([
                 _p66 for _p66 in rt.each(self, self.t_orders)
@@ -423,9 +418,8 @@ class FoodBankDesk(Episode):
             == 1
             for _o65 in rt.each(self, self.t_orders)
         ):
-            raise InvariantError(
-                'A household gets one distribution a week.', 'food_bank_desk.world:243'
-            )
+            raise InvariantError('A household gets one distribution a week.',
+                                 'food_bank_desk.world:243')
         if not all(  # food_bank_desk.world:246
             not self.fn_live(_o67) or self.fn_agency_week_kg(
                 self.t_agencies[_o67.agency],
@@ -434,10 +428,9 @@ class FoodBankDesk(Episode):
             <= self.t_agencies[_o67.agency].weekly_allocation_kg
             for _o67 in rt.each(self, self.t_orders)
         ):
-            raise InvariantError(
-                "An agency's orders weigh at most its weekly allocation in each ISO week.",
-                'food_bank_desk.world:246',
-            )
+            raise InvariantError("An agency's orders weigh at most its weekly allocation in each "
+                                 "ISO week.",
+                                 'food_bank_desk.world:246')
         if not all(  # food_bank_desk.world:249
             self.t_households[_o68.household].agency == _o68.agency
             and _o68.weight_kg == self.fn_lines_weight(_o68.lines)
@@ -445,33 +438,25 @@ class FoodBankDesk(Episode):
             <= self.state.max_kg_per_person * self.t_households[_o68.household].size
             for _o68 in rt.each(self, self.t_orders)
         ):
-            raise InvariantError(
-                "An order's household is its agency's; its weight is the sum of its lines and at "
-                "most max_kg_per_person per household member.",
-                'food_bank_desk.world:249',
-            )
+            raise InvariantError("An order's household is its agency's; its weight is the sum of "
+                                 "its lines and at most max_kg_per_person per household member.",
+                                 'food_bank_desk.world:249')
         if not all(  # food_bank_desk.world:252
             self.fn_places_left(_d69) >= 0 for _d69 in rt.each(self, self.t_distribution_days)
         ):
-            raise InvariantError(
-                'A distribution day takes at most its capacity of orders.',
-                'food_bank_desk.world:252',
-            )
+            raise InvariantError('A distribution day takes at most its capacity of orders.',
+                                 'food_bank_desk.world:252')
         # food_bank_desk.world:255
         if not all(self.fn_packed_ok(_o70) for _o70 in rt.each(self, self.t_orders)):
-            raise InvariantError(
-                'Placed and cancelled orders have nothing packed; packed and released ones are '
-                'packed in full.',
-                'food_bank_desk.world:255',
-            )
+            raise InvariantError('Placed and cancelled orders have nothing packed; packed and '
+                                 'released ones are packed in full.',
+                                 'food_bank_desk.world:255')
         for _row71 in rt.changed_rows(self, self.t_orders):  # food_bank_desk.world:258
             if not (
                 (_row71.released_at is not None) == (_row71.status == _E11_OrderStatus_released)
             ):
-                raise InvariantError(
-                    'An order has a release time exactly when it is released.',
-                    'food_bank_desk.world:258',
-                )
+                raise InvariantError('An order has a release time exactly when it is released.',
+                                     'food_bank_desk.world:258')
         if not all(  # food_bank_desk.world:261
             _l72.donation is None or any(
                 _l72.donation == _d73.id_ and _l72.received_on == _d73.received_at.date()
@@ -479,9 +464,8 @@ class FoodBankDesk(Episode):
             )
             for _l72 in rt.each(self, self.t_lots)
         ):
-            raise InvariantError(
-                "A donation's lots were received on its day.", 'food_bank_desk.world:261'
-            )
+            raise InvariantError("A donation's lots were received on its day.",
+                                 'food_bank_desk.world:261')
         if not all(  # food_bank_desk.world:264
             len([_o75 for _o75 in rt.each(self, self.t_staff) if _o75.email == _s74.email]) == 1
             for _s74 in rt.each(self, self.t_staff)
@@ -491,9 +475,8 @@ class FoodBankDesk(Episode):
             self.state.current_staff != _s76.id_ or _s76.active
             for _s76 in rt.each(self, self.t_staff)
         ):
-            raise InvariantError(
-                'The signed-in staff member is active.', 'food_bank_desk.world:267'
-            )
+            raise InvariantError('The signed-in staff member is active.',
+                                 'food_bank_desk.world:267')
         for _row77 in rt.changed_rows(self, self.t_households, ('agency',)):
             rt.check_refs(self.t_agencies, _row77.agency, 'Household.agency')
         for _row78 in rt.changed_rows(self, self.t_lots, ('item', 'donation')):
@@ -591,16 +574,12 @@ class FoodBankDesk(Episode):
             ]),
         )
 
-    @tool(  # food_bank_desk.world:272
-        'Sign in as a staff member, by email or by id.',
-        param('email', arg.optional(arg.TEXT), 'Your email, e.g. rosa.diaz@foodbank.example.'),
-        param(
-            'staff_id',
-            arg.optional(arg.row('staff', arg.refined(arg.TEXT, pattern='^ST[0-9]{2}$'))),
-            'Or your staff id, e.g. ST01.',
-        ),
-        where='food_bank_desk.world:272', returns=Staff,
-    )
+    @tool('Sign in as a staff member, by email or by id.',
+          param('email', arg.optional(arg.TEXT), 'Your email, e.g. rosa.diaz@foodbank.example.'),
+          param('staff_id',
+                arg.optional(arg.row('staff', arg.refined(arg.TEXT, pattern='^ST[0-9]{2}$'))),
+                'Or your staff id, e.g. ST01.'),
+          where='food_bank_desk.world:272', returns=Staff)
     def tool_sign_in(self, email: str | None, staff_id: Staff | None) -> Staff:
         # food_bank_desk.world:278
         found: Staff | None = staff_id if staff_id is not None else rt.attempt(
@@ -613,21 +592,18 @@ class FoodBankDesk(Episode):
         self.set_state('current_staff', found.id_)  # food_bank_desk.world:281
         return found  # food_bank_desk.world:282
 
-    @tool(  # food_bank_desk.world:285
-        'Show a staff member: name, email, role and whether active.',
-        param('staff_id', _ROW_staff, 'The staff id, e.g. ST02.'), read_only=True,
-        where='food_bank_desk.world:285', returns=Staff,
-    )
+    @tool('Show a staff member: name, email, role and whether active.',
+          param('staff_id', _ROW_staff, 'The staff id, e.g. ST02.'), read_only=True,
+          where='food_bank_desk.world:285', returns=Staff)
     def tool_get_staff(self, staff_id: Staff) -> Staff:
         return staff_id  # food_bank_desk.world:288
 
-    @tool(  # food_bank_desk.world:291
-        'Find staff by part of the name or email, or by role, with their details.',
-        param('query', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
-        param('role', arg.optional(arg.enum_of(StaffRole)), 'Only staff with this role.'),
-        read_only=True, where='food_bank_desk.world:291', returns=js.array(Staff),
-        shows=('list', ('row', 'staff')),
-    )
+    @tool('Find staff by part of the name or email, or by role, with their details.',
+          param('query', arg.optional(arg.TEXT),
+                'Part of the name or email; case does not matter.'),
+          param('role', arg.optional(arg.enum_of(StaffRole)), 'Only staff with this role.'),
+          read_only=True, where='food_bank_desk.world:291', returns=js.array(Staff),
+          shows=('list', ('row', 'staff')))
     def tool_find_staff(self, query: str | None, role: StaffRole | None) -> tuple[str, ...]:
         # food_bank_desk.world:297
         q: str = self.built((query if query is not None else '').lower())
@@ -638,20 +614,16 @@ class FoodBankDesk(Episode):
             and (role is None or _s8.role == role)
         ])
 
-    @tool(  # food_bank_desk.world:303
-        'Show an agency (contact, allocation, status, district) with the kg its orders weigh in '
-        'a week and what is left.',
-        _PARAM_agency_id,
-        param(
-            'week_of_day', arg.optional(arg.DATE),
-            'A day of the week to report on; leave out for this week.',
-        ),
-        read_only=True, where='food_bank_desk.world:303',
-        returns=js.closed({
-            'agency': Agency, 'week': js.STRING, 'ordered_kg': js.NUMBER, 'left_kg': js.NUMBER
-        }),
-        shows=('record', (('agency', 'agency', ('row', 'agencies')),)),
-    )
+    @tool('Show an agency (contact, allocation, status, district) with the kg its orders weigh '
+          'in a week and what is left.',
+          _PARAM_agency_id,
+          param('week_of_day', arg.optional(arg.DATE),
+                'A day of the week to report on; leave out for this week.'),
+          read_only=True, where='food_bank_desk.world:303',
+          returns=js.closed({
+              'agency': Agency, 'week': js.STRING, 'ordered_kg': js.NUMBER, 'left_kg': js.NUMBER
+          }),
+          shows=('record', (('agency', 'agency', ('row', 'agencies')),)))
     def tool_get_agency(self, agency_id: Agency, week_of_day: dt.date | None) -> AgencyInfo:
         # food_bank_desk.world:309
         week: str = self.fn_week_of(week_of_day if week_of_day is not None else self.clock.date())
@@ -660,18 +632,14 @@ class FoodBankDesk(Episode):
             agency_id.id_, week, used, round(agency_id.weekly_allocation_kg - used, 3)
         )
 
-    @tool(  # food_bank_desk.world:319
-        'Find agencies by part of the name or district, optionally by status, with their '
-        'allocations.',
-        param(
-            'query', arg.optional(arg.TEXT), 'Part of the name or district; case does not matter.'
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(AgencyStatus)), 'Only agencies with this status.'
-        ),
-        read_only=True, where='food_bank_desk.world:319', returns=js.array(Agency),
-        shows=('list', ('row', 'agencies')),
-    )
+    @tool('Find agencies by part of the name or district, optionally by status, with their '
+          'allocations.',
+          param('query', arg.optional(arg.TEXT),
+                'Part of the name or district; case does not matter.'),
+          param('status', arg.optional(arg.enum_of(AgencyStatus)),
+                'Only agencies with this status.'),
+          read_only=True, where='food_bank_desk.world:319', returns=js.array(Agency),
+          shows=('list', ('row', 'agencies')))
     def tool_find_agencies(
         self, query: str | None, status: AgencyStatus | None
     ) -> tuple[str, ...]:
@@ -684,18 +652,16 @@ class FoodBankDesk(Episode):
             and (status is None or _a9.status == status)
         ])
 
-    @tool(  # food_bank_desk.world:329
-        'Show a household (agency, contact, size, postcode, dietary needs) with its orders.',
-        param('household_id', _ROW_households, 'The household id, e.g. HH0001.'), read_only=True,
-        where='food_bank_desk.world:329',
-        returns=js.closed({'household': Household, 'orders': js.array(_RESULT_Order)}),
-        shows=(
-            'record', (
-                ('household', 'household', ('row', 'households')),
-                ('orders', 'orders', ('list', ('row', 'orders'))),
-            ),
-        ),
-    )
+    @tool('Show a household (agency, contact, size, postcode, dietary needs) with its orders.',
+          param('household_id', _ROW_households, 'The household id, e.g. HH0001.'), read_only=True,
+          where='food_bank_desk.world:329',
+          returns=js.closed({'household': Household, 'orders': js.array(_RESULT_Order)}),
+          shows=(
+              'record', (
+                  ('household', 'household', ('row', 'households')),
+                  ('orders', 'orders', ('list', ('row', 'orders'))),
+              ),
+          ))
     def tool_get_household(self, household_id: Household) -> HouseholdInfo:
         return HouseholdInfo(  # food_bank_desk.world:334
             household_id.id_, tuple([
@@ -704,20 +670,16 @@ class FoodBankDesk(Episode):
             ]),
         )
 
-    @tool(  # food_bank_desk.world:340
-        'Find households by part of the contact name, phone, postcode or agency, with their '
-        'details.',
-        param('name', arg.optional(arg.TEXT), 'Part of the contact name; case does not matter.'),
-        param('phone', arg.optional(arg.TEXT), 'The phone number.'),
-        param('postcode', arg.optional(arg.TEXT), 'The postcode.'),
-        param(
-            'agency_id',
-            arg.optional(arg.row('agencies', arg.refined(arg.TEXT, pattern='^AG[0-9]{2}$'))),
-            'Only households of this agency (id, e.g. AG01).',
-        ),
-        read_only=True, where='food_bank_desk.world:340', returns=js.array(Household),
-        shows=('list', ('row', 'households')),
-    )
+    @tool('Find households by part of the contact name, phone, postcode or agency, with their '
+          'details.',
+          param('name', arg.optional(arg.TEXT), 'Part of the contact name; case does not matter.'),
+          param('phone', arg.optional(arg.TEXT), 'The phone number.'),
+          param('postcode', arg.optional(arg.TEXT), 'The postcode.'),
+          param('agency_id',
+                arg.optional(arg.row('agencies', arg.refined(arg.TEXT, pattern='^AG[0-9]{2}$'))),
+                'Only households of this agency (id, e.g. AG01).'),
+          read_only=True, where='food_bank_desk.world:340', returns=js.array(Household),
+          shows=('list', ('row', 'households')))
     def tool_find_households(
         self, name: str | None, phone: str | None, postcode: str | None, agency_id: Agency | None
     ) -> tuple[str, ...]:
@@ -730,22 +692,16 @@ class FoodBankDesk(Episode):
             and (agency_id is None or _h11.agency == agency_id.id_)
         ])
 
-    @tool(  # food_bank_desk.world:352
-        'Register a household for an active agency.',
-        param('agency_id', _ROW_agencies, 'The id of an active agency, e.g. AG02.'),
-        param('contact_name', arg.refined(arg.TEXT, 1, 80), "The household's contact person."),
-        param(
-            'phone', arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$'),
-            'The contact phone, e.g. +1 555 0107.',
-        ),
-        param('size', arg.refined(arg.INT, 1, 20), 'People in the household.'),
-        param('postcode', arg.refined(arg.TEXT, pattern='^[0-9]{5}$'), 'The postcode.'),
-        param(
-            'dietary_needs', arg.list_of(arg.enum_of(DietaryNeed)),
-            'Dietary needs, e.g. ["halal"].', default_from=lambda ep: (),
-        ),
-        where='food_bank_desk.world:352', returns=Household,
-    )
+    @tool('Register a household for an active agency.',
+          param('agency_id', _ROW_agencies, 'The id of an active agency, e.g. AG02.'),
+          param('contact_name', arg.refined(arg.TEXT, 1, 80), "The household's contact person."),
+          param('phone', arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$'),
+                'The contact phone, e.g. +1 555 0107.'),
+          param('size', arg.refined(arg.INT, 1, 20), 'People in the household.'),
+          param('postcode', arg.refined(arg.TEXT, pattern='^[0-9]{5}$'), 'The postcode.'),
+          param('dietary_needs', arg.list_of(arg.enum_of(DietaryNeed)),
+                'Dietary needs, e.g. ["halal"].', default_from=lambda ep: ()),
+          where='food_bank_desk.world:352', returns=Household)
     def tool_register_household(
         self, agency_id: Agency, contact_name: str, phone: str, size: int, postcode: str,
         dietary_needs: tuple[DietaryNeed, ...],
@@ -759,9 +715,8 @@ class FoodBankDesk(Episode):
             _h12.agency == agency_id.id_ and _h12.phone == phone
             for _h12 in rt.each(self, self.t_households)
         ):
-            self.fail(
-                f'A household with phone {phone} is already registered with {agency_id.id_}.'
-            )
+            self.fail(f'A household with phone {phone} is already registered with {agency_id.id_}'
+                      '.')
         household: Household = Household(  # food_bank_desk.world:366
             id_=self.next_id('household_ids', 'HH{:04d}'), agency=agency_id.id_,
             contact_name=v.check_length(contact_name, 'Household.contact_name', 1, 80),
@@ -774,27 +729,24 @@ class FoodBankDesk(Episode):
         self.insert(self.t_households, household)  # food_bank_desk.world:375
         return household  # food_bank_desk.world:376
 
-    @tool(  # food_bank_desk.world:381
-        'Show a food item (category, unit weight, perishable, dietary tags) with the units '
-        'available in lots that are not expired.',
-        param('sku', _ROW_items, 'The item SKU, e.g. FD-001.'), read_only=True,
-        where='food_bank_desk.world:381',
-        returns=js.closed({'item': FoodItem, 'available_units': js.INTEGER}),
-        shows=('record', (('item', 'item', ('row', 'items')),)),
-    )
+    @tool('Show a food item (category, unit weight, perishable, dietary tags) with the units '
+          'available in lots that are not expired.',
+          param('sku', _ROW_items, 'The item SKU, e.g. FD-001.'), read_only=True,
+          where='food_bank_desk.world:381',
+          returns=js.closed({'item': FoodItem, 'available_units': js.INTEGER}),
+          shows=('record', (('item', 'item', ('row', 'items')),)))
     def tool_get_item(self, sku: FoodItem) -> ItemInfo:
         # food_bank_desk.world:384
         return ItemInfo(sku.sku, self.fn_usable_units(sku, self.clock.date()))
 
-    @tool(  # food_bank_desk.world:387
-        'Find food items by part of the name, category or dietary tag, with their unit weights.',
-        param('name', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
-        param('category', arg.optional(arg.enum_of(FoodCategory)), 'Only items of this category.'),
-        param('tag', arg.optional(arg.enum_of(DietaryNeed)), 'Only items suiting this need.'),
-        param('in_stock_only', arg.BOOL, 'Only items with unexpired stock.', default=False),
-        read_only=True, where='food_bank_desk.world:387', returns=js.array(FoodItem),
-        shows=('list', ('row', 'items')),
-    )
+    @tool('Find food items by part of the name, category or dietary tag, with their unit weights.',
+          param('name', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
+          param('category', arg.optional(arg.enum_of(FoodCategory)),
+                'Only items of this category.'),
+          param('tag', arg.optional(arg.enum_of(DietaryNeed)), 'Only items suiting this need.'),
+          param('in_stock_only', arg.BOOL, 'Only items with unexpired stock.', default=False),
+          read_only=True, where='food_bank_desk.world:387', returns=js.array(FoodItem),
+          shows=('list', ('row', 'items')))
     def tool_find_items(
         self, name: str | None, category: FoodCategory | None, tag: DietaryNeed | None,
         in_stock_only: bool,
@@ -811,20 +763,17 @@ class FoodBankDesk(Episode):
             and (not in_stock_only or self.fn_usable_units(_i13, self.clock.date()) > 0)
         ])
 
-    @tool(  # food_bank_desk.world:399
-        'Show a stock lot: item, quantity, expiry, receipt date, donation and status.',
-        param('lot_id', _ROW_lots, 'The lot id, e.g. LOT0001.'), read_only=True,
-        where='food_bank_desk.world:399', returns=StockLot,
-    )
+    @tool('Show a stock lot: item, quantity, expiry, receipt date, donation and status.',
+          param('lot_id', _ROW_lots, 'The lot id, e.g. LOT0001.'), read_only=True,
+          where='food_bank_desk.world:399', returns=StockLot)
     def tool_get_lot(self, lot_id: StockLot) -> StockLot:
         return lot_id  # food_bank_desk.world:402
 
-    @tool(  # food_bank_desk.world:405
+    @tool(
         'List stock lots of an item or expiring by a date, soonest expiry first, with quantities.',
-        param(
-            'sku', arg.optional(arg.row('items', arg.refined(arg.TEXT, pattern='^FD-[0-9]{3}$'))),
-            'Only lots of this item (SKU, e.g. FD-004).',
-        ),
+        param('sku',
+              arg.optional(arg.row('items', arg.refined(arg.TEXT, pattern='^FD-[0-9]{3}$'))),
+              'Only lots of this item (SKU, e.g. FD-004).'),
         param('expiring_by', arg.optional(arg.DATE), 'Only lots expiring on or before this day.'),
         param('available_only', arg.BOOL, 'Only available (not written-off) lots.', default=True),
         read_only=True, where='food_bank_desk.world:405', returns=js.array(StockLot),
@@ -843,15 +792,12 @@ class FoodBankDesk(Episode):
             key=lambda _l15: _l15.expires_on,
         )
 
-    @tool(  # food_bank_desk.world:415
-        'Write off the available lots that expired before today (coordinators only); returns the '
-        'units written off.',
-        param(
-            'sku', arg.optional(arg.row('items', arg.refined(arg.TEXT, pattern='^FD-[0-9]{3}$'))),
-            'Only lots of this item (SKU); leave out for all items.',
-        ),
-        where='food_bank_desk.world:415', returns=js.INTEGER,
-    )
+    @tool('Write off the available lots that expired before today (coordinators only); returns '
+          'the units written off.',
+          param('sku',
+                arg.optional(arg.row('items', arg.refined(arg.TEXT, pattern='^FD-[0-9]{3}$'))),
+                'Only lots of this item (SKU); leave out for all items.'),
+          where='food_bank_desk.world:415', returns=js.INTEGER)
     def tool_write_off_expired(self, sku: FoodItem | None) -> int:
         me: Staff | None = self.t_staff.ref(self.state.current_staff)  # food_bank_desk.world:420
         if me is None:  # food_bank_desk.world:421
@@ -878,17 +824,15 @@ class FoodBankDesk(Episode):
             self.set_field(self.t_lots[l.id_], 'status', _E9_LotStatus_written_off)
         return units  # food_bank_desk.world:431
 
-    @tool(  # food_bank_desk.world:436
-        'Show a donation (donor, time, who received it, total weight) with the lots it created.',
-        param('donation_id', _ROW_donations, 'The donation id, e.g. DN0001.'), read_only=True,
-        where='food_bank_desk.world:436', returns=_RESULT_DonationInfo,
-        shows=(
-            'record', (
-                ('donation', 'donation', ('row', 'donations')),
-                ('lots', 'lots', ('list', ('row', 'lots'))),
-            ),
-        ),
-    )
+    @tool('Show a donation (donor, time, who received it, total weight) with the lots it created.',
+          param('donation_id', _ROW_donations, 'The donation id, e.g. DN0001.'), read_only=True,
+          where='food_bank_desk.world:436', returns=_RESULT_DonationInfo,
+          shows=(
+              'record', (
+                  ('donation', 'donation', ('row', 'donations')),
+                  ('lots', 'lots', ('list', ('row', 'lots'))),
+              ),
+          ))
     def tool_get_donation(self, donation_id: Donation) -> DonationInfo:
         return DonationInfo(  # food_bank_desk.world:441
             donation_id.id_, tuple([
@@ -896,33 +840,29 @@ class FoodBankDesk(Episode):
             ]),
         )
 
-    @tool(  # food_bank_desk.world:444
-        'Record a donation received now; each line becomes a new available lot.',
-        param('donor_name', arg.refined(arg.TEXT, 1, 80), 'Who gave it.'),
-        param('donor_kind', arg.enum_of(DonorKind), 'The kind of donor.'),
-        param(
-            'lines',
-            arg.refined(
-                arg.list_of(arg.record(
-                    DonationLine.load, js.closed({
-                        'item': js.scalar('str', pattern='^FD-[0-9]{3}$'),
-                        'quantity': js.scalar('int', 1, 10000),
-                        'expires_on': {'type': 'string', 'format': 'date'},
-                    }),
-                )),
-                1, 30,
-            ),
-            'Each item, quantity and expiry date, e.g. [{"item": "FD-003", "quantity": 40, '
-            '"expires_on": "2025-03-25"}].',
-        ),
-        where='food_bank_desk.world:444', returns=_RESULT_DonationInfo,
-        shows=(
-            'record', (
-                ('donation', 'donation', ('row', 'donations')),
-                ('lots', 'lots', ('list', ('row', 'lots'))),
-            ),
-        ),
-    )
+    @tool('Record a donation received now; each line becomes a new available lot.',
+          param('donor_name', arg.refined(arg.TEXT, 1, 80), 'Who gave it.'),
+          param('donor_kind', arg.enum_of(DonorKind), 'The kind of donor.'),
+          param('lines',
+                arg.refined(
+                    arg.list_of(arg.record(
+                        DonationLine.load, js.closed({
+                            'item': js.scalar('str', pattern='^FD-[0-9]{3}$'),
+                            'quantity': js.scalar('int', 1, 10000),
+                            'expires_on': {'type': 'string', 'format': 'date'},
+                        }),
+                    )),
+                    1, 30,
+                ),
+                'Each item, quantity and expiry date, e.g. [{"item": "FD-003", "quantity": 40, '
+                '"expires_on": "2025-03-25"}].'),
+          where='food_bank_desk.world:444', returns=_RESULT_DonationInfo,
+          shows=(
+              'record', (
+                  ('donation', 'donation', ('row', 'donations')),
+                  ('lots', 'lots', ('list', ('row', 'lots'))),
+              ),
+          ))
     def tool_record_donation(
         self, donor_name: str, donor_kind: DonorKind, lines: tuple[DonationLine, ...]
     ) -> DonationInfo:
@@ -964,21 +904,19 @@ class FoodBankDesk(Episode):
             ]),
         )
 
-    @tool(  # food_bank_desk.world:477
-        'Show a distribution day (date, site, capacity, status) with its orders and the places '
-        'left.',
-        param('day_id', _ROW_distribution_days, 'The distribution day id, e.g. DD002.'),
-        read_only=True, where='food_bank_desk.world:477',
-        returns=js.closed({
-            'day': DistributionDay, 'orders': js.array(_RESULT_Order), 'places_left': js.INTEGER
-        }),
-        shows=(
-            'record', (
-                ('day', 'day', ('row', 'distribution_days')),
-                ('orders', 'orders', ('list', ('row', 'orders'))),
-            ),
-        ),
-    )
+    @tool('Show a distribution day (date, site, capacity, status) with its orders and the places '
+          'left.',
+          param('day_id', _ROW_distribution_days, 'The distribution day id, e.g. DD002.'),
+          read_only=True, where='food_bank_desk.world:477',
+          returns=js.closed({
+              'day': DistributionDay, 'orders': js.array(_RESULT_Order), 'places_left': js.INTEGER
+          }),
+          shows=(
+              'record', (
+                  ('day', 'day', ('row', 'distribution_days')),
+                  ('orders', 'orders', ('list', ('row', 'orders'))),
+              ),
+          ))
     def tool_get_day(self, day_id: DistributionDay) -> DayInfo:
         return DayInfo(  # food_bank_desk.world:482
             day_id.id_,
@@ -989,14 +927,12 @@ class FoodBankDesk(Episode):
             self.fn_places_left(day_id),
         )
 
-    @tool(  # food_bank_desk.world:489
-        'List distribution days between two dates with site, capacity and status.',
-        param('from_day', arg.DATE, 'The first date, e.g. 2025-03-12.'),
-        param('to_day', arg.optional(arg.DATE), 'The last date; leave out for no limit.'),
-        param('open_only', arg.BOOL, 'Only open days with places left.', default=True),
-        read_only=True, where='food_bank_desk.world:489', returns=js.array(DistributionDay),
-        shows=('list', ('row', 'distribution_days')),
-    )
+    @tool('List distribution days between two dates with site, capacity and status.',
+          param('from_day', arg.DATE, 'The first date, e.g. 2025-03-12.'),
+          param('to_day', arg.optional(arg.DATE), 'The last date; leave out for no limit.'),
+          param('open_only', arg.BOOL, 'Only open days with places left.', default=True),
+          read_only=True, where='food_bank_desk.world:489', returns=js.array(DistributionDay),
+          shows=('list', ('row', 'distribution_days')))
     def tool_list_days(
         self, from_day: dt.date, to_day: dt.date | None, open_only: bool
     ) -> tuple[str, ...]:
@@ -1010,38 +946,28 @@ class FoodBankDesk(Episode):
             key=lambda _d24: _d24.day,
         )
 
-    @tool(  # food_bank_desk.world:501
-        'Show an order: its lines with the ids of the lots packed from, its weight, status and '
-        'times.',
-        param('order_id', _ROW_orders, 'The order id, e.g. OR0002.'), read_only=True,
-        where='food_bank_desk.world:501', returns=_RESULT_Order,
-    )
+    @tool('Show an order: its lines with the ids of the lots packed from, its weight, status and '
+          'times.',
+          param('order_id', _ROW_orders, 'The order id, e.g. OR0002.'), read_only=True,
+          where='food_bank_desk.world:501', returns=_RESULT_Order)
     def tool_get_order(self, order_id: Order) -> Order:
         return order_id  # food_bank_desk.world:504
 
-    @tool(  # food_bank_desk.world:507
-        'Find orders of an agency, a household or a distribution day, optionally by status, with '
-        'their details.',
-        param(
-            'agency_id',
-            arg.optional(arg.row('agencies', arg.refined(arg.TEXT, pattern='^AG[0-9]{2}$'))),
-            'Only orders of this agency (id, e.g. AG01).',
-        ),
-        param(
-            'household_id', arg.optional(arg.row('households')),
-            'Only orders for this household (id, e.g. HH0001).',
-        ),
-        param(
-            'day_id',
-            arg.optional(arg.row(
-                'distribution_days', arg.refined(arg.TEXT, pattern='^DD[0-9]{3}$')
-            )),
-            'Only orders for this distribution day (id, e.g. DD001).',
-        ),
-        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
-        read_only=True, where='food_bank_desk.world:507', returns=js.array(_RESULT_Order),
-        shows=('list', ('row', 'orders')),
-    )
+    @tool('Find orders of an agency, a household or a distribution day, optionally by status, '
+          'with their details.',
+          param('agency_id',
+                arg.optional(arg.row('agencies', arg.refined(arg.TEXT, pattern='^AG[0-9]{2}$'))),
+                'Only orders of this agency (id, e.g. AG01).'),
+          param('household_id', arg.optional(arg.row('households')),
+                'Only orders for this household (id, e.g. HH0001).'),
+          param('day_id',
+                arg.optional(arg.row(
+                    'distribution_days', arg.refined(arg.TEXT, pattern='^DD[0-9]{3}$')
+                )),
+                'Only orders for this distribution day (id, e.g. DD001).'),
+          param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
+          read_only=True, where='food_bank_desk.world:507', returns=js.array(_RESULT_Order),
+          shows=('list', ('row', 'orders')))
     def tool_find_orders(
         self, agency_id: Agency | None, household_id: Household | None,
         day_id: DistributionDay | None, status: OrderStatus | None,
@@ -1054,30 +980,25 @@ class FoodBankDesk(Episode):
             and (status is None or _o26.status == status)
         ])
 
-    @tool(  # food_bank_desk.world:518
-        "Place an agency's order for one of its households on an open distribution day, within "
-        "the weekly allocation and one distribution a week.",
-        _PARAM_agency_id,
-        param(
-            'household_id', _ROW_households,
-            "The id of one of the agency's households, e.g. HH0001.",
-        ),
-        param('day_id', _ROW_distribution_days, 'The id of an open distribution day, e.g. DD002.'),
-        param(
-            'lines',
-            arg.refined(
-                arg.list_of(arg.record(
-                    OrderRequest.load, js.closed({
-                        'item': js.scalar('str', pattern='^FD-[0-9]{3}$'),
-                        'quantity': js.scalar('int', 1, 100),
-                    }),
-                )),
-                1, 30,
-            ),
-            'Items and quantities, each item once, e.g. [{"item": "FD-001", "quantity": 5}].',
-        ),
-        where='food_bank_desk.world:518', returns=_RESULT_Order,
-    )
+    @tool("Place an agency's order for one of its households on an open distribution day, within "
+          "the weekly allocation and one distribution a week.",
+          _PARAM_agency_id,
+          param('household_id', _ROW_households,
+                "The id of one of the agency's households, e.g. HH0001."),
+          param('day_id', _ROW_distribution_days,
+                'The id of an open distribution day, e.g. DD002.'),
+          param('lines',
+                arg.refined(
+                    arg.list_of(arg.record(
+                        OrderRequest.load, js.closed({
+                            'item': js.scalar('str', pattern='^FD-[0-9]{3}$'),
+                            'quantity': js.scalar('int', 1, 100),
+                        }),
+                    )),
+                    1, 30,
+                ),
+                'Items and quantities, each item once, e.g. [{"item": "FD-001", "quantity": 5}].'),
+          where='food_bank_desk.world:518', returns=_RESULT_Order)
     def tool_place_order(
         self, agency_id: Agency, household_id: Household, day_id: DistributionDay,
         lines: tuple[OrderRequest, ...],
@@ -1113,27 +1034,22 @@ class FoodBankDesk(Episode):
         weight: float = self.fn_lines_weight(order_lines)  # food_bank_desk.world:535
         # food_bank_desk.world:536
         if not (weight <= self.state.max_kg_per_person * household_id.size):
-            raise ToolError(
-                f'The order weighs {weight} kg; a household of {household_id.size} may get at '
-                f'most {self.state.max_kg_per_person * household_id.size} kg.',
-            )
+            raise ToolError(f'The order weighs {weight} kg; a household of {household_id.size} '
+                            f'may get at most {self.state.max_kg_per_person * household_id.size} '
+                            'kg.')
         left: float = round(  # food_bank_desk.world:537
             agency_id.weekly_allocation_kg - self.fn_agency_week_kg(agency_id, week), 3
         )
         if not (weight <= left):  # food_bank_desk.world:538
-            self.fail(
-                f'Agency {agency_id.id_} has {left} kg left of its allocation in week {week}; '
-                f'the order weighs {weight} kg.',
-            )
+            self.fail(f'Agency {agency_id.id_} has {left} kg left of its allocation in week '
+                      f'{week}; the order weighs {weight} kg.')
         # food_bank_desk.world:539
         cutoff: dt.date = day_id.day + dt.timedelta(days=self.state.min_shelf_days)
         for l in rt.each(self, lines):  # food_bank_desk.world:540
             # food_bank_desk.world:541
             if self.fn_usable_units(self.t_items[l.item], cutoff) < l.quantity:
-                self.fail(
-                    f'Not enough unexpired stock of {self.t_items[l.item].sku}: '
-                    f'{self.fn_usable_units(self.t_items[l.item], cutoff)} units usable.',
-                )
+                self.fail(f'Not enough unexpired stock of {self.t_items[l.item].sku}: '
+                          f'{self.fn_usable_units(self.t_items[l.item], cutoff)} units usable.')
         order: Order = Order(  # food_bank_desk.world:543
             id_=self.next_id('order_ids', 'OR{:04d}'), agency=agency_id.id_,
             household=household_id.id_, distribution_day=day_id.id_,
@@ -1144,12 +1060,10 @@ class FoodBankDesk(Episode):
         self.insert(self.t_orders, order)  # food_bank_desk.world:551
         return order  # food_bank_desk.world:552
 
-    @tool(  # food_bank_desk.world:555
-        'Pack a placed order: each line takes units from available lots of its item, those '
-        'expiring first, skipping lots that expire within two days of the distribution day.',
-        param('order_id', _ROW_orders, 'The id of a placed order, e.g. OR0003.'),
-        where='food_bank_desk.world:555', returns=_RESULT_Order,
-    )
+    @tool('Pack a placed order: each line takes units from available lots of its item, those '
+          'expiring first, skipping lots that expire within two days of the distribution day.',
+          param('order_id', _ROW_orders, 'The id of a placed order, e.g. OR0003.'),
+          where='food_bank_desk.world:555', returns=_RESULT_Order)
     def tool_pack_order(self, order_id: Order) -> Order:
         me: Staff | None = self.t_staff.ref(self.state.current_staff)  # food_bank_desk.world:560
         if me is None:  # food_bank_desk.world:561
@@ -1185,10 +1099,8 @@ class FoodBankDesk(Episode):
                     )
                     need = rt.bounded(need - take)  # food_bank_desk.world:574
             if need != 0:  # food_bank_desk.world:577
-                self.fail(
-                    f'Not enough usable stock of {self.t_items[line.item].sku}: '
-                    f'{rt.bounded(line.quantity - need)} of {line.quantity} units.',
-                )
+                self.fail(f'Not enough usable stock of {self.t_items[line.item].sku}: '
+                          f'{rt.bounded(line.quantity - need)} of {line.quantity} units.')
             packed = rt.each(self, packed) + (  # food_bank_desk.world:578
                 OrderLine(
                     line.item, v.check_range(line.quantity, 'OrderLine.quantity', 1, 100), takes
@@ -1200,11 +1112,9 @@ class FoodBankDesk(Episode):
         )
         return order_id  # food_bank_desk.world:582
 
-    @tool(  # food_bank_desk.world:585
-        'Release a packed order to the household on its distribution day.',
-        param('order_id', _ROW_orders, 'The id of a packed order, e.g. OR0002.'),
-        where='food_bank_desk.world:585', returns=_RESULT_Order,
-    )
+    @tool('Release a packed order to the household on its distribution day.',
+          param('order_id', _ROW_orders, 'The id of a packed order, e.g. OR0002.'),
+          where='food_bank_desk.world:585', returns=_RESULT_Order)
     def tool_release_order(self, order_id: Order) -> Order:
         me: Staff | None = self.t_staff.ref(self.state.current_staff)  # food_bank_desk.world:590
         if me is None:  # food_bank_desk.world:591
@@ -1213,21 +1123,17 @@ class FoodBankDesk(Episode):
             self.fail(f'Order {order_id.id_} is {order_id.status}, not packed.')
         # food_bank_desk.world:593
         if self.clock.date() != self.t_distribution_days[order_id.distribution_day].day:
-            self.fail(
-                f'Order {order_id.id_} is for '
-                f'{self.t_distribution_days[order_id.distribution_day].day}, not today.',
-            )
+            self.fail(f'Order {order_id.id_} is for '
+                      f'{self.t_distribution_days[order_id.distribution_day].day}, not today.')
         # food_bank_desk.world:594
         self.set_fields(order_id, ('status', 'released_at'), _E11_OrderStatus_released, self.clock)
         return order_id  # food_bank_desk.world:596
 
-    @tool(  # food_bank_desk.world:599
-        'Cancel a placed or packed order; packed units go back to their lots (units of a '
-        'written-off lot are lost).',
-        param('order_id', _ROW_orders, 'The id of a placed or packed order, e.g. OR0003.'),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
-        where='food_bank_desk.world:599', returns=_RESULT_Order,
-    )
+    @tool('Cancel a placed or packed order; packed units go back to their lots (units of a '
+          'written-off lot are lost).',
+          param('order_id', _ROW_orders, 'The id of a placed or packed order, e.g. OR0003.'),
+          param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
+          where='food_bank_desk.world:599', returns=_RESULT_Order)
     def tool_cancel_order(self, order_id: Order, reason: str) -> Order:
         me: Staff | None = self.t_staff.ref(self.state.current_staff)  # food_bank_desk.world:605
         if me is None:  # food_bank_desk.world:606
@@ -1236,9 +1142,8 @@ class FoodBankDesk(Episode):
             order_id.status == _E11_OrderStatus_placed
             or order_id.status == _E11_OrderStatus_packed
         ):
-            self.fail(
-                f'Order {order_id.id_} is {order_id.status} and cannot be cancelled ({reason}).'
-            )
+            self.fail(f'Order {order_id.id_} is {order_id.status} and cannot be cancelled ('
+                      f'{reason}).')
         for line in rt.each(self, order_id.lines):  # food_bank_desk.world:608
             for t in rt.each(self, line.packed_from):  # food_bank_desk.world:609
                 lot: StockLot = self.t_lots[t.lot]  # food_bank_desk.world:610

@@ -224,14 +224,11 @@ _SCHEMA_Stop = js.closed({
 _RESULT_TripInfo = js.closed({
     'trip': Trip, 'loads': js.array(Load), 'weight_kg': js.INTEGER, 'capacity_left_kg': js.INTEGER
 })
-_PARAM_shipper = param(
-    'shipper', arg.row('shippers', arg.refined(arg.TEXT, pattern='^SH[0-9]{2}$')),
-    'The shipper id, e.g. SH01.',
-)
-_PARAM_driver = param(
-    'driver', arg.row('drivers', arg.refined(arg.TEXT, pattern='^DR[0-9]{2}$')),
-    'The driver id, e.g. DR02.',
-)
+_PARAM_shipper = param('shipper',
+                       arg.row('shippers', arg.refined(arg.TEXT, pattern='^SH[0-9]{2}$')),
+                       'The shipper id, e.g. SH01.')
+_PARAM_driver = param('driver', arg.row('drivers', arg.refined(arg.TEXT, pattern='^DR[0-9]{2}$')),
+                      'The driver id, e.g. DR02.')
 _PARAM_load_ = param('load', arg.row('loads'), 'The load id, e.g. L0001.')
 _PARAM_trip = param('trip', arg.row('trips'), 'The trip id, e.g. T0002.')
 _PARAM_load__ = param('load', arg.row('loads'), 'The load id, e.g. L0002.')
@@ -300,28 +297,23 @@ class FreightDispatch(Episode):
             or self.fn_trip_weight(_t30) <= self.t_trucks[_t30.truck].capacity_kg
             for _t30 in rt.each(self, self.t_trips)
         ):
-            raise InvariantError(
-                "A trip's loads never weigh more than its truck's capacity.",
-                'freight_dispatch.world:206',
-            )
+            raise InvariantError("A trip's loads never weigh more than its truck's capacity.",
+                                 'freight_dispatch.world:206')
         if not all(  # freight_dispatch.world:209
             _d31.hours_left >= 0.0 and _d31.hours_left <= self.state.max_cycle_hours
             for _d31 in rt.each(self, self.t_drivers)
         ):
-            raise InvariantError(
-                "A driver's hours left stay between 0 and the cycle maximum.",
-                'freight_dispatch.world:209',
-            )
+            raise InvariantError("A driver's hours left stay between 0 and the cycle maximum.",
+                                 'freight_dispatch.world:209')
         if not all(  # freight_dispatch.world:212
             _h32.activity != _E12_DutyActivity_driving
             or self.fn_daily_driving(self.t_drivers[_h32.driver], _h32.logged_on)
             <= self.state.max_daily_driving + 0.001
             for _h32 in rt.each(self, self.t_hours_logs)
         ):
-            raise InvariantError(
-                'A driver logs at most the daily maximum of driving hours on a day.',
-                'freight_dispatch.world:212',
-            )
+            raise InvariantError('A driver logs at most the daily maximum of driving hours on a '
+                                 'day.',
+                                 'freight_dispatch.world:212')
         if not all(  # freight_dispatch.world:215
             len([
                 _t34 for _t34 in rt.each(self, self.t_trips)
@@ -334,10 +326,9 @@ class FreightDispatch(Episode):
             )
             for _k33 in rt.each(self, self.t_trucks)
         ):
-            raise InvariantError(
-                'A truck has at most one live trip and is on a trip exactly when it has one.',
-                'freight_dispatch.world:215',
-            )
+            raise InvariantError('A truck has at most one live trip and is on a trip exactly '
+                                 'when it has one.',
+                                 'freight_dispatch.world:215')
         if not all(  # freight_dispatch.world:218
             len([
                 _t37 for _t37 in rt.each(self, self.t_trips)
@@ -350,36 +341,31 @@ class FreightDispatch(Episode):
             )
             for _d36 in rt.each(self, self.t_drivers)
         ):
-            raise InvariantError(
-                'A driver has at most one live trip and is on a trip exactly when they have one.',
-                'freight_dispatch.world:218',
-            )
+            raise InvariantError('A driver has at most one live trip and is on a trip exactly '
+                                 'when they have one.',
+                                 'freight_dispatch.world:218')
         if not all(  # freight_dispatch.world:221
             not self.fn_live(_t39)
             or self.t_drivers[_t39.driver].license_class == _E12_LicenseClass_class_a
             or self.t_trucks[_t39.truck].capacity_kg <= self.state.class_b_max_kg
             for _t39 in rt.each(self, self.t_trips)
         ):
-            raise InvariantError(
-                'A class B driver only drives trucks up to the class B capacity.',
-                'freight_dispatch.world:221',
-            )
+            raise InvariantError('A class B driver only drives trucks up to the class B capacity.',
+                                 'freight_dispatch.world:221')
         for _row40 in rt.changed_rows(self, self.t_loads):  # freight_dispatch.world:224
             if not (
                 (_row40.trip is not None) == (_row40.status == _E10_LoadStatus_assigned
                 or _row40.status == _E10_LoadStatus_picked_up
                 or _row40.status == _E10_LoadStatus_delivered)
             ):
-                raise InvariantError(
-                    'A load has a trip exactly when it is assigned, picked up or delivered.',
-                    'freight_dispatch.world:224',
-                )
+                raise InvariantError('A load has a trip exactly when it is assigned, picked up '
+                                     'or delivered.',
+                                     'freight_dispatch.world:224')
         # freight_dispatch.world:227
         if not all(self.fn_load_trip_ok(_l41) for _l41 in rt.each(self, self.t_loads)):
-            raise InvariantError(
-                'A picked-up or delivered load is on a trip in progress or completed.',
-                'freight_dispatch.world:227',
-            )
+            raise InvariantError('A picked-up or delivered load is on a trip in progress or '
+                                 'completed.',
+                                 'freight_dispatch.world:227')
         if not all(  # freight_dispatch.world:230
             _t42.status != _E10_TripStatus_completed
             or any(_l43.trip == _t42.trip_id for _l43 in rt.each(self, self.t_loads)) and all(
@@ -388,10 +374,9 @@ class FreightDispatch(Episode):
             )
             for _t42 in rt.each(self, self.t_trips)
         ):
-            raise InvariantError(
-                'A completed trip has at least one load and all of them delivered.',
-                'freight_dispatch.world:230',
-            )
+            raise InvariantError('A completed trip has at least one load and all of them '
+                                 'delivered.',
+                                 'freight_dispatch.world:230')
         for _row45 in rt.changed_rows(self, self.t_trips):  # freight_dispatch.world:233
             if not (
                 (_row45.started_at is not None) == (_row45.status == _E10_TripStatus_in_progress
@@ -399,26 +384,22 @@ class FreightDispatch(Episode):
                 and (_row45.completed_at is not None)
                 == (_row45.status == _E10_TripStatus_completed)
             ):
-                raise InvariantError(
-                    'A trip has a start time once in progress, and a completion time exactly '
-                    'when completed.',
-                    'freight_dispatch.world:233',
-                )
+                raise InvariantError('A trip has a start time once in progress, and a completion '
+                                     'time exactly when completed.',
+                                     'freight_dispatch.world:233')
         for _row46 in rt.changed_rows(self, self.t_loads):  # freight_dispatch.world:236
             if not (
                 _row46.pickup.window_start < _row46.pickup.window_end
                 and _row46.dropoff.window_start < _row46.dropoff.window_end
                 and _row46.pickup.window_start < _row46.dropoff.window_start
             ):
-                raise InvariantError(
-                    'Stop windows end after they start, and drop-off starts after pick-up.',
-                    'freight_dispatch.world:236',
-                )
+                raise InvariantError('Stop windows end after they start, and drop-off starts '
+                                     'after pick-up.',
+                                     'freight_dispatch.world:236')
         # freight_dispatch.world:239
         if not all(self.fn_log_trip_ok(_h47) for _h47 in rt.each(self, self.t_hours_logs)):
-            raise InvariantError(
-                "An hours log's trip is a trip of the same driver.", 'freight_dispatch.world:239'
-            )
+            raise InvariantError("An hours log's trip is a trip of the same driver.",
+                                 'freight_dispatch.world:239')
         for _row48 in rt.changed_rows(self, self.t_loads, ('shipper', 'trip')):
             rt.check_refs(self.t_shippers, _row48.shipper, 'Load.shipper')
             rt.check_refs(self.t_trips, _row48.trip, 'Load.trip')
@@ -503,19 +484,16 @@ class FreightDispatch(Episode):
             rt.bounded(self.t_trucks[trip.truck].capacity_kg - weight),
         )
 
-    @tool(  # freight_dispatch.world:244
-        'Show a shipper by id: name, contact email, phone, city and whether on credit hold.',
-        _PARAM_shipper, read_only=True, where='freight_dispatch.world:244', returns=Shipper,
-    )
+    @tool('Show a shipper by id: name, contact email, phone, city and whether on credit hold.',
+          _PARAM_shipper, read_only=True, where='freight_dispatch.world:244', returns=Shipper)
     def tool_get_shipper(self, shipper: Shipper) -> Shipper:
         return shipper  # freight_dispatch.world:247
 
-    @tool(  # freight_dispatch.world:250
-        'Find shippers by part of the name, email or city.',
-        param('query', arg.refined(arg.TEXT, 1, 80), 'Part of the name, email or city, any case.'),
-        read_only=True, where='freight_dispatch.world:250', returns=js.array(Shipper),
-        shows=('list', ('row', 'shippers')),
-    )
+    @tool('Find shippers by part of the name, email or city.',
+          param('query', arg.refined(arg.TEXT, 1, 80),
+                'Part of the name, email or city, any case.'),
+          read_only=True, where='freight_dispatch.world:250', returns=js.array(Shipper),
+          shows=('list', ('row', 'shippers')))
     def tool_find_shippers(self, query: str) -> tuple[str, ...]:
         q: str = self.built(self.built(query.strip()).lower())  # freight_dispatch.world:255
         return tuple([  # freight_dispatch.world:256
@@ -525,23 +503,19 @@ class FreightDispatch(Episode):
             or rt.read(self, q) in rt.read(self, self.built(_s5.city.lower()))
         ])
 
-    @tool(  # freight_dispatch.world:261
-        'Show a truck by id with its current trip and the weight on board.',
-        param(
-            'truck', arg.row('trucks', arg.refined(arg.TEXT, pattern='^TR[0-9]{2}$')),
-            'The truck id, e.g. TR01.',
-        ),
-        read_only=True, where='freight_dispatch.world:261',
-        returns=js.closed({
-            'truck': Truck, 'current_trip': js.nullable(Trip), 'weight_on_board_kg': js.INTEGER
-        }),
-        shows=(
-            'record', (
-                ('truck', 'truck', ('row', 'trucks')),
-                ('current_trip', 'current_trip', ('row', 'trips')),
-            ),
-        ),
-    )
+    @tool('Show a truck by id with its current trip and the weight on board.',
+          param('truck', arg.row('trucks', arg.refined(arg.TEXT, pattern='^TR[0-9]{2}$')),
+                'The truck id, e.g. TR01.'),
+          read_only=True, where='freight_dispatch.world:261',
+          returns=js.closed({
+              'truck': Truck, 'current_trip': js.nullable(Trip), 'weight_on_board_kg': js.INTEGER
+          }),
+          shows=(
+              'record', (
+                  ('truck', 'truck', ('row', 'trucks')),
+                  ('current_trip', 'current_trip', ('row', 'trips')),
+              ),
+          ))
     def tool_get_truck(self, truck: Truck) -> TruckInfo:
         current: Trip | None = self.fn_current_trip_of(truck)  # freight_dispatch.world:264
         weight: int = 0  # freight_dispatch.world:265
@@ -549,16 +523,13 @@ class FreightDispatch(Episode):
             weight = self.fn_trip_weight(current)  # freight_dispatch.world:267
         return TruckInfo(truck.truck_id, rt.key_of(current), weight)  # freight_dispatch.world:269
 
-    @tool(  # freight_dispatch.world:272
-        'List trucks, optionally by status, part of the plate and a least capacity.',
-        param('status', arg.optional(arg.enum_of(TruckStatus)), 'Only trucks in this status.'),
-        param('plate_contains', arg.optional(arg.TEXT), 'Part of the plate, any case.'),
-        param(
-            'min_capacity_kg', arg.optional(arg.INT), 'Only trucks with at least this capacity.'
-        ),
-        read_only=True, where='freight_dispatch.world:272', returns=js.array(Truck),
-        shows=('list', ('row', 'trucks')),
-    )
+    @tool('List trucks, optionally by status, part of the plate and a least capacity.',
+          param('status', arg.optional(arg.enum_of(TruckStatus)), 'Only trucks in this status.'),
+          param('plate_contains', arg.optional(arg.TEXT), 'Part of the plate, any case.'),
+          param('min_capacity_kg', arg.optional(arg.INT),
+                'Only trucks with at least this capacity.'),
+          read_only=True, where='freight_dispatch.world:272', returns=js.array(Truck),
+          shows=('list', ('row', 'trucks')))
     def tool_list_trucks(
         self, status: TruckStatus | None, plate_contains: str | None, min_capacity_kg: int | None
     ) -> tuple[str, ...]:
@@ -573,31 +544,21 @@ class FreightDispatch(Episode):
             and _k6.capacity_kg >= least
         ])
 
-    @tool(  # freight_dispatch.world:286
-        'Show a driver by id: contact, licence class and expiry, hours left and status.',
-        param(
-            'driver', arg.row('drivers', arg.refined(arg.TEXT, pattern='^DR[0-9]{2}$')),
-            'The driver id, e.g. DR01.',
-        ),
-        read_only=True, where='freight_dispatch.world:286', returns=Driver,
-    )
+    @tool('Show a driver by id: contact, licence class and expiry, hours left and status.',
+          param('driver', arg.row('drivers', arg.refined(arg.TEXT, pattern='^DR[0-9]{2}$')),
+                'The driver id, e.g. DR01.'),
+          read_only=True, where='freight_dispatch.world:286', returns=Driver)
     def tool_get_driver(self, driver: Driver) -> Driver:
         return driver  # freight_dispatch.world:289
 
-    @tool(  # freight_dispatch.world:292
-        'Find drivers by part of the name or email, optionally by status and hours left.',
-        param(
-            'query', arg.refined(arg.TEXT, None, 80),
-            'Part of the name or email, any case; empty for all.', default='',
-        ),
-        param('status', arg.optional(arg.enum_of(DriverStatus)), 'Only drivers in this status.'),
-        param(
-            'min_hours_left', arg.optional(arg.FLOAT),
-            'Only drivers with at least this many hours left.',
-        ),
-        read_only=True, where='freight_dispatch.world:292', returns=js.array(Driver),
-        shows=('list', ('row', 'drivers')),
-    )
+    @tool('Find drivers by part of the name or email, optionally by status and hours left.',
+          param('query', arg.refined(arg.TEXT, None, 80),
+                'Part of the name or email, any case; empty for all.', default=''),
+          param('status', arg.optional(arg.enum_of(DriverStatus)), 'Only drivers in this status.'),
+          param('min_hours_left', arg.optional(arg.FLOAT),
+                'Only drivers with at least this many hours left.'),
+          read_only=True, where='freight_dispatch.world:292', returns=js.array(Driver),
+          shows=('list', ('row', 'drivers')))
     def tool_find_drivers(
         self, query: str, status: DriverStatus | None, min_hours_left: float | None
     ) -> tuple[str, ...]:
@@ -611,19 +572,16 @@ class FreightDispatch(Episode):
             and (status is None or _d7.status == status) and _d7.hours_left >= least
         ])
 
-    @tool(  # freight_dispatch.world:304
-        "Log a driver's hours for one activity on a day; driving and on-duty hours come off the "
-        "hours left.",
-        _PARAM_driver,
-        param('activity', arg.enum_of(DutyActivity), 'driving, on_duty or off_duty.'),
-        param('hours', arg.refined(arg.FLOAT, 0.25, 24.0), 'How many hours.'),
-        param('logged_on', arg.DATE, 'The day the hours were spent, e.g. 2025-05-12.'),
-        param(
-            'trip', arg.optional(arg.row('trips')), "The driver's trip the hours were for, if any."
-        ),
-        param('note', arg.refined(arg.TEXT, None, 200), 'A short note.', default=''),
-        where='freight_dispatch.world:304', returns=HoursLog,
-    )
+    @tool("Log a driver's hours for one activity on a day; driving and on-duty hours come off "
+          "the hours left.",
+          _PARAM_driver,
+          param('activity', arg.enum_of(DutyActivity), 'driving, on_duty or off_duty.'),
+          param('hours', arg.refined(arg.FLOAT, 0.25, 24.0), 'How many hours.'),
+          param('logged_on', arg.DATE, 'The day the hours were spent, e.g. 2025-05-12.'),
+          param('trip', arg.optional(arg.row('trips')),
+                "The driver's trip the hours were for, if any."),
+          param('note', arg.refined(arg.TEXT, None, 200), 'A short note.', default=''),
+          where='freight_dispatch.world:304', returns=HoursLog)
     def tool_log_driver_hours(
         self, driver: Driver, activity: DutyActivity, hours: float, logged_on: dt.date,
         trip: Trip | None, note: str,
@@ -640,10 +598,8 @@ class FreightDispatch(Episode):
             if not (  # freight_dispatch.world:322
                 self.fn_daily_driving(driver, logged_on) + hours <= self.state.max_daily_driving
             ):
-                self.fail(
-                    f'{driver.name} would drive more than {self.state.max_daily_driving} hours '
-                    f'on {logged_on}.',
-                )
+                self.fail(f'{driver.name} would drive more than {self.state.max_daily_driving} '
+                          f'hours on {logged_on}.')
         entry: HoursLog = HoursLog(  # freight_dispatch.world:324
             log_id=self.next_id('log_ids', 'H{:04d}'), driver=driver.driver_id,
             trip=rt.key_of(trip), activity=activity,
@@ -658,20 +614,16 @@ class FreightDispatch(Episode):
             )
         return entry  # freight_dispatch.world:336
 
-    @tool(  # freight_dispatch.world:339
-        'Show an hours log entry by id: driver and trip ids, activity, hours, day and note.',
-        param('log', arg.row('hours_logs'), 'The log entry id, e.g. H0001.'), read_only=True,
-        where='freight_dispatch.world:339', returns=HoursLog,
-    )
+    @tool('Show an hours log entry by id: driver and trip ids, activity, hours, day and note.',
+          param('log', arg.row('hours_logs'), 'The log entry id, e.g. H0001.'), read_only=True,
+          where='freight_dispatch.world:339', returns=HoursLog)
     def tool_get_hours_log(self, log: HoursLog) -> HoursLog:
         return log  # freight_dispatch.world:342
 
-    @tool(  # freight_dispatch.world:345
-        "List a driver's hours log entries, optionally from a day on.", _PARAM_driver,
-        param('since', arg.optional(arg.DATE), 'Only entries from this day on.'), read_only=True,
-        where='freight_dispatch.world:345', returns=js.array(HoursLog),
-        shows=('list', ('row', 'hours_logs')),
-    )
+    @tool("List a driver's hours log entries, optionally from a day on.", _PARAM_driver,
+          param('since', arg.optional(arg.DATE), 'Only entries from this day on.'), read_only=True,
+          where='freight_dispatch.world:345', returns=js.array(HoursLog),
+          shows=('list', ('row', 'hours_logs')))
     def tool_list_hours_logs(self, driver: Driver, since: dt.date | None) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # freight_dispatch.world:351
         for h in rt.each(self, self.t_hours_logs):  # freight_dispatch.world:352
@@ -682,30 +634,22 @@ class FreightDispatch(Episode):
             result = rt.each(self, result) + (h.log_id,)  # freight_dispatch.world:359
         return result  # freight_dispatch.world:361
 
-    @tool(  # freight_dispatch.world:366
-        'Show a load by id: shipper id, description, weight, stops with their windows, rate, '
-        'status and trip id.',
-        _PARAM_load_, read_only=True, where='freight_dispatch.world:366', returns=Load,
-    )
+    @tool('Show a load by id: shipper id, description, weight, stops with their windows, rate, '
+          'status and trip id.',
+          _PARAM_load_, read_only=True, where='freight_dispatch.world:366', returns=Load)
     def tool_get_load(self, load_: Load) -> Load:
         return load_  # freight_dispatch.world:369
 
-    @tool(  # freight_dispatch.world:372
-        'Find loads by shipper, status, pick-up or drop-off city, or pick-up day.',
-        param(
-            'shipper',
-            arg.optional(arg.row('shippers', arg.refined(arg.TEXT, pattern='^SH[0-9]{2}$'))),
-            'Only loads of this shipper id.',
-        ),
-        param('status', arg.optional(arg.enum_of(LoadStatus)), 'Only loads in this status.'),
-        param('city', arg.optional(arg.TEXT), 'A pick-up or drop-off city, any case.'),
-        param(
-            'pickup_day', arg.optional(arg.DATE),
-            'Only loads whose pick-up window starts on this day.',
-        ),
-        read_only=True, where='freight_dispatch.world:372', returns=js.array(Load),
-        shows=('list', ('row', 'loads')),
-    )
+    @tool('Find loads by shipper, status, pick-up or drop-off city, or pick-up day.',
+          param('shipper',
+                arg.optional(arg.row('shippers', arg.refined(arg.TEXT, pattern='^SH[0-9]{2}$'))),
+                'Only loads of this shipper id.'),
+          param('status', arg.optional(arg.enum_of(LoadStatus)), 'Only loads in this status.'),
+          param('city', arg.optional(arg.TEXT), 'A pick-up or drop-off city, any case.'),
+          param('pickup_day', arg.optional(arg.DATE),
+                'Only loads whose pick-up window starts on this day.'),
+          read_only=True, where='freight_dispatch.world:372', returns=js.array(Load),
+          shows=('list', ('row', 'loads')))
     def tool_find_loads(
         self, shipper: Shipper | None, status: LoadStatus | None, city: str | None,
         pickup_day: dt.date | None,
@@ -730,15 +674,13 @@ class FreightDispatch(Episode):
             result = rt.each(self, result) + (l.load_id,)  # freight_dispatch.world:395
         return result  # freight_dispatch.world:397
 
-    @tool(  # freight_dispatch.world:400
-        'Post a new load for a shipper.', _PARAM_shipper,
-        param('description', arg.refined(arg.TEXT, 1, 120), 'What is shipped.'),
-        param('weight_kg', arg.refined(arg.INT, 1, 40000), 'The weight in kg.'),
-        param('pickup', arg.record(Stop.load, _SCHEMA_Stop), 'Where and when to pick up.'),
-        param('dropoff', arg.record(Stop.load, _SCHEMA_Stop), 'Where and when to drop off.'),
-        param('rate', arg.refined(arg.FLOAT, 0.0), 'What the shipper pays, in USD.'),
-        where='freight_dispatch.world:400', returns=Load,
-    )
+    @tool('Post a new load for a shipper.', _PARAM_shipper,
+          param('description', arg.refined(arg.TEXT, 1, 120), 'What is shipped.'),
+          param('weight_kg', arg.refined(arg.INT, 1, 40000), 'The weight in kg.'),
+          param('pickup', arg.record(Stop.load, _SCHEMA_Stop), 'Where and when to pick up.'),
+          param('dropoff', arg.record(Stop.load, _SCHEMA_Stop), 'Where and when to drop off.'),
+          param('rate', arg.refined(arg.FLOAT, 0.0), 'What the shipper pays, in USD.'),
+          where='freight_dispatch.world:400', returns=Load)
     def tool_post_load(
         self, shipper: Shipper, description: str, weight_kg: int, pickup: Stop, dropoff: Stop,
         rate: float,
@@ -763,10 +705,8 @@ class FreightDispatch(Episode):
         self.insert(self.t_loads, load_)  # freight_dispatch.world:423
         return load_  # freight_dispatch.world:424
 
-    @tool(  # freight_dispatch.world:427
-        'Cancel a posted or assigned load that is not yet picked up.', _PARAM_load_,
-        where='freight_dispatch.world:427', returns=Load,
-    )
+    @tool('Cancel a posted or assigned load that is not yet picked up.', _PARAM_load_,
+          where='freight_dispatch.world:427', returns=Load)
     def tool_cancel_load(self, load_: Load) -> Load:
         if not (  # freight_dispatch.world:430
             load_.status == _E10_LoadStatus_posted or load_.status == _E10_LoadStatus_assigned
@@ -776,14 +716,12 @@ class FreightDispatch(Episode):
         self.set_fields(load_, ('status', 'trip'), _E10_LoadStatus_cancelled, None)
         return load_  # freight_dispatch.world:433
 
-    @tool(  # freight_dispatch.world:436
-        "Add a posted load to a planned or in-progress trip, within the truck's capacity.",
-        _PARAM_trip, _PARAM_load_, where='freight_dispatch.world:436', returns=_RESULT_TripInfo,
-        shows=(
-            'record',
-            (('trip', 'trip', ('row', 'trips')), ('loads', 'loads', ('list', ('row', 'loads')))),
-        ),
-    )
+    @tool("Add a posted load to a planned or in-progress trip, within the truck's capacity.",
+          _PARAM_trip, _PARAM_load_, where='freight_dispatch.world:436', returns=_RESULT_TripInfo,
+          shows=(
+              'record',
+              (('trip', 'trip', ('row', 'trips')), ('loads', 'loads', ('list', ('row', 'loads')))),
+          ))
     def tool_add_load_to_trip(self, trip: Trip, load_: Load) -> TripInfo:
         if load_.status != _E10_LoadStatus_posted:  # freight_dispatch.world:442
             self.fail(f'Load {load_.load_id} is {load_.status}, not posted.')
@@ -792,18 +730,15 @@ class FreightDispatch(Episode):
         on_board: int = self.fn_trip_weight(trip)  # freight_dispatch.world:444
         # freight_dispatch.world:445
         if rt.bounded(on_board + load_.weight_kg) > self.t_trucks[trip.truck].capacity_kg:
-            raise ToolError(
-                f'The truck\'s capacity would be exceeded: {on_board} kg on board, '
-                f'{load_.weight_kg} kg more, capacity {self.t_trucks[trip.truck].capacity_kg} kg.',
-            )
+            raise ToolError(f'The truck\'s capacity would be exceeded: {on_board} kg on board, '
+                            f'{load_.weight_kg} kg more, capacity '
+                            f'{self.t_trucks[trip.truck].capacity_kg} kg.')
         self.set_field(load_, 'status', _E10_LoadStatus_assigned)  # freight_dispatch.world:446
         self.set_field(load_, 'trip', trip.trip_id)  # freight_dispatch.world:447
         return self.fn_trip_info(trip)  # freight_dispatch.world:448
 
-    @tool(  # freight_dispatch.world:451
-        'Take an assigned (not yet picked up) load off its trip; it is posted again.',
-        _PARAM_load__, where='freight_dispatch.world:451', returns=Load,
-    )
+    @tool('Take an assigned (not yet picked up) load off its trip; it is posted again.',
+          _PARAM_load__, where='freight_dispatch.world:451', returns=Load)
     def tool_remove_load_from_trip(self, load_: Load) -> Load:
         if load_.status != _E10_LoadStatus_assigned:  # freight_dispatch.world:454
             self.fail(f'Load {load_.load_id} is {load_.status}, not assigned to a trip.')
@@ -811,10 +746,8 @@ class FreightDispatch(Episode):
         self.set_fields(load_, ('status', 'trip'), _E10_LoadStatus_posted, None)
         return load_  # freight_dispatch.world:457
 
-    @tool(  # freight_dispatch.world:460
-        'Record that an assigned load was picked up; a planned trip starts.', _PARAM_load__,
-        where='freight_dispatch.world:460', returns=Load,
-    )
+    @tool('Record that an assigned load was picked up; a planned trip starts.', _PARAM_load__,
+          where='freight_dispatch.world:460', returns=Load)
     def tool_record_pickup(self, load_: Load) -> Load:
         if load_.status != _E10_LoadStatus_assigned:  # freight_dispatch.world:463
             self.fail(f'Load {load_.load_id} is {load_.status}, not assigned.')
@@ -831,12 +764,10 @@ class FreightDispatch(Episode):
             self.set_field(self.t_trips[trip.trip_id], 'started_at', self.clock)
         return load_  # freight_dispatch.world:472
 
-    @tool(  # freight_dispatch.world:475
-        'Record that a picked-up load was delivered; the trip completes when all its loads are '
-        'delivered, freeing its truck and driver.',
-        param('load', arg.row('loads'), 'The load id, e.g. L0003.'),
-        where='freight_dispatch.world:475', returns=Load,
-    )
+    @tool('Record that a picked-up load was delivered; the trip completes when all its loads are '
+          'delivered, freeing its truck and driver.',
+          param('load', arg.row('loads'), 'The load id, e.g. L0003.'),
+          where='freight_dispatch.world:475', returns=Load)
     def tool_record_delivery(self, load_: Load) -> Load:
         if load_.status != _E10_LoadStatus_picked_up:  # freight_dispatch.world:478
             self.fail(f'Load {load_.load_id} is {load_.status}, not picked up.')
@@ -860,34 +791,26 @@ class FreightDispatch(Episode):
             self.set_field(self.t_drivers[trip.driver], 'status', _E12_DriverStatus_available)
         return load_  # freight_dispatch.world:489
 
-    @tool(  # freight_dispatch.world:494
-        'Show a trip by id with its loads, total weight and capacity left.', _PARAM_trip,
-        read_only=True, where='freight_dispatch.world:494', returns=_RESULT_TripInfo,
-        shows=(
-            'record',
-            (('trip', 'trip', ('row', 'trips')), ('loads', 'loads', ('list', ('row', 'loads')))),
-        ),
-    )
+    @tool('Show a trip by id with its loads, total weight and capacity left.', _PARAM_trip,
+          read_only=True, where='freight_dispatch.world:494', returns=_RESULT_TripInfo,
+          shows=(
+              'record',
+              (('trip', 'trip', ('row', 'trips')), ('loads', 'loads', ('list', ('row', 'loads')))),
+          ))
     def tool_get_trip(self, trip: Trip) -> TripInfo:
         return self.fn_trip_info(trip)  # freight_dispatch.world:497
 
-    @tool(  # freight_dispatch.world:500
-        'List trips by truck, driver, status or planned start day.',
-        param(
-            'truck',
-            arg.optional(arg.row('trucks', arg.refined(arg.TEXT, pattern='^TR[0-9]{2}$'))),
-            'Only trips of this truck id.',
-        ),
-        param(
-            'driver',
-            arg.optional(arg.row('drivers', arg.refined(arg.TEXT, pattern='^DR[0-9]{2}$'))),
-            'Only trips of this driver id.',
-        ),
-        param('status', arg.optional(arg.enum_of(TripStatus)), 'Only trips in this status.'),
-        param('day', arg.optional(arg.DATE), 'Only trips planned to start on this day.'),
-        read_only=True, where='freight_dispatch.world:500', returns=js.array(Trip),
-        shows=('list', ('row', 'trips')),
-    )
+    @tool('List trips by truck, driver, status or planned start day.',
+          param('truck',
+                arg.optional(arg.row('trucks', arg.refined(arg.TEXT, pattern='^TR[0-9]{2}$'))),
+                'Only trips of this truck id.'),
+          param('driver',
+                arg.optional(arg.row('drivers', arg.refined(arg.TEXT, pattern='^DR[0-9]{2}$'))),
+                'Only trips of this driver id.'),
+          param('status', arg.optional(arg.enum_of(TripStatus)), 'Only trips in this status.'),
+          param('day', arg.optional(arg.DATE), 'Only trips planned to start on this day.'),
+          read_only=True, where='freight_dispatch.world:500', returns=js.array(Trip),
+          shows=('list', ('row', 'trips')))
     def tool_list_trips(
         self, truck: Truck | None, driver: Driver | None, status: TripStatus | None,
         day: dt.date | None,
@@ -905,22 +828,15 @@ class FreightDispatch(Episode):
             result = rt.each(self, result) + (t.trip_id,)  # freight_dispatch.world:522
         return result  # freight_dispatch.world:524
 
-    @tool(  # freight_dispatch.world:527
-        'Assign an available truck and an available driver to a new planned trip.',
-        param(
-            'truck', arg.row('trucks', arg.refined(arg.TEXT, pattern='^TR[0-9]{2}$')),
-            'The truck id, e.g. TR03.',
-        ),
-        param(
-            'driver', arg.row('drivers', arg.refined(arg.TEXT, pattern='^DR[0-9]{2}$')),
-            'The driver id, e.g. DR03.',
-        ),
-        param('planned_start', arg.DATETIME, 'When the trip starts, e.g. 2025-05-13T06:00:00.'),
-        param(
-            'estimated_hours', arg.refined(arg.FLOAT, 0.5, 14.0), 'Planned driving time in hours.'
-        ),
-        where='freight_dispatch.world:527', returns=Trip,
-    )
+    @tool('Assign an available truck and an available driver to a new planned trip.',
+          param('truck', arg.row('trucks', arg.refined(arg.TEXT, pattern='^TR[0-9]{2}$')),
+                'The truck id, e.g. TR03.'),
+          param('driver', arg.row('drivers', arg.refined(arg.TEXT, pattern='^DR[0-9]{2}$')),
+                'The driver id, e.g. DR03.'),
+          param('planned_start', arg.DATETIME, 'When the trip starts, e.g. 2025-05-13T06:00:00.'),
+          param('estimated_hours', arg.refined(arg.FLOAT, 0.5, 14.0),
+                'Planned driving time in hours.'),
+          where='freight_dispatch.world:527', returns=Trip)
     def tool_create_trip(
         self, truck: Truck, driver: Driver, planned_start: dt.datetime, estimated_hours: float
     ) -> Trip:
@@ -934,10 +850,8 @@ class FreightDispatch(Episode):
             driver.license_class == _E12_LicenseClass_class_a
             or truck.capacity_kg <= self.state.class_b_max_kg
         ):
-            raise ToolError(
-                f'A class B driver cannot drive a truck of {truck.capacity_kg} kg (at most '
-                f'{self.state.class_b_max_kg} kg).',
-            )
+            raise ToolError(f'A class B driver cannot drive a truck of {truck.capacity_kg} kg '
+                            f'(at most {self.state.class_b_max_kg} kg).')
         if not (estimated_hours <= driver.hours_left):  # freight_dispatch.world:539
             self.fail(f'{driver.name} has only {driver.hours_left} hours left.')
         if planned_start < self.clock:  # freight_dispatch.world:540
@@ -953,15 +867,12 @@ class FreightDispatch(Episode):
         self.set_field(driver, 'status', _E12_DriverStatus_on_trip)  # freight_dispatch.world:549
         return trip  # freight_dispatch.world:550
 
-    @tool(  # freight_dispatch.world:553
-        'Cancel a planned trip; its loads are posted again and its truck and driver freed.',
-        _PARAM_trip, where='freight_dispatch.world:553', returns=Trip,
-    )
+    @tool('Cancel a planned trip; its loads are posted again and its truck and driver freed.',
+          _PARAM_trip, where='freight_dispatch.world:553', returns=Trip)
     def tool_cancel_trip(self, trip: Trip) -> Trip:
         if trip.status != _E10_TripStatus_planned:  # freight_dispatch.world:556
-            self.fail(
-                f'Trip {trip.trip_id} is {trip.status}: only planned trips can be cancelled.'
-            )
+            self.fail(f'Trip {trip.trip_id} is {trip.status}: only planned trips can be '
+                      'cancelled.')
         # freight_dispatch.world:557
         for l in rt.rows(self.t_loads, rt.each(self, self.fn_trip_loads(trip))):
             # freight_dispatch.world:558

@@ -220,13 +220,11 @@ _RESULT_Address = js.closed({
 _RESULT_SlotInfo = js.closed({
     'slot': DeliverySlot, 'booked': js.INTEGER, 'free': js.INTEGER, 'open_for_orders': js.BOOLEAN
 })
-_PARAM_customer = param(
-    'customer', arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
-    'The customer id, e.g. C001.',
-)
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'
-)
+_PARAM_customer = param('customer',
+                        arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$')),
+                        'The customer id, e.g. C001.')
+_PARAM_name_contains = param('name_contains', arg.optional(arg.TEXT),
+                             'Part of the name, any case.')
 _PARAM_order = param('order', arg.row('orders'), 'The order id, e.g. O0001.')
 _PARAM_order_ = param('order', arg.row('orders'), 'The order id, e.g. O0002.')
 
@@ -291,15 +289,13 @@ class GroceryDelivery(Episode):
     def _check_invariants(self) -> None:
         # grocery_delivery.world:195
         if not all(self.fn_booked(_s37) <= _s37.capacity for _s37 in rt.each(self, self.t_slots)):
-            raise InvariantError(
-                'A slot never takes more orders than its capacity.', 'grocery_delivery.world:195'
-            )
+            raise InvariantError('A slot never takes more orders than its capacity.',
+                                 'grocery_delivery.world:195')
         for _row38 in rt.changed_rows(self, self.t_slots):  # grocery_delivery.world:198
             if not (_row38.starts_at < _row38.ends_at and _row38.cutoff <= _row38.starts_at):
-                raise InvariantError(
-                    'A slot ends after it starts, and its cut-off comes before it starts.',
-                    'grocery_delivery.world:198',
-                )
+                raise InvariantError('A slot ends after it starts, and its cut-off comes before '
+                                     'it starts.',
+                                     'grocery_delivery.world:198')
         for _row39 in rt.changed_rows(self, self.t_products):  # grocery_delivery.world:201
             if not (_row39.stock >= 0):
                 raise InvariantError('Stock never goes below zero.', 'grocery_delivery.world:201')
@@ -309,11 +305,9 @@ class GroceryDelivery(Episode):
             or _o40.items_total >= self.state.min_order_total)
             for _o40 in rt.each(self, self.t_orders)
         ):
-            raise InvariantError(
-                "An order's items total is the sum of its items; a placed order meets the "
-                "minimum.",
-                'grocery_delivery.world:204',
-            )
+            raise InvariantError("An order's items total is the sum of its items; a placed order "
+                                 "meets the minimum.",
+                                 'grocery_delivery.world:204')
         for _row41 in rt.changed_rows(self, self.t_orders):  # grocery_delivery.world:207
             if not (
                 (_row41.driver is not None) == (_row41.status == _E11_OrderStatus_out_for_delivery
@@ -321,11 +315,9 @@ class GroceryDelivery(Episode):
                 and (_row41.delivered_at is not None)
                 == (_row41.status == _E11_OrderStatus_delivered)
             ):
-                raise InvariantError(
-                    'An order has a driver exactly when it is out for delivery or delivered, and '
-                    'a delivery time exactly when delivered.',
-                    'grocery_delivery.world:207',
-                )
+                raise InvariantError('An order has a driver exactly when it is out for delivery '
+                                     'or delivered, and a delivery time exactly when delivered.',
+                                     'grocery_delivery.world:207')
         if not all(  # grocery_delivery.world:210
             _o42.driver is None or len([
                 _p43 for _p43 in rt.each(self, self.t_orders)
@@ -334,27 +326,23 @@ class GroceryDelivery(Episode):
             <= self.state.driver_orders_per_slot
             for _o42 in rt.each(self, self.t_orders)
         ):
-            raise InvariantError(
-                'A driver carries at most the allowed number of orders in one slot.',
-                'grocery_delivery.world:210',
-            )
+            raise InvariantError('A driver carries at most the allowed number of orders in one '
+                                 'slot.',
+                                 'grocery_delivery.world:210')
         if not all(  # grocery_delivery.world:213
             self.fn_substitution_ok(_i44)
             and (_i44.status != _E10_ItemStatus_substituted or _i44.original_product is not None)
             and (_i44.status != _E10_ItemStatus_ordered or _i44.original_product is None)
             for _i44 in rt.each(self, self.t_order_items)
         ):
-            raise InvariantError(
-                'A substituted item names its original product, of the same category; an ordered '
-                'item names none.',
-                'grocery_delivery.world:213',
-            )
+            raise InvariantError('A substituted item names its original product, of the same '
+                                 'category; an ordered item names none.',
+                                 'grocery_delivery.world:213')
         # grocery_delivery.world:216
         if not all(self.fn_usual_substitute_ok(_p45) for _p45 in rt.each(self, self.t_products)):
-            raise InvariantError(
-                "A product's usual substitute is another product of the same category.",
-                'grocery_delivery.world:216',
-            )
+            raise InvariantError("A product's usual substitute is another product of the same "
+                                 "category.",
+                                 'grocery_delivery.world:216')
         if not all(  # grocery_delivery.world:219
             len([
                 _j47 for _j47 in rt.each(self, self.t_order_items)
@@ -363,19 +351,16 @@ class GroceryDelivery(Episode):
             == 1
             for _i46 in rt.each(self, self.t_order_items)
         ):
-            raise InvariantError(
-                'An order has no two items of the same product.', 'grocery_delivery.world:219'
-            )
+            raise InvariantError('An order has no two items of the same product.',
+                                 'grocery_delivery.world:219')
         if not all(  # grocery_delivery.world:222
             (_i48.status == _E10_ItemStatus_refunded) == any(
                 _r49.item == _i48.item_id for _r49 in rt.each(self, self.t_refunds)
             )
             for _i48 in rt.each(self, self.t_order_items)
         ):
-            raise InvariantError(
-                'An item is refunded exactly when one refund names it.',
-                'grocery_delivery.world:222',
-            )
+            raise InvariantError('An item is refunded exactly when one refund names it.',
+                                 'grocery_delivery.world:222')
         if not all(  # grocery_delivery.world:225
             len([_s51 for _s51 in rt.each(self, self.t_refunds) if _s51.item == _r50.item]) == 1
             for _r50 in rt.each(self, self.t_refunds)
@@ -394,11 +379,9 @@ class GroceryDelivery(Episode):
             < 0.005
             for _r52 in rt.each(self, self.t_refunds)
         ):
-            raise InvariantError(
-                "A refund belongs to a delivered order and is its item's quantity times unit "
-                "price.",
-                'grocery_delivery.world:228',
-            )
+            raise InvariantError("A refund belongs to a delivered order and is its item's "
+                                 "quantity times unit price.",
+                                 'grocery_delivery.world:228')
         if not all(  # grocery_delivery.world:231
             0.0 + sum(rt.each(self, tuple([
                 _r54.amount for _r54 in rt.each(self, self.t_refunds)
@@ -407,9 +390,8 @@ class GroceryDelivery(Episode):
             <= _o53.items_total + 0.005
             for _o53 in rt.each(self, self.t_orders)
         ):
-            raise InvariantError(
-                "An order's refunds never exceed its items total.", 'grocery_delivery.world:231'
-            )
+            raise InvariantError("An order's refunds never exceed its items total.",
+                                 'grocery_delivery.world:231')
         if not all(  # grocery_delivery.world:234
             len([_d56 for _d56 in rt.each(self, self.t_customers) if _d56.email == _c55.email])
             == 1
@@ -500,20 +482,18 @@ class GroceryDelivery(Episode):
             and (other if other is not None else rt.absent()).category == product.category
         )
 
-    @tool(  # grocery_delivery.world:239
-        'Show a customer by id: name, email, phone, address and whether they allow substitutions.',
-        _PARAM_customer, read_only=True, where='grocery_delivery.world:239', returns=Customer,
-    )
+    @tool('Show a customer by id: name, email, phone, address and whether they allow '
+          'substitutions.',
+          _PARAM_customer, read_only=True, where='grocery_delivery.world:239', returns=Customer)
     def tool_get_customer(self, customer: Customer) -> Customer:
         return customer  # grocery_delivery.world:242
 
-    @tool(  # grocery_delivery.world:245
-        'Find customers by part of the name, email or phone; with nothing given, list all.',
-        _PARAM_name_contains, param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
-        param('phone', arg.optional(arg.TEXT), 'The phone number; spaces do not matter.'),
-        read_only=True, where='grocery_delivery.world:245', returns=js.array(Customer),
-        shows=('list', ('row', 'customers')),
-    )
+    @tool('Find customers by part of the name, email or phone; with nothing given, list all.',
+          _PARAM_name_contains,
+          param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
+          param('phone', arg.optional(arg.TEXT), 'The phone number; spaces do not matter.'),
+          read_only=True, where='grocery_delivery.world:245', returns=js.array(Customer),
+          shows=('list', ('row', 'customers')))
     def tool_find_customers(
         self, name_contains: str | None, email: str | None, phone: str | None
     ) -> tuple[str, ...]:
@@ -537,26 +517,20 @@ class GroceryDelivery(Episode):
             result = rt.each(self, result) + (c.customer_id,)  # grocery_delivery.world:266
         return result  # grocery_delivery.world:268
 
-    @tool(  # grocery_delivery.world:273
-        'Show a product by SKU: name, category, price, unit, stock, usual substitute SKU and '
-        'whether it is on sale.',
-        param(
-            'product', arg.row('products', arg.refined(arg.TEXT, pattern='^SKU[0-9]{4}$')),
-            'The SKU, e.g. SKU1001.',
-        ),
-        read_only=True, where='grocery_delivery.world:273', returns=Product,
-    )
+    @tool('Show a product by SKU: name, category, price, unit, stock, usual substitute SKU and '
+          'whether it is on sale.',
+          param('product', arg.row('products', arg.refined(arg.TEXT, pattern='^SKU[0-9]{4}$')),
+                'The SKU, e.g. SKU1001.'),
+          read_only=True, where='grocery_delivery.world:273', returns=Product)
     def tool_get_product(self, product: Product) -> Product:
         return product  # grocery_delivery.world:276
 
-    @tool(  # grocery_delivery.world:279
-        'Browse products by part of the name and/or category.',
-        param('text', arg.optional(arg.TEXT), 'Part of the name, any case.'),
-        param('category', arg.optional(arg.enum_of(Category)), 'Only this category.'),
-        param('in_stock_only', arg.BOOL, 'Only products with stock.', default=False),
-        read_only=True, where='grocery_delivery.world:279', returns=js.array(Product),
-        shows=('list', ('row', 'products')),
-    )
+    @tool('Browse products by part of the name and/or category.',
+          param('text', arg.optional(arg.TEXT), 'Part of the name, any case.'),
+          param('category', arg.optional(arg.enum_of(Category)), 'Only this category.'),
+          param('in_stock_only', arg.BOOL, 'Only products with stock.', default=False),
+          read_only=True, where='grocery_delivery.world:279', returns=js.array(Product),
+          shows=('list', ('row', 'products')))
     def tool_search_products(
         self, text: str | None, category: Category | None, in_stock_only: bool
     ) -> tuple[str, ...]:
@@ -574,28 +548,21 @@ class GroceryDelivery(Episode):
             result = rt.each(self, result) + (p.sku,)  # grocery_delivery.world:298
         return result  # grocery_delivery.world:300
 
-    @tool(  # grocery_delivery.world:305
-        'Show a delivery slot by id with its times, cut-off, fee, orders booked and places free.',
-        param(
-            'slot', arg.row('slots', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$')),
-            'The slot id, e.g. S001.',
-        ),
-        read_only=True, where='grocery_delivery.world:305', returns=_RESULT_SlotInfo,
-        shows=('record', (('slot', 'slot', ('row', 'slots')),)),
-    )
+    @tool('Show a delivery slot by id with its times, cut-off, fee, orders booked and places '
+          'free.',
+          param('slot', arg.row('slots', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$')),
+                'The slot id, e.g. S001.'),
+          read_only=True, where='grocery_delivery.world:305', returns=_RESULT_SlotInfo,
+          shows=('record', (('slot', 'slot', ('row', 'slots')),)))
     def tool_get_slot(self, slot: DeliverySlot) -> SlotInfo:
         return self.fn_slot_info(slot)  # grocery_delivery.world:308
 
-    @tool(  # grocery_delivery.world:311
-        'List the delivery slots of a day with their free places.',
-        param('day', arg.DATE, 'The delivery day, e.g. 2025-05-21.'),
-        param(
-            'only_free', arg.BOOL, 'Only slots with free places whose cut-off has not passed.',
-            default=True,
-        ),
-        read_only=True, where='grocery_delivery.world:311', returns=js.array(_RESULT_SlotInfo),
-        shows=('list', ('record', (('slot', 'slot', ('row', 'slots')),))),
-    )
+    @tool('List the delivery slots of a day with their free places.',
+          param('day', arg.DATE, 'The delivery day, e.g. 2025-05-21.'),
+          param('only_free', arg.BOOL, 'Only slots with free places whose cut-off has not passed.',
+                default=True),
+          read_only=True, where='grocery_delivery.world:311', returns=js.array(_RESULT_SlotInfo),
+          shows=('list', ('record', (('slot', 'slot', ('row', 'slots')),))))
     def tool_list_slots(self, day: dt.date, only_free: bool) -> tuple[SlotInfo, ...]:
         result: tuple[SlotInfo, ...] = ()  # grocery_delivery.world:317
         for s in rt.each(self, self.t_slots):  # grocery_delivery.world:318
@@ -607,24 +574,18 @@ class GroceryDelivery(Episode):
             result = rt.each(self, result) + (info,)  # grocery_delivery.world:326
         return result  # grocery_delivery.world:328
 
-    @tool(  # grocery_delivery.world:333
-        'Show a driver by id: name, phone, vehicle, whether active and rating.',
-        param(
-            'driver', arg.row('drivers', arg.refined(arg.TEXT, pattern='^D[0-9]{2}$')),
-            'The driver id, e.g. D01.',
-        ),
-        read_only=True, where='grocery_delivery.world:333', returns=Driver,
-    )
+    @tool('Show a driver by id: name, phone, vehicle, whether active and rating.',
+          param('driver', arg.row('drivers', arg.refined(arg.TEXT, pattern='^D[0-9]{2}$')),
+                'The driver id, e.g. D01.'),
+          read_only=True, where='grocery_delivery.world:333', returns=Driver)
     def tool_get_driver(self, driver: Driver) -> Driver:
         return driver  # grocery_delivery.world:336
 
-    @tool(  # grocery_delivery.world:339
-        'List drivers by part of the name or vehicle.', _PARAM_name_contains,
-        param('vehicle', arg.optional(arg.enum_of(Vehicle)), 'Only drivers with this vehicle.'),
-        param('active_only', arg.BOOL, 'Only active drivers.', default=False), read_only=True,
-        where='grocery_delivery.world:339', returns=js.array(Driver),
-        shows=('list', ('row', 'drivers')),
-    )
+    @tool('List drivers by part of the name or vehicle.', _PARAM_name_contains,
+          param('vehicle', arg.optional(arg.enum_of(Vehicle)), 'Only drivers with this vehicle.'),
+          param('active_only', arg.BOOL, 'Only active drivers.', default=False), read_only=True,
+          where='grocery_delivery.world:339', returns=js.array(Driver),
+          shows=('list', ('row', 'drivers')))
     def tool_list_drivers(
         self, name_contains: str | None, vehicle: Vehicle | None, active_only: bool
     ) -> tuple[str, ...]:
@@ -636,33 +597,24 @@ class GroceryDelivery(Episode):
             and (vehicle is None or _d4.vehicle == vehicle) and (not active_only or _d4.active)
         ])
 
-    @tool(  # grocery_delivery.world:352
-        'Show an order by id: customer and slot ids, status, address, driver id, items total and '
-        'delivery time.',
-        _PARAM_order, read_only=True, where='grocery_delivery.world:352', returns=Order,
-    )
+    @tool('Show an order by id: customer and slot ids, status, address, driver id, items total '
+          'and delivery time.',
+          _PARAM_order, read_only=True, where='grocery_delivery.world:352', returns=Order)
     def tool_get_order(self, order: Order) -> Order:
         return order  # grocery_delivery.world:355
 
-    @tool(  # grocery_delivery.world:358
-        'Find orders by customer, slot, delivery day or status.',
-        param(
-            'customer',
-            arg.optional(arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$'))),
-            'Only orders of this customer id.',
-        ),
-        param(
-            'slot', arg.optional(arg.row('slots', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$'))),
-            'Only orders in this slot id.',
-        ),
-        param(
-            'day', arg.optional(arg.DATE),
-            'Only orders delivered (or to be delivered) on this day.',
-        ),
-        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders in this status.'),
-        read_only=True, where='grocery_delivery.world:358', returns=js.array(Order),
-        shows=('list', ('row', 'orders')),
-    )
+    @tool('Find orders by customer, slot, delivery day or status.',
+          param('customer',
+                arg.optional(arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$'))),
+                'Only orders of this customer id.'),
+          param('slot',
+                arg.optional(arg.row('slots', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$'))),
+                'Only orders in this slot id.'),
+          param('day', arg.optional(arg.DATE),
+                'Only orders delivered (or to be delivered) on this day.'),
+          param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders in this status.'),
+          read_only=True, where='grocery_delivery.world:358', returns=js.array(Order),
+          shows=('list', ('row', 'orders')))
     def tool_find_orders(
         self, customer: Customer | None, slot: DeliverySlot | None, day: dt.date | None,
         status: OrderStatus | None,
@@ -682,51 +634,39 @@ class GroceryDelivery(Episode):
             result = rt.each(self, result) + (o.order_id,)  # grocery_delivery.world:380
         return result  # grocery_delivery.world:382
 
-    @tool(  # grocery_delivery.world:385
-        'Show an order item by id: order id, product SKU, original SKU if substituted, quantity, '
-        'cost per item and status.',
-        param('item', arg.row('order_items'), 'The item id, e.g. I0001.'), read_only=True,
-        where='grocery_delivery.world:385', returns=OrderItem,
-    )
+    @tool('Show an order item by id: order id, product SKU, original SKU if substituted, '
+          'quantity, cost per item and status.',
+          param('item', arg.row('order_items'), 'The item id, e.g. I0001.'), read_only=True,
+          where='grocery_delivery.world:385', returns=OrderItem)
     def tool_get_order_item(self, item: OrderItem) -> OrderItem:
         return item  # grocery_delivery.world:388
 
-    @tool(  # grocery_delivery.world:391
-        'List the items of an order.', _PARAM_order, read_only=True,
-        where='grocery_delivery.world:391', returns=js.array(OrderItem),
-        shows=('list', ('row', 'order_items')),
-    )
+    @tool('List the items of an order.', _PARAM_order, read_only=True,
+          where='grocery_delivery.world:391', returns=js.array(OrderItem),
+          shows=('list', ('row', 'order_items')))
     def tool_list_order_items(self, order: Order) -> tuple[str, ...]:
         return self.fn_items_of(order)  # grocery_delivery.world:394
 
-    @tool(  # grocery_delivery.world:397
-        "Place an order in a slot that has a free place and whose cut-off has not passed; prices "
-        "are today's.",
-        _PARAM_customer,
-        param(
-            'slot', arg.row('slots', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$')),
-            'The slot id, e.g. S005.',
-        ),
-        param(
-            'items',
-            arg.refined(
-                arg.list_of(arg.record(
-                    ItemRequest.load, js.closed({
-                        'product': js.scalar('str', pattern='^SKU[0-9]{4}$'),
-                        'quantity': js.scalar('int', 1, 50),
-                    }),
-                )),
-                1, 30,
-            ),
-            'The products and quantities, each product once, e.g. [{"product": "SKU1001", '
-            '"quantity": 2}].',
-        ),
-        param(
-            'delivery_address', arg.optional(arg.record(Address.load, _RESULT_Address)),
-            "Where to deliver; defaults to the customer's address.",
-        ),
-        where='grocery_delivery.world:397', returns=Order,
-    )
+    @tool("Place an order in a slot that has a free place and whose cut-off has not passed; "
+          "prices are today's.",
+          _PARAM_customer,
+          param('slot', arg.row('slots', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$')),
+                'The slot id, e.g. S005.'),
+          param('items',
+                arg.refined(
+                    arg.list_of(arg.record(
+                        ItemRequest.load, js.closed({
+                            'product': js.scalar('str', pattern='^SKU[0-9]{4}$'),
+                            'quantity': js.scalar('int', 1, 50),
+                        }),
+                    )),
+                    1, 30,
+                ),
+                'The products and quantities, each product once, e.g. [{"product": "SKU1001", '
+                '"quantity": 2}].'),
+          param('delivery_address', arg.optional(arg.record(Address.load, _RESULT_Address)),
+                "Where to deliver; defaults to the customer's address."),
+          where='grocery_delivery.world:397', returns=Order)
     def tool_place_order(
         self, customer: Customer, slot: DeliverySlot, items: tuple[ItemRequest, ...],
         delivery_address: Address | None,
@@ -745,17 +685,13 @@ class GroceryDelivery(Episode):
             if not product.active:  # grocery_delivery.world:413
                 self.fail(f'Product {product.sku} ({product.name}) is not on sale.')
             if product.stock < line.quantity:  # grocery_delivery.world:414
-                self.fail(
-                    f'Only {product.stock} of {product.sku} ({product.name}) in stock; '
-                    f'{line.quantity} requested.',
-                )
+                self.fail(f'Only {product.stock} of {product.sku} ({product.name}) in stock; '
+                          f'{line.quantity} requested.')
             total = total + line.quantity * product.price  # grocery_delivery.world:415
         total = round(total, 2)  # grocery_delivery.world:417
         if not (total >= self.state.min_order_total):  # grocery_delivery.world:418
-            raise ToolError(
-                f'The order total {total:.2f} is below the minimum of '
-                f'{self.state.min_order_total:.2f}.',
-            )
+            raise ToolError(f'The order total {total:.2f} is below the minimum of '
+                            f'{self.state.min_order_total:.2f}.')
         order: Order = Order(  # grocery_delivery.world:419
             order_id=self.next_id('order_ids', 'O{:04d}'), customer=customer.customer_id,
             slot=slot.slot_id, status=_E11_OrderStatus_placed,
@@ -778,18 +714,15 @@ class GroceryDelivery(Episode):
             )
         return order  # grocery_delivery.world:434
 
-    @tool(  # grocery_delivery.world:437
-        "Set the quantity of a product in a placed order before its slot's cut-off: 0 removes "
-        "it, a product not in the order is added at today's price. Shows the order's items.",
-        _PARAM_order_,
-        param(
-            'product', arg.row('products', arg.refined(arg.TEXT, pattern='^SKU[0-9]{4}$')),
-            'The SKU to set, e.g. SKU1007.',
-        ),
-        param('quantity', arg.refined(arg.INT, 0, 50), 'The new quantity; 0 removes the product.'),
-        where='grocery_delivery.world:437', returns=js.array(OrderItem),
-        shows=('list', ('row', 'order_items')),
-    )
+    @tool("Set the quantity of a product in a placed order before its slot's cut-off: 0 removes "
+          "it, a product not in the order is added at today's price. Shows the order's items.",
+          _PARAM_order_,
+          param('product', arg.row('products', arg.refined(arg.TEXT, pattern='^SKU[0-9]{4}$')),
+                'The SKU to set, e.g. SKU1007.'),
+          param('quantity', arg.refined(arg.INT, 0, 50),
+                'The new quantity; 0 removes the product.'),
+          where='grocery_delivery.world:437', returns=js.array(OrderItem),
+          shows=('list', ('row', 'order_items')))
     def tool_change_item(self, order: Order, product: Product, quantity: int) -> tuple[str, ...]:
         if order.status != _E11_OrderStatus_placed:  # grocery_delivery.world:444
             self.fail(f'Order {order.order_id} is {order.status}: only placed orders can change.')
@@ -800,10 +733,9 @@ class GroceryDelivery(Episode):
             if _i6.order == order.order_id and _i6.original_product == product.sku
         ])
         if len(replaced) > 0:  # grocery_delivery.world:447
-            self.fail(  # grocery_delivery.world:448
-                'That item was substituted: change the substitute '
-                f'{self.t_products[self.t_order_items[replaced[0]].product].sku} instead.',
-            )
+            self.fail('That item was substituted: change the '  # grocery_delivery.world:448
+                      f'substitute {self.t_products[self.t_order_items[replaced[0]].product].sku}'
+                      ' instead.')
         matches: tuple[str, ...] = tuple([  # grocery_delivery.world:450
             _i7.item_id for _i7 in rt.each(self, self.t_order_items)
             if _i7.order == order.order_id and _i7.product == product.sku
@@ -837,23 +769,17 @@ class GroceryDelivery(Episode):
         total: float = self.fn_order_total(order)  # grocery_delivery.world:468
         # grocery_delivery.world:469
         if not (len(self.fn_items_of(order)) > 0 and total >= self.state.min_order_total):
-            raise ToolError(
-                'The order would be empty or below the minimum total of '
-                f'{self.state.min_order_total:.2f}.',
-            )
+            raise ToolError('The order would be empty or below the minimum total of '
+                            f'{self.state.min_order_total:.2f}.')
         # grocery_delivery.world:470
         self.set_field(order, 'items_total', v.check_range(total, 'Order.items_total', 0.0, None))
         return self.fn_items_of(order)  # grocery_delivery.world:471
 
-    @tool(  # grocery_delivery.world:474
-        'Move a placed order to another slot with a free place, before both cut-offs.',
-        _PARAM_order_,
-        param(
-            'slot', arg.row('slots', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$')),
-            'The new slot id, e.g. S005.',
-        ),
-        where='grocery_delivery.world:474', returns=Order,
-    )
+    @tool('Move a placed order to another slot with a free place, before both cut-offs.',
+          _PARAM_order_,
+          param('slot', arg.row('slots', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$')),
+                'The new slot id, e.g. S005.'),
+          where='grocery_delivery.world:474', returns=Order)
     def tool_change_slot(self, order: Order, slot: DeliverySlot) -> Order:
         if order.status != _E11_OrderStatus_placed:  # grocery_delivery.world:480
             self.fail(f'Order {order.order_id} is {order.status}: only placed orders can move.')
@@ -868,17 +794,13 @@ class GroceryDelivery(Episode):
         self.set_field(order, 'slot', slot.slot_id)  # grocery_delivery.world:485
         return order  # grocery_delivery.world:486
 
-    @tool(  # grocery_delivery.world:489
-        'Replace an out-of-stock item of a placed order with another product of the same '
-        'category; the item keeps the lower of the two prices.',
-        param('item', arg.row('order_items'), 'The id of the out-of-stock item, e.g. I0004.'),
-        param(
-            'substitute',
-            arg.optional(arg.row('products', arg.refined(arg.TEXT, pattern='^SKU[0-9]{4}$'))),
-            "The replacement SKU; leave out for the product's usual substitute.",
-        ),
-        where='grocery_delivery.world:489', returns=OrderItem,
-    )
+    @tool('Replace an out-of-stock item of a placed order with another product of the same '
+          'category; the item keeps the lower of the two prices.',
+          param('item', arg.row('order_items'), 'The id of the out-of-stock item, e.g. I0004.'),
+          param('substitute',
+                arg.optional(arg.row('products', arg.refined(arg.TEXT, pattern='^SKU[0-9]{4}$'))),
+                "The replacement SKU; leave out for the product's usual substitute."),
+          where='grocery_delivery.world:489', returns=OrderItem)
     def tool_substitute_item(self, item: OrderItem, substitute: Product | None) -> OrderItem:
         order: Order = self.t_orders[item.order]  # grocery_delivery.world:495
         if order.status != _E11_OrderStatus_placed:  # grocery_delivery.world:496
@@ -886,33 +808,25 @@ class GroceryDelivery(Episode):
         if item.status != _E10_ItemStatus_ordered:  # grocery_delivery.world:497
             self.fail(f'Item {item.item_id} was already substituted.')
         if self.t_products[item.product].stock >= item.quantity:  # grocery_delivery.world:498
-            self.fail(
-                f'{self.t_products[item.product].name} is in stock: '
-                f'{self.t_products[item.product].stock} for {item.quantity} ordered.',
-            )
+            self.fail(f'{self.t_products[item.product].name} is in stock: '
+                      f'{self.t_products[item.product].stock} for {item.quantity} ordered.')
         if not self.t_customers[order.customer].allow_substitutions:  # grocery_delivery.world:499
-            self.fail(
-                f'Customer {self.t_customers[order.customer].customer_id} does not allow '
-                'substitutions.',
-            )
+            self.fail(f'Customer {self.t_customers[order.customer].customer_id} does not allow '
+                      'substitutions.')
         chosen: Product | None = (  # grocery_delivery.world:500
             substitute if substitute is not None
             else self.t_products.ref(self.t_products[item.product].substitute)
         )
         if chosen is None:  # grocery_delivery.world:501
-            self.fail(
-                f'No substitute given and {self.t_products[item.product].name} has no usual '
-                'substitute.',
-            )
+            self.fail(f'No substitute given and {self.t_products[item.product].name} has no '
+                      'usual substitute.')
         if chosen.sku == item.product:  # grocery_delivery.world:502
             raise ToolError('The substitute must be another product.')
         if not chosen.active:  # grocery_delivery.world:503
             self.fail(f'Product {chosen.sku} ({chosen.name}) is not on sale.')
         if chosen.category != self.t_products[item.product].category:  # grocery_delivery.world:504
-            self.fail(
-                f'{chosen.name} is {chosen.category}, not '
-                f'{self.t_products[item.product].category}.',
-            )
+            self.fail(f'{chosen.name} is {chosen.category}, not '
+                      f'{self.t_products[item.product].category}.')
         if chosen.stock < item.quantity:  # grocery_delivery.world:505
             self.fail(f'Only {chosen.stock} of {chosen.sku} ({chosen.name}) in stock.')
         if any(  # grocery_delivery.world:506
@@ -930,42 +844,32 @@ class GroceryDelivery(Episode):
         )
         total: float = self.fn_order_total(order)  # grocery_delivery.world:511
         if not (total >= self.state.min_order_total):  # grocery_delivery.world:512
-            raise ToolError(
-                'The substitute would bring the order below the minimum total of '
-                f'{self.state.min_order_total:.2f}.',
-            )
+            raise ToolError('The substitute would bring the order below the minimum total of '
+                            f'{self.state.min_order_total:.2f}.')
         self.set_field(  # grocery_delivery.world:513
             self.t_orders[order.order_id], 'items_total',
             v.check_range(total, 'Order.items_total', 0.0, None),
         )
         return item  # grocery_delivery.world:514
 
-    @tool(  # grocery_delivery.world:517
-        'Cancel a placed order; its place in the slot is freed.', _PARAM_order_,
-        where='grocery_delivery.world:517', returns=Order,
-    )
+    @tool('Cancel a placed order; its place in the slot is freed.', _PARAM_order_,
+          where='grocery_delivery.world:517', returns=Order)
     def tool_cancel_order(self, order: Order) -> Order:
         if order.status != _E11_OrderStatus_placed:  # grocery_delivery.world:520
-            self.fail(
-                f'Order {order.order_id} is {order.status}: only placed orders can be cancelled.'
-            )
+            self.fail(f'Order {order.order_id} is {order.status}: only placed orders can be '
+                      'cancelled.')
         self.set_field(order, 'status', _E11_OrderStatus_cancelled)  # grocery_delivery.world:521
         return order  # grocery_delivery.world:522
 
-    @tool(  # grocery_delivery.world:525
-        'Pick a placed order and send it out with a driver: the stock of every item is taken.',
-        _PARAM_order,
-        param(
-            'driver', arg.row('drivers', arg.refined(arg.TEXT, pattern='^D[0-9]{2}$')),
-            'The driver id, e.g. D03.',
-        ),
-        where='grocery_delivery.world:525', returns=Order,
-    )
+    @tool('Pick a placed order and send it out with a driver: the stock of every item is taken.',
+          _PARAM_order,
+          param('driver', arg.row('drivers', arg.refined(arg.TEXT, pattern='^D[0-9]{2}$')),
+                'The driver id, e.g. D03.'),
+          where='grocery_delivery.world:525', returns=Order)
     def tool_assign_driver(self, order: Order, driver: Driver) -> Order:
         if order.status != _E11_OrderStatus_placed:  # grocery_delivery.world:531
-            self.fail(
-                f'Order {order.order_id} is {order.status}: only placed orders can be sent out.'
-            )
+            self.fail(f'Order {order.order_id} is {order.status}: only placed orders can be sent '
+                      'out.')
         if not driver.active:  # grocery_delivery.world:532
             self.fail(f'Driver {driver.driver_id} is inactive.')
         if (  # grocery_delivery.world:533
@@ -975,17 +879,14 @@ class GroceryDelivery(Episode):
             ])
             >= self.state.driver_orders_per_slot
         ):
-            self.fail(
-                f'Driver {driver.driver_id} already carries {self.state.driver_orders_per_slot} '
-                f'orders in slot {self.t_slots[order.slot].slot_id}.',
-            )
+            self.fail(f'Driver {driver.driver_id} already carries '
+                      f'{self.state.driver_orders_per_slot} orders in slot '
+                      f'{self.t_slots[order.slot].slot_id}.')
         # grocery_delivery.world:534
         for i in rt.rows(self.t_order_items, rt.each(self, self.fn_items_of(order))):
             if self.t_products[i.product].stock < i.quantity:  # grocery_delivery.world:535
-                self.fail(
-                    f'{self.t_products[i.product].name} is out of stock for item {i.item_id}: '
-                    'substitute or remove it first.',
-                )
+                self.fail(f'{self.t_products[i.product].name} is out of stock for item '
+                          f'{i.item_id}: substitute or remove it first.')
             self.set_field(  # grocery_delivery.world:536
                 self.t_products[i.product], 'stock', v.check_range(
                     rt.bounded(self.t_products[i.product].stock - i.quantity), 'Product.stock', 0,
@@ -997,11 +898,9 @@ class GroceryDelivery(Episode):
         )
         return order  # grocery_delivery.world:540
 
-    @tool(  # grocery_delivery.world:543
-        'Mark an order that is out for delivery as delivered.',
-        param('order', arg.row('orders'), 'The order id, e.g. O0004.'),
-        where='grocery_delivery.world:543', returns=Order,
-    )
+    @tool('Mark an order that is out for delivery as delivered.',
+          param('order', arg.row('orders'), 'The order id, e.g. O0004.'),
+          where='grocery_delivery.world:543', returns=Order)
     def tool_mark_delivered(self, order: Order) -> Order:
         if order.status != _E11_OrderStatus_out_for_delivery:  # grocery_delivery.world:546
             self.fail(f'Order {order.order_id} is {order.status}, not out for delivery.')
@@ -1009,25 +908,19 @@ class GroceryDelivery(Episode):
         self.set_fields(order, ('status', 'delivered_at'), _E11_OrderStatus_delivered, self.clock)
         return order  # grocery_delivery.world:549
 
-    @tool(  # grocery_delivery.world:554
-        'Show a refund by id: order and item ids, amount, reason and time.',
-        param('refund', arg.row('refunds'), 'The refund id, e.g. R0001.'), read_only=True,
-        where='grocery_delivery.world:554', returns=Refund,
-    )
+    @tool('Show a refund by id: order and item ids, amount, reason and time.',
+          param('refund', arg.row('refunds'), 'The refund id, e.g. R0001.'), read_only=True,
+          where='grocery_delivery.world:554', returns=Refund)
     def tool_get_refund(self, refund: Refund) -> Refund:
         return refund  # grocery_delivery.world:557
 
-    @tool(  # grocery_delivery.world:560
-        'List the refunds of an order or of a customer.',
-        param('order', arg.optional(arg.row('orders')), 'Only refunds of this order id.'),
-        param(
-            'customer',
-            arg.optional(arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$'))),
-            'Only refunds of this customer id.',
-        ),
-        read_only=True, where='grocery_delivery.world:560', returns=js.array(Refund),
-        shows=('list', ('row', 'refunds')),
-    )
+    @tool('List the refunds of an order or of a customer.',
+          param('order', arg.optional(arg.row('orders')), 'Only refunds of this order id.'),
+          param('customer',
+                arg.optional(arg.row('customers', arg.refined(arg.TEXT, pattern='^C[0-9]{3}$'))),
+                'Only refunds of this customer id.'),
+          read_only=True, where='grocery_delivery.world:560', returns=js.array(Refund),
+          shows=('list', ('row', 'refunds')))
     def tool_list_refunds(self, order: Order | None, customer: Customer | None) -> tuple[str, ...]:
         if not (order is not None or customer is not None):  # grocery_delivery.world:566
             raise ToolError('Give an order or a customer.')
@@ -1037,13 +930,11 @@ class GroceryDelivery(Episode):
             and (customer is None or self.t_orders[_r10.order].customer == customer.customer_id)
         ])
 
-    @tool(  # grocery_delivery.world:570
-        'Refund an item of a delivered order that was missing, damaged or expired, within 48 '
-        'hours of delivery: its quantity times unit price.',
-        param('item', arg.row('order_items'), 'The item id, e.g. I0006.'),
-        param('reason', arg.enum_of(RefundReason), 'missing, damaged or expired.'),
-        where='grocery_delivery.world:570', returns=Refund,
-    )
+    @tool('Refund an item of a delivered order that was missing, damaged or expired, within 48 '
+          'hours of delivery: its quantity times unit price.',
+          param('item', arg.row('order_items'), 'The item id, e.g. I0006.'),
+          param('reason', arg.enum_of(RefundReason), 'missing, damaged or expired.'),
+          where='grocery_delivery.world:570', returns=Refund)
     def tool_refund_missing_item(self, item: OrderItem, reason: RefundReason) -> Refund:
         order: Order = self.t_orders[item.order]  # grocery_delivery.world:576
         if order.status != _E11_OrderStatus_delivered:  # grocery_delivery.world:577

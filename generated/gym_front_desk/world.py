@@ -267,9 +267,8 @@ _ROW_checkins = arg.row(
     'checkins', not_found=lambda ep, key: ep.built(f'Check-in {key} not found.')
 )
 _PARAM_member = param('member', _ROW_members, 'The member id, e.g. M0001.')
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'
-)
+_PARAM_name_contains = param('name_contains', arg.optional(arg.TEXT),
+                             'Part of the name; case does not matter.')
 _PARAM_member_ = param('member', _ROW_members, 'The member id, e.g. M0002.')
 
 
@@ -341,24 +340,20 @@ class GymFrontDesk(Episode):
             and _c58.capacity <= self.t_rooms[_c58.room].capacity
             for _c58 in rt.each(self, self.t_classes)
         ):
-            raise InvariantError(
-                'A class never exceeds capacity, and its capacity fits its room.',
-                'gym_front_desk.world:212',
-            )
+            raise InvariantError('A class never exceeds capacity, and its capacity fits its room.',
+                                 'gym_front_desk.world:212')
         if not all(  # gym_front_desk.world:215
             self.fn_waiting(_c59) == 0 or self.fn_taken(_c59) == _c59.capacity
             and self.fn_waiting(_c59) <= _c59.waitlist_limit
             for _c59 in rt.each(self, self.t_classes)
         ):
-            raise InvariantError(
-                'A class has a waitlist only when full, at most its waitlist limit long.',
-                'gym_front_desk.world:215',
-            )
+            raise InvariantError('A class has a waitlist only when full, at most its waitlist '
+                                 'limit long.',
+                                 'gym_front_desk.world:215')
         # gym_front_desk.world:218
         if not all(self.fn_waitlist_ok(_b60) for _b60 in rt.each(self, self.t_bookings)):
-            raise InvariantError(
-                'Waitlist positions run 1..n without gaps or repeats.', 'gym_front_desk.world:218'
-            )
+            raise InvariantError('Waitlist positions run 1..n without gaps or repeats.',
+                                 'gym_front_desk.world:218')
         if not all(  # gym_front_desk.world:221
             _b61.status == _E13_BookingStatus_cancelled
             or len([
@@ -369,10 +364,9 @@ class GymFrontDesk(Episode):
             == 1
             for _b61 in rt.each(self, self.t_bookings)
         ):
-            raise InvariantError(
-                'A member has at most one booking of a class that is not cancelled.',
-                'gym_front_desk.world:221',
-            )
+            raise InvariantError('A member has at most one booking of a class that is not '
+                                 'cancelled.',
+                                 'gym_front_desk.world:221')
         if not all(  # gym_front_desk.world:224
             _b63.status != _E13_BookingStatus_booked
             and _b63.status != _E13_BookingStatus_waitlisted
@@ -380,29 +374,25 @@ class GymFrontDesk(Episode):
             and self.t_members[_b63.member].plan != _E8_PlanTier_basic
             for _b63 in rt.each(self, self.t_bookings)
         ):
-            raise InvariantError(
-                'Only active members on the standard or premium plan hold booked or waitlisted '
-                'places.',
-                'gym_front_desk.world:224',
-            )
+            raise InvariantError('Only active members on the standard or premium plan hold '
+                                 'booked or waitlisted places.',
+                                 'gym_front_desk.world:224')
         if not all(  # gym_front_desk.world:227
             (_m64.frozen_until is not None) == (_m64.status == _E12_MemberStatus_frozen)
             and _m64.freeze_days_used <= self.state.max_freeze_days
             for _m64 in rt.each(self, self.t_members)
         ):
-            raise InvariantError(
-                'A member has a freeze end day exactly when frozen.', 'gym_front_desk.world:227'
-            )
+            raise InvariantError('A member has a freeze end day exactly when frozen.',
+                                 'gym_front_desk.world:227')
         if not all(  # gym_front_desk.world:230
             _c65.status != _E11_ClassStatus_scheduled
             or _c65.class_type in rt.each(self, self.t_instructors[_c65.instructor].specialties)
             and _c65.class_type in rt.each(self, self.t_rooms[_c65.room].suited_for)
             for _c65 in rt.each(self, self.t_classes)
         ):
-            raise InvariantError(
-                "A scheduled class's instructor teaches its type and its room suits it.",
-                'gym_front_desk.world:230',
-            )
+            raise InvariantError("A scheduled class's instructor teaches its type and its room "
+                                 "suits it.",
+                                 'gym_front_desk.world:230')
         if not all(  # gym_front_desk.world:233
             not any(
                 self.fn_overlaps(_c66, _d67)
@@ -411,10 +401,9 @@ class GymFrontDesk(Episode):
             )
             for _c66 in rt.each(self, self.t_classes)
         ):
-            raise InvariantError(
-                'A room or an instructor never has two overlapping scheduled classes.',
-                'gym_front_desk.world:233',
-            )
+            raise InvariantError('A room or an instructor never has two overlapping scheduled '
+                                 'classes.',
+                                 'gym_front_desk.world:233')
         if not all(  # gym_front_desk.world:236
             _p68.sessions_used <= _p68.sessions_total
             and (_p68.status == _E13_PackageStatus_used_up)
@@ -422,11 +411,10 @@ class GymFrontDesk(Episode):
             and self.t_instructors[_p68.trainer].personal_trainer
             for _p68 in rt.each(self, self.t_packages)
         ):
-            raise InvariantError(
-                'A package never uses more sessions than it has, is used up exactly when all are '
-                'used, and its trainer is a personal trainer.',
-                'gym_front_desk.world:236',
-            )
+            raise InvariantError('A package never uses more sessions than it has, is used up '
+                                 'exactly when all are used, and its trainer is a personal '
+                                 'trainer.',
+                                 'gym_front_desk.world:236')
         # gym_front_desk.world:239
         if not all(self.fn_checkin_ok(_c69) for _c69 in rt.each(self, self.t_checkins)):
             raise InvariantError('Check-ins name what they are for.', 'gym_front_desk.world:239')
@@ -439,19 +427,16 @@ class GymFrontDesk(Episode):
             == 1
             for _b70 in rt.each(self, self.t_bookings)
         ):
-            raise InvariantError(
-                'An attended booking has exactly one check-in.', 'gym_front_desk.world:242'
-            )
+            raise InvariantError('An attended booking has exactly one check-in.',
+                                 'gym_front_desk.world:242')
         if not all(  # gym_front_desk.world:245
             self.t_classes[_b72.gym_class].status != _E11_ClassStatus_cancelled
             or _b72.status != _E13_BookingStatus_booked
             and _b72.status != _E13_BookingStatus_waitlisted
             for _b72 in rt.each(self, self.t_bookings)
         ):
-            raise InvariantError(
-                'A cancelled class has no booked or waitlisted bookings.',
-                'gym_front_desk.world:245',
-            )
+            raise InvariantError('A cancelled class has no booked or waitlisted bookings.',
+                                 'gym_front_desk.world:245')
         if not all(  # gym_front_desk.world:248
             len([
                 _n74.member_id for _n74 in rt.each(self, self.t_members)
@@ -568,21 +553,18 @@ class GymFrontDesk(Episode):
             return round(full * (1.0 - self.state.package_discount), 2)  # gym_front_desk.world:205
         return round(full, 2)  # gym_front_desk.world:207
 
-    @tool(  # gym_front_desk.world:253
-        'Show a member: email, plan, status, freeze end day, freeze days used this year and join '
-        'day.',
-        _PARAM_member, read_only=True, where='gym_front_desk.world:253', returns=Member,
-    )
+    @tool('Show a member: email, plan, status, freeze end day, freeze days used this year and '
+          'join day.',
+          _PARAM_member, read_only=True, where='gym_front_desk.world:253', returns=Member)
     def tool_get_member(self, member: Member) -> Member:
         return member  # gym_front_desk.world:258
 
-    @tool(  # gym_front_desk.world:261
-        'Find members by part of the name, by email or by status.', _PARAM_name_contains,
-        param('email', arg.optional(arg.TEXT), 'The email; case does not matter.'),
-        param('status', arg.optional(arg.enum_of(MemberStatus)), 'Only members with this status.'),
-        read_only=True, where='gym_front_desk.world:261', returns=js.array(Member),
-        shows=('list', ('row', 'members')),
-    )
+    @tool('Find members by part of the name, by email or by status.', _PARAM_name_contains,
+          param('email', arg.optional(arg.TEXT), 'The email; case does not matter.'),
+          param('status', arg.optional(arg.enum_of(MemberStatus)),
+                'Only members with this status.'),
+          read_only=True, where='gym_front_desk.world:261', returns=js.array(Member),
+          shows=('list', ('row', 'members')))
     def tool_find_members(
         self, name_contains: str | None, email: str | None, status: MemberStatus | None
     ) -> tuple[str, ...]:
@@ -603,13 +585,11 @@ class GymFrontDesk(Episode):
             found = rt.each(self, found) + (m.member_id,)  # gym_front_desk.world:279
         return found  # gym_front_desk.world:281
 
-    @tool(  # gym_front_desk.world:284
-        "Freeze an active membership until a day. Freeze days count against the yearly "
-        "allowance, and the member's places in classes before that day are cancelled (freed "
-        "places go to the waitlist).",
-        _PARAM_member_, param('until', arg.DATE, 'The last day of the freeze, e.g. 2025-02-15.'),
-        where='gym_front_desk.world:284', returns=Member,
-    )
+    @tool("Freeze an active membership until a day. Freeze days count against the yearly "
+          "allowance, and the member's places in classes before that day are cancelled (freed "
+          "places go to the waitlist).",
+          _PARAM_member_, param('until', arg.DATE, 'The last day of the freeze, e.g. 2025-02-15.'),
+          where='gym_front_desk.world:284', returns=Member)
     def tool_freeze_membership(self, member: Member, until: dt.date) -> Member:
         if member.status != _E12_MemberStatus_active:  # gym_front_desk.world:290
             self.fail(f'Member {member.member_id} is {member.status}, not active.')
@@ -618,11 +598,9 @@ class GymFrontDesk(Episode):
         length: int = (until - self.clock.date()).days  # gym_front_desk.world:292
         # gym_front_desk.world:293
         if rt.bounded(member.freeze_days_used + length) > self.state.max_freeze_days:
-            self.fail(
-                f'Member {member.member_id} has '
-                f'{rt.bounded(self.state.max_freeze_days - member.freeze_days_used)} freeze days '
-                f'left this year; {length} asked for.',
-            )
+            self.fail(f'Member {member.member_id} has '
+                      f'{rt.bounded(self.state.max_freeze_days - member.freeze_days_used)} '
+                      f'freeze days left this year; {length} asked for.')
         # gym_front_desk.world:294
         self.set_fields(member, ('status', 'frozen_until'), _E12_MemberStatus_frozen, until)
         self.set_field(  # gym_front_desk.world:296
@@ -685,11 +663,9 @@ class GymFrontDesk(Episode):
                     )
         return member  # gym_front_desk.world:321
 
-    @tool(  # gym_front_desk.world:324
-        'End a freeze, early or after it; freeze days not used are given back.',
-        param('member', _ROW_members, 'The member id, e.g. M0003.'),
-        where='gym_front_desk.world:324', returns=Member,
-    )
+    @tool('End a freeze, early or after it; freeze days not used are given back.',
+          param('member', _ROW_members, 'The member id, e.g. M0003.'),
+          where='gym_front_desk.world:324', returns=Member)
     def tool_unfreeze_membership(self, member: Member) -> Member:
         if member.status != _E12_MemberStatus_frozen:  # gym_front_desk.world:329
             self.fail(f'Member {member.member_id} is {member.status}, not frozen.')
@@ -709,19 +685,17 @@ class GymFrontDesk(Episode):
         self.set_fields(member, ('status', 'frozen_until'), _E12_MemberStatus_active, None)
         return member  # gym_front_desk.world:338
 
-    @tool(  # gym_front_desk.world:343
-        'Show an instructor with their specialties, whether they train personally, their session '
-        'rate and their upcoming classes.',
-        param('instructor', _ROW_instructors, 'The instructor id, e.g. I01.'), read_only=True,
-        where='gym_front_desk.world:343',
-        returns=js.closed({'instructor': Instructor, 'upcoming_classes': js.array(GymClass)}),
-        shows=(
-            'record', (
-                ('instructor', 'instructor', ('row', 'instructors')),
-                ('upcoming_classes', 'upcoming_classes', ('list', ('row', 'classes'))),
-            ),
-        ),
-    )
+    @tool('Show an instructor with their specialties, whether they train personally, their '
+          'session rate and their upcoming classes.',
+          param('instructor', _ROW_instructors, 'The instructor id, e.g. I01.'), read_only=True,
+          where='gym_front_desk.world:343',
+          returns=js.closed({'instructor': Instructor, 'upcoming_classes': js.array(GymClass)}),
+          shows=(
+              'record', (
+                  ('instructor', 'instructor', ('row', 'instructors')),
+                  ('upcoming_classes', 'upcoming_classes', ('list', ('row', 'classes'))),
+              ),
+          ))
     def tool_get_instructor(self, instructor: Instructor) -> InstructorInfo:
         return InstructorInfo(  # gym_front_desk.world:348
             instructor.instructor_id, rt.sorted_keys(
@@ -734,17 +708,13 @@ class GymFrontDesk(Episode):
             ),
         )
 
-    @tool(  # gym_front_desk.world:354
-        'Find instructors by specialty or part of the name, optionally only personal trainers.',
-        param(
-            'specialty', arg.optional(arg.enum_of(ClassType)),
-            'Only instructors teaching this class type.',
-        ),
-        _PARAM_name_contains,
-        param('trainers_only', arg.BOOL, 'Only personal trainers.', default=False), read_only=True,
-        where='gym_front_desk.world:354', returns=js.array(Instructor),
-        shows=('list', ('row', 'instructors')),
-    )
+    @tool('Find instructors by specialty or part of the name, optionally only personal trainers.',
+          param('specialty', arg.optional(arg.enum_of(ClassType)),
+                'Only instructors teaching this class type.'),
+          _PARAM_name_contains,
+          param('trainers_only', arg.BOOL, 'Only personal trainers.', default=False),
+          read_only=True, where='gym_front_desk.world:354', returns=js.array(Instructor),
+          shows=('list', ('row', 'instructors')))
     def tool_find_instructors(
         self, specialty: ClassType | None, name_contains: str | None, trainers_only: bool
     ) -> tuple[str, ...]:
@@ -765,23 +735,17 @@ class GymFrontDesk(Episode):
             found = rt.each(self, found) + (i.instructor_id,)  # gym_front_desk.world:372
         return found  # gym_front_desk.world:374
 
-    @tool(  # gym_front_desk.world:377
-        'Show a room: name, capacity, floor and the class types it suits.',
-        param('room', _ROW_rooms, 'The room id, e.g. R1.'), read_only=True,
-        where='gym_front_desk.world:377', returns=Room,
-    )
+    @tool('Show a room: name, capacity, floor and the class types it suits.',
+          param('room', _ROW_rooms, 'The room id, e.g. R1.'), read_only=True,
+          where='gym_front_desk.world:377', returns=Room)
     def tool_get_room(self, room: Room) -> Room:
         return room  # gym_front_desk.world:380
 
-    @tool(  # gym_front_desk.world:383
-        'List rooms, optionally those suited for a class type.',
-        param(
-            'class_type', arg.optional(arg.enum_of(ClassType)),
-            'Only rooms suited for this class type.',
-        ),
-        read_only=True, where='gym_front_desk.world:383', returns=js.array(Room),
-        shows=('list', ('row', 'rooms')),
-    )
+    @tool('List rooms, optionally those suited for a class type.',
+          param('class_type', arg.optional(arg.enum_of(ClassType)),
+                'Only rooms suited for this class type.'),
+          read_only=True, where='gym_front_desk.world:383', returns=js.array(Room),
+          shows=('list', ('row', 'rooms')))
     def tool_list_rooms(self, class_type: ClassType | None) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # gym_front_desk.world:388
         for r in rt.each(self, self.t_rooms):  # gym_front_desk.world:389
@@ -791,16 +755,14 @@ class GymFrontDesk(Episode):
             found = rt.each(self, found) + (r.room_id,)  # gym_front_desk.world:393
         return found  # gym_front_desk.world:395
 
-    @tool(  # gym_front_desk.world:400
-        'Show a class with its places taken and left and its waitlist length.',
-        param('gym_class', _ROW_classes, 'The class id, e.g. C0001.'), read_only=True,
-        where='gym_front_desk.world:400',
-        returns=js.closed({
-            'gym_class': GymClass, 'booked': js.INTEGER, 'places_left': js.INTEGER,
-            'waitlist_length': js.INTEGER,
-        }),
-        shows=('record', (('gym_class', 'gym_class', ('row', 'classes')),)),
-    )
+    @tool('Show a class with its places taken and left and its waitlist length.',
+          param('gym_class', _ROW_classes, 'The class id, e.g. C0001.'), read_only=True,
+          where='gym_front_desk.world:400',
+          returns=js.closed({
+              'gym_class': GymClass, 'booked': js.INTEGER, 'places_left': js.INTEGER,
+              'waitlist_length': js.INTEGER,
+          }),
+          shows=('record', (('gym_class', 'gym_class', ('row', 'classes')),)))
     def tool_get_class(self, gym_class: GymClass) -> ClassInfo:
         used: int = self.fn_taken(gym_class)  # gym_front_desk.world:405
         return ClassInfo(  # gym_front_desk.world:406
@@ -808,16 +770,13 @@ class GymFrontDesk(Episode):
             self.fn_waiting(gym_class),
         )
 
-    @tool(  # gym_front_desk.world:414
-        'Find the scheduled classes on a day in start order, optionally by type or instructor.',
-        param('day', arg.DATE, 'The day, e.g. 2025-01-20.'),
-        param('class_type', arg.optional(arg.enum_of(ClassType)), 'Only classes of this type.'),
-        param(
-            'instructor', arg.optional(_ROW_instructors), 'Only classes of this instructor (id).'
-        ),
-        read_only=True, where='gym_front_desk.world:414', returns=js.array(GymClass),
-        shows=('list', ('row', 'classes')),
-    )
+    @tool('Find the scheduled classes on a day in start order, optionally by type or instructor.',
+          param('day', arg.DATE, 'The day, e.g. 2025-01-20.'),
+          param('class_type', arg.optional(arg.enum_of(ClassType)), 'Only classes of this type.'),
+          param('instructor', arg.optional(_ROW_instructors),
+                'Only classes of this instructor (id).'),
+          read_only=True, where='gym_front_desk.world:414', returns=js.array(GymClass),
+          shows=('list', ('row', 'classes')))
     def tool_find_classes(
         self, day: dt.date, class_type: ClassType | None, instructor: Instructor | None
     ) -> tuple[str, ...]:
@@ -836,13 +795,11 @@ class GymFrontDesk(Episode):
             rt.rows(self.t_classes, rt.each(self, found)), key=lambda _x8: _x8.starts_at
         )
 
-    @tool(  # gym_front_desk.world:437
-        'Cancel a scheduled class that has not started; every place and waitlist entry is '
-        'cancelled.',
-        param('gym_class', _ROW_classes, 'The class id, e.g. C0004.'),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
-        where='gym_front_desk.world:437', returns=GymClass,
-    )
+    @tool('Cancel a scheduled class that has not started; every place and waitlist entry is '
+          'cancelled.',
+          param('gym_class', _ROW_classes, 'The class id, e.g. C0004.'),
+          param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
+          where='gym_front_desk.world:437', returns=GymClass)
     def tool_cancel_class(self, gym_class: GymClass, reason: str) -> GymClass:
         if gym_class.status != _E11_ClassStatus_scheduled:  # gym_front_desk.world:443
             self.fail(f'Class {gym_class.class_id} is already cancelled.')
@@ -868,25 +825,19 @@ class GymFrontDesk(Episode):
                 )
         return gym_class  # gym_front_desk.world:453
 
-    @tool(  # gym_front_desk.world:458
-        'Show a class booking: class and member ids, status, waitlist position and times.',
-        param('booking', _ROW_bookings, 'The booking id, e.g. B00001.'), read_only=True,
-        where='gym_front_desk.world:458', returns=ClassBooking,
-    )
+    @tool('Show a class booking: class and member ids, status, waitlist position and times.',
+          param('booking', _ROW_bookings, 'The booking id, e.g. B00001.'), read_only=True,
+          where='gym_front_desk.world:458', returns=ClassBooking)
     def tool_get_booking(self, booking: ClassBooking) -> ClassBooking:
         return booking  # gym_front_desk.world:463
 
-    @tool(  # gym_front_desk.world:466
-        'List the bookings of a member or of a class, optionally by status.',
-        param('member', arg.optional(_ROW_members), "Only this member's bookings (id)."),
-        param('gym_class', arg.optional(_ROW_classes), 'Only bookings of this class (id).'),
-        param(
-            'status', arg.optional(arg.enum_of(BookingStatus)),
-            'Only bookings with this status; waitlisted ones come in position order.',
-        ),
-        read_only=True, where='gym_front_desk.world:466', returns=js.array(ClassBooking),
-        shows=('list', ('row', 'bookings')),
-    )
+    @tool('List the bookings of a member or of a class, optionally by status.',
+          param('member', arg.optional(_ROW_members), "Only this member's bookings (id)."),
+          param('gym_class', arg.optional(_ROW_classes), 'Only bookings of this class (id).'),
+          param('status', arg.optional(arg.enum_of(BookingStatus)),
+                'Only bookings with this status; waitlisted ones come in position order.'),
+          read_only=True, where='gym_front_desk.world:466', returns=js.array(ClassBooking),
+          shows=('list', ('row', 'bookings')))
     def tool_list_bookings(
         self, member: Member | None, gym_class: GymClass | None, status: BookingStatus | None
     ) -> tuple[str, ...]:
@@ -907,11 +858,9 @@ class GymFrontDesk(Episode):
             key=lambda _x9: _x9.waitlist_position if _x9.waitlist_position is not None else 0,
         )
 
-    @tool(  # gym_front_desk.world:490
-        'Book a place in a class, or join its waitlist when it is full.', _PARAM_member_,
-        param('gym_class', _ROW_classes, 'The class id, e.g. C0003.'),
-        where='gym_front_desk.world:490', returns=ClassBooking,
-    )
+    @tool('Book a place in a class, or join its waitlist when it is full.', _PARAM_member_,
+          param('gym_class', _ROW_classes, 'The class id, e.g. C0003.'),
+          where='gym_front_desk.world:490', returns=ClassBooking)
     def tool_book_class(self, member: Member, gym_class: GymClass) -> ClassBooking:
         if member.status != _E12_MemberStatus_active:  # gym_front_desk.world:496
             self.fail(f'Member {member.member_id} is {member.status}, not active.')
@@ -926,9 +875,8 @@ class GymFrontDesk(Episode):
             and _b10.status != _E13_BookingStatus_cancelled
             for _b10 in rt.each(self, self.t_bookings)
         ):
-            self.fail(
-                f'Member {member.member_id} already has a booking for class {gym_class.class_id}.'
-            )
+            self.fail(f'Member {member.member_id} already has a booking for class '
+                      f'{gym_class.class_id}.')
         if any(  # gym_front_desk.world:501
             _b11.member == member.member_id and _b11.status == _E13_BookingStatus_booked
             and self.fn_overlaps(self.t_classes[_b11.gym_class], gym_class)
@@ -954,12 +902,10 @@ class GymFrontDesk(Episode):
         self.insert(self.t_bookings, booking)  # gym_front_desk.world:513
         return booking  # gym_front_desk.world:514
 
-    @tool(  # gym_front_desk.world:517
-        'Cancel a booked place or a waitlist entry before the class starts; a freed place goes '
-        'to the first member on the waitlist.',
-        param('booking', _ROW_bookings, 'The booking id, e.g. B00002.'),
-        where='gym_front_desk.world:517', returns=ClassBooking,
-    )
+    @tool('Cancel a booked place or a waitlist entry before the class starts; a freed place goes '
+          'to the first member on the waitlist.',
+          param('booking', _ROW_bookings, 'The booking id, e.g. B00002.'),
+          where='gym_front_desk.world:517', returns=ClassBooking)
     def tool_cancel_booking(self, booking: ClassBooking) -> ClassBooking:
         if not (  # gym_front_desk.world:522
             booking.status == _E13_BookingStatus_booked
@@ -1007,24 +953,20 @@ class GymFrontDesk(Episode):
                 )
         return booking  # gym_front_desk.world:541
 
-    @tool(  # gym_front_desk.world:546
-        'Show a training package with its trainer, price, dates, status and sessions left.',
-        param('package', _ROW_packages, 'The package id, e.g. PT0001.'), read_only=True,
-        where='gym_front_desk.world:546',
-        returns=js.closed({'package': TrainingPackage, 'sessions_left': js.INTEGER}),
-        shows=('record', (('package', 'package', ('row', 'packages')),)),
-    )
+    @tool('Show a training package with its trainer, price, dates, status and sessions left.',
+          param('package', _ROW_packages, 'The package id, e.g. PT0001.'), read_only=True,
+          where='gym_front_desk.world:546',
+          returns=js.closed({'package': TrainingPackage, 'sessions_left': js.INTEGER}),
+          shows=('record', (('package', 'package', ('row', 'packages')),)))
     def tool_get_package(self, package: TrainingPackage) -> PackageInfo:
         return PackageInfo(  # gym_front_desk.world:551
             package.package_id, rt.bounded(package.sessions_total - package.sessions_used)
         )
 
-    @tool(  # gym_front_desk.world:557
-        "List a member's training packages.", _PARAM_member,
-        param('active_only', arg.BOOL, 'Only active packages.', default=False), read_only=True,
-        where='gym_front_desk.world:557', returns=js.array(TrainingPackage),
-        shows=('list', ('row', 'packages')),
-    )
+    @tool("List a member's training packages.", _PARAM_member,
+          param('active_only', arg.BOOL, 'Only active packages.', default=False), read_only=True,
+          where='gym_front_desk.world:557', returns=js.array(TrainingPackage),
+          shows=('list', ('row', 'packages')))
     def tool_list_packages(self, member: Member, active_only: bool) -> tuple[str, ...]:
         return tuple([  # gym_front_desk.world:563
             _p14.package_id for _p14 in rt.each(self, self.t_packages)
@@ -1032,13 +974,12 @@ class GymFrontDesk(Episode):
             and (_p14.status == _E13_PackageStatus_active or not active_only)
         ])
 
-    @tool(  # gym_front_desk.world:566
-        "Sell a personal training package with a trainer: sessions times the trainer's rate, "
-        "less a discount for 10 or more sessions; it is valid for the package validity period.",
-        _PARAM_member_, param('trainer', _ROW_instructors, "The personal trainer's id, e.g. I03."),
-        param('sessions', arg.refined(arg.INT, 1, 50), 'How many sessions.'),
-        where='gym_front_desk.world:566', returns=TrainingPackage,
-    )
+    @tool("Sell a personal training package with a trainer: sessions times the trainer's rate, "
+          "less a discount for 10 or more sessions; it is valid for the package validity period.",
+          _PARAM_member_,
+          param('trainer', _ROW_instructors, "The personal trainer's id, e.g. I03."),
+          param('sessions', arg.refined(arg.INT, 1, 50), 'How many sessions.'),
+          where='gym_front_desk.world:566', returns=TrainingPackage)
     def tool_sell_package(
         self, member: Member, trainer: Instructor, sessions: int
     ) -> TrainingPackage:
@@ -1061,21 +1002,17 @@ class GymFrontDesk(Episode):
         self.insert(self.t_packages, package)  # gym_front_desk.world:583
         return package  # gym_front_desk.world:584
 
-    @tool(  # gym_front_desk.world:589
-        'Show a check-in: member id, time, kind and the booking or package it used.',
-        param('checkin', _ROW_checkins, 'The check-in id, e.g. CI00001.'), read_only=True,
-        where='gym_front_desk.world:589', returns=CheckIn,
-    )
+    @tool('Show a check-in: member id, time, kind and the booking or package it used.',
+          param('checkin', _ROW_checkins, 'The check-in id, e.g. CI00001.'), read_only=True,
+          where='gym_front_desk.world:589', returns=CheckIn)
     def tool_get_checkin(self, checkin: CheckIn) -> CheckIn:
         return checkin  # gym_front_desk.world:594
 
-    @tool(  # gym_front_desk.world:597
-        "List a member's check-ins, or all check-ins on a day.",
-        param('member', arg.optional(_ROW_members), "Only this member's check-ins (id)."),
-        param('day', arg.optional(arg.DATE), 'Only check-ins on this day.'), read_only=True,
-        where='gym_front_desk.world:597', returns=js.array(CheckIn),
-        shows=('list', ('row', 'checkins')),
-    )
+    @tool("List a member's check-ins, or all check-ins on a day.",
+          param('member', arg.optional(_ROW_members), "Only this member's check-ins (id)."),
+          param('day', arg.optional(arg.DATE), 'Only check-ins on this day.'), read_only=True,
+          where='gym_front_desk.world:597', returns=js.array(CheckIn),
+          shows=('list', ('row', 'checkins')))
     def tool_list_checkins(self, member: Member | None, day: dt.date | None) -> tuple[str, ...]:
         if not (member is not None or day is not None):  # gym_front_desk.world:603
             raise ToolError('Give a member or a day.')
@@ -1088,17 +1025,13 @@ class GymFrontDesk(Episode):
             found = rt.each(self, found) + (c.checkin_id,)  # gym_front_desk.world:612
         return found  # gym_front_desk.world:614
 
-    @tool(  # gym_front_desk.world:617
-        'Check a member in: on the gym floor, into a class they booked (starting within 30 '
-        'minutes or under way), or for a training session taken from a package.',
-        _PARAM_member, param('kind', arg.enum_of(CheckInKind), 'gym_floor, class or training.'),
-        param('booking', arg.optional(_ROW_bookings), "For a class: the member's booking (id)."),
-        param(
-            'package', arg.optional(_ROW_packages),
-            "For a training session: the member's package (id).",
-        ),
-        where='gym_front_desk.world:617', returns=CheckIn,
-    )
+    @tool('Check a member in: on the gym floor, into a class they booked (starting within 30 '
+          'minutes or under way), or for a training session taken from a package.',
+          _PARAM_member, param('kind', arg.enum_of(CheckInKind), 'gym_floor, class or training.'),
+          param('booking', arg.optional(_ROW_bookings), "For a class: the member's booking (id)."),
+          param('package', arg.optional(_ROW_packages),
+                "For a training session: the member's package (id)."),
+          where='gym_front_desk.world:617', returns=CheckIn)
     def tool_check_in(
         self, member: Member, kind: CheckInKind, booking: ClassBooking | None,
         package: TrainingPackage | None,
@@ -1114,18 +1047,16 @@ class GymFrontDesk(Episode):
                 raise ToolError("A class check-in needs the member's booking.")
             # gym_front_desk.world:631
             if not (b.member == member.member_id and b.status == _E13_BookingStatus_booked):
-                self.fail(
-                    f'Booking {b.booking_id} is not a booked place of member {member.member_id}.'
-                )
+                self.fail(f'Booking {b.booking_id} is not a booked place of member '
+                          f'{member.member_id}.')
             c: GymClass = self.t_classes[b.gym_class]  # gym_front_desk.world:632
             if not (  # gym_front_desk.world:633
                 c.status == _E11_ClassStatus_scheduled
                 and self.clock >= c.starts_at - dt.timedelta(minutes=30)
                 and self.clock < self.fn_class_end(c)
             ):
-                self.fail(
-                    f'Class {c.class_id} does not start within 30 minutes and is not under way.'
-                )
+                self.fail(f'Class {c.class_id} does not start within 30 minutes and is not under '
+                          'way.')
             # gym_front_desk.world:634
             self.set_field(self.t_bookings[b.booking_id], 'status', _E13_BookingStatus_attended)
         elif kind == _E11_CheckInKind_training:  # gym_front_desk.world:635

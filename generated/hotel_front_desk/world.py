@@ -164,24 +164,19 @@ class HotelFrontDesk(Episode):
                 or not self.fn_holds_room(_row65) or not self.fn_holds_room(_row66)
                 or _row65.check_out <= _row66.check_in or _row66.check_out <= _row65.check_in
             ):
-                raise InvariantError(
-                    'A room is never held by two bookings for overlapping nights.',
-                    'hotel_front_desk.world:118',
-                )
+                raise InvariantError('A room is never held by two bookings for overlapping '
+                                     'nights.',
+                                     'hotel_front_desk.world:118')
         for _row67 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:121
             if not (_row67.check_out > _row67.check_in):
-                raise InvariantError(
-                    "Every booking's check-out is after its check-in.",
-                    'hotel_front_desk.world:121',
-                )
+                raise InvariantError("Every booking's check-out is after its check-in.",
+                                     'hotel_front_desk.world:121')
         if not all(  # hotel_front_desk.world:124
             _b68.guests_count <= self.t_rooms[_b68.room].capacity
             for _b68 in rt.each(self, self.t_bookings)
         ):
-            raise InvariantError(
-                'A booking never has more guests than its room holds.',
-                'hotel_front_desk.world:124',
-            )
+            raise InvariantError('A booking never has more guests than its room holds.',
+                                 'hotel_front_desk.world:124')
         if not all(  # hotel_front_desk.world:127
             _b69.total == rt.bounded(
                 self.fn_nights(_b69.check_in, _b69.check_out)
@@ -189,35 +184,29 @@ class HotelFrontDesk(Episode):
             )
             for _b69 in rt.each(self, self.t_bookings)
         ):
-            raise InvariantError(
-                "A booking's total is its nights times the room's nightly rate.",
-                'hotel_front_desk.world:127',
-            )
+            raise InvariantError("A booking's total is its nights times the room's nightly rate.",
+                                 'hotel_front_desk.world:127')
         for _row70 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:130
             if not (_row70.status == _E13_BookingStatus_cancelled or _row70.cancellation_fee == 0):
-                raise InvariantError(
-                    'Only cancelled bookings carry a cancellation fee.',
-                    'hotel_front_desk.world:130',
-                )
+                raise InvariantError('Only cancelled bookings carry a cancellation fee.',
+                                     'hotel_front_desk.world:130')
         for _row71 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:133
             if not (
                 (_row71.checked_in_at is not None)
                 == (_row71.status == _E13_BookingStatus_checked_in
                 or _row71.status == _E13_BookingStatus_checked_out)
             ):
-                raise InvariantError(
-                    'A booking has a check-in time exactly when the guest checked in.',
-                    'hotel_front_desk.world:133',
-                )
+                raise InvariantError('A booking has a check-in time exactly when the guest '
+                                     'checked in.',
+                                     'hotel_front_desk.world:133')
         for _row72 in rt.changed_rows(self, self.t_bookings):  # hotel_front_desk.world:136
             if not (
                 (_row72.checked_out_at is not None)
                 == (_row72.status == _E13_BookingStatus_checked_out)
             ):
-                raise InvariantError(
-                    'A booking has a check-out time exactly when the guest checked out.',
-                    'hotel_front_desk.world:136',
-                )
+                raise InvariantError('A booking has a check-out time exactly when the guest '
+                                     'checked out.',
+                                     'hotel_front_desk.world:136')
         if not all(  # hotel_front_desk.world:139
             _b73.status != _E13_BookingStatus_checked_in
             or len([
@@ -227,9 +216,8 @@ class HotelFrontDesk(Episode):
             == 1
             for _b73 in rt.each(self, self.t_bookings)
         ):
-            raise InvariantError(
-                'A room has at most one checked-in booking.', 'hotel_front_desk.world:139'
-            )
+            raise InvariantError('A room has at most one checked-in booking.',
+                                 'hotel_front_desk.world:139')
         if not all(  # hotel_front_desk.world:142
             len([
                 _h76 for _h76 in rt.each(self, self.t_guests)
@@ -238,9 +226,8 @@ class HotelFrontDesk(Episode):
             == 1
             for _g75 in rt.each(self, self.t_guests)
         ):
-            raise InvariantError(
-                'No two guests share an email address.', 'hotel_front_desk.world:142'
-            )
+            raise InvariantError('No two guests share an email address.',
+                                 'hotel_front_desk.world:142')
         for _row77 in rt.changed_rows(self, self.t_bookings, ('guest', 'room')):
             rt.check_refs(self.t_guests, _row77.guest, 'Booking.guest')
             rt.check_refs(self.t_rooms, _row77.room, 'Booking.room')
@@ -282,21 +269,15 @@ class HotelFrontDesk(Episode):
             for _b1 in rt.each(self, self.t_bookings)
         )
 
-    @tool(  # hotel_front_desk.world:147
-        'List the rooms in service that are free for every night from check_in to check_out, '
-        'with the price of the stay.',
-        _PARAM_check_in,
-        param('check_out', arg.DATE, 'The departure day, after check_in, e.g. 2026-06-15.'),
-        param(
-            'room_type', arg.optional(arg.enum_of(RoomType)),
-            'Only rooms of this type (single, double or suite); any type when left out.',
-        ),
-        param(
-            'guests_count', arg.refined(arg.INT, 1, 6),
-            'How many people will stay; only rooms that hold them are listed.', default=1,
-        ),
-        read_only=True, where='hotel_front_desk.world:147', returns=js.array(RoomOffer),
-    )
+    @tool('List the rooms in service that are free for every night from check_in to check_out, '
+          'with the price of the stay.',
+          _PARAM_check_in,
+          param('check_out', arg.DATE, 'The departure day, after check_in, e.g. 2026-06-15.'),
+          param('room_type', arg.optional(arg.enum_of(RoomType)),
+                'Only rooms of this type (single, double or suite); any type when left out.'),
+          param('guests_count', arg.refined(arg.INT, 1, 6),
+                'How many people will stay; only rooms that hold them are listed.', default=1),
+          read_only=True, where='hotel_front_desk.world:147', returns=js.array(RoomOffer))
     def tool_search_free_rooms(
         self, check_in: dt.date, check_out: dt.date, room_type: RoomType | None, guests_count: int
     ) -> tuple[RoomOffer, ...]:
@@ -315,15 +296,12 @@ class HotelFrontDesk(Episode):
             and self.fn_room_is_free(_r2, check_in, check_out, '')
         ])
 
-    @tool(  # hotel_front_desk.world:161
-        'Look up guests by exact email (case-insensitive) or by part of the name, with their '
-        'guest id, name, email and phone.',
-        param(
-            'query', arg.refined(arg.TEXT, 1, 80), "An email address, or part of a guest's name."
-        ),
-        read_only=True, where='hotel_front_desk.world:161', returns=js.array(Guest),
-        shows=('list', ('row', 'guests')),
-    )
+    @tool('Look up guests by exact email (case-insensitive) or by part of the name, with their '
+          'guest id, name, email and phone.',
+          param('query', arg.refined(arg.TEXT, 1, 80),
+                "An email address, or part of a guest's name."),
+          read_only=True, where='hotel_front_desk.world:161', returns=js.array(Guest),
+          shows=('list', ('row', 'guests')))
     def tool_find_guest(self, query: str) -> tuple[str, ...]:
         q: str = self.built(self.built(query.strip()).lower())  # hotel_front_desk.world:166
         return tuple([  # hotel_front_desk.world:167
@@ -332,32 +310,23 @@ class HotelFrontDesk(Episode):
             or rt.read(self, q) in rt.read(self, self.built(_g3.name.lower()))
         ])
 
-    @tool(  # hotel_front_desk.world:170
-        'Show one booking: guest, room, dates, number of guests, status, total and cancellation '
-        'fee.',
-        _PARAM_booking, read_only=True, where='hotel_front_desk.world:170', returns=Booking,
-    )
+    @tool('Show one booking: guest, room, dates, number of guests, status, total and '
+          'cancellation fee.',
+          _PARAM_booking, read_only=True, where='hotel_front_desk.world:170', returns=Booking)
     def tool_get_booking(self, booking: Booking) -> Booking:
         return booking  # hotel_front_desk.world:175
 
-    @tool(  # hotel_front_desk.world:178
-        'List bookings with their guest, room, check-in and check-out dates, number of guests, '
-        'status and total, optionally of one guest, of one room and with one status.',
-        param(
-            'guest', arg.optional(arg.row('guests')),
-            "Only this guest's bookings (the guest id, G and three digits).",
-        ),
-        param(
-            'room',
-            arg.optional(arg.row('rooms', arg.refined(arg.TEXT, pattern='^[1-9][0-9]{2}$'))),
-            'Only bookings of this room (the three-digit room number).',
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(BookingStatus)), 'Only bookings with this status.'
-        ),
-        read_only=True, where='hotel_front_desk.world:178', returns=js.array(Booking),
-        shows=('list', ('row', 'bookings')),
-    )
+    @tool('List bookings with their guest, room, check-in and check-out dates, number of guests, '
+          'status and total, optionally of one guest, of one room and with one status.',
+          param('guest', arg.optional(arg.row('guests')),
+                "Only this guest's bookings (the guest id, G and three digits)."),
+          param('room',
+                arg.optional(arg.row('rooms', arg.refined(arg.TEXT, pattern='^[1-9][0-9]{2}$'))),
+                'Only bookings of this room (the three-digit room number).'),
+          param('status', arg.optional(arg.enum_of(BookingStatus)),
+                'Only bookings with this status.'),
+          read_only=True, where='hotel_front_desk.world:178', returns=js.array(Booking),
+          shows=('list', ('row', 'bookings')))
     def tool_list_bookings(
         self, guest: Guest | None, room: Room | None, status: BookingStatus | None
     ) -> tuple[str, ...]:
@@ -368,23 +337,17 @@ class HotelFrontDesk(Episode):
             and (status is None or _b4.status == status)
         ])
 
-    @tool(  # hotel_front_desk.world:188
-        'Show one guest profile: name, email and phone.', _PARAM_guest, read_only=True,
-        where='hotel_front_desk.world:188', returns=Guest,
-    )
+    @tool('Show one guest profile: name, email and phone.', _PARAM_guest, read_only=True,
+          where='hotel_front_desk.world:188', returns=Guest)
     def tool_get_guest(self, guest: Guest) -> Guest:
         return guest  # hotel_front_desk.world:193
 
-    @tool(  # hotel_front_desk.world:196
-        "List the hotel's rooms with their number, room type, nightly rate, capacity and whether "
-        "out of service, whatever their bookings.",
-        param(
-            'room_type', arg.optional(arg.enum_of(RoomType)),
-            'Only rooms of this type (single, double or suite); all rooms when left out.',
-        ),
-        read_only=True, where='hotel_front_desk.world:196', returns=js.array(Room),
-        shows=('list', ('row', 'rooms')),
-    )
+    @tool("List the hotel's rooms with their number, room type, nightly rate, capacity and "
+          "whether out of service, whatever their bookings.",
+          param('room_type', arg.optional(arg.enum_of(RoomType)),
+                'Only rooms of this type (single, double or suite); all rooms when left out.'),
+          read_only=True, where='hotel_front_desk.world:196', returns=js.array(Room),
+          shows=('list', ('row', 'rooms')))
     def tool_list_rooms(self, room_type: RoomType | None) -> tuple[str, ...]:
         return rt.sorted_keys(  # hotel_front_desk.world:201
             rt.each(self, [
@@ -394,20 +357,16 @@ class HotelFrontDesk(Episode):
             key=lambda _r5: _r5.number,
         )
 
-    @tool(  # hotel_front_desk.world:204
-        'Show one room: its room type, nightly rate, capacity and whether it is out of service.',
-        _PARAM_room, read_only=True, where='hotel_front_desk.world:204', returns=Room,
-    )
+    @tool('Show one room: its room type, nightly rate, capacity and whether it is out of service.',
+          _PARAM_room, read_only=True, where='hotel_front_desk.world:204', returns=Room)
     def tool_get_room(self, room: Room) -> Room:
         return room  # hotel_front_desk.world:207
 
-    @tool(  # hotel_front_desk.world:210
-        'List the reserved bookings that check in on a day (today by default), with guest, room, '
-        'check-out date, number of guests and total.',
-        param('day', arg.optional(arg.DATE), 'The arrival day; today when left out.'),
-        read_only=True, where='hotel_front_desk.world:210', returns=js.array(Booking),
-        shows=('list', ('row', 'bookings')),
-    )
+    @tool('List the reserved bookings that check in on a day (today by default), with guest, '
+          'room, check-out date, number of guests and total.',
+          param('day', arg.optional(arg.DATE), 'The arrival day; today when left out.'),
+          read_only=True, where='hotel_front_desk.world:210', returns=js.array(Booking),
+          shows=('list', ('row', 'bookings')))
     def tool_list_arrivals(self, day: dt.date | None) -> tuple[str, ...]:
         # hotel_front_desk.world:215
         wanted: dt.date = day if day is not None else self.clock.date()
@@ -416,13 +375,11 @@ class HotelFrontDesk(Episode):
             if _b7.status == _E13_BookingStatus_reserved and _b7.check_in == wanted
         ])
 
-    @tool(  # hotel_front_desk.world:219
-        'List the checked-in bookings due to check out on a day (today by default), with guest, '
-        'room, check-in date and total.',
-        param('day', arg.optional(arg.DATE), 'The departure day; today when left out.'),
-        read_only=True, where='hotel_front_desk.world:219', returns=js.array(Booking),
-        shows=('list', ('row', 'bookings')),
-    )
+    @tool('List the checked-in bookings due to check out on a day (today by default), with '
+          'guest, room, check-in date and total.',
+          param('day', arg.optional(arg.DATE), 'The departure day; today when left out.'),
+          read_only=True, where='hotel_front_desk.world:219', returns=js.array(Booking),
+          shows=('list', ('row', 'bookings')))
     def tool_list_departures(self, day: dt.date | None) -> tuple[str, ...]:
         # hotel_front_desk.world:224
         wanted: dt.date = day if day is not None else self.clock.date()
@@ -431,31 +388,23 @@ class HotelFrontDesk(Episode):
             if _b8.status == _E13_BookingStatus_checked_in and _b8.check_out == wanted
         ])
 
-    @tool(  # hotel_front_desk.world:228
-        'List the bookings of the guests staying in the hotel now (checked in), with guest, '
-        'room, check-in and check-out dates and total.',
-        read_only=True, where='hotel_front_desk.world:228', returns=js.array(Booking),
-        shows=('list', ('row', 'bookings')),
-    )
+    @tool('List the bookings of the guests staying in the hotel now (checked in), with guest, '
+          'room, check-in and check-out dates and total.',
+          read_only=True, where='hotel_front_desk.world:228', returns=js.array(Booking),
+          shows=('list', ('row', 'bookings')))
     def tool_list_in_house(self) -> tuple[str, ...]:
         return tuple([  # hotel_front_desk.world:231
             _b9.id_ for _b9 in rt.each(self, self.t_bookings)
             if _b9.status == _E13_BookingStatus_checked_in
         ])
 
-    @tool(  # hotel_front_desk.world:236
-        'Create a guest profile. Each email address belongs to one guest.',
-        param('name', arg.refined(arg.TEXT, 1, 80), "The guest's full name."),
-        param(
-            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
-            "The guest's email address.",
-        ),
-        param(
-            'phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+?[0-9 -]{7,20}$')),
-            'A contact phone number with its country code, e.g. +44 20 7946 0000.',
-        ),
-        where='hotel_front_desk.world:236', returns=Guest,
-    )
+    @tool('Create a guest profile. Each email address belongs to one guest.',
+          param('name', arg.refined(arg.TEXT, 1, 80), "The guest's full name."),
+          param('email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]+$'),
+                "The guest's email address."),
+          param('phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+?[0-9 -]{7,20}$')),
+                'A contact phone number with its country code, e.g. +44 20 7946 0000.'),
+          where='hotel_front_desk.world:236', returns=Guest)
     def tool_register_guest(self, name: str, email: str, phone: str | None) -> Guest:
         if any(  # hotel_front_desk.world:243
             self.built(_g10.email.lower()) == self.built(email.lower())
@@ -473,14 +422,13 @@ class HotelFrontDesk(Episode):
         self.insert(self.t_guests, guest)  # hotel_front_desk.world:245
         return guest  # hotel_front_desk.world:246
 
-    @tool(  # hotel_front_desk.world:249
-        'Reserve a room for a guest for the nights from check_in to check_out. The total is the '
-        'nights times the nightly rate.',
-        _PARAM_guest, _PARAM_room, _PARAM_check_in,
-        param('check_out', arg.DATE, 'The departure day, after check_in.'),
-        param('guests_count', arg.refined(arg.INT, 1, 6), 'How many people will stay.', default=1),
-        where='hotel_front_desk.world:249', returns=Booking,
-    )
+    @tool('Reserve a room for a guest for the nights from check_in to check_out. The total is '
+          'the nights times the nightly rate.',
+          _PARAM_guest, _PARAM_room, _PARAM_check_in,
+          param('check_out', arg.DATE, 'The departure day, after check_in.'),
+          param('guests_count', arg.refined(arg.INT, 1, 6), 'How many people will stay.',
+                default=1),
+          where='hotel_front_desk.world:249', returns=Booking)
     def tool_book_room(
         self, guest: Guest, room: Room, check_in: dt.date, check_out: dt.date, guests_count: int
     ) -> Booking:
@@ -491,15 +439,11 @@ class HotelFrontDesk(Episode):
         if room.out_of_service:  # hotel_front_desk.world:260
             self.fail(f'Room {room.number} is out of service.')
         if guests_count > room.capacity:  # hotel_front_desk.world:261
-            self.fail(
-                f'Room {room.number} holds at most {room.capacity} guests; {guests_count} '
-                'requested.',
-            )
+            self.fail(f'Room {room.number} holds at most {room.capacity} guests; {guests_count} '
+                      'requested.')
         if not self.fn_room_is_free(room, check_in, check_out, ''):  # hotel_front_desk.world:262
-            self.fail(
-                f'Room {room.number} is already booked for some of the nights from {check_in} to '
-                f'{check_out}.',
-            )
+            self.fail(f'Room {room.number} is already booked for some of the nights from '
+                      f'{check_in} to {check_out}.')
         booking: Booking = Booking(  # hotel_front_desk.world:263
             id_=self.next_id('booking_ids', 'B{:03d}'), guest=guest.id_, room=room.number,
             check_in=check_in, check_out=check_out,
@@ -514,30 +458,24 @@ class HotelFrontDesk(Episode):
         self.insert(self.t_bookings, booking)  # hotel_front_desk.world:271
         return booking  # hotel_front_desk.world:272
 
-    @tool(  # hotel_front_desk.world:275
-        'Move a reserved booking to new dates in the same room; the total is recomputed.',
-        _PARAM_booking, param('check_in', arg.DATE, 'The new first night.'),
-        param('check_out', arg.DATE, 'The new departure day, after check_in.'),
-        where='hotel_front_desk.world:275', returns=Booking,
-    )
+    @tool('Move a reserved booking to new dates in the same room; the total is recomputed.',
+          _PARAM_booking, param('check_in', arg.DATE, 'The new first night.'),
+          param('check_out', arg.DATE, 'The new departure day, after check_in.'),
+          where='hotel_front_desk.world:275', returns=Booking)
     def tool_change_dates(
         self, booking: Booking, check_in: dt.date, check_out: dt.date
     ) -> Booking:
         if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:282
-            self.fail(
-                f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
-                'changed.',
-            )
+            self.fail(f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
+                      'changed.')
         if check_out <= check_in:  # hotel_front_desk.world:283
             raise ToolError('Check-out must be after check-in.')
         if check_in < self.clock.date():  # hotel_front_desk.world:284
             raise ToolError(f'Check-in cannot be in the past (today is {self.clock.date()}).')
         # hotel_front_desk.world:285
         if not self.fn_room_is_free(self.t_rooms[booking.room], check_in, check_out, booking.id_):
-            self.fail(
-                f'Room {self.t_rooms[booking.room].number} is already booked for some of the '
-                f'nights from {check_in} to {check_out}.',
-            )
+            self.fail(f'Room {self.t_rooms[booking.room].number} is already booked for some of '
+                      f'the nights from {check_in} to {check_out}.')
         # hotel_front_desk.world:286
         self.set_fields(booking, ('check_in', 'check_out'), check_in, check_out)
         self.set_field(  # hotel_front_desk.world:288
@@ -550,17 +488,13 @@ class HotelFrontDesk(Episode):
         )
         return booking  # hotel_front_desk.world:289
 
-    @tool(  # hotel_front_desk.world:292
-        "Cancel a reserved booking. When the check-in day is two days away or less (inside 48 "
-        "hours),\na fee of one night's rate is charged; otherwise cancelling is free.",
-        _PARAM_booking, where='hotel_front_desk.world:292', returns=Booking,
-    )
+    @tool("Cancel a reserved booking. When the check-in day is two days away or less (inside 48 "
+          "hours),\na fee of one night's rate is charged; otherwise cancelling is free.",
+          _PARAM_booking, where='hotel_front_desk.world:292', returns=Booking)
     def tool_cancel_booking(self, booking: Booking) -> Booking:
         if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:300
-            self.fail(
-                f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
-                'cancelled.',
-            )
+            self.fail(f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
+                      'cancelled.')
         days_ahead: int = rt.bounded(  # hotel_front_desk.world:301
             self.fn_day_number(booking.check_in) - self.fn_day_number(self.clock.date())
         )
@@ -574,43 +508,32 @@ class HotelFrontDesk(Episode):
         )
         return booking  # hotel_front_desk.world:304
 
-    @tool(  # hotel_front_desk.world:307
-        "Check the guest of a reserved booking in; only possible on the booking's check-in day.",
-        _PARAM_booking, where='hotel_front_desk.world:307', returns=Booking,
-    )
+    @tool("Check the guest of a reserved booking in; only possible on the booking's check-in day.",
+          _PARAM_booking, where='hotel_front_desk.world:307', returns=Booking)
     def tool_check_in(self, booking: Booking) -> Booking:
         if booking.status != _E13_BookingStatus_reserved:  # hotel_front_desk.world:312
-            self.fail(
-                f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
-                'checked in.',
-            )
+            self.fail(f'Booking {booking.id_} is {booking.status}; only reserved bookings can be '
+                      'checked in.')
         if booking.check_in != self.clock.date():  # hotel_front_desk.world:313
-            self.fail(
-                f'Booking {booking.id_} checks in on {booking.check_in}; today is '
-                f'{self.clock.date()}.',
-            )
+            self.fail(f'Booking {booking.id_} checks in on {booking.check_in}; today is '
+                      f'{self.clock.date()}.')
         if any(  # hotel_front_desk.world:314
             _o11.room == booking.room and _o11.status == _E13_BookingStatus_checked_in
             for _o11 in rt.each(self, self.t_bookings)
         ):
-            self.fail(
-                f'Room {self.t_rooms[booking.room].number} is still occupied by another guest.'
-            )
+            self.fail(f'Room {self.t_rooms[booking.room].number} is still occupied by another '
+                      'guest.')
         self.set_fields(  # hotel_front_desk.world:315
             booking, ('status', 'checked_in_at'), _E13_BookingStatus_checked_in, self.clock
         )
         return booking  # hotel_front_desk.world:317
 
-    @tool(  # hotel_front_desk.world:320
-        'Check out a guest who is checked in; returns the amount due, the booking total.',
-        _PARAM_booking, where='hotel_front_desk.world:320', returns=CheckoutReceipt,
-    )
+    @tool('Check out a guest who is checked in; returns the amount due, the booking total.',
+          _PARAM_booking, where='hotel_front_desk.world:320', returns=CheckoutReceipt)
     def tool_check_out(self, booking: Booking) -> CheckoutReceipt:
         if booking.status != _E13_BookingStatus_checked_in:  # hotel_front_desk.world:325
-            self.fail(
-                f'Booking {booking.id_} is {booking.status}; only checked-in bookings can be '
-                'checked out.',
-            )
+            self.fail(f'Booking {booking.id_} is {booking.status}; only checked-in bookings can '
+                      'be checked out.')
         self.set_fields(  # hotel_front_desk.world:326
             booking, ('status', 'checked_out_at'), _E13_BookingStatus_checked_out, self.clock
         )

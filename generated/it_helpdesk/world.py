@@ -195,37 +195,30 @@ class ITHelpdesk(Episode):
     def _check_invariants(self) -> None:
         for _row44 in rt.changed_rows(self, self.t_tickets):  # ithelpdesk.world:158
             if not ((_row44.status == _E12_TicketStatus_open_) == (_row44.assignee is None)):
-                raise InvariantError(
-                    'An open ticket has no assignee; every other ticket has one.',
-                    'ithelpdesk.world:158',
-                )
+                raise InvariantError('An open ticket has no assignee; every other ticket has one.',
+                                     'ithelpdesk.world:158')
         # ithelpdesk.world:161
         if not all(self.fn_assignee_has_skill(_t45) for _t45 in rt.each(self, self.t_tickets)):
-            raise InvariantError(
-                "A ticket's assignee has the skill for its category.", 'ithelpdesk.world:161'
-            )
+            raise InvariantError("A ticket's assignee has the skill for its category.",
+                                 'ithelpdesk.world:161')
         # ithelpdesk.world:164
         if not all(self.fn_escalation_ok(_t46) for _t46 in rt.each(self, self.t_tickets)):
-            raise InvariantError(
-                'An escalated ticket is held by a tier-2 agent.', 'ithelpdesk.world:164'
-            )
+            raise InvariantError('An escalated ticket is held by a tier-2 agent.',
+                                 'ithelpdesk.world:164')
         for _row47 in rt.changed_rows(self, self.t_tickets):  # ithelpdesk.world:167
             if not (
                 (_row47.resolution_note != '') == self.fn_is_done(_row47)
                 and (_row47.resolved_at is not None) == self.fn_is_done(_row47)
             ):
-                raise InvariantError(
-                    'A ticket has a resolution note and time exactly when it is resolved or '
-                    'closed.',
-                    'ithelpdesk.world:167',
-                )
+                raise InvariantError('A ticket has a resolution note and time exactly when it is '
+                                     'resolved or closed.',
+                                     'ithelpdesk.world:167')
         if not all(  # ithelpdesk.world:170
             _t48.status != _E12_TicketStatus_closed or self.fn_window_passed(_t48)
             for _t48 in rt.each(self, self.t_tickets)
         ):
-            raise InvariantError(
-                'A ticket is closed only after its 7-day reopen window.', 'ithelpdesk.world:170'
-            )
+            raise InvariantError('A ticket is closed only after its 7-day reopen window.',
+                                 'ithelpdesk.world:170')
         for _row49 in rt.changed_rows(self, self.t_tickets, ('reporter', 'assignee')):
             rt.check_refs(self.t_employees, _row49.reporter, 'Ticket.reporter')
             rt.check_refs(self.t_agents, _row49.assignee, 'Ticket.assignee')
@@ -299,30 +292,24 @@ class ITHelpdesk(Episode):
         # ithelpdesk.world:153
         return t.status == _E12_TicketStatus_resolved or t.status == _E12_TicketStatus_closed
 
-    @tool(  # ithelpdesk.world:175
-        'Sign in as a helpdesk agent; the other actions are taken as this agent.', _PARAM_agent,
-        where='ithelpdesk.world:175', returns=Agent,
-    )
+    @tool('Sign in as a helpdesk agent; the other actions are taken as this agent.', _PARAM_agent,
+          where='ithelpdesk.world:175', returns=Agent)
     def tool_sign_in(self, agent: Agent) -> Agent:
         self.set_state('current_agent', agent.id_)  # ithelpdesk.world:178
         return agent  # ithelpdesk.world:179
 
-    @tool(  # ithelpdesk.world:182
+    @tool(
         'List tickets with their title, reporter, category, priority, status, assignee and '
         'resolution, optionally filtered by status, priority, category, assignee and reporter, '
         'the most urgent first.',
         param('status', arg.optional(arg.enum_of(TicketStatus)), 'Only tickets with this status.'),
         param('priority', arg.optional(arg.enum_of(Priority)), 'Only tickets with this priority.'),
         param('category', arg.optional(arg.enum_of(Category)), 'Only tickets of this category.'),
-        param(
-            'assignee',
-            arg.optional(arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'))),
-            'Only tickets assigned to this agent (agent id, A and two digits).',
-        ),
-        param(
-            'reporter', arg.optional(_ROW_employees),
-            'Only tickets reported by this employee (employee id, E and four digits).',
-        ),
+        param('assignee',
+              arg.optional(arg.row('agents', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'))),
+              'Only tickets assigned to this agent (agent id, A and two digits).'),
+        param('reporter', arg.optional(_ROW_employees),
+              'Only tickets reported by this employee (employee id, E and four digits).'),
         read_only=True, where='ithelpdesk.world:182', returns=js.array(Ticket),
         shows=('list', ('row', 'tickets')),
     )
@@ -343,16 +330,12 @@ class ITHelpdesk(Episode):
             key=lambda _t2: self.fn_rank(_t2.priority), reverse=True,
         )
 
-    @tool(  # ithelpdesk.world:195
-        'Find tickets whose title contains the text, whatever their status, the most urgent '
-        'first.',
-        param(
-            'text', arg.refined(arg.TEXT, 1, 80),
-            "A word or phrase of the ticket's title, e.g. printer; case does not matter.",
-        ),
-        read_only=True, where='ithelpdesk.world:195', returns=js.array(Ticket),
-        shows=('list', ('row', 'tickets')),
-    )
+    @tool('Find tickets whose title contains the text, whatever their status, the most urgent '
+          'first.',
+          param('text', arg.refined(arg.TEXT, 1, 80),
+                "A word or phrase of the ticket's title, e.g. printer; case does not matter."),
+          read_only=True, where='ithelpdesk.world:195', returns=js.array(Ticket),
+          shows=('list', ('row', 'tickets')))
     def tool_search_tickets(self, text: str) -> tuple[str, ...]:
         wanted: str = self.built(self.built(text.strip()).lower())  # ithelpdesk.world:200
         return rt.sorted_keys(  # ithelpdesk.world:201
@@ -363,17 +346,15 @@ class ITHelpdesk(Episode):
             key=lambda _t3: self.fn_rank(_t3.priority), reverse=True,
         )
 
-    @tool(  # ithelpdesk.world:204
-        'Show a ticket with its comments, oldest first.', _PARAM_ticket, read_only=True,
-        where='ithelpdesk.world:204',
-        returns=js.closed({'ticket': Ticket, 'comments': js.array(Comment)}),
-        shows=(
-            'record', (
-                ('ticket', 'ticket', ('row', 'tickets')),
-                ('comments', 'comments', ('list', ('row', 'comments'))),
-            ),
-        ),
-    )
+    @tool('Show a ticket with its comments, oldest first.', _PARAM_ticket, read_only=True,
+          where='ithelpdesk.world:204',
+          returns=js.closed({'ticket': Ticket, 'comments': js.array(Comment)}),
+          shows=(
+              'record', (
+                  ('ticket', 'ticket', ('row', 'tickets')),
+                  ('comments', 'comments', ('list', ('row', 'comments'))),
+              ),
+          ))
     def tool_get_ticket(self, ticket: Ticket) -> TicketView:
         return TicketView(  # ithelpdesk.world:209
             ticket.id_, rt.sorted_keys(
@@ -384,16 +365,12 @@ class ITHelpdesk(Episode):
             ),
         )
 
-    @tool(  # ithelpdesk.world:215
+    @tool(
         'List the helpdesk agents with their id, name, skills, tier and whether they are active.',
-        param(
-            'skill', arg.optional(arg.enum_of(Category)),
-            'Only agents with this skill: hardware, software, network or access.',
-        ),
-        param(
-            'tier', arg.optional(arg.refined(arg.INT, 1, 2)),
-            'Only agents of this tier (2 = senior, can take escalated tickets).',
-        ),
+        param('skill', arg.optional(arg.enum_of(Category)),
+              'Only agents with this skill: hardware, software, network or access.'),
+        param('tier', arg.optional(arg.refined(arg.INT, 1, 2)),
+              'Only agents of this tier (2 = senior, can take escalated tickets).'),
         param('active_only', arg.BOOL, 'Leave out inactive agents.', default=True), read_only=True,
         where='ithelpdesk.world:215', returns=js.array(Agent), shows=('list', ('row', 'agents')),
     )
@@ -406,31 +383,23 @@ class ITHelpdesk(Episode):
             and (tier is None or _a7.tier == tier) and (not active_only or _a7.active)
         ])
 
-    @tool(  # ithelpdesk.world:225
-        'Show one agent: name, skills, tier and whether active.', _PARAM_agent, read_only=True,
-        where='ithelpdesk.world:225', returns=Agent,
-    )
+    @tool('Show one agent: name, skills, tier and whether active.', _PARAM_agent, read_only=True,
+          where='ithelpdesk.world:225', returns=Agent)
     def tool_get_agent(self, agent: Agent) -> Agent:
         return agent  # ithelpdesk.world:230
 
-    @tool(  # ithelpdesk.world:233
-        'Show the signed-in agent, or nothing when nobody is signed in.', read_only=True,
-        where='ithelpdesk.world:233', returns=js.nullable(Agent),
-    )
+    @tool('Show the signed-in agent, or nothing when nobody is signed in.', read_only=True,
+          where='ithelpdesk.world:233', returns=js.nullable(Agent))
     def tool_who_am_i(self) -> Agent | None:
         return self.t_agents.ref(self.state.current_agent)  # ithelpdesk.world:234
 
-    @tool(  # ithelpdesk.world:237
-        'Find employees whose name, department or email contains the text, with their employee '
-        'id.',
-        param(
-            'text', arg.refined(arg.TEXT, 1, 80),
-            "Part of the employee's name, department or email, e.g. finance; case does not "
-            "matter.",
-        ),
-        read_only=True, where='ithelpdesk.world:237', returns=js.array(Employee),
-        shows=('list', ('row', 'employees')),
-    )
+    @tool('Find employees whose name, department or email contains the text, with their employee '
+          'id.',
+          param('text', arg.refined(arg.TEXT, 1, 80),
+                "Part of the employee's name, department or email, e.g. finance; case does not "
+                "matter."),
+          read_only=True, where='ithelpdesk.world:237', returns=js.array(Employee),
+          shows=('list', ('row', 'employees')))
     def tool_find_employees(self, text: str) -> tuple[str, ...]:
         wanted: str = self.built(self.built(text.strip()).lower())  # ithelpdesk.world:242
         return tuple([  # ithelpdesk.world:243
@@ -440,28 +409,20 @@ class ITHelpdesk(Episode):
             or rt.read(self, wanted) in rt.read(self, self.built(_e8.email.lower()))
         ])
 
-    @tool(  # ithelpdesk.world:246
-        'Show one employee: name, department and email.',
-        param('employee', _ROW_employees, 'The employee id (E and four digits).'), read_only=True,
-        where='ithelpdesk.world:246', returns=Employee,
-    )
+    @tool('Show one employee: name, department and email.',
+          param('employee', _ROW_employees, 'The employee id (E and four digits).'),
+          read_only=True, where='ithelpdesk.world:246', returns=Employee)
     def tool_get_employee(self, employee: Employee) -> Employee:
         return employee  # ithelpdesk.world:251
 
-    @tool(  # ithelpdesk.world:256
-        'Open a ticket on behalf of an employee. It starts open and unassigned.',
-        param(
-            'reporter', _ROW_employees,
-            'The id of the employee reporting the problem (E and four digits).',
-        ),
-        param('title', arg.refined(arg.TEXT, 1, 120), 'A short description of the problem.'),
-        param('category', arg.enum_of(Category), 'hardware, software, network or access.'),
-        param(
-            'priority', arg.enum_of(Priority), 'low, medium, high or critical.',
-            default=_E8_Priority_medium,
-        ),
-        where='ithelpdesk.world:256', returns=Ticket,
-    )
+    @tool('Open a ticket on behalf of an employee. It starts open and unassigned.',
+          param('reporter', _ROW_employees,
+                'The id of the employee reporting the problem (E and four digits).'),
+          param('title', arg.refined(arg.TEXT, 1, 120), 'A short description of the problem.'),
+          param('category', arg.enum_of(Category), 'hardware, software, network or access.'),
+          param('priority', arg.enum_of(Priority), 'low, medium, high or critical.',
+                default=_E8_Priority_medium),
+          where='ithelpdesk.world:256', returns=Ticket)
     def tool_open_ticket(
         self, reporter: Employee, title: str, category: Category, priority: Priority
     ) -> Ticket:
@@ -476,44 +437,34 @@ class ITHelpdesk(Episode):
         self.insert(self.t_tickets, ticket)  # ithelpdesk.world:266
         return ticket  # ithelpdesk.world:267
 
-    @tool(  # ithelpdesk.world:270
-        'Assign (or reassign) a ticket that is not resolved or closed to an active agent with '
-        'the skill for its category. Escalated tickets need a tier-2 agent.',
-        _PARAM_ticket,
-        param('agent', _ROW_agents, 'The id of the agent to take it (A and two digits).'),
-        where='ithelpdesk.world:270', returns=Ticket,
-    )
+    @tool('Assign (or reassign) a ticket that is not resolved or closed to an active agent with '
+          'the skill for its category. Escalated tickets need a tier-2 agent.',
+          _PARAM_ticket,
+          param('agent', _ROW_agents, 'The id of the agent to take it (A and two digits).'),
+          where='ithelpdesk.world:270', returns=Ticket)
     def tool_assign_ticket(self, ticket: Ticket, agent: Agent) -> Ticket:
         if self.state.current_agent is None:  # ithelpdesk.world:276
             raise ToolError('Not signed in.')
         if not self.fn_is_active_work(ticket):  # ithelpdesk.world:277
-            self.fail(
-                f'Ticket {ticket.id_} is {ticket.status}; resolved or closed tickets cannot be '
-                'assigned.',
-            )
+            self.fail(f'Ticket {ticket.id_} is {ticket.status}; resolved or closed tickets '
+                      'cannot be assigned.')
         if not agent.active:  # ithelpdesk.world:278
             self.fail(f'{agent.name} is inactive and cannot take new tickets.')
         if ticket.category not in rt.each(self, agent.skills):  # ithelpdesk.world:279
-            self.fail(
-                f'{agent.name} does not have the {ticket.category} skill needed for ticket '
-                f'{ticket.id_}.',
-            )
+            self.fail(f'{agent.name} does not have the {ticket.category} skill needed for ticket '
+                      f'{ticket.id_}.')
         if not (not ticket.escalated or agent.tier == 2):  # ithelpdesk.world:280
-            self.fail(
-                f'Ticket {ticket.id_} is escalated and needs a tier-2 agent; {agent.name} is '
-                f'tier {agent.tier}.',
-            )
+            self.fail(f'Ticket {ticket.id_} is escalated and needs a tier-2 agent; {agent.name} '
+                      f'is tier {agent.tier}.')
         # ithelpdesk.world:281
         self.set_fields(ticket, ('assignee', 'status'), agent.id_, _E12_TicketStatus_assigned)
         return ticket  # ithelpdesk.world:283
 
-    @tool(  # ithelpdesk.world:286
-        'Add a comment to a ticket as the signed-in agent. When the assignee comments on an '
-        'assigned ticket, it moves to in progress.',
-        _PARAM_ticket, param('body', arg.refined(arg.TEXT, 1, 1000), 'The text of the comment.'),
-        param('internal', arg.BOOL, 'True for a note hidden from the reporter.', default=False),
-        where='ithelpdesk.world:286', returns=Comment,
-    )
+    @tool('Add a comment to a ticket as the signed-in agent. When the assignee comments on an '
+          'assigned ticket, it moves to in progress.',
+          _PARAM_ticket, param('body', arg.refined(arg.TEXT, 1, 1000), 'The text of the comment.'),
+          param('internal', arg.BOOL, 'True for a note hidden from the reporter.', default=False),
+          where='ithelpdesk.world:286', returns=Comment)
     def tool_add_comment(self, ticket: Ticket, body: str, internal: bool) -> Comment:
         if self.state.current_agent is None:  # ithelpdesk.world:293
             raise ToolError('Not signed in.')
@@ -532,37 +483,27 @@ class ITHelpdesk(Episode):
             self.set_field(ticket, 'status', _E12_TicketStatus_in_progress)  # ithelpdesk.world:298
         return comment  # ithelpdesk.world:300
 
-    @tool(  # ithelpdesk.world:303
-        'Escalate a ticket: raise its priority one step (critical stays critical), mark it '
-        'escalated and hand it to an active tier-2 agent with the skill.',
-        _PARAM_ticket,
-        param(
-            'agent', _ROW_agents,
-            'The id of the tier-2 agent who takes it over (A and two digits).',
-        ),
-        param(
-            'reason', arg.refined(arg.TEXT, 1, 500),
-            'Why the ticket is escalated; recorded as an internal comment.',
-        ),
-        where='ithelpdesk.world:303', returns=Ticket,
-    )
+    @tool('Escalate a ticket: raise its priority one step (critical stays critical), mark it '
+          'escalated and hand it to an active tier-2 agent with the skill.',
+          _PARAM_ticket,
+          param('agent', _ROW_agents,
+                'The id of the tier-2 agent who takes it over (A and two digits).'),
+          param('reason', arg.refined(arg.TEXT, 1, 500),
+                'Why the ticket is escalated; recorded as an internal comment.'),
+          where='ithelpdesk.world:303', returns=Ticket)
     def tool_escalate_ticket(self, ticket: Ticket, agent: Agent, reason: str) -> Ticket:
         if self.state.current_agent is None:  # ithelpdesk.world:310
             raise ToolError('Not signed in.')
         if ticket.escalated:  # ithelpdesk.world:311
             self.fail(f'Ticket {ticket.id_} is already escalated.')
         if not self.fn_is_active_work(ticket):  # ithelpdesk.world:312
-            self.fail(
-                f'Ticket {ticket.id_} is {ticket.status}; resolved or closed tickets cannot be '
-                'escalated.',
-            )
+            self.fail(f'Ticket {ticket.id_} is {ticket.status}; resolved or closed tickets '
+                      'cannot be escalated.')
         if agent.tier != 2:  # ithelpdesk.world:313
             self.fail(f'{agent.name} is tier {agent.tier}; escalated tickets go to tier-2 agents.')
         if ticket.category not in rt.each(self, agent.skills):  # ithelpdesk.world:314
-            self.fail(
-                f'{agent.name} does not have the {ticket.category} skill needed for ticket '
-                f'{ticket.id_}.',
-            )
+            self.fail(f'{agent.name} does not have the {ticket.category} skill needed for ticket '
+                      f'{ticket.id_}.')
         if not agent.active:  # ithelpdesk.world:315
             self.fail(f'{agent.name} is inactive and cannot take new tickets.')
         # ithelpdesk.world:316
@@ -579,15 +520,12 @@ class ITHelpdesk(Episode):
         )
         return ticket  # ithelpdesk.world:326
 
-    @tool(  # ithelpdesk.world:329
-        "Resolve an assigned or in-progress ticket with a resolution note. Only the ticket's "
-        "assignee can resolve it.",
-        _PARAM_ticket,
-        param(
-            'resolution_note', arg.refined(arg.TEXT, 1, 500), 'What was done to fix the problem.'
-        ),
-        where='ithelpdesk.world:329', returns=Ticket,
-    )
+    @tool("Resolve an assigned or in-progress ticket with a resolution note. Only the ticket's "
+          "assignee can resolve it.",
+          _PARAM_ticket,
+          param('resolution_note', arg.refined(arg.TEXT, 1, 500),
+                'What was done to fix the problem.'),
+          where='ithelpdesk.world:329', returns=Ticket)
     def tool_resolve_ticket(self, ticket: Ticket, resolution_note: str) -> Ticket:
         if self.state.current_agent is None:  # ithelpdesk.world:335
             raise ToolError('Not signed in.')
@@ -595,10 +533,8 @@ class ITHelpdesk(Episode):
             ticket.status == _E12_TicketStatus_assigned
             or ticket.status == _E12_TicketStatus_in_progress
         ):
-            self.fail(
-                f'Ticket {ticket.id_} is {ticket.status}; only assigned or in-progress tickets '
-                'can be resolved.',
-            )
+            self.fail(f'Ticket {ticket.id_} is {ticket.status}; only assigned or in-progress '
+                      'tickets can be resolved.')
         if ticket.assignee != self.state.current_agent:  # ithelpdesk.world:337
             self.fail(f'Only the ticket\'s assignee can resolve ticket {ticket.id_}.')
         if self.built(resolution_note.strip()) == '':  # ithelpdesk.world:338
@@ -609,26 +545,20 @@ class ITHelpdesk(Episode):
         )
         return ticket  # ithelpdesk.world:342
 
-    @tool(  # ithelpdesk.world:345
-        'Reopen a resolved ticket within 7 days of its resolution. It goes back to its assignee '
-        'as assigned.',
-        _PARAM_ticket,
-        param(
-            'reason', arg.refined(arg.TEXT, 1, 500),
-            'Why the ticket is reopened; recorded as a comment.',
-        ),
-        where='ithelpdesk.world:345', returns=Ticket,
-    )
+    @tool('Reopen a resolved ticket within 7 days of its resolution. It goes back to its '
+          'assignee as assigned.',
+          _PARAM_ticket,
+          param('reason', arg.refined(arg.TEXT, 1, 500),
+                'Why the ticket is reopened; recorded as a comment.'),
+          where='ithelpdesk.world:345', returns=Ticket)
     def tool_reopen_ticket(self, ticket: Ticket, reason: str) -> Ticket:
         if self.state.current_agent is None:  # ithelpdesk.world:351
             raise ToolError('Not signed in.')
         if ticket.status != _E12_TicketStatus_resolved:  # ithelpdesk.world:352
             self.fail(f'Ticket {ticket.id_} is {ticket.status}, not resolved.')
         if self.fn_window_passed(ticket):  # ithelpdesk.world:353
-            self.fail(
-                f'Ticket {ticket.id_} was resolved more than 7 days ago and can no longer be '
-                'reopened.',
-            )
+            self.fail(f'Ticket {ticket.id_} was resolved more than 7 days ago and can no longer '
+                      'be reopened.')
         self.set_fields(  # ithelpdesk.world:354
             ticket, ('status', 'resolution_note', 'resolved_at'), _E12_TicketStatus_assigned,
             v.check_length('', 'Ticket.resolution_note', None, 500), None,
@@ -647,20 +577,16 @@ class ITHelpdesk(Episode):
         )
         return ticket  # ithelpdesk.world:359
 
-    @tool(  # ithelpdesk.world:362
-        'Close a resolved ticket for good once its 7-day reopen window has passed.', _PARAM_ticket,
-        where='ithelpdesk.world:362', returns=Ticket,
-    )
+    @tool('Close a resolved ticket for good once its 7-day reopen window has passed.',
+          _PARAM_ticket, where='ithelpdesk.world:362', returns=Ticket)
     def tool_close_ticket(self, ticket: Ticket) -> Ticket:
         if self.state.current_agent is None:  # ithelpdesk.world:367
             raise ToolError('Not signed in.')
         if ticket.status != _E12_TicketStatus_resolved:  # ithelpdesk.world:368
             self.fail(f'Ticket {ticket.id_} is {ticket.status}, not resolved.')
         if not self.fn_window_passed(ticket):  # ithelpdesk.world:369
-            self.fail(
-                f'Ticket {ticket.id_} can still be reopened; it can be closed once 7 days have '
-                'passed since it was resolved.',
-            )
+            self.fail(f'Ticket {ticket.id_} can still be reopened; it can be closed once 7 days '
+                      'have passed since it was resolved.')
         self.set_field(ticket, 'status', _E12_TicketStatus_closed)  # ithelpdesk.world:370
         return ticket  # ithelpdesk.world:371
 
@@ -672,10 +598,8 @@ class ITHelpdesk(Episode):
     def _check_take_and_resolve__resolved_excel(self) -> rt.Verdict | bool:  # ithelpdesk.world:488
         return (
             rt.expect(self.t_tickets['TK0003'].status, '==', _E12_TicketStatus_resolved)
-            and rt.expect(
-                self.t_tickets['TK0003'].resolution_note, '==',
-                'Repaired the Office installation; saving works again', part=1,
-            )
+            and rt.expect(self.t_tickets['TK0003'].resolution_note, '==',
+                          'Repaired the Office installation; saving works again', part=1)
             and rt.expect(self.t_tickets['TK0003'].resolved_at, 'is not', None, part=2)
         )
 
@@ -726,10 +650,8 @@ class ITHelpdesk(Episode):
         return (
             rt.expect(self.t_tickets['TK0001'].status, '==', _E12_TicketStatus_resolved)
             and rt.expect(self.t_tickets['TK0001'].assignee, '==', 'A03', part=1)
-            and rt.expect(
-                self.t_tickets['TK0001'].resolution_note, '==',
-                'Replaced the SSD and restored her files from backup', part=2,
-            )
+            and rt.expect(self.t_tickets['TK0001'].resolution_note, '==',
+                          'Replaced the SSD and restored her files from backup', part=2)
             and rt.expect(self.t_tickets['TK0001'].resolved_at, 'is not', None, part=3)
         )
 
@@ -765,10 +687,9 @@ class ITHelpdesk(Episode):
         return (
             rt.expect(self.t_tickets['TK0002'].status, '==', _E12_TicketStatus_resolved)
             and rt.expect(self.t_tickets['TK0002'].assignee, '==', 'A02', part=1)
-            and rt.expect(
-                self.t_tickets['TK0002'].resolution_note, '==',
-                'Updated the router firmware; the connection has held for 24 hours', part=2,
-            )
+            and rt.expect(self.t_tickets['TK0002'].resolution_note, '==',
+                          'Updated the router firmware; the connection has held for 24 hours',
+                          part=2)
             and rt.expect(self.t_tickets['TK0002'].resolved_at, 'is not', None, part=3)
         )
 
@@ -1193,10 +1114,9 @@ class ITHelpdesk(Episode):
     def _check_close_reset_resolve_vpn__vpn_resolved(self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_tickets['TK0002'].status, '==', _E12_TicketStatus_resolved)
-            and rt.expect(
-                self.t_tickets['TK0002'].resolution_note, '==',
-                'Updated the router firmware; the VPN connection is stable again', part=1,
-            )
+            and rt.expect(self.t_tickets['TK0002'].resolution_note, '==',
+                          'Updated the router firmware; the VPN connection is stable again',
+                          part=1)
             and rt.expect(self.t_tickets['TK0002'].resolved_at, 'is not', None, part=2)
         )
 

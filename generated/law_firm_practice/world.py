@@ -266,9 +266,8 @@ _RESULT_InvoiceInfo = js.closed({
     'invoice': Invoice, 'time_entries': js.array(TimeEntry), 'expenses': js.array(Expense),
     'balance_due': js.NUMBER,
 })
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'
-)
+_PARAM_name_contains = param('name_contains', arg.optional(arg.TEXT),
+                             'Part of the name, any case.')
 _PARAM_matter = param('matter', arg.row('matters'), 'The matter id, e.g. MT0001.')
 _PARAM_billable = param('billable', arg.BOOL, 'Whether the client is billed for it.', default=True)
 
@@ -338,27 +337,23 @@ class LawFirmPractice(Episode):
             all(self.fn_entry_billed_ok(_t86) for _t86 in rt.each(self, self.t_time_entries))
             and all(self.fn_expense_billed_ok(_e87) for _e87 in rt.each(self, self.t_expenses))
         ):
-            raise InvariantError(
-                'Billed time and expenses belong to a non-void invoice of their own matter.',
-                'law_firm_practice.world:283',
-            )
+            raise InvariantError('Billed time and expenses belong to a non-void invoice of their '
+                                 'own matter.',
+                                 'law_firm_practice.world:283')
         if not all(  # law_firm_practice.world:286
             abs(_i88.fees_total - self.fn_fees_of(_i88)) < 0.005
             and abs(_i88.expenses_total - self.fn_expenses_of(_i88)) < 0.005
             and abs(_i88.total - (_i88.fees_total + _i88.expenses_total)) < 0.005
             for _i88 in rt.each(self, self.t_invoices)
         ):
-            raise InvariantError(
-                "An invoice's totals are the sums of its entries and expenses.",
-                'law_firm_practice.world:286',
-            )
+            raise InvariantError("An invoice's totals are the sums of its entries and expenses.",
+                                 'law_firm_practice.world:286')
         # law_firm_practice.world:289
         if not all(self.fn_closed_ok(_m89) for _m89 in rt.each(self, self.t_matters)):
-            raise InvariantError(
-                'A closed matter takes no time: it has its closing day, no unbilled billable '
-                'work, no unpaid invoice and no work after closing.',
-                'law_firm_practice.world:289',
-            )
+            raise InvariantError('A closed matter takes no time: it has its closing day, no '
+                                 'unbilled billable work, no unpaid invoice and no work after '
+                                 'closing.',
+                                 'law_firm_practice.world:289')
         if not all(  # law_firm_practice.world:292
             _i90.status != _E13_InvoiceStatus_draft or len([
                 _j91 for _j91 in rt.each(self, self.t_invoices)
@@ -367,9 +362,8 @@ class LawFirmPractice(Episode):
             == 1
             for _i90 in rt.each(self, self.t_invoices)
         ):
-            raise InvariantError(
-                'A matter has at most one draft invoice.', 'law_firm_practice.world:292'
-            )
+            raise InvariantError('A matter has at most one draft invoice.',
+                                 'law_firm_practice.world:292')
         if not all(  # law_firm_practice.world:295
             abs(
                 _t92.rate - self.fn_rate_for(
@@ -380,20 +374,16 @@ class LawFirmPractice(Episode):
             and _t92.work_date >= self.t_matters[_t92.matter].opened_on
             for _t92 in rt.each(self, self.t_time_entries)
         ):
-            raise InvariantError(
-                "A time entry's rate is its matter's rate for the attorney's role, and it is not "
-                "dated before the matter opened.",
-                'law_firm_practice.world:295',
-            )
+            raise InvariantError("A time entry's rate is its matter's rate for the attorney's "
+                                 "role, and it is not dated before the matter opened.",
+                                 'law_firm_practice.world:295')
         if not all(  # law_firm_practice.world:298
             self.fn_hours_on(self.t_attorneys[_t93.attorney], _t93.work_date)
             <= self.state.max_hours_per_day + 0.001
             for _t93 in rt.each(self, self.t_time_entries)
         ):
-            raise InvariantError(
-                "An attorney's hours on a day are at most the daily maximum.",
-                'law_firm_practice.world:298',
-            )
+            raise InvariantError("An attorney's hours on a day are at most the daily maximum.",
+                                 'law_firm_practice.world:298')
         if not all(  # law_firm_practice.world:301
             abs(_i94.amount_paid - self.fn_paid_of(_i94)) < 0.005
             and _i94.amount_paid <= _i94.total + 0.005
@@ -401,26 +391,21 @@ class LawFirmPractice(Episode):
             == (_i94.total > 0.0 and abs(_i94.amount_paid - _i94.total) < 0.005)
             for _i94 in rt.each(self, self.t_invoices)
         ):
-            raise InvariantError(
-                "An invoice's amount paid is the sum of its payments, at most its total, and it "
-                "is paid exactly when paid in full.",
-                'law_firm_practice.world:301',
-            )
+            raise InvariantError("An invoice's amount paid is the sum of its payments, at most "
+                                 "its total, and it is paid exactly when paid in full.",
+                                 'law_firm_practice.world:301')
         if not all(  # law_firm_practice.world:304
             self.t_invoices[_p95.invoice].status == _E13_InvoiceStatus_issued
             or self.t_invoices[_p95.invoice].status == _E13_InvoiceStatus_paid
             for _p95 in rt.each(self, self.t_payments)
         ):
-            raise InvariantError(
-                'Payments are only on issued or paid invoices.', 'law_firm_practice.world:304'
-            )
+            raise InvariantError('Payments are only on issued or paid invoices.',
+                                 'law_firm_practice.world:304')
         # law_firm_practice.world:307
         if not all(self.fn_dates_ok(_i96) for _i96 in rt.each(self, self.t_invoices)):
-            raise InvariantError(
-                "Issued and paid invoices have an issue day and a due day after the client's "
-                "terms; drafts have neither.",
-                'law_firm_practice.world:307',
-            )
+            raise InvariantError("Issued and paid invoices have an issue day and a due day after "
+                                 "the client's terms; drafts have neither.",
+                                 'law_firm_practice.world:307')
         if not (  # law_firm_practice.world:310
             all(
                 len([
@@ -439,16 +424,14 @@ class LawFirmPractice(Episode):
                 for _a99 in rt.each(self, self.t_attorneys)
             )
         ):
-            raise InvariantError(
-                'Client and attorney emails are unique.', 'law_firm_practice.world:310'
-            )
+            raise InvariantError('Client and attorney emails are unique.',
+                                 'law_firm_practice.world:310')
         if not all(  # law_firm_practice.world:313
             _a101.attorney_id != self.state.current_attorney or _a101.active
             for _a101 in rt.each(self, self.t_attorneys)
         ):
-            raise InvariantError(
-                'The signed-in attorney is active.', 'law_firm_practice.world:313'
-            )
+            raise InvariantError('The signed-in attorney is active.',
+                                 'law_firm_practice.world:313')
         for _row102 in rt.changed_rows(self, self.t_matters, ('client', 'responsible')):
             rt.check_refs(self.t_clients, _row102.client, 'Matter.client')
             rt.check_refs(self.t_attorneys, _row102.responsible, 'Matter.responsible')
@@ -667,23 +650,18 @@ class LawFirmPractice(Episode):
             round(i.total - i.amount_paid, 2),
         )
 
-    @tool(  # law_firm_practice.world:318
-        'Show a client by id: kind, email, billing address, payment terms and client-since day.',
-        param(
-            'client', arg.row('clients', arg.refined(arg.TEXT, pattern='^CL[0-9]{3}$')),
-            'The client id, e.g. CL001.',
-        ),
-        read_only=True, where='law_firm_practice.world:318', returns=Client,
-    )
+    @tool('Show a client by id: kind, email, billing address, payment terms and client-since day.',
+          param('client', arg.row('clients', arg.refined(arg.TEXT, pattern='^CL[0-9]{3}$')),
+                'The client id, e.g. CL001.'),
+          read_only=True, where='law_firm_practice.world:318', returns=Client)
     def tool_get_client(self, client: Client) -> Client:
         return client  # law_firm_practice.world:321
 
-    @tool(  # law_firm_practice.world:324
-        'Find clients by part of the name or by email; with nothing given, list all.',
-        _PARAM_name_contains, param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
-        read_only=True, where='law_firm_practice.world:324', returns=js.array(Client),
-        shows=('list', ('row', 'clients')),
-    )
+    @tool('Find clients by part of the name or by email; with nothing given, list all.',
+          _PARAM_name_contains,
+          param('email', arg.optional(arg.TEXT), 'The exact email, any case.'), read_only=True,
+          where='law_firm_practice.world:324', returns=js.array(Client),
+          shows=('list', ('row', 'clients')))
     def tool_find_clients(self, name_contains: str | None, email: str | None) -> tuple[str, ...]:
         n: str = self.built(self.built((name_contains if name_contains is not None else '').strip()).lower(  # law_firm_practice.world:330
         ))
@@ -695,23 +673,17 @@ class LawFirmPractice(Episode):
             and (e == '' or self.built(_c16.email.lower()) == e)
         ])
 
-    @tool(  # law_firm_practice.world:335
-        'Show an attorney by id: email, role, bar number and whether active.',
-        param(
-            'attorney', arg.row('attorneys', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
-            'The attorney id, e.g. A01.',
-        ),
-        read_only=True, where='law_firm_practice.world:335', returns=Attorney,
-    )
+    @tool('Show an attorney by id: email, role, bar number and whether active.',
+          param('attorney', arg.row('attorneys', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
+                'The attorney id, e.g. A01.'),
+          read_only=True, where='law_firm_practice.world:335', returns=Attorney)
     def tool_get_attorney(self, attorney: Attorney) -> Attorney:
         return attorney  # law_firm_practice.world:338
 
-    @tool(  # law_firm_practice.world:341
-        'List attorneys, optionally by role or part of the name.',
-        param('role', arg.optional(arg.enum_of(AttorneyRole)), 'Only this role.'),
-        _PARAM_name_contains, read_only=True, where='law_firm_practice.world:341',
-        returns=js.array(Attorney), shows=('list', ('row', 'attorneys')),
-    )
+    @tool('List attorneys, optionally by role or part of the name.',
+          param('role', arg.optional(arg.enum_of(AttorneyRole)), 'Only this role.'),
+          _PARAM_name_contains, read_only=True, where='law_firm_practice.world:341',
+          returns=js.array(Attorney), shows=('list', ('row', 'attorneys')))
     def tool_list_attorneys(
         self, role: AttorneyRole | None, name_contains: str | None
     ) -> tuple[str, ...]:
@@ -723,50 +695,38 @@ class LawFirmPractice(Episode):
             and (n == '' or rt.read(self, n) in rt.read(self, self.built(_a17.name.lower())))
         ])
 
-    @tool(  # law_firm_practice.world:351
-        'Sign in as an attorney. Every change needs someone signed in.',
-        param(
-            'attorney', arg.row('attorneys', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
-            'Your attorney id, e.g. A01.',
-        ),
-        where='law_firm_practice.world:351', returns=Attorney,
-    )
+    @tool('Sign in as an attorney. Every change needs someone signed in.',
+          param('attorney', arg.row('attorneys', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$')),
+                'Your attorney id, e.g. A01.'),
+          where='law_firm_practice.world:351', returns=Attorney)
     def tool_sign_in(self, attorney: Attorney) -> Attorney:
         if not attorney.active:  # law_firm_practice.world:354
             self.fail(f'Attorney {attorney.attorney_id} is inactive.')
         self.set_state('current_attorney', attorney.attorney_id)  # law_firm_practice.world:355
         return attorney  # law_firm_practice.world:356
 
-    @tool(  # law_firm_practice.world:361
-        'Show a matter by id with its unbilled hours, fees and expenses and the balance due on '
-        'its issued invoices.',
-        _PARAM_matter, read_only=True, where='law_firm_practice.world:361',
-        returns=js.closed({
-            'matter': Matter, 'unbilled_hours': js.NUMBER, 'unbilled_fees': js.NUMBER,
-            'unbilled_expenses': js.NUMBER, 'balance_due': js.NUMBER,
-        }),
-        shows=('record', (('matter', 'matter', ('row', 'matters')),)),
-    )
+    @tool('Show a matter by id with its unbilled hours, fees and expenses and the balance due on '
+          'its issued invoices.',
+          _PARAM_matter, read_only=True, where='law_firm_practice.world:361',
+          returns=js.closed({
+              'matter': Matter, 'unbilled_hours': js.NUMBER, 'unbilled_fees': js.NUMBER,
+              'unbilled_expenses': js.NUMBER, 'balance_due': js.NUMBER,
+          }),
+          shows=('record', (('matter', 'matter', ('row', 'matters')),)))
     def tool_get_matter(self, matter: Matter) -> MatterInfo:
         return self.fn_matter_info(matter)  # law_firm_practice.world:364
 
-    @tool(  # law_firm_practice.world:367
-        'Find matters of a client or a responsible partner, by status or part of the title.',
-        param(
-            'client',
-            arg.optional(arg.row('clients', arg.refined(arg.TEXT, pattern='^CL[0-9]{3}$'))),
-            'Only matters of this client id.',
-        ),
-        param(
-            'responsible',
-            arg.optional(arg.row('attorneys', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'))),
-            'Only matters of this responsible partner id.',
-        ),
-        param('status', arg.optional(arg.enum_of(MatterStatus)), 'Only matters in this status.'),
-        param('title_contains', arg.optional(arg.TEXT), 'Part of the title, any case.'),
-        read_only=True, where='law_firm_practice.world:367', returns=js.array(Matter),
-        shows=('list', ('row', 'matters')),
-    )
+    @tool('Find matters of a client or a responsible partner, by status or part of the title.',
+          param('client',
+                arg.optional(arg.row('clients', arg.refined(arg.TEXT, pattern='^CL[0-9]{3}$'))),
+                'Only matters of this client id.'),
+          param('responsible',
+                arg.optional(arg.row('attorneys', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'))),
+                'Only matters of this responsible partner id.'),
+          param('status', arg.optional(arg.enum_of(MatterStatus)), 'Only matters in this status.'),
+          param('title_contains', arg.optional(arg.TEXT), 'Part of the title, any case.'),
+          read_only=True, where='law_firm_practice.world:367', returns=js.array(Matter),
+          shows=('list', ('row', 'matters')))
     def tool_find_matters(
         self, client: Client | None, responsible: Attorney | None, status: MatterStatus | None,
         title_contains: str | None,
@@ -781,25 +741,17 @@ class LawFirmPractice(Episode):
             and (t == '' or rt.read(self, t) in rt.read(self, self.built(_m18.title.lower())))
         ])
 
-    @tool(  # law_firm_practice.world:379
-        'Open a new matter for a client (partners only).',
-        param(
-            'client', arg.row('clients', arg.refined(arg.TEXT, pattern='^CL[0-9]{3}$')),
-            'The client id, e.g. CL002.',
-        ),
-        param('title', arg.refined(arg.TEXT, 1, 120), 'A short title of the matter.'),
-        param('practice_area', arg.enum_of(PracticeArea), 'The practice area.'),
-        param(
-            'rates', arg.record(BillingRates.load, _RESULT_BillingRates),
-            'Hourly rates for partners, associates and paralegals on this matter.',
-        ),
-        param(
-            'responsible',
-            arg.optional(arg.row('attorneys', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'))),
-            "The responsible partner's id; leave out for yourself.",
-        ),
-        where='law_firm_practice.world:379', returns=Matter,
-    )
+    @tool('Open a new matter for a client (partners only).',
+          param('client', arg.row('clients', arg.refined(arg.TEXT, pattern='^CL[0-9]{3}$')),
+                'The client id, e.g. CL002.'),
+          param('title', arg.refined(arg.TEXT, 1, 120), 'A short title of the matter.'),
+          param('practice_area', arg.enum_of(PracticeArea), 'The practice area.'),
+          param('rates', arg.record(BillingRates.load, _RESULT_BillingRates),
+                'Hourly rates for partners, associates and paralegals on this matter.'),
+          param('responsible',
+                arg.optional(arg.row('attorneys', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'))),
+                "The responsible partner's id; leave out for yourself."),
+          where='law_firm_practice.world:379', returns=Matter)
     def tool_open_matter(
         self, client: Client, title: str, practice_area: PracticeArea, rates: BillingRates,
         responsible: Attorney | None,
@@ -821,12 +773,10 @@ class LawFirmPractice(Episode):
         self.insert(self.t_matters, created)  # law_firm_practice.world:400
         return created  # law_firm_practice.world:401
 
-    @tool(  # law_firm_practice.world:404
-        'Put an open matter on hold, or reopen a matter on hold.',
-        param('matter', arg.row('matters'), 'The matter id, e.g. MT0002.'),
-        param('status', arg.enum_of(MatterStatus), 'open or on_hold.'),
-        where='law_firm_practice.world:404', returns=Matter,
-    )
+    @tool('Put an open matter on hold, or reopen a matter on hold.',
+          param('matter', arg.row('matters'), 'The matter id, e.g. MT0002.'),
+          param('status', arg.enum_of(MatterStatus), 'open or on_hold.'),
+          where='law_firm_practice.world:404', returns=Matter)
     def tool_set_matter_status(self, matter: Matter, status: MatterStatus) -> Matter:
         x__: Attorney = self.fn_me()  # law_firm_practice.world:410
         if matter.status == _E12_MatterStatus_closed:  # law_firm_practice.world:411
@@ -838,12 +788,10 @@ class LawFirmPractice(Episode):
         self.set_field(matter, 'status', status)  # law_firm_practice.world:414
         return matter  # law_firm_practice.world:415
 
-    @tool(  # law_firm_practice.world:418
-        'Close a matter whose billable work is all invoiced and whose invoices are all paid '
-        '(partners only).',
-        param('matter', arg.row('matters'), 'The matter id, e.g. MT0004.'),
-        where='law_firm_practice.world:418', returns=Matter,
-    )
+    @tool('Close a matter whose billable work is all invoiced and whose invoices are all paid '
+          '(partners only).',
+          param('matter', arg.row('matters'), 'The matter id, e.g. MT0004.'),
+          where='law_firm_practice.world:418', returns=Matter)
     def tool_close_matter(self, matter: Matter) -> Matter:
         who: Attorney = self.fn_me()  # law_firm_practice.world:421
         if who.role != _E12_AttorneyRole_partner:  # law_firm_practice.world:422
@@ -871,27 +819,22 @@ class LawFirmPractice(Episode):
         )
         return matter  # law_firm_practice.world:429
 
-    @tool(  # law_firm_practice.world:434
-        'Show a time entry by id: matter and attorney ids, date, hours, rate, narrative, '
-        'billable and invoice id.',
-        param('entry', arg.row('time_entries'), 'The time entry id, e.g. TE00001.'),
-        read_only=True, where='law_firm_practice.world:434', returns=TimeEntry,
-    )
+    @tool('Show a time entry by id: matter and attorney ids, date, hours, rate, narrative, '
+          'billable and invoice id.',
+          param('entry', arg.row('time_entries'), 'The time entry id, e.g. TE00001.'),
+          read_only=True, where='law_firm_practice.world:434', returns=TimeEntry)
     def tool_get_time_entry(self, entry: TimeEntry) -> TimeEntry:
         return entry  # law_firm_practice.world:437
 
-    @tool(  # law_firm_practice.world:440
-        "List a matter's time entries, optionally only unbilled ones or one attorney's.",
-        _PARAM_matter,
-        param('unbilled_only', arg.BOOL, 'Only billable entries not yet invoiced.', default=False),
-        param(
-            'attorney',
-            arg.optional(arg.row('attorneys', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'))),
-            "Only this attorney's entries.",
-        ),
-        read_only=True, where='law_firm_practice.world:440', returns=js.array(TimeEntry),
-        shows=('list', ('row', 'time_entries')),
-    )
+    @tool("List a matter's time entries, optionally only unbilled ones or one attorney's.",
+          _PARAM_matter,
+          param('unbilled_only', arg.BOOL, 'Only billable entries not yet invoiced.',
+                default=False),
+          param('attorney',
+                arg.optional(arg.row('attorneys', arg.refined(arg.TEXT, pattern='^A[0-9]{2}$'))),
+                "Only this attorney's entries."),
+          read_only=True, where='law_firm_practice.world:440', returns=js.array(TimeEntry),
+          shows=('list', ('row', 'time_entries')))
     def tool_list_time_entries(
         self, matter: Matter, unbilled_only: bool, attorney: Attorney | None
     ) -> tuple[str, ...]:
@@ -902,23 +845,19 @@ class LawFirmPractice(Episode):
             and (attorney is None or _t21.attorney == attorney.attorney_id)
         ])
 
-    @tool(  # law_firm_practice.world:450
-        "Record the signed-in attorney's time on an open matter at the matter's rate for their "
-        "role.",
-        _PARAM_matter, param('work_date', arg.DATE, 'The day worked, e.g. 2024-10-14.'),
-        param('hours', arg.refined(arg.FLOAT, 0.1, 24.0), 'Hours in tenths, e.g. 1.5.'),
-        param('narrative', arg.refined(arg.TEXT, 1, 300), 'What was done.'), _PARAM_billable,
-        where='law_firm_practice.world:450', returns=TimeEntry,
-    )
+    @tool("Record the signed-in attorney's time on an open matter at the matter's rate for their "
+          "role.",
+          _PARAM_matter, param('work_date', arg.DATE, 'The day worked, e.g. 2024-10-14.'),
+          param('hours', arg.refined(arg.FLOAT, 0.1, 24.0), 'Hours in tenths, e.g. 1.5.'),
+          param('narrative', arg.refined(arg.TEXT, 1, 300), 'What was done.'), _PARAM_billable,
+          where='law_firm_practice.world:450', returns=TimeEntry)
     def tool_log_time(
         self, matter: Matter, work_date: dt.date, hours: float, narrative: str, billable: bool
     ) -> TimeEntry:
         who: Attorney = self.fn_me()  # law_firm_practice.world:459
         if matter.status != _E12_MatterStatus_open_:  # law_firm_practice.world:460
-            self.fail(
-                f'Matter {matter.matter_id} is {matter.status}: time is only logged on open '
-                'matters.',
-            )
+            self.fail(f'Matter {matter.matter_id} is {matter.status}: time is only logged on '
+                      'open matters.')
         if work_date > self.clock.date():  # law_firm_practice.world:461
             raise ToolError('The work date is in the future.')
         if work_date < matter.opened_on:  # law_firm_practice.world:462
@@ -927,9 +866,8 @@ class LawFirmPractice(Episode):
             raise ToolError('Hours must be in tenths, e.g. 1.5.')
         # law_firm_practice.world:464
         if not (self.fn_hours_on(who, work_date) + hours <= self.state.max_hours_per_day + 0.001):
-            raise ToolError(
-                f'That would be more than {self.state.max_hours_per_day} hours on {work_date}.'
-            )
+            raise ToolError(f'That would be more than {self.state.max_hours_per_day} hours on '
+                            f'{work_date}.')
         entry: TimeEntry = TimeEntry(  # law_firm_practice.world:465
             entry_id=self.next_id('entry_ids', 'TE{:05d}'), matter=matter.matter_id,
             attorney=who.attorney_id, work_date=work_date,
@@ -941,23 +879,18 @@ class LawFirmPractice(Episode):
         self.insert(self.t_time_entries, entry)  # law_firm_practice.world:474
         return entry  # law_firm_practice.world:475
 
-    @tool(  # law_firm_practice.world:478
-        'Show an expense by id: matter id, date, category, amount, description, billable and '
-        'invoice id.',
-        param('expense', arg.row('expenses'), 'The expense id, e.g. EX00001.'), read_only=True,
-        where='law_firm_practice.world:478', returns=Expense,
-    )
+    @tool('Show an expense by id: matter id, date, category, amount, description, billable and '
+          'invoice id.',
+          param('expense', arg.row('expenses'), 'The expense id, e.g. EX00001.'), read_only=True,
+          where='law_firm_practice.world:478', returns=Expense)
     def tool_get_expense(self, expense: Expense) -> Expense:
         return expense  # law_firm_practice.world:481
 
-    @tool(  # law_firm_practice.world:484
-        "List a matter's expenses, optionally only unbilled ones.", _PARAM_matter,
-        param(
-            'unbilled_only', arg.BOOL, 'Only billable expenses not yet invoiced.', default=False
-        ),
-        read_only=True, where='law_firm_practice.world:484', returns=js.array(Expense),
-        shows=('list', ('row', 'expenses')),
-    )
+    @tool("List a matter's expenses, optionally only unbilled ones.", _PARAM_matter,
+          param('unbilled_only', arg.BOOL, 'Only billable expenses not yet invoiced.',
+                default=False),
+          read_only=True, where='law_firm_practice.world:484', returns=js.array(Expense),
+          shows=('list', ('row', 'expenses')))
     def tool_list_expenses(self, matter: Matter, unbilled_only: bool) -> tuple[str, ...]:
         return tuple([  # law_firm_practice.world:490
             _e22.expense_id for _e22 in rt.each(self, self.t_expenses)
@@ -965,17 +898,13 @@ class LawFirmPractice(Episode):
             and (not unbilled_only or _e22.billable and _e22.invoice is None)
         ])
 
-    @tool(  # law_firm_practice.world:493
-        'Record an expense on an open or on-hold matter.', _PARAM_matter,
-        param('incurred_on', arg.DATE, 'The day of the expense.'),
-        param(
-            'category', arg.enum_of(ExpenseCategory),
-            'filing_fee, courier, travel, expert, copying or other.',
-        ),
-        param('amount', arg.refined(arg.FLOAT, 0.01), 'The amount in USD.'),
-        param('description', arg.refined(arg.TEXT, 1, 200), 'What it was for.'), _PARAM_billable,
-        where='law_firm_practice.world:493', returns=Expense,
-    )
+    @tool('Record an expense on an open or on-hold matter.', _PARAM_matter,
+          param('incurred_on', arg.DATE, 'The day of the expense.'),
+          param('category', arg.enum_of(ExpenseCategory),
+                'filing_fee, courier, travel, expert, copying or other.'),
+          param('amount', arg.refined(arg.FLOAT, 0.01), 'The amount in USD.'),
+          param('description', arg.refined(arg.TEXT, 1, 200), 'What it was for.'), _PARAM_billable,
+          where='law_firm_practice.world:493', returns=Expense)
     def tool_log_expense(
         self, matter: Matter, incurred_on: dt.date, category: ExpenseCategory, amount: float,
         description: str, billable: bool,
@@ -997,33 +926,28 @@ class LawFirmPractice(Episode):
         self.insert(self.t_expenses, created)  # law_firm_practice.world:515
         return created  # law_firm_practice.world:516
 
-    @tool(  # law_firm_practice.world:521
-        'Show an invoice by id with its time entries, expenses and balance due.',
-        param('invoice', arg.row('invoices'), 'The invoice id, e.g. INV00001.'), read_only=True,
-        where='law_firm_practice.world:521', returns=_RESULT_InvoiceInfo,
-        shows=(
-            'record', (
-                ('invoice', 'invoice', ('row', 'invoices')),
-                ('time_entries', 'time_entries', ('list', ('row', 'time_entries'))),
-                ('expenses', 'expenses', ('list', ('row', 'expenses'))),
-            ),
-        ),
-    )
+    @tool('Show an invoice by id with its time entries, expenses and balance due.',
+          param('invoice', arg.row('invoices'), 'The invoice id, e.g. INV00001.'), read_only=True,
+          where='law_firm_practice.world:521', returns=_RESULT_InvoiceInfo,
+          shows=(
+              'record', (
+                  ('invoice', 'invoice', ('row', 'invoices')),
+                  ('time_entries', 'time_entries', ('list', ('row', 'time_entries'))),
+                  ('expenses', 'expenses', ('list', ('row', 'expenses'))),
+              ),
+          ))
     def tool_get_invoice(self, invoice: Invoice) -> InvoiceInfo:
         return self.fn_invoice_info(invoice)  # law_firm_practice.world:524
 
-    @tool(  # law_firm_practice.world:527
-        'List the invoices of a matter or a client, optionally by status.',
-        param('matter', arg.optional(arg.row('matters')), 'Only invoices of this matter id.'),
-        param(
-            'client',
-            arg.optional(arg.row('clients', arg.refined(arg.TEXT, pattern='^CL[0-9]{3}$'))),
-            "Only invoices of this client id's matters.",
-        ),
-        param('status', arg.optional(arg.enum_of(InvoiceStatus)), 'Only invoices in this status.'),
-        read_only=True, where='law_firm_practice.world:527', returns=js.array(Invoice),
-        shows=('list', ('row', 'invoices')),
-    )
+    @tool('List the invoices of a matter or a client, optionally by status.',
+          param('matter', arg.optional(arg.row('matters')), 'Only invoices of this matter id.'),
+          param('client',
+                arg.optional(arg.row('clients', arg.refined(arg.TEXT, pattern='^CL[0-9]{3}$'))),
+                "Only invoices of this client id's matters."),
+          param('status', arg.optional(arg.enum_of(InvoiceStatus)),
+                'Only invoices in this status.'),
+          read_only=True, where='law_firm_practice.world:527', returns=js.array(Invoice),
+          shows=('list', ('row', 'invoices')))
     def tool_list_invoices(
         self, matter: Matter | None, client: Client | None, status: InvoiceStatus | None
     ) -> tuple[str, ...]:
@@ -1036,17 +960,15 @@ class LawFirmPractice(Episode):
             and (status is None or _i23.status == status)
         ])
 
-    @tool(  # law_firm_practice.world:538
-        'Draft an invoice for all the unbilled billable time and expenses of a matter.',
-        _PARAM_matter, where='law_firm_practice.world:538', returns=_RESULT_InvoiceInfo,
-        shows=(
-            'record', (
-                ('invoice', 'invoice', ('row', 'invoices')),
-                ('time_entries', 'time_entries', ('list', ('row', 'time_entries'))),
-                ('expenses', 'expenses', ('list', ('row', 'expenses'))),
-            ),
-        ),
-    )
+    @tool('Draft an invoice for all the unbilled billable time and expenses of a matter.',
+          _PARAM_matter, where='law_firm_practice.world:538', returns=_RESULT_InvoiceInfo,
+          shows=(
+              'record', (
+                  ('invoice', 'invoice', ('row', 'invoices')),
+                  ('time_entries', 'time_entries', ('list', ('row', 'time_entries'))),
+                  ('expenses', 'expenses', ('list', ('row', 'expenses'))),
+              ),
+          ))
     def tool_draft_invoice(self, matter: Matter) -> InvoiceInfo:
         x__: Attorney = self.fn_me()  # law_firm_practice.world:541
         if matter.status == _E12_MatterStatus_closed:  # law_firm_practice.world:542
@@ -1090,11 +1012,9 @@ class LawFirmPractice(Episode):
             self.set_field(self.t_expenses[e.expense_id], 'invoice', invoice.invoice_id)
         return self.fn_invoice_info(invoice)  # law_firm_practice.world:563
 
-    @tool(  # law_firm_practice.world:566
-        "Issue a draft invoice (partners only); it falls due after the client's payment terms.",
-        param('invoice', arg.row('invoices'), 'The draft invoice id, e.g. INV00003.'),
-        where='law_firm_practice.world:566', returns=Invoice,
-    )
+    @tool("Issue a draft invoice (partners only); it falls due after the client's payment terms.",
+          param('invoice', arg.row('invoices'), 'The draft invoice id, e.g. INV00003.'),
+          where='law_firm_practice.world:566', returns=Invoice)
     def tool_issue_invoice(self, invoice: Invoice) -> Invoice:
         who: Attorney = self.fn_me()  # law_firm_practice.world:569
         if who.role != _E12_AttorneyRole_partner:  # law_firm_practice.world:570
@@ -1111,12 +1031,10 @@ class LawFirmPractice(Episode):
         )
         return invoice  # law_firm_practice.world:575
 
-    @tool(  # law_firm_practice.world:578
-        'Void a draft invoice, or an issued one with no payments (partners only); its time and '
-        'expenses become unbilled again.',
-        param('invoice', arg.row('invoices'), 'The invoice id, e.g. INV00003.'),
-        where='law_firm_practice.world:578', returns=Invoice,
-    )
+    @tool('Void a draft invoice, or an issued one with no payments (partners only); its time and '
+          'expenses become unbilled again.',
+          param('invoice', arg.row('invoices'), 'The invoice id, e.g. INV00003.'),
+          where='law_firm_practice.world:578', returns=Invoice)
     def tool_void_invoice(self, invoice: Invoice) -> Invoice:
         who: Attorney = self.fn_me()  # law_firm_practice.world:581
         if who.role != _E12_AttorneyRole_partner:  # law_firm_practice.world:582
@@ -1144,26 +1062,20 @@ class LawFirmPractice(Episode):
         )
         return invoice  # law_firm_practice.world:599
 
-    @tool(  # law_firm_practice.world:604
-        'Show a payment by id: invoice id, amount, day, method and reference.',
-        param('payment', arg.row('payments'), 'The payment id, e.g. PAY00001.'), read_only=True,
-        where='law_firm_practice.world:604', returns=Payment,
-    )
+    @tool('Show a payment by id: invoice id, amount, day, method and reference.',
+          param('payment', arg.row('payments'), 'The payment id, e.g. PAY00001.'), read_only=True,
+          where='law_firm_practice.world:604', returns=Payment)
     def tool_get_payment(self, payment: Payment) -> Payment:
         return payment  # law_firm_practice.world:607
 
-    @tool(  # law_firm_practice.world:610
-        'List the payments of an invoice or of a client, optionally since a day.',
-        param('invoice', arg.optional(arg.row('invoices')), 'Only payments of this invoice id.'),
-        param(
-            'client',
-            arg.optional(arg.row('clients', arg.refined(arg.TEXT, pattern='^CL[0-9]{3}$'))),
-            "Only payments of this client id's invoices.",
-        ),
-        param('since', arg.optional(arg.DATE), 'Only payments received on or after this day.'),
-        read_only=True, where='law_firm_practice.world:610', returns=js.array(Payment),
-        shows=('list', ('row', 'payments')),
-    )
+    @tool('List the payments of an invoice or of a client, optionally since a day.',
+          param('invoice', arg.optional(arg.row('invoices')), 'Only payments of this invoice id.'),
+          param('client',
+                arg.optional(arg.row('clients', arg.refined(arg.TEXT, pattern='^CL[0-9]{3}$'))),
+                "Only payments of this client id's invoices."),
+          param('since', arg.optional(arg.DATE), 'Only payments received on or after this day.'),
+          read_only=True, where='law_firm_practice.world:610', returns=js.array(Payment),
+          shows=('list', ('row', 'payments')))
     def tool_list_payments(
         self, invoice: Invoice | None, client: Client | None, since: dt.date | None
     ) -> tuple[str, ...]:
@@ -1184,17 +1096,13 @@ class LawFirmPractice(Episode):
             result = rt.each(self, result) + (p.payment_id,)  # law_firm_practice.world:629
         return result  # law_firm_practice.world:631
 
-    @tool(  # law_firm_practice.world:634
-        'Record money received today against an issued invoice; it is paid once paid in full.',
-        param('invoice', arg.row('invoices'), 'The issued invoice id, e.g. INV00005.'),
-        param('amount', arg.refined(arg.FLOAT, 0.01), 'The amount received in USD.'),
-        param('method', arg.enum_of(PaymentMethod), 'check, wire or card.'),
-        param(
-            'reference', arg.refined(arg.TEXT, None, 60),
-            'The check number or transfer reference.', default='',
-        ),
-        where='law_firm_practice.world:634', returns=Invoice,
-    )
+    @tool('Record money received today against an issued invoice; it is paid once paid in full.',
+          param('invoice', arg.row('invoices'), 'The issued invoice id, e.g. INV00005.'),
+          param('amount', arg.refined(arg.FLOAT, 0.01), 'The amount received in USD.'),
+          param('method', arg.enum_of(PaymentMethod), 'check, wire or card.'),
+          param('reference', arg.refined(arg.TEXT, None, 60),
+                'The check number or transfer reference.', default=''),
+          where='law_firm_practice.world:634', returns=Invoice)
     def tool_record_payment(
         self, invoice: Invoice, amount: float, method: PaymentMethod, reference: str
     ) -> Invoice:

@@ -240,9 +240,8 @@ _ROW_applications = arg.row(
     'applications', not_found=lambda ep, key: ep.built(f'Application {key} not found.')
 )
 _ROW_leases = arg.row('leases', not_found=lambda ep, key: ep.built(f'Lease {key} not found.'))
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'
-)
+_PARAM_name_contains = param('name_contains', arg.optional(arg.TEXT),
+                             'Part of the name; case does not matter.')
 _PARAM_unit = param('unit', _ROW_units, 'The unit number, e.g. 204.')
 _PARAM_application = param('application', _ROW_applications, 'The application id, e.g. APP0001.')
 _PARAM_lease = param('lease', _ROW_leases, 'The active lease id, e.g. LS0001.')
@@ -322,10 +321,9 @@ class LeasingOffice(Episode):
             == (1 if _u32.status == _E10_UnitStatus_leased else 0)
             for _u32 in rt.each(self, self.t_units)
         ):
-            raise InvariantError(
-                'A unit has at most one active lease, and it is leased exactly when it has one.',
-                'leasing_office.world:224',
-            )
+            raise InvariantError('A unit has at most one active lease, and it is leased exactly '
+                                 'when it has one.',
+                                 'leasing_office.world:224')
         if not all(  # leasing_office.world:227
             self.t_applications[_l34.application].status == _E15_ScreeningStatus_approved
             and self.t_applications[_l34.application].unit == _l34.unit
@@ -336,17 +334,14 @@ class LeasingOffice(Episode):
             == 1
             for _l34 in rt.each(self, self.t_leases)
         ):
-            raise InvariantError(
-                'Every lease comes from an approved application for the same unit; an '
-                'application has at most one lease.',
-                'leasing_office.world:227',
-            )
+            raise InvariantError('Every lease comes from an approved application for the same '
+                                 'unit; an application has at most one lease.',
+                                 'leasing_office.world:227')
         # leasing_office.world:230
         if not all(self.fn_decision_ok(_a36) for _a36 in rt.each(self, self.t_applications)):
-            raise InvariantError(
-                'Decided applications name a property manager; only declined ones have a reason.',
-                'leasing_office.world:230',
-            )
+            raise InvariantError('Decided applications name a property manager; only declined '
+                                 'ones have a reason.',
+                                 'leasing_office.world:230')
         if not all(  # leasing_office.world:233
             _a37.status != _E15_ScreeningStatus_pending
             or len([
@@ -357,38 +352,31 @@ class LeasingOffice(Episode):
             == 1
             for _a37 in rt.each(self, self.t_applications)
         ):
-            raise InvariantError(
-                'A prospect has at most one pending application per unit.',
-                'leasing_office.world:233',
-            )
+            raise InvariantError('A prospect has at most one pending application per unit.',
+                                 'leasing_office.world:233')
         if not all(  # leasing_office.world:236
             _l39.end_date > _l39.start_date
             and _l39.deposit <= self.state.max_deposit_months * _l39.monthly_rent
             for _l39 in rt.each(self, self.t_leases)
         ):
-            raise InvariantError(
-                'A lease ends after it starts and its deposit is at most max_deposit_months of '
-                'rent.',
-                'leasing_office.world:236',
-            )
+            raise InvariantError('A lease ends after it starts and its deposit is at most '
+                                 'max_deposit_months of rent.',
+                                 'leasing_office.world:236')
         for _row40 in rt.changed_rows(self, self.t_leases):  # leasing_office.world:239
             if not (
                 self.fn_deductions_total(_row40) <= _row40.deposit
                 and (_row40.deposit_returned_on is None or _row40.status == _E11_LeaseStatus_ended)
             ):
-                raise InvariantError(
-                    'Deductions add up to at most the deposit; a deposit is returned only for '
-                    'ended leases.',
-                    'leasing_office.world:239',
-                )
+                raise InvariantError('Deductions add up to at most the deposit; a deposit is '
+                                     'returned only for ended leases.',
+                                     'leasing_office.world:239')
         if not all(  # leasing_office.world:242
             _t41.status != _E10_TourStatus_scheduled
             or not self.fn_tour_clash(self.t_agents[_t41.agent], _t41.scheduled_at, _t41.tour_id)
             for _t41 in rt.each(self, self.t_tours)
         ):
-            raise InvariantError(
-                'An agent has no two scheduled tours that overlap.', 'leasing_office.world:242'
-            )
+            raise InvariantError('An agent has no two scheduled tours that overlap.',
+                                 'leasing_office.world:242')
         if not all(  # leasing_office.world:245
             len([
                 _b43.agent_id for _b43 in rt.each(self, self.t_agents)
@@ -523,35 +511,27 @@ class LeasingOffice(Episode):
             for _t2 in rt.each(self, self.t_tours)
         )
 
-    @tool(  # leasing_office.world:256
-        "Sign in as an agent; changes are then made in that agent's name. Signing in again "
-        "switches agent.",
-        param('agent', _ROW_agents, 'Your agent id, e.g. AG02 (list_agents finds it by name).'),
-        where='leasing_office.world:256', returns=Agent,
-    )
+    @tool("Sign in as an agent; changes are then made in that agent's name. Signing in again "
+          "switches agent.",
+          param('agent', _ROW_agents, 'Your agent id, e.g. AG02 (list_agents finds it by name).'),
+          where='leasing_office.world:256', returns=Agent)
     def tool_sign_in(self, agent: Agent) -> Agent:
         if not agent.active:  # leasing_office.world:261
             self.fail(f'Agent {agent.agent_id} ({agent.name}) is inactive.')
         self.set_state('current_agent', agent.agent_id)  # leasing_office.world:262
         return agent  # leasing_office.world:263
 
-    @tool(  # leasing_office.world:266
-        'Show an agent: name, email, role and whether active.',
-        param('agent', _ROW_agents, 'The agent id, e.g. AG01.'), read_only=True,
-        where='leasing_office.world:266', returns=Agent,
-    )
+    @tool('Show an agent: name, email, role and whether active.',
+          param('agent', _ROW_agents, 'The agent id, e.g. AG01.'), read_only=True,
+          where='leasing_office.world:266', returns=Agent)
     def tool_get_agent(self, agent: Agent) -> Agent:
         return agent  # leasing_office.world:269
 
-    @tool(  # leasing_office.world:272
-        'List agents, optionally by part of the name or by role.', _PARAM_name_contains,
-        param(
-            'role', arg.optional(arg.enum_of(AgentRole)),
-            'Only leasing agents or only property managers.',
-        ),
-        read_only=True, where='leasing_office.world:272', returns=js.array(Agent),
-        shows=('list', ('row', 'agents')),
-    )
+    @tool('List agents, optionally by part of the name or by role.', _PARAM_name_contains,
+          param('role', arg.optional(arg.enum_of(AgentRole)),
+                'Only leasing agents or only property managers.'),
+          read_only=True, where='leasing_office.world:272', returns=js.array(Agent),
+          shows=('list', ('row', 'agents')))
     def tool_list_agents(
         self, name_contains: str | None, role: AgentRole | None
     ) -> tuple[str, ...]:
@@ -569,39 +549,31 @@ class LeasingOffice(Episode):
             found = rt.each(self, found) + (a.agent_id,)  # leasing_office.world:286
         return found  # leasing_office.world:288
 
-    @tool(  # leasing_office.world:293
-        'Show a unit: building, bedrooms, bathrooms, size, asking rent, status, available-from '
-        'day and its active lease.',
-        _PARAM_unit, read_only=True, where='leasing_office.world:293',
-        returns=js.closed({'unit': Unit, 'active_lease': js.nullable(_RESULT_Lease)}),
-        shows=(
-            'record', (
-                ('unit', 'unit', ('row', 'units')),
-                ('active_lease', 'active_lease', ('row', 'leases')),
-            ),
-        ),
-    )
+    @tool('Show a unit: building, bedrooms, bathrooms, size, asking rent, status, available-from '
+          'day and its active lease.',
+          _PARAM_unit, read_only=True, where='leasing_office.world:293',
+          returns=js.closed({'unit': Unit, 'active_lease': js.nullable(_RESULT_Lease)}),
+          shows=(
+              'record', (
+                  ('unit', 'unit', ('row', 'units')),
+                  ('active_lease', 'active_lease', ('row', 'leases')),
+              ),
+          ))
     def tool_get_unit(self, unit: Unit) -> UnitInfo:
         # leasing_office.world:296
         return UnitInfo(unit.unit_id, rt.key_of(self.fn_active_lease_of(unit)))
 
-    @tool(  # leasing_office.world:299
-        'Find units by bedrooms, maximum rent and the day they are available from.',
-        param(
-            'bedrooms', arg.optional(arg.refined(arg.INT, 0, 5)),
-            'Only units with this many bedrooms (0 for a studio).',
-        ),
-        param('max_rent', arg.optional(arg.FLOAT), 'Only units renting for at most this a month.'),
-        param(
-            'move_in_by', arg.optional(arg.DATE), 'Only units available to move in by this day.'
-        ),
-        param(
-            'available_only', arg.BOOL,
-            'Only units that are available now (not leased or offline).', default=False,
-        ),
-        read_only=True, where='leasing_office.world:299', returns=js.array(Unit),
-        shows=('list', ('row', 'units')),
-    )
+    @tool('Find units by bedrooms, maximum rent and the day they are available from.',
+          param('bedrooms', arg.optional(arg.refined(arg.INT, 0, 5)),
+                'Only units with this many bedrooms (0 for a studio).'),
+          param('max_rent', arg.optional(arg.FLOAT),
+                'Only units renting for at most this a month.'),
+          param('move_in_by', arg.optional(arg.DATE),
+                'Only units available to move in by this day.'),
+          param('available_only', arg.BOOL,
+                'Only units that are available now (not leased or offline).', default=False),
+          read_only=True, where='leasing_office.world:299', returns=js.array(Unit),
+          shows=('list', ('row', 'units')))
     def tool_search_units(
         self, bedrooms: int | None, max_rent: float | None, move_in_by: dt.date | None,
         available_only: bool,
@@ -621,21 +593,17 @@ class LeasingOffice(Episode):
             found = rt.each(self, found) + (u.unit_id,)  # leasing_office.world:321
         return found  # leasing_office.world:323
 
-    @tool(  # leasing_office.world:328
-        'Show a prospect: contact, monthly income, desired move-in day and bedrooms wanted.',
-        param('prospect', _ROW_prospects, 'The prospect id, e.g. P0001.'), read_only=True,
-        where='leasing_office.world:328', returns=Prospect,
-    )
+    @tool('Show a prospect: contact, monthly income, desired move-in day and bedrooms wanted.',
+          param('prospect', _ROW_prospects, 'The prospect id, e.g. P0001.'), read_only=True,
+          where='leasing_office.world:328', returns=Prospect)
     def tool_get_prospect(self, prospect: Prospect) -> Prospect:
         return prospect  # leasing_office.world:333
 
-    @tool(  # leasing_office.world:336
-        'Find prospects by part of the name, by email or by phone.', _PARAM_name_contains,
-        param('email', arg.optional(arg.TEXT), 'The email; case does not matter.'),
-        param('phone', arg.optional(arg.TEXT), 'Part of the phone number.'), read_only=True,
-        where='leasing_office.world:336', returns=js.array(Prospect),
-        shows=('list', ('row', 'prospects')),
-    )
+    @tool('Find prospects by part of the name, by email or by phone.', _PARAM_name_contains,
+          param('email', arg.optional(arg.TEXT), 'The email; case does not matter.'),
+          param('phone', arg.optional(arg.TEXT), 'Part of the phone number.'), read_only=True,
+          where='leasing_office.world:336', returns=js.array(Prospect),
+          shows=('list', ('row', 'prospects')))
     def tool_find_prospects(
         self, name_contains: str | None, email: str | None, phone: str | None
     ) -> tuple[str, ...]:
@@ -661,25 +629,21 @@ class LeasingOffice(Episode):
             found = rt.each(self, found) + (p.prospect_id,)  # leasing_office.world:354
         return found  # leasing_office.world:356
 
-    @tool(  # leasing_office.world:361
-        'Show a tour: prospect, unit and agent ids, time, status and notes.',
-        param('tour', _ROW_tours, 'The tour id, e.g. TR0001.'), read_only=True,
-        where='leasing_office.world:361', returns=Tour,
-    )
+    @tool('Show a tour: prospect, unit and agent ids, time, status and notes.',
+          param('tour', _ROW_tours, 'The tour id, e.g. TR0001.'), read_only=True,
+          where='leasing_office.world:361', returns=Tour)
     def tool_get_tour(self, tour: Tour) -> Tour:
         return tour  # leasing_office.world:364
 
-    @tool(  # leasing_office.world:367
-        'List tours of a prospect, a unit or an agent, and/or on a day, optionally by status, in '
-        'time order.',
-        param('prospect', arg.optional(_ROW_prospects), "Only this prospect's tours (id)."),
-        param('unit', arg.optional(_ROW_units), 'Only tours of this unit.'),
-        param('agent', arg.optional(_ROW_agents), "Only this agent's tours (id)."),
-        param('day', arg.optional(arg.DATE), 'Only tours on this day.'),
-        param('status', arg.optional(arg.enum_of(TourStatus)), 'Only tours with this status.'),
-        read_only=True, where='leasing_office.world:367', returns=js.array(Tour),
-        shows=('list', ('row', 'tours')),
-    )
+    @tool('List tours of a prospect, a unit or an agent, and/or on a day, optionally by status, '
+          'in time order.',
+          param('prospect', arg.optional(_ROW_prospects), "Only this prospect's tours (id)."),
+          param('unit', arg.optional(_ROW_units), 'Only tours of this unit.'),
+          param('agent', arg.optional(_ROW_agents), "Only this agent's tours (id)."),
+          param('day', arg.optional(arg.DATE), 'Only tours on this day.'),
+          param('status', arg.optional(arg.enum_of(TourStatus)), 'Only tours with this status.'),
+          read_only=True, where='leasing_office.world:367', returns=js.array(Tour),
+          shows=('list', ('row', 'tours')))
     def tool_list_tours(
         self, prospect: Prospect | None, unit: Unit | None, agent: Agent | None,
         day: dt.date | None, status: TourStatus | None,
@@ -702,17 +666,13 @@ class LeasingOffice(Episode):
             rt.rows(self.t_tours, rt.each(self, found)), key=lambda _x3: _x3.scheduled_at
         )
 
-    @tool(  # leasing_office.world:398
-        'Schedule a tour of a unit for a prospect with an agent.',
-        param('prospect', _ROW_prospects, 'The prospect id, e.g. P0002.'),
-        param('unit', _ROW_units, 'The unit number, e.g. 101.'),
-        param('scheduled_at', arg.DATETIME, 'When, e.g. 2024-09-05T15:00:00.'),
-        param(
-            'agent', arg.optional(_ROW_agents),
-            'The agent who shows it (id); the signed-in agent when left out.',
-        ),
-        where='leasing_office.world:398', returns=Tour,
-    )
+    @tool('Schedule a tour of a unit for a prospect with an agent.',
+          param('prospect', _ROW_prospects, 'The prospect id, e.g. P0002.'),
+          param('unit', _ROW_units, 'The unit number, e.g. 101.'),
+          param('scheduled_at', arg.DATETIME, 'When, e.g. 2024-09-05T15:00:00.'),
+          param('agent', arg.optional(_ROW_agents),
+                'The agent who shows it (id); the signed-in agent when left out.'),
+          where='leasing_office.world:398', returns=Tour)
     def tool_schedule_tour(
         self, prospect: Prospect, unit: Unit, scheduled_at: dt.datetime, agent: Agent | None
     ) -> Tour:
@@ -734,13 +694,11 @@ class LeasingOffice(Episode):
         self.insert(self.t_tours, tour)  # leasing_office.world:413
         return tour  # leasing_office.world:414
 
-    @tool(  # leasing_office.world:417
-        'Mark a scheduled tour completed, missed (no_show) or cancelled, with notes.',
-        param('tour', _ROW_tours, 'The tour id, e.g. TR0003.'),
-        param('outcome', arg.enum_of(TourStatus), 'completed, no_show or cancelled.'),
-        param('notes', arg.refined(arg.TEXT, None, 300), 'Notes on the tour; empty for none.'),
-        where='leasing_office.world:417', returns=Tour,
-    )
+    @tool('Mark a scheduled tour completed, missed (no_show) or cancelled, with notes.',
+          param('tour', _ROW_tours, 'The tour id, e.g. TR0003.'),
+          param('outcome', arg.enum_of(TourStatus), 'completed, no_show or cancelled.'),
+          param('notes', arg.refined(arg.TEXT, None, 300), 'Notes on the tour; empty for none.'),
+          where='leasing_office.world:417', returns=Tour)
     def tool_record_tour_outcome(self, tour: Tour, outcome: TourStatus, notes: str) -> Tour:
         x__: Agent = self.fn_me()  # leasing_office.world:424
         if tour.status != _E10_TourStatus_scheduled:  # leasing_office.world:425
@@ -755,32 +713,27 @@ class LeasingOffice(Episode):
         )
         return tour  # leasing_office.world:430
 
-    @tool(  # leasing_office.world:435
-        "Show an application with the prospect's income as a multiple of the rent and whether it "
-        "passes screening.",
-        _PARAM_application, read_only=True, where='leasing_office.world:435',
-        returns=js.closed({
-            'application': Application, 'income_ratio': js.NUMBER, 'passes_screening': js.BOOLEAN
-        }),
-        shows=('record', (('application', 'application', ('row', 'applications')),)),
-    )
+    @tool("Show an application with the prospect's income as a multiple of the rent and whether "
+          "it passes screening.",
+          _PARAM_application, read_only=True, where='leasing_office.world:435',
+          returns=js.closed({
+              'application': Application, 'income_ratio': js.NUMBER, 'passes_screening': js.BOOLEAN
+          }),
+          shows=('record', (('application', 'application', ('row', 'applications')),)))
     def tool_get_application(self, application: Application) -> ApplicationInfo:
         return ApplicationInfo(  # leasing_office.world:440
             application.application_id, self.fn_income_ratio(application),
             self.fn_passes(application),
         )
 
-    @tool(  # leasing_office.world:447
-        'List applications of a prospect or a unit, optionally by status.',
-        param('prospect', arg.optional(_ROW_prospects), "Only this prospect's applications (id)."),
-        param('unit', arg.optional(_ROW_units), 'Only applications for this unit.'),
-        param(
-            'status', arg.optional(arg.enum_of(ScreeningStatus)),
-            'Only applications with this status.',
-        ),
-        read_only=True, where='leasing_office.world:447', returns=js.array(Application),
-        shows=('list', ('row', 'applications')),
-    )
+    @tool('List applications of a prospect or a unit, optionally by status.',
+          param('prospect', arg.optional(_ROW_prospects),
+                "Only this prospect's applications (id)."),
+          param('unit', arg.optional(_ROW_units), 'Only applications for this unit.'),
+          param('status', arg.optional(arg.enum_of(ScreeningStatus)),
+                'Only applications with this status.'),
+          read_only=True, where='leasing_office.world:447', returns=js.array(Application),
+          shows=('list', ('row', 'applications')))
     def tool_list_applications(
         self, prospect: Prospect | None, unit: Unit | None, status: ScreeningStatus | None
     ) -> tuple[str, ...]:
@@ -796,16 +749,12 @@ class LeasingOffice(Episode):
             found = rt.each(self, found) + (a.application_id,)  # leasing_office.world:465
         return found  # leasing_office.world:467
 
-    @tool(  # leasing_office.world:470
-        "Take a rental application for a unit; it waits for a property manager's decision.",
-        param('prospect', _ROW_prospects, 'The prospect id, e.g. P0005.'), _PARAM_unit,
-        param('move_in_date', arg.DATE, 'The day they want to move in, e.g. 2024-10-01.'),
-        param(
-            'credit_score', arg.refined(arg.INT, 300, 850),
-            'The credit score from the screening report.',
-        ),
-        where='leasing_office.world:470', returns=Application,
-    )
+    @tool("Take a rental application for a unit; it waits for a property manager's decision.",
+          param('prospect', _ROW_prospects, 'The prospect id, e.g. P0005.'), _PARAM_unit,
+          param('move_in_date', arg.DATE, 'The day they want to move in, e.g. 2024-10-01.'),
+          param('credit_score', arg.refined(arg.INT, 300, 850),
+                'The credit score from the screening report.'),
+          where='leasing_office.world:470', returns=Application)
     def tool_submit_application(
         self, prospect: Prospect, unit: Unit, move_in_date: dt.date, credit_score: int
     ) -> Application:
@@ -821,10 +770,8 @@ class LeasingOffice(Episode):
             and _a4.status == _E15_ScreeningStatus_pending
             for _a4 in rt.each(self, self.t_applications)
         ):
-            self.fail(
-                f'Prospect {prospect.prospect_id} already has a pending application for unit '
-                f'{unit.unit_id}.',
-            )
+            self.fail(f'Prospect {prospect.prospect_id} already has a pending application for '
+                      f'unit {unit.unit_id}.')
         application: Application = Application(  # leasing_office.world:483
             application_id=self.next_id('application_ids', 'APP{:04d}'),
             prospect=prospect.prospect_id, unit=unit.unit_id, submitted_on=self.clock.date(),
@@ -835,55 +782,43 @@ class LeasingOffice(Episode):
         self.insert(self.t_applications, application)  # leasing_office.world:490
         return application  # leasing_office.world:491
 
-    @tool(  # leasing_office.world:494
-        'A property manager approves a pending application that passes screening (credit score '
-        'and income).',
-        _PARAM_application, where='leasing_office.world:494', returns=Application,
-    )
+    @tool('A property manager approves a pending application that passes screening (credit score '
+          'and income).',
+          _PARAM_application, where='leasing_office.world:494', returns=Application)
     def tool_approve_application(self, application: Application) -> Application:
         boss: Agent = self.fn_manager()  # leasing_office.world:499
         if application.status != _E15_ScreeningStatus_pending:  # leasing_office.world:500
-            self.fail(
-                f'Application {application.application_id} is {application.status}, not pending.'
-            )
+            self.fail(f'Application {application.application_id} is {application.status}, not '
+                      'pending.')
         if application.credit_score < self.state.min_credit_score:  # leasing_office.world:501
-            raise ToolError(
-                f'The credit score {application.credit_score} is below '
-                f'{self.state.min_credit_score}.',
-            )
+            raise ToolError(f'The credit score {application.credit_score} is below '
+                            f'{self.state.min_credit_score}.')
         if not (  # leasing_office.world:502
             self.t_prospects[application.prospect].monthly_income
             >= self.state.income_multiple * self.t_units[application.unit].monthly_rent
         ):
-            raise ToolError(
-                f'The income is {self.fn_income_ratio(application)} times the rent; at least '
-                f'{self.state.income_multiple} is needed.',
-            )
+            raise ToolError(f'The income is {self.fn_income_ratio(application)} times the rent; '
+                            f'at least {self.state.income_multiple} is needed.')
         # leasing_office.world:503
         current: Lease | None = self.fn_active_lease_of(self.t_units[application.unit])
         if current is not None:  # leasing_office.world:504
             if current.end_date >= application.move_in_date:  # leasing_office.world:505
-                self.fail(
-                    f'Unit {self.t_units[application.unit].unit_id} is leased until '
-                    f'{current.end_date}, after the move-in date.',
-                )
+                self.fail(f'Unit {self.t_units[application.unit].unit_id} is leased until '
+                          f'{current.end_date}, after the move-in date.')
         # leasing_office.world:507
         self.set_field(application, 'status', _E15_ScreeningStatus_approved)
         self.set_field(application, 'decided_by', boss.agent_id)  # leasing_office.world:508
         return application  # leasing_office.world:509
 
-    @tool(  # leasing_office.world:512
-        'A property manager declines a pending application with a reason.',
-        param('application', _ROW_applications, 'The application id, e.g. APP0002.'),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is declined.'),
-        where='leasing_office.world:512', returns=Application,
-    )
+    @tool('A property manager declines a pending application with a reason.',
+          param('application', _ROW_applications, 'The application id, e.g. APP0002.'),
+          param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is declined.'),
+          where='leasing_office.world:512', returns=Application)
     def tool_decline_application(self, application: Application, reason: str) -> Application:
         boss: Agent = self.fn_manager()  # leasing_office.world:518
         if application.status != _E15_ScreeningStatus_pending:  # leasing_office.world:519
-            self.fail(
-                f'Application {application.application_id} is {application.status}, not pending.'
-            )
+            self.fail(f'Application {application.application_id} is {application.status}, not '
+                      'pending.')
         # leasing_office.world:520
         self.set_field(application, 'status', _E15_ScreeningStatus_declined)
         self.set_fields(  # leasing_office.world:521
@@ -894,29 +829,25 @@ class LeasingOffice(Episode):
         )
         return application  # leasing_office.world:523
 
-    @tool(  # leasing_office.world:528
-        'Show a lease with its deductions total and the deposit refund due (deposit minus '
-        'deductions).',
-        param('lease', _ROW_leases, 'The lease id, e.g. LS0001.'), read_only=True,
-        where='leasing_office.world:528', returns=_RESULT_LeaseInfo,
-        shows=('record', (('lease', 'lease', ('row', 'leases')),)),
-    )
+    @tool('Show a lease with its deductions total and the deposit refund due (deposit minus '
+          'deductions).',
+          param('lease', _ROW_leases, 'The lease id, e.g. LS0001.'), read_only=True,
+          where='leasing_office.world:528', returns=_RESULT_LeaseInfo,
+          shows=('record', (('lease', 'lease', ('row', 'leases')),)))
     def tool_get_lease(self, lease: Lease) -> LeaseInfo:
         kept: float = self.fn_deductions_total(lease)  # leasing_office.world:533
         # leasing_office.world:534
         return LeaseInfo(lease.lease_id, kept, round(lease.deposit - kept, 2))
 
-    @tool(  # leasing_office.world:537
-        'List leases of a unit or a tenant, optionally by status or ending before a day.',
-        param('unit', arg.optional(_ROW_units), 'Only leases of this unit.'),
-        param('tenant', arg.optional(_ROW_prospects), 'Only leases of this tenant (prospect id).'),
-        param(
-            'status', arg.optional(arg.enum_of(LeaseStatus)), 'Only active or only ended leases.'
-        ),
-        param('ending_before', arg.optional(arg.DATE), 'Only leases ending before this day.'),
-        read_only=True, where='leasing_office.world:537', returns=js.array(_RESULT_Lease),
-        shows=('list', ('row', 'leases')),
-    )
+    @tool('List leases of a unit or a tenant, optionally by status or ending before a day.',
+          param('unit', arg.optional(_ROW_units), 'Only leases of this unit.'),
+          param('tenant', arg.optional(_ROW_prospects),
+                'Only leases of this tenant (prospect id).'),
+          param('status', arg.optional(arg.enum_of(LeaseStatus)),
+                'Only active or only ended leases.'),
+          param('ending_before', arg.optional(arg.DATE), 'Only leases ending before this day.'),
+          read_only=True, where='leasing_office.world:537', returns=js.array(_RESULT_Lease),
+          shows=('list', ('row', 'leases')))
     def tool_list_leases(
         self, unit: Unit | None, tenant: Prospect | None, status: LeaseStatus | None,
         ending_before: dt.date | None,
@@ -938,23 +869,18 @@ class LeasingOffice(Episode):
             found = rt.each(self, found) + (l.lease_id,)  # leasing_office.world:559
         return found  # leasing_office.world:561
 
-    @tool(  # leasing_office.world:564
-        "Sign a lease from an approved application for an available unit: it starts on the "
-        "move-in date, at the unit's asking rent.",
-        param('application', _ROW_applications, 'The approved application id, e.g. APP0005.'),
-        param('months', arg.refined(arg.INT, 1, 24), 'The term in months, 1 to 24.'),
-        param(
-            'deposit', arg.refined(arg.FLOAT, 0.0),
-            'The deposit, at most max_deposit_months of rent.',
-        ),
-        where='leasing_office.world:564', returns=_RESULT_Lease,
-    )
+    @tool("Sign a lease from an approved application for an available unit: it starts on the "
+          "move-in date, at the unit's asking rent.",
+          param('application', _ROW_applications, 'The approved application id, e.g. APP0005.'),
+          param('months', arg.refined(arg.INT, 1, 24), 'The term in months, 1 to 24.'),
+          param('deposit', arg.refined(arg.FLOAT, 0.0),
+                'The deposit, at most max_deposit_months of rent.'),
+          where='leasing_office.world:564', returns=_RESULT_Lease)
     def tool_sign_lease(self, application: Application, months: int, deposit: float) -> Lease:
         x__: Agent = self.fn_me()  # leasing_office.world:571
         if application.status != _E15_ScreeningStatus_approved:  # leasing_office.world:572
-            self.fail(
-                f'Application {application.application_id} is {application.status}, not approved.'
-            )
+            self.fail(f'Application {application.application_id} is {application.status}, not '
+                      'approved.')
         if any(  # leasing_office.world:573
             _l5.application == application.application_id for _l5 in rt.each(self, self.t_leases)
         ):
@@ -966,9 +892,8 @@ class LeasingOffice(Episode):
         if not (rent > 0.0):  # leasing_office.world:577
             self.fail(f'Unit {unit.unit_id} has no rent set.')
         if not (deposit <= self.state.max_deposit_months * rent):  # leasing_office.world:578
-            raise ToolError(
-                f'The deposit may be at most {self.state.max_deposit_months * rent:.2f}.'
-            )
+            raise ToolError('The deposit may be at most '
+                            f'{self.state.max_deposit_months * rent:.2f}.')
         start: dt.date = application.move_in_date  # leasing_office.world:579
         lease: Lease = Lease(  # leasing_office.world:580
             lease_id=self.next_id('lease_ids', 'LS{:04d}'), application=application.application_id,
@@ -983,15 +908,11 @@ class LeasingOffice(Episode):
         self.set_field(self.t_units[unit.unit_id], 'status', _E10_UnitStatus_leased)
         return lease  # leasing_office.world:590
 
-    @tool(  # leasing_office.world:593
-        'Extend an active lease by some months, optionally at a new rent.', _PARAM_lease,
-        param('months', arg.refined(arg.INT, 1, 24), 'How many months to add, 1 to 24.'),
-        param(
-            'new_rent', arg.optional(arg.refined(arg.FLOAT, 0.01, 100000.0)),
-            'The new monthly rent; the current one when left out.',
-        ),
-        where='leasing_office.world:593', returns=_RESULT_Lease,
-    )
+    @tool('Extend an active lease by some months, optionally at a new rent.', _PARAM_lease,
+          param('months', arg.refined(arg.INT, 1, 24), 'How many months to add, 1 to 24.'),
+          param('new_rent', arg.optional(arg.refined(arg.FLOAT, 0.01, 100000.0)),
+                'The new monthly rent; the current one when left out.'),
+          where='leasing_office.world:593', returns=_RESULT_Lease)
     def tool_renew_lease(self, lease: Lease, months: int, new_rent: float | None) -> Lease:
         x__: Agent = self.fn_me()  # leasing_office.world:600
         if lease.status != _E11_LeaseStatus_active:  # leasing_office.world:601
@@ -1001,10 +922,8 @@ class LeasingOffice(Episode):
         # leasing_office.world:603
         rent: float = new_rent if new_rent is not None else lease.monthly_rent
         if not (lease.deposit <= self.state.max_deposit_months * rent):  # leasing_office.world:604
-            raise ToolError(
-                f'At {rent:.2f} a month the deposit of {lease.deposit:.2f} would exceed '
-                f'{self.state.max_deposit_months} months of rent.',
-            )
+            raise ToolError(f'At {rent:.2f} a month the deposit of {lease.deposit:.2f} would '
+                            f'exceed {self.state.max_deposit_months} months of rent.')
         self.set_fields(  # leasing_office.world:605
             lease, ('end_date', 'monthly_rent'),
             self.fn_add_months(lease.end_date + dt.timedelta(days=1), months) - dt.timedelta(
@@ -1014,18 +933,14 @@ class LeasingOffice(Episode):
         )
         return lease  # leasing_office.world:607
 
-    @tool(  # leasing_office.world:610
-        'End an active lease at move-out, recording the deductions kept from the deposit; the '
-        'unit is available again from tomorrow.',
-        _PARAM_lease,
-        param(
-            'deductions',
-            arg.refined(arg.list_of(arg.record(Deduction.load, _RESULT_Deduction)), None, 10),
-            'Charges kept from the deposit, e.g. [{"reason": "Carpet cleaning", "amount": '
-            '150.0}]; empty for none.',
-        ),
-        where='leasing_office.world:610', returns=_RESULT_Lease,
-    )
+    @tool('End an active lease at move-out, recording the deductions kept from the deposit; the '
+          'unit is available again from tomorrow.',
+          _PARAM_lease,
+          param('deductions',
+                arg.refined(arg.list_of(arg.record(Deduction.load, _RESULT_Deduction)), None, 10),
+                'Charges kept from the deposit, e.g. [{"reason": "Carpet cleaning", "amount": '
+                '150.0}]; empty for none.'),
+          where='leasing_office.world:610', returns=_RESULT_Lease)
     def tool_end_lease(self, lease: Lease, deductions: tuple[Deduction, ...]) -> Lease:
         x__: Agent = self.fn_me()  # leasing_office.world:616
         if lease.status != _E11_LeaseStatus_active:  # leasing_office.world:617
@@ -1034,9 +949,8 @@ class LeasingOffice(Episode):
             sum(rt.each(self, tuple(map(_GET_amount, rt.each(self, deductions))))), 2
         )
         if not (kept <= lease.deposit):  # leasing_office.world:619
-            raise ToolError(
-                f'The deductions ({kept:.2f}) exceed the deposit ({lease.deposit:.2f}).'
-            )
+            raise ToolError(f'The deductions ({kept:.2f}) exceed the deposit ({lease.deposit:.2f}'
+                            ').')
         if self.clock.date() < lease.end_date:  # leasing_office.world:620
             self.set_field(  # leasing_office.world:621
                 lease, 'end_date', max(self.clock.date(), lease.start_date + dt.timedelta(days=1))
@@ -1052,12 +966,10 @@ class LeasingOffice(Episode):
         )
         return lease  # leasing_office.world:627
 
-    @tool(  # leasing_office.world:630
-        'A property manager returns the deposit of an ended lease, minus its deductions.',
-        param('lease', _ROW_leases, 'The ended lease id, e.g. LS0003.'),
-        where='leasing_office.world:630', returns=_RESULT_LeaseInfo,
-        shows=('record', (('lease', 'lease', ('row', 'leases')),)),
-    )
+    @tool('A property manager returns the deposit of an ended lease, minus its deductions.',
+          param('lease', _ROW_leases, 'The ended lease id, e.g. LS0003.'),
+          where='leasing_office.world:630', returns=_RESULT_LeaseInfo,
+          shows=('record', (('lease', 'lease', ('row', 'leases')),)))
     def tool_return_deposit(self, lease: Lease) -> LeaseInfo:
         x__: Agent = self.fn_manager()  # leasing_office.world:635
         if lease.status != _E11_LeaseStatus_ended:  # leasing_office.world:636
@@ -1098,10 +1010,8 @@ class LeasingOffice(Episode):
         return (
             rt.expect(self.t_applications['APP0002'].status, '==', _E15_ScreeningStatus_declined)
             and rt.expect(self.t_applications['APP0002'].decided_by, '==', 'AG01', part=1)
-            and rt.expect(
-                self.t_applications['APP0002'].decline_reason, '==',
-                'Credit score and income below our requirements', part=2,
-            )
+            and rt.expect(self.t_applications['APP0002'].decline_reason, '==',
+                          'Credit score and income below our requirements', part=2)
         )
 
     def _check_unit_101_to_aisha__aisha_approved(self) -> bool:  # tasks.world:336
@@ -1126,10 +1036,8 @@ class LeasingOffice(Episode):
         return (
             rt.expect(self.t_applications['APP0002'].status, '==', _E15_ScreeningStatus_declined)
             and rt.expect(self.t_applications['APP0002'].decided_by, '==', 'AG01', part=1)
-            and rt.expect(
-                self.t_applications['APP0002'].decline_reason, '==', 'Credit score below 620',
-                part=2,
-            )
+            and rt.expect(self.t_applications['APP0002'].decline_reason, '==',
+                          'Credit score below 620', part=2)
         )
 
     # tasks.world:685

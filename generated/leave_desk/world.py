@@ -163,18 +163,14 @@ class OffEntry(Record):
     request: str = field(sh.TEXT)
 
 
-_ROW_employees = arg.row(
-    'employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'), not_found='Employee not found.'
-)
-_ROW_departments = arg.row(
-    'departments', arg.refined(arg.TEXT, pattern='^[A-Z]{2,5}$'), not_found='Department not found.'
-)
+_ROW_employees = arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'),
+                         not_found='Employee not found.')
+_ROW_departments = arg.row('departments', arg.refined(arg.TEXT, pattern='^[A-Z]{2,5}$'),
+                           not_found='Department not found.')
 _ROW_balances = arg.row('balances', not_found='Balance not found.')
 _ROW_adjustments = arg.row('adjustments', not_found='Adjustment not found.')
-_ROW_holidays = arg.row(
-    'holidays', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}-[0-9]{2}$'),
-    not_found='Not a public holiday.',
-)
+_ROW_holidays = arg.row('holidays', arg.refined(arg.TEXT, pattern='^[0-9]{4}-[0-9]{2}-[0-9]{2}$'),
+                        not_found='Not a public holiday.')
 _ROW_requests = arg.row('requests', not_found='Request not found.')
 _PARAM_employee_id = param('employee_id', _ROW_employees, 'The employee id, e.g. E003.')
 
@@ -245,25 +241,20 @@ class LeaveDesk(Episode):
     def _check_invariants(self) -> None:
         for _row19 in rt.changed_rows(self, self.t_holidays):  # leave_desk.world:213
             if not (_row19.id_ == _row19.day.isoformat()):
-                raise InvariantError(
-                    "A public holiday's id is its date as text.", 'leave_desk.world:213'
-                )
+                raise InvariantError("A public holiday's id is its date as text.",
+                                     'leave_desk.world:213')
         for _row20 in rt.changed_rows(self, self.t_balances):  # leave_desk.world:216
             if not (_row20.used_days + _row20.pending_days <= _row20.entitled_days):
-                raise InvariantError(
-                    'Approved and pending leave never exceed the entitlement.',
-                    'leave_desk.world:216',
-                )
+                raise InvariantError('Approved and pending leave never exceed the entitlement.',
+                                     'leave_desk.world:216')
         if not all(  # leave_desk.world:219
             _b21.used_days == self.fn_sum_days(_b21, _E13_RequestStatus_approved)
             and _b21.pending_days == self.fn_sum_days(_b21, _E13_RequestStatus_pending)
             for _b21 in rt.each(self, self.t_balances)
         ):
-            raise InvariantError(
-                "A balance's used and pending days are those of its approved and pending "
-                "requests.",
-                'leave_desk.world:219',
-            )
+            raise InvariantError("A balance's used and pending days are those of its approved "
+                                 "and pending requests.",
+                                 'leave_desk.world:219')
         if not all(  # leave_desk.world:222
             not self.fn_is_live(_r22) or len([
                 _o23 for _o23 in rt.each(self, self.t_requests)
@@ -274,10 +265,8 @@ class LeaveDesk(Episode):
             == 1
             for _r22 in rt.each(self, self.t_requests)
         ):
-            raise InvariantError(
-                "An employee's pending and approved requests never overlap.",
-                'leave_desk.world:222',
-            )
+            raise InvariantError("An employee's pending and approved requests never overlap.",
+                                 'leave_desk.world:222')
         if not all(  # leave_desk.world:225
             not self.fn_is_live(_r24)
             or _r24.start_date <= _r24.end_date and _r24.start_date.year == _r24.end_date.year
@@ -287,26 +276,20 @@ class LeaveDesk(Episode):
             )
             for _r24 in rt.each(self, self.t_requests)
         ):
-            raise InvariantError(
-                'A live request lies within one year and takes the working days of its range '
-                '(0.5 for a half day on a single day).',
-                'leave_desk.world:225',
-            )
+            raise InvariantError('A live request lies within one year and takes the working days '
+                                 'of its range (0.5 for a half day on a single day).',
+                                 'leave_desk.world:225')
         # leave_desk.world:228
         if not all(self.fn_decided_ok(_r25) for _r25 in rt.each(self, self.t_requests)):
-            raise InvariantError(
-                "Approved and rejected requests were decided by the employee's manager; pending "
-                "ones are undecided.",
-                'leave_desk.world:228',
-            )
+            raise InvariantError("Approved and rejected requests were decided by the employee's "
+                                 "manager; pending ones are undecided.",
+                                 'leave_desk.world:228')
         if not all(  # leave_desk.world:231
             _e26.manager != _e26.id_ and self.fn_chain_ok(_e26)
             for _e26 in rt.each(self, self.t_employees)
         ):
-            raise InvariantError(
-                'Nobody manages themself, and the management chain has no cycle.',
-                'leave_desk.world:231',
-            )
+            raise InvariantError('Nobody manages themself, and the management chain has no cycle.',
+                                 'leave_desk.world:231')
         if not all(  # leave_desk.world:234
             _r27.status != _E13_RequestStatus_approved or all(
                 self.fn_off_count(
@@ -317,18 +300,15 @@ class LeaveDesk(Episode):
             )
             for _r27 in rt.each(self, self.t_requests)
         ):
-            raise InvariantError(
-                'A department never has more than max_off_per_day people on approved leave on a '
-                'working day.',
-                'leave_desk.world:234',
-            )
+            raise InvariantError('A department never has more than max_off_per_day people on '
+                                 'approved leave on a working day.',
+                                 'leave_desk.world:234')
         if not all(  # leave_desk.world:237
             _a29.delta_days != 0.0 and self.t_employees[_a29.made_by].role == _E12_EmployeeRole_hr
             for _a29 in rt.each(self, self.t_adjustments)
         ):
-            raise InvariantError(
-                'Adjustments change something and are made by HR.', 'leave_desk.world:237'
-            )
+            raise InvariantError('Adjustments change something and are made by HR.',
+                                 'leave_desk.world:237')
         if not all(  # leave_desk.world:240
             len([_o31 for _o31 in rt.each(self, self.t_employees) if _o31.email == _e30.email])
             == 1
@@ -452,16 +432,12 @@ class LeaveDesk(Episode):
         'Whether two requests share a day.'
         return a.start_date <= b.end_date and b.start_date <= a.end_date  # leave_desk.world:208
 
-    @tool(  # leave_desk.world:248
-        'Sign in as an employee, by email or by id.',
-        param('email', arg.optional(arg.TEXT), 'Your work email, e.g. emma.roth@corp.example.'),
-        param(
-            'employee_id',
-            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
-            'Or your employee id, e.g. E003.',
-        ),
-        where='leave_desk.world:248', returns=Employee,
-    )
+    @tool('Sign in as an employee, by email or by id.',
+          param('email', arg.optional(arg.TEXT), 'Your work email, e.g. emma.roth@corp.example.'),
+          param('employee_id',
+                arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
+                'Or your employee id, e.g. E003.'),
+          where='leave_desk.world:248', returns=Employee)
     def tool_sign_in(self, email: str | None, employee_id: Employee | None) -> Employee:
         # leave_desk.world:254
         found: Employee | None = employee_id if employee_id is not None else rt.attempt(
@@ -474,27 +450,22 @@ class LeaveDesk(Episode):
         self.set_state('current_employee', found.id_)  # leave_desk.world:257
         return found  # leave_desk.world:258
 
-    @tool(  # leave_desk.world:261
-        'Show an employee: name, email, department, manager, role, hire date and whether active.',
-        _PARAM_employee_id, read_only=True, where='leave_desk.world:261', returns=Employee,
-    )
+    @tool('Show an employee: name, email, department, manager, role, hire date and whether '
+          'active.',
+          _PARAM_employee_id, read_only=True, where='leave_desk.world:261', returns=Employee)
     def tool_get_employee(self, employee_id: Employee) -> Employee:
         return employee_id  # leave_desk.world:266
 
-    @tool(  # leave_desk.world:269
+    @tool(
         'Find employees by email, part of the name, department or manager, with their details.',
         param('email', arg.optional(arg.TEXT), 'The exact email address.'),
         param('name', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
-        param(
-            'department',
-            arg.optional(arg.row('departments', arg.refined(arg.TEXT, pattern='^[A-Z]{2,5}$'))),
-            'Only employees of this department (code, e.g. ENG).',
-        ),
-        param(
-            'manager_id',
-            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
-            'Only the direct reports of this manager (id, e.g. E002).',
-        ),
+        param('department',
+              arg.optional(arg.row('departments', arg.refined(arg.TEXT, pattern='^[A-Z]{2,5}$'))),
+              'Only employees of this department (code, e.g. ENG).'),
+        param('manager_id',
+              arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
+              'Only the direct reports of this manager (id, e.g. E002).'),
         read_only=True, where='leave_desk.world:269', returns=js.array(Employee),
         shows=('list', ('row', 'employees')),
     )
@@ -511,22 +482,17 @@ class LeaveDesk(Episode):
             and (manager_id is None or _e5.manager == manager_id.id_)
         ])
 
-    @tool(  # leave_desk.world:281
-        'Show a department: name, head, location and the most people who may be off on one day.',
-        param('code', _ROW_departments, 'The department code, e.g. ENG.'), read_only=True,
-        where='leave_desk.world:281', returns=Department,
-    )
+    @tool('Show a department: name, head, location and the most people who may be off on one day.',
+          param('code', _ROW_departments, 'The department code, e.g. ENG.'), read_only=True,
+          where='leave_desk.world:281', returns=Department)
     def tool_get_department(self, code: Department) -> Department:
         return code  # leave_desk.world:286
 
-    @tool(  # leave_desk.world:289
-        'List departments with their heads, locations and daily leave limits.',
-        param(
-            'query', arg.optional(arg.TEXT), 'Part of the name or location; case does not matter.'
-        ),
-        read_only=True, where='leave_desk.world:289', returns=js.array(Department),
-        shows=('list', ('row', 'departments')),
-    )
+    @tool('List departments with their heads, locations and daily leave limits.',
+          param('query', arg.optional(arg.TEXT),
+                'Part of the name or location; case does not matter.'),
+          read_only=True, where='leave_desk.world:289', returns=js.array(Department),
+          shows=('list', ('row', 'departments')))
     def tool_list_departments(self, query: str | None) -> tuple[str, ...]:
         q: str = self.built((query if query is not None else '').lower())  # leave_desk.world:294
         return tuple([  # leave_desk.world:295
@@ -535,30 +501,24 @@ class LeaveDesk(Episode):
             or rt.read(self, q) in rt.read(self, self.built(_d6.location.lower()))
         ])
 
-    @tool(  # leave_desk.world:300
-        'Show a leave balance (entitled, used and pending days) with the days still available.',
-        param(
-            'balance_id', _ROW_balances,
-            'The balance id: employee id, type and year, e.g. E003-annual-2025.',
-        ),
-        read_only=True, where='leave_desk.world:300',
-        returns=js.closed({'balance': LeaveBalance, 'available_days': js.NUMBER}),
-        shows=('record', (('balance', 'balance', ('row', 'balances')),)),
-    )
+    @tool('Show a leave balance (entitled, used and pending days) with the days still available.',
+          param('balance_id', _ROW_balances,
+                'The balance id: employee id, type and year, e.g. E003-annual-2025.'),
+          read_only=True, where='leave_desk.world:300',
+          returns=js.closed({'balance': LeaveBalance, 'available_days': js.NUMBER}),
+          shows=('record', (('balance', 'balance', ('row', 'balances')),)))
     def tool_get_balance(self, balance_id: LeaveBalance) -> BalanceInfo:
         return BalanceInfo(  # leave_desk.world:305
             balance_id.id_,
             balance_id.entitled_days - balance_id.used_days - balance_id.pending_days,
         )
 
-    @tool(  # leave_desk.world:311
-        "List an employee's leave balances with entitled, used and pending days.",
-        _PARAM_employee_id,
-        param('year', arg.optional(arg.INT), 'Only balances of this year, e.g. 2025.'),
-        param('leave_type', arg.optional(arg.enum_of(LeaveType)), 'Only balances of this type.'),
-        read_only=True, where='leave_desk.world:311', returns=js.array(LeaveBalance),
-        shows=('list', ('row', 'balances')),
-    )
+    @tool("List an employee's leave balances with entitled, used and pending days.",
+          _PARAM_employee_id,
+          param('year', arg.optional(arg.INT), 'Only balances of this year, e.g. 2025.'),
+          param('leave_type', arg.optional(arg.enum_of(LeaveType)), 'Only balances of this type.'),
+          read_only=True, where='leave_desk.world:311', returns=js.array(LeaveBalance),
+          shows=('list', ('row', 'balances')))
     def tool_list_balances(
         self, employee_id: Employee, year: int | None, leave_type: LeaveType | None
     ) -> tuple[str, ...]:
@@ -568,16 +528,12 @@ class LeaveDesk(Episode):
             and (leave_type is None or _b7.leave_type == leave_type)
         ])
 
-    @tool(  # leave_desk.world:321
-        "Change a balance's entitlement by some days, with a reason (HR only).",
-        param('balance_id', _ROW_balances, 'The balance id, e.g. E003-parental-2025.'),
-        param(
-            'delta_days', arg.refined(arg.FLOAT, -365.0, 365.0),
-            'Days to add (negative to remove).',
-        ),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the entitlement changes.'),
-        where='leave_desk.world:321', returns=BalanceAdjustment,
-    )
+    @tool("Change a balance's entitlement by some days, with a reason (HR only).",
+          param('balance_id', _ROW_balances, 'The balance id, e.g. E003-parental-2025.'),
+          param('delta_days', arg.refined(arg.FLOAT, -365.0, 365.0),
+                'Days to add (negative to remove).'),
+          param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the entitlement changes.'),
+          where='leave_desk.world:321', returns=BalanceAdjustment)
     def tool_adjust_balance(
         self, balance_id: LeaveBalance, delta_days: float, reason: str
     ) -> BalanceAdjustment:
@@ -592,11 +548,9 @@ class LeaveDesk(Episode):
         entitled: float = balance_id.entitled_days + delta_days  # leave_desk.world:332
         # leave_desk.world:333
         if not (entitled >= balance_id.used_days + balance_id.pending_days and entitled <= 365.0):
-            raise ToolError(
-                f'The entitlement would be {entitled} days: below the '
-                f'{balance_id.used_days + balance_id.pending_days} used and pending days, or '
-                'above 365.',
-            )
+            raise ToolError(f'The entitlement would be {entitled} days: below the '
+                            f'{balance_id.used_days + balance_id.pending_days} used and pending '
+                            'days, or above 365.')
         self.set_field(  # leave_desk.world:334
             balance_id, 'entitled_days',
             v.check_range(entitled, 'LeaveBalance.entitled_days', 0.0, 365.0),
@@ -610,21 +564,17 @@ class LeaveDesk(Episode):
         self.insert(self.t_adjustments, adjustment)  # leave_desk.world:342
         return adjustment  # leave_desk.world:343
 
-    @tool(  # leave_desk.world:346
-        'Show a balance adjustment: balance, days, reason, who made it and when.',
-        param('adjustment_id', _ROW_adjustments, 'The adjustment id, e.g. ADJ001.'),
-        read_only=True, where='leave_desk.world:346', returns=BalanceAdjustment,
-    )
+    @tool('Show a balance adjustment: balance, days, reason, who made it and when.',
+          param('adjustment_id', _ROW_adjustments, 'The adjustment id, e.g. ADJ001.'),
+          read_only=True, where='leave_desk.world:346', returns=BalanceAdjustment)
     def tool_get_adjustment(self, adjustment_id: BalanceAdjustment) -> BalanceAdjustment:
         return adjustment_id  # leave_desk.world:351
 
-    @tool(  # leave_desk.world:354
-        "List the adjustments of an employee's balances, with days, reasons and dates.",
-        _PARAM_employee_id,
-        param('year', arg.optional(arg.INT), 'Only adjustments of balances of this year.'),
-        read_only=True, where='leave_desk.world:354', returns=js.array(BalanceAdjustment),
-        shows=('list', ('row', 'adjustments')),
-    )
+    @tool("List the adjustments of an employee's balances, with days, reasons and dates.",
+          _PARAM_employee_id,
+          param('year', arg.optional(arg.INT), 'Only adjustments of balances of this year.'),
+          read_only=True, where='leave_desk.world:354', returns=js.array(BalanceAdjustment),
+          shows=('list', ('row', 'adjustments')))
     def tool_list_adjustments(self, employee_id: Employee, year: int | None) -> tuple[str, ...]:
         return tuple([  # leave_desk.world:360
             _a8.id_ for _a8 in rt.each(self, self.t_adjustments)
@@ -632,22 +582,18 @@ class LeaveDesk(Episode):
             and (year is None or self.t_balances[_a8.balance].year == year)
         ])
 
-    @tool(  # leave_desk.world:365
-        'Show a public holiday: name, region and who added it.',
-        param('day', _ROW_holidays, 'The date, e.g. 2025-06-09.'), read_only=True,
-        where='leave_desk.world:365', returns=PublicHoliday,
-    )
+    @tool('Show a public holiday: name, region and who added it.',
+          param('day', _ROW_holidays, 'The date, e.g. 2025-06-09.'), read_only=True,
+          where='leave_desk.world:365', returns=PublicHoliday)
     def tool_get_holiday(self, day: PublicHoliday) -> PublicHoliday:
         return day  # leave_desk.world:370
 
-    @tool(  # leave_desk.world:373
-        'List public holidays in a year or between two dates, with their names and regions.',
-        param('year', arg.optional(arg.INT), 'Only holidays of this year.'),
-        param('from_day', arg.optional(arg.DATE), 'Only holidays on or after this day.'),
-        param('to_day', arg.optional(arg.DATE), 'Only holidays on or before this day.'),
-        read_only=True, where='leave_desk.world:373', returns=js.array(PublicHoliday),
-        shows=('list', ('row', 'holidays')),
-    )
+    @tool('List public holidays in a year or between two dates, with their names and regions.',
+          param('year', arg.optional(arg.INT), 'Only holidays of this year.'),
+          param('from_day', arg.optional(arg.DATE), 'Only holidays on or after this day.'),
+          param('to_day', arg.optional(arg.DATE), 'Only holidays on or before this day.'),
+          read_only=True, where='leave_desk.world:373', returns=js.array(PublicHoliday),
+          shows=('list', ('row', 'holidays')))
     def tool_list_holidays(
         self, year: int | None, from_day: dt.date | None, to_day: dt.date | None
     ) -> tuple[str, ...]:
@@ -661,13 +607,11 @@ class LeaveDesk(Episode):
             key=lambda _h9: _h9.day,
         )
 
-    @tool(  # leave_desk.world:383
-        'Add a public holiday (HR only); no pending or approved leave may cover it.',
-        param('day', arg.DATE, 'The date, a weekday, e.g. 2025-11-19.'),
-        param('name', arg.refined(arg.TEXT, 1, 60), "The holiday's name."),
-        param('region', arg.refined(arg.TEXT, 1, 40), 'Where it applies.', default='national'),
-        where='leave_desk.world:383', returns=PublicHoliday,
-    )
+    @tool('Add a public holiday (HR only); no pending or approved leave may cover it.',
+          param('day', arg.DATE, 'The date, a weekday, e.g. 2025-11-19.'),
+          param('name', arg.refined(arg.TEXT, 1, 60), "The holiday's name."),
+          param('region', arg.refined(arg.TEXT, 1, 40), 'Where it applies.', default='national'),
+          where='leave_desk.world:383', returns=PublicHoliday)
     def tool_add_public_holiday(self, day: dt.date, name: str, region: str) -> PublicHoliday:
         # leave_desk.world:390
         me: Employee | None = self.t_employees.ref(self.state.current_employee)
@@ -683,9 +627,8 @@ class LeaveDesk(Episode):
             self.fn_is_live(_r11) and _r11.start_date <= day and day <= _r11.end_date
             for _r11 in rt.each(self, self.t_requests)
         ):
-            raise ToolError(
-                f'Pending or approved leave covers {day}; cancel or re-request it first.'
-            )
+            raise ToolError(f'Pending or approved leave covers {day}; cancel or re-request it '
+                            'first.')
         holiday: PublicHoliday = PublicHoliday(  # leave_desk.world:396
             id_=v.check_pattern(
                 day.isoformat(), 'PublicHoliday.id', '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
@@ -697,36 +640,27 @@ class LeaveDesk(Episode):
         self.insert(self.t_holidays, holiday)  # leave_desk.world:404
         return holiday  # leave_desk.world:405
 
-    @tool(  # leave_desk.world:410
-        'Show a leave request: employee, type, dates, working days, half day, status, who '
-        'decided it and the note.',
-        param('request_id', _ROW_requests, 'The request id, e.g. LR0002.'), read_only=True,
-        where='leave_desk.world:410', returns=LeaveRequest,
-    )
+    @tool('Show a leave request: employee, type, dates, working days, half day, status, who '
+          'decided it and the note.',
+          param('request_id', _ROW_requests, 'The request id, e.g. LR0002.'), read_only=True,
+          where='leave_desk.world:410', returns=LeaveRequest)
     def tool_get_request(self, request_id: LeaveRequest) -> LeaveRequest:
         return request_id  # leave_desk.world:415
 
-    @tool(  # leave_desk.world:418
-        "Find leave requests of an employee or of a manager's team, optionally by status or "
-        "overlapping a date range, with their details.",
-        param(
-            'employee_id',
-            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
-            'Only requests of this employee (id, e.g. E003).',
-        ),
-        param(
-            'manager_id',
-            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
-            "Only requests of this manager's direct reports (id, e.g. E002).",
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(RequestStatus)), 'Only requests with this status.'
-        ),
-        param('from_day', arg.optional(arg.DATE), 'Only requests ending on or after this day.'),
-        param('to_day', arg.optional(arg.DATE), 'Only requests starting on or before this day.'),
-        read_only=True, where='leave_desk.world:418', returns=js.array(LeaveRequest),
-        shows=('list', ('row', 'requests')),
-    )
+    @tool("Find leave requests of an employee or of a manager's team, optionally by status or "
+          "overlapping a date range, with their details.",
+          param('employee_id',
+                arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
+                'Only requests of this employee (id, e.g. E003).'),
+          param('manager_id',
+                arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
+                "Only requests of this manager's direct reports (id, e.g. E002)."),
+          param('status', arg.optional(arg.enum_of(RequestStatus)),
+                'Only requests with this status.'),
+          param('from_day', arg.optional(arg.DATE), 'Only requests ending on or after this day.'),
+          param('to_day', arg.optional(arg.DATE), 'Only requests starting on or before this day.'),
+          read_only=True, where='leave_desk.world:418', returns=js.array(LeaveRequest),
+          shows=('list', ('row', 'requests')))
     def tool_find_requests(
         self, employee_id: Employee | None, manager_id: Employee | None,
         status: RequestStatus | None, from_day: dt.date | None, to_day: dt.date | None,
@@ -740,15 +674,13 @@ class LeaveDesk(Episode):
             and (to_day is None or _r12.start_date <= to_day)
         ])
 
-    @tool(  # leave_desk.world:430
+    @tool(
         'List who is on approved leave on a day, optionally in one department, with their name, '
         'department and leave type.',
         param('day', arg.DATE, 'The day, e.g. 2025-06-17.'),
-        param(
-            'department',
-            arg.optional(arg.row('departments', arg.refined(arg.TEXT, pattern='^[A-Z]{2,5}$'))),
-            'Only this department (code, e.g. ENG).',
-        ),
+        param('department',
+              arg.optional(arg.row('departments', arg.refined(arg.TEXT, pattern='^[A-Z]{2,5}$'))),
+              'Only this department (code, e.g. ENG).'),
         read_only=True, where='leave_desk.world:430', returns=js.array(OffEntry),
     )
     def tool_who_is_off(self, day: dt.date, department: Department | None) -> tuple[OffEntry, ...]:
@@ -763,26 +695,19 @@ class LeaveDesk(Episode):
             or self.t_employees[_r13.employee].department == department.code)
         ])
 
-    @tool(  # leave_desk.world:439
-        'Request leave for the signed-in employee (HR may request for someone else); weekends '
-        'and public holidays are not counted.',
-        param('leave_type', arg.enum_of(LeaveType), 'annual, sick or parental.'),
-        param('start_date', arg.DATE, 'The first day, e.g. 2025-07-14.'),
-        param('end_date', arg.DATE, 'The last day (inclusive), in the same year.'),
-        param(
-            'half_day', arg.BOOL, 'A half day; start and end must be the same day.', default=False
-        ),
-        param(
-            'reason', arg.optional(arg.refined(arg.TEXT, None, 200)),
-            'A note for the manager; may be left out.',
-        ),
-        param(
-            'employee_id',
-            arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
-            'HR only: the employee the leave is for (id); leave out for yourself.',
-        ),
-        where='leave_desk.world:439', returns=LeaveRequest,
-    )
+    @tool('Request leave for the signed-in employee (HR may request for someone else); weekends '
+          'and public holidays are not counted.',
+          param('leave_type', arg.enum_of(LeaveType), 'annual, sick or parental.'),
+          param('start_date', arg.DATE, 'The first day, e.g. 2025-07-14.'),
+          param('end_date', arg.DATE, 'The last day (inclusive), in the same year.'),
+          param('half_day', arg.BOOL, 'A half day; start and end must be the same day.',
+                default=False),
+          param('reason', arg.optional(arg.refined(arg.TEXT, None, 200)),
+                'A note for the manager; may be left out.'),
+          param('employee_id',
+                arg.optional(arg.row('employees', arg.refined(arg.TEXT, pattern='^E[0-9]{3}$'))),
+                'HR only: the employee the leave is for (id); leave out for yourself.'),
+          where='leave_desk.world:439', returns=LeaveRequest)
     def tool_request_leave(
         self, leave_type: LeaveType, start_date: dt.date, end_date: dt.date, half_day: bool,
         reason: str | None, employee_id: Employee | None,
@@ -821,11 +746,9 @@ class LeaveDesk(Episode):
             self.fail(f'{target.id_} has no {leave_type} balance for {start_date.year}.')
         # leave_desk.world:468
         if not (balance.used_days + balance.pending_days + days_taken <= balance.entitled_days):
-            raise ToolError(
-                'Not enough days left: '
-                f'{balance.entitled_days - balance.used_days - balance.pending_days} available, '
-                f'{days_taken} requested.',
-            )
+            raise ToolError('Not enough days left: '
+                            f'{balance.entitled_days - balance.used_days - balance.pending_days} '
+                            f'available, {days_taken} requested.')
         if any(  # leave_desk.world:469
             _o14.employee == target.id_ and self.fn_is_live(_o14) and _o14.start_date <= end_date
             and start_date <= _o14.end_date
@@ -850,11 +773,10 @@ class LeaveDesk(Episode):
         )
         return request  # leave_desk.world:481
 
-    @tool(  # leave_desk.world:484
-        "Approve a pending request as the employee's manager; its days move from pending to used.",
-        param('request_id', _ROW_requests, 'The id of a pending request, e.g. LR0002.'),
-        where='leave_desk.world:484', returns=LeaveRequest,
-    )
+    @tool("Approve a pending request as the employee's manager; its days move from pending to "
+          "used.",
+          param('request_id', _ROW_requests, 'The id of a pending request, e.g. LR0002.'),
+          where='leave_desk.world:484', returns=LeaveRequest)
     def tool_approve_request(self, request_id: LeaveRequest) -> LeaveRequest:
         # leave_desk.world:489
         me: Employee | None = self.t_employees.ref(self.state.current_employee)
@@ -874,10 +796,8 @@ class LeaveDesk(Episode):
                 request_id.start_date, request_id.end_date
             ))
         ):
-            self.fail(
-                f'Department {dept.code} would have more than {dept.max_off_per_day} people off '
-                'on a day.',
-            )
+            self.fail(f'Department {dept.code} would have more than {dept.max_off_per_day} '
+                      'people off on a day.')
         # leave_desk.world:496
         balance: LeaveBalance | None = self.t_balances.rows.get(self.fn_balance_id(
             self.t_employees[request_id.employee], request_id.leave_type,
@@ -902,12 +822,10 @@ class LeaveDesk(Episode):
         self.set_field(request_id, 'decided_by', me.id_)  # leave_desk.world:501
         return request_id  # leave_desk.world:502
 
-    @tool(  # leave_desk.world:505
-        "Reject a pending request as the employee's manager, with a reason.",
-        param('request_id', _ROW_requests, 'The id of a pending request, e.g. LR0003.'),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is rejected.'),
-        where='leave_desk.world:505', returns=LeaveRequest,
-    )
+    @tool("Reject a pending request as the employee's manager, with a reason.",
+          param('request_id', _ROW_requests, 'The id of a pending request, e.g. LR0003.'),
+          param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is rejected.'),
+          where='leave_desk.world:505', returns=LeaveRequest)
     def tool_reject_request(self, request_id: LeaveRequest, reason: str) -> LeaveRequest:
         # leave_desk.world:511
         me: Employee | None = self.t_employees.ref(self.state.current_employee)
@@ -940,15 +858,11 @@ class LeaveDesk(Episode):
         )
         return request_id  # leave_desk.world:522
 
-    @tool(  # leave_desk.world:525
-        'Cancel a pending request, or an approved one before it starts (the employee, their '
-        'manager or HR); its days go back to the balance.',
-        param(
-            'request_id', _ROW_requests,
-            'The id of a pending request, or an approved one not yet started, e.g. LR0006.',
-        ),
-        where='leave_desk.world:525', returns=LeaveRequest,
-    )
+    @tool('Cancel a pending request, or an approved one before it starts (the employee, their '
+          'manager or HR); its days go back to the balance.',
+          param('request_id', _ROW_requests,
+                'The id of a pending request, or an approved one not yet started, e.g. LR0006.'),
+          where='leave_desk.world:525', returns=LeaveRequest)
     def tool_cancel_request(self, request_id: LeaveRequest) -> LeaveRequest:
         # leave_desk.world:530
         me: Employee | None = self.t_employees.ref(self.state.current_employee)
@@ -1004,10 +918,8 @@ class LeaveDesk(Episode):
     def _check_decide_team_requests__rejected(self) -> rt.Verdict | bool:  # leave_desk.world:862
         return (
             rt.expect(self.t_requests['LR0003'].status, '==', _E13_RequestStatus_rejected)
-            and rt.expect(
-                self.t_requests['LR0003'].reason, '==', 'Release week, please pick other dates',
-                part=1,
-            )
+            and rt.expect(self.t_requests['LR0003'].reason, '==',
+                          'Release week, please pick other dates', part=1)
             and rt.expect(self.t_balances['E006-annual-2025'].pending_days, '==', 0.0, part=2)
         )
 

@@ -225,25 +225,18 @@ _RESULT_Address = js.closed({
     'state_code': js.scalar('str', pattern='^[A-Z]{2}$'),
     'zip': js.scalar('str', pattern='^[0-9]{5}$'),
 })
-_PARAM_officer = param(
-    'officer', arg.row('officers', arg.refined(arg.TEXT, pattern='^O[0-9]{2}$')),
-    'The officer id, e.g. O01.',
-)
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'
-)
-_PARAM_borrower = param(
-    'borrower', arg.row('borrowers', arg.refined(arg.TEXT, pattern='^B[0-9]{3}$')),
-    'The borrower id, e.g. B001.',
-)
-_PARAM_loan = param(
-    'loan', arg.row('loans', arg.refined(arg.TEXT, pattern='^LN[0-9]{4}$')),
-    'The loan id, e.g. LN0001.',
-)
-_PARAM_loan_ = param(
-    'loan', arg.row('loans', arg.refined(arg.TEXT, pattern='^LN[0-9]{4}$')),
-    'The loan id, e.g. LN0005.',
-)
+_PARAM_officer = param('officer',
+                       arg.row('officers', arg.refined(arg.TEXT, pattern='^O[0-9]{2}$')),
+                       'The officer id, e.g. O01.')
+_PARAM_name_contains = param('name_contains', arg.optional(arg.TEXT),
+                             'Part of the name, any case.')
+_PARAM_borrower = param('borrower',
+                        arg.row('borrowers', arg.refined(arg.TEXT, pattern='^B[0-9]{3}$')),
+                        'The borrower id, e.g. B001.')
+_PARAM_loan = param('loan', arg.row('loans', arg.refined(arg.TEXT, pattern='^LN[0-9]{4}$')),
+                    'The loan id, e.g. LN0001.')
+_PARAM_loan_ = param('loan', arg.row('loans', arg.refined(arg.TEXT, pattern='^LN[0-9]{4}$')),
+                     'The loan id, e.g. LN0005.')
 
 
 class _State(StateBase):
@@ -319,20 +312,16 @@ class LoanServicing(Episode):
             abs(_l152.balance - self.fn_owed(_l152)) < 0.005
             for _l152 in rt.each(self, self.t_loans)
         ):
-            raise InvariantError(
-                "A loan's balance is its unpaid instalments plus open late fees.",
-                'loan_servicing.world:185',
-            )
+            raise InvariantError("A loan's balance is its unpaid instalments plus open late fees.",
+                                 'loan_servicing.world:185')
         for _row153 in rt.changed_rows(self, self.t_instalments):  # loan_servicing.world:188
             if not (
                 _row153.amount_paid <= _row153.amount_due + 0.001
                 and _row153.status == self.fn_inst_status(_row153.amount_paid, _row153.amount_due)
             ):
-                raise InvariantError(
-                    'An instalment is paid at most its amount due, and its status follows what '
-                    'was paid.',
-                    'loan_servicing.world:188',
-                )
+                raise InvariantError('An instalment is paid at most its amount due, and its '
+                                     'status follows what was paid.',
+                                     'loan_servicing.world:188')
         if not all(  # loan_servicing.world:191
             len([
                 _i155 for _i155 in rt.each(self, self.t_instalments) if _i155.loan == _l154.loan_id
@@ -349,36 +338,29 @@ class LoanServicing(Episode):
             )
             for _l154 in rt.each(self, self.t_loans)
         ):
-            raise InvariantError(
-                'A loan has term_months instalments numbered 1 to term_months.',
-                'loan_servicing.world:191',
-            )
+            raise InvariantError('A loan has term_months instalments numbered 1 to term_months.',
+                                 'loan_servicing.world:191')
         # loan_servicing.world:194
         for _row158, _row159 in rt.changed_pairs(self, self.t_instalments, self.t_instalments):
             if not (
                 _row158.loan != _row159.loan or _row158.number >= _row159.number
                 or _row158.due_date < _row159.due_date
             ):
-                raise InvariantError(
-                    'Due dates increase with the instalment number.', 'loan_servicing.world:194'
-                )
+                raise InvariantError('Due dates increase with the instalment number.',
+                                     'loan_servicing.world:194')
         for _row160 in rt.changed_rows(self, self.t_loans):  # loan_servicing.world:197
             if not (
                 (_row160.balance < 0.005) == (_row160.status == _E10_LoanStatus_paid_off
                 or _row160.status == _E10_LoanStatus_closed)
             ):
-                raise InvariantError(
-                    'A loan owes nothing exactly when it is paid off or closed.',
-                    'loan_servicing.world:197',
-                )
+                raise InvariantError('A loan owes nothing exactly when it is paid off or closed.',
+                                     'loan_servicing.world:197')
         if not all(  # loan_servicing.world:200
             (_l161.status == _E10_LoanStatus_delinquent) == self.fn_has_open_fee(_l161)
             for _l161 in rt.each(self, self.t_loans)
         ):
-            raise InvariantError(
-                'A loan is delinquent exactly when one of its late fees is open.',
-                'loan_servicing.world:200',
-            )
+            raise InvariantError('A loan is delinquent exactly when one of its late fees is open.',
+                                 'loan_servicing.world:200')
         if not all(  # loan_servicing.world:203
             self.t_instalments[_f162.instalment].loan == _f162.loan
             and len([
@@ -388,10 +370,8 @@ class LoanServicing(Episode):
             == 1
             for _f162 in rt.each(self, self.t_late_fees)
         ):
-            raise InvariantError(
-                'An instalment carries at most one late fee, of its own loan.',
-                'loan_servicing.world:203',
-            )
+            raise InvariantError('An instalment carries at most one late fee, of its own loan.',
+                                 'loan_servicing.world:203')
         if not all(  # loan_servicing.world:206
             _l164.deferrals_used <= self.state.max_deferrals
             and _l164.deferrals_used == len([
@@ -400,17 +380,14 @@ class LoanServicing(Episode):
             ])
             for _l164 in rt.each(self, self.t_loans)
         ):
-            raise InvariantError(
-                "A loan's deferrals are within the limit and each is recorded.",
-                'loan_servicing.world:206',
-            )
+            raise InvariantError("A loan's deferrals are within the limit and each is recorded.",
+                                 'loan_servicing.world:206')
         if not all(  # loan_servicing.world:209
             self.t_instalments[_p166.instalment].loan == _p166.loan
             for _p166 in rt.each(self, self.t_payments)
         ):
-            raise InvariantError(
-                "A payment's instalment belongs to its loan.", 'loan_servicing.world:209'
-            )
+            raise InvariantError("A payment's instalment belongs to its loan.",
+                                 'loan_servicing.world:209')
         if not all(  # loan_servicing.world:212
             not any(
                 _m168.loan == _p167.loan and _m168.kind == _E7_ModKind_closure
@@ -419,9 +396,8 @@ class LoanServicing(Episode):
             )
             for _p167 in rt.each(self, self.t_payments)
         ):
-            raise InvariantError(
-                'No payment is received on a loan after its closure.', 'loan_servicing.world:212'
-            )
+            raise InvariantError('No payment is received on a loan after its closure.',
+                                 'loan_servicing.world:212')
         if not all(  # loan_servicing.world:215
             len([_c170 for _c170 in rt.each(self, self.t_borrowers) if _c170.email == _b169.email])
             == 1
@@ -432,9 +408,8 @@ class LoanServicing(Episode):
             _o171.officer_id != self.state.current_officer or _o171.active
             for _o171 in rt.each(self, self.t_officers)
         ):
-            raise InvariantError(
-                'Only an active officer is signed in.', 'loan_servicing.world:218'
-            )
+            raise InvariantError('Only an active officer is signed in.',
+                                 'loan_servicing.world:218')
         for _row172 in rt.changed_rows(self, self.t_loans, ('borrower', 'officer')):
             rt.check_refs(self.t_borrowers, _row172.borrower, 'Loan.borrower')
             rt.check_refs(self.t_officers, _row172.officer, 'Loan.officer')
@@ -514,29 +489,23 @@ class LoanServicing(Episode):
             for _f5 in rt.each(self, self.t_late_fees)
         )
 
-    @tool(  # loan_servicing.world:223
-        'Sign in as an officer. Every change needs a signed-in officer.', _PARAM_officer,
-        where='loan_servicing.world:223', returns=Officer,
-    )
+    @tool('Sign in as an officer. Every change needs a signed-in officer.', _PARAM_officer,
+          where='loan_servicing.world:223', returns=Officer)
     def tool_sign_in(self, officer: Officer) -> Officer:
         if not officer.active:  # loan_servicing.world:226
             self.fail(f'Officer {officer.officer_id} is inactive and cannot sign in.')
         self.set_state('current_officer', officer.officer_id)  # loan_servicing.world:227
         return officer  # loan_servicing.world:228
 
-    @tool(  # loan_servicing.world:231
-        'Show an officer by id: name, email, role and whether they are active.', _PARAM_officer,
-        read_only=True, where='loan_servicing.world:231', returns=Officer,
-    )
+    @tool('Show an officer by id: name, email, role and whether they are active.', _PARAM_officer,
+          read_only=True, where='loan_servicing.world:231', returns=Officer)
     def tool_get_officer(self, officer: Officer) -> Officer:
         return officer  # loan_servicing.world:234
 
-    @tool(  # loan_servicing.world:237
-        'List officers, by part of the name or by role.', _PARAM_name_contains,
-        param('role', arg.optional(arg.enum_of(OfficerRole)), 'Only officers of this role.'),
-        read_only=True, where='loan_servicing.world:237', returns=js.array(Officer),
-        shows=('list', ('row', 'officers')),
-    )
+    @tool('List officers, by part of the name or by role.', _PARAM_name_contains,
+          param('role', arg.optional(arg.enum_of(OfficerRole)), 'Only officers of this role.'),
+          read_only=True, where='loan_servicing.world:237', returns=js.array(Officer),
+          shows=('list', ('row', 'officers')))
     def tool_list_officers(
         self, name_contains: str | None, role: OfficerRole | None
     ) -> tuple[str, ...]:
@@ -548,20 +517,17 @@ class LoanServicing(Episode):
             and (role is None or _o6.role == role)
         ])
 
-    @tool(  # loan_servicing.world:249
-        'Show a borrower by id: name, email, phone, birth date, address and customer-since day.',
-        _PARAM_borrower, read_only=True, where='loan_servicing.world:249', returns=Borrower,
-    )
+    @tool('Show a borrower by id: name, email, phone, birth date, address and customer-since day.',
+          _PARAM_borrower, read_only=True, where='loan_servicing.world:249', returns=Borrower)
     def tool_get_borrower(self, borrower: Borrower) -> Borrower:
         return borrower  # loan_servicing.world:252
 
-    @tool(  # loan_servicing.world:255
-        'Find borrowers by part of the name, email or phone; with nothing given, list all.',
-        _PARAM_name_contains, param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
-        param('phone', arg.optional(arg.TEXT), 'The phone number; spaces do not matter.'),
-        read_only=True, where='loan_servicing.world:255', returns=js.array(Borrower),
-        shows=('list', ('row', 'borrowers')),
-    )
+    @tool('Find borrowers by part of the name, email or phone; with nothing given, list all.',
+          _PARAM_name_contains,
+          param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
+          param('phone', arg.optional(arg.TEXT), 'The phone number; spaces do not matter.'),
+          read_only=True, where='loan_servicing.world:255', returns=js.array(Borrower),
+          shows=('list', ('row', 'borrowers')))
     def tool_find_borrowers(
         self, name_contains: str | None, email: str | None, phone: str | None
     ) -> tuple[str, ...]:
@@ -585,22 +551,15 @@ class LoanServicing(Episode):
             result = rt.each(self, result) + (b.borrower_id,)  # loan_servicing.world:276
         return result  # loan_servicing.world:278
 
-    @tool(  # loan_servicing.world:281
-        "Change a borrower's email, phone or address.", _PARAM_borrower,
-        param(
-            'email', arg.optional(arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$')),
-            'The new email; leave out to keep it.',
-        ),
-        param(
-            'phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$')),
-            'The new phone; leave out to keep it.',
-        ),
-        param(
-            'address', arg.optional(arg.record(Address.load, _RESULT_Address)),
-            'The new address; leave out to keep it.',
-        ),
-        where='loan_servicing.world:281', returns=Borrower,
-    )
+    @tool("Change a borrower's email, phone or address.", _PARAM_borrower,
+          param('email',
+                arg.optional(arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$')),
+                'The new email; leave out to keep it.'),
+          param('phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$')),
+                'The new phone; leave out to keep it.'),
+          param('address', arg.optional(arg.record(Address.load, _RESULT_Address)),
+                'The new address; leave out to keep it.'),
+          where='loan_servicing.world:281', returns=Borrower)
     def tool_update_borrower_contact(
         self, borrower: Borrower, email: str | None, phone: str | None, address: Address | None
     ) -> Borrower:
@@ -628,22 +587,20 @@ class LoanServicing(Episode):
             self.set_field(borrower, 'address', address)  # loan_servicing.world:299
         return borrower  # loan_servicing.world:301
 
-    @tool(  # loan_servicing.world:306
-        'Show a loan: principal, rate, term, status and balance, with its next unpaid instalment '
-        'and open late fees.',
-        _PARAM_loan, read_only=True, where='loan_servicing.world:306',
-        returns=js.closed({
-            'loan': Loan, 'next_unpaid': js.nullable(Instalment), 'unpaid_instalments': js.INTEGER,
-            'open_fees': js.array(LateFee),
-        }),
-        shows=(
-            'record', (
-                ('loan', 'loan', ('row', 'loans')),
-                ('next_unpaid', 'next_unpaid', ('row', 'instalments')),
-                ('open_fees', 'open_fees', ('list', ('row', 'late_fees'))),
-            ),
-        ),
-    )
+    @tool('Show a loan: principal, rate, term, status and balance, with its next unpaid '
+          'instalment and open late fees.',
+          _PARAM_loan, read_only=True, where='loan_servicing.world:306',
+          returns=js.closed({
+              'loan': Loan, 'next_unpaid': js.nullable(Instalment),
+              'unpaid_instalments': js.INTEGER, 'open_fees': js.array(LateFee),
+          }),
+          shows=(
+              'record', (
+                  ('loan', 'loan', ('row', 'loans')),
+                  ('next_unpaid', 'next_unpaid', ('row', 'instalments')),
+                  ('open_fees', 'open_fees', ('list', ('row', 'late_fees'))),
+              ),
+          ))
     def tool_get_loan(self, loan: Loan) -> LoanDetails:
         unpaid: tuple[str, ...] = self.fn_unpaid_of(loan)  # loan_servicing.world:309
         first: Instalment | None = None  # loan_servicing.world:310
@@ -657,21 +614,15 @@ class LoanServicing(Episode):
             ]),
         )
 
-    @tool(  # loan_servicing.world:322
-        'List the loans of a borrower (by id or email), optionally by status.',
-        param(
-            'borrower',
-            arg.optional(arg.row('borrowers', arg.refined(arg.TEXT, pattern='^B[0-9]{3}$'))),
-            'Only loans of this borrower id.',
-        ),
-        param(
-            'borrower_email', arg.optional(arg.TEXT),
-            'Only loans of the borrower with this email (any case).',
-        ),
-        param('status', arg.optional(arg.enum_of(LoanStatus)), 'Only loans in this status.'),
-        read_only=True, where='loan_servicing.world:322', returns=js.array(Loan),
-        shows=('list', ('row', 'loans')),
-    )
+    @tool('List the loans of a borrower (by id or email), optionally by status.',
+          param('borrower',
+                arg.optional(arg.row('borrowers', arg.refined(arg.TEXT, pattern='^B[0-9]{3}$'))),
+                'Only loans of this borrower id.'),
+          param('borrower_email', arg.optional(arg.TEXT),
+                'Only loans of the borrower with this email (any case).'),
+          param('status', arg.optional(arg.enum_of(LoanStatus)), 'Only loans in this status.'),
+          read_only=True, where='loan_servicing.world:322', returns=js.array(Loan),
+          shows=('list', ('row', 'loans')))
     def tool_find_loans(
         self, borrower: Borrower | None, borrower_email: str | None, status: LoanStatus | None
     ) -> tuple[str, ...]:
@@ -690,21 +641,18 @@ class LoanServicing(Episode):
             result = rt.each(self, result) + (l.loan_id,)  # loan_servicing.world:341
         return result  # loan_servicing.world:343
 
-    @tool(  # loan_servicing.world:346
-        'Show an instalment by id: loan id, number, due date, amount due, amount paid and status.',
-        param('instalment', arg.row('instalments'), 'The instalment id, e.g. I0004.'),
-        read_only=True, where='loan_servicing.world:346', returns=Instalment,
-    )
+    @tool('Show an instalment by id: loan id, number, due date, amount due, amount paid and '
+          'status.',
+          param('instalment', arg.row('instalments'), 'The instalment id, e.g. I0004.'),
+          read_only=True, where='loan_servicing.world:346', returns=Instalment)
     def tool_get_instalment(self, instalment: Instalment) -> Instalment:
         return instalment  # loan_servicing.world:349
 
-    @tool(  # loan_servicing.world:352
-        "A loan's instalments in order, with due dates, amounts and status.", _PARAM_loan,
-        param('unpaid_only', arg.BOOL, 'Only instalments not yet paid in full.', default=False),
-        param('due_by', arg.optional(arg.DATE), 'Only instalments due on or before this day.'),
-        read_only=True, where='loan_servicing.world:352', returns=js.array(Instalment),
-        shows=('list', ('row', 'instalments')),
-    )
+    @tool("A loan's instalments in order, with due dates, amounts and status.", _PARAM_loan,
+          param('unpaid_only', arg.BOOL, 'Only instalments not yet paid in full.', default=False),
+          param('due_by', arg.optional(arg.DATE), 'Only instalments due on or before this day.'),
+          read_only=True, where='loan_servicing.world:352', returns=js.array(Instalment),
+          shows=('list', ('row', 'instalments')))
     def tool_get_loan_schedule(
         self, loan: Loan, unpaid_only: bool, due_by: dt.date | None
     ) -> tuple[str, ...]:
@@ -722,20 +670,16 @@ class LoanServicing(Episode):
             result = rt.each(self, result) + (i.instalment_id,)  # loan_servicing.world:367
         return result  # loan_servicing.world:369
 
-    @tool(  # loan_servicing.world:374
-        'Show a payment by id: loan and instalment ids, amount, method, time and officer id.',
-        param('payment', arg.row('payments'), 'The payment id, e.g. PM0001.'), read_only=True,
-        where='loan_servicing.world:374', returns=Payment,
-    )
+    @tool('Show a payment by id: loan and instalment ids, amount, method, time and officer id.',
+          param('payment', arg.row('payments'), 'The payment id, e.g. PM0001.'), read_only=True,
+          where='loan_servicing.world:374', returns=Payment)
     def tool_get_payment(self, payment: Payment) -> Payment:
         return payment  # loan_servicing.world:377
 
-    @tool(  # loan_servicing.world:380
-        'List the payments of a loan, optionally those received since a day.', _PARAM_loan,
-        param('since', arg.optional(arg.DATE), 'Only payments received on or after this day.'),
-        read_only=True, where='loan_servicing.world:380', returns=js.array(Payment),
-        shows=('list', ('row', 'payments')),
-    )
+    @tool('List the payments of a loan, optionally those received since a day.', _PARAM_loan,
+          param('since', arg.optional(arg.DATE), 'Only payments received on or after this day.'),
+          read_only=True, where='loan_servicing.world:380', returns=js.array(Payment),
+          shows=('list', ('row', 'payments')))
     def tool_list_payments(self, loan: Loan, since: dt.date | None) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # loan_servicing.world:386
         for p in rt.each(self, self.t_payments):  # loan_servicing.world:387
@@ -746,18 +690,14 @@ class LoanServicing(Episode):
             result = rt.each(self, result) + (p.payment_id,)  # loan_servicing.world:394
         return result  # loan_servicing.world:396
 
-    @tool(  # loan_servicing.world:399
-        'Record a payment on a loan. It pays the oldest unpaid instalment first, then the next '
-        'ones,\nthen open late fees (each in full). It never exceeds the balance; a closed loan '
-        'takes no payments.',
-        param(
-            'loan', arg.row('loans', arg.refined(arg.TEXT, pattern='^LN[0-9]{4}$')),
-            'The loan id, e.g. LN0002.',
-        ),
-        param('amount', arg.refined(arg.FLOAT, 0.01), 'The amount in USD.'),
-        param('method', arg.enum_of(PaymentMethod), 'ach, debit_card, check or cash.'),
-        where='loan_servicing.world:399', returns=Payment,
-    )
+    @tool('Record a payment on a loan. It pays the oldest unpaid instalment first, then the next '
+          'ones,\nthen open late fees (each in full). It never exceeds the balance; a closed '
+          'loan takes no payments.',
+          param('loan', arg.row('loans', arg.refined(arg.TEXT, pattern='^LN[0-9]{4}$')),
+                'The loan id, e.g. LN0002.'),
+          param('amount', arg.refined(arg.FLOAT, 0.01), 'The amount in USD.'),
+          param('method', arg.enum_of(PaymentMethod), 'ach, debit_card, check or cash.'),
+          where='loan_servicing.world:399', returns=Payment)
     def tool_record_payment(self, loan: Loan, amount: float, method: PaymentMethod) -> Payment:
         if self.state.current_officer is None:  # loan_servicing.world:409
             raise ToolError('No officer is signed in.')
@@ -802,10 +742,8 @@ class LoanServicing(Episode):
             if remaining <= 0.0:  # loan_servicing.world:436
                 break  # loan_servicing.world:437
             if not (remaining >= f.amount - 0.001):  # loan_servicing.world:439
-                self.fail(
-                    f'A fee can only be paid in full: {remaining:.2f} is left for fee {f.fee_id} '
-                    f'of {f.amount:.2f}.',
-                )
+                self.fail(f'A fee can only be paid in full: {remaining:.2f} is left for fee '
+                          f'{f.fee_id} of {f.amount:.2f}.')
             # loan_servicing.world:440
             self.set_field(self.t_late_fees[f.fee_id], 'status', _E9_FeeStatus_paid)
             remaining = round(remaining - f.amount, 2)  # loan_servicing.world:441
@@ -828,35 +766,28 @@ class LoanServicing(Episode):
             self.set_field(loan, 'status', _E10_LoanStatus_active)  # loan_servicing.world:456
         return payment  # loan_servicing.world:458
 
-    @tool(  # loan_servicing.world:463
-        'Show a late fee by id: loan and instalment ids, amount, day assessed, status and '
-        'officer id.',
-        param('fee', arg.row('late_fees'), 'The fee id, e.g. F0001.'), read_only=True,
-        where='loan_servicing.world:463', returns=LateFee,
-    )
+    @tool('Show a late fee by id: loan and instalment ids, amount, day assessed, status and '
+          'officer id.',
+          param('fee', arg.row('late_fees'), 'The fee id, e.g. F0001.'), read_only=True,
+          where='loan_servicing.world:463', returns=LateFee)
     def tool_get_late_fee(self, fee: LateFee) -> LateFee:
         return fee  # loan_servicing.world:466
 
-    @tool(  # loan_servicing.world:469
-        'List the late fees of a loan, optionally by status.', _PARAM_loan_,
-        param('status', arg.optional(arg.enum_of(FeeStatus)), 'Only fees in this status.'),
-        read_only=True, where='loan_servicing.world:469', returns=js.array(LateFee),
-        shows=('list', ('row', 'late_fees')),
-    )
+    @tool('List the late fees of a loan, optionally by status.', _PARAM_loan_,
+          param('status', arg.optional(arg.enum_of(FeeStatus)), 'Only fees in this status.'),
+          read_only=True, where='loan_servicing.world:469', returns=js.array(LateFee),
+          shows=('list', ('row', 'late_fees')))
     def tool_list_late_fees(self, loan: Loan, status: FeeStatus | None) -> tuple[str, ...]:
         return tuple([  # loan_servicing.world:475
             _f12.fee_id for _f12 in rt.each(self, self.t_late_fees)
             if _f12.loan == loan.loan_id and (status is None or _f12.status == status)
         ])
 
-    @tool(  # loan_servicing.world:478
-        'Assess the late fee (25.00) on an unpaid instalment whose grace period (10 days after '
-        'the due date) has passed; the loan becomes delinquent.',
-        param(
-            'instalment', arg.row('instalments'), 'The id of the overdue instalment, e.g. I0010.'
-        ),
-        where='loan_servicing.world:478', returns=LateFee,
-    )
+    @tool('Assess the late fee (25.00) on an unpaid instalment whose grace period (10 days after '
+          'the due date) has passed; the loan becomes delinquent.',
+          param('instalment', arg.row('instalments'),
+                'The id of the overdue instalment, e.g. I0010.'),
+          where='loan_servicing.world:478', returns=LateFee)
     def tool_apply_late_fee(self, instalment: Instalment) -> LateFee:
         if self.state.current_officer is None:  # loan_servicing.world:483
             raise ToolError('No officer is signed in.')
@@ -868,10 +799,8 @@ class LoanServicing(Episode):
             self.fail(f'Instalment {instalment.instalment_id} is already paid.')
         # loan_servicing.world:487
         if self.clock.date() <= instalment.due_date + dt.timedelta(days=self.state.grace_days):
-            self.fail(
-                f'Instalment {instalment.instalment_id} is still within its grace period of '
-                f'{self.state.grace_days} days.',
-            )
+            self.fail(f'Instalment {instalment.instalment_id} is still within its grace period '
+                      f'of {self.state.grace_days} days.')
         if any(  # loan_servicing.world:488
             _f13.instalment == instalment.instalment_id for _f13 in rt.each(self, self.t_late_fees)
         ):
@@ -892,13 +821,11 @@ class LoanServicing(Episode):
         self.set_field(self.t_loans[loan.loan_id], 'status', _E10_LoanStatus_delinquent)
         return fee  # loan_servicing.world:499
 
-    @tool(  # loan_servicing.world:502
-        'Waive an open late fee (supervisors only); the loan is no longer delinquent once no fee '
-        'stays open.',
-        param('fee', arg.row('late_fees'), 'The id of the open fee, e.g. F0004.'),
-        param('note', arg.refined(arg.TEXT, 1, 300), 'Why the fee is waived.'),
-        where='loan_servicing.world:502', returns=LateFee,
-    )
+    @tool('Waive an open late fee (supervisors only); the loan is no longer delinquent once no '
+          'fee stays open.',
+          param('fee', arg.row('late_fees'), 'The id of the open fee, e.g. F0004.'),
+          param('note', arg.refined(arg.TEXT, 1, 300), 'Why the fee is waived.'),
+          where='loan_servicing.world:502', returns=LateFee)
     def tool_waive_late_fee(self, fee: LateFee, note: str) -> LateFee:
         if self.state.current_officer is None:  # loan_servicing.world:508
             raise ToolError('No officer is signed in.')
@@ -937,46 +864,37 @@ class LoanServicing(Episode):
         )
         return fee  # loan_servicing.world:530
 
-    @tool(  # loan_servicing.world:535
-        'Show a loan modification by id: loan id, kind, day, old and new term, note and '
-        'approving officer id.',
-        param('modification', arg.row('modifications'), 'The modification id, e.g. M001.'),
-        read_only=True, where='loan_servicing.world:535', returns=LoanModification,
-    )
+    @tool('Show a loan modification by id: loan id, kind, day, old and new term, note and '
+          'approving officer id.',
+          param('modification', arg.row('modifications'), 'The modification id, e.g. M001.'),
+          read_only=True, where='loan_servicing.world:535', returns=LoanModification)
     def tool_get_modification(self, modification: LoanModification) -> LoanModification:
         return modification  # loan_servicing.world:540
 
-    @tool(  # loan_servicing.world:543
-        'List the modifications of a loan, optionally by kind.', _PARAM_loan_,
-        param('kind', arg.optional(arg.enum_of(ModKind)), 'Only modifications of this kind.'),
-        read_only=True, where='loan_servicing.world:543', returns=js.array(LoanModification),
-        shows=('list', ('row', 'modifications')),
-    )
+    @tool('List the modifications of a loan, optionally by kind.', _PARAM_loan_,
+          param('kind', arg.optional(arg.enum_of(ModKind)), 'Only modifications of this kind.'),
+          read_only=True, where='loan_servicing.world:543', returns=js.array(LoanModification),
+          shows=('list', ('row', 'modifications')))
     def tool_list_modifications(self, loan: Loan, kind: ModKind | None) -> tuple[str, ...]:
         return tuple([  # loan_servicing.world:549
             _m14.mod_id for _m14 in rt.each(self, self.t_modifications)
             if _m14.loan == loan.loan_id and (kind is None or _m14.kind == kind)
         ])
 
-    @tool(  # loan_servicing.world:552
-        'Grant a one-month deferral on an active loan: every unpaid instalment falls due 30 days '
-        'later. At most 2 per loan.',
-        _PARAM_loan,
-        param(
-            'note', arg.refined(arg.TEXT, None, 300), 'Why the deferral is granted.', default=''
-        ),
-        where='loan_servicing.world:552', returns=Loan,
-    )
+    @tool('Grant a one-month deferral on an active loan: every unpaid instalment falls due 30 '
+          'days later. At most 2 per loan.',
+          _PARAM_loan,
+          param('note', arg.refined(arg.TEXT, None, 300), 'Why the deferral is granted.',
+                default=''),
+          where='loan_servicing.world:552', returns=Loan)
     def tool_grant_deferral(self, loan: Loan, note: str) -> Loan:
         if self.state.current_officer is None:  # loan_servicing.world:558
             raise ToolError('No officer is signed in.')
         if loan.status != _E10_LoanStatus_active:  # loan_servicing.world:559
             self.fail(f'Loan {loan.loan_id} is {loan.status}: only active loans can be deferred.')
         if loan.deferrals_used >= self.state.max_deferrals:  # loan_servicing.world:560
-            self.fail(
-                f'Loan {loan.loan_id} already used the maximum of {self.state.max_deferrals} '
-                'deferrals.',
-            )
+            self.fail(f'Loan {loan.loan_id} already used the maximum of '
+                      f'{self.state.max_deferrals} deferrals.')
         unpaid: tuple[str, ...] = self.fn_unpaid_of(loan)  # loan_servicing.world:561
         if len(unpaid) <= 0:  # loan_servicing.world:562
             self.fail(f'Loan {loan.loan_id} has no unpaid instalments.')
@@ -1001,20 +919,15 @@ class LoanServicing(Episode):
         )
         return loan  # loan_servicing.world:576
 
-    @tool(  # loan_servicing.world:579
-        'Spread what is left of a loan over a new term (supervisors only): the unpaid '
-        'instalments are\nreplaced by equal ones due every 30 days after the last paid one (the '
-        'last absorbs the rounding).',
-        _PARAM_loan,
-        param(
-            'new_term_months', arg.refined(arg.INT, 1, 60),
-            'The new total number of instalments, counting those already paid.',
-        ),
-        param(
-            'note', arg.refined(arg.TEXT, None, 300), 'Why the loan is restructured.', default=''
-        ),
-        where='loan_servicing.world:579', returns=Loan,
-    )
+    @tool('Spread what is left of a loan over a new term (supervisors only): the unpaid '
+          'instalments are\nreplaced by equal ones due every 30 days after the last paid one '
+          '(the last absorbs the rounding).',
+          _PARAM_loan,
+          param('new_term_months', arg.refined(arg.INT, 1, 60),
+                'The new total number of instalments, counting those already paid.'),
+          param('note', arg.refined(arg.TEXT, None, 300), 'Why the loan is restructured.',
+                default=''),
+          where='loan_servicing.world:579', returns=Loan)
     def tool_restructure_term(self, loan: Loan, new_term_months: int, note: str) -> Loan:
         if self.state.current_officer is None:  # loan_servicing.world:589
             raise ToolError('No officer is signed in.')
@@ -1029,9 +942,8 @@ class LoanServicing(Episode):
         if new_term_months == loan.term_months:  # loan_servicing.world:592
             raise ToolError(f'The new term equals the current term of {loan.term_months} months.')
         if new_term_months > self.state.max_term_months:  # loan_servicing.world:593
-            raise ToolError(
-                f'The new term exceeds the maximum of {self.state.max_term_months} months.'
-            )
+            raise ToolError(f'The new term exceeds the maximum of {self.state.max_term_months} '
+                            'months.')
         if any(  # loan_servicing.world:594
             _i15.loan == loan.loan_id and _i15.status == _E16_InstalmentStatus_partially_paid
             for _i15 in rt.each(self, self.t_instalments)
@@ -1052,10 +964,8 @@ class LoanServicing(Episode):
         )
         paid_count: int = len(paid_list)  # loan_servicing.world:597
         if new_term_months <= paid_count:  # loan_servicing.world:598
-            raise ToolError(
-                f'The new term must leave at least one instalment after the {paid_count} paid '
-                'ones.',
-            )
+            raise ToolError('The new term must leave at least one instalment after the '
+                            f'{paid_count} paid ones.')
         open_list: tuple[str, ...] = tuple([  # loan_servicing.world:599
             _i19.instalment_id for _i19 in rt.each(self, self.t_instalments)
             if _i19.loan == loan.loan_id and _i19.status != _E16_InstalmentStatus_paid
@@ -1108,22 +1018,16 @@ class LoanServicing(Episode):
         )
         return loan  # loan_servicing.world:634
 
-    @tool(  # loan_servicing.world:637
-        'Close a paid-off loan; a closed loan takes no more payments.',
-        param(
-            'loan', arg.row('loans', arg.refined(arg.TEXT, pattern='^LN[0-9]{4}$')),
-            'The loan id, e.g. LN0003.',
-        ),
-        where='loan_servicing.world:637', returns=Loan,
-    )
+    @tool('Close a paid-off loan; a closed loan takes no more payments.',
+          param('loan', arg.row('loans', arg.refined(arg.TEXT, pattern='^LN[0-9]{4}$')),
+                'The loan id, e.g. LN0003.'),
+          where='loan_servicing.world:637', returns=Loan)
     def tool_close_loan(self, loan: Loan) -> Loan:
         if self.state.current_officer is None:  # loan_servicing.world:640
             raise ToolError('No officer is signed in.')
         if loan.status != _E10_LoanStatus_paid_off:  # loan_servicing.world:641
-            self.fail(
-                f'Loan {loan.loan_id} is {loan.status}: only paid-off loans (balance 0) can be '
-                'closed.',
-            )
+            self.fail(f'Loan {loan.loan_id} is {loan.status}: only paid-off loans (balance 0) '
+                      'can be closed.')
         self.set_field(loan, 'status', _E10_LoanStatus_closed)  # loan_servicing.world:642
         self.insert(  # loan_servicing.world:643
             self.t_modifications, LoanModification(

@@ -177,28 +177,22 @@ class MessageAPI(Episode):
     def fn_content_of(self, entry: dict[str, Any]) -> Any:  # message_api.world:124
         return tuple(rt.each(self, entry).values())[0]  # message_api.world:125
 
-    @tool(  # message_api.world:130
-        'List all users in the workspace.', read_only=True, where='message_api.world:130',
-        returns=UserList,
-    )
+    @tool('List all users in the workspace.', read_only=True, where='message_api.world:130',
+          returns=UserList)
     def tool_list_users(self) -> UserList:
         return UserList(tuple(rt.each(self, self.state.user_map).keys()))  # message_api.world:131
 
-    @tool(  # message_api.world:134
-        'Get user ID from user name.', param('user', arg.TEXT, 'User name of the user.'),
-        read_only=True, where='message_api.world:134', returns=UserId,
-    )
+    @tool('Get user ID from user name.', param('user', arg.TEXT, 'User name of the user.'),
+          read_only=True, where='message_api.world:134', returns=UserId)
     def tool_get_user_id(self, user: str) -> UserId:
         id_: str | None = self.state.user_map.get(user)  # message_api.world:135
         if id_ is None:  # message_api.world:136
             self.fail(f'User \'{rt.text(user)}\' not found in the workspace.')
         return UserId(id_)  # message_api.world:137
 
-    @tool(  # message_api.world:140
-        'Log in a user with the given user ID to messeage application.',
-        param('user_id', arg.TEXT, 'User ID of the user to log in.'),
-        where='message_api.world:140', returns=LoginResult,
-    )
+    @tool('Log in a user with the given user ID to messeage application.',
+          param('user_id', arg.TEXT, 'User ID of the user to log in.'),
+          where='message_api.world:140', returns=LoginResult)
     def tool_message_login(self, user_id: str) -> LoginResult:
         # message_api.world:143
         if user_id not in rt.each(self, tuple(rt.each(self, self.state.user_map).values())):
@@ -209,18 +203,14 @@ class MessageAPI(Episode):
             True, self.built(f'User \'{rt.text(user_id)}\' logged in successfully.')
         )
 
-    @tool(  # message_api.world:150
-        'Get the login status of the current user.', read_only=True, where='message_api.world:150',
-        returns=LoginStatus,
-    )
+    @tool('Get the login status of the current user.', read_only=True,
+          where='message_api.world:150', returns=LoginStatus)
     def tool_message_get_login_status(self) -> LoginStatus:
         return LoginStatus(self.fn_logged_in())  # message_api.world:151
 
-    @tool(  # message_api.world:154
-        'Send a message to a user.', _PARAM_receiver_id,
-        param('message', arg.TEXT, 'Message to be sent.'), where='message_api.world:154',
-        returns=SendResult,
-    )
+    @tool('Send a message to a user.', _PARAM_receiver_id,
+          param('message', arg.TEXT, 'Message to be sent.'), where='message_api.world:154',
+          returns=SendResult)
     def tool_send_message(self, receiver_id: str, message: str) -> SendResult:
         if not self.fn_logged_in():  # message_api.world:160
             raise ToolError('No user is currently logged in.')
@@ -243,10 +233,8 @@ class MessageAPI(Episode):
             self.built(f'Message sent to \'{rt.text(receiver_id)}\' successfully.'),
         )
 
-    @tool(  # message_api.world:177
-        'Delete the latest message sent to a receiver.', _PARAM_receiver_id,
-        where='message_api.world:177', returns=DeleteResult,
-    )
+    @tool('Delete the latest message sent to a receiver.', _PARAM_receiver_id,
+          where='message_api.world:177', returns=DeleteResult)
     def tool_delete_message(self, receiver_id: str) -> DeleteResult:
         if not self.fn_logged_in():  # message_api.world:182
             raise ToolError('No user is currently logged in.')
@@ -262,10 +250,8 @@ class MessageAPI(Episode):
             self.built(f'Receiver {rt.text(receiver_id)}\'s latest message deleted successfully.'),
         )
 
-    @tool(  # message_api.world:201
-        'View all historical messages sent by the current user.', read_only=True,
-        where='message_api.world:201', returns=SentMessages,
-    )
+    @tool('View all historical messages sent by the current user.', read_only=True,
+          where='message_api.world:201', returns=SentMessages)
     def tool_view_messages_sent(self) -> SentMessages:
         if not self.fn_logged_in():  # message_api.world:202
             raise ToolError('No user is currently logged in.')
@@ -279,11 +265,9 @@ class MessageAPI(Episode):
             }
         return SentMessages(sent)  # message_api.world:208
 
-    @tool(  # message_api.world:211
-        'Add a contact to the workspace.',
-        param('user_name', arg.TEXT, 'User name of contact to be added.'),
-        where='message_api.world:211', returns=AddedContact,
-    )
+    @tool('Add a contact to the workspace.',
+          param('user_name', arg.TEXT, 'User name of contact to be added.'),
+          where='message_api.world:211', returns=AddedContact)
     def tool_add_contact(self, user_name: str) -> AddedContact:
         if user_name in self.state.user_map:  # message_api.world:214
             self.fail(f'User name \'{rt.text(user_name)}\' already exists.')
@@ -294,19 +278,17 @@ class MessageAPI(Episode):
         )
         # message_api.world:219
         if user_id in rt.each(self, tuple(rt.each(self, self.state.user_map).values())):
-            # message_api.world:220
-            raise rt.KeptError(self.built(f'User ID \'{rt.text(user_id)}\' already exists.'))
+            raise rt.KeptError(self.built(f'User ID \'{rt.text(user_id)}'  # message_api.world:220
+                                          '\' already exists.'))
         # message_api.world:222
         self.set_state('user_map', {**self.state.user_map, user_name: user_id})
         return AddedContact(  # message_api.world:223
             True, user_id, self.built(f'Contact \'{rt.text(user_name)}\' added successfully.')
         )
 
-    @tool(  # message_api.world:230
-        'Search for messages containing a specific keyword.',
-        param('keyword', arg.TEXT, 'The keyword to search for in messages.'), read_only=True,
-        where='message_api.world:230', returns=SearchResults,
-    )
+    @tool('Search for messages containing a specific keyword.',
+          param('keyword', arg.TEXT, 'The keyword to search for in messages.'), read_only=True,
+          where='message_api.world:230', returns=SearchResults)
     def tool_search_messages(self, keyword: str) -> SearchResults:
         if not self.fn_logged_in():  # message_api.world:233
             raise ToolError('No user is currently logged in.')
@@ -322,10 +304,8 @@ class MessageAPI(Episode):
                 hits = rt.each(self, hits) + (SearchHit(self.fn_receiver_of(entry), content),)
         return SearchResults(hits)  # message_api.world:245
 
-    @tool(  # message_api.world:248
-        'Get statistics about messages for the current user.', read_only=True,
-        where='message_api.world:248', returns=MessageStats,
-    )
+    @tool('Get statistics about messages for the current user.', read_only=True,
+          where='message_api.world:248', returns=MessageStats)
     def tool_get_message_stats(self) -> MessageStats:
         if not self.fn_logged_in():  # message_api.world:249
             raise ToolError('No user is currently logged in.')

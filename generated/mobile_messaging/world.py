@@ -164,9 +164,8 @@ _ROW_users = arg.row('users', not_found=lambda ep, key: ep.built(f'No user with 
 _ROW_messages = arg.row(
     'messages', not_found=lambda ep, key: ep.built(f'No message with id {key}.')
 )
-_PARAM_body = param(
-    'body', arg.refined(arg.TEXT, 1, 1000), 'The text of the message, 1 to 1000 characters.'
-)
+_PARAM_body = param('body', arg.refined(arg.TEXT, 1, 1000),
+                    'The text of the message, 1 to 1000 characters.')
 
 
 class _State(StateBase):
@@ -224,9 +223,8 @@ class MobileMessaging(Episode):
             len([_v56 for _v56 in rt.each(self, self.t_users) if _v56.phone == _u55.phone]) == 1
             for _u55 in rt.each(self, self.t_users)
         ):
-            raise InvariantError(
-                'Two accounts cannot share a phone number.', 'messaging.world:146'
-            )
+            raise InvariantError('Two accounts cannot share a phone number.',
+                                 'messaging.world:146')
         for _row57 in rt.changed_rows(self, self.t_contacts):  # messaging.world:149
             if not (_row57.owner != _row57.user):
                 raise InvariantError('Nobody is in their own address book.', 'messaging.world:149')
@@ -238,38 +236,33 @@ class MobileMessaging(Episode):
             == 1
             for _c58 in rt.each(self, self.t_contacts)
         ):
-            raise InvariantError(
-                'A person is in an address book at most once.', 'messaging.world:152'
-            )
+            raise InvariantError('A person is in an address book at most once.',
+                                 'messaging.world:152')
         if not all(  # messaging.world:155
             _k60 in self.t_users
             for _k60 in rt.each(self, tuple(rt.each(self, self.state.last_seen).keys()))
         ):
-            raise InvariantError(
-                'Last-seen times belong to registered users.', 'messaging.world:155'
-            )
+            raise InvariantError('Last-seen times belong to registered users.',
+                                 'messaging.world:155')
         for _row61 in rt.changed_rows(self, self.t_conversations):  # messaging.world:158
             if not (
                 len(v.unique(tuple(rt.each(self, _row61.participants))))
                 == len(_row61.participants)
             ):
-                raise InvariantError(
-                    'A conversation lists each participant once.', 'messaging.world:158'
-                )
+                raise InvariantError('A conversation lists each participant once.',
+                                     'messaging.world:158')
         for _row62 in rt.changed_rows(self, self.t_conversations):  # messaging.world:161
             if not (
                 len(_row62.participants) == 2 if _row62.kind == _E16_ConversationKind_direct
                 else len(_row62.participants) >= 3
             ):
-                raise InvariantError(
-                    'A direct chat has exactly two people, a group at least three.',
-                    'messaging.world:161',
-                )
+                raise InvariantError('A direct chat has exactly two people, a group at least '
+                                     'three.',
+                                     'messaging.world:161')
         for _row63 in rt.changed_rows(self, self.t_conversations):  # messaging.world:164
             if not ((_row63.kind == _E16_ConversationKind_group) == (_row63.title is not None)):
-                raise InvariantError(
-                    'Groups have a title and direct chats do not.', 'messaging.world:164'
-                )
+                raise InvariantError('Groups have a title and direct chats do not.',
+                                     'messaging.world:164')
         if not all(  # messaging.world:167
             all(
                 _u65.id_ in rt.each(self, _c64.participants)
@@ -277,16 +270,14 @@ class MobileMessaging(Episode):
             )
             for _c64 in rt.each(self, self.t_conversations)
         ):
-            raise InvariantError(
-                'Only participants can archive a conversation.', 'messaging.world:167'
-            )
+            raise InvariantError('Only participants can archive a conversation.',
+                                 'messaging.world:167')
         if not all(  # messaging.world:170
             _m66.sender in rt.each(self, self.t_conversations[_m66.conversation].participants)
             for _m66 in rt.each(self, self.t_messages)
         ):
-            raise InvariantError(
-                'Messages are sent by participants of their conversation.', 'messaging.world:170'
-            )
+            raise InvariantError('Messages are sent by participants of their conversation.',
+                                 'messaging.world:170')
         if not all(  # messaging.world:173
             _m67.sender in rt.each(self, _m67.read_by) for _m67 in rt.each(self, self.t_messages)
         ):
@@ -298,9 +289,8 @@ class MobileMessaging(Episode):
             )
             for _m68 in rt.each(self, self.t_messages)
         ):
-            raise InvariantError(
-                'Only participants can have read a message.', 'messaging.world:176'
-            )
+            raise InvariantError('Only participants can have read a message.',
+                                 'messaging.world:176')
         for _row70 in rt.changed_rows(self, self.t_contacts, ('owner', 'user')):
             rt.check_refs(self.t_users, _row70.owner, 'Contact.owner')
             rt.check_refs(self.t_users, _row70.user, 'Contact.user')
@@ -401,16 +391,12 @@ class MobileMessaging(Episode):
             viewer.id_ in rt.each(self, conversation.archived_by),
         )
 
-    @tool(  # messaging.world:258
-        'Sign in on this phone. Signing in marks the account online and ends any other session\n'
-        'on the phone.',
-        param(
-            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
-            "The account's phone number in international form, e.g. +14155550101.",
-        ),
-        param('password', arg.refined(arg.TEXT, 1, 64), "The account's password."),
-        where='messaging.world:258', returns=Profile,
-    )
+    @tool('Sign in on this phone. Signing in marks the account online and ends any other '
+          'session\non the phone.',
+          param('phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+                "The account's phone number in international form, e.g. +14155550101."),
+          param('password', arg.refined(arg.TEXT, 1, 64), "The account's password."),
+          where='messaging.world:258', returns=Profile)
     def tool_login(self, phone: str, password: str) -> Profile:
         matches: tuple[str, ...] = tuple([  # messaging.world:267
             _u8.id_ for _u8 in rt.each(self, self.t_users) if _u8.phone == phone
@@ -434,10 +420,8 @@ class MobileMessaging(Episode):
         self.set_state('current_user', user.id_)  # messaging.world:276
         return self.fn_profile(user)  # messaging.world:277
 
-    @tool(  # messaging.world:280
-        'Sign out of the app. The account shows as offline until the next login.',
-        where='messaging.world:280', returns=js.STRING,
-    )
+    @tool('Sign out of the app. The account shows as offline until the next login.',
+          where='messaging.world:280', returns=js.STRING)
     def tool_logout(self) -> str:
         if self.state.current_user is None:  # messaging.world:281
             raise ToolError('Nobody is logged in.')
@@ -454,24 +438,19 @@ class MobileMessaging(Episode):
         self.set_state('current_user', None)  # messaging.world:285
         return self.built(f'{name} has been logged out.')  # messaging.world:286
 
-    @tool(  # messaging.world:289
-        'Show the profile (id, name, phone, email, presence) of the signed-in user.',
-        read_only=True, where='messaging.world:289', returns=Profile,
-    )
+    @tool('Show the profile (id, name, phone, email, presence) of the signed-in user.',
+          read_only=True, where='messaging.world:289', returns=Profile)
     def tool_get_current_user(self) -> Profile:
         if self.state.current_user is None:  # messaging.world:292
             raise ToolError('You are not logged in. Call login first.')
         # messaging.world:293
         return self.fn_profile(self.t_users[rt.present(self.state.current_user)])
 
-    @tool(  # messaging.world:298
-        "List the signed-in user's contacts in alphabetical order, with their user ids and phone "
-        "numbers.",
-        param(
-            'favorites_only', arg.BOOL, 'Only list the contacts marked as favorite.', default=False
-        ),
-        read_only=True, where='messaging.world:298', returns=js.array(ContactCard),
-    )
+    @tool("List the signed-in user's contacts in alphabetical order, with their user ids and "
+          "phone numbers.",
+          param('favorites_only', arg.BOOL, 'Only list the contacts marked as favorite.',
+                default=False),
+          read_only=True, where='messaging.world:298', returns=js.array(ContactCard))
     def tool_list_contacts(self, favorites_only: bool) -> tuple[ContactCard, ...]:
         if self.state.current_user is None:  # messaging.world:303
             raise ToolError('You are not logged in. Call login first.')
@@ -487,14 +466,10 @@ class MobileMessaging(Episode):
             ))
         ])
 
-    @tool(  # messaging.world:309
-        'Find contacts of the signed-in user whose name or phone number contains the query.',
-        param(
-            'query', arg.refined(arg.TEXT, 1, 80),
-            "Part of a contact's name (any case) or of their phone number.",
-        ),
-        read_only=True, where='messaging.world:309', returns=js.array(ContactCard),
-    )
+    @tool('Find contacts of the signed-in user whose name or phone number contains the query.',
+          param('query', arg.refined(arg.TEXT, 1, 80),
+                "Part of a contact's name (any case) or of their phone number."),
+          read_only=True, where='messaging.world:309', returns=js.array(ContactCard))
     def tool_search_contacts(self, query: str) -> tuple[ContactCard, ...]:
         if self.state.current_user is None:  # messaging.world:314
             raise ToolError('You are not logged in. Call login first.')
@@ -513,19 +488,13 @@ class MobileMessaging(Episode):
             ))
         ])
 
-    @tool(  # messaging.world:321
-        "Add a person who has an account on the app to the signed-in user's contacts.",
-        param(
-            'phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
-            "The new contact's phone number in international form, e.g. +33612345678.",
-        ),
-        param(
-            'name', arg.optional(arg.refined(arg.TEXT, 1, 80)),
-            'The name to save the contact under; defaults to the name on their account.',
-        ),
-        param('favorite', arg.BOOL, 'Mark the new contact as a favorite.', default=False),
-        where='messaging.world:321', returns=ContactCard,
-    )
+    @tool("Add a person who has an account on the app to the signed-in user's contacts.",
+          param('phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+                "The new contact's phone number in international form, e.g. +33612345678."),
+          param('name', arg.optional(arg.refined(arg.TEXT, 1, 80)),
+                'The name to save the contact under; defaults to the name on their account.'),
+          param('favorite', arg.BOOL, 'Mark the new contact as a favorite.', default=False),
+          where='messaging.world:321', returns=ContactCard)
     def tool_add_contact(self, phone: str, name: str | None, favorite: bool) -> ContactCard:
         if self.state.current_user is None:  # messaging.world:328
             raise ToolError('You are not logged in. Call login first.')
@@ -534,10 +503,8 @@ class MobileMessaging(Episode):
             _u15.id_ for _u15 in rt.each(self, self.t_users) if _u15.phone == phone
         ])
         if len(matches) != 1:  # messaging.world:331
-            self.fail(
-                f'Nobody on the app uses the phone number {phone}; only registered users can be '
-                'added.',
-            )
+            self.fail(f'Nobody on the app uses the phone number {phone}; only registered users '
+                      'can be added.')
         person: User = self.t_users[matches[0]]  # messaging.world:332
         if person.id_ == me.id_:  # messaging.world:333
             raise ToolError('You cannot add yourself as a contact.')
@@ -554,12 +521,10 @@ class MobileMessaging(Episode):
         self.insert(self.t_contacts, contact)  # messaging.world:336
         return self.fn_card(contact)  # messaging.world:337
 
-    @tool(  # messaging.world:340
-        "Remove an entry from the signed-in user's contacts. Conversations with the person are "
-        "kept.",
-        param('contact', _ROW_contacts, 'The contact id, e.g. CT104 (see list_contacts).'),
-        where='messaging.world:340', returns=js.STRING,
-    )
+    @tool("Remove an entry from the signed-in user's contacts. Conversations with the person are "
+          "kept.",
+          param('contact', _ROW_contacts, 'The contact id, e.g. CT104 (see list_contacts).'),
+          where='messaging.world:340', returns=js.STRING)
     def tool_remove_contact(self, contact: Contact) -> str:
         if self.state.current_user is None:  # messaging.world:345
             raise ToolError('You are not logged in. Call login first.')
@@ -569,12 +534,11 @@ class MobileMessaging(Episode):
         self.delete(self.t_contacts, contact.id_)  # messaging.world:348
         return self.built(f'{name} was removed from your contacts.')  # messaging.world:349
 
-    @tool(  # messaging.world:352
-        "Mark or unmark one of the signed-in user's contacts as a favorite.",
-        param('contact', _ROW_contacts, 'The contact id, e.g. CT102 (see list_contacts).'),
-        param('favorite', arg.BOOL, 'true to mark the contact as a favorite, false to unmark it.'),
-        where='messaging.world:352', returns=ContactCard,
-    )
+    @tool("Mark or unmark one of the signed-in user's contacts as a favorite.",
+          param('contact', _ROW_contacts, 'The contact id, e.g. CT102 (see list_contacts).'),
+          param('favorite', arg.BOOL,
+                'true to mark the contact as a favorite, false to unmark it.'),
+          where='messaging.world:352', returns=ContactCard)
     def tool_set_favorite_contact(self, contact: Contact, favorite: bool) -> ContactCard:
         if self.state.current_user is None:  # messaging.world:358
             raise ToolError('You are not logged in. Call login first.')
@@ -583,14 +547,11 @@ class MobileMessaging(Episode):
         self.set_field(contact, 'favorite', favorite)  # messaging.world:360
         return self.fn_card(contact)  # messaging.world:361
 
-    @tool(  # messaging.world:366
-        "List the signed-in user's conversations, most recent activity first, with unread counts.",
-        param(
-            'include_archived', arg.BOOL, 'Also list the conversations the user archived.',
-            default=False,
-        ),
-        read_only=True, where='messaging.world:366', returns=js.array(ConversationSummary),
-    )
+    @tool("List the signed-in user's conversations, most recent activity first, with unread "
+          "counts.",
+          param('include_archived', arg.BOOL, 'Also list the conversations the user archived.',
+                default=False),
+          read_only=True, where='messaging.world:366', returns=js.array(ConversationSummary))
     def tool_list_conversations(self, include_archived: bool) -> tuple[ConversationSummary, ...]:
         if self.state.current_user is None:  # messaging.world:371
             raise ToolError('You are not logged in. Call login first.')
@@ -607,19 +568,13 @@ class MobileMessaging(Episode):
             ))
         ])
 
-    @tool(  # messaging.world:377
-        'Read the latest messages of a conversation, oldest first. Reading does not mark them as '
-        'read.',
-        param(
-            'conversation', _ROW_conversations,
-            'The conversation id, e.g. CONV101 (see list_conversations).',
-        ),
-        param(
-            'limit', arg.refined(arg.INT, 1, 100),
-            'How many of the latest messages to return (1 to 100).', default=20,
-        ),
-        read_only=True, where='messaging.world:377', returns=js.array(js.STRING),
-    )
+    @tool('Read the latest messages of a conversation, oldest first. Reading does not mark them '
+          'as read.',
+          param('conversation', _ROW_conversations,
+                'The conversation id, e.g. CONV101 (see list_conversations).'),
+          param('limit', arg.refined(arg.INT, 1, 100),
+                'How many of the latest messages to return (1 to 100).', default=20),
+          read_only=True, where='messaging.world:377', returns=js.array(js.STRING))
     def tool_get_conversation_messages(
         self, conversation: Conversation, limit: int
     ) -> tuple[str, ...]:
@@ -643,15 +598,11 @@ class MobileMessaging(Episode):
             rt.rows(self.t_messages, rt.each(self, page)), key=lambda _m22: _m22.sent_at
         )
 
-    @tool(  # messaging.world:395
-        'Create a group conversation with the signed-in user and at least two other people.',
-        param('title', arg.refined(arg.TEXT, 1, 60), 'The group\'s name, e.g. "Book club".'),
-        param(
-            'members', arg.refined(arg.TEXT_LIST, 2, 20),
-            'The user ids of the people to add besides yourself, e.g. ["U002", "U004"].',
-        ),
-        where='messaging.world:395', returns=ConversationSummary,
-    )
+    @tool('Create a group conversation with the signed-in user and at least two other people.',
+          param('title', arg.refined(arg.TEXT, 1, 60), 'The group\'s name, e.g. "Book club".'),
+          param('members', arg.refined(arg.TEXT_LIST, 2, 20),
+                'The user ids of the people to add besides yourself, e.g. ["U002", "U004"].'),
+          where='messaging.world:395', returns=ConversationSummary)
     def tool_create_group(self, title: str, members: tuple[str, ...]) -> ConversationSummary:
         if self.state.current_user is None:  # messaging.world:401
             raise ToolError('You are not logged in. Call login first.')
@@ -678,12 +629,10 @@ class MobileMessaging(Episode):
         self.insert(self.t_conversations, created)  # messaging.world:413
         return self.fn_summary(created, me)  # messaging.world:414
 
-    @tool(  # messaging.world:417
-        "Move a conversation to the signed-in user's archive. The other participants are not "
-        "affected.",
-        param('conversation', _ROW_conversations, 'The conversation id, e.g. CONV103.'),
-        where='messaging.world:417', returns=ConversationSummary,
-    )
+    @tool("Move a conversation to the signed-in user's archive. The other participants are not "
+          "affected.",
+          param('conversation', _ROW_conversations, 'The conversation id, e.g. CONV103.'),
+          where='messaging.world:417', returns=ConversationSummary)
     def tool_archive_conversation(self, conversation: Conversation) -> ConversationSummary:
         if self.state.current_user is None:  # messaging.world:422
             raise ToolError('You are not logged in. Call login first.')
@@ -696,11 +645,9 @@ class MobileMessaging(Episode):
         self.set_field(conversation, 'archived_by', conversation.archived_by + (me.id_,))
         return self.fn_summary(conversation, me)  # messaging.world:427
 
-    @tool(  # messaging.world:430
-        "Bring a conversation back from the signed-in user's archive to the main list.",
-        param('conversation', _ROW_conversations, 'The conversation id, e.g. CONV104.'),
-        where='messaging.world:430', returns=ConversationSummary,
-    )
+    @tool("Bring a conversation back from the signed-in user's archive to the main list.",
+          param('conversation', _ROW_conversations, 'The conversation id, e.g. CONV104.'),
+          where='messaging.world:430', returns=ConversationSummary)
     def tool_unarchive_conversation(self, conversation: Conversation) -> ConversationSummary:
         if self.state.current_user is None:  # messaging.world:435
             raise ToolError('You are not logged in. Call login first.')
@@ -713,17 +660,13 @@ class MobileMessaging(Episode):
         self.set_field(conversation, 'archived_by', rt.without(conversation.archived_by, me.id_))
         return self.fn_summary(conversation, me)  # messaging.world:440
 
-    @tool(  # messaging.world:445
-        'Send a text message to one person. It goes into the direct conversation with them, '
-        'which\nis created if there is none yet and brought back from the archive if it was '
-        'archived.\nThe message is delivered at once when the recipient is connected, otherwise '
-        'it is sent and\nwaits on the server.',
-        param(
-            'recipient', _ROW_users,
-            'The user id of the person to write to, e.g. U002 (see list_contacts).',
-        ),
-        _PARAM_body, where='messaging.world:445', returns=Message,
-    )
+    @tool('Send a text message to one person. It goes into the direct conversation with them, '
+          'which\nis created if there is none yet and brought back from the archive if it was '
+          'archived.\nThe message is delivered at once when the recipient is connected, '
+          'otherwise it is sent and\nwaits on the server.',
+          param('recipient', _ROW_users,
+                'The user id of the person to write to, e.g. U002 (see list_contacts).'),
+          _PARAM_body, where='messaging.world:445', returns=Message)
     def tool_send_message(self, recipient: User, body: str) -> Message:
         if self.state.current_user is None:  # messaging.world:456
             raise ToolError('You are not logged in. Call login first.')
@@ -758,15 +701,11 @@ class MobileMessaging(Episode):
             )
         return message  # messaging.world:481
 
-    @tool(  # messaging.world:484
-        'Post a message in an existing conversation (direct or group). An archived conversation '
-        'comes back to the main list.',
-        param(
-            'conversation', _ROW_conversations,
-            'The conversation id, e.g. CONV103 (see list_conversations).',
-        ),
-        _PARAM_body, where='messaging.world:484', returns=Message,
-    )
+    @tool('Post a message in an existing conversation (direct or group). An archived '
+          'conversation comes back to the main list.',
+          param('conversation', _ROW_conversations,
+                'The conversation id, e.g. CONV103 (see list_conversations).'),
+          _PARAM_body, where='messaging.world:484', returns=Message)
     def tool_reply_in_conversation(self, conversation: Conversation, body: str) -> Message:
         if self.state.current_user is None:  # messaging.world:490
             raise ToolError('You are not logged in. Call login first.')
@@ -787,11 +726,9 @@ class MobileMessaging(Episode):
             )
         return message  # messaging.world:505
 
-    @tool(  # messaging.world:508
-        'Mark one received message as read by the signed-in user. Marking it twice is harmless.',
-        param('message', _ROW_messages, 'The message id, e.g. MSG103.'),
-        where='messaging.world:508', returns=Message,
-    )
+    @tool('Mark one received message as read by the signed-in user. Marking it twice is harmless.',
+          param('message', _ROW_messages, 'The message id, e.g. MSG103.'),
+          where='messaging.world:508', returns=Message)
     def tool_mark_message_read(self, message: Message) -> Message:
         if self.state.current_user is None:  # messaging.world:513
             raise ToolError('You are not logged in. Call login first.')
@@ -806,12 +743,10 @@ class MobileMessaging(Episode):
             self.set_field(message, 'delivery', _E8_Delivery_delivered)  # messaging.world:521
         return message  # messaging.world:523
 
-    @tool(  # messaging.world:526
-        'Mark every message of a conversation as read by the signed-in user. Returns how many '
-        'were unread.',
-        param('conversation', _ROW_conversations, 'The conversation id, e.g. CONV102.'),
-        where='messaging.world:526', returns=js.INTEGER,
-    )
+    @tool('Mark every message of a conversation as read by the signed-in user. Returns how many '
+          'were unread.',
+          param('conversation', _ROW_conversations, 'The conversation id, e.g. CONV102.'),
+          where='messaging.world:526', returns=js.INTEGER)
     def tool_mark_conversation_read(self, conversation: Conversation) -> int:
         if self.state.current_user is None:  # messaging.world:531
             raise ToolError('You are not logged in. Call login first.')
@@ -829,11 +764,9 @@ class MobileMessaging(Episode):
                 self.set_field(m, 'delivery', _E8_Delivery_delivered)  # messaging.world:538
         return len(unread)  # messaging.world:541
 
-    @tool(  # messaging.world:544
-        "Count the signed-in user's unread messages, in total and per conversation. Archived "
-        "conversations are not counted.",
-        read_only=True, where='messaging.world:544', returns=UnreadSummary,
-    )
+    @tool("Count the signed-in user's unread messages, in total and per conversation. Archived "
+          "conversations are not counted.",
+          read_only=True, where='messaging.world:544', returns=UnreadSummary)
     def tool_get_unread_count(self) -> UnreadSummary:
         if self.state.current_user is None:  # messaging.world:547
             raise ToolError('You are not logged in. Call login first.')
@@ -854,29 +787,23 @@ class MobileMessaging(Episode):
         # messaging.world:557
         return UnreadSummary(sum(rt.each(self, tuple(rt.each(self, counts).values()))), counts)
 
-    @tool(  # messaging.world:560
-        'Delete a message the signed-in user sent, for everyone in the conversation. Received '
-        'messages cannot be deleted.',
-        param('message', _ROW_messages, 'The id of a message you sent, e.g. MSG114.'),
-        where='messaging.world:560', returns=js.STRING,
-    )
+    @tool('Delete a message the signed-in user sent, for everyone in the conversation. Received '
+          'messages cannot be deleted.',
+          param('message', _ROW_messages, 'The id of a message you sent, e.g. MSG114.'),
+          where='messaging.world:560', returns=js.STRING)
     def tool_delete_message(self, message: Message) -> str:
         if self.state.current_user is None:  # messaging.world:565
             raise ToolError('You are not logged in. Call login first.')
         if message.sender != self.state.current_user:  # messaging.world:566
-            self.fail(
-                f'Message {message.id_} was sent by {self.t_users[message.sender].name}; you can '
-                'only delete messages you sent.',
-            )
+            self.fail(f'Message {message.id_} was sent by {self.t_users[message.sender].name}; '
+                      'you can only delete messages you sent.')
         id_: str = message.id_  # messaging.world:567
         self.delete(self.t_messages, message.id_)  # messaging.world:568
         return self.built(f'Message {id_} deleted.')  # messaging.world:569
 
-    @tool(  # messaging.world:572
-        'Send again every message of the signed-in user whose delivery failed. Returns the '
-        'messages retried.',
-        where='messaging.world:572', returns=js.array(js.STRING),
-    )
+    @tool('Send again every message of the signed-in user whose delivery failed. Returns the '
+          'messages retried.',
+          where='messaging.world:572', returns=js.array(js.STRING))
     def tool_retry_failed_messages(self) -> tuple[str, ...]:
         if self.state.current_user is None:  # messaging.world:575
             raise ToolError('You are not logged in. Call login first.')

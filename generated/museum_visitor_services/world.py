@@ -291,35 +291,27 @@ class MuseumVisitorServices(Episode):
         if not all(  # museum_visitor_services.world:234
             self.fn_slot_taken(_s25) <= _s25.capacity for _s25 in rt.each(self, self.t_slots)
         ):
-            raise InvariantError(
-                'A slot never holds more people than its capacity.',
-                'museum_visitor_services.world:234',
-            )
+            raise InvariantError('A slot never holds more people than its capacity.',
+                                 'museum_visitor_services.world:234')
         if not all(  # museum_visitor_services.world:237
             self.fn_tour_taken(_tr26) <= _tr26.capacity
             if _tr26.status == _E10_TourStatus_scheduled
             else not any(_t27.tour == _tr26.tour_id for _t27 in rt.each(self, self.t_tickets))
             for _tr26 in rt.each(self, self.t_tours)
         ):
-            raise InvariantError(
-                'A scheduled tour never holds more people than its capacity; a cancelled tour '
-                'has no tickets.',
-                'museum_visitor_services.world:237',
-            )
+            raise InvariantError('A scheduled tour never holds more people than its capacity; a '
+                                 'cancelled tour has no tickets.',
+                                 'museum_visitor_services.world:237')
         # museum_visitor_services.world:240
         if not all(self.fn_ticket_tour_ok(_t28) for _t28 in rt.each(self, self.t_tickets)):
-            raise InvariantError(
-                "A ticket's tour is of its slot's exhibition, on the same day, starting at or "
-                "after the slot.",
-                'museum_visitor_services.world:240',
-            )
+            raise InvariantError("A ticket's tour is of its slot's exhibition, on the same day, "
+                                 "starting at or after the slot.",
+                                 'museum_visitor_services.world:240')
         # museum_visitor_services.world:243
         if not all(self.fn_tour_guide_ok(_tr29) for _tr29 in rt.each(self, self.t_tours)):
-            raise InvariantError(
-                "A scheduled tour's guide speaks its language, never leads two overlapping tours "
-                "and stays within their daily limit.",
-                'museum_visitor_services.world:243',
-            )
+            raise InvariantError("A scheduled tour's guide speaks its language, never leads two "
+                                 "overlapping tours and stays within their daily limit.",
+                                 'museum_visitor_services.world:243')
         if not all(  # museum_visitor_services.world:246
             self.fn_party(_t30) >= 1 and self.fn_party(_t30) <= 10
             and _t30.passes_used <= _t30.adults and (_t30.passes_used == 0 or self.fn_is_member_on(
@@ -327,27 +319,22 @@ class MuseumVisitorServices(Episode):
             ))
             for _t30 in rt.each(self, self.t_tickets)
         ):
-            raise InvariantError(
-                'A ticket has 1 to 10 people; passes cover at most the adults and only members '
-                'use them.',
-                'museum_visitor_services.world:246',
-            )
+            raise InvariantError('A ticket has 1 to 10 people; passes cover at most the adults '
+                                 'and only members use them.',
+                                 'museum_visitor_services.world:246')
         # museum_visitor_services.world:249
         if not all(_t31.price == self.fn_price_of(_t31) for _t31 in rt.each(self, self.t_tickets)):
-            raise InvariantError(
-                "A ticket's price follows the price rule.", 'museum_visitor_services.world:249'
-            )
+            raise InvariantError("A ticket's price follows the price rule.",
+                                 'museum_visitor_services.world:249')
         if not all(  # museum_visitor_services.world:252
             _s32.starts_at.date() <= self.t_exhibitions[_s32.exhibition].closes_on
             and (_s32.starts_at.date() >= self.t_exhibitions[_s32.exhibition].opens_on
             or self.t_exhibitions[_s32.exhibition].members_only_preview)
             for _s32 in rt.each(self, self.t_slots)
         ):
-            raise InvariantError(
-                "A slot lies within its exhibition's run, or before it only for a members-only "
-                "preview.",
-                'museum_visitor_services.world:252',
-            )
+            raise InvariantError("A slot lies within its exhibition's run, or before it only for "
+                                 "a members-only preview.",
+                                 'museum_visitor_services.world:252')
         if not all(  # museum_visitor_services.world:255
             not self.fn_holds_place(_t33)
             or self.t_slots[_t33.slot].starts_at.date()
@@ -357,18 +344,16 @@ class MuseumVisitorServices(Episode):
             )
             for _t33 in rt.each(self, self.t_tickets)
         ):
-            raise InvariantError(
-                'Tickets for a preview slot before the opening belong to members.',
-                'museum_visitor_services.world:255',
-            )
+            raise InvariantError('Tickets for a preview slot before the opening belong to '
+                                 'members.',
+                                 'museum_visitor_services.world:255')
         for _row34 in rt.changed_rows(self, self.t_visitors):  # museum_visitor_services.world:258
             if not (
                 (_row34.membership == _E14_MembershipTier_no_membership)
                 == (_row34.member_until is None)
             ):
-                raise InvariantError(
-                    'member_until is set exactly for members.', 'museum_visitor_services.world:258'
-                )
+                raise InvariantError('member_until is set exactly for members.',
+                                     'museum_visitor_services.world:258')
         if not all(  # museum_visitor_services.world:261
             len([_o36 for _o36 in rt.each(self, self.t_visitors) if _o36.email == _v35.email]) == 1
             for _v35 in rt.each(self, self.t_visitors)
@@ -510,24 +495,19 @@ class MuseumVisitorServices(Episode):
             return 20  # museum_visitor_services.world:227
         return 0  # museum_visitor_services.world:229
 
-    @tool(  # museum_visitor_services.world:266
-        'Show an exhibition: title, gallery, run, surcharge and whether members get a preview.',
-        param('exhibition', _ROW_exhibitions, 'The exhibition id, e.g. EX01.'), read_only=True,
-        where='museum_visitor_services.world:266', returns=Exhibition,
-    )
+    @tool('Show an exhibition: title, gallery, run, surcharge and whether members get a preview.',
+          param('exhibition', _ROW_exhibitions, 'The exhibition id, e.g. EX01.'), read_only=True,
+          where='museum_visitor_services.world:266', returns=Exhibition)
     def tool_get_exhibition(self, exhibition: Exhibition) -> Exhibition:
         return exhibition  # museum_visitor_services.world:271
 
-    @tool(  # museum_visitor_services.world:274
-        'List exhibitions running on a day and/or by part of the title, with ids, runs and '
-        'surcharges.',
-        param('on_day', arg.optional(arg.DATE), 'Only exhibitions running on this day.'),
-        param(
-            'title_contains', arg.optional(arg.TEXT), 'Part of the title; case does not matter.'
-        ),
-        read_only=True, where='museum_visitor_services.world:274', returns=js.array(Exhibition),
-        shows=('list', ('row', 'exhibitions')),
-    )
+    @tool('List exhibitions running on a day and/or by part of the title, with ids, runs and '
+          'surcharges.',
+          param('on_day', arg.optional(arg.DATE), 'Only exhibitions running on this day.'),
+          param('title_contains', arg.optional(arg.TEXT),
+                'Part of the title; case does not matter.'),
+          read_only=True, where='museum_visitor_services.world:274', returns=js.array(Exhibition),
+          shows=('list', ('row', 'exhibitions')))
     def tool_list_exhibitions(
         self, on_day: dt.date | None, title_contains: str | None
     ) -> tuple[str, ...]:
@@ -539,28 +519,23 @@ class MuseumVisitorServices(Episode):
             and (on_day is None or _e5.opens_on <= on_day and on_day <= _e5.closes_on)
         ])
 
-    @tool(  # museum_visitor_services.world:284
-        'Show an entry slot (exhibition, start, capacity, status) with the places left.',
-        param('slot', _ROW_slots, 'The slot id, e.g. SL0001.'), read_only=True,
-        where='museum_visitor_services.world:284', returns=_RESULT_SlotInfo,
-        shows=('record', (('slot', 'slot', ('row', 'slots')),)),
-    )
+    @tool('Show an entry slot (exhibition, start, capacity, status) with the places left.',
+          param('slot', _ROW_slots, 'The slot id, e.g. SL0001.'), read_only=True,
+          where='museum_visitor_services.world:284', returns=_RESULT_SlotInfo,
+          shows=('record', (('slot', 'slot', ('row', 'slots')),)))
     def tool_get_slot(self, slot: EntrySlot) -> SlotInfo:
         # museum_visitor_services.world:289
         return SlotInfo(slot.slot_id, rt.bounded(slot.capacity - self.fn_slot_taken(slot)))
 
-    @tool(  # museum_visitor_services.world:292
+    @tool(
         'Find open entry slots on a day that have not started and have room for a party, '
         'earliest first, with the places left.',
         param('day', arg.DATE, 'The day of the visit, e.g. 2024-12-15.'),
-        param(
-            'exhibition',
-            arg.optional(arg.row('exhibitions', arg.refined(arg.TEXT, pattern='^EX[0-9]{2}$'))),
-            'Only slots of this exhibition id.',
-        ),
-        param(
-            'party_size', arg.refined(arg.INT, 1, 10), 'How many people need a place.', default=1
-        ),
+        param('exhibition',
+              arg.optional(arg.row('exhibitions', arg.refined(arg.TEXT, pattern='^EX[0-9]{2}$'))),
+              'Only slots of this exhibition id.'),
+        param('party_size', arg.refined(arg.INT, 1, 10), 'How many people need a place.',
+              default=1),
         read_only=True, where='museum_visitor_services.world:292',
         returns=js.array(_RESULT_SlotInfo),
         shows=('list', ('record', (('slot', 'slot', ('row', 'slots')),))),
@@ -582,19 +557,17 @@ class MuseumVisitorServices(Episode):
             ))
         ])
 
-    @tool(  # museum_visitor_services.world:305
-        'Show a guide (languages, whether active, daily tour limit) with the scheduled tours '
-        'they lead.',
-        param('guide', _ROW_guides, 'The guide id, e.g. G01.'), read_only=True,
-        where='museum_visitor_services.world:305',
-        returns=js.closed({'guide': Guide, 'tours': js.array(Tour)}),
-        shows=(
-            'record', (
-                ('guide', 'guide', ('row', 'guides')),
-                ('tours', 'tours', ('list', ('row', 'tours'))),
-            ),
-        ),
-    )
+    @tool('Show a guide (languages, whether active, daily tour limit) with the scheduled tours '
+          'they lead.',
+          param('guide', _ROW_guides, 'The guide id, e.g. G01.'), read_only=True,
+          where='museum_visitor_services.world:305',
+          returns=js.closed({'guide': Guide, 'tours': js.array(Tour)}),
+          shows=(
+              'record', (
+                  ('guide', 'guide', ('row', 'guides')),
+                  ('tours', 'tours', ('list', ('row', 'tours'))),
+              ),
+          ))
     def tool_get_guide(self, guide: Guide) -> GuideInfo:
         return GuideInfo(  # museum_visitor_services.world:310
             guide.guide_id, tuple([
@@ -603,27 +576,18 @@ class MuseumVisitorServices(Episode):
             ]),
         )
 
-    @tool(  # museum_visitor_services.world:316
-        'Find guides by language and/or name, optionally only those free at a time, with their '
-        'languages.',
-        param(
-            'language', arg.optional(arg.enum_of(Language)), 'Only guides who speak this language.'
-        ),
-        param(
-            'name_contains', arg.optional(arg.TEXT),
-            "Part of the guide's name; case does not matter.",
-        ),
-        param(
-            'free_at', arg.optional(arg.DATETIME),
-            'Only active guides with no scheduled tour overlapping a tour starting then.',
-        ),
-        param(
-            'duration_min', arg.refined(arg.INT, 15, 180), 'The length of that tour in minutes.',
-            default=60,
-        ),
-        read_only=True, where='museum_visitor_services.world:316', returns=js.array(Guide),
-        shows=('list', ('row', 'guides')),
-    )
+    @tool('Find guides by language and/or name, optionally only those free at a time, with their '
+          'languages.',
+          param('language', arg.optional(arg.enum_of(Language)),
+                'Only guides who speak this language.'),
+          param('name_contains', arg.optional(arg.TEXT),
+                "Part of the guide's name; case does not matter."),
+          param('free_at', arg.optional(arg.DATETIME),
+                'Only active guides with no scheduled tour overlapping a tour starting then.'),
+          param('duration_min', arg.refined(arg.INT, 15, 180),
+                'The length of that tour in minutes.', default=60),
+          read_only=True, where='museum_visitor_services.world:316', returns=js.array(Guide),
+          shows=('list', ('row', 'guides')))
     def tool_find_guides(
         self, language: Language | None, name_contains: str | None, free_at: dt.datetime | None,
         duration_min: int,
@@ -655,25 +619,21 @@ class MuseumVisitorServices(Episode):
             found = rt.each(self, found) + (g.guide_id,)  # museum_visitor_services.world:339
         return found  # museum_visitor_services.world:341
 
-    @tool(  # museum_visitor_services.world:344
-        'Show a tour (exhibition, language, guide, start, length, capacity, status) with the '
-        'places left.',
-        param('tour', _ROW_tours, 'The tour id, e.g. TR001.'), read_only=True,
-        where='museum_visitor_services.world:344', returns=_RESULT_TourInfo,
-        shows=('record', (('tour', 'tour', ('row', 'tours')),)),
-    )
+    @tool('Show a tour (exhibition, language, guide, start, length, capacity, status) with the '
+          'places left.',
+          param('tour', _ROW_tours, 'The tour id, e.g. TR001.'), read_only=True,
+          where='museum_visitor_services.world:344', returns=_RESULT_TourInfo,
+          shows=('record', (('tour', 'tour', ('row', 'tours')),)))
     def tool_get_tour(self, tour: Tour) -> TourInfo:
         # museum_visitor_services.world:347
         return TourInfo(tour.tour_id, rt.bounded(tour.capacity - self.fn_tour_taken(tour)))
 
-    @tool(  # museum_visitor_services.world:350
+    @tool(
         'Find scheduled tours of an exhibition, on a day and/or in a language, earliest first, '
         'with the places left.',
-        param(
-            'exhibition',
-            arg.optional(arg.row('exhibitions', arg.refined(arg.TEXT, pattern='^EX[0-9]{2}$'))),
-            'Only tours of this exhibition id.',
-        ),
+        param('exhibition',
+              arg.optional(arg.row('exhibitions', arg.refined(arg.TEXT, pattern='^EX[0-9]{2}$'))),
+              'Only tours of this exhibition id.'),
         param('day', arg.optional(arg.DATE), 'Only tours on this day.'),
         param('language', arg.optional(arg.enum_of(Language)), 'Only tours in this language.'),
         read_only=True, where='museum_visitor_services.world:350',
@@ -697,13 +657,11 @@ class MuseumVisitorServices(Episode):
             ))
         ])
 
-    @tool(  # museum_visitor_services.world:361
-        "Assign an active guide who speaks the tour's language to a scheduled tour that has not "
-        "started.",
-        param('tour', _ROW_tours, 'The id of a scheduled tour, e.g. TR002.'),
-        param('guide', _ROW_guides, 'The guide id, e.g. G02.'),
-        where='museum_visitor_services.world:361', returns=Tour,
-    )
+    @tool("Assign an active guide who speaks the tour's language to a scheduled tour that has "
+          "not started.",
+          param('tour', _ROW_tours, 'The id of a scheduled tour, e.g. TR002.'),
+          param('guide', _ROW_guides, 'The guide id, e.g. G02.'),
+          where='museum_visitor_services.world:361', returns=Tour)
     def tool_assign_guide(self, tour: Tour, guide: Guide) -> Tour:
         if tour.status != _E10_TourStatus_scheduled:  # museum_visitor_services.world:367
             self.fail(f'Tour {tour.tour_id} is cancelled.')
@@ -723,19 +681,16 @@ class MuseumVisitorServices(Episode):
             and _o15.starts_at.date() == tour.starts_at.date()
         ])
         if others >= guide.max_tours_per_day:  # museum_visitor_services.world:373
-            self.fail(
-                f'Guide {guide.guide_id} already leads {guide.max_tours_per_day} tours that day.'
-            )
+            self.fail(f'Guide {guide.guide_id} already leads {guide.max_tours_per_day} tours '
+                      'that day.')
         self.set_field(tour, 'guide', guide.guide_id)  # museum_visitor_services.world:374
         return tour  # museum_visitor_services.world:375
 
-    @tool(  # museum_visitor_services.world:378
-        'Cancel a scheduled tour that has not started; parties on it keep their tickets without '
-        'the tour and its fee.',
-        param('tour', _ROW_tours, 'The id of a scheduled tour, e.g. TR004.'),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
-        where='museum_visitor_services.world:378', returns=Tour,
-    )
+    @tool('Cancel a scheduled tour that has not started; parties on it keep their tickets '
+          'without the tour and its fee.',
+          param('tour', _ROW_tours, 'The id of a scheduled tour, e.g. TR004.'),
+          param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
+          where='museum_visitor_services.world:378', returns=Tour)
     def tool_cancel_tour(self, tour: Tour, reason: str) -> Tour:
         if tour.status != _E10_TourStatus_scheduled:  # museum_visitor_services.world:384
             self.fail(f'Tour {tour.tour_id} is already cancelled.')
@@ -758,24 +713,18 @@ class MuseumVisitorServices(Episode):
                 )
         return tour  # museum_visitor_services.world:393
 
-    @tool(  # museum_visitor_services.world:398
-        'Show a visitor: name, email, membership, when it ends and the member passes left.',
-        param('visitor', _ROW_visitors, 'The visitor id, e.g. V0001.'), read_only=True,
-        where='museum_visitor_services.world:398', returns=Visitor,
-    )
+    @tool('Show a visitor: name, email, membership, when it ends and the member passes left.',
+          param('visitor', _ROW_visitors, 'The visitor id, e.g. V0001.'), read_only=True,
+          where='museum_visitor_services.world:398', returns=Visitor)
     def tool_get_visitor(self, visitor: Visitor) -> Visitor:
         return visitor  # museum_visitor_services.world:403
 
-    @tool(  # museum_visitor_services.world:406
-        'Find visitors by part of the name and/or email, with their ids and memberships.',
-        param(
-            'name_contains', arg.optional(arg.TEXT),
-            "Part of the visitor's name; case does not matter.",
-        ),
-        param('email', arg.optional(arg.TEXT), "The visitor's exact email."), read_only=True,
-        where='museum_visitor_services.world:406', returns=js.array(Visitor),
-        shows=('list', ('row', 'visitors')),
-    )
+    @tool('Find visitors by part of the name and/or email, with their ids and memberships.',
+          param('name_contains', arg.optional(arg.TEXT),
+                "Part of the visitor's name; case does not matter."),
+          param('email', arg.optional(arg.TEXT), "The visitor's exact email."), read_only=True,
+          where='museum_visitor_services.world:406', returns=js.array(Visitor),
+          shows=('list', ('row', 'visitors')))
     def tool_find_visitors(self, name_contains: str | None, email: str | None) -> tuple[str, ...]:
         # museum_visitor_services.world:412
         q: str = self.built((name_contains if name_contains is not None else '').lower())
@@ -787,13 +736,11 @@ class MuseumVisitorServices(Episode):
             and (email is None or self.built(_v16.email.lower()) == wanted)
         ])
 
-    @tool(  # museum_visitor_services.world:417
-        "Start or renew a visitor's membership for a year (from the current end if still valid); "
-        "the passes are reset to the tier's yearly number.",
-        param('visitor', _ROW_visitors, 'The visitor id, e.g. V0005.'),
-        param('tier', arg.enum_of(MembershipTier), 'individual, family or patron.'),
-        where='museum_visitor_services.world:417', returns=Visitor,
-    )
+    @tool("Start or renew a visitor's membership for a year (from the current end if still "
+          "valid); the passes are reset to the tier's yearly number.",
+          param('visitor', _ROW_visitors, 'The visitor id, e.g. V0005.'),
+          param('tier', arg.enum_of(MembershipTier), 'individual, family or patron.'),
+          where='museum_visitor_services.world:417', returns=Visitor)
     def tool_renew_membership(self, visitor: Visitor, tier: MembershipTier) -> Visitor:
         if tier == _E14_MembershipTier_no_membership:  # museum_visitor_services.world:423
             raise ToolError('Choose a membership tier: individual, family or patron.')
@@ -812,30 +759,26 @@ class MuseumVisitorServices(Episode):
         )
         return visitor  # museum_visitor_services.world:435
 
-    @tool(  # museum_visitor_services.world:440
-        'Show a ticket: visitor, slot, tour, party, passes used, price, status and booking time.',
-        param('ticket', _ROW_tickets, 'The ticket id, e.g. T00001.'), read_only=True,
-        where='museum_visitor_services.world:440', returns=Ticket,
-    )
+    @tool('Show a ticket: visitor, slot, tour, party, passes used, price, status and booking '
+          'time.',
+          param('ticket', _ROW_tickets, 'The ticket id, e.g. T00001.'), read_only=True,
+          where='museum_visitor_services.world:440', returns=Ticket)
     def tool_get_ticket(self, ticket: Ticket) -> Ticket:
         return ticket  # museum_visitor_services.world:445
 
-    @tool(  # museum_visitor_services.world:448
-        "List a visitor's tickets, or those of a slot or tour, optionally by status, with slots, "
-        "parties, prices and statuses.",
-        param('visitor', arg.optional(arg.row('visitors')), 'Only tickets of this visitor id.'),
-        param(
-            'slot', arg.optional(arg.row('slots', arg.refined(arg.TEXT, pattern='^SL[0-9]{4}$'))),
-            'Only tickets for this slot id.',
-        ),
-        param(
-            'tour', arg.optional(arg.row('tours', arg.refined(arg.TEXT, pattern='^TR[0-9]{3}$'))),
-            'Only tickets that joined this tour id.',
-        ),
-        param('status', arg.optional(arg.enum_of(TicketStatus)), 'Only tickets with this status.'),
-        read_only=True, where='museum_visitor_services.world:448', returns=js.array(Ticket),
-        shows=('list', ('row', 'tickets')),
-    )
+    @tool("List a visitor's tickets, or those of a slot or tour, optionally by status, with "
+          "slots, parties, prices and statuses.",
+          param('visitor', arg.optional(arg.row('visitors')), 'Only tickets of this visitor id.'),
+          param('slot',
+                arg.optional(arg.row('slots', arg.refined(arg.TEXT, pattern='^SL[0-9]{4}$'))),
+                'Only tickets for this slot id.'),
+          param('tour',
+                arg.optional(arg.row('tours', arg.refined(arg.TEXT, pattern='^TR[0-9]{3}$'))),
+                'Only tickets that joined this tour id.'),
+          param('status', arg.optional(arg.enum_of(TicketStatus)),
+                'Only tickets with this status.'),
+          read_only=True, where='museum_visitor_services.world:448', returns=js.array(Ticket),
+          shows=('list', ('row', 'tickets')))
     def tool_list_tickets(
         self, visitor: Visitor | None, slot: EntrySlot | None, tour: Tour | None,
         status: TicketStatus | None,
@@ -851,19 +794,15 @@ class MuseumVisitorServices(Episode):
             and (status is None or _t17.status == status)
         ])
 
-    @tool(  # museum_visitor_services.world:460
-        "Book timed-entry tickets for a visitor's party in an open slot, optionally paying adult "
-        "admissions with member passes.",
-        param('visitor', _ROW_visitors, 'The visitor id, e.g. V0002.'),
-        param('slot', _ROW_slots, 'The slot id, e.g. SL0002.'),
-        param('adults', arg.refined(arg.INT, 0, 10), 'Adults in the party.', default=1),
-        param('children', arg.refined(arg.INT, 0, 10), 'Children in the party.', default=0),
-        param(
-            'use_passes', arg.refined(arg.INT, 0, 10),
-            'Member passes to spend, one per adult admission.', default=0,
-        ),
-        where='museum_visitor_services.world:460', returns=Ticket,
-    )
+    @tool("Book timed-entry tickets for a visitor's party in an open slot, optionally paying "
+          "adult admissions with member passes.",
+          param('visitor', _ROW_visitors, 'The visitor id, e.g. V0002.'),
+          param('slot', _ROW_slots, 'The slot id, e.g. SL0002.'),
+          param('adults', arg.refined(arg.INT, 0, 10), 'Adults in the party.', default=1),
+          param('children', arg.refined(arg.INT, 0, 10), 'Children in the party.', default=0),
+          param('use_passes', arg.refined(arg.INT, 0, 10),
+                'Member passes to spend, one per adult admission.', default=0),
+          where='museum_visitor_services.world:460', returns=Ticket)
     def tool_book_tickets(
         self, visitor: Visitor, slot: EntrySlot, adults: int, children: int, use_passes: int
     ) -> Ticket:
@@ -876,10 +815,8 @@ class MuseumVisitorServices(Episode):
             raise ToolError('A party has 1 to 10 people.')
         # museum_visitor_services.world:473
         if rt.bounded(slot.capacity - self.fn_slot_taken(slot)) < people:
-            self.fail(
-                f'Slot {slot.slot_id} has only '
-                f'{rt.bounded(slot.capacity - self.fn_slot_taken(slot))} places left.',
-            )
+            self.fail(f'Slot {slot.slot_id} has only '
+                      f'{rt.bounded(slot.capacity - self.fn_slot_taken(slot))} places left.')
         if not (  # museum_visitor_services.world:474
             day >= self.t_exhibitions[slot.exhibition].opens_on
             or self.fn_is_member_on(visitor, day)
@@ -891,9 +828,8 @@ class MuseumVisitorServices(Episode):
             if use_passes > adults:  # museum_visitor_services.world:477
                 raise ToolError('Passes cover adult admissions only.')
             if use_passes > visitor.passes_left:  # museum_visitor_services.world:478
-                self.fail(
-                    f'Visitor {visitor.visitor_id} has only {visitor.passes_left} passes left.'
-                )
+                self.fail(f'Visitor {visitor.visitor_id} has only {visitor.passes_left} passes '
+                          'left.')
         self.set_field(  # museum_visitor_services.world:480
             visitor, 'passes_left', v.check_range(
                 rt.bounded(visitor.passes_left - use_passes), 'Visitor.passes_left', 0, 50
@@ -915,13 +851,11 @@ class MuseumVisitorServices(Episode):
         self.insert(self.t_tickets, ticket)  # museum_visitor_services.world:489
         return ticket  # museum_visitor_services.world:490
 
-    @tool(  # museum_visitor_services.world:493
-        "Add a booked ticket's party to a guided tour of the same exhibition and day, starting "
-        "at or after the slot; the tour fee is added per person.",
-        param('ticket', _ROW_tickets, 'The id of a booked ticket, e.g. T00002.'),
-        param('tour', _ROW_tours, 'The tour id, e.g. TR002.'),
-        where='museum_visitor_services.world:493', returns=Ticket,
-    )
+    @tool("Add a booked ticket's party to a guided tour of the same exhibition and day, starting "
+          "at or after the slot; the tour fee is added per person.",
+          param('ticket', _ROW_tickets, 'The id of a booked ticket, e.g. T00002.'),
+          param('tour', _ROW_tours, 'The tour id, e.g. TR002.'),
+          where='museum_visitor_services.world:493', returns=Ticket)
     def tool_join_tour(self, ticket: Ticket, tour: Tour) -> Ticket:
         if ticket.status != _E12_TicketStatus_booked:  # museum_visitor_services.world:499
             self.fail(f'Ticket {ticket.ticket_id} is not booked (it is {ticket.status}).')
@@ -932,30 +866,24 @@ class MuseumVisitorServices(Episode):
             self.fail(f'Tour {tour.tour_id} is cancelled or has started.')
         # museum_visitor_services.world:502
         if not self.fn_tour_fits(tour, self.t_slots[ticket.slot]):
-            self.fail(
-                f'Tour {tour.tour_id} is of another exhibition or day, or starts before the '
-                'ticket\'s slot.',
-            )
+            self.fail(f'Tour {tour.tour_id} is of another exhibition or day, or starts before '
+                      'the ticket\'s slot.')
         # museum_visitor_services.world:503
         if rt.bounded(tour.capacity - self.fn_tour_taken(tour)) < self.fn_party(ticket):
-            self.fail(
-                f'Tour {tour.tour_id} has only '
-                f'{rt.bounded(tour.capacity - self.fn_tour_taken(tour))} places left.',
-            )
+            self.fail(f'Tour {tour.tour_id} has only '
+                      f'{rt.bounded(tour.capacity - self.fn_tour_taken(tour))} places left.')
         self.set_field(ticket, 'tour', tour.tour_id)  # museum_visitor_services.world:504
         self.set_field(  # museum_visitor_services.world:505
             ticket, 'price', v.check_range(self.fn_price_of(ticket), 'Ticket.price', 0.0, None)
         )
         return ticket  # museum_visitor_services.world:506
 
-    @tool(  # museum_visitor_services.world:509
-        'Move a booked ticket to another open slot of the same exhibition, at least '
-        'change_cutoff before its current slot. A joined tour that no longer fits is dropped '
-        'with its fee.',
-        param('ticket', _ROW_tickets, 'The id of a booked ticket, e.g. T00004.'),
-        param('new_slot', _ROW_slots, 'The new slot id, of the same exhibition, e.g. SL0002.'),
-        where='museum_visitor_services.world:509', returns=Ticket,
-    )
+    @tool('Move a booked ticket to another open slot of the same exhibition, at least '
+          'change_cutoff before its current slot. A joined tour that no longer fits is dropped '
+          'with its fee.',
+          param('ticket', _ROW_tickets, 'The id of a booked ticket, e.g. T00004.'),
+          param('new_slot', _ROW_slots, 'The new slot id, of the same exhibition, e.g. SL0002.'),
+          where='museum_visitor_services.world:509', returns=Ticket)
     def tool_change_slot(self, ticket: Ticket, new_slot: EntrySlot) -> Ticket:
         if ticket.status != _E12_TicketStatus_booked:  # museum_visitor_services.world:515
             self.fail(f'Ticket {ticket.ticket_id} is not booked (it is {ticket.status}).')
@@ -972,10 +900,9 @@ class MuseumVisitorServices(Episode):
             self.fail(f'Slot {new_slot.slot_id} is closed or has started.')
         # museum_visitor_services.world:520
         if rt.bounded(new_slot.capacity - self.fn_slot_taken(new_slot)) < self.fn_party(ticket):
-            self.fail(
-                f'Slot {new_slot.slot_id} has only '
-                f'{rt.bounded(new_slot.capacity - self.fn_slot_taken(new_slot))} places left.',
-            )
+            self.fail(f'Slot {new_slot.slot_id} has only '
+                      f'{rt.bounded(new_slot.capacity - self.fn_slot_taken(new_slot))} places '
+                      'left.')
         day: dt.date = new_slot.starts_at.date()  # museum_visitor_services.world:521
         if not (  # museum_visitor_services.world:522
             day >= self.t_exhibitions[new_slot.exhibition].opens_on
@@ -996,7 +923,7 @@ class MuseumVisitorServices(Episode):
         )
         return ticket  # museum_visitor_services.world:532
 
-    @tool(  # museum_visitor_services.world:535
+    @tool(
         'Cancel a booked ticket before its slot starts. The price is refunded when cancelled at '
         'least cancel_cutoff before the slot; member passes are always given back.',
         param('ticket', _ROW_tickets, 'The id of a booked ticket, e.g. T00003.'),
@@ -1025,20 +952,16 @@ class MuseumVisitorServices(Episode):
         self.set_field(ticket, 'status', _E12_TicketStatus_cancelled)
         return CancelResult(ticket.ticket_id, refund, passes)  # museum_visitor_services.world:547
 
-    @tool(  # museum_visitor_services.world:550
-        'Mark a booked ticket used when the party arrives on the day of its slot.',
-        param('ticket', _ROW_tickets, 'The id of a booked ticket for today, e.g. T00001.'),
-        where='museum_visitor_services.world:550', returns=Ticket,
-    )
+    @tool('Mark a booked ticket used when the party arrives on the day of its slot.',
+          param('ticket', _ROW_tickets, 'The id of a booked ticket for today, e.g. T00001.'),
+          where='museum_visitor_services.world:550', returns=Ticket)
     def tool_check_in(self, ticket: Ticket) -> Ticket:
         if ticket.status != _E12_TicketStatus_booked:  # museum_visitor_services.world:555
             self.fail(f'Ticket {ticket.ticket_id} is not booked (it is {ticket.status}).')
         # museum_visitor_services.world:556
         if self.t_slots[ticket.slot].starts_at.date() != self.clock.date():
-            self.fail(
-                f'Ticket {ticket.ticket_id} is for {self.t_slots[ticket.slot].starts_at.date()}, '
-                'not today.',
-            )
+            self.fail(f'Ticket {ticket.ticket_id} is for '
+                      f'{self.t_slots[ticket.slot].starts_at.date()}, not today.')
         # museum_visitor_services.world:557
         self.set_field(ticket, 'status', _E12_TicketStatus_used)
         return ticket  # museum_visitor_services.world:558

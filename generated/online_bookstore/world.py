@@ -314,9 +314,8 @@ class OnlineBookstore(Episode):
     def _check_invariants(self) -> None:
         for _row63 in rt.changed_rows(self, self.t_books):  # online_bookstore.world:193
             if not (_row63.stock >= 0):
-                raise InvariantError(
-                    "A book's stock never goes below zero.", 'online_bookstore.world:193'
-                )
+                raise InvariantError("A book's stock never goes below zero.",
+                                     'online_bookstore.world:193')
         if not all(  # online_bookstore.world:196
             len([_s65 for _s65 in rt.each(self, self.t_shipments) if _s65.order == _o64.order_id])
             == (0
@@ -324,58 +323,47 @@ class OnlineBookstore(Episode):
             else 1)
             for _o64 in rt.each(self, self.t_orders)
         ):
-            raise InvariantError(
-                'Placed and cancelled orders have no shipment; shipped and delivered orders '
-                'exactly one.',
-                'online_bookstore.world:196',
-            )
+            raise InvariantError('Placed and cancelled orders have no shipment; shipped and '
+                                 'delivered orders exactly one.',
+                                 'online_bookstore.world:196')
         if not all(  # online_bookstore.world:199
             (_s66.status == _E14_ShipmentStatus_delivered)
             == (self.t_orders[_s66.order].status == _E11_OrderStatus_delivered)
             for _s66 in rt.each(self, self.t_shipments)
         ):
-            raise InvariantError(
-                'An order is delivered exactly when its shipment is delivered.',
-                'online_bookstore.world:199',
-            )
+            raise InvariantError('An order is delivered exactly when its shipment is delivered.',
+                                 'online_bookstore.world:199')
         for _row67 in rt.changed_rows(self, self.t_shipments):  # online_bookstore.world:202
             if not (
                 (_row67.status == _E14_ShipmentStatus_delivered)
                 == (_row67.delivered_on is not None)
             ):
-                raise InvariantError(
-                    'A shipment has a delivery day exactly when it is delivered.',
-                    'online_bookstore.world:202',
-                )
+                raise InvariantError('A shipment has a delivery day exactly when it is delivered.',
+                                     'online_bookstore.world:202')
         for _row68 in rt.changed_rows(self, self.t_orders):  # online_bookstore.world:205
             if not (_row68.total == self.fn_lines_total(_row68.lines)):
-                raise InvariantError(
-                    "An order's total is what its lines cost.", 'online_bookstore.world:205'
-                )
+                raise InvariantError("An order's total is what its lines cost.",
+                                     'online_bookstore.world:205')
         for _row69 in rt.changed_rows(self, self.t_orders):  # online_bookstore.world:208
             if not (
                 (_row69.status == _E11_OrderStatus_cancelled) == (_row69.cancelled_at is not None)
             ):
-                raise InvariantError(
-                    'An order has a cancellation time exactly when it is cancelled.',
-                    'online_bookstore.world:208',
-                )
+                raise InvariantError('An order has a cancellation time exactly when it is '
+                                     'cancelled.',
+                                     'online_bookstore.world:208')
         # online_bookstore.world:211
         if not all(self.fn_return_ok(_r70) for _r70 in rt.each(self, self.t_returns)):
-            raise InvariantError(
-                'A return is of a book of a delivered order, within the return window of its '
-                'delivery.',
-                'online_bookstore.world:211',
-            )
+            raise InvariantError('A return is of a book of a delivered order, within the return '
+                                 'window of its delivery.',
+                                 'online_bookstore.world:211')
         if not all(  # online_bookstore.world:214
             self.fn_returned_qty(self.t_orders[_r71.order], self.t_books[_r71.book])
             <= self.fn_ordered_qty(self.t_orders[_r71.order], self.t_books[_r71.book])
             for _r71 in rt.each(self, self.t_returns)
         ):
-            raise InvariantError(
-                'The copies of a book returned from an order never exceed the copies ordered.',
-                'online_bookstore.world:214',
-            )
+            raise InvariantError('The copies of a book returned from an order never exceed the '
+                                 'copies ordered.',
+                                 'online_bookstore.world:214')
         if not all(  # online_bookstore.world:217
             _r72.credit_amount == round(
                 _r72.quantity * self.fn_line_price(
@@ -385,15 +373,13 @@ class OnlineBookstore(Episode):
             )
             for _r72 in rt.each(self, self.t_returns)
         ):
-            raise InvariantError(
-                "A return's credit is its quantity times the price paid per copy.",
-                'online_bookstore.world:217',
-            )
+            raise InvariantError("A return's credit is its quantity times the price paid per "
+                                 "copy.",
+                                 'online_bookstore.world:217')
         for _row73 in rt.changed_rows(self, self.t_customers):  # online_bookstore.world:220
             if not (_row73.store_credit >= 0.0):
-                raise InvariantError(
-                    "A customer's store credit is never negative.", 'online_bookstore.world:220'
-                )
+                raise InvariantError("A customer's store credit is never negative.",
+                                     'online_bookstore.world:220')
         if not all(  # online_bookstore.world:223
             _i74.quantity <= self.state.max_cart_quantity
             and len([
@@ -403,11 +389,9 @@ class OnlineBookstore(Episode):
             == 1
             for _i74 in rt.each(self, self.t_cart_items)
         ):
-            raise InvariantError(
-                'A customer has at most one cart item per book, of at most max_cart_quantity '
-                'copies.',
-                'online_bookstore.world:223',
-            )
+            raise InvariantError('A customer has at most one cart item per book, of at most '
+                                 'max_cart_quantity copies.',
+                                 'online_bookstore.world:223')
         if not all(  # online_bookstore.world:226
             len([_o77 for _o77 in rt.each(self, self.t_customers) if _o77.email == _c76.email])
             == 1
@@ -502,24 +486,18 @@ class OnlineBookstore(Episode):
             and r.requested_on <= (d if d is not None else rt.absent()) + self.state.return_window
         )
 
-    @tool(  # online_bookstore.world:234
-        'Show a customer: name, email, phone, saved addresses by label and store credit.',
-        _PARAM_customer, read_only=True, where='online_bookstore.world:234', returns=Customer,
-    )
+    @tool('Show a customer: name, email, phone, saved addresses by label and store credit.',
+          _PARAM_customer, read_only=True, where='online_bookstore.world:234', returns=Customer)
     def tool_get_customer(self, customer: Customer) -> Customer:
         return customer  # online_bookstore.world:239
 
-    @tool(  # online_bookstore.world:242
-        'Find customers by part of the name and/or by email, with their ids, saved addresses and '
-        'store credit.',
-        param(
-            'name_contains', arg.optional(arg.TEXT),
-            "Part of the customer's name; case does not matter.",
-        ),
-        param('email', arg.optional(arg.TEXT), "The customer's exact email."), read_only=True,
-        where='online_bookstore.world:242', returns=js.array(Customer),
-        shows=('list', ('row', 'customers')),
-    )
+    @tool('Find customers by part of the name and/or by email, with their ids, saved addresses '
+          'and store credit.',
+          param('name_contains', arg.optional(arg.TEXT),
+                "Part of the customer's name; case does not matter."),
+          param('email', arg.optional(arg.TEXT), "The customer's exact email."), read_only=True,
+          where='online_bookstore.world:242', returns=js.array(Customer),
+          shows=('list', ('row', 'customers')))
     def tool_find_customers(self, name_contains: str | None, email: str | None) -> tuple[str, ...]:
         # online_bookstore.world:248
         q: str = self.built((name_contains if name_contains is not None else '').lower())
@@ -531,17 +509,13 @@ class OnlineBookstore(Episode):
             and (email is None or self.built(_c6.email.lower()) == wanted)
         ])
 
-    @tool(  # online_bookstore.world:253
-        'Save a shipping address for a customer under a label. A customer keeps at most 5 '
-        'addresses.',
-        param('customer', _ROW_customers, 'The customer id, e.g. C0002.'),
-        param(
-            'label', arg.refined(arg.TEXT, 1, 20),
-            'The label to save it under, e.g. home or work; an existing label is replaced.',
-        ),
-        param('address', arg.record(Address.load, _RESULT_Address), 'The address.'),
-        where='online_bookstore.world:253', returns=Customer,
-    )
+    @tool('Save a shipping address for a customer under a label. A customer keeps at most 5 '
+          'addresses.',
+          param('customer', _ROW_customers, 'The customer id, e.g. C0002.'),
+          param('label', arg.refined(arg.TEXT, 1, 20),
+                'The label to save it under, e.g. home or work; an existing label is replaced.'),
+          param('address', arg.record(Address.load, _RESULT_Address), 'The address.'),
+          where='online_bookstore.world:253', returns=Customer)
     def tool_add_address(self, customer: Customer, label: str, address: Address) -> Customer:
         # online_bookstore.world:260
         if not (label in customer.addresses or len(customer.addresses) < 5):
@@ -552,31 +526,23 @@ class OnlineBookstore(Episode):
         )
         return customer  # online_bookstore.world:262
 
-    @tool(  # online_bookstore.world:267
-        'Show a book: title, author, format, price, stock, genre and publication day.',
-        param('book', _ROW_books, 'The ISBN-13, e.g. 9780140449136.'), read_only=True,
-        where='online_bookstore.world:267', returns=Book,
-    )
+    @tool('Show a book: title, author, format, price, stock, genre and publication day.',
+          param('book', _ROW_books, 'The ISBN-13, e.g. 9780140449136.'), read_only=True,
+          where='online_bookstore.world:267', returns=Book)
     def tool_get_book(self, book: Book) -> Book:
         return book  # online_bookstore.world:272
 
-    @tool(  # online_bookstore.world:275
-        'Search the catalogue by title or author text, format, genre and stock, with ISBNs, '
-        'prices and stock.',
-        param(
-            'text', arg.refined(arg.TEXT, None, 120),
-            'Text in the title or author; case does not matter; empty matches every book.',
-            default='',
-        ),
-        param(
-            'book_format', arg.optional(arg.enum_of(BookFormat)),
-            'Only this format: hardcover, paperback or large_print.',
-        ),
-        param('genre', arg.optional(arg.enum_of(Genre)), 'Only this genre.'),
-        param('in_stock_only', arg.BOOL, 'Only books with copies in stock.', default=False),
-        read_only=True, where='online_bookstore.world:275', returns=js.array(Book),
-        shows=('list', ('row', 'books')),
-    )
+    @tool('Search the catalogue by title or author text, format, genre and stock, with ISBNs, '
+          'prices and stock.',
+          param('text', arg.refined(arg.TEXT, None, 120),
+                'Text in the title or author; case does not matter; empty matches every book.',
+                default=''),
+          param('book_format', arg.optional(arg.enum_of(BookFormat)),
+                'Only this format: hardcover, paperback or large_print.'),
+          param('genre', arg.optional(arg.enum_of(Genre)), 'Only this genre.'),
+          param('in_stock_only', arg.BOOL, 'Only books with copies in stock.', default=False),
+          read_only=True, where='online_bookstore.world:275', returns=js.array(Book),
+          shows=('list', ('row', 'books')))
     def tool_search_books(
         self, text: str, book_format: BookFormat | None, genre: Genre | None, in_stock_only: bool
     ) -> tuple[str, ...]:
@@ -589,46 +555,40 @@ class OnlineBookstore(Episode):
             and (genre is None or _b7.genre == genre) and (not in_stock_only or _b7.stock > 0)
         ])
 
-    @tool(  # online_bookstore.world:287
-        'Add copies of a book to stock.',
-        param('book', _ROW_books, 'The ISBN-13, e.g. 9780593135204.'),
-        param('copies', arg.refined(arg.INT, 1, 1000), 'How many copies arrived.'),
-        where='online_bookstore.world:287', returns=Book,
-    )
+    @tool('Add copies of a book to stock.',
+          param('book', _ROW_books, 'The ISBN-13, e.g. 9780593135204.'),
+          param('copies', arg.refined(arg.INT, 1, 1000), 'How many copies arrived.'),
+          where='online_bookstore.world:287', returns=Book)
     def tool_restock_book(self, book: Book, copies: int) -> Book:
         self.set_field(  # online_bookstore.world:293
             book, 'stock', v.check_range(rt.bounded(book.stock + copies), 'Book.stock', 0, None)
         )
         return book  # online_bookstore.world:294
 
-    @tool(  # online_bookstore.world:299
-        'Show a cart item: customer, book, quantity and when it was added.',
-        param('cart_item', _ROW_cart_items, 'The cart item id, e.g. CI0001.'), read_only=True,
-        where='online_bookstore.world:299', returns=CartItem,
-    )
+    @tool('Show a cart item: customer, book, quantity and when it was added.',
+          param('cart_item', _ROW_cart_items, 'The cart item id, e.g. CI0001.'), read_only=True,
+          where='online_bookstore.world:299', returns=CartItem)
     def tool_get_cart_item(self, cart_item: CartItem) -> CartItem:
         return cart_item  # online_bookstore.world:304
 
-    @tool(  # online_bookstore.world:307
-        "List a customer's cart items with titles, prices, line subtotals and the cart total.",
-        _PARAM_customer, read_only=True, where='online_bookstore.world:307',
-        returns=js.closed({
-            'customer': js.scalar('str', pattern='^C[0-9]{4}$'),
-            'lines': js.array(js.closed({
-                'item': CartItem, 'title': js.STRING, 'unit_price': js.NUMBER,
-                'subtotal': js.NUMBER,
-            })),
-            'total': js.NUMBER,
-        }),
-        shows=(
-            'record', (
-                (
-                    'lines', 'lines',
-                    ('list', ('record', (('item', 'item', ('row', 'cart_items')),))),
-                ),
-            ),
-        ),
-    )
+    @tool("List a customer's cart items with titles, prices, line subtotals and the cart total.",
+          _PARAM_customer, read_only=True, where='online_bookstore.world:307',
+          returns=js.closed({
+              'customer': js.scalar('str', pattern='^C[0-9]{4}$'),
+              'lines': js.array(js.closed({
+                  'item': CartItem, 'title': js.STRING, 'unit_price': js.NUMBER,
+                  'subtotal': js.NUMBER,
+              })),
+              'total': js.NUMBER,
+          }),
+          shows=(
+              'record', (
+                  (
+                      'lines', 'lines',
+                      ('list', ('record', (('item', 'item', ('row', 'cart_items')),))),
+                  ),
+              ),
+          ))
     def tool_view_cart(self, customer: Customer) -> CartView:
         mine: tuple[str, ...] = tuple([  # online_bookstore.world:312
             _i8.cart_item_id for _i8 in rt.each(self, self.t_cart_items)
@@ -646,13 +606,12 @@ class OnlineBookstore(Episode):
             round(sum(rt.each(self, tuple(map(_GET_subtotal, rt.each(self, lines))))), 2),
         )
 
-    @tool(  # online_bookstore.world:321
-        "Add copies of a book to a customer's cart; if the book is already there its quantity "
-        "goes up.",
-        _PARAM_customer, param('book', _ROW_books, 'The ISBN-13 of the book, e.g. 9780525559474.'),
-        param('quantity', arg.refined(arg.INT, 1, 10), 'How many copies to add.', default=1),
-        where='online_bookstore.world:321', returns=CartItem,
-    )
+    @tool("Add copies of a book to a customer's cart; if the book is already there its quantity "
+          "goes up.",
+          _PARAM_customer,
+          param('book', _ROW_books, 'The ISBN-13 of the book, e.g. 9780525559474.'),
+          param('quantity', arg.refined(arg.INT, 1, 10), 'How many copies to add.', default=1),
+          where='online_bookstore.world:321', returns=CartItem)
     def tool_add_to_cart(self, customer: Customer, book: Book, quantity: int) -> CartItem:
         if book.stock <= 0:  # online_bookstore.world:328
             self.fail(f'{book.title} ({book.isbn}) is out of stock.')
@@ -666,10 +625,9 @@ class OnlineBookstore(Episode):
                 rt.bounded(self.t_cart_items[id_].quantity + quantity)
                 > self.state.max_cart_quantity
             ):
-                raise ToolError(
-                    f'A cart holds at most {self.state.max_cart_quantity} copies of one book; '
-                    f'{self.t_cart_items[id_].quantity} already in the cart.',
-                )
+                raise ToolError(f'A cart holds at most {self.state.max_cart_quantity} copies of '
+                                f'one book; {self.t_cart_items[id_].quantity} already in the '
+                                'cart.')
             self.set_field(  # online_bookstore.world:333
                 self.t_cart_items[id_], 'quantity', v.check_range(
                     rt.bounded(self.t_cart_items[id_].quantity + quantity), 'CartItem.quantity', 1,
@@ -685,34 +643,27 @@ class OnlineBookstore(Episode):
         self.insert(self.t_cart_items, item)  # online_bookstore.world:337
         return item  # online_bookstore.world:338
 
-    @tool(  # online_bookstore.world:341
-        "Remove an item from its customer's cart. Shows the removed item.",
-        param('cart_item', _ROW_cart_items, 'The cart item id, e.g. CI0003.'),
-        where='online_bookstore.world:341', returns=CartItem,
-    )
+    @tool("Remove an item from its customer's cart. Shows the removed item.",
+          param('cart_item', _ROW_cart_items, 'The cart item id, e.g. CI0003.'),
+          where='online_bookstore.world:341', returns=CartItem)
     def tool_remove_from_cart(self, cart_item: CartItem) -> CartItem:
         self.delete(self.t_cart_items, cart_item.cart_item_id)  # online_bookstore.world:346
         return cart_item  # online_bookstore.world:347
 
-    @tool(  # online_bookstore.world:352
-        'Show an order: customer, lines (book ISBN, quantity, price paid), shipping address, '
-        'total, status and times.',
-        _PARAM_order, read_only=True, where='online_bookstore.world:352', returns=_RESULT_Order,
-    )
+    @tool('Show an order: customer, lines (book ISBN, quantity, price paid), shipping address, '
+          'total, status and times.',
+          _PARAM_order, read_only=True, where='online_bookstore.world:352', returns=_RESULT_Order)
     def tool_get_order(self, order: Order) -> Order:
         return order  # online_bookstore.world:357
 
-    @tool(  # online_bookstore.world:360
-        "List a customer's orders with their lines, totals, statuses and placing times, "
-        "optionally by status or day.",
-        param('customer', _ROW_customers, 'The customer id, e.g. C0003.'),
-        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
-        param(
-            'placed_on', arg.optional(arg.DATE), 'Only orders placed on this day, e.g. 2024-05-18.'
-        ),
-        read_only=True, where='online_bookstore.world:360', returns=js.array(_RESULT_Order),
-        shows=('list', ('row', 'orders')),
-    )
+    @tool("List a customer's orders with their lines, totals, statuses and placing times, "
+          "optionally by status or day.",
+          param('customer', _ROW_customers, 'The customer id, e.g. C0003.'),
+          param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
+          param('placed_on', arg.optional(arg.DATE),
+                'Only orders placed on this day, e.g. 2024-05-18.'),
+          read_only=True, where='online_bookstore.world:360', returns=js.array(_RESULT_Order),
+          shows=('list', ('row', 'orders')))
     def tool_list_orders(
         self, customer: Customer, status: OrderStatus | None, placed_on: dt.date | None
     ) -> tuple[str, ...]:
@@ -722,17 +673,13 @@ class OnlineBookstore(Episode):
             and (placed_on is None or _o12.placed_at.date() == placed_on)
         ])
 
-    @tool(  # online_bookstore.world:370
-        "Turn a customer's whole cart into an order at current prices, shipped to one of their "
-        "saved addresses. Stock is taken at once and the cart is emptied.",
-        _PARAM_customer,
-        param(
-            'address_label', arg.optional(arg.TEXT),
-            "The label of one of the customer's saved addresses, e.g. home; leave out for the "
-            "first saved address.",
-        ),
-        where='online_bookstore.world:370', returns=_RESULT_Order,
-    )
+    @tool("Turn a customer's whole cart into an order at current prices, shipped to one of their "
+          "saved addresses. Stock is taken at once and the cart is emptied.",
+          _PARAM_customer,
+          param('address_label', arg.optional(arg.TEXT),
+                "The label of one of the customer's saved addresses, e.g. home; leave out for "
+                "the first saved address."),
+          where='online_bookstore.world:370', returns=_RESULT_Order)
     def tool_checkout(self, customer: Customer, address_label: str | None) -> Order:
         mine: tuple[str, ...] = tuple([  # online_bookstore.world:376
             _i13.cart_item_id for _i13 in rt.each(self, self.t_cart_items)
@@ -751,10 +698,9 @@ class OnlineBookstore(Episode):
             self.fail(f'Customer {customer.customer_id} has no saved address labelled {label}.')
         for i in rt.rows(self.t_cart_items, rt.each(self, mine)):  # online_bookstore.world:383
             if self.t_books[i.book].stock < i.quantity:  # online_bookstore.world:384
-                self.fail(
-                    f'Only {self.t_books[i.book].stock} copies of {self.t_books[i.book].title} ('
-                    f'{self.t_books[i.book].isbn}) in stock; {i.quantity} in the cart.',
-                )
+                self.fail(f'Only {self.t_books[i.book].stock} copies of '
+                          f'{self.t_books[i.book].title} ({self.t_books[i.book].isbn}) in stock; '
+                          f'{i.quantity} in the cart.')
         lines: tuple[OrderLine, ...] = tuple([  # online_bookstore.world:386
             OrderLine(
                 _i14.book, v.check_range(_i14.quantity, 'OrderLine.quantity', 1, 10),
@@ -779,10 +725,8 @@ class OnlineBookstore(Episode):
         self.insert(self.t_orders, order)  # online_bookstore.world:392
         return order  # online_bookstore.world:393
 
-    @tool(  # online_bookstore.world:396
-        'Cancel an order that has not shipped yet; its copies go back to stock.', _PARAM_order,
-        where='online_bookstore.world:396', returns=_RESULT_Order,
-    )
+    @tool('Cancel an order that has not shipped yet; its copies go back to stock.', _PARAM_order,
+          where='online_bookstore.world:396', returns=_RESULT_Order)
     def tool_cancel_order(self, order: Order) -> Order:
         if order.status == _E11_OrderStatus_cancelled:  # online_bookstore.world:401
             self.fail(f'Order {order.order_id} is already cancelled.')
@@ -798,21 +742,17 @@ class OnlineBookstore(Episode):
         self.set_fields(order, ('status', 'cancelled_at'), _E11_OrderStatus_cancelled, self.clock)
         return order  # online_bookstore.world:408
 
-    @tool(  # online_bookstore.world:413
-        'Show a shipment: order, carrier, tracking number, when it shipped, status and delivery '
-        'day.',
-        _PARAM_shipment, read_only=True, where='online_bookstore.world:413', returns=Shipment,
-    )
+    @tool('Show a shipment: order, carrier, tracking number, when it shipped, status and '
+          'delivery day.',
+          _PARAM_shipment, read_only=True, where='online_bookstore.world:413', returns=Shipment)
     def tool_get_shipment(self, shipment: Shipment) -> Shipment:
         return shipment  # online_bookstore.world:418
 
-    @tool(  # online_bookstore.world:421
+    @tool(
         'Find the shipment of an order, or the shipment with a tracking number, with its '
         'carrier, status and delivery day.',
-        param(
-            'order', arg.optional(arg.row('orders')),
-            'The order id whose shipment to find, e.g. O00002.',
-        ),
+        param('order', arg.optional(arg.row('orders')),
+              'The order id whose shipment to find, e.g. O00002.'),
         param('tracking_number', arg.optional(arg.TEXT), 'A tracking number, e.g. TRK000000001.'),
         read_only=True, where='online_bookstore.world:421', returns=js.array(Shipment),
         shows=('list', ('row', 'shipments')),
@@ -828,12 +768,10 @@ class OnlineBookstore(Episode):
             and (tracking_number is None or _s16.tracking_number == tracking_number)
         ])
 
-    @tool(  # online_bookstore.world:431
-        'Ship a placed order with a carrier; it gets the next tracking number. An order ships '
-        'once.',
-        _PARAM_order, param('carrier', arg.enum_of(Carrier), 'The carrier: ups, fedex or usps.'),
-        where='online_bookstore.world:431', returns=Shipment,
-    )
+    @tool('Ship a placed order with a carrier; it gets the next tracking number. An order ships '
+          'once.',
+          _PARAM_order, param('carrier', arg.enum_of(Carrier), 'The carrier: ups, fedex or usps.'),
+          where='online_bookstore.world:431', returns=Shipment)
     def tool_ship_order(self, order: Order, carrier: Carrier) -> Shipment:
         if order.status == _E11_OrderStatus_cancelled:  # online_bookstore.world:437
             self.fail(f'Order {order.order_id} is cancelled.')
@@ -852,10 +790,8 @@ class OnlineBookstore(Episode):
         self.set_field(order, 'status', _E11_OrderStatus_shipped)  # online_bookstore.world:441
         return shipment  # online_bookstore.world:442
 
-    @tool(  # online_bookstore.world:445
-        'Record that a shipment was delivered today; its order becomes delivered.',
-        _PARAM_shipment, where='online_bookstore.world:445', returns=Shipment,
-    )
+    @tool('Record that a shipment was delivered today; its order becomes delivered.',
+          _PARAM_shipment, where='online_bookstore.world:445', returns=Shipment)
     def tool_mark_delivered(self, shipment: Shipment) -> Shipment:
         if shipment.status != _E14_ShipmentStatus_in_transit:  # online_bookstore.world:450
             self.fail(f'Shipment {shipment.shipment_id} is already delivered.')
@@ -866,23 +802,19 @@ class OnlineBookstore(Episode):
         self.set_field(self.t_orders[shipment.order], 'status', _E11_OrderStatus_delivered)
         return shipment  # online_bookstore.world:454
 
-    @tool(  # online_bookstore.world:459
-        'Show a return: order, book, quantity, reason, day, credit given and whether the copies '
-        'were restocked.',
-        param('book_return', _ROW_returns, 'The return id, e.g. RT0001.'), read_only=True,
-        where='online_bookstore.world:459', returns=BookReturn,
-    )
+    @tool('Show a return: order, book, quantity, reason, day, credit given and whether the '
+          'copies were restocked.',
+          param('book_return', _ROW_returns, 'The return id, e.g. RT0001.'), read_only=True,
+          where='online_bookstore.world:459', returns=BookReturn)
     def tool_get_return(self, book_return: BookReturn) -> BookReturn:
         return book_return  # online_bookstore.world:464
 
-    @tool(  # online_bookstore.world:467
-        "List a customer's returns, optionally of one order, with books, quantities, reasons and "
-        "credits.",
-        param('customer', _ROW_customers, 'The customer id, e.g. C0004.'),
-        param('order', arg.optional(arg.row('orders')), 'Only returns from this order id.'),
-        read_only=True, where='online_bookstore.world:467', returns=js.array(BookReturn),
-        shows=('list', ('row', 'returns')),
-    )
+    @tool("List a customer's returns, optionally of one order, with books, quantities, reasons "
+          "and credits.",
+          param('customer', _ROW_customers, 'The customer id, e.g. C0004.'),
+          param('order', arg.optional(arg.row('orders')), 'Only returns from this order id.'),
+          read_only=True, where='online_bookstore.world:467', returns=js.array(BookReturn),
+          shows=('list', ('row', 'returns')))
     def tool_list_returns(self, customer: Customer, order: Order | None) -> tuple[str, ...]:
         return tuple([  # online_bookstore.world:473
             _r17.return_id for _r17 in rt.each(self, self.t_returns)
@@ -890,18 +822,14 @@ class OnlineBookstore(Episode):
             and (order is None or _r17.order == order.order_id)
         ])
 
-    @tool(  # online_bookstore.world:476
-        "Return copies of a book from a delivered order within 30 days of delivery. The price "
-        "paid goes to the customer's store credit; copies go back to stock unless damaged.",
-        param('order', _ROW_orders, 'The order id, e.g. O00003.'),
-        param('book', _ROW_books, 'The ISBN-13 of the book to return.'),
-        param('quantity', arg.refined(arg.INT, 1, 10), 'How many copies to return.', default=1),
-        param(
-            'reason', arg.enum_of(ReturnReason),
-            'Why: damaged, wrong_item, not_as_described or changed_mind.',
-        ),
-        where='online_bookstore.world:476', returns=BookReturn,
-    )
+    @tool("Return copies of a book from a delivered order within 30 days of delivery. The price "
+          "paid goes to the customer's store credit; copies go back to stock unless damaged.",
+          param('order', _ROW_orders, 'The order id, e.g. O00003.'),
+          param('book', _ROW_books, 'The ISBN-13 of the book to return.'),
+          param('quantity', arg.refined(arg.INT, 1, 10), 'How many copies to return.', default=1),
+          param('reason', arg.enum_of(ReturnReason),
+                'Why: damaged, wrong_item, not_as_described or changed_mind.'),
+          where='online_bookstore.world:476', returns=BookReturn)
     def tool_return_book(
         self, order: Order, book: Book, quantity: int, reason: ReturnReason
     ) -> BookReturn:
@@ -912,19 +840,15 @@ class OnlineBookstore(Episode):
             self.fail(f'Order {order.order_id} has no delivery day.')
         today: dt.date = self.clock.date()  # online_bookstore.world:487
         if today > delivered + self.state.return_window:  # online_bookstore.world:488
-            self.fail(
-                f'The return window of order {order.order_id} closed on '
-                f'{delivered + self.state.return_window}.',
-            )
+            self.fail(f'The return window of order {order.order_id} closed on '
+                      f'{delivered + self.state.return_window}.')
         ordered: int = self.fn_ordered_qty(order, book)  # online_bookstore.world:489
         if ordered <= 0:  # online_bookstore.world:490
             self.fail(f'{book.title} ({book.isbn}) is not in order {order.order_id}.')
         already: int = self.fn_returned_qty(order, book)  # online_bookstore.world:491
         if rt.bounded(already + quantity) > ordered:  # online_bookstore.world:492
-            self.fail(
-                f'Only {rt.bounded(ordered - already)} copies of {book.title} in order '
-                f'{order.order_id} can still be returned.',
-            )
+            self.fail(f'Only {rt.bounded(ordered - already)} copies of {book.title} in order '
+                      f'{order.order_id} can still be returned.')
         # online_bookstore.world:493
         credit: float = round(quantity * self.fn_line_price(order, book), 2)
         restock: bool = reason != _E12_ReturnReason_damaged  # online_bookstore.world:494

@@ -329,39 +329,34 @@ class OnlineShop(Episode):
             any(_v38.product == _p37.id_ for _v38 in rt.each(self, self.t_variants))
             for _p37 in rt.each(self, self.t_products)
         ):
-            raise InvariantError(
-                'Every product can be bought in at least one variant.', 'shop.world:256'
-            )
+            raise InvariantError('Every product can be bought in at least one variant.',
+                                 'shop.world:256')
         for _row39 in rt.changed_rows(self, self.t_customers):  # shop.world:259
             if not all(
                 _row39.payment_methods[_k40].id_ == _k40
                 for _k40 in rt.each(self, tuple(rt.each(self, _row39.payment_methods).keys()))
             ):
-                raise InvariantError(
-                    'A payment method is filed under its own id.', 'shop.world:259'
-                )
+                raise InvariantError('A payment method is filed under its own id.',
+                                     'shop.world:259')
         if not all(  # shop.world:262
             _o41.payment_method_id in self.t_customers[_o41.customer].payment_methods
             for _o41 in rt.each(self, self.t_orders)
         ):
-            raise InvariantError(
-                "An order's payment method belongs to its customer.", 'shop.world:262'
-            )
+            raise InvariantError("An order's payment method belongs to its customer.",
+                                 'shop.world:262')
         for _row42 in rt.changed_rows(self, self.t_orders):  # shop.world:265
             if not (
                 _row42.status != _E11_OrderStatus_pending
                 or self.fn_net_paid(_row42) == self.fn_order_total(_row42)
             ):
-                raise InvariantError(
-                    'A pending order is paid exactly its total.', 'shop.world:265'
-                )
+                raise InvariantError('A pending order is paid exactly its total.',
+                                     'shop.world:265')
         for _row43 in rt.changed_rows(self, self.t_orders):  # shop.world:268
             if not (
                 _row43.status != _E11_OrderStatus_cancelled or self.fn_net_paid(_row43) == 0.0
             ):
-                raise InvariantError(
-                    'A cancelled order has been refunded in full.', 'shop.world:268'
-                )
+                raise InvariantError('A cancelled order has been refunded in full.',
+                                     'shop.world:268')
         if not all(  # shop.world:271
             len([_s45 for _s45 in rt.each(self, self.t_returns) if _s45.order == _r44.order]) == 1
             for _r44 in rt.each(self, self.t_returns)
@@ -379,10 +374,9 @@ class OnlineShop(Episode):
             )
             for _r46 in rt.each(self, self.t_returns)
         ):
-            raise InvariantError(
-                'A return names items of its order, and the order shows the return.',
-                'shop.world:274',
-            )
+            raise InvariantError('A return names items of its order, and the order shows the '
+                                 'return.',
+                                 'shop.world:274')
         for _row49 in rt.changed_rows(self, self.t_variants, ('product',)):
             rt.check_refs(self.t_products, _row49.product, 'Variant.product')
         for _row50 in rt.changed_rows(self, self.t_orders, ('customer',)):
@@ -460,15 +454,11 @@ class OnlineShop(Episode):
             order.created_at,
         )
 
-    @tool(  # shop.world:279
-        "Find a customer's id from their email address. Use it to identify the customer before "
-        "anything else.",
-        param(
-            'email', arg.refined(arg.TEXT, 3, 120),
-            "The customer's email address; case does not matter.",
-        ),
-        read_only=True, where='shop.world:279', returns=js.STRING,
-    )
+    @tool("Find a customer's id from their email address. Use it to identify the customer before "
+          "anything else.",
+          param('email', arg.refined(arg.TEXT, 3, 120),
+                "The customer's email address; case does not matter."),
+          read_only=True, where='shop.world:279', returns=js.STRING)
     def tool_find_customer_by_email(self, email: str) -> str:
         wanted: str = self.built(self.built(email.strip()).lower())  # shop.world:284
         matches: tuple[str, ...] = tuple([  # shop.world:285
@@ -479,27 +469,21 @@ class OnlineShop(Episode):
             self.fail(f'No customer has the email address {email}.')
         return self.t_customers[matches[0]].id_  # shop.world:287
 
-    @tool(  # shop.world:290
-        "Show a customer's profile: name, email, default address and payment methods (with gift "
-        "card balances).",
-        _PARAM_customer, read_only=True, where='shop.world:290',
-        returns=js.closed({
-            'id': js.STRING, 'name': js.scalar('str', 1, 80),
-            'email': js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
-            'address': Address, 'payment_methods': js.mapping(_RESULT_PaymentMethod),
-        }),
-    )
+    @tool("Show a customer's profile: name, email, default address and payment methods (with "
+          "gift card balances).",
+          _PARAM_customer, read_only=True, where='shop.world:290',
+          returns=js.closed({
+              'id': js.STRING, 'name': js.scalar('str', 1, 80),
+              'email': js.scalar('str', pattern='^[^@\\s]+@[^@\\s]+\\.[a-z]{2,}$'),
+              'address': Address, 'payment_methods': js.mapping(_RESULT_PaymentMethod),
+          }))
     def tool_get_customer_details(self, customer: Customer) -> Customer:
         return customer  # shop.world:295
 
-    @tool(  # shop.world:298
-        "List a customer's orders, newest first, with their status and total.", _PARAM_customer,
-        param(
-            'status', arg.optional(arg.enum_of(OrderStatus)),
-            'Only list orders with this status, e.g. "pending".',
-        ),
-        read_only=True, where='shop.world:298', returns=js.array(OrderSummary),
-    )
+    @tool("List a customer's orders, newest first, with their status and total.", _PARAM_customer,
+          param('status', arg.optional(arg.enum_of(OrderStatus)),
+                'Only list orders with this status, e.g. "pending".'),
+          read_only=True, where='shop.world:298', returns=js.array(OrderSummary))
     def tool_list_customer_orders(
         self, customer: Customer, status: OrderStatus | None
     ) -> tuple[OrderSummary, ...]:
@@ -514,34 +498,24 @@ class OnlineShop(Episode):
             ))
         ])
 
-    @tool(  # shop.world:308
-        'Show an order: items and prices paid, shipping address, status, tracking number and '
-        'transactions.',
-        param(
-            'order', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$'),
-            'The order id, with the leading #W, e.g. #W4817420.',
-        ),
-        read_only=True, where='shop.world:308', returns=_RESULT_Order,
-    )
+    @tool('Show an order: items and prices paid, shipping address, status, tracking number and '
+          'transactions.',
+          param('order', arg.refined(arg.TEXT, pattern='^#W[0-9]{7}$'),
+                'The order id, with the leading #W, e.g. #W4817420.'),
+          read_only=True, where='shop.world:308', returns=_RESULT_Order)
     def tool_get_order_details(self, order: str) -> Order:
         found: Order | None = self.t_orders.rows.get(order)  # shop.world:313
         if found is None:  # shop.world:314
             self.fail(f'Order {order} not found. Order ids look like #W4817420.')
         return found  # shop.world:315
 
-    @tool(  # shop.world:318
-        'Browse the catalogue: each product with its lowest price and the units in stock over '
-        'all its variants.',
-        param(
-            'category', arg.optional(arg.TEXT),
-            'Only list products of this category, e.g. "Kitchen" (any case).',
-        ),
-        param(
-            'in_stock_only', arg.BOOL, 'Only list products with at least one variant in stock.',
-            default=False,
-        ),
-        read_only=True, where='shop.world:318', returns=js.array(ProductSummary),
-    )
+    @tool('Browse the catalogue: each product with its lowest price and the units in stock over '
+          'all its variants.',
+          param('category', arg.optional(arg.TEXT),
+                'Only list products of this category, e.g. "Kitchen" (any case).'),
+          param('in_stock_only', arg.BOOL,
+                'Only list products with at least one variant in stock.', default=False),
+          read_only=True, where='shop.world:318', returns=js.array(ProductSummary))
     def tool_list_products(
         self, category: str | None, in_stock_only: bool
     ) -> tuple[ProductSummary, ...]:
@@ -572,16 +546,14 @@ class OnlineShop(Episode):
                 )
         return listed  # shop.world:339
 
-    @tool(  # shop.world:342
-        'Show a product with every variant: its item id, options, price and stock.',
-        param('product', _ROW_products, 'The product id, e.g. P02.'), read_only=True,
-        where='shop.world:342',
-        returns=js.closed({
-            'id': js.STRING, 'name': js.STRING, 'category': js.STRING,
-            'variants': js.array(Variant),
-        }),
-        shows=('record', (('variants', 'variants', ('list', ('row', 'variants'))),)),
-    )
+    @tool('Show a product with every variant: its item id, options, price and stock.',
+          param('product', _ROW_products, 'The product id, e.g. P02.'), read_only=True,
+          where='shop.world:342',
+          returns=js.closed({
+              'id': js.STRING, 'name': js.STRING, 'category': js.STRING,
+              'variants': js.array(Variant),
+          }),
+          shows=('record', (('variants', 'variants', ('list', ('row', 'variants'))),)))
     def tool_get_product_details(self, product: Product) -> ProductDetails:
         return ProductDetails(  # shop.world:347
             product.id_, product.name, product.category,
@@ -590,24 +562,16 @@ class OnlineShop(Episode):
             ]),
         )
 
-    @tool(  # shop.world:357
-        'Place and pay a new order. Every item must be in stock in the quantity asked for; a '
-        'gift\ncard must hold at least the order total. Stock is reserved at once.',
-        param('customer', _ROW_customers, 'The id of the customer who buys, e.g. C01.'),
-        param(
-            'items', arg.refined(arg.map_of(arg.TEXT, arg.refined(arg.INT, 1, 10)), 1, 10),
-            'Item (variant) ids mapped to quantities, e.g. {"V2001": 2}.',
-        ),
-        param(
-            'payment_method_id', arg.TEXT,
-            "One of the customer's payment method ids, e.g. gift_card_7245904.",
-        ),
-        param(
-            'ship_to', arg.optional(arg.record(Address.load, _SCHEMA_Address)),
-            "Where to ship; defaults to the customer's address.",
-        ),
-        where='shop.world:357', returns=_RESULT_Order,
-    )
+    @tool('Place and pay a new order. Every item must be in stock in the quantity asked for; a '
+          'gift\ncard must hold at least the order total. Stock is reserved at once.',
+          param('customer', _ROW_customers, 'The id of the customer who buys, e.g. C01.'),
+          param('items', arg.refined(arg.map_of(arg.TEXT, arg.refined(arg.INT, 1, 10)), 1, 10),
+                'Item (variant) ids mapped to quantities, e.g. {"V2001": 2}.'),
+          param('payment_method_id', arg.TEXT,
+                "One of the customer's payment method ids, e.g. gift_card_7245904."),
+          param('ship_to', arg.optional(arg.record(Address.load, _SCHEMA_Address)),
+                "Where to ship; defaults to the customer's address."),
+          where='shop.world:357', returns=_RESULT_Order)
     def tool_place_order(
         self, customer: Customer, items: dict[str, int], payment_method_id: str,
         ship_to: Address | None,
@@ -617,10 +581,9 @@ class OnlineShop(Episode):
             if variant is None:  # shop.world:370
                 self.fail(f'Item {id_} not found. Item ids look like V2001.')
             if variant.stock < items[id_]:  # shop.world:371
-                self.fail(
-                    f'Only {variant.stock} of item {id_} ({self.t_products[variant.product].name}'
-                    f') left in stock; {items[id_]} requested.',
-                )
+                self.fail(f'Only {variant.stock} of item {id_} ('
+                          f'{self.t_products[variant.product].name}) left in stock; {items[id_]} '
+                          'requested.')
         # shop.world:373
         method: PaymentMethod | None = customer.payment_methods.get(payment_method_id)
         if method is None:  # shop.world:374
@@ -641,11 +604,9 @@ class OnlineShop(Episode):
             2,
         )
         if not self.fn_covers(method, total):  # shop.world:377
-            self.fail(
-                f'Gift card {payment_method_id} has a balance of $'
-                f'{self.fn_gift_card_balance(customer, payment_method_id):.2f}, which does not '
-                f'cover the order total of ${total:.2f}.',
-            )
+            self.fail(f'Gift card {payment_method_id} has a balance of $'
+                      f'{self.fn_gift_card_balance(customer, payment_method_id):.2f}, which does '
+                      f'not cover the order total of ${total:.2f}.')
         self.set_field(  # shop.world:378
             customer, 'payment_methods', {
                 **customer.payment_methods,
@@ -674,21 +635,16 @@ class OnlineShop(Episode):
         self.insert(self.t_orders, order)  # shop.world:389
         return order  # shop.world:390
 
-    @tool(  # shop.world:393
-        'Cancel a pending order. The amount paid goes back to the payment method it came from '
-        'and the items return to stock.',
-        _PARAM_order,
-        param(
-            'reason', arg.enum_of(CancelReason), 'Why: "no longer needed" or "ordered by mistake".'
-        ),
-        where='shop.world:393', returns=_RESULT_Order,
-    )
+    @tool('Cancel a pending order. The amount paid goes back to the payment method it came from '
+          'and the items return to stock.',
+          _PARAM_order,
+          param('reason', arg.enum_of(CancelReason),
+                'Why: "no longer needed" or "ordered by mistake".'),
+          where='shop.world:393', returns=_RESULT_Order)
     def tool_cancel_order(self, order: Order, reason: CancelReason) -> Order:
         if order.status != _E11_OrderStatus_pending:  # shop.world:399
-            self.fail(
-                f'Order {order.id_} cannot be cancelled: it is already {order.status}. Only '
-                'pending orders can be cancelled.',
-            )
+            self.fail(f'Order {order.id_} cannot be cancelled: it is already {order.status}. '
+                      'Only pending orders can be cancelled.')
         customer: Customer = self.t_customers[order.customer]  # shop.world:400
         amount: float = self.fn_net_paid(order)  # shop.world:401
         self.set_field(  # shop.world:402
@@ -716,40 +672,31 @@ class OnlineShop(Episode):
         self.set_fields(order, ('status', 'cancel_reason'), _E11_OrderStatus_cancelled, reason)
         return order  # shop.world:414
 
-    @tool(  # shop.world:417
-        "Change where a pending order ships to. The customer's default address is not changed.",
-        _PARAM_order,
-        param('address', arg.record(Address.load, _SCHEMA_Address), 'The new shipping address.'),
-        where='shop.world:417', returns=_RESULT_Order,
-    )
+    @tool("Change where a pending order ships to. The customer's default address is not changed.",
+          _PARAM_order,
+          param('address', arg.record(Address.load, _SCHEMA_Address), 'The new shipping address.'),
+          where='shop.world:417', returns=_RESULT_Order)
     def tool_modify_order_address(self, order: Order, address: Address) -> Order:
         if order.status != _E11_OrderStatus_pending:  # shop.world:423
-            self.fail(
-                f'Order {order.id_} cannot be changed: it is {order.status}. Only pending orders '
-                'can be changed.',
-            )
+            self.fail(f'Order {order.id_} cannot be changed: it is {order.status}. Only pending '
+                      'orders can be changed.')
         if address == order.address:  # shop.world:424
             self.fail(f'Order {order.id_} already ships to that address.')
         self.set_field(order, 'address', address)  # shop.world:425
         return order  # shop.world:426
 
-    @tool(  # shop.world:429
-        "Switch one item of a pending order to another option (size, colour, ...) of the same\n"
-        "product. The price difference is charged to, or refunded on, the order's payment method.",
-        param('order', _ROW_orders, 'The id of a pending order, e.g. #W3391820.'),
-        param('old_item', _ROW_variants, 'The item id currently in the order.'),
-        param(
-            'new_item', _ROW_variants,
-            'The item id to switch to; it must be another option of the same product.',
-        ),
-        where='shop.world:429', returns=_RESULT_Order,
-    )
+    @tool("Switch one item of a pending order to another option (size, colour, ...) of the same\n"
+          "product. The price difference is charged to, or refunded on, the order's payment "
+          "method.",
+          param('order', _ROW_orders, 'The id of a pending order, e.g. #W3391820.'),
+          param('old_item', _ROW_variants, 'The item id currently in the order.'),
+          param('new_item', _ROW_variants,
+                'The item id to switch to; it must be another option of the same product.'),
+          where='shop.world:429', returns=_RESULT_Order)
     def tool_swap_order_item(self, order: Order, old_item: Variant, new_item: Variant) -> Order:
         if order.status != _E11_OrderStatus_pending:  # shop.world:439
-            self.fail(
-                f'Order {order.id_} cannot be changed: it is {order.status}. Only pending orders '
-                'can be changed.',
-            )
+            self.fail(f'Order {order.id_} cannot be changed: it is {order.status}. Only pending '
+                      'orders can be changed.')
         matching: tuple[OrderItem, ...] = tuple([  # shop.world:440
             _line18 for _line18 in rt.each(self, order.items) if _line18.variant == old_item.id_
         ])
@@ -758,26 +705,21 @@ class OnlineShop(Episode):
         if new_item.id_ == old_item.id_:  # shop.world:442
             self.fail(f'Item {new_item.id_} is already in order {order.id_}.')
         if new_item.product != old_item.product:  # shop.world:443
-            self.fail(
-                f'Item {new_item.id_} is a {self.t_products[new_item.product].name}, not a '
-                f'{self.t_products[old_item.product].name}; an item can only be swapped for '
-                'another option of the same product.',
-            )
+            self.fail(f'Item {new_item.id_} is a {self.t_products[new_item.product].name}, not a '
+                      f'{self.t_products[old_item.product].name}; an item can only be swapped '
+                      'for another option of the same product.')
         quantity: int = matching[0].quantity  # shop.world:444
         if new_item.stock < quantity:  # shop.world:445
-            self.fail(
-                f'Only {new_item.stock} of item {new_item.id_} left in stock; {quantity} needed.'
-            )
+            self.fail(f'Only {new_item.stock} of item {new_item.id_} left in stock; {quantity} '
+                      'needed.')
         # shop.world:446
         difference: float = round((new_item.price - old_item.price) * quantity, 2)
         customer: Customer = self.t_customers[order.customer]  # shop.world:447
         method: PaymentMethod = customer.payment_methods[order.payment_method_id]  # shop.world:448
         if difference > 0.0:  # shop.world:449
             if not self.fn_covers(method, difference):  # shop.world:450
-                self.fail(
-                    f'The price difference of ${difference:.2f} is more than the balance of gift '
-                    f'card {order.payment_method_id}.',
-                )
+                self.fail(f'The price difference of ${difference:.2f} is more than the balance '
+                          f'of gift card {order.payment_method_id}.')
             self.set_field(  # shop.world:451
                 order, 'transactions', order.transactions + (
                     Transaction(
@@ -821,15 +763,12 @@ class OnlineShop(Episode):
         self.set_field(new_item, 'stock', rt.bounded(new_item.stock - quantity))  # shop.world:482
         return order  # shop.world:483
 
-    @tool(  # shop.world:486
-        'Hand a pending order to the carrier: it becomes processed and gets its tracking number.',
-        param('order', _ROW_orders, 'The id of a pending order, e.g. #W1038846.'),
-        param(
-            'tracking_number', arg.refined(arg.TEXT, pattern='^[0-9]{12}$'),
-            "The carrier's 12-digit tracking number.",
-        ),
-        where='shop.world:486', returns=_RESULT_Order,
-    )
+    @tool('Hand a pending order to the carrier: it becomes processed and gets its tracking '
+          'number.',
+          param('order', _ROW_orders, 'The id of a pending order, e.g. #W1038846.'),
+          param('tracking_number', arg.refined(arg.TEXT, pattern='^[0-9]{12}$'),
+                "The carrier's 12-digit tracking number."),
+          where='shop.world:486', returns=_RESULT_Order)
     def tool_ship_order(self, order: Order, tracking_number: str) -> Order:
         if order.status != _E11_OrderStatus_pending:  # shop.world:492
             self.fail(f'Order {order.id_} cannot be shipped: it is {order.status}.')
@@ -844,44 +783,32 @@ class OnlineShop(Episode):
         )
         return order  # shop.world:496
 
-    @tool(  # shop.world:499
-        'Record that the carrier delivered a processed order.',
-        param('order', _ROW_orders, 'The id of a processed order, e.g. #W6650318.'),
-        where='shop.world:499', returns=_RESULT_Order,
-    )
+    @tool('Record that the carrier delivered a processed order.',
+          param('order', _ROW_orders, 'The id of a processed order, e.g. #W6650318.'),
+          where='shop.world:499', returns=_RESULT_Order)
     def tool_mark_order_delivered(self, order: Order) -> Order:
         if order.status != _E11_OrderStatus_processed:  # shop.world:504
-            self.fail(
-                f'Order {order.id_} cannot be marked delivered: it is {order.status}, not '
-                'processed.',
-            )
+            self.fail(f'Order {order.id_} cannot be marked delivered: it is {order.status}, not '
+                      'processed.')
         self.set_field(order, 'status', _E11_OrderStatus_delivered)  # shop.world:505
         return order  # shop.world:506
 
-    @tool(  # shop.world:511
-        'Open a return for items of a delivered order. The refund is paid when the parcel '
-        'reaches the warehouse.',
-        param('order', _ROW_orders, 'The id of a delivered order, e.g. #W2290175.'),
-        param(
-            'item_ids', arg.refined(arg.TEXT_LIST, 1, 10),
-            'The item ids to send back; each line is returned in full.',
-        ),
-        param(
-            'refund_method_id', arg.TEXT,
-            "Where the refund goes: the order's own payment method or one of the customer's gift "
-            "cards.",
-        ),
-        param('reason', arg.refined(arg.TEXT, 1, 200), "The customer's reason, in a few words."),
-        where='shop.world:511', returns=ReturnRequest,
-    )
+    @tool('Open a return for items of a delivered order. The refund is paid when the parcel '
+          'reaches the warehouse.',
+          param('order', _ROW_orders, 'The id of a delivered order, e.g. #W2290175.'),
+          param('item_ids', arg.refined(arg.TEXT_LIST, 1, 10),
+                'The item ids to send back; each line is returned in full.'),
+          param('refund_method_id', arg.TEXT,
+                "Where the refund goes: the order's own payment method or one of the customer's "
+                "gift cards."),
+          param('reason', arg.refined(arg.TEXT, 1, 200), "The customer's reason, in a few words."),
+          where='shop.world:511', returns=ReturnRequest)
     def tool_request_return(
         self, order: Order, item_ids: tuple[str, ...], refund_method_id: str, reason: str
     ) -> ReturnRequest:
         if order.status != _E11_OrderStatus_delivered:  # shop.world:519
-            self.fail(
-                f'Order {order.id_} cannot be returned: it is {order.status}. Only delivered '
-                'orders can be returned.',
-            )
+            self.fail(f'Order {order.id_} cannot be returned: it is {order.status}. Only '
+                      'delivered orders can be returned.')
         unknown: tuple[str, ...] = tuple([  # shop.world:520
             _id20 for _id20 in rt.each(self, item_ids)
             if not any(_line21.variant == _id20 for _line21 in rt.each(self, order.items))
@@ -900,10 +827,8 @@ class OnlineShop(Episode):
             method.id_ == order.payment_method_id
             or _UNION_PaymentMethod.tag(method) == 'gift_card'
         ):
-            self.fail(
-                f'Refunds go to the original payment method ({order.payment_method_id}) or to a '
-                f'gift card, not to {refund_method_id}.',
-            )
+            self.fail(f'Refunds go to the original payment method ({order.payment_method_id}) or '
+                      f'to a gift card, not to {refund_method_id}.')
         returned_lines: tuple[OrderItem, ...] = tuple([  # shop.world:528
             _line22 for _line22 in rt.each(self, order.items)
             if self.t_variants[_line22.variant].id_ in rt.each(self, item_ids)
@@ -932,12 +857,10 @@ class OnlineShop(Episode):
         self.set_field(order, 'status', _E11_OrderStatus_return_requested)  # shop.world:537
         return request  # shop.world:538
 
-    @tool(  # shop.world:541
-        'Record that a returned parcel reached the warehouse: the items go back to stock and the '
-        'refund is paid.',
-        param('return_request', _ROW_returns, 'The return id, e.g. RET9001.'),
-        where='shop.world:541', returns=ReturnRequest,
-    )
+    @tool('Record that a returned parcel reached the warehouse: the items go back to stock and '
+          'the refund is paid.',
+          param('return_request', _ROW_returns, 'The return id, e.g. RET9001.'),
+          where='shop.world:541', returns=ReturnRequest)
     def tool_receive_return(self, return_request: ReturnRequest) -> ReturnRequest:
         if return_request.status != _E12_ReturnStatus_requested:  # shop.world:546
             self.fail(f'Return {return_request.id_} was already refunded.')
@@ -970,17 +893,13 @@ class OnlineShop(Episode):
         self.set_field(return_request, 'status', _E12_ReturnStatus_refunded)  # shop.world:563
         return return_request  # shop.world:564
 
-    @tool(  # shop.world:567
-        'Give a customer a new gift card, for instance as a goodwill gesture. It is added to '
-        'their payment methods.',
-        param('customer', _ROW_customers, 'The customer id, e.g. C04.'),
-        param(
-            'amount', arg.refined(arg.FLOAT, 1.0, 500.0),
-            'The value of the card in dollars, from 1 to 500.',
-        ),
-        where='shop.world:567', returns=_RESULT_PaymentMethod,
-        export=lambda value: _UNION_PaymentMethod.export(value),
-    )
+    @tool('Give a customer a new gift card, for instance as a goodwill gesture. It is added to '
+          'their payment methods.',
+          param('customer', _ROW_customers, 'The customer id, e.g. C04.'),
+          param('amount', arg.refined(arg.FLOAT, 1.0, 500.0),
+                'The value of the card in dollars, from 1 to 500.'),
+          where='shop.world:567', returns=_RESULT_PaymentMethod,
+          export=lambda value: _UNION_PaymentMethod.export(value))
     def tool_issue_gift_card(self, customer: Customer, amount: float) -> PaymentMethod:
         card: GiftCard = GiftCard(  # shop.world:573
             self.next_id('gift_card_ids', 'gift_card_{:07d}'),
@@ -990,12 +909,10 @@ class OnlineShop(Episode):
         self.set_field(customer, 'payment_methods', {**customer.payment_methods, card.id_: card})
         return card  # shop.world:575
 
-    @tool(  # shop.world:578
-        "Add units that arrived from the supplier to an item's stock.",
-        param('variant', _ROW_variants, 'The item id, e.g. V4003.'),
-        param('quantity', arg.refined(arg.INT, 1, 1000), 'How many units arrived.'),
-        where='shop.world:578', returns=Variant,
-    )
+    @tool("Add units that arrived from the supplier to an item's stock.",
+          param('variant', _ROW_variants, 'The item id, e.g. V4003.'),
+          param('quantity', arg.refined(arg.INT, 1, 1000), 'How many units arrived.'),
+          where='shop.world:578', returns=Variant)
     def tool_restock_variant(self, variant: Variant, quantity: int) -> Variant:
         self.set_field(variant, 'stock', rt.bounded(variant.stock + quantity))  # shop.world:584
         return variant  # shop.world:585

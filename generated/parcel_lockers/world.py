@@ -234,17 +234,13 @@ class CompartmentInfo(Record):
     parcel: str | None = field(sh.optional(sh.TEXT), optional=True)
 
 
-_PARAM_site = param(
-    'site', arg.row('sites', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}$')),
-    'The site id, e.g. LS01.',
-)
-_PARAM_recipient = param(
-    'recipient', arg.row('recipients', arg.refined(arg.TEXT, pattern='^R[0-9]{3}$')),
-    'The recipient id, e.g. R001.',
-)
-_PARAM_parcel = param(
-    'parcel', arg.row('parcels'), 'The id of a parcel in a locker, e.g. PCL0002.'
-)
+_PARAM_site = param('site', arg.row('sites', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}$')),
+                    'The site id, e.g. LS01.')
+_PARAM_recipient = param('recipient',
+                         arg.row('recipients', arg.refined(arg.TEXT, pattern='^R[0-9]{3}$')),
+                         'The recipient id, e.g. R001.')
+_PARAM_parcel = param('parcel', arg.row('parcels'),
+                      'The id of a parcel in a locker, e.g. PCL0002.')
 
 
 class _State(StateBase):
@@ -326,34 +322,29 @@ class ParcelLockers(Episode):
                 (_row132.compartment is not None)
                 == (_row132.status == _E12_ParcelStatus_in_locker)
             ):
-                raise InvariantError(
-                    'A parcel has a compartment exactly when it is in a locker.',
-                    'parcel_lockers.world:222',
-                )
+                raise InvariantError('A parcel has a compartment exactly when it is in a locker.',
+                                     'parcel_lockers.world:222')
         # parcel_lockers.world:225
         for _row133, _row134 in rt.changed_pairs(self, self.t_parcels, self.t_compartments):
             if not (
                 _row133.compartment != _row134.compartment_id
                 or _row134.site == _row133.destination and self.fn_fits(_row133.size, _row134.size)
             ):
-                raise InvariantError(
-                    "A parcel's compartment is at its destination site and fits it.",
-                    'parcel_lockers.world:225',
-                )
+                raise InvariantError("A parcel's compartment is at its destination site and fits "
+                                     "it.",
+                                     'parcel_lockers.world:225')
         # parcel_lockers.world:228
         if not all(self.fn_dates_ok(_p135) for _p135 in rt.each(self, self.t_parcels)):
-            raise InvariantError(
-                'Deposit time and pick-up deadline are set exactly when deposited; the deadline '
-                'is the window after the deposit, plus the extension if any.',
-                'parcel_lockers.world:228',
-            )
+            raise InvariantError('Deposit time and pick-up deadline are set exactly when '
+                                 'deposited; the deadline is the window after the deposit, plus '
+                                 'the extension if any.',
+                                 'parcel_lockers.world:228')
         if not all(  # parcel_lockers.world:231
             _p136.weight_kg <= rt.coalesce(self.state.max_weight.get(_p136.size), lambda: 30.0)
             for _p136 in rt.each(self, self.t_parcels)
         ):
-            raise InvariantError(
-                'A parcel weighs at most the maximum for its size.', 'parcel_lockers.world:231'
-            )
+            raise InvariantError('A parcel weighs at most the maximum for its size.',
+                                 'parcel_lockers.world:231')
         if not all(  # parcel_lockers.world:234
             _k137.status != _E10_CodeStatus_active
             or self.t_parcels[_k137.parcel].status == _E12_ParcelStatus_in_locker
@@ -364,10 +355,9 @@ class ParcelLockers(Episode):
             == 1
             for _k137 in rt.each(self, self.t_codes)
         ):
-            raise InvariantError(
-                'A parcel has at most one active code, and only a parcel in a locker has one.',
-                'parcel_lockers.world:234',
-            )
+            raise InvariantError('A parcel has at most one active code, and only a parcel in a '
+                                 'locker has one.',
+                                 'parcel_lockers.world:234')
         if not all(  # parcel_lockers.world:237
             _p139.status != _E12_ParcelStatus_collected or any(
                 _k140.parcel == _p139.parcel_id and _k140.status == _E10_CodeStatus_used
@@ -380,9 +370,8 @@ class ParcelLockers(Episode):
             _c141.in_service or not self.fn_is_taken(_c141)
             for _c141 in rt.each(self, self.t_compartments)
         ):
-            raise InvariantError(
-                'An out-of-service compartment holds no parcel.', 'parcel_lockers.world:240'
-            )
+            raise InvariantError('An out-of-service compartment holds no parcel.',
+                                 'parcel_lockers.world:240')
         if not all(  # parcel_lockers.world:243
             len([
                 _o143 for _o143 in rt.each(self, self.t_recipients) if _o143.email == _r142.email
@@ -504,13 +493,11 @@ class ParcelLockers(Episode):
             and (dl if dl is not None else rt.absent()) < self.clock
         )
 
-    @tool(  # parcel_lockers.world:251
-        'Show a locker site with its address, status and how many free in-service compartments '
-        'it has of each size.',
-        _PARAM_site, read_only=True, where='parcel_lockers.world:251',
-        returns=js.closed({'site': LockerSite, 'free_compartments': js.mapping(js.INTEGER)}),
-        shows=('record', (('site', 'site', ('row', 'sites')),)),
-    )
+    @tool('Show a locker site with its address, status and how many free in-service compartments '
+          'it has of each size.',
+          _PARAM_site, read_only=True, where='parcel_lockers.world:251',
+          returns=js.closed({'site': LockerSite, 'free_compartments': js.mapping(js.INTEGER)}),
+          shows=('record', (('site', 'site', ('row', 'sites')),)))
     def tool_get_site(self, site: LockerSite) -> SiteInfo:
         free: dict[Size, int] = {}  # parcel_lockers.world:254
         # parcel_lockers.world:255
@@ -524,16 +511,12 @@ class ParcelLockers(Episode):
             }
         return SiteInfo(site.site_id, free)  # parcel_lockers.world:258
 
-    @tool(  # parcel_lockers.world:261
-        'Find locker sites by part of the name, city or postcode, with their addresses and '
-        'status.',
-        param(
-            'text', arg.refined(arg.TEXT, 1, 60),
-            'Part of the site name, city or postcode; case does not matter.',
-        ),
-        read_only=True, where='parcel_lockers.world:261', returns=js.array(LockerSite),
-        shows=('list', ('row', 'sites')),
-    )
+    @tool('Find locker sites by part of the name, city or postcode, with their addresses and '
+          'status.',
+          param('text', arg.refined(arg.TEXT, 1, 60),
+                'Part of the site name, city or postcode; case does not matter.'),
+          read_only=True, where='parcel_lockers.world:261', returns=js.array(LockerSite),
+          shows=('list', ('row', 'sites')))
     def tool_find_sites(self, text: str) -> tuple[str, ...]:
         q: str = self.built(text.lower())  # parcel_lockers.world:266
         return tuple([  # parcel_lockers.world:267
@@ -543,15 +526,13 @@ class ParcelLockers(Episode):
             or rt.read(self, q) in rt.read(self, _s5.address.postcode)
         ])
 
-    @tool(  # parcel_lockers.world:270
-        'List active sites (optionally in one city) with a free in-service compartment that fits '
-        'a size, and how many.',
-        param('size', arg.enum_of(Size), 'The parcel size that must fit.'),
-        param('city', arg.optional(arg.TEXT), 'Only sites in this city, e.g. Zurich.'),
-        read_only=True, where='parcel_lockers.world:270',
-        returns=js.array(js.closed({'site': LockerSite, 'fitting_free': js.INTEGER})),
-        shows=('list', ('record', (('site', 'site', ('row', 'sites')),))),
-    )
+    @tool('List active sites (optionally in one city) with a free in-service compartment that '
+          'fits a size, and how many.',
+          param('size', arg.enum_of(Size), 'The parcel size that must fit.'),
+          param('city', arg.optional(arg.TEXT), 'Only sites in this city, e.g. Zurich.'),
+          read_only=True, where='parcel_lockers.world:270',
+          returns=js.array(js.closed({'site': LockerSite, 'fitting_free': js.INTEGER})),
+          shows=('list', ('record', (('site', 'site', ('row', 'sites')),))))
     def tool_find_free_site(self, size: Size, city: str | None) -> tuple[FreeSite, ...]:
         # parcel_lockers.world:276
         town: str = self.built((city if city is not None else '').lower())
@@ -562,32 +543,26 @@ class ParcelLockers(Episode):
             and len(self.fn_free_fitting(_s6, size)) > 0
         ])
 
-    @tool(  # parcel_lockers.world:280
-        'Show a compartment: site, size, label, whether in service, when last opened, and the '
-        'parcel in it.',
-        param(
-            'compartment',
-            arg.row('compartments', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}-[SML][0-9]$')),
-            'The compartment id, e.g. LS01-M1.',
-        ),
-        read_only=True, where='parcel_lockers.world:280',
-        returns=js.closed({'compartment': Compartment, 'parcel': js.nullable(js.STRING)}),
-        shows=('record', (('compartment', 'compartment', ('row', 'compartments')),)),
-    )
+    @tool('Show a compartment: site, size, label, whether in service, when last opened, and the '
+          'parcel in it.',
+          param('compartment',
+                arg.row('compartments', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}-[SML][0-9]$')),
+                'The compartment id, e.g. LS01-M1.'),
+          read_only=True, where='parcel_lockers.world:280',
+          returns=js.closed({'compartment': Compartment, 'parcel': js.nullable(js.STRING)}),
+          shows=('record', (('compartment', 'compartment', ('row', 'compartments')),)))
     def tool_get_compartment(self, compartment: Compartment) -> CompartmentInfo:
         return CompartmentInfo(  # parcel_lockers.world:285
             compartment.compartment_id, rt.key_of(self.fn_occupant(compartment))
         )
 
-    @tool(  # parcel_lockers.world:288
-        "List a site's compartments with size, label and service state; optionally one size or "
-        "only free ones.",
-        _PARAM_site,
-        param('size', arg.optional(arg.enum_of(Size)), 'Only compartments of this size.'),
-        param('free_only', arg.BOOL, 'Only free, in-service compartments.', default=False),
-        read_only=True, where='parcel_lockers.world:288', returns=js.array(Compartment),
-        shows=('list', ('row', 'compartments')),
-    )
+    @tool("List a site's compartments with size, label and service state; optionally one size or "
+          "only free ones.",
+          _PARAM_site,
+          param('size', arg.optional(arg.enum_of(Size)), 'Only compartments of this size.'),
+          param('free_only', arg.BOOL, 'Only free, in-service compartments.', default=False),
+          read_only=True, where='parcel_lockers.world:288', returns=js.array(Compartment),
+          shows=('list', ('row', 'compartments')))
     def tool_list_compartments(
         self, site: LockerSite, size: Size | None, free_only: bool
     ) -> tuple[str, ...]:
@@ -597,16 +572,12 @@ class ParcelLockers(Episode):
             and (not free_only or _c7.in_service and not self.fn_is_taken(_c7))
         ])
 
-    @tool(  # parcel_lockers.world:298
-        'Take a free compartment out of service, or put one back.',
-        param(
-            'compartment',
-            arg.row('compartments', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}-[SML][0-9]$')),
-            'The compartment id, e.g. LS03-M1.',
-        ),
-        param('in_service', arg.BOOL, 'true to put it back in service, false to take it out.'),
-        where='parcel_lockers.world:298', returns=Compartment,
-    )
+    @tool('Take a free compartment out of service, or put one back.',
+          param('compartment',
+                arg.row('compartments', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}-[SML][0-9]$')),
+                'The compartment id, e.g. LS03-M1.'),
+          param('in_service', arg.BOOL, 'true to put it back in service, false to take it out.'),
+          where='parcel_lockers.world:298', returns=Compartment)
     def tool_set_compartment_service(
         self, compartment: Compartment, in_service: bool
     ) -> Compartment:
@@ -618,21 +589,17 @@ class ParcelLockers(Episode):
         if compartment.in_service == in_service:  # parcel_lockers.world:307
             self.fail(f'Compartment {compartment.compartment_id} is already {word} service.')
         if not (in_service or not self.fn_is_taken(compartment)):  # parcel_lockers.world:308
-            self.fail(
-                f'Compartment {compartment.compartment_id} holds a parcel and cannot be taken '
-                'out of service.',
-            )
+            self.fail(f'Compartment {compartment.compartment_id} holds a parcel and cannot be '
+                      'taken out of service.')
         self.set_field(compartment, 'in_service', in_service)  # parcel_lockers.world:309
         return compartment  # parcel_lockers.world:310
 
-    @tool(  # parcel_lockers.world:315
-        'Show a recipient: name, email, phone, preferred channel and home site.', _PARAM_recipient,
-        read_only=True, where='parcel_lockers.world:315', returns=Recipient,
-    )
+    @tool('Show a recipient: name, email, phone, preferred channel and home site.',
+          _PARAM_recipient, read_only=True, where='parcel_lockers.world:315', returns=Recipient)
     def tool_get_recipient(self, recipient: Recipient) -> Recipient:
         return recipient  # parcel_lockers.world:318
 
-    @tool(  # parcel_lockers.world:321
+    @tool(
         'Find recipients by part of the name, email or phone (all given filters must match), '
         'with their details.',
         param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
@@ -652,73 +619,56 @@ class ParcelLockers(Episode):
             and (email is None or _r8.email == email) and (phone is None or _r8.phone == phone)
         ])
 
-    @tool(  # parcel_lockers.world:332
-        'Show a courier: name, phone, depot, vehicle and whether active.',
-        param(
-            'courier', arg.row('couriers', arg.refined(arg.TEXT, pattern='^C[0-9]{2}$')),
-            'The courier id, e.g. C01.',
-        ),
-        read_only=True, where='parcel_lockers.world:332', returns=Courier,
-    )
+    @tool('Show a courier: name, phone, depot, vehicle and whether active.',
+          param('courier', arg.row('couriers', arg.refined(arg.TEXT, pattern='^C[0-9]{2}$')),
+                'The courier id, e.g. C01.'),
+          read_only=True, where='parcel_lockers.world:332', returns=Courier)
     def tool_get_courier(self, courier: Courier) -> Courier:
         return courier  # parcel_lockers.world:335
 
-    @tool(  # parcel_lockers.world:338
-        'List couriers with their depot and vehicle, optionally of one depot or only active ones.',
-        param('depot', arg.optional(arg.TEXT), 'Only couriers of this depot, e.g. North depot.'),
-        param('active_only', arg.BOOL, 'Only active couriers.', default=False), read_only=True,
-        where='parcel_lockers.world:338', returns=js.array(Courier),
-        shows=('list', ('row', 'couriers')),
-    )
+    @tool('List couriers with their depot and vehicle, optionally of one depot or only active '
+          'ones.',
+          param('depot', arg.optional(arg.TEXT), 'Only couriers of this depot, e.g. North depot.'),
+          param('active_only', arg.BOOL, 'Only active couriers.', default=False), read_only=True,
+          where='parcel_lockers.world:338', returns=js.array(Courier),
+          shows=('list', ('row', 'couriers')))
     def tool_list_couriers(self, depot: str | None, active_only: bool) -> tuple[str, ...]:
         return tuple([  # parcel_lockers.world:344
             _c9.courier_id for _c9 in rt.each(self, self.t_couriers)
             if (depot is None or _c9.depot == depot) and (not active_only or _c9.active)
         ])
 
-    @tool(  # parcel_lockers.world:347
-        'Sign in as a courier; registrations, deposits and returns are made in their name.',
-        param(
-            'courier', arg.row('couriers', arg.refined(arg.TEXT, pattern='^C[0-9]{2}$')),
-            'The id of the courier signing in, e.g. C01.',
-        ),
-        where='parcel_lockers.world:347', returns=Courier,
-    )
+    @tool('Sign in as a courier; registrations, deposits and returns are made in their name.',
+          param('courier', arg.row('couriers', arg.refined(arg.TEXT, pattern='^C[0-9]{2}$')),
+                'The id of the courier signing in, e.g. C01.'),
+          where='parcel_lockers.world:347', returns=Courier)
     def tool_sign_in(self, courier: Courier) -> Courier:
         if not courier.active:  # parcel_lockers.world:350
             self.fail(f'Courier {courier.courier_id} is inactive.')
         self.set_state('current_courier', courier.courier_id)  # parcel_lockers.world:351
         return courier  # parcel_lockers.world:352
 
-    @tool(  # parcel_lockers.world:357
-        'Show a parcel: recipient, size, weight, destination, status, compartment, deposit time, '
-        'pick-up deadline and whether extended.',
-        param('parcel', arg.row('parcels'), 'The parcel id, e.g. PCL0001.'), read_only=True,
-        where='parcel_lockers.world:357', returns=Parcel,
-    )
+    @tool('Show a parcel: recipient, size, weight, destination, status, compartment, deposit '
+          'time, pick-up deadline and whether extended.',
+          param('parcel', arg.row('parcels'), 'The parcel id, e.g. PCL0001.'), read_only=True,
+          where='parcel_lockers.world:357', returns=Parcel)
     def tool_get_parcel(self, parcel: Parcel) -> Parcel:
         return parcel  # parcel_lockers.world:360
 
-    @tool(  # parcel_lockers.world:363
-        'Find parcels by recipient, destination site or status, or those overdue, with their '
-        'details.',
-        param(
-            'recipient',
-            arg.optional(arg.row('recipients', arg.refined(arg.TEXT, pattern='^R[0-9]{3}$'))),
-            'Only parcels for this recipient (id, e.g. R001).',
-        ),
-        param(
-            'site', arg.optional(arg.row('sites', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}$'))),
-            'Only parcels for this destination site (id, e.g. LS01).',
-        ),
-        param('status', arg.optional(arg.enum_of(ParcelStatus)), 'Only parcels with this status.'),
-        param(
-            'overdue_only', arg.BOOL, 'Only parcels in a locker whose pick-up window has closed.',
-            default=False,
-        ),
-        read_only=True, where='parcel_lockers.world:363', returns=js.array(Parcel),
-        shows=('list', ('row', 'parcels')),
-    )
+    @tool('Find parcels by recipient, destination site or status, or those overdue, with their '
+          'details.',
+          param('recipient',
+                arg.optional(arg.row('recipients', arg.refined(arg.TEXT, pattern='^R[0-9]{3}$'))),
+                'Only parcels for this recipient (id, e.g. R001).'),
+          param('site',
+                arg.optional(arg.row('sites', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}$'))),
+                'Only parcels for this destination site (id, e.g. LS01).'),
+          param('status', arg.optional(arg.enum_of(ParcelStatus)),
+                'Only parcels with this status.'),
+          param('overdue_only', arg.BOOL,
+                'Only parcels in a locker whose pick-up window has closed.', default=False),
+          read_only=True, where='parcel_lockers.world:363', returns=js.array(Parcel),
+          shows=('list', ('row', 'parcels')))
     def tool_find_parcels(
         self, recipient: Recipient | None, site: LockerSite | None, status: ParcelStatus | None,
         overdue_only: bool,
@@ -731,20 +681,14 @@ class ParcelLockers(Episode):
             and (not overdue_only or self.fn_is_overdue(_p10))
         ])
 
-    @tool(  # parcel_lockers.world:374
-        'Register a parcel arriving at the depot for a recipient and a destination site.',
-        _PARAM_recipient, param('size', arg.enum_of(Size), 'The parcel size.'),
-        param(
-            'weight_kg', arg.refined(arg.FLOAT, 0.01, 30.0),
-            'The weight in kg; small up to 5, medium up to 15, large up to 30.',
-        ),
-        param(
-            'destination',
-            arg.optional(arg.row('sites', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}$'))),
-            "The destination site id; leave out for the recipient's home site.",
-        ),
-        where='parcel_lockers.world:374', returns=Parcel,
-    )
+    @tool('Register a parcel arriving at the depot for a recipient and a destination site.',
+          _PARAM_recipient, param('size', arg.enum_of(Size), 'The parcel size.'),
+          param('weight_kg', arg.refined(arg.FLOAT, 0.01, 30.0),
+                'The weight in kg; small up to 5, medium up to 15, large up to 30.'),
+          param('destination',
+                arg.optional(arg.row('sites', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}$'))),
+                "The destination site id; leave out for the recipient's home site."),
+          where='parcel_lockers.world:374', returns=Parcel)
     def tool_register_parcel(
         self, recipient: Recipient, size: Size, weight_kg: float, destination: LockerSite | None
     ) -> Parcel:
@@ -760,9 +704,8 @@ class ParcelLockers(Episode):
             destination if destination is not None else self.t_sites.ref(recipient.home_site)
         )
         if dest is None:  # parcel_lockers.world:387
-            self.fail(
-                f'No destination given and recipient {recipient.recipient_id} has no home site.'
-            )
+            self.fail(f'No destination given and recipient {recipient.recipient_id} has no home '
+                      'site.')
         parcel: Parcel = Parcel(  # parcel_lockers.world:388
             parcel_id=self.next_id('parcel_ids', 'PCL{:04d}'), recipient=recipient.recipient_id,
             size=size, weight_kg=v.check_range(weight_kg, 'Parcel.weight_kg', 0.01, 30.0),
@@ -779,20 +722,16 @@ class ParcelLockers(Episode):
         )
         return parcel  # parcel_lockers.world:391
 
-    @tool(  # parcel_lockers.world:394
-        'Put a parcel from the depot into a free compartment of its destination site; its '
-        'pick-up window starts now.',
-        param('parcel', arg.row('parcels'), 'The id of a parcel at the depot, e.g. PCL0001.'),
-        param(
-            'compartment',
-            arg.optional(arg.row(
-                'compartments', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}-[SML][0-9]$')
-            )),
-            'A free compartment of the destination site, e.g. LS01-S1; leave out for the '
-            'smallest free one that fits.',
-        ),
-        where='parcel_lockers.world:394', returns=Parcel,
-    )
+    @tool('Put a parcel from the depot into a free compartment of its destination site; its '
+          'pick-up window starts now.',
+          param('parcel', arg.row('parcels'), 'The id of a parcel at the depot, e.g. PCL0001.'),
+          param('compartment',
+                arg.optional(arg.row(
+                    'compartments', arg.refined(arg.TEXT, pattern='^LS[0-9]{2}-[SML][0-9]$')
+                )),
+                'A free compartment of the destination site, e.g. LS01-S1; leave out for the '
+                'smallest free one that fits.'),
+          where='parcel_lockers.world:394', returns=Parcel)
     def tool_deposit_parcel(self, parcel: Parcel, compartment: Compartment | None) -> Parcel:
         # parcel_lockers.world:400
         me: Courier | None = self.t_couriers.ref(self.state.current_courier)
@@ -819,10 +758,8 @@ class ParcelLockers(Episode):
         if self.fn_is_taken(target):  # parcel_lockers.world:414
             self.fail(f'Compartment {target.compartment_id} is taken.')
         if not self.fn_fits(parcel.size, target.size):  # parcel_lockers.world:415
-            self.fail(
-                f'A {parcel.size} parcel does not fit the {target.size} compartment '
-                f'{target.compartment_id}.',
-            )
+            self.fail(f'A {parcel.size} parcel does not fit the {target.size} compartment '
+                      f'{target.compartment_id}.')
         self.set_field(parcel, 'status', _E12_ParcelStatus_in_locker)  # parcel_lockers.world:416
         # parcel_lockers.world:417
         self.set_fields(parcel, ('compartment', 'deposited_at'), target.compartment_id, self.clock)
@@ -840,10 +777,8 @@ class ParcelLockers(Episode):
         )
         return parcel  # parcel_lockers.world:429
 
-    @tool(  # parcel_lockers.world:432
-        "Extend a parcel's pick-up window once, by 24 hours.", _PARAM_parcel,
-        where='parcel_lockers.world:432', returns=Parcel,
-    )
+    @tool("Extend a parcel's pick-up window once, by 24 hours.", _PARAM_parcel,
+          where='parcel_lockers.world:432', returns=Parcel)
     def tool_extend_pickup(self, parcel: Parcel) -> Parcel:
         if parcel.status != _E12_ParcelStatus_in_locker:  # parcel_lockers.world:435
             self.fail(f'Parcel {parcel.parcel_id} is not in a locker.')
@@ -866,13 +801,11 @@ class ParcelLockers(Episode):
         )
         return parcel  # parcel_lockers.world:448
 
-    @tool(  # parcel_lockers.world:451
-        'A courier takes an uncollected parcel whose pick-up window has closed back to the depot.',
-        param(
-            'parcel', arg.row('parcels'), 'The id of an overdue parcel in a locker, e.g. PCL0003.'
-        ),
-        where='parcel_lockers.world:451', returns=Parcel,
-    )
+    @tool('A courier takes an uncollected parcel whose pick-up window has closed back to the '
+          'depot.',
+          param('parcel', arg.row('parcels'),
+                'The id of an overdue parcel in a locker, e.g. PCL0003.'),
+          where='parcel_lockers.world:451', returns=Parcel)
     def tool_return_to_depot(self, parcel: Parcel) -> Parcel:
         # parcel_lockers.world:456
         me: Courier | None = self.t_couriers.ref(self.state.current_courier)
@@ -903,36 +836,28 @@ class ParcelLockers(Episode):
         )
         return parcel  # parcel_lockers.world:478
 
-    @tool(  # parcel_lockers.world:483
-        'Show a pick-up code record: parcel, the six digits, channel, where it was sent, when, '
-        'and its status.',
-        param('code', arg.row('codes'), 'The code record id, e.g. K0002.'), read_only=True,
-        where='parcel_lockers.world:483', returns=PickupCode,
-    )
+    @tool('Show a pick-up code record: parcel, the six digits, channel, where it was sent, when, '
+          'and its status.',
+          param('code', arg.row('codes'), 'The code record id, e.g. K0002.'), read_only=True,
+          where='parcel_lockers.world:483', returns=PickupCode)
     def tool_get_code(self, code: PickupCode) -> PickupCode:
         return code  # parcel_lockers.world:486
 
-    @tool(  # parcel_lockers.world:489
-        'List the pick-up codes sent for a parcel, with digits, channel and status.',
-        param('parcel', arg.row('parcels'), 'The parcel id, e.g. PCL0002.'), read_only=True,
-        where='parcel_lockers.world:489', returns=js.array(PickupCode),
-        shows=('list', ('row', 'codes')),
-    )
+    @tool('List the pick-up codes sent for a parcel, with digits, channel and status.',
+          param('parcel', arg.row('parcels'), 'The parcel id, e.g. PCL0002.'), read_only=True,
+          where='parcel_lockers.world:489', returns=js.array(PickupCode),
+          shows=('list', ('row', 'codes')))
     def tool_list_codes(self, parcel: Parcel) -> tuple[str, ...]:
         return tuple([  # parcel_lockers.world:492
             _k11.code_id for _k11 in rt.each(self, self.t_codes) if _k11.parcel == parcel.parcel_id
         ])
 
-    @tool(  # parcel_lockers.world:495
-        'Send a new pick-up code to the recipient of a parcel in a locker; an earlier active '
-        'code stops working.',
-        param('parcel', arg.row('parcels'), 'The id of a parcel in a locker, e.g. PCL0006.'),
-        param(
-            'channel', arg.optional(arg.enum_of(Channel)),
-            "sms or email; leave out for the recipient's preferred channel.",
-        ),
-        where='parcel_lockers.world:495', returns=PickupCode,
-    )
+    @tool('Send a new pick-up code to the recipient of a parcel in a locker; an earlier active '
+          'code stops working.',
+          param('parcel', arg.row('parcels'), 'The id of a parcel in a locker, e.g. PCL0006.'),
+          param('channel', arg.optional(arg.enum_of(Channel)),
+                "sms or email; leave out for the recipient's preferred channel."),
+          where='parcel_lockers.world:495', returns=PickupCode)
     def tool_send_code(self, parcel: Parcel, channel: Channel | None) -> PickupCode:
         if parcel.status != _E12_ParcelStatus_in_locker:  # parcel_lockers.world:501
             self.fail(f'Parcel {parcel.parcel_id} is not in a locker.')
@@ -965,15 +890,11 @@ class ParcelLockers(Episode):
         )
         return k  # parcel_lockers.world:520
 
-    @tool(  # parcel_lockers.world:523
-        'The recipient collects a parcel with its pick-up code, before the window closes.',
-        _PARAM_parcel,
-        param(
-            'code', arg.refined(arg.TEXT, pattern='^[0-9]{6}$'),
-            'The six-digit pick-up code the recipient received.',
-        ),
-        where='parcel_lockers.world:523', returns=Parcel,
-    )
+    @tool('The recipient collects a parcel with its pick-up code, before the window closes.',
+          _PARAM_parcel,
+          param('code', arg.refined(arg.TEXT, pattern='^[0-9]{6}$'),
+                'The six-digit pick-up code the recipient received.'),
+          where='parcel_lockers.world:523', returns=Parcel)
     def tool_collect_parcel(self, parcel: Parcel, code: str) -> Parcel:
         if parcel.status != _E12_ParcelStatus_in_locker:  # parcel_lockers.world:529
             self.fail(f'Parcel {parcel.parcel_id} is not in a locker.')
@@ -1003,24 +924,18 @@ class ParcelLockers(Episode):
         )
         return parcel  # parcel_lockers.world:548
 
-    @tool(  # parcel_lockers.world:553
-        'Show a tracking event: parcel, kind, time, courier, site and note.',
-        param('event', arg.row('events'), 'The event id, e.g. EV0001.'), read_only=True,
-        where='parcel_lockers.world:553', returns=ParcelEvent,
-    )
+    @tool('Show a tracking event: parcel, kind, time, courier, site and note.',
+          param('event', arg.row('events'), 'The event id, e.g. EV0001.'), read_only=True,
+          where='parcel_lockers.world:553', returns=ParcelEvent)
     def tool_get_event(self, event: ParcelEvent) -> ParcelEvent:
         return event  # parcel_lockers.world:556
 
-    @tool(  # parcel_lockers.world:559
-        "A parcel's tracking history, oldest first, or all events on a day.",
-        param(
-            'parcel', arg.optional(arg.row('parcels')),
-            'Only events of this parcel (id, e.g. PCL0002).',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only events on this day, e.g. 2025-04-09.'),
-        read_only=True, where='parcel_lockers.world:559', returns=js.array(ParcelEvent),
-        shows=('list', ('row', 'events')),
-    )
+    @tool("A parcel's tracking history, oldest first, or all events on a day.",
+          param('parcel', arg.optional(arg.row('parcels')),
+                'Only events of this parcel (id, e.g. PCL0002).'),
+          param('day', arg.optional(arg.DATE), 'Only events on this day, e.g. 2025-04-09.'),
+          read_only=True, where='parcel_lockers.world:559', returns=js.array(ParcelEvent),
+          shows=('list', ('row', 'events')))
     def tool_list_events(self, parcel: Parcel | None, day: dt.date | None) -> tuple[str, ...]:
         if not (parcel is not None or day is not None):  # parcel_lockers.world:565
             raise ToolError('Give a parcel or a day.')

@@ -280,25 +280,21 @@ class InspectorInfo(Record):
 _RESULT_ApplicationInfo = js.closed({
     'application': Application, 'fee': js.nullable(Fee), 'inspections': js.array(Inspection)
 })
-_ROW_staff = arg.row(
-    'staff', arg.refined(arg.TEXT, pattern='^ST[0-9]{2}$'), not_found='Staff member not found.'
-)
+_ROW_staff = arg.row('staff', arg.refined(arg.TEXT, pattern='^ST[0-9]{2}$'),
+                     not_found='Staff member not found.')
 _ROW_applicants = arg.row('applicants', not_found='Applicant not found.')
-_ROW_properties = arg.row(
-    'properties', arg.refined(arg.TEXT, pattern='^[0-9]{3}-[0-9]{3}-[0-9]{3}$'),
-    not_found='Property not found.',
-)
+_ROW_properties = arg.row('properties',
+                          arg.refined(arg.TEXT, pattern='^[0-9]{3}-[0-9]{3}-[0-9]{3}$'),
+                          not_found='Property not found.')
 _ROW_applications = arg.row('applications', not_found='Application not found.')
 _ROW_fees = arg.row('fees', not_found='Fee not found.')
-_ROW_inspectors = arg.row(
-    'inspectors', arg.refined(arg.TEXT, pattern='^IN[0-9]{2}$'), not_found='Inspector not found.'
-)
+_ROW_inspectors = arg.row('inspectors', arg.refined(arg.TEXT, pattern='^IN[0-9]{2}$'),
+                          not_found='Inspector not found.')
 _ROW_inspections = arg.row('inspections', not_found='Inspection not found.')
 _PARAM_applicant_id = param('applicant_id', _ROW_applicants, 'The applicant id, e.g. AP001.')
 _PARAM_name = param('name', arg.optional(arg.TEXT), 'Part of the name; case does not matter.')
-_PARAM_application_id = param(
-    'application_id', _ROW_applications, 'The id of a submitted application, e.g. PA0002.'
-)
+_PARAM_application_id = param('application_id', _ROW_applications,
+                              'The id of a submitted application, e.g. PA0002.')
 _PARAM_fee_id = param('fee_id', _ROW_fees, 'The fee id, e.g. FE0002.')
 
 
@@ -383,31 +379,26 @@ class PermitOffice(Episode):
             )
             for _a100 in rt.each(self, self.t_applications)
         ):
-            raise InvariantError(
-                'An issued permit was approved, its fee is paid and it passed an inspection.',
-                'permit_office.world:263',
-            )
+            raise InvariantError('An issued permit was approved, its fee is paid and it passed '
+                                 'an inspection.',
+                                 'permit_office.world:263')
         if not all(  # permit_office.world:266
             len([_f104 for _f104 in rt.each(self, self.t_fees) if _f104.application == _a103.id_])
             == 1
             for _a103 in rt.each(self, self.t_applications)
         ):
-            raise InvariantError(
-                'Every application has exactly one fee.', 'permit_office.world:266'
-            )
+            raise InvariantError('Every application has exactly one fee.',
+                                 'permit_office.world:266')
         # permit_office.world:269
         if not all(self.fn_fee_status_ok(_f105) for _f105 in rt.each(self, self.t_fees)):
-            raise InvariantError(
-                "A fee's amount paid is within its amount and its status follows it.",
-                'permit_office.world:269',
-            )
+            raise InvariantError("A fee's amount paid is within its amount and its status "
+                                 "follows it.",
+                                 'permit_office.world:269')
         # permit_office.world:272
         if not all(self.fn_decision_ok(_a106) for _a106 in rt.each(self, self.t_applications)):
-            raise InvariantError(
-                'Decided applications were decided by a reviewer or supervisor who did not '
-                'receive them.',
-                'permit_office.world:272',
-            )
+            raise InvariantError('Decided applications were decided by a reviewer or supervisor '
+                                 'who did not receive them.',
+                                 'permit_office.world:272')
         if not all(  # permit_office.world:275
             (self.t_applications[_i107.application].status == _E17_ApplicationStatus_approved
             or self.t_applications[_i107.application].status == _E17_ApplicationStatus_issued)
@@ -417,21 +408,19 @@ class PermitOffice(Episode):
             and self.fn_in_hours(_i107.scheduled_for)
             for _i107 in rt.each(self, self.t_inspections)
         ):
-            raise InvariantError(
-                'An inspection belongs to an approved or issued application, with a certified '
-                'inspector, on a weekday between 8:00 and 16:00.',
-                'permit_office.world:275',
-            )
+            raise InvariantError('An inspection belongs to an approved or issued application, '
+                                 'with a certified inspector, on a weekday between 8:00 and '
+                                 '16:00.',
+                                 'permit_office.world:275')
         for _row108 in rt.changed_rows(self, self.t_inspections):  # permit_office.world:278
             if not (
                 (_row108.recorded_at is not None)
                 == (_row108.status == _E16_InspectionStatus_passed
                 or _row108.status == _E16_InspectionStatus_failed)
             ):
-                raise InvariantError(
-                    'Passed and failed inspections have a recording time; scheduled ones do not.',
-                    'permit_office.world:278',
-                )
+                raise InvariantError('Passed and failed inspections have a recording time; '
+                                     'scheduled ones do not.',
+                                     'permit_office.world:278')
         if not all(  # permit_office.world:281
             not self.fn_counts(_i109)
             or self.fn_day_load(self.t_inspectors[_i109.inspector], _i109.scheduled_for.date())
@@ -444,11 +433,9 @@ class PermitOffice(Episode):
             == 1
             for _i109 in rt.each(self, self.t_inspections)
         ):
-            raise InvariantError(
-                'An inspector has at most max_per_day inspections a day and never two at the '
-                'same time.',
-                'permit_office.world:281',
-            )
+            raise InvariantError('An inspector has at most max_per_day inspections a day and '
+                                 'never two at the same time.',
+                                 'permit_office.world:281')
         if not all(  # permit_office.world:284
             len([
                 _i112 for _i112 in rt.each(self, self.t_inspections)
@@ -458,19 +445,16 @@ class PermitOffice(Episode):
             <= 1
             for _a111 in rt.each(self, self.t_applications)
         ):
-            raise InvariantError(
-                'An application has at most one scheduled inspection.', 'permit_office.world:284'
-            )
+            raise InvariantError('An application has at most one scheduled inspection.',
+                                 'permit_office.world:284')
         if not all(  # permit_office.world:287
             not self.fn_zoning_blocks(_a113) or _a113.status != _E17_ApplicationStatus_approved
             and _a113.status != _E17_ApplicationStatus_issued
             for _a113 in rt.each(self, self.t_applications)
         ):
-            raise InvariantError(
-                'No demolition on a historic overlay and no sign on residential or historic '
-                'zoning is approved or issued.',
-                'permit_office.world:287',
-            )
+            raise InvariantError('No demolition on a historic overlay and no sign on residential '
+                                 'or historic zoning is approved or issued.',
+                                 'permit_office.world:287')
         if not all(  # permit_office.world:290
             self.t_applicants[_a114.applicant].kind != _E13_ApplicantKind_contractor
             or _a114.permit_type != _E10_PermitType_electrical
@@ -478,10 +462,9 @@ class PermitOffice(Episode):
             or self.t_applicants[_a114.applicant].license_number != ''
             for _a114 in rt.each(self, self.t_applications)
         ):
-            raise InvariantError(
-                'Electrical and plumbing applications by contractors have a license number.',
-                'permit_office.world:290',
-            )
+            raise InvariantError('Electrical and plumbing applications by contractors have a '
+                                 'license number.',
+                                 'permit_office.world:290')
         if not (  # permit_office.world:293
             all(
                 len([_o116 for _o116 in rt.each(self, self.t_staff) if _o116.email == _s115.email])
@@ -497,16 +480,14 @@ class PermitOffice(Episode):
                 for _p117 in rt.each(self, self.t_applicants)
             )
         ):
-            raise InvariantError(
-                'Staff and applicant emails are unique.', 'permit_office.world:293'
-            )
+            raise InvariantError('Staff and applicant emails are unique.',
+                                 'permit_office.world:293')
         if not all(  # permit_office.world:296
             self.state.current_staff != _s119.id_ or _s119.active
             for _s119 in rt.each(self, self.t_staff)
         ):
-            raise InvariantError(
-                'The signed-in staff member is active.', 'permit_office.world:296'
-            )
+            raise InvariantError('The signed-in staff member is active.',
+                                 'permit_office.world:296')
         for _row120 in rt.changed_rows(self, self.t_properties, ('owner',)):
             rt.check_refs(self.t_applicants, _row120.owner, 'Property.owner')
         for _row121 in rt.changed_rows(
@@ -647,14 +628,12 @@ class PermitOffice(Episode):
             return None  # permit_office.world:256
         return self.t_staff[(d if d is not None else rt.absent()).by]  # permit_office.world:258
 
-    @tool(  # permit_office.world:301
+    @tool(
         'Sign in as a staff member, by email or by id.',
         param('email', arg.optional(arg.TEXT), 'Your work email, e.g. carmen.diaz@city.example.'),
-        param(
-            'staff_id',
-            arg.optional(arg.row('staff', arg.refined(arg.TEXT, pattern='^ST[0-9]{2}$'))),
-            'Or your staff id, e.g. ST03.',
-        ),
+        param('staff_id',
+              arg.optional(arg.row('staff', arg.refined(arg.TEXT, pattern='^ST[0-9]{2}$'))),
+              'Or your staff id, e.g. ST03.'),
         where='permit_office.world:301', returns=Staff,
     )
     def tool_sign_in(self, email: str | None, staff_id: Staff | None) -> Staff:
@@ -669,21 +648,18 @@ class PermitOffice(Episode):
         self.set_state('current_staff', found.id_)  # permit_office.world:310
         return found  # permit_office.world:311
 
-    @tool(  # permit_office.world:314
-        'Show a staff member: name, email, role and whether active.',
-        param('staff_id', _ROW_staff, 'The staff id, e.g. ST02.'), read_only=True,
-        where='permit_office.world:314', returns=Staff,
-    )
+    @tool('Show a staff member: name, email, role and whether active.',
+          param('staff_id', _ROW_staff, 'The staff id, e.g. ST02.'), read_only=True,
+          where='permit_office.world:314', returns=Staff)
     def tool_get_staff(self, staff_id: Staff) -> Staff:
         return staff_id  # permit_office.world:317
 
-    @tool(  # permit_office.world:320
-        'Find staff by part of the name or email, or by role, with their details.',
-        param('query', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
-        param('role', arg.optional(arg.enum_of(StaffRole)), 'Only staff with this role.'),
-        read_only=True, where='permit_office.world:320', returns=js.array(Staff),
-        shows=('list', ('row', 'staff')),
-    )
+    @tool('Find staff by part of the name or email, or by role, with their details.',
+          param('query', arg.optional(arg.TEXT),
+                'Part of the name or email; case does not matter.'),
+          param('role', arg.optional(arg.enum_of(StaffRole)), 'Only staff with this role.'),
+          read_only=True, where='permit_office.world:320', returns=js.array(Staff),
+          shows=('list', ('row', 'staff')))
     def tool_find_staff(self, query: str | None, role: StaffRole | None) -> tuple[str, ...]:
         # permit_office.world:326
         q: str = self.built((query if query is not None else '').lower())
@@ -694,21 +670,18 @@ class PermitOffice(Episode):
             and (role is None or _s4.role == role)
         ])
 
-    @tool(  # permit_office.world:332
-        'Show an applicant: name, email, phone, kind, license number and registration date.',
-        _PARAM_applicant_id, read_only=True, where='permit_office.world:332', returns=Applicant,
-    )
+    @tool('Show an applicant: name, email, phone, kind, license number and registration date.',
+          _PARAM_applicant_id, read_only=True, where='permit_office.world:332', returns=Applicant)
     def tool_get_applicant(self, applicant_id: Applicant) -> Applicant:
         return applicant_id  # permit_office.world:337
 
-    @tool(  # permit_office.world:340
-        'Find applicants by email, phone, part of the name or license number, with their details.',
-        param('email', arg.optional(arg.TEXT), 'The exact email address.'),
-        param('phone', arg.optional(arg.TEXT), 'The phone number.'), _PARAM_name,
-        param('license_number', arg.optional(arg.TEXT), 'The license number, e.g. CB-44812.'),
-        read_only=True, where='permit_office.world:340', returns=js.array(Applicant),
-        shows=('list', ('row', 'applicants')),
-    )
+    @tool('Find applicants by email, phone, part of the name or license number, with their '
+          'details.',
+          param('email', arg.optional(arg.TEXT), 'The exact email address.'),
+          param('phone', arg.optional(arg.TEXT), 'The phone number.'), _PARAM_name,
+          param('license_number', arg.optional(arg.TEXT), 'The license number, e.g. CB-44812.'),
+          read_only=True, where='permit_office.world:340', returns=js.array(Applicant),
+          shows=('list', ('row', 'applicants')))
     def tool_find_applicants(
         self, email: str | None, phone: str | None, name: str | None, license_number: str | None
     ) -> tuple[str, ...]:
@@ -725,27 +698,21 @@ class PermitOffice(Episode):
             and (license_number is None or _p5.license_number == license_number)
         ])
 
-    @tool(  # permit_office.world:353
-        'Show a property: address, zoning, owner, lot area and whether it has a historic overlay.',
-        param('parcel_number', _ROW_properties, 'The parcel number, e.g. 101-200-301.'),
-        read_only=True, where='permit_office.world:353', returns=Property,
-    )
+    @tool('Show a property: address, zoning, owner, lot area and whether it has a historic '
+          'overlay.',
+          param('parcel_number', _ROW_properties, 'The parcel number, e.g. 101-200-301.'),
+          read_only=True, where='permit_office.world:353', returns=Property)
     def tool_get_property(self, parcel_number: Property) -> Property:
         return parcel_number  # permit_office.world:358
 
-    @tool(  # permit_office.world:361
-        'Find properties by part of the street address, zoning or owner, with their details.',
-        param(
-            'street', arg.optional(arg.TEXT), 'Part of the street address; case does not matter.'
-        ),
-        param('zoning', arg.optional(arg.enum_of(Zoning)), 'Only properties with this zoning.'),
-        param(
-            'owner_id', arg.optional(arg.row('applicants')),
-            'Only properties owned by this applicant (id, e.g. AP004).',
-        ),
-        read_only=True, where='permit_office.world:361', returns=js.array(Property),
-        shows=('list', ('row', 'properties')),
-    )
+    @tool('Find properties by part of the street address, zoning or owner, with their details.',
+          param('street', arg.optional(arg.TEXT),
+                'Part of the street address; case does not matter.'),
+          param('zoning', arg.optional(arg.enum_of(Zoning)), 'Only properties with this zoning.'),
+          param('owner_id', arg.optional(arg.row('applicants')),
+                'Only properties owned by this applicant (id, e.g. AP004).'),
+          read_only=True, where='permit_office.world:361', returns=js.array(Property),
+          shows=('list', ('row', 'properties')))
     def tool_find_properties(
         self, street: str | None, zoning: Zoning | None, owner_id: Applicant | None
     ) -> tuple[str, ...]:
@@ -758,19 +725,17 @@ class PermitOffice(Episode):
             and (owner_id is None or _p6.owner == owner_id.id_)
         ])
 
-    @tool(  # permit_office.world:374
-        'Show an application (applicant, property, type, value, status, who received and decided '
-        'it) with its fee and inspections.',
-        param('application_id', _ROW_applications, 'The application id, e.g. PA0001.'),
-        read_only=True, where='permit_office.world:374', returns=_RESULT_ApplicationInfo,
-        shows=(
-            'record', (
-                ('application', 'application', ('row', 'applications')),
-                ('fee', 'fee', ('row', 'fees')),
-                ('inspections', 'inspections', ('list', ('row', 'inspections'))),
-            ),
-        ),
-    )
+    @tool('Show an application (applicant, property, type, value, status, who received and '
+          'decided it) with its fee and inspections.',
+          param('application_id', _ROW_applications, 'The application id, e.g. PA0001.'),
+          read_only=True, where='permit_office.world:374', returns=_RESULT_ApplicationInfo,
+          shows=(
+              'record', (
+                  ('application', 'application', ('row', 'applications')),
+                  ('fee', 'fee', ('row', 'fees')),
+                  ('inspections', 'inspections', ('list', ('row', 'inspections'))),
+              ),
+          ))
     def tool_get_application(self, application_id: Application) -> ApplicationInfo:
         return ApplicationInfo(  # permit_office.world:379
             application_id.id_, rt.key_of(self.fn_fee_of(application_id)),
@@ -780,35 +745,23 @@ class PermitOffice(Episode):
             ]),
         )
 
-    @tool(  # permit_office.world:386
-        'Find applications by applicant, property, status, permit type or submission day, with '
-        'their details.',
-        param(
-            'applicant_id', arg.optional(arg.row('applicants')),
-            'Only applications of this applicant (id, e.g. AP001).',
-        ),
-        param(
-            'parcel_number',
-            arg.optional(arg.row(
-                'properties', arg.refined(arg.TEXT, pattern='^[0-9]{3}-[0-9]{3}-[0-9]{3}$')
-            )),
-            'Only applications for this property (parcel number).',
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(ApplicationStatus)),
-            'Only applications with this status.',
-        ),
-        param(
-            'permit_type', arg.optional(arg.enum_of(PermitType)),
-            'Only applications of this permit type.',
-        ),
-        param(
-            'submitted_on', arg.optional(arg.DATE),
-            'Only applications submitted on this day, e.g. 2025-04-01.',
-        ),
-        read_only=True, where='permit_office.world:386', returns=js.array(Application),
-        shows=('list', ('row', 'applications')),
-    )
+    @tool('Find applications by applicant, property, status, permit type or submission day, with '
+          'their details.',
+          param('applicant_id', arg.optional(arg.row('applicants')),
+                'Only applications of this applicant (id, e.g. AP001).'),
+          param('parcel_number',
+                arg.optional(arg.row(
+                    'properties', arg.refined(arg.TEXT, pattern='^[0-9]{3}-[0-9]{3}-[0-9]{3}$')
+                )),
+                'Only applications for this property (parcel number).'),
+          param('status', arg.optional(arg.enum_of(ApplicationStatus)),
+                'Only applications with this status.'),
+          param('permit_type', arg.optional(arg.enum_of(PermitType)),
+                'Only applications of this permit type.'),
+          param('submitted_on', arg.optional(arg.DATE),
+                'Only applications submitted on this day, e.g. 2025-04-01.'),
+          read_only=True, where='permit_office.world:386', returns=js.array(Application),
+          shows=('list', ('row', 'applications')))
     def tool_find_applications(
         self, applicant_id: Applicant | None, parcel_number: Property | None,
         status: ApplicationStatus | None, permit_type: PermitType | None,
@@ -823,26 +776,22 @@ class PermitOffice(Episode):
             and (submitted_on is None or _a8.submitted_at.date() == submitted_on)
         ])
 
-    @tool(  # permit_office.world:398
-        "Take in a permit application; its fee (the type's base fee plus 1% of the project "
-        "value) is recorded unpaid.",
-        _PARAM_applicant_id,
-        param('parcel_number', _ROW_properties, 'The parcel number, e.g. 101-200-302.'),
-        param('permit_type', arg.enum_of(PermitType), 'The permit type.'),
-        param('description', arg.refined(arg.TEXT, 1, 300), 'The work to be done.'),
-        param(
-            'project_value', arg.refined(arg.FLOAT, 0.0, 10000000.0),
-            'The declared cost of the work in USD.',
-        ),
-        where='permit_office.world:398', returns=_RESULT_ApplicationInfo,
-        shows=(
-            'record', (
-                ('application', 'application', ('row', 'applications')),
-                ('fee', 'fee', ('row', 'fees')),
-                ('inspections', 'inspections', ('list', ('row', 'inspections'))),
-            ),
-        ),
-    )
+    @tool("Take in a permit application; its fee (the type's base fee plus 1% of the project "
+          "value) is recorded unpaid.",
+          _PARAM_applicant_id,
+          param('parcel_number', _ROW_properties, 'The parcel number, e.g. 101-200-302.'),
+          param('permit_type', arg.enum_of(PermitType), 'The permit type.'),
+          param('description', arg.refined(arg.TEXT, 1, 300), 'The work to be done.'),
+          param('project_value', arg.refined(arg.FLOAT, 0.0, 10000000.0),
+                'The declared cost of the work in USD.'),
+          where='permit_office.world:398', returns=_RESULT_ApplicationInfo,
+          shows=(
+              'record', (
+                  ('application', 'application', ('row', 'applications')),
+                  ('fee', 'fee', ('row', 'fees')),
+                  ('inspections', 'inspections', ('list', ('row', 'inspections'))),
+              ),
+          ))
     def tool_submit_application(
         self, applicant_id: Applicant, parcel_number: Property, permit_type: PermitType,
         description: str, project_value: float,
@@ -856,19 +805,16 @@ class PermitOffice(Episode):
             and permit_type != _E10_PermitType_plumbing
             or applicant_id.license_number != ''
         ):
-            raise ToolError(
-                'A contractor needs a license number for electrical or plumbing permits.'
-            )
+            raise ToolError('A contractor needs a license number for electrical or plumbing '
+                            'permits.')
         if any(  # permit_office.world:410
             _a9.applicant == applicant_id.id_ and _a9.property_ == parcel_number.parcel_number
             and _a9.permit_type == permit_type and (_a9.status == _E17_ApplicationStatus_submitted
             or _a9.status == _E17_ApplicationStatus_approved)
             for _a9 in rt.each(self, self.t_applications)
         ):
-            self.fail(
-                f'{applicant_id.id_} already has an open {permit_type} application for '
-                f'{parcel_number.parcel_number}.',
-            )
+            self.fail(f'{applicant_id.id_} already has an open {permit_type} application for '
+                      f'{parcel_number.parcel_number}.')
         # permit_office.world:411
         base: float = rt.coalesce(self.state.base_fees.get(f'{permit_type}'), lambda: 0.0)
         application: Application = Application(  # permit_office.world:412
@@ -890,16 +836,12 @@ class PermitOffice(Episode):
         self.insert(self.t_fees, fee)  # permit_office.world:423
         return ApplicationInfo(application.id_, fee.id_, ())  # permit_office.world:424
 
-    @tool(  # permit_office.world:427
-        'Approve a submitted application (plan reviewers and supervisors, never the staff member '
-        'who received it).',
-        _PARAM_application_id,
-        param(
-            'conditions', arg.optional(arg.refined(arg.TEXT, None, 300)),
-            'Conditions of the approval; may be left out.',
-        ),
-        where='permit_office.world:427', returns=Application,
-    )
+    @tool('Approve a submitted application (plan reviewers and supervisors, never the staff '
+          'member who received it).',
+          _PARAM_application_id,
+          param('conditions', arg.optional(arg.refined(arg.TEXT, None, 300)),
+                'Conditions of the approval; may be left out.'),
+          where='permit_office.world:427', returns=Application)
     def tool_approve_application(
         self, application_id: Application, conditions: str | None
     ) -> Application:
@@ -912,9 +854,8 @@ class PermitOffice(Episode):
         if application_id.received_by == me.id_:  # permit_office.world:436
             raise ToolError('Nobody reviews an application they received.')
         if application_id.status != _E17_ApplicationStatus_submitted:  # permit_office.world:437
-            self.fail(
-                f'Application {application_id.id_} is {application_id.status}, not submitted.'
-            )
+            self.fail(f'Application {application_id.id_} is {application_id.status}, not '
+                      'submitted.')
         if (  # permit_office.world:438
             application_id.permit_type == _E10_PermitType_demolition
             and self.t_properties[application_id.property_].historic_overlay
@@ -935,13 +876,11 @@ class PermitOffice(Episode):
         )
         return application_id  # permit_office.world:442
 
-    @tool(  # permit_office.world:445
-        'Reject a submitted application with a reason (plan reviewers and supervisors, never the '
-        'staff member who received it); any payment is refunded.',
-        _PARAM_application_id,
-        param('reason', arg.refined(arg.TEXT, 1, 300), 'Why it is rejected.'),
-        where='permit_office.world:445', returns=Application,
-    )
+    @tool('Reject a submitted application with a reason (plan reviewers and supervisors, never '
+          'the staff member who received it); any payment is refunded.',
+          _PARAM_application_id,
+          param('reason', arg.refined(arg.TEXT, 1, 300), 'Why it is rejected.'),
+          where='permit_office.world:445', returns=Application)
     def tool_reject_application(self, application_id: Application, reason: str) -> Application:
         me: Staff | None = self.t_staff.ref(self.state.current_staff)  # permit_office.world:451
         if me is None:  # permit_office.world:452
@@ -952,9 +891,8 @@ class PermitOffice(Episode):
         if application_id.received_by == me.id_:  # permit_office.world:454
             raise ToolError('Nobody reviews an application they received.')
         if application_id.status != _E17_ApplicationStatus_submitted:  # permit_office.world:455
-            self.fail(
-                f'Application {application_id.id_} is {application_id.status}, not submitted.'
-            )
+            self.fail(f'Application {application_id.id_} is {application_id.status}, not '
+                      'submitted.')
         # permit_office.world:456
         self.set_field(application_id, 'status', _E17_ApplicationStatus_rejected)
         self.set_field(  # permit_office.world:457
@@ -971,14 +909,11 @@ class PermitOffice(Episode):
             self.set_field(self.t_fees[fee.id_], 'status', _E9_FeeStatus_refunded)
         return application_id  # permit_office.world:463
 
-    @tool(  # permit_office.world:466
-        'Issue the permit of an approved application whose fee is paid and that passed an '
-        'inspection (supervisors only).',
-        param(
-            'application_id', _ROW_applications, 'The id of an approved application, e.g. PA0001.'
-        ),
-        where='permit_office.world:466', returns=Application,
-    )
+    @tool('Issue the permit of an approved application whose fee is paid and that passed an '
+          'inspection (supervisors only).',
+          param('application_id', _ROW_applications,
+                'The id of an approved application, e.g. PA0001.'),
+          where='permit_office.world:466', returns=Application)
     def tool_issue_permit(self, application_id: Application) -> Application:
         me: Staff | None = self.t_staff.ref(self.state.current_staff)  # permit_office.world:471
         if me is None:  # permit_office.world:472
@@ -986,9 +921,8 @@ class PermitOffice(Episode):
         if me.role != _E9_StaffRole_supervisor:  # permit_office.world:473
             raise ToolError('Only supervisors issue permits.')
         if application_id.status != _E17_ApplicationStatus_approved:  # permit_office.world:474
-            self.fail(
-                f'Application {application_id.id_} is {application_id.status}, not approved.'
-            )
+            self.fail(f'Application {application_id.id_} is {application_id.status}, not '
+                      'approved.')
         if not any(  # permit_office.world:475
             _f10.application == application_id.id_ and _f10.status == _E9_FeeStatus_paid
             for _f10 in rt.each(self, self.t_fees)
@@ -1003,24 +937,18 @@ class PermitOffice(Episode):
         self.set_field(application_id, 'status', _E17_ApplicationStatus_issued)
         return application_id  # permit_office.world:478
 
-    @tool(  # permit_office.world:483
-        'Show a fee: application, amount, amount paid, status, last payment method and when it '
-        'was paid in full.',
-        _PARAM_fee_id, read_only=True, where='permit_office.world:483', returns=Fee,
-    )
+    @tool('Show a fee: application, amount, amount paid, status, last payment method and when it '
+          'was paid in full.',
+          _PARAM_fee_id, read_only=True, where='permit_office.world:483', returns=Fee)
     def tool_get_fee(self, fee_id: Fee) -> Fee:
         return fee_id  # permit_office.world:486
 
-    @tool(  # permit_office.world:489
-        "List fees by status or of an applicant's applications, with amounts and what was paid.",
-        param('status', arg.optional(arg.enum_of(FeeStatus)), 'Only fees with this status.'),
-        param(
-            'applicant_id', arg.optional(arg.row('applicants')),
-            "Only fees of this applicant's applications (id, e.g. AP004).",
-        ),
-        read_only=True, where='permit_office.world:489', returns=js.array(Fee),
-        shows=('list', ('row', 'fees')),
-    )
+    @tool("List fees by status or of an applicant's applications, with amounts and what was paid.",
+          param('status', arg.optional(arg.enum_of(FeeStatus)), 'Only fees with this status.'),
+          param('applicant_id', arg.optional(arg.row('applicants')),
+                "Only fees of this applicant's applications (id, e.g. AP004)."),
+          read_only=True, where='permit_office.world:489', returns=js.array(Fee),
+          shows=('list', ('row', 'fees')))
     def tool_list_fees(
         self, status: FeeStatus | None, applicant_id: Applicant | None
     ) -> tuple[str, ...]:
@@ -1031,14 +959,11 @@ class PermitOffice(Episode):
             or self.t_applications[_f12.application].applicant == applicant_id.id_)
         ])
 
-    @tool(  # permit_office.world:498
-        "Take a payment toward an application's fee.", _PARAM_fee_id,
-        param(
-            'amount', arg.refined(arg.FLOAT, 0.01), 'The amount paid, at most what is still owed.'
-        ),
-        param('method', arg.enum_of(PaymentMethod), 'How it was paid.'),
-        where='permit_office.world:498', returns=Fee,
-    )
+    @tool("Take a payment toward an application's fee.", _PARAM_fee_id,
+          param('amount', arg.refined(arg.FLOAT, 0.01),
+                'The amount paid, at most what is still owed.'),
+          param('method', arg.enum_of(PaymentMethod), 'How it was paid.'),
+          where='permit_office.world:498', returns=Fee)
     def tool_pay_fee(self, fee_id: Fee, amount: float, method: PaymentMethod) -> Fee:
         me: Staff | None = self.t_staff.ref(self.state.current_staff)  # permit_office.world:505
         if me is None:  # permit_office.world:506
@@ -1050,10 +975,8 @@ class PermitOffice(Episode):
             self.t_applications[fee_id.application].status != _E17_ApplicationStatus_rejected
             and self.t_applications[fee_id.application].status != _E17_ApplicationStatus_withdrawn
         ):
-            self.fail(
-                f'Application {self.t_applications[fee_id.application].id_} is '
-                f'{self.t_applications[fee_id.application].status}.',
-            )
+            self.fail(f'Application {self.t_applications[fee_id.application].id_} is '
+                      f'{self.t_applications[fee_id.application].status}.')
         owed: float = round(fee_id.amount - fee_id.amount_paid, 2)  # permit_office.world:509
         paying: float = round(amount, 2)  # permit_office.world:510
         if not (paying >= 0.01):  # permit_office.world:511
@@ -1073,20 +996,18 @@ class PermitOffice(Episode):
             self.set_field(fee_id, 'status', _E9_FeeStatus_partially_paid)
         return fee_id  # permit_office.world:522
 
-    @tool(  # permit_office.world:527
-        'Show an inspector (certifications, daily maximum, whether active) with their '
-        'inspections, optionally of one day.',
-        param('inspector_id', _ROW_inspectors, 'The inspector id, e.g. IN01.'),
-        param('day', arg.optional(arg.DATE), 'Only show the inspections of this day.'),
-        read_only=True, where='permit_office.world:527',
-        returns=js.closed({'inspector': Inspector, 'inspections': js.array(Inspection)}),
-        shows=(
-            'record', (
-                ('inspector', 'inspector', ('row', 'inspectors')),
-                ('inspections', 'inspections', ('list', ('row', 'inspections'))),
-            ),
-        ),
-    )
+    @tool('Show an inspector (certifications, daily maximum, whether active) with their '
+          'inspections, optionally of one day.',
+          param('inspector_id', _ROW_inspectors, 'The inspector id, e.g. IN01.'),
+          param('day', arg.optional(arg.DATE), 'Only show the inspections of this day.'),
+          read_only=True, where='permit_office.world:527',
+          returns=js.closed({'inspector': Inspector, 'inspections': js.array(Inspection)}),
+          shows=(
+              'record', (
+                  ('inspector', 'inspector', ('row', 'inspectors')),
+                  ('inspections', 'inspections', ('list', ('row', 'inspections'))),
+              ),
+          ))
     def tool_get_inspector(self, inspector_id: Inspector, day: dt.date | None) -> InspectorInfo:
         return InspectorInfo(  # permit_office.world:533
             inspector_id.id_, tuple([
@@ -1096,18 +1017,14 @@ class PermitOffice(Episode):
             ]),
         )
 
-    @tool(  # permit_office.world:539
-        'Find active inspectors by certification or part of the name, optionally only those with '
-        'room on a day.',
-        param(
-            'permit_type', arg.optional(arg.enum_of(PermitType)),
-            'Only inspectors certified for this permit type.',
-        ),
-        _PARAM_name,
-        param('free_on', arg.optional(arg.DATE), 'Only inspectors with room left on this day.'),
-        read_only=True, where='permit_office.world:539', returns=js.array(Inspector),
-        shows=('list', ('row', 'inspectors')),
-    )
+    @tool('Find active inspectors by certification or part of the name, optionally only those '
+          'with room on a day.',
+          param('permit_type', arg.optional(arg.enum_of(PermitType)),
+                'Only inspectors certified for this permit type.'),
+          _PARAM_name,
+          param('free_on', arg.optional(arg.DATE), 'Only inspectors with room left on this day.'),
+          read_only=True, where='permit_office.world:539', returns=js.array(Inspector),
+          shows=('list', ('row', 'inspectors')))
     def tool_find_inspectors(
         self, permit_type: PermitType | None, name: str | None, free_on: dt.date | None
     ) -> tuple[str, ...]:
@@ -1122,35 +1039,25 @@ class PermitOffice(Episode):
             and (free_on is None or self.fn_day_load(_n14, free_on) < _n14.max_per_day)
         ])
 
-    @tool(  # permit_office.world:550
-        'Show an inspection: application, inspector, time, status, notes and when the result was '
-        'recorded.',
-        param('inspection_id', _ROW_inspections, 'The inspection id, e.g. IS0003.'),
-        read_only=True, where='permit_office.world:550', returns=Inspection,
-    )
+    @tool('Show an inspection: application, inspector, time, status, notes and when the result '
+          'was recorded.',
+          param('inspection_id', _ROW_inspections, 'The inspection id, e.g. IS0003.'),
+          read_only=True, where='permit_office.world:550', returns=Inspection)
     def tool_get_inspection(self, inspection_id: Inspection) -> Inspection:
         return inspection_id  # permit_office.world:555
 
-    @tool(  # permit_office.world:558
-        'List inspections of an application, of an inspector or on a day, optionally by status, '
-        'with their details.',
-        param(
-            'application_id', arg.optional(arg.row('applications')),
-            'Only inspections of this application (id, e.g. PA0006).',
-        ),
-        param(
-            'inspector_id',
-            arg.optional(arg.row('inspectors', arg.refined(arg.TEXT, pattern='^IN[0-9]{2}$'))),
-            'Only inspections of this inspector (id, e.g. IN02).',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only inspections on this day, e.g. 2025-04-14.'),
-        param(
-            'status', arg.optional(arg.enum_of(InspectionStatus)),
-            'Only inspections with this status.',
-        ),
-        read_only=True, where='permit_office.world:558', returns=js.array(Inspection),
-        shows=('list', ('row', 'inspections')),
-    )
+    @tool('List inspections of an application, of an inspector or on a day, optionally by '
+          'status, with their details.',
+          param('application_id', arg.optional(arg.row('applications')),
+                'Only inspections of this application (id, e.g. PA0006).'),
+          param('inspector_id',
+                arg.optional(arg.row('inspectors', arg.refined(arg.TEXT, pattern='^IN[0-9]{2}$'))),
+                'Only inspections of this inspector (id, e.g. IN02).'),
+          param('day', arg.optional(arg.DATE), 'Only inspections on this day, e.g. 2025-04-14.'),
+          param('status', arg.optional(arg.enum_of(InspectionStatus)),
+                'Only inspections with this status.'),
+          read_only=True, where='permit_office.world:558', returns=js.array(Inspection),
+          shows=('list', ('row', 'inspections')))
     def tool_list_inspections(
         self, application_id: Application | None, inspector_id: Inspector | None,
         day: dt.date | None, status: InspectionStatus | None,
@@ -1163,22 +1070,15 @@ class PermitOffice(Episode):
             and (status is None or _i16.status == status)
         ])
 
-    @tool(  # permit_office.world:569
-        'Schedule an inspection of an approved application with a certified inspector.',
-        param(
-            'application_id', _ROW_applications, 'The id of an approved application, e.g. PA0003.'
-        ),
-        param(
-            'inspector_id', _ROW_inspectors,
-            'The id of an inspector certified for the permit type, e.g. IN02.',
-        ),
-        param(
-            'scheduled_for', arg.optional(arg.DATETIME),
-            "A weekday time between 8:00 and 16:00 at least 24 hours ahead; leave out for the "
-            "inspector's next free hour.",
-        ),
-        where='permit_office.world:569', returns=Inspection,
-    )
+    @tool('Schedule an inspection of an approved application with a certified inspector.',
+          param('application_id', _ROW_applications,
+                'The id of an approved application, e.g. PA0003.'),
+          param('inspector_id', _ROW_inspectors,
+                'The id of an inspector certified for the permit type, e.g. IN02.'),
+          param('scheduled_for', arg.optional(arg.DATETIME),
+                "A weekday time between 8:00 and 16:00 at least 24 hours ahead; leave out for "
+                "the inspector's next free hour."),
+          where='permit_office.world:569', returns=Inspection)
     def tool_schedule_inspection(
         self, application_id: Application, inspector_id: Inspector,
         scheduled_for: dt.datetime | None,
@@ -1187,9 +1087,8 @@ class PermitOffice(Episode):
         if me is None:  # permit_office.world:577
             raise ToolError('No staff member is signed in.')
         if application_id.status != _E17_ApplicationStatus_approved:  # permit_office.world:578
-            self.fail(
-                f'Application {application_id.id_} is {application_id.status}, not approved.'
-            )
+            self.fail(f'Application {application_id.id_} is {application_id.status}, not '
+                      'approved.')
         if any(  # permit_office.world:579
             _i17.application == application_id.id_
             and _i17.status == _E16_InspectionStatus_scheduled
@@ -1200,10 +1099,8 @@ class PermitOffice(Episode):
             inspector_id.active
             and application_id.permit_type in rt.each(self, inspector_id.certifications)
         ):
-            self.fail(
-                f'Inspector {inspector_id.id_} is inactive or not certified for '
-                f'{application_id.permit_type} permits.',
-            )
+            self.fail(f'Inspector {inspector_id.id_} is inactive or not certified for '
+                      f'{application_id.permit_type} permits.')
         when: dt.datetime | None = (  # permit_office.world:581
             scheduled_for if scheduled_for is not None else self.fn_next_slot(inspector_id)
         )
@@ -1217,9 +1114,8 @@ class PermitOffice(Episode):
             self.fn_day_load(inspector_id, when.date()) < inspector_id.max_per_day
             and not self.fn_busy_at(inspector_id, when)
         ):
-            self.fail(
-                f'Inspector {inspector_id.id_} is fully booked that day or busy at that time.'
-            )
+            self.fail(f'Inspector {inspector_id.id_} is fully booked that day or busy at that '
+                      'time.')
         inspection: Inspection = Inspection(  # permit_office.world:586
             id_=self.next_id('inspection_ids', 'IS{:04d}'), application=application_id.id_,
             inspector=inspector_id.id_, scheduled_for=when, status=_E16_InspectionStatus_scheduled,
@@ -1228,16 +1124,13 @@ class PermitOffice(Episode):
         self.insert(self.t_inspections, inspection)  # permit_office.world:591
         return inspection  # permit_office.world:592
 
-    @tool(  # permit_office.world:595
-        'Record a scheduled inspection as passed or failed once its time has come.',
-        param('inspection_id', _ROW_inspections, 'The id of a scheduled inspection, e.g. IS0003.'),
-        param('passed', arg.BOOL, 'true when it passed, false when it failed.'),
-        param(
-            'notes', arg.optional(arg.refined(arg.TEXT, None, 300)),
-            'What the inspector found; may be left out.',
-        ),
-        where='permit_office.world:595', returns=Inspection,
-    )
+    @tool('Record a scheduled inspection as passed or failed once its time has come.',
+          param('inspection_id', _ROW_inspections,
+                'The id of a scheduled inspection, e.g. IS0003.'),
+          param('passed', arg.BOOL, 'true when it passed, false when it failed.'),
+          param('notes', arg.optional(arg.refined(arg.TEXT, None, 300)),
+                'What the inspector found; may be left out.'),
+          where='permit_office.world:595', returns=Inspection)
     def tool_record_inspection_result(
         self, inspection_id: Inspection, passed: bool, notes: str | None
     ) -> Inspection:
@@ -1269,10 +1162,8 @@ class PermitOffice(Episode):
             and rt.expect(
                 rt.key_of(self.fn_decided_by(self.t_applications['PA0002'])), '==', 'ST03', part=1
             )
-            and rt.expect(
-                self.fn_decision_note(self.t_applications['PA0002']), '==',
-                'Structural engineer sign-off required', part=2,
-            )
+            and rt.expect(self.fn_decision_note(self.t_applications['PA0002']), '==',
+                          'Structural engineer sign-off required', part=2)
         )
 
     # tasks.world:340
@@ -1292,10 +1183,8 @@ class PermitOffice(Episode):
             and rt.expect(
                 rt.key_of(self.fn_decided_by(self.t_applications['PA0002'])), '==', 'ST03', part=1
             )
-            and rt.expect(
-                self.fn_decision_note(self.t_applications['PA0002']), '==',
-                'Fire-rated stairs required', part=2,
-            )
+            and rt.expect(self.fn_decision_note(self.t_applications['PA0002']), '==',
+                          'Fire-rated stairs required', part=2)
         )
 
     def _check_mezzanine_paid_approved_inspected__inspection(self) -> bool:  # tasks.world:342
@@ -1999,9 +1888,8 @@ class PermitOffice(Episode):
     def _check_mined_a89412ea52__inspection_is0003_changed(self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_inspections['IS0003'].status, '==', _E16_InspectionStatus_passed)
-            and rt.expect(
-                self.t_inspections['IS0003'].result_notes, '==', 'Warehouse mezzanine', part=1
-            )
+            and rt.expect(self.t_inspections['IS0003'].result_notes, '==', 'Warehouse mezzanine',
+                          part=1)
         )
 
     def _check_mined_b9640c6054__current_staff_set(self) -> rt.Verdict | bool:  # tasks.world:9372

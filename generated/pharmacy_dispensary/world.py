@@ -176,16 +176,13 @@ class PrescriptionInfo(Record):
     refills_left: int = field(sh.INT)
 
 
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'
-)
+_PARAM_name_contains = param('name_contains', arg.optional(arg.TEXT),
+                             'Part of the name; case does not matter.')
 _PARAM_patient = param('patient', arg.row('patients'), 'The patient id, e.g. PT0001.')
-_PARAM_prescription = param(
-    'prescription', arg.row('prescriptions'), 'The prescription id, e.g. RX00001.'
-)
-_PARAM_prescription_ = param(
-    'prescription', arg.row('prescriptions'), 'The id of a verified prescription, e.g. RX00003.'
-)
+_PARAM_prescription = param('prescription', arg.row('prescriptions'),
+                            'The prescription id, e.g. RX00001.')
+_PARAM_prescription_ = param('prescription', arg.row('prescriptions'),
+                             'The id of a verified prescription, e.g. RX00003.')
 
 
 class _State(StateBase):
@@ -255,30 +252,25 @@ class PharmacyDispensary(Episode):
     def _check_invariants(self) -> None:
         for _row29 in rt.changed_rows(self, self.t_medicines):  # pharmacy_dispensary.world:163
             if not (_row29.stock >= 0):
-                raise InvariantError(
-                    "A medicine's stock is never negative.", 'pharmacy_dispensary.world:163'
-                )
+                raise InvariantError("A medicine's stock is never negative.",
+                                     'pharmacy_dispensary.world:163')
         if not all(  # pharmacy_dispensary.world:166
             not self.fn_is_open(_rx30) or not self.fn_allergic(
                 self.t_patients[_rx30.patient], self.t_medicines[_rx30.dispense_as]
             )
             for _rx30 in rt.each(self, self.t_prescriptions)
         ):
-            raise InvariantError(
-                'No open prescription is to be dispensed as a medicine the patient is allergic '
-                'to.',
-                'pharmacy_dispensary.world:166',
-            )
+            raise InvariantError('No open prescription is to be dispensed as a medicine the '
+                                 'patient is allergic to.',
+                                 'pharmacy_dispensary.world:166')
         for _row31 in rt.changed_rows(self, self.t_patients):  # pharmacy_dispensary.world:169
             if not all(
                 _a32 == self.built(_a32.lower())
                 and rt.each(self, _row31.allergies).count(_a32) == 1
                 for _a32 in rt.each(self, _row31.allergies)
             ):
-                raise InvariantError(
-                    'Allergies are recorded once each, in lower case.',
-                    'pharmacy_dispensary.world:169',
-                )
+                raise InvariantError('Allergies are recorded once each, in lower case.',
+                                     'pharmacy_dispensary.world:169')
         if not all(  # pharmacy_dispensary.world:172
             self.t_medicines[_rx33.dispense_as].active_ingredient
             == self.t_medicines[_rx33.medicine].active_ingredient
@@ -286,19 +278,16 @@ class PharmacyDispensary(Episode):
             == self.t_medicines[_rx33.medicine].strength
             for _rx33 in rt.each(self, self.t_prescriptions)
         ):
-            raise InvariantError(
-                "A prescription's dispense_as has the same active ingredient and strength as its "
-                "medicine.",
-                'pharmacy_dispensary.world:172',
-            )
+            raise InvariantError("A prescription's dispense_as has the same active ingredient "
+                                 "and strength as its medicine.",
+                                 'pharmacy_dispensary.world:172')
         if not all(  # pharmacy_dispensary.world:175
             _d34.dispensed_at.date() <= self.t_prescriptions[_d34.prescription].expires_on
             for _d34 in rt.each(self, self.t_dispensings)
         ):
-            raise InvariantError(
-                "Every dispensing is dated on or before its prescription's expiry.",
-                'pharmacy_dispensary.world:175',
-            )
+            raise InvariantError("Every dispensing is dated on or before its prescription's "
+                                 "expiry.",
+                                 'pharmacy_dispensary.world:175')
         if not all(  # pharmacy_dispensary.world:178
             len([
                 _d36 for _d36 in rt.each(self, self.t_dispensings)
@@ -307,9 +296,8 @@ class PharmacyDispensary(Episode):
             <= 1
             for _rx35 in rt.each(self, self.t_prescriptions)
         ):
-            raise InvariantError(
-                'A prescription has at most one first fill.', 'pharmacy_dispensary.world:178'
-            )
+            raise InvariantError('A prescription has at most one first fill.',
+                                 'pharmacy_dispensary.world:178')
         if not all(  # pharmacy_dispensary.world:181
             _d37.kind != _E8_FillKind_refill or any(
                 _f38.prescription == _d37.prescription and _f38.kind == _E8_FillKind_first_fill
@@ -318,26 +306,20 @@ class PharmacyDispensary(Episode):
             )
             for _d37 in rt.each(self, self.t_dispensings)
         ):
-            raise InvariantError(
-                "Every refill comes after the prescription's first fill.",
-                'pharmacy_dispensary.world:181',
-            )
+            raise InvariantError("Every refill comes after the prescription's first fill.",
+                                 'pharmacy_dispensary.world:181')
         if not all(  # pharmacy_dispensary.world:184
             self.fn_refills_used(_rx39) <= _rx39.refills_allowed
             for _rx39 in rt.each(self, self.t_prescriptions)
         ):
-            raise InvariantError(
-                'A prescription has at most refills_allowed refills.',
-                'pharmacy_dispensary.world:184',
-            )
+            raise InvariantError('A prescription has at most refills_allowed refills.',
+                                 'pharmacy_dispensary.world:184')
         if not all(  # pharmacy_dispensary.world:187
             self.t_prescriptions[_d40.prescription].status != _E8_RxStatus_received
             for _d40 in rt.each(self, self.t_dispensings)
         ):
-            raise InvariantError(
-                'Nothing is dispensed on a prescription that is still received.',
-                'pharmacy_dispensary.world:187',
-            )
+            raise InvariantError('Nothing is dispensed on a prescription that is still received.',
+                                 'pharmacy_dispensary.world:187')
         if not all(  # pharmacy_dispensary.world:190
             _rx41.status != _E8_RxStatus_completed or len([
                 _d42 for _d42 in rt.each(self, self.t_dispensings)
@@ -346,35 +328,29 @@ class PharmacyDispensary(Episode):
             == 1 + _rx41.refills_allowed
             for _rx41 in rt.each(self, self.t_prescriptions)
         ):
-            raise InvariantError(
-                'A completed prescription has had all its fills.', 'pharmacy_dispensary.world:190'
-            )
+            raise InvariantError('A completed prescription has had all its fills.',
+                                 'pharmacy_dispensary.world:190')
         for _row43 in rt.changed_rows(self, self.t_prescriptions):  # pharmacy_dispensary.world:193
             if not ((_row43.status == _E8_RxStatus_on_hold) == (_row43.hold_reason is not None)):
-                raise InvariantError(
-                    'A prescription has a hold reason exactly when it is on hold.',
-                    'pharmacy_dispensary.world:193',
-                )
+                raise InvariantError('A prescription has a hold reason exactly when it is on '
+                                     'hold.',
+                                     'pharmacy_dispensary.world:193')
         if not all(  # pharmacy_dispensary.world:196
             _rx44.status == _E8_RxStatus_received
             or not self.t_medicines[_rx44.medicine].controlled
             or self.t_prescribers[_rx44.prescriber].can_prescribe_controlled
             for _rx44 in rt.each(self, self.t_prescriptions)
         ):
-            raise InvariantError(
-                'A checked prescription of a controlled medicine comes from a prescriber with a '
-                'controlled registration.',
-                'pharmacy_dispensary.world:196',
-            )
+            raise InvariantError('A checked prescription of a controlled medicine comes from a '
+                                 'prescriber with a controlled registration.',
+                                 'pharmacy_dispensary.world:196')
         if not all(  # pharmacy_dispensary.world:199
             not self.t_medicines[_d45.medicine].controlled
             or self.t_pharmacists[_d45.pharmacist].role == _E9_StaffRole_pharmacist
             for _d45 in rt.each(self, self.t_dispensings)
         ):
-            raise InvariantError(
-                'Controlled medicines are dispensed by pharmacists.',
-                'pharmacy_dispensary.world:199',
-            )
+            raise InvariantError('Controlled medicines are dispensed by pharmacists.',
+                                 'pharmacy_dispensary.world:199')
         if not all(  # pharmacy_dispensary.world:202
             self.t_medicines[_d46.medicine].active_ingredient
             == self.t_medicines[self.t_prescriptions[_d46.prescription].medicine].active_ingredient
@@ -384,18 +360,16 @@ class PharmacyDispensary(Episode):
             == (_d46.medicine != self.t_prescriptions[_d46.prescription].medicine)
             for _d46 in rt.each(self, self.t_dispensings)
         ):
-            raise InvariantError(
-                "A dispensing's medicine has the written ingredient and strength, and "
-                "substituted says whether it differs from the written medicine.",
-                'pharmacy_dispensary.world:202',
-            )
+            raise InvariantError("A dispensing's medicine has the written ingredient and "
+                                 "strength, and substituted says whether it differs from the "
+                                 "written medicine.",
+                                 'pharmacy_dispensary.world:202')
         if not all(  # pharmacy_dispensary.world:205
             self.state.current_staff != _s47.staff_id or _s47.active
             for _s47 in rt.each(self, self.t_pharmacists)
         ):
-            raise InvariantError(
-                'The signed-in staff member is active.', 'pharmacy_dispensary.world:205'
-            )
+            raise InvariantError('The signed-in staff member is active.',
+                                 'pharmacy_dispensary.world:205')
         if not all(  # pharmacy_dispensary.world:208
             len([_o49 for _o49 in rt.each(self, self.t_pharmacists) if _o49.email == _s48.email])
             == 1
@@ -466,26 +440,19 @@ class PharmacyDispensary(Episode):
             used, rt.bounded(rx.refills_allowed - used),
         )
 
-    @tool(  # pharmacy_dispensary.world:213
-        'Show a staff member: name, email, role, license number and whether they are active.',
-        param(
-            'staff', arg.row('pharmacists', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
-            'The staff id, e.g. S01.',
-        ),
-        read_only=True, where='pharmacy_dispensary.world:213', returns=Pharmacist,
-    )
+    @tool('Show a staff member: name, email, role, license number and whether they are active.',
+          param('staff', arg.row('pharmacists', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
+                'The staff id, e.g. S01.'),
+          read_only=True, where='pharmacy_dispensary.world:213', returns=Pharmacist)
     def tool_get_staff(self, staff: Pharmacist) -> Pharmacist:
         return staff  # pharmacy_dispensary.world:216
 
-    @tool(  # pharmacy_dispensary.world:219
-        'List staff members, optionally by part of the name or by role, with their details.',
-        _PARAM_name_contains,
-        param(
-            'role', arg.optional(arg.enum_of(StaffRole)), 'Only pharmacists or only technicians.'
-        ),
-        read_only=True, where='pharmacy_dispensary.world:219', returns=js.array(Pharmacist),
-        shows=('list', ('row', 'pharmacists')),
-    )
+    @tool('List staff members, optionally by part of the name or by role, with their details.',
+          _PARAM_name_contains,
+          param('role', arg.optional(arg.enum_of(StaffRole)),
+                'Only pharmacists or only technicians.'),
+          read_only=True, where='pharmacy_dispensary.world:219', returns=js.array(Pharmacist),
+          shows=('list', ('row', 'pharmacists')))
     def tool_list_staff(
         self, name_contains: str | None, role: StaffRole | None
     ) -> tuple[str, ...]:
@@ -497,38 +464,30 @@ class PharmacyDispensary(Episode):
             and (role is None or _s4.role == role)
         ])
 
-    @tool(  # pharmacy_dispensary.world:229
-        'Sign in as a staff member; changes are made in their name. Replaces whoever was signed '
-        'in.',
-        param(
-            'staff', arg.row('pharmacists', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
-            'The id of the staff member signing in, e.g. S01.',
-        ),
-        where='pharmacy_dispensary.world:229', returns=Pharmacist,
-    )
+    @tool('Sign in as a staff member; changes are made in their name. Replaces whoever was '
+          'signed in.',
+          param('staff', arg.row('pharmacists', arg.refined(arg.TEXT, pattern='^S[0-9]{2}$')),
+                'The id of the staff member signing in, e.g. S01.'),
+          where='pharmacy_dispensary.world:229', returns=Pharmacist)
     def tool_sign_in(self, staff: Pharmacist) -> Pharmacist:
         if not staff.active:  # pharmacy_dispensary.world:232
             self.fail(f'Staff member {staff.staff_id} is inactive and cannot sign in.')
         self.set_state('current_staff', staff.staff_id)  # pharmacy_dispensary.world:233
         return staff  # pharmacy_dispensary.world:234
 
-    @tool(  # pharmacy_dispensary.world:239
-        'Show a patient: name, date of birth, phone, email, allergies, insurance id and '
-        'registration date.',
-        _PARAM_patient, read_only=True, where='pharmacy_dispensary.world:239', returns=Patient,
-    )
+    @tool('Show a patient: name, date of birth, phone, email, allergies, insurance id and '
+          'registration date.',
+          _PARAM_patient, read_only=True, where='pharmacy_dispensary.world:239', returns=Patient)
     def tool_get_patient(self, patient: Patient) -> Patient:
         return patient  # pharmacy_dispensary.world:242
 
-    @tool(  # pharmacy_dispensary.world:245
-        'Find patients by part of the name, date of birth or phone (all given filters must '
-        'match), with their details.',
-        _PARAM_name_contains,
-        param('date_of_birth', arg.optional(arg.DATE), 'The date of birth, e.g. 1958-02-14.'),
-        param('phone', arg.optional(arg.TEXT), 'Part of the phone number, e.g. 555 0301.'),
-        read_only=True, where='pharmacy_dispensary.world:245', returns=js.array(Patient),
-        shows=('list', ('row', 'patients')),
-    )
+    @tool('Find patients by part of the name, date of birth or phone (all given filters must '
+          'match), with their details.',
+          _PARAM_name_contains,
+          param('date_of_birth', arg.optional(arg.DATE), 'The date of birth, e.g. 1958-02-14.'),
+          param('phone', arg.optional(arg.TEXT), 'Part of the phone number, e.g. 555 0301.'),
+          read_only=True, where='pharmacy_dispensary.world:245', returns=js.array(Patient),
+          shows=('list', ('row', 'patients')))
     def tool_find_patients(
         self, name_contains: str | None, date_of_birth: dt.date | None, phone: str | None
     ) -> tuple[str, ...]:
@@ -542,16 +501,12 @@ class PharmacyDispensary(Episode):
             and rt.read(self, digits) in rt.read(self, _p5.phone)
         ])
 
-    @tool(  # pharmacy_dispensary.world:257
-        "Add an active ingredient to a patient's allergies. An open prescription with that "
-        "ingredient must be put on hold first.",
-        _PARAM_patient,
-        param(
-            'ingredient', arg.refined(arg.TEXT, 1, 60),
-            'The active ingredient, e.g. penicillin; it is stored in lower case.',
-        ),
-        where='pharmacy_dispensary.world:257', returns=Patient,
-    )
+    @tool("Add an active ingredient to a patient's allergies. An open prescription with that "
+          "ingredient must be put on hold first.",
+          _PARAM_patient,
+          param('ingredient', arg.refined(arg.TEXT, 1, 60),
+                'The active ingredient, e.g. penicillin; it is stored in lower case.'),
+          where='pharmacy_dispensary.world:257', returns=Patient)
     def tool_record_allergy(self, patient: Patient, ingredient: str) -> Patient:
         # pharmacy_dispensary.world:263
         me: Pharmacist | None = self.t_pharmacists.ref(self.state.current_staff)
@@ -570,38 +525,29 @@ class PharmacyDispensary(Episode):
             and self.t_medicines[_rx6.dispense_as].active_ingredient == ing
             for _rx6 in rt.each(self, self.t_prescriptions)
         ):
-            self.fail(
-                f'Patient {patient.patient_id} has an open prescription for a medicine with {ing}'
-                ': hold it first.',
-            )
+            self.fail(f'Patient {patient.patient_id} has an open prescription for a medicine '
+                      f'with {ing}: hold it first.')
         self.set_field(  # pharmacy_dispensary.world:270
             patient, 'allergies',
             v.check_length(patient.allergies + (ing,), 'Patient.allergies', None, 20),
         )
         return patient  # pharmacy_dispensary.world:271
 
-    @tool(  # pharmacy_dispensary.world:276
-        'Show a prescriber: name, clinic, license number, controlled-substance registration, '
-        'phone and whether they are active.',
-        param(
-            'prescriber', arg.row('prescribers', arg.refined(arg.TEXT, pattern='^DR[0-9]{3}$')),
-            'The prescriber id, e.g. DR001.',
-        ),
-        read_only=True, where='pharmacy_dispensary.world:276', returns=Prescriber,
-    )
+    @tool('Show a prescriber: name, clinic, license number, controlled-substance registration, '
+          'phone and whether they are active.',
+          param('prescriber',
+                arg.row('prescribers', arg.refined(arg.TEXT, pattern='^DR[0-9]{3}$')),
+                'The prescriber id, e.g. DR001.'),
+          read_only=True, where='pharmacy_dispensary.world:276', returns=Prescriber)
     def tool_get_prescriber(self, prescriber: Prescriber) -> Prescriber:
         return prescriber  # pharmacy_dispensary.world:279
 
-    @tool(  # pharmacy_dispensary.world:282
-        'Find prescribers by part of the name or clinic, with their details.',
-        _PARAM_name_contains,
-        param(
-            'clinic_contains', arg.optional(arg.TEXT),
-            "Part of the clinic's name; case does not matter.",
-        ),
-        read_only=True, where='pharmacy_dispensary.world:282', returns=js.array(Prescriber),
-        shows=('list', ('row', 'prescribers')),
-    )
+    @tool('Find prescribers by part of the name or clinic, with their details.',
+          _PARAM_name_contains,
+          param('clinic_contains', arg.optional(arg.TEXT),
+                "Part of the clinic's name; case does not matter."),
+          read_only=True, where='pharmacy_dispensary.world:282', returns=js.array(Prescriber),
+          shows=('list', ('row', 'prescribers')))
     def tool_find_prescribers(
         self, name_contains: str | None, clinic_contains: str | None
     ) -> tuple[str, ...]:
@@ -615,29 +561,22 @@ class PharmacyDispensary(Episode):
             and rt.read(self, clinic) in rt.read(self, self.built(_p7.clinic.lower()))
         ])
 
-    @tool(  # pharmacy_dispensary.world:295
-        'Show a medicine: name, active ingredient, strength, form, generic and controlled flags, '
-        'stock, reorder level and unit price.',
-        param(
-            'medicine', arg.row('medicines', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{3}$')),
-            'The medicine code, e.g. AMX500.',
-        ),
-        read_only=True, where='pharmacy_dispensary.world:295', returns=Medicine,
-    )
+    @tool('Show a medicine: name, active ingredient, strength, form, generic and controlled '
+          'flags, stock, reorder level and unit price.',
+          param('medicine',
+                arg.row('medicines', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{3}$')),
+                'The medicine code, e.g. AMX500.'),
+          read_only=True, where='pharmacy_dispensary.world:295', returns=Medicine)
     def tool_get_medicine(self, medicine: Medicine) -> Medicine:
         return medicine  # pharmacy_dispensary.world:298
 
-    @tool(  # pharmacy_dispensary.world:301
-        'Find medicines whose name or active ingredient contains a text, with their stock and '
-        'prices; optionally only generics.',
-        param(
-            'text', arg.refined(arg.TEXT, 1, 60),
-            'Part of the name or active ingredient; case does not matter.',
-        ),
-        param('generic_only', arg.BOOL, 'Only generic medicines.', default=False), read_only=True,
-        where='pharmacy_dispensary.world:301', returns=js.array(Medicine),
-        shows=('list', ('row', 'medicines')),
-    )
+    @tool('Find medicines whose name or active ingredient contains a text, with their stock and '
+          'prices; optionally only generics.',
+          param('text', arg.refined(arg.TEXT, 1, 60),
+                'Part of the name or active ingredient; case does not matter.'),
+          param('generic_only', arg.BOOL, 'Only generic medicines.', default=False),
+          read_only=True, where='pharmacy_dispensary.world:301', returns=js.array(Medicine),
+          shows=('list', ('row', 'medicines')))
     def tool_search_medicines(self, text: str, generic_only: bool) -> tuple[str, ...]:
         t: str = self.built(text.lower())  # pharmacy_dispensary.world:307
         return tuple([  # pharmacy_dispensary.world:308
@@ -647,12 +586,10 @@ class PharmacyDispensary(Episode):
             and (not generic_only or _m8.is_generic)
         ])
 
-    @tool(  # pharmacy_dispensary.world:311
-        'List the medicines whose stock is at or below their reorder level, lowest stock first, '
-        'with stock and reorder level.',
-        read_only=True, where='pharmacy_dispensary.world:311', returns=js.array(Medicine),
-        shows=('list', ('row', 'medicines')),
-    )
+    @tool('List the medicines whose stock is at or below their reorder level, lowest stock '
+          'first, with stock and reorder level.',
+          read_only=True, where='pharmacy_dispensary.world:311', returns=js.array(Medicine),
+          shows=('list', ('row', 'medicines')))
     def tool_report_low_stock(self) -> tuple[str, ...]:
         return rt.sorted_keys(  # pharmacy_dispensary.world:314
             rt.each(self, [
@@ -662,15 +599,12 @@ class PharmacyDispensary(Episode):
             key=lambda _m9: _m9.stock,
         )
 
-    @tool(  # pharmacy_dispensary.world:317
-        "Add a delivery of units to a medicine's stock.",
-        param(
-            'medicine', arg.row('medicines', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{3}$')),
-            'The medicine code, e.g. IBU400.',
-        ),
-        param('units', arg.refined(arg.INT, 1, 100000), 'Units delivered.'),
-        where='pharmacy_dispensary.world:317', returns=Medicine,
-    )
+    @tool("Add a delivery of units to a medicine's stock.",
+          param('medicine',
+                arg.row('medicines', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{3}$')),
+                'The medicine code, e.g. IBU400.'),
+          param('units', arg.refined(arg.INT, 1, 100000), 'Units delivered.'),
+          where='pharmacy_dispensary.world:317', returns=Medicine)
     def tool_restock_medicine(self, medicine: Medicine, units: int) -> Medicine:
         # pharmacy_dispensary.world:323
         me: Pharmacist | None = self.t_pharmacists.ref(self.state.current_staff)
@@ -684,27 +618,22 @@ class PharmacyDispensary(Episode):
         )
         return medicine  # pharmacy_dispensary.world:327
 
-    @tool(  # pharmacy_dispensary.world:332
-        'Show a prescription with its fills dispensed, refills used and refills left.',
-        _PARAM_prescription, read_only=True, where='pharmacy_dispensary.world:332',
-        returns=js.closed({
-            'prescription': Prescription, 'fills_dispensed': js.INTEGER,
-            'refills_used': js.INTEGER, 'refills_left': js.INTEGER,
-        }),
-        shows=('record', (('prescription', 'prescription', ('row', 'prescriptions')),)),
-    )
+    @tool('Show a prescription with its fills dispensed, refills used and refills left.',
+          _PARAM_prescription, read_only=True, where='pharmacy_dispensary.world:332',
+          returns=js.closed({
+              'prescription': Prescription, 'fills_dispensed': js.INTEGER,
+              'refills_used': js.INTEGER, 'refills_left': js.INTEGER,
+          }),
+          shows=('record', (('prescription', 'prescription', ('row', 'prescriptions')),)))
     def tool_get_prescription(self, prescription: Prescription) -> PrescriptionInfo:
         return self.fn_info(prescription)  # pharmacy_dispensary.world:337
 
-    @tool(  # pharmacy_dispensary.world:340
-        "List a patient's prescriptions, optionally by status, with their details.",
-        _PARAM_patient,
-        param(
-            'status', arg.optional(arg.enum_of(RxStatus)), 'Only prescriptions with this status.'
-        ),
-        read_only=True, where='pharmacy_dispensary.world:340', returns=js.array(Prescription),
-        shows=('list', ('row', 'prescriptions')),
-    )
+    @tool("List a patient's prescriptions, optionally by status, with their details.",
+          _PARAM_patient,
+          param('status', arg.optional(arg.enum_of(RxStatus)),
+                'Only prescriptions with this status.'),
+          read_only=True, where='pharmacy_dispensary.world:340', returns=js.array(Prescription),
+          shows=('list', ('row', 'prescriptions')))
     def tool_list_prescriptions(
         self, patient: Patient, status: RxStatus | None
     ) -> tuple[str, ...]:
@@ -713,15 +642,11 @@ class PharmacyDispensary(Episode):
             if _rx11.patient == patient.patient_id and (status is None or _rx11.status == status)
         ])
 
-    @tool(  # pharmacy_dispensary.world:349
-        'A pharmacist checks a received prescription: not expired, from an active prescriber '
-        '(with a controlled registration for a controlled medicine), and no allergy.',
-        param(
-            'prescription', arg.row('prescriptions'),
-            'The id of a received prescription, e.g. RX00001.',
-        ),
-        where='pharmacy_dispensary.world:349', returns=Prescription,
-    )
+    @tool('A pharmacist checks a received prescription: not expired, from an active prescriber '
+          '(with a controlled registration for a controlled medicine), and no allergy.',
+          param('prescription', arg.row('prescriptions'),
+                'The id of a received prescription, e.g. RX00001.'),
+          where='pharmacy_dispensary.world:349', returns=Prescription)
     def tool_verify_prescription(self, prescription: Prescription) -> Prescription:
         # pharmacy_dispensary.world:354
         me: Pharmacist | None = self.t_pharmacists.ref(self.state.current_staff)
@@ -734,35 +659,27 @@ class PharmacyDispensary(Episode):
         if prescription.expires_on < self.clock.date():  # pharmacy_dispensary.world:358
             self.fail(f'Prescription {prescription.rx_id} expired on {prescription.expires_on}.')
         if not self.t_prescribers[prescription.prescriber].active:  # pharmacy_dispensary.world:359
-            self.fail(
-                f'Prescriber {self.t_prescribers[prescription.prescriber].prescriber_id} is '
-                'inactive.',
-            )
+            self.fail(f'Prescriber {self.t_prescribers[prescription.prescriber].prescriber_id} '
+                      'is inactive.')
         if not (  # pharmacy_dispensary.world:360
             not self.t_medicines[prescription.medicine].controlled
             or self.t_prescribers[prescription.prescriber].can_prescribe_controlled
         ):
-            self.fail(
-                f'{self.t_medicines[prescription.medicine].code} is controlled and prescriber '
-                f'{self.t_prescribers[prescription.prescriber].prescriber_id} has no controlled '
-                'registration.',
-            )
+            self.fail(f'{self.t_medicines[prescription.medicine].code} is controlled and '
+                      f'prescriber {self.t_prescribers[prescription.prescriber].prescriber_id} '
+                      'has no controlled registration.')
         if self.fn_allergic(  # pharmacy_dispensary.world:361
             self.t_patients[prescription.patient], self.t_medicines[prescription.dispense_as]
         ):
-            self.fail(
-                f'Patient {self.t_patients[prescription.patient].patient_id} is allergic to '
-                f'{self.t_medicines[prescription.dispense_as].active_ingredient}.',
-            )
+            self.fail(f'Patient {self.t_patients[prescription.patient].patient_id} is allergic '
+                      f'to {self.t_medicines[prescription.dispense_as].active_ingredient}.')
         # pharmacy_dispensary.world:362
         self.set_field(prescription, 'status', _E8_RxStatus_verified)
         return prescription  # pharmacy_dispensary.world:363
 
-    @tool(  # pharmacy_dispensary.world:366
-        'Dispense the first fill of a verified prescription as its dispense_as medicine; it is '
-        'completed when no refills were allowed.',
-        _PARAM_prescription_, where='pharmacy_dispensary.world:366', returns=Dispensing,
-    )
+    @tool('Dispense the first fill of a verified prescription as its dispense_as medicine; it is '
+          'completed when no refills were allowed.',
+          _PARAM_prescription_, where='pharmacy_dispensary.world:366', returns=Dispensing)
     def tool_fill_prescription(self, prescription: Prescription) -> Dispensing:
         # pharmacy_dispensary.world:371
         me: Pharmacist | None = self.t_pharmacists.ref(self.state.current_staff)
@@ -773,23 +690,18 @@ class PharmacyDispensary(Episode):
         if prescription.status != _E8_RxStatus_verified:  # pharmacy_dispensary.world:374
             self.fail(f'Prescription {prescription.rx_id} is {prescription.status}, not verified.')
         if self.fn_first_filled(prescription):  # pharmacy_dispensary.world:375
-            self.fail(
-                f'Prescription {prescription.rx_id} was already filled: use refill_prescription.'
-            )
+            self.fail(f'Prescription {prescription.rx_id} was already filled: use '
+                      'refill_prescription.')
         if prescription.expires_on < self.clock.date():  # pharmacy_dispensary.world:376
             self.fail(f'Prescription {prescription.rx_id} expired on {prescription.expires_on}.')
         med: Medicine = self.t_medicines[prescription.dispense_as]  # pharmacy_dispensary.world:377
         if med.stock < prescription.quantity:  # pharmacy_dispensary.world:378
-            self.fail(
-                f'Not enough stock of {med.code}: {med.stock} on hand, {prescription.quantity} '
-                'needed.',
-            )
+            self.fail(f'Not enough stock of {med.code}: {med.stock} on hand, '
+                      f'{prescription.quantity} needed.')
         # pharmacy_dispensary.world:379
         if self.fn_allergic(self.t_patients[prescription.patient], med):
-            self.fail(
-                f'Patient {self.t_patients[prescription.patient].patient_id} is allergic to '
-                f'{med.active_ingredient}.',
-            )
+            self.fail(f'Patient {self.t_patients[prescription.patient].patient_id} is allergic '
+                      f'to {med.active_ingredient}.')
         # pharmacy_dispensary.world:380
         if not (not med.controlled or me.role == _E9_StaffRole_pharmacist):
             raise ToolError('Controlled medicines are dispensed by a pharmacist.')
@@ -815,15 +727,11 @@ class PharmacyDispensary(Episode):
             self.set_field(prescription, 'status', _E8_RxStatus_completed)
         return disp  # pharmacy_dispensary.world:396
 
-    @tool(  # pharmacy_dispensary.world:399
-        'Dispense a refill of a prescription that had its first fill; it is completed when its '
-        'last refill is used.',
-        param(
-            'prescription', arg.row('prescriptions'),
-            'The id of a filled, verified prescription, e.g. RX00002.',
-        ),
-        where='pharmacy_dispensary.world:399', returns=Dispensing,
-    )
+    @tool('Dispense a refill of a prescription that had its first fill; it is completed when its '
+          'last refill is used.',
+          param('prescription', arg.row('prescriptions'),
+                'The id of a filled, verified prescription, e.g. RX00002.'),
+          where='pharmacy_dispensary.world:399', returns=Dispensing)
     def tool_refill_prescription(self, prescription: Prescription) -> Dispensing:
         # pharmacy_dispensary.world:404
         me: Pharmacist | None = self.t_pharmacists.ref(self.state.current_staff)
@@ -832,10 +740,8 @@ class PharmacyDispensary(Episode):
         if prescription.status == _E8_RxStatus_on_hold:  # pharmacy_dispensary.world:406
             self.fail(f'Prescription {prescription.rx_id} is on hold; release the hold first.')
         if not self.fn_first_filled(prescription):  # pharmacy_dispensary.world:407
-            self.fail(
-                f'Prescription {prescription.rx_id} has not had its first fill: use '
-                'fill_prescription.',
-            )
+            self.fail(f'Prescription {prescription.rx_id} has not had its first fill: use '
+                      'fill_prescription.')
         used: int = self.fn_refills_used(prescription)  # pharmacy_dispensary.world:408
         if not (  # pharmacy_dispensary.world:409
             used < prescription.refills_allowed and prescription.status == _E8_RxStatus_verified
@@ -849,22 +755,16 @@ class PharmacyDispensary(Episode):
         ])))
         # pharmacy_dispensary.world:412
         if self.clock - last < dt.timedelta(days=self.state.refill_too_soon_days):
-            raise ToolError(
-                f'Refill too soon: the last fill was on {last.date()}; refills are allowed '
-                f'{self.state.refill_too_soon_days} days after it.',
-            )
+            raise ToolError(f'Refill too soon: the last fill was on {last.date()}; refills are '
+                            f'allowed {self.state.refill_too_soon_days} days after it.')
         med: Medicine = self.t_medicines[prescription.dispense_as]  # pharmacy_dispensary.world:413
         if med.stock < prescription.quantity:  # pharmacy_dispensary.world:414
-            self.fail(
-                f'Not enough stock of {med.code}: {med.stock} on hand, {prescription.quantity} '
-                'needed.',
-            )
+            self.fail(f'Not enough stock of {med.code}: {med.stock} on hand, '
+                      f'{prescription.quantity} needed.')
         # pharmacy_dispensary.world:415
         if self.fn_allergic(self.t_patients[prescription.patient], med):
-            self.fail(
-                f'Patient {self.t_patients[prescription.patient].patient_id} is allergic to '
-                f'{med.active_ingredient}.',
-            )
+            self.fail(f'Patient {self.t_patients[prescription.patient].patient_id} is allergic '
+                      f'to {med.active_ingredient}.')
         # pharmacy_dispensary.world:416
         if not (not med.controlled or me.role == _E9_StaffRole_pharmacist):
             raise ToolError('Controlled medicines are dispensed by a pharmacist.')
@@ -890,12 +790,10 @@ class PharmacyDispensary(Episode):
             self.set_field(prescription, 'status', _E8_RxStatus_completed)
         return disp  # pharmacy_dispensary.world:432
 
-    @tool(  # pharmacy_dispensary.world:435
-        'Put a verified prescription on hold with a reason; nothing is dispensed until the hold '
-        'is released.',
-        _PARAM_prescription_, param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is held.'),
-        where='pharmacy_dispensary.world:435', returns=Prescription,
-    )
+    @tool('Put a verified prescription on hold with a reason; nothing is dispensed until the '
+          'hold is released.',
+          _PARAM_prescription_, param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is held.'),
+          where='pharmacy_dispensary.world:435', returns=Prescription)
     def tool_hold_prescription(self, prescription: Prescription, reason: str) -> Prescription:
         # pharmacy_dispensary.world:441
         me: Pharmacist | None = self.t_pharmacists.ref(self.state.current_staff)
@@ -913,14 +811,10 @@ class PharmacyDispensary(Episode):
         )
         return prescription  # pharmacy_dispensary.world:448
 
-    @tool(  # pharmacy_dispensary.world:451
-        'Take a prescription off hold (pharmacists only); it is verified again.',
-        param(
-            'prescription', arg.row('prescriptions'),
-            'The id of a prescription on hold, e.g. RX00004.',
-        ),
-        where='pharmacy_dispensary.world:451', returns=Prescription,
-    )
+    @tool('Take a prescription off hold (pharmacists only); it is verified again.',
+          param('prescription', arg.row('prescriptions'),
+                'The id of a prescription on hold, e.g. RX00004.'),
+          where='pharmacy_dispensary.world:451', returns=Prescription)
     def tool_release_hold(self, prescription: Prescription) -> Prescription:
         # pharmacy_dispensary.world:456
         me: Pharmacist | None = self.t_pharmacists.ref(self.state.current_staff)
@@ -933,27 +827,22 @@ class PharmacyDispensary(Episode):
         if self.fn_allergic(  # pharmacy_dispensary.world:460
             self.t_patients[prescription.patient], self.t_medicines[prescription.dispense_as]
         ):
-            self.fail(
-                f'Patient {self.t_patients[prescription.patient].patient_id} is allergic to '
-                f'{self.t_medicines[prescription.dispense_as].active_ingredient}; it stays on '
-                'hold.',
-            )
+            self.fail(f'Patient {self.t_patients[prescription.patient].patient_id} is allergic '
+                      f'to {self.t_medicines[prescription.dispense_as].active_ingredient}; it '
+                      'stays on hold.')
         self.set_fields(  # pharmacy_dispensary.world:461
             prescription, ('status', 'hold_reason'), _E8_RxStatus_verified,
             rt.if_present(None, lambda x: v.check_length(x, 'Prescription.hold_reason', 1, 200)),
         )
         return prescription  # pharmacy_dispensary.world:463
 
-    @tool(  # pharmacy_dispensary.world:466
-        'Record that a prescription will be dispensed as a generic with the same active '
-        'ingredient and strength (pharmacists only).',
-        _PARAM_prescription,
-        param(
-            'generic', arg.row('medicines', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{3}$')),
-            'The code of the generic to dispense instead, e.g. AMX501.',
-        ),
-        where='pharmacy_dispensary.world:466', returns=Prescription,
-    )
+    @tool('Record that a prescription will be dispensed as a generic with the same active '
+          'ingredient and strength (pharmacists only).',
+          _PARAM_prescription,
+          param('generic',
+                arg.row('medicines', arg.refined(arg.TEXT, pattern='^[A-Z]{3}[0-9]{3}$')),
+                'The code of the generic to dispense instead, e.g. AMX501.'),
+          where='pharmacy_dispensary.world:466', returns=Prescription)
     def tool_substitute_generic(
         self, prescription: Prescription, generic: Medicine
     ) -> Prescription:
@@ -969,36 +858,28 @@ class PharmacyDispensary(Episode):
             generic.active_ingredient == self.t_medicines[prescription.medicine].active_ingredient
             and generic.strength == self.t_medicines[prescription.medicine].strength
         ):
-            self.fail(
-                f'{generic.code} differs in ingredient or strength from the prescribed '
-                f'{self.t_medicines[prescription.medicine].code}.',
-            )
+            self.fail(f'{generic.code} differs in ingredient or strength from the prescribed '
+                      f'{self.t_medicines[prescription.medicine].code}.')
         if prescription.status == _E8_RxStatus_completed:  # pharmacy_dispensary.world:477
             self.fail(f'Prescription {prescription.rx_id} is completed.')
         # pharmacy_dispensary.world:478
         if self.fn_allergic(self.t_patients[prescription.patient], generic):
-            self.fail(
-                f'Patient {self.t_patients[prescription.patient].patient_id} is allergic to '
-                f'{generic.active_ingredient}.',
-            )
+            self.fail(f'Patient {self.t_patients[prescription.patient].patient_id} is allergic '
+                      f'to {generic.active_ingredient}.')
         self.set_field(prescription, 'dispense_as', generic.code)  # pharmacy_dispensary.world:479
         return prescription  # pharmacy_dispensary.world:480
 
-    @tool(  # pharmacy_dispensary.world:485
-        'Show a dispensing: prescription, medicine, quantity, fill or refill, time, pharmacist, '
-        'substitution and price.',
-        param('dispensing', arg.row('dispensings'), 'The dispensing id, e.g. DS00001.'),
-        read_only=True, where='pharmacy_dispensary.world:485', returns=Dispensing,
-    )
+    @tool('Show a dispensing: prescription, medicine, quantity, fill or refill, time, '
+          'pharmacist, substitution and price.',
+          param('dispensing', arg.row('dispensings'), 'The dispensing id, e.g. DS00001.'),
+          read_only=True, where='pharmacy_dispensary.world:485', returns=Dispensing)
     def tool_get_dispensing(self, dispensing: Dispensing) -> Dispensing:
         return dispensing  # pharmacy_dispensary.world:488
 
-    @tool(  # pharmacy_dispensary.world:491
+    @tool(
         'List the dispensings of a prescription, or all dispensings on a day, with their details.',
-        param(
-            'prescription', arg.optional(arg.row('prescriptions')),
-            'Only dispensings of this prescription (id, e.g. RX00002).',
-        ),
+        param('prescription', arg.optional(arg.row('prescriptions')),
+              'Only dispensings of this prescription (id, e.g. RX00002).'),
         param('on_date', arg.optional(arg.DATE), 'Only dispensings on this day, e.g. 2024-04-03.'),
         read_only=True, where='pharmacy_dispensary.world:491', returns=js.array(Dispensing),
         shows=('list', ('row', 'dispensings')),

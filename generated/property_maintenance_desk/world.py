@@ -255,17 +255,13 @@ class VendorInfo(Record):
     open_work_orders: tuple[str, ...] = field(sh.list(sh.TEXT))
 
 
-_PARAM_building = param(
-    'building', arg.row('buildings', arg.refined(arg.TEXT, pattern='^BLD-[A-Z]$')),
-    'The building code, e.g. BLD-A.',
-)
-_PARAM_unit = param(
-    'unit', arg.row('units', arg.refined(arg.TEXT, pattern='^[A-Z]-[0-9]{3}$')),
-    'The unit id, e.g. A-101.',
-)
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'
-)
+_PARAM_building = param('building',
+                        arg.row('buildings', arg.refined(arg.TEXT, pattern='^BLD-[A-Z]$')),
+                        'The building code, e.g. BLD-A.')
+_PARAM_unit = param('unit', arg.row('units', arg.refined(arg.TEXT, pattern='^[A-Z]-[0-9]{3}$')),
+                    'The unit id, e.g. A-101.')
+_PARAM_name_contains = param('name_contains', arg.optional(arg.TEXT),
+                             'Part of the name, any case.')
 _PARAM_request = param('request', arg.row('requests'), 'The request id, e.g. MR00001.')
 _PARAM_request_ = param('request', arg.row('requests'), 'The request id, e.g. MR00002.')
 _PARAM_work_order = param('work_order', arg.row('work_orders'), 'The work order id, e.g. WO00001.')
@@ -333,11 +329,9 @@ class PropertyMaintenanceDesk(Episode):
     def _check_invariants(self) -> None:
         # property_maintenance_desk.world:259
         if not all(self.fn_urgent_ok(_r39) for _r39 in rt.each(self, self.t_requests)):
-            raise InvariantError(
-                'An urgent request gets an emergency vendor the same day, with a visit within '
-                'the limit.',
-                'property_maintenance_desk.world:259',
-            )
+            raise InvariantError('An urgent request gets an emergency vendor the same day, with '
+                                 'a visit within the limit.',
+                                 'property_maintenance_desk.world:259')
         if not all(  # property_maintenance_desk.world:262
             (_r40.closed_at is not None) == (_r40.status == _E13_RequestStatus_closed
             or _r40.status == _E13_RequestStatus_cancelled)
@@ -350,57 +344,46 @@ class PropertyMaintenanceDesk(Episode):
             == 1)
             for _r40 in rt.each(self, self.t_requests)
         ):
-            raise InvariantError(
-                'A request has a closing time exactly when closed or cancelled; a closed request '
-                'has exactly one completed work order.',
-                'property_maintenance_desk.world:262',
-            )
+            raise InvariantError('A request has a closing time exactly when closed or cancelled; '
+                                 'a closed request has exactly one completed work order.',
+                                 'property_maintenance_desk.world:262')
         if not all(  # property_maintenance_desk.world:265
             len(self.fn_live_orders(_r42)) == (1 if self.fn_has_vendor_stage(_r42) else 0)
             for _r42 in rt.each(self, self.t_requests)
         ):
-            raise InvariantError(
-                'A request has one work order that is not cancelled exactly when it is assigned '
-                'or later, and none otherwise.',
-                'property_maintenance_desk.world:265',
-            )
+            raise InvariantError('A request has one work order that is not cancelled exactly '
+                                 'when it is assigned or later, and none otherwise.',
+                                 'property_maintenance_desk.world:265')
         if not all(  # property_maintenance_desk.world:268
             self.t_requests[_w43.request].category in rt.each(
                 self, self.t_vendors[_w43.vendor].trades
             )
             for _w43 in rt.each(self, self.t_work_orders)
         ):
-            raise InvariantError(
-                "A work order's vendor does the request's trade.",
-                'property_maintenance_desk.world:268',
-            )
+            raise InvariantError("A work order's vendor does the request's trade.",
+                                 'property_maintenance_desk.world:268')
         # property_maintenance_desk.world:271
         if not all(self.fn_costs_ok(_w44) for _w44 in rt.each(self, self.t_work_orders)):
-            raise InvariantError(
-                'A completed work order has its costs and total; other work orders have none.',
-                'property_maintenance_desk.world:271',
-            )
+            raise InvariantError('A completed work order has its costs and total; other work '
+                                 'orders have none.',
+                                 'property_maintenance_desk.world:271')
         # property_maintenance_desk.world:274
         if not all(self.fn_billing_ok(_w45) for _w45 in rt.each(self, self.t_work_orders)):
-            raise InvariantError(
-                'Only completed tenant-caused work is billed, up to its total cost.',
-                'property_maintenance_desk.world:274',
-            )
+            raise InvariantError('Only completed tenant-caused work is billed, up to its total '
+                                 'cost.',
+                                 'property_maintenance_desk.world:274')
         # property_maintenance_desk.world:277
         for _row46 in rt.changed_rows(self, self.t_work_orders):
             if not self.fn_scheduled_after_assigned(_row46):
-                raise InvariantError(
-                    'A visit is not scheduled before the work order was assigned.',
-                    'property_maintenance_desk.world:277',
-                )
+                raise InvariantError('A visit is not scheduled before the work order was '
+                                     'assigned.',
+                                     'property_maintenance_desk.world:277')
         if not all(  # property_maintenance_desk.world:280
             len(self.fn_open_orders_of(_v47)) <= self.state.max_open_orders_per_vendor
             for _v47 in rt.each(self, self.t_vendors)
         ):
-            raise InvariantError(
-                'A vendor holds at most the maximum of open work orders.',
-                'property_maintenance_desk.world:280',
-            )
+            raise InvariantError('A vendor holds at most the maximum of open work orders.',
+                                 'property_maintenance_desk.world:280')
         if not all(  # property_maintenance_desk.world:283
             len([
                 _l49 for _l49 in rt.each(self, self.t_leases)
@@ -411,15 +394,13 @@ class PropertyMaintenanceDesk(Episode):
             == (rt.key_of(self.fn_active_lease_of(_u48)) is not None)
             for _u48 in rt.each(self, self.t_units)
         ):
-            raise InvariantError(
-                'A unit has at most one active lease and is occupied exactly when it has one.',
-                'property_maintenance_desk.world:283',
-            )
+            raise InvariantError('A unit has at most one active lease and is occupied exactly '
+                                 'when it has one.',
+                                 'property_maintenance_desk.world:283')
         for _row50 in rt.changed_rows(self, self.t_leases):  # property_maintenance_desk.world:286
             if not (_row50.end_date > _row50.start_date):
-                raise InvariantError(
-                    'A lease ends after it starts.', 'property_maintenance_desk.world:286'
-                )
+                raise InvariantError('A lease ends after it starts.',
+                                     'property_maintenance_desk.world:286')
         # property_maintenance_desk.world:289
         for _row51 in rt.changed_rows(self, self.t_requests):
             if not (
@@ -427,17 +408,14 @@ class PropertyMaintenanceDesk(Episode):
                 and (_row51.status == _E13_RequestStatus_new
                 or _row51.status == _E13_RequestStatus_cancelled or _row51.priority is not None)
             ):
-                raise InvariantError(
-                    'New requests have no priority; triaged and later ones have one.',
-                    'property_maintenance_desk.world:289',
-                )
+                raise InvariantError('New requests have no priority; triaged and later ones have '
+                                     'one.',
+                                     'property_maintenance_desk.world:289')
         # property_maintenance_desk.world:292
         for _row52 in rt.changed_rows(self, self.t_requests):
             if not (not _row52.tenant_caused or _row52.reported_by is not None):
-                raise InvariantError(
-                    'Tenant-caused damage has a reporting tenant.',
-                    'property_maintenance_desk.world:292',
-                )
+                raise InvariantError('Tenant-caused damage has a reporting tenant.',
+                                     'property_maintenance_desk.world:292')
         if not all(  # property_maintenance_desk.world:295
             len([
                 _o54 for _o54 in rt.each(self, self.t_tenants)
@@ -446,9 +424,8 @@ class PropertyMaintenanceDesk(Episode):
             == 1
             for _t53 in rt.each(self, self.t_tenants)
         ):
-            raise InvariantError(
-                'No two tenants share an email.', 'property_maintenance_desk.world:295'
-            )
+            raise InvariantError('No two tenants share an email.',
+                                 'property_maintenance_desk.world:295')
         for _row55 in rt.changed_rows(self, self.t_units, ('building',)):
             rt.check_refs(self.t_buildings, _row55.building, 'Unit.building')
         for _row56 in rt.changed_rows(self, self.t_leases, ('tenant', 'unit')):
@@ -594,20 +571,16 @@ class PropertyMaintenanceDesk(Episode):
             ]),
         )
 
-    @tool(  # property_maintenance_desk.world:300
-        'Show a building by code: name, address, floors, year built and site contact.',
-        _PARAM_building, read_only=True, where='property_maintenance_desk.world:300',
-        returns=Building,
-    )
+    @tool('Show a building by code: name, address, floors, year built and site contact.',
+          _PARAM_building, read_only=True, where='property_maintenance_desk.world:300',
+          returns=Building)
     def tool_get_building(self, building: Building) -> Building:
         return building  # property_maintenance_desk.world:303
 
-    @tool(  # property_maintenance_desk.world:306
-        'List buildings, optionally by part of the name or city.',
-        param('query', arg.optional(arg.TEXT), 'Part of the name or city, any case.'),
-        read_only=True, where='property_maintenance_desk.world:306', returns=js.array(Building),
-        shows=('list', ('row', 'buildings')),
-    )
+    @tool('List buildings, optionally by part of the name or city.',
+          param('query', arg.optional(arg.TEXT), 'Part of the name or city, any case.'),
+          read_only=True, where='property_maintenance_desk.world:306', returns=js.array(Building),
+          shows=('list', ('row', 'buildings')))
     def tool_list_buildings(self, query: str | None) -> tuple[str, ...]:
         # property_maintenance_desk.world:311
         q: str = self.built(self.built((query if query is not None else '').strip()).lower())
@@ -617,31 +590,27 @@ class PropertyMaintenanceDesk(Episode):
             or rt.read(self, q) in rt.read(self, self.built(_b6.address.city.lower()))
         ])
 
-    @tool(  # property_maintenance_desk.world:315
-        'Show a unit by id with its active lease and open maintenance requests.', _PARAM_unit,
-        read_only=True, where='property_maintenance_desk.world:315',
-        returns=js.closed({
-            'unit': Unit, 'active_lease': js.nullable(Lease),
-            'open_requests': js.array(MaintenanceRequest),
-        }),
-        shows=(
-            'record', (
-                ('unit', 'unit', ('row', 'units')),
-                ('active_lease', 'active_lease', ('row', 'leases')),
-                ('open_requests', 'open_requests', ('list', ('row', 'requests'))),
-            ),
-        ),
-    )
+    @tool('Show a unit by id with its active lease and open maintenance requests.', _PARAM_unit,
+          read_only=True, where='property_maintenance_desk.world:315',
+          returns=js.closed({
+              'unit': Unit, 'active_lease': js.nullable(Lease),
+              'open_requests': js.array(MaintenanceRequest),
+          }),
+          shows=(
+              'record', (
+                  ('unit', 'unit', ('row', 'units')),
+                  ('active_lease', 'active_lease', ('row', 'leases')),
+                  ('open_requests', 'open_requests', ('list', ('row', 'requests'))),
+              ),
+          ))
     def tool_get_unit(self, unit: Unit) -> UnitInfo:
         return self.fn_unit_info(unit)  # property_maintenance_desk.world:318
 
-    @tool(  # property_maintenance_desk.world:321
-        'List the units of a building, optionally by status or bedrooms.', _PARAM_building,
-        param('status', arg.optional(arg.enum_of(UnitStatus)), 'Only units in this status.'),
-        param('bedrooms', arg.optional(arg.INT), 'Only units with this many bedrooms.'),
-        read_only=True, where='property_maintenance_desk.world:321', returns=js.array(Unit),
-        shows=('list', ('row', 'units')),
-    )
+    @tool('List the units of a building, optionally by status or bedrooms.', _PARAM_building,
+          param('status', arg.optional(arg.enum_of(UnitStatus)), 'Only units in this status.'),
+          param('bedrooms', arg.optional(arg.INT), 'Only units with this many bedrooms.'),
+          read_only=True, where='property_maintenance_desk.world:321', returns=js.array(Unit),
+          shows=('list', ('row', 'units')))
     def tool_list_units(
         self, building: Building, status: UnitStatus | None, bedrooms: int | None
     ) -> tuple[str, ...]:
@@ -651,28 +620,21 @@ class PropertyMaintenanceDesk(Episode):
             and (bedrooms is None or _u7.bedrooms == bedrooms)
         ])
 
-    @tool(  # property_maintenance_desk.world:333
-        'Show a tenant by id: name, email, phone, balance due and emergency contact.',
-        param(
-            'tenant', arg.row('tenants', arg.refined(arg.TEXT, pattern='^T[0-9]{4}$')),
-            'The tenant id, e.g. T0001.',
-        ),
-        read_only=True, where='property_maintenance_desk.world:333', returns=Tenant,
-    )
+    @tool('Show a tenant by id: name, email, phone, balance due and emergency contact.',
+          param('tenant', arg.row('tenants', arg.refined(arg.TEXT, pattern='^T[0-9]{4}$')),
+                'The tenant id, e.g. T0001.'),
+          read_only=True, where='property_maintenance_desk.world:333', returns=Tenant)
     def tool_get_tenant(self, tenant: Tenant) -> Tenant:
         return tenant  # property_maintenance_desk.world:336
 
-    @tool(  # property_maintenance_desk.world:339
-        'Find tenants by part of the name, by email or by the unit they rent.',
-        _PARAM_name_contains, param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
-        param(
-            'unit',
-            arg.optional(arg.row('units', arg.refined(arg.TEXT, pattern='^[A-Z]-[0-9]{3}$'))),
-            'Only the tenant with an active lease on this unit id.',
-        ),
-        read_only=True, where='property_maintenance_desk.world:339', returns=js.array(Tenant),
-        shows=('list', ('row', 'tenants')),
-    )
+    @tool('Find tenants by part of the name, by email or by the unit they rent.',
+          _PARAM_name_contains,
+          param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
+          param('unit',
+                arg.optional(arg.row('units', arg.refined(arg.TEXT, pattern='^[A-Z]-[0-9]{3}$'))),
+                'Only the tenant with an active lease on this unit id.'),
+          read_only=True, where='property_maintenance_desk.world:339', returns=js.array(Tenant),
+          shows=('list', ('row', 'tenants')))
     def tool_find_tenants(
         self, name_contains: str | None, email: str | None, unit: Unit | None
     ) -> tuple[str, ...]:
@@ -699,33 +661,23 @@ class PropertyMaintenanceDesk(Episode):
             result = rt.each(self, result) + (t.tenant_id,)  # property_maintenance_desk.world:359
         return result  # property_maintenance_desk.world:361
 
-    @tool(  # property_maintenance_desk.world:364
-        'Show a lease by id: tenant id, unit id, dates, rent, deposit and status.',
-        param(
-            'lease', arg.row('leases', arg.refined(arg.TEXT, pattern='^L[0-9]{4}$')),
-            'The lease id, e.g. L0001.',
-        ),
-        read_only=True, where='property_maintenance_desk.world:364', returns=Lease,
-    )
+    @tool('Show a lease by id: tenant id, unit id, dates, rent, deposit and status.',
+          param('lease', arg.row('leases', arg.refined(arg.TEXT, pattern='^L[0-9]{4}$')),
+                'The lease id, e.g. L0001.'),
+          read_only=True, where='property_maintenance_desk.world:364', returns=Lease)
     def tool_get_lease(self, lease: Lease) -> Lease:
         return lease  # property_maintenance_desk.world:367
 
-    @tool(  # property_maintenance_desk.world:370
-        'List the leases of a tenant or a unit, optionally by status.',
-        param(
-            'tenant',
-            arg.optional(arg.row('tenants', arg.refined(arg.TEXT, pattern='^T[0-9]{4}$'))),
-            'Only leases of this tenant id.',
-        ),
-        param(
-            'unit',
-            arg.optional(arg.row('units', arg.refined(arg.TEXT, pattern='^[A-Z]-[0-9]{3}$'))),
-            'Only leases of this unit id.',
-        ),
-        param('status', arg.optional(arg.enum_of(LeaseStatus)), 'Only leases in this status.'),
-        read_only=True, where='property_maintenance_desk.world:370', returns=js.array(Lease),
-        shows=('list', ('row', 'leases')),
-    )
+    @tool('List the leases of a tenant or a unit, optionally by status.',
+          param('tenant',
+                arg.optional(arg.row('tenants', arg.refined(arg.TEXT, pattern='^T[0-9]{4}$'))),
+                'Only leases of this tenant id.'),
+          param('unit',
+                arg.optional(arg.row('units', arg.refined(arg.TEXT, pattern='^[A-Z]-[0-9]{3}$'))),
+                'Only leases of this unit id.'),
+          param('status', arg.optional(arg.enum_of(LeaseStatus)), 'Only leases in this status.'),
+          read_only=True, where='property_maintenance_desk.world:370', returns=js.array(Lease),
+          shows=('list', ('row', 'leases')))
     def tool_list_leases(
         self, tenant: Tenant | None, unit: Unit | None, status: LeaseStatus | None
     ) -> tuple[str, ...]:
@@ -738,17 +690,15 @@ class PropertyMaintenanceDesk(Episode):
             and (status is None or _l9.status == status)
         ])
 
-    @tool(  # property_maintenance_desk.world:383
-        'Show a maintenance request by id with its work orders.', _PARAM_request, read_only=True,
-        where='property_maintenance_desk.world:383',
-        returns=js.closed({'request': MaintenanceRequest, 'work_orders': js.array(WorkOrder)}),
-        shows=(
-            'record', (
-                ('request', 'request', ('row', 'requests')),
-                ('work_orders', 'work_orders', ('list', ('row', 'work_orders'))),
-            ),
-        ),
-    )
+    @tool('Show a maintenance request by id with its work orders.', _PARAM_request, read_only=True,
+          where='property_maintenance_desk.world:383',
+          returns=js.closed({'request': MaintenanceRequest, 'work_orders': js.array(WorkOrder)}),
+          shows=(
+              'record', (
+                  ('request', 'request', ('row', 'requests')),
+                  ('work_orders', 'work_orders', ('list', ('row', 'work_orders'))),
+              ),
+          ))
     def tool_get_request(self, request: MaintenanceRequest) -> RequestInfo:
         return RequestInfo(  # property_maintenance_desk.world:386
             request.request_id, tuple([
@@ -757,19 +707,15 @@ class PropertyMaintenanceDesk(Episode):
             ]),
         )
 
-    @tool(  # property_maintenance_desk.world:392
+    @tool(
         'List maintenance requests of a unit or building, optionally by status, priority or day '
         'reported.',
-        param(
-            'unit',
-            arg.optional(arg.row('units', arg.refined(arg.TEXT, pattern='^[A-Z]-[0-9]{3}$'))),
-            'Only requests of this unit id.',
-        ),
-        param(
-            'building',
-            arg.optional(arg.row('buildings', arg.refined(arg.TEXT, pattern='^BLD-[A-Z]$'))),
-            'Only requests of units in this building code.',
-        ),
+        param('unit',
+              arg.optional(arg.row('units', arg.refined(arg.TEXT, pattern='^[A-Z]-[0-9]{3}$'))),
+              'Only requests of this unit id.'),
+        param('building',
+              arg.optional(arg.row('buildings', arg.refined(arg.TEXT, pattern='^BLD-[A-Z]$'))),
+              'Only requests of units in this building code.'),
         param('status', arg.optional(arg.enum_of(RequestStatus)), 'Only requests in this status.'),
         param('priority', arg.optional(arg.enum_of(Priority)), 'Only requests of this priority.'),
         param('reported_on', arg.optional(arg.DATE), 'Only requests reported on this day.'),
@@ -798,21 +744,15 @@ class PropertyMaintenanceDesk(Episode):
             result = rt.each(self, result) + (r.request_id,)  # property_maintenance_desk.world:418
         return result  # property_maintenance_desk.world:420
 
-    @tool(  # property_maintenance_desk.world:423
-        'Log a new maintenance request for a unit.', _PARAM_unit,
-        param(
-            'category', arg.enum_of(Trade),
-            'The kind of work: plumbing, electrical, hvac, appliance, structural, pest or '
-            'general.',
-        ),
-        param('description', arg.refined(arg.TEXT, 1, 500), 'What is wrong.'),
-        param(
-            'reported_by',
-            arg.optional(arg.row('tenants', arg.refined(arg.TEXT, pattern='^T[0-9]{4}$'))),
-            "The reporting tenant's id; leave out when staff report it.",
-        ),
-        where='property_maintenance_desk.world:423', returns=MaintenanceRequest,
-    )
+    @tool('Log a new maintenance request for a unit.', _PARAM_unit,
+          param('category', arg.enum_of(Trade),
+                'The kind of work: plumbing, electrical, hvac, appliance, structural, pest or '
+                'general.'),
+          param('description', arg.refined(arg.TEXT, 1, 500), 'What is wrong.'),
+          param('reported_by',
+                arg.optional(arg.row('tenants', arg.refined(arg.TEXT, pattern='^T[0-9]{4}$'))),
+                "The reporting tenant's id; leave out when staff report it."),
+          where='property_maintenance_desk.world:423', returns=MaintenanceRequest)
     def tool_log_request(
         self, unit: Unit, category: Trade, description: str, reported_by: Tenant | None
     ) -> MaintenanceRequest:
@@ -824,9 +764,8 @@ class PropertyMaintenanceDesk(Episode):
                 and _l11.unit == unit.unit_id and _l11.status == _E11_LeaseStatus_active
                 for _l11 in rt.each(self, self.t_leases)
             ):
-                self.fail(
-                    f'Tenant {reported_by.tenant_id} has no active lease on unit {unit.unit_id}.'
-                )
+                self.fail(f'Tenant {reported_by.tenant_id} has no active lease on unit '
+                          f'{unit.unit_id}.')
         created: MaintenanceRequest = MaintenanceRequest(  # property_maintenance_desk.world:435
             request_id=self.next_id('request_ids', 'MR{:05d}'), unit=unit.unit_id,
             reported_by=rt.key_of(reported_by), category=category,
@@ -837,15 +776,11 @@ class PropertyMaintenanceDesk(Episode):
         self.insert(self.t_requests, created)  # property_maintenance_desk.world:441
         return created  # property_maintenance_desk.world:442
 
-    @tool(  # property_maintenance_desk.world:445
-        "Set a new request's priority and whether the tenant caused the damage.", _PARAM_request,
-        param('priority', arg.enum_of(Priority), 'urgent, high, normal or low.'),
-        param(
-            'tenant_caused', arg.BOOL,
-            'Whether the tenant caused the damage (then it can be billed to them).',
-        ),
-        where='property_maintenance_desk.world:445', returns=MaintenanceRequest,
-    )
+    @tool("Set a new request's priority and whether the tenant caused the damage.", _PARAM_request,
+          param('priority', arg.enum_of(Priority), 'urgent, high, normal or low.'),
+          param('tenant_caused', arg.BOOL,
+                'Whether the tenant caused the damage (then it can be billed to them).'),
+          where='property_maintenance_desk.world:445', returns=MaintenanceRequest)
     def tool_triage_request(
         self, request: MaintenanceRequest, priority: Priority, tenant_caused: bool
     ) -> MaintenanceRequest:
@@ -860,16 +795,12 @@ class PropertyMaintenanceDesk(Episode):
         )
         return request  # property_maintenance_desk.world:457
 
-    @tool(  # property_maintenance_desk.world:460
-        'Give a triaged request to an active vendor who does its trade. An urgent request needs '
-        'an emergency vendor, assigned on the day it was reported.',
-        _PARAM_request_,
-        param(
-            'vendor', arg.row('vendors', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$')),
-            'The vendor id, e.g. V03.',
-        ),
-        where='property_maintenance_desk.world:460', returns=WorkOrder,
-    )
+    @tool('Give a triaged request to an active vendor who does its trade. An urgent request '
+          'needs an emergency vendor, assigned on the day it was reported.',
+          _PARAM_request_,
+          param('vendor', arg.row('vendors', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$')),
+                'The vendor id, e.g. V03.'),
+          where='property_maintenance_desk.world:460', returns=WorkOrder)
     def tool_assign_vendor(self, request: MaintenanceRequest, vendor: Vendor) -> WorkOrder:
         if request.status != _E13_RequestStatus_triaged:  # property_maintenance_desk.world:466
             self.fail(f'Request {request.request_id} is {request.status}, not triaged.')
@@ -880,22 +811,16 @@ class PropertyMaintenanceDesk(Episode):
             self.fail(f'{vendor.name} does not do {request.category} work.')
         if request.priority == _E8_Priority_urgent:  # property_maintenance_desk.world:469
             if not vendor.emergency_service:  # property_maintenance_desk.world:470
-                self.fail(
-                    f'Request {request.request_id} is urgent: it needs a vendor with emergency '
-                    'service.',
-                )
+                self.fail(f'Request {request.request_id} is urgent: it needs a vendor with '
+                          'emergency service.')
             # property_maintenance_desk.world:471
             if self.clock.date() != request.reported_at.date():
-                self.fail(
-                    f'Request {request.request_id} is urgent and had to be assigned on '
-                    f'{request.reported_at.date()}, the day it was reported.',
-                )
+                self.fail(f'Request {request.request_id} is urgent and had to be assigned on '
+                          f'{request.reported_at.date()}, the day it was reported.')
         # property_maintenance_desk.world:473
         if len(self.fn_open_orders_of(vendor)) >= self.state.max_open_orders_per_vendor:
-            self.fail(
-                f'{vendor.name} already has {self.state.max_open_orders_per_vendor} open work '
-                'orders.',
-            )
+            self.fail(f'{vendor.name} already has {self.state.max_open_orders_per_vendor} open '
+                      'work orders.')
         order: WorkOrder = WorkOrder(  # property_maintenance_desk.world:474
             work_order_id=self.next_id('work_order_ids', 'WO{:05d}'), request=request.request_id,
             vendor=vendor.vendor_id, status=_E15_WorkOrderStatus_assigned, assigned_at=self.clock,
@@ -907,11 +832,9 @@ class PropertyMaintenanceDesk(Episode):
         self.set_field(request, 'status', _E13_RequestStatus_assigned)
         return order  # property_maintenance_desk.world:477
 
-    @tool(  # property_maintenance_desk.world:480
-        'Close a completed request; a closed request never changes afterwards.',
-        param('request', arg.row('requests'), 'The request id, e.g. MR00004.'),
-        where='property_maintenance_desk.world:480', returns=MaintenanceRequest,
-    )
+    @tool('Close a completed request; a closed request never changes afterwards.',
+          param('request', arg.row('requests'), 'The request id, e.g. MR00004.'),
+          where='property_maintenance_desk.world:480', returns=MaintenanceRequest)
     def tool_close_request(self, request: MaintenanceRequest) -> MaintenanceRequest:
         if request.status != _E13_RequestStatus_completed:  # property_maintenance_desk.world:485
             self.fail(f'Request {request.request_id} is {request.status}, not completed.')
@@ -919,10 +842,9 @@ class PropertyMaintenanceDesk(Episode):
         self.set_fields(request, ('status', 'closed_at'), _E13_RequestStatus_closed, self.clock)
         return request  # property_maintenance_desk.world:488
 
-    @tool(  # property_maintenance_desk.world:491
-        'Cancel a request that is not completed or closed; its open work order is cancelled too.',
-        _PARAM_request_, where='property_maintenance_desk.world:491', returns=MaintenanceRequest,
-    )
+    @tool('Cancel a request that is not completed or closed; its open work order is cancelled '
+          'too.',
+          _PARAM_request_, where='property_maintenance_desk.world:491', returns=MaintenanceRequest)
     def tool_cancel_request(self, request: MaintenanceRequest) -> MaintenanceRequest:
         if not (  # property_maintenance_desk.world:496
             request.status != _E13_RequestStatus_completed
@@ -940,36 +862,28 @@ class PropertyMaintenanceDesk(Episode):
         self.set_fields(request, ('status', 'closed_at'), _E13_RequestStatus_cancelled, self.clock)
         return request  # property_maintenance_desk.world:504
 
-    @tool(  # property_maintenance_desk.world:509
-        'Show a vendor by id with its open work orders.',
-        param(
-            'vendor', arg.row('vendors', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$')),
-            'The vendor id, e.g. V01.',
-        ),
-        read_only=True, where='property_maintenance_desk.world:509',
-        returns=js.closed({'vendor': Vendor, 'open_work_orders': js.array(WorkOrder)}),
-        shows=(
-            'record', (
-                ('vendor', 'vendor', ('row', 'vendors')),
-                ('open_work_orders', 'open_work_orders', ('list', ('row', 'work_orders'))),
-            ),
-        ),
-    )
+    @tool('Show a vendor by id with its open work orders.',
+          param('vendor', arg.row('vendors', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$')),
+                'The vendor id, e.g. V01.'),
+          read_only=True, where='property_maintenance_desk.world:509',
+          returns=js.closed({'vendor': Vendor, 'open_work_orders': js.array(WorkOrder)}),
+          shows=(
+              'record', (
+                  ('vendor', 'vendor', ('row', 'vendors')),
+                  ('open_work_orders', 'open_work_orders', ('list', ('row', 'work_orders'))),
+              ),
+          ))
     def tool_get_vendor(self, vendor: Vendor) -> VendorInfo:
         # property_maintenance_desk.world:512
         return VendorInfo(vendor.vendor_id, self.fn_open_orders_of(vendor))
 
-    @tool(  # property_maintenance_desk.world:515
-        'Find vendors by trade or part of the name, optionally only active emergency vendors.',
-        param('trade', arg.optional(arg.enum_of(Trade)), 'Only vendors who do this trade.'),
-        _PARAM_name_contains,
-        param(
-            'emergency_only', arg.BOOL, 'Only active vendors with emergency service.',
-            default=False,
-        ),
-        read_only=True, where='property_maintenance_desk.world:515', returns=js.array(Vendor),
-        shows=('list', ('row', 'vendors')),
-    )
+    @tool('Find vendors by trade or part of the name, optionally only active emergency vendors.',
+          param('trade', arg.optional(arg.enum_of(Trade)), 'Only vendors who do this trade.'),
+          _PARAM_name_contains,
+          param('emergency_only', arg.BOOL, 'Only active vendors with emergency service.',
+                default=False),
+          read_only=True, where='property_maintenance_desk.world:515', returns=js.array(Vendor),
+          shows=('list', ('row', 'vendors')))
     def tool_find_vendors(
         self, trade: Trade | None, name_contains: str | None, emergency_only: bool
     ) -> tuple[str, ...]:
@@ -989,33 +903,24 @@ class PropertyMaintenanceDesk(Episode):
             result = rt.each(self, result) + (v_.vendor_id,)  # property_maintenance_desk.world:534
         return result  # property_maintenance_desk.world:536
 
-    @tool(  # property_maintenance_desk.world:539
-        'Show a work order by id: request and vendor ids, status, times, hours, costs and amount '
-        'billed.',
-        _PARAM_work_order, read_only=True, where='property_maintenance_desk.world:539',
-        returns=WorkOrder,
-    )
+    @tool('Show a work order by id: request and vendor ids, status, times, hours, costs and '
+          'amount billed.',
+          _PARAM_work_order, read_only=True, where='property_maintenance_desk.world:539',
+          returns=WorkOrder)
     def tool_get_work_order(self, work_order: WorkOrder) -> WorkOrder:
         return work_order  # property_maintenance_desk.world:542
 
-    @tool(  # property_maintenance_desk.world:545
-        'List work orders of a vendor or a request, optionally by status or visit day.',
-        param(
-            'vendor',
-            arg.optional(arg.row('vendors', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$'))),
-            'Only work orders of this vendor id.',
-        ),
-        param(
-            'request', arg.optional(arg.row('requests')), 'Only work orders of this request id.'
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(WorkOrderStatus)),
-            'Only work orders in this status.',
-        ),
-        param('visit_on', arg.optional(arg.DATE), 'Only work orders with a visit on this day.'),
-        read_only=True, where='property_maintenance_desk.world:545', returns=js.array(WorkOrder),
-        shows=('list', ('row', 'work_orders')),
-    )
+    @tool('List work orders of a vendor or a request, optionally by status or visit day.',
+          param('vendor',
+                arg.optional(arg.row('vendors', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$'))),
+                'Only work orders of this vendor id.'),
+          param('request', arg.optional(arg.row('requests')),
+                'Only work orders of this request id.'),
+          param('status', arg.optional(arg.enum_of(WorkOrderStatus)),
+                'Only work orders in this status.'),
+          param('visit_on', arg.optional(arg.DATE), 'Only work orders with a visit on this day.'),
+          read_only=True, where='property_maintenance_desk.world:545', returns=js.array(WorkOrder),
+          shows=('list', ('row', 'work_orders')))
     def tool_list_work_orders(
         self, vendor: Vendor | None, request: MaintenanceRequest | None,
         status: WorkOrderStatus | None, visit_on: dt.date | None,
@@ -1041,13 +946,11 @@ class PropertyMaintenanceDesk(Episode):
             result = rt.each(self, result) + (w.work_order_id,)
         return result  # property_maintenance_desk.world:575
 
-    @tool(  # property_maintenance_desk.world:578
-        "Schedule (or move) the vendor's visit for an assigned or scheduled work order: within "
-        "office hours (7:00 to 19:00), or for an urgent request within 24 hours of the report.",
-        _PARAM_work_order,
-        param('visit_at', arg.DATETIME, 'When the vendor comes, e.g. 2024-07-09T10:00:00.'),
-        where='property_maintenance_desk.world:578', returns=WorkOrder,
-    )
+    @tool("Schedule (or move) the vendor's visit for an assigned or scheduled work order: within "
+          "office hours (7:00 to 19:00), or for an urgent request within 24 hours of the report.",
+          _PARAM_work_order,
+          param('visit_at', arg.DATETIME, 'When the vendor comes, e.g. 2024-07-09T10:00:00.'),
+          where='property_maintenance_desk.world:578', returns=WorkOrder)
     def tool_schedule_visit(self, work_order: WorkOrder, visit_at: dt.datetime) -> WorkOrder:
         # property_maintenance_desk.world:584
         request: MaintenanceRequest = self.t_requests[work_order.request]
@@ -1063,18 +966,14 @@ class PropertyMaintenanceDesk(Episode):
         if request.priority == _E8_Priority_urgent:  # property_maintenance_desk.world:588
             # property_maintenance_desk.world:589
             if visit_at > request.reported_at + self.state.urgent_visit_within:
-                self.fail(
-                    f'Request {request.request_id} is urgent: the visit must be by '
-                    f'{request.reported_at + self.state.urgent_visit_within}.',
-                )
+                self.fail(f'Request {request.request_id} is urgent: the visit must be by '
+                          f'{request.reported_at + self.state.urgent_visit_within}.')
         elif not (  # property_maintenance_desk.world:591
             visit_at.hour >= self.state.office_open_hour
             and visit_at.hour < self.state.office_close_hour
         ):
-            raise ToolError(
-                f'Visits are scheduled between {self.state.office_open_hour}:00 and '
-                f'{self.state.office_close_hour}:00.',
-            )
+            raise ToolError(f'Visits are scheduled between {self.state.office_open_hour}:00 and '
+                            f'{self.state.office_close_hour}:00.')
         self.set_fields(  # property_maintenance_desk.world:593
             work_order, ('scheduled_for', 'status'), visit_at, _E15_WorkOrderStatus_scheduled
         )
@@ -1082,22 +981,19 @@ class PropertyMaintenanceDesk(Episode):
         self.set_field(self.t_requests[request.request_id], 'status', _E13_RequestStatus_scheduled)
         return work_order  # property_maintenance_desk.world:596
 
-    @tool(  # property_maintenance_desk.world:599
-        "Record a vendor's finished work: the total is labor hours times the vendor's rate plus "
-        "materials; the request becomes completed.",
-        param('work_order', arg.row('work_orders'), 'The work order id, e.g. WO00005.'),
-        param('labor_hours', arg.refined(arg.FLOAT, 0.0, 100.0), 'Hours the vendor worked.'),
-        param('materials_cost', arg.refined(arg.FLOAT, 0.0), 'The cost of materials.'),
-        where='property_maintenance_desk.world:599', returns=WorkOrder,
-    )
+    @tool("Record a vendor's finished work: the total is labor hours times the vendor's rate "
+          "plus materials; the request becomes completed.",
+          param('work_order', arg.row('work_orders'), 'The work order id, e.g. WO00005.'),
+          param('labor_hours', arg.refined(arg.FLOAT, 0.0, 100.0), 'Hours the vendor worked.'),
+          param('materials_cost', arg.refined(arg.FLOAT, 0.0), 'The cost of materials.'),
+          where='property_maintenance_desk.world:599', returns=WorkOrder)
     def tool_complete_work_order(
         self, work_order: WorkOrder, labor_hours: float, materials_cost: float
     ) -> WorkOrder:
         # property_maintenance_desk.world:606
         if work_order.status != _E15_WorkOrderStatus_scheduled:
-            self.fail(
-                f'Work order {work_order.work_order_id} is {work_order.status}, not scheduled.'
-            )
+            self.fail(f'Work order {work_order.work_order_id} is {work_order.status}, not '
+                      'scheduled.')
         visit: dt.datetime | None = work_order.scheduled_for  # property_maintenance_desk.world:607
         if visit is None:  # property_maintenance_desk.world:608
             self.fail(f'Work order {work_order.work_order_id} has no visit.')
@@ -1126,14 +1022,12 @@ class PropertyMaintenanceDesk(Episode):
         self.set_field(self.t_requests[work_order.request], 'status', _E13_RequestStatus_completed)
         return work_order  # property_maintenance_desk.world:615
 
-    @tool(  # property_maintenance_desk.world:618
+    @tool(
         "Bill the reporting tenant for damage they caused, up to the work order's total cost; it "
         "is added to their balance due.",
         param('work_order', arg.row('work_orders'), 'The completed work order id, e.g. WO00002.'),
-        param(
-            'amount', arg.refined(arg.FLOAT, 0.01),
-            'The amount to bill, at most what is left of the total cost.',
-        ),
+        param('amount', arg.refined(arg.FLOAT, 0.01),
+              'The amount to bill, at most what is left of the total cost.'),
         where='property_maintenance_desk.world:618', returns=WorkOrder,
     )
     def tool_bill_tenant_for_damage(self, work_order: WorkOrder, amount: float) -> WorkOrder:
@@ -1143,9 +1037,8 @@ class PropertyMaintenanceDesk(Episode):
             self.fail(f'Request {request.request_id} is closed and does not change.')
         # property_maintenance_desk.world:626
         if work_order.status != _E15_WorkOrderStatus_completed:
-            self.fail(
-                f'Work order {work_order.work_order_id} is {work_order.status}, not completed.'
-            )
+            self.fail(f'Work order {work_order.work_order_id} is {work_order.status}, not '
+                      'completed.')
         if not request.tenant_caused:  # property_maintenance_desk.world:627
             self.fail(f'Request {request.request_id} was not caused by the tenant.')
         # property_maintenance_desk.world:628

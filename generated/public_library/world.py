@@ -245,38 +245,32 @@ class PublicLibrary(Episode):
             == (1 if _c78.status == _E10_CopyStatus_on_loan else 0)
             for _c78 in rt.each(self, self.t_copies)
         ):
-            raise InvariantError(
-                'A copy is on loan exactly when it has one open loan; never more than one.',
-                'public_library.world:211',
-            )
+            raise InvariantError('A copy is on loan exactly when it has one open loan; never '
+                                 'more than one.',
+                                 'public_library.world:211')
         for _row80 in rt.changed_rows(self, self.t_loans):  # public_library.world:214
             if not (
                 _row80.due_on > _row80.borrowed_on
                 and (_row80.returned_on if _row80.returned_on is not None else _row80.borrowed_on)
                 >= _row80.borrowed_on
             ):
-                raise InvariantError(
-                    'A loan is due after it was borrowed and is not returned before it was '
-                    'borrowed.',
-                    'public_library.world:214',
-                )
+                raise InvariantError('A loan is due after it was borrowed and is not returned '
+                                     'before it was borrowed.',
+                                     'public_library.world:214')
         if not all(  # public_library.world:217
             _l81.due_on == _l81.borrowed_on + dt.timedelta(
                 days=rt.bounded(2 * _C_LOAN_DAYS) if _l81.renewed else _C_LOAN_DAYS
             )
             for _l81 in rt.each(self, self.t_loans)
         ):
-            raise InvariantError(
-                'A loan is due 21 days after borrowing, 42 once renewed.',
-                'public_library.world:217',
-            )
+            raise InvariantError('A loan is due 21 days after borrowing, 42 once renewed.',
+                                 'public_library.world:217')
         if not all(  # public_library.world:220
             _l82.late_fee == self.fn_expected_fee(_l82) for _l82 in rt.each(self, self.t_loans)
         ):
-            raise InvariantError(
-                'An open loan has no fee; a returned one is charged 0.25 per day late.',
-                'public_library.world:220',
-            )
+            raise InvariantError('An open loan has no fee; a returned one is charged 0.25 per '
+                                 'day late.',
+                                 'public_library.world:220')
         if not all(  # public_library.world:223
             _h83.status != _E10_HoldStatus_active or len([
                 _o84 for _o84 in rt.each(self, self.t_holds)
@@ -286,18 +280,15 @@ class PublicLibrary(Episode):
             == 1
             for _h83 in rt.each(self, self.t_holds)
         ):
-            raise InvariantError(
-                'A member has at most one active hold on a book.', 'public_library.world:223'
-            )
+            raise InvariantError('A member has at most one active hold on a book.',
+                                 'public_library.world:223')
         if not all(  # public_library.world:226
             _h85.status != _E10_HoldStatus_active
             or not self.fn_has_book_on_loan(self.t_members[_h85.member], self.t_books[_h85.book])
             for _h85 in rt.each(self, self.t_holds)
         ):
-            raise InvariantError(
-                'A member never holds a book they have a copy of on loan.',
-                'public_library.world:226',
-            )
+            raise InvariantError('A member never holds a book they have a copy of on loan.',
+                                 'public_library.world:226')
         if not all(  # public_library.world:229
             len(self.fn_open_loans_of(_m86)) <= _C_MAX_OPEN_LOANS
             for _m86 in rt.each(self, self.t_members)
@@ -407,15 +398,11 @@ class PublicLibrary(Episode):
         # public_library.world:206
         return HoldLine(hold.id_, hold.book, self.fn_queue_position(hold))
 
-    @tool(  # public_library.world:237
-        'Find books by part of the title or author (case-insensitive), with their available '
-        'copies and how many active holds they have.',
-        param(
-            'query', arg.refined(arg.TEXT, 1, 100),
-            'Part of a title or an author\'s name, e.g. "dune" or "morrison".',
-        ),
-        read_only=True, where='public_library.world:237', returns=js.array(BookInfo),
-    )
+    @tool('Find books by part of the title or author (case-insensitive), with their available '
+          'copies and how many active holds they have.',
+          param('query', arg.refined(arg.TEXT, 1, 100),
+                'Part of a title or an author\'s name, e.g. "dune" or "morrison".'),
+          read_only=True, where='public_library.world:237', returns=js.array(BookInfo))
     def tool_search_books(self, query: str) -> tuple[BookInfo, ...]:
         q: str = self.built(self.built(query.strip()).lower())  # public_library.world:242
         return tuple([  # public_library.world:243
@@ -424,23 +411,17 @@ class PublicLibrary(Episode):
             or rt.read(self, q) in rt.read(self, self.built(_b8.author.lower()))
         ])
 
-    @tool(  # public_library.world:246
-        'Show one book by ISBN: title, author, genre, how many copies it has, the barcodes of '
-        'the available copies and how many active holds it has.',
-        _PARAM_book, read_only=True, where='public_library.world:246', returns=BookInfo,
-    )
+    @tool('Show one book by ISBN: title, author, genre, how many copies it has, the barcodes of '
+          'the available copies and how many active holds it has.',
+          _PARAM_book, read_only=True, where='public_library.world:246', returns=BookInfo)
     def tool_get_book(self, book: Book) -> BookInfo:
         return self.fn_book_info(book)  # public_library.world:251
 
-    @tool(  # public_library.world:254
-        "List the catalogue's books with their ISBN, title, author and genre, sorted by title.",
-        param(
-            'genre', arg.optional(arg.enum_of(Genre)),
-            'Only books of this genre; the whole catalogue when omitted.',
-        ),
-        read_only=True, where='public_library.world:254', returns=js.array(Book),
-        shows=('list', ('row', 'books')),
-    )
+    @tool("List the catalogue's books with their ISBN, title, author and genre, sorted by title.",
+          param('genre', arg.optional(arg.enum_of(Genre)),
+                'Only books of this genre; the whole catalogue when omitted.'),
+          read_only=True, where='public_library.world:254', returns=js.array(Book),
+          shows=('list', ('row', 'books')))
     def tool_list_books(self, genre: Genre | None) -> tuple[str, ...]:
         return rt.sorted_keys(  # public_library.world:259
             rt.each(self, [
@@ -450,12 +431,10 @@ class PublicLibrary(Episode):
             key=lambda _b9: _b9.title,
         )
 
-    @tool(  # public_library.world:262
-        'List every physical copy of a book with its barcode and status (available, on loan or '
-        'lost).',
-        _PARAM_book, read_only=True, where='public_library.world:262', returns=js.array(Copy),
-        shows=('list', ('row', 'copies')),
-    )
+    @tool('List every physical copy of a book with its barcode and status (available, on loan or '
+          'lost).',
+          _PARAM_book, read_only=True, where='public_library.world:262', returns=js.array(Copy),
+          shows=('list', ('row', 'copies')))
     def tool_list_copies(self, book: Book) -> tuple[str, ...]:
         return rt.sorted_keys(  # public_library.world:267
             rt.each(self, [
@@ -464,18 +443,16 @@ class PublicLibrary(Episode):
             key=lambda _c11: _c11.barcode,
         )
 
-    @tool(  # public_library.world:270
-        'Show one copy by barcode: its status, its book (ISBN, title, author) and, while it is '
-        'on loan, its open loan with the member and due date.',
-        _PARAM_copy_, read_only=True, where='public_library.world:270',
-        returns=js.closed({'copy': Copy, 'book': Book, 'open_loan': js.nullable(Loan)}),
-        shows=(
-            'record', (
-                ('copy', 'copy_', ('row', 'copies')), ('book', 'book', ('row', 'books')),
-                ('open_loan', 'open_loan', ('row', 'loans')),
-            ),
-        ),
-    )
+    @tool('Show one copy by barcode: its status, its book (ISBN, title, author) and, while it is '
+          'on loan, its open loan with the member and due date.',
+          _PARAM_copy_, read_only=True, where='public_library.world:270',
+          returns=js.closed({'copy': Copy, 'book': Book, 'open_loan': js.nullable(Loan)}),
+          shows=(
+              'record', (
+                  ('copy', 'copy_', ('row', 'copies')), ('book', 'book', ('row', 'books')),
+                  ('open_loan', 'open_loan', ('row', 'loans')),
+              ),
+          ))
     def tool_get_copy(self, copy_: Copy) -> CopyInfo:
         open_: tuple[str, ...] = tuple([  # public_library.world:275
             _l13.id_ for _l13 in rt.each(self, self.t_loans)
@@ -486,16 +463,12 @@ class PublicLibrary(Episode):
             rt.key_of(self.t_loans[open_[0]] if len(open_) > 0 else None),
         )
 
-    @tool(  # public_library.world:279
-        'Find members whose name or email contains the text, with their card number, email, '
-        'unpaid fees and the day they joined.',
-        param(
-            'text', arg.refined(arg.TEXT, 1, 80),
-            "Part of the member's name or email address; case does not matter.",
-        ),
-        read_only=True, where='public_library.world:279', returns=js.array(Member),
-        shows=('list', ('row', 'members')),
-    )
+    @tool('Find members whose name or email contains the text, with their card number, email, '
+          'unpaid fees and the day they joined.',
+          param('text', arg.refined(arg.TEXT, 1, 80),
+                "Part of the member's name or email address; case does not matter."),
+          read_only=True, where='public_library.world:279', returns=js.array(Member),
+          shows=('list', ('row', 'members')))
     def tool_find_members(self, text: str) -> tuple[str, ...]:
         wanted: str = self.built(self.built(text.strip()).lower())  # public_library.world:284
         return tuple([  # public_library.world:285
@@ -504,41 +477,39 @@ class PublicLibrary(Episode):
             or rt.read(self, wanted) in rt.read(self, self.built(_m14.email.lower()))
         ])
 
-    @tool(  # public_library.world:288
-        "Show a member's details and unpaid fees, whether they may borrow, their open loans "
-        "(each with the copy, its book and the due date) and their active holds (each with its "
-        "book and place in the queue).",
-        _PARAM_member, read_only=True, where='public_library.world:288',
-        returns=js.closed({
-            'member': Member, 'can_borrow': js.BOOLEAN, 'open_loans': js.array(_RESULT_LoanLine),
-            'active_holds': js.array(_RESULT_HoldLine),
-        }),
-        shows=(
-            'record', (
-                ('member', 'member', ('row', 'members')),
-                (
-                    'open_loans', 'open_loans', (
-                        'list', (
-                            'record', (
-                                ('loan', 'loan', ('row', 'loans')),
-                                ('book', 'book', ('row', 'books')),
-                            ),
-                        ),
-                    ),
-                ),
-                (
-                    'active_holds', 'active_holds', (
-                        'list', (
-                            'record', (
-                                ('hold', 'hold', ('row', 'holds')),
-                                ('book', 'book', ('row', 'books')),
-                            ),
-                        ),
-                    ),
-                ),
-            ),
-        ),
-    )
+    @tool("Show a member's details and unpaid fees, whether they may borrow, their open loans "
+          "(each with the copy, its book and the due date) and their active holds (each with its "
+          "book and place in the queue).",
+          _PARAM_member, read_only=True, where='public_library.world:288',
+          returns=js.closed({
+              'member': Member, 'can_borrow': js.BOOLEAN, 'open_loans': js.array(_RESULT_LoanLine),
+              'active_holds': js.array(_RESULT_HoldLine),
+          }),
+          shows=(
+              'record', (
+                  ('member', 'member', ('row', 'members')),
+                  (
+                      'open_loans', 'open_loans', (
+                          'list', (
+                              'record', (
+                                  ('loan', 'loan', ('row', 'loans')),
+                                  ('book', 'book', ('row', 'books')),
+                              ),
+                          ),
+                      ),
+                  ),
+                  (
+                      'active_holds', 'active_holds', (
+                          'list', (
+                              'record', (
+                                  ('hold', 'hold', ('row', 'holds')),
+                                  ('book', 'book', ('row', 'books')),
+                              ),
+                          ),
+                      ),
+                  ),
+              ),
+          ))
     def tool_get_member(self, member: Member) -> MemberInfo:
         return MemberInfo(  # public_library.world:293
             member.id_, member.fees_due <= _C_FEE_LIMIT,
@@ -552,27 +523,23 @@ class PublicLibrary(Episode):
             ]),
         )
 
-    @tool(  # public_library.world:301
-        "List a member's loans, each with its copy, book, due date, whether renewed, return date "
-        "and late fee; the open ones only by default.",
-        _PARAM_member,
-        param(
-            'open_only', arg.BOOL, 'Only loans not yet returned; false lists past loans too.',
-            default=True,
-        ),
-        read_only=True, where='public_library.world:301', returns=js.array(_RESULT_LoanLine),
-        shows=(
-            'list',
-            ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))),
-        ),
-    )
+    @tool("List a member's loans, each with its copy, book, due date, whether renewed, return "
+          "date and late fee; the open ones only by default.",
+          _PARAM_member,
+          param('open_only', arg.BOOL, 'Only loans not yet returned; false lists past loans too.',
+                default=True),
+          read_only=True, where='public_library.world:301', returns=js.array(_RESULT_LoanLine),
+          shows=(
+              'list',
+              ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))),
+          ))
     def tool_list_loans(self, member: Member, open_only: bool) -> tuple[LoanLine, ...]:
         return tuple([  # public_library.world:307
             self.fn_loan_line(_l17) for _l17 in rt.each(self, self.t_loans)
             if _l17.member == member.id_ and (not open_only or _l17.returned_on is None)
         ])
 
-    @tool(  # public_library.world:310
+    @tool(
         'Show one loan with its copy, member, book, borrowing and due dates, whether renewed, '
         'return date and late fee.',
         _PARAM_loan, read_only=True, where='public_library.world:310', returns=_RESULT_LoanLine,
@@ -581,15 +548,13 @@ class PublicLibrary(Episode):
     def tool_get_loan(self, loan: Loan) -> LoanLine:
         return self.fn_loan_line(loan)  # public_library.world:313
 
-    @tool(  # public_library.world:316
-        'List every open loan whose due date has passed, the most overdue first, each with its '
-        'copy, member and book.',
-        read_only=True, where='public_library.world:316', returns=js.array(_RESULT_LoanLine),
-        shows=(
-            'list',
-            ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))),
-        ),
-    )
+    @tool('List every open loan whose due date has passed, the most overdue first, each with its '
+          'copy, member and book.',
+          read_only=True, where='public_library.world:316', returns=js.array(_RESULT_LoanLine),
+          shows=(
+              'list',
+              ('record', (('loan', 'loan', ('row', 'loans')), ('book', 'book', ('row', 'books')))),
+          ))
     def tool_list_overdue_loans(self) -> tuple[LoanLine, ...]:
         return tuple([  # public_library.world:319
             self.fn_loan_line(_l18) for _l18 in rt.each(self, sorted(
@@ -601,22 +566,20 @@ class PublicLibrary(Episode):
             ))
         ])
 
-    @tool(  # public_library.world:322
-        'List the active holds on a book in queue order, first in line first, each with the '
-        'member and when it was placed.',
-        _PARAM_book, read_only=True, where='public_library.world:322',
-        returns=js.array(_RESULT_HoldLine), shows=(
-            'list',
-            ('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books')))),
-        ),
-    )
+    @tool('List the active holds on a book in queue order, first in line first, each with the '
+          'member and when it was placed.',
+          _PARAM_book, read_only=True, where='public_library.world:322',
+          returns=js.array(_RESULT_HoldLine), shows=(
+              'list',
+              ('record', (('hold', 'hold', ('row', 'holds')), ('book', 'book', ('row', 'books')))),
+          ))
     def tool_list_holds(self, book: Book) -> tuple[HoldLine, ...]:
         return tuple([  # public_library.world:327
             self.fn_hold_line(_h21)
             for _h21 in rt.rows(self.t_holds, rt.each(self, self.fn_hold_queue(book)))
         ])
 
-    @tool(  # public_library.world:330
+    @tool(
         'Show one hold: its book, member, when it was placed, its status and its place in the '
         'queue.',
         _PARAM_hold, read_only=True, where='public_library.world:330', returns=_RESULT_HoldLine,
@@ -625,18 +588,14 @@ class PublicLibrary(Episode):
     def tool_get_hold(self, hold: Hold) -> HoldLine:
         return self.fn_hold_line(hold)  # public_library.world:333
 
-    @tool(  # public_library.world:338
-        'Lend an available copy to a member for 21 days from today. A member who owes more than\n'
-        '$10.00 cannot borrow. When the book has active holds, only the member first in line '
-        'can\nborrow it, and doing so fulfils their hold.',
-        _PARAM_member, _PARAM_copy_, where='public_library.world:338', returns=Loan,
-    )
+    @tool('Lend an available copy to a member for 21 days from today. A member who owes more '
+          'than\n$10.00 cannot borrow. When the book has active holds, only the member first in '
+          'line can\nborrow it, and doing so fulfils their hold.',
+          _PARAM_member, _PARAM_copy_, where='public_library.world:338', returns=Loan)
     def tool_borrow_copy(self, member: Member, copy_: Copy) -> Loan:
         if not (member.fees_due <= _C_FEE_LIMIT):  # public_library.world:348
-            self.fail(
-                f'{member.name} owes ${member.fees_due:.2f}; members who owe more than $10.00 '
-                'cannot borrow.',
-            )
+            self.fail(f'{member.name} owes ${member.fees_due:.2f}; members who owe more than '
+                      '$10.00 cannot borrow.')
         if copy_.status != _E10_CopyStatus_available:  # public_library.world:349
             self.fail(f'Copy {copy_.barcode} is {copy_.status}, not available.')
         if len(self.fn_open_loans_of(member)) >= _C_MAX_OPEN_LOANS:  # public_library.world:350
@@ -645,10 +604,8 @@ class PublicLibrary(Episode):
         queue: tuple[str, ...] = self.fn_hold_queue(self.t_books[copy_.book])
         if len(queue) > 0:  # public_library.world:352
             if self.t_holds[queue[0]].member != member.id_:  # public_library.world:353
-                self.fail(
-                    f'{self.t_books[copy_.book].title} is on hold for another member who comes '
-                    'first in line.',
-                )
+                self.fail(f'{self.t_books[copy_.book].title} is on hold for another member who '
+                          'comes first in line.')
             # public_library.world:354
             self.set_field(self.t_holds[queue[0]], 'status', _E10_HoldStatus_fulfilled)
         today: dt.date = self.clock.date()  # public_library.world:356
@@ -661,11 +618,9 @@ class PublicLibrary(Episode):
         self.set_field(copy_, 'status', _E10_CopyStatus_on_loan)  # public_library.world:359
         return loan  # public_library.world:360
 
-    @tool(  # public_library.world:363
-        "Check in a copy that is on loan. If it is overdue, a late fee of $0.25 per day is added "
-        "to the member's unpaid fees.",
-        _PARAM_copy_, where='public_library.world:363', returns=Loan,
-    )
+    @tool("Check in a copy that is on loan. If it is overdue, a late fee of $0.25 per day is "
+          "added to the member's unpaid fees.",
+          _PARAM_copy_, where='public_library.world:363', returns=Loan)
     def tool_return_copy(self, copy_: Copy) -> Loan:
         if copy_.status != _E10_CopyStatus_on_loan:  # public_library.world:368
             self.fail(f'Copy {copy_.barcode} is not on loan.')
@@ -690,36 +645,28 @@ class PublicLibrary(Episode):
         self.set_field(copy_, 'status', _E10_CopyStatus_available)  # public_library.world:378
         return loan  # public_library.world:379
 
-    @tool(  # public_library.world:382
-        'Extend an open loan by 21 days from its due date. A loan can be renewed once, only '
-        'before it is overdue, and only if nobody holds the book.',
-        _PARAM_loan, where='public_library.world:382', returns=Loan,
-    )
+    @tool('Extend an open loan by 21 days from its due date. A loan can be renewed once, only '
+          'before it is overdue, and only if nobody holds the book.',
+          _PARAM_loan, where='public_library.world:382', returns=Loan)
     def tool_renew_loan(self, loan: Loan) -> Loan:
         if loan.returned_on is not None:  # public_library.world:385
             self.fail(f'Loan {loan.id_} has already been returned.')
         if loan.renewed:  # public_library.world:386
             self.fail(f'Loan {loan.id_} has already been renewed once.')
         if loan.due_on < self.clock.date():  # public_library.world:387
-            self.fail(
-                f'Loan {loan.id_} was due on {loan.due_on}; an overdue copy must be returned, '
-                'not renewed.',
-            )
+            self.fail(f'Loan {loan.id_} was due on {loan.due_on}; an overdue copy must be '
+                      'returned, not renewed.')
         # public_library.world:388
         if len(self.fn_hold_queue(self.t_books[self.t_copies[loan.copy_].book])) != 0:
-            self.fail(
-                f'{self.t_books[self.t_copies[loan.copy_].book].title} is on hold for another '
-                'member, so the loan cannot be renewed.',
-            )
+            self.fail(f'{self.t_books[self.t_copies[loan.copy_].book].title} is on hold for '
+                      'another member, so the loan cannot be renewed.')
         self.set_fields(  # public_library.world:389
             loan, ('due_on', 'renewed'), loan.due_on + dt.timedelta(days=_C_LOAN_DAYS), True
         )
         return loan  # public_library.world:391
 
-    @tool(  # public_library.world:394
-        'Put a member at the end of the queue for a book.', _PARAM_member, _PARAM_book,
-        where='public_library.world:394', returns=Hold,
-    )
+    @tool('Put a member at the end of the queue for a book.', _PARAM_member, _PARAM_book,
+          where='public_library.world:394', returns=Hold)
     def tool_place_hold(self, member: Member, book: Book) -> Hold:
         if any(  # public_library.world:400
             _h23.member == member.id_ and _h23.book == book.isbn
@@ -736,7 +683,6 @@ class PublicLibrary(Episode):
         self.insert(self.t_holds, hold)  # public_library.world:403
         return hold  # public_library.world:404
 
-    # public_library.world:407
     @tool('Cancel an active hold.', _PARAM_hold, where='public_library.world:407', returns=Hold)
     def tool_cancel_hold(self, hold: Hold) -> Hold:
         if hold.status != _E10_HoldStatus_active:  # public_library.world:410
@@ -744,22 +690,16 @@ class PublicLibrary(Episode):
         self.set_field(hold, 'status', _E10_HoldStatus_cancelled)  # public_library.world:411
         return hold  # public_library.world:412
 
-    @tool(  # public_library.world:415
-        "Record a payment towards a member's unpaid fees.", _PARAM_member,
-        param(
-            'amount', arg.refined(arg.FLOAT, 0.01, 500.0),
-            'The amount paid in dollars, at most what the member owes.',
-        ),
-        where='public_library.world:415', returns=Member,
-    )
+    @tool("Record a payment towards a member's unpaid fees.", _PARAM_member,
+          param('amount', arg.refined(arg.FLOAT, 0.01, 500.0),
+                'The amount paid in dollars, at most what the member owes.'),
+          where='public_library.world:415', returns=Member)
     def tool_pay_fees(self, member: Member, amount: float) -> Member:
         if not (member.fees_due > 0.0):  # public_library.world:421
             self.fail(f'{member.name} has no fees due.')
         if not (amount <= member.fees_due):  # public_library.world:422
-            self.fail(
-                f'{member.name} owes ${member.fees_due:.2f}; a payment of ${amount:.2f} is more '
-                'than that.',
-            )
+            self.fail(f'{member.name} owes ${member.fees_due:.2f}; a payment of ${amount:.2f} is '
+                      'more than that.')
         self.set_field(  # public_library.world:423
             member, 'fees_due', v.check_range(
                 max(round(member.fees_due - amount, 2), 0.0), 'Member.fees_due', 0.0, None

@@ -359,48 +359,39 @@ class RailTicketOffice(Episode):
             )
             for _a78 in rt.each(self, self.t_tickets)
         ):
-            raise InvariantError(
-                'A seat is reserved at most once for each leg of a train.',
-                'rail_ticket_office.world:343',
-            )
+            raise InvariantError('A seat is reserved at most once for each leg of a train.',
+                                 'rail_ticket_office.world:343')
         # rail_ticket_office.world:346
         if not all(self.fn_ticket_ok(_t80) for _t80 in rt.each(self, self.t_tickets)):
-            raise InvariantError(
-                "A ticket runs between stops of its train in order, in a coach of that train and "
-                "of its fare's class, on a seat the coach has.",
-                'rail_ticket_office.world:346',
-            )
+            raise InvariantError("A ticket runs between stops of its train in order, in a coach "
+                                 "of that train and of its fare's class, on a seat the coach has.",
+                                 'rail_ticket_office.world:346')
         if not all(  # rail_ticket_office.world:349
             _t81.price == self.fn_discounted(
                 self.t_fares[_t81.fare].price, _t81.railcard is not None
             )
             for _t81 in rt.each(self, self.t_tickets)
         ):
-            raise InvariantError(
-                "A ticket's price is its fare's price, less the railcard discount when a "
-                "railcard applies.",
-                'rail_ticket_office.world:349',
-            )
+            raise InvariantError("A ticket's price is its fare's price, less the railcard "
+                                 "discount when a railcard applies.",
+                                 'rail_ticket_office.world:349')
         # rail_ticket_office.world:352
         if not all(self.fn_ticket_railcard_ok(_t82) for _t82 in rt.each(self, self.t_tickets)):
-            raise InvariantError(
-                "A ticket's railcard is its passenger's and valid on the travel day.",
-                'rail_ticket_office.world:352',
-            )
+            raise InvariantError("A ticket's railcard is its passenger's and valid on the travel "
+                                 "day.",
+                                 'rail_ticket_office.world:352')
         for _row83 in rt.changed_rows(self, self.t_tickets):  # rail_ticket_office.world:355
             if not (
                 _row83.refund_amount <= _row83.price if _row83.status == _E12_TicketStatus_refunded
                 else _row83.refund_amount == 0.0
             ):
-                raise InvariantError(
-                    'Only refunded tickets have a refund amount, never above the price.',
-                    'rail_ticket_office.world:355',
-                )
+                raise InvariantError('Only refunded tickets have a refund amount, never above '
+                                     'the price.',
+                                     'rail_ticket_office.world:355')
         for _row84 in rt.changed_rows(self, self.t_railcards):  # rail_ticket_office.world:358
             if not (_row84.valid_until > _row84.valid_from):
-                raise InvariantError(
-                    "A railcard's validity ends after it starts.", 'rail_ticket_office.world:358'
-                )
+                raise InvariantError("A railcard's validity ends after it starts.",
+                                     'rail_ticket_office.world:358')
         if not all(  # rail_ticket_office.world:361
             _r85.status != _E14_RailcardStatus_active
             or len([
@@ -411,10 +402,8 @@ class RailTicketOffice(Episode):
             == 1
             for _r85 in rt.each(self, self.t_railcards)
         ):
-            raise InvariantError(
-                'A passenger has at most one active railcard of each kind.',
-                'rail_ticket_office.world:361',
-            )
+            raise InvariantError('A passenger has at most one active railcard of each kind.',
+                                 'rail_ticket_office.world:361')
         if not all(  # rail_ticket_office.world:364
             len([_o88 for _o88 in rt.each(self, self.t_passengers) if _o88.email == _p87.email])
             == 1
@@ -430,10 +419,8 @@ class RailTicketOffice(Episode):
             raise InvariantError('The signed-in clerk is active.', 'rail_ticket_office.world:370')
         for _row91 in rt.changed_rows(self, self.t_trains):  # rail_ticket_office.world:373
             if not self.fn_stops_ok(_row91):
-                raise InvariantError(
-                    "A train's stops are in time order, each station once.",
-                    'rail_ticket_office.world:373',
-                )
+                raise InvariantError("A train's stops are in time order, each station once.",
+                                     'rail_ticket_office.world:373')
         if not all(  # rail_ticket_office.world:376
             len([
                 _o93 for _o93 in rt.each(self, self.t_coaches)
@@ -442,9 +429,8 @@ class RailTicketOffice(Episode):
             == 1
             for _c92 in rt.each(self, self.t_coaches)
         ):
-            raise InvariantError(
-                'Coach letters are unique on a train.', 'rail_ticket_office.world:376'
-            )
+            raise InvariantError('Coach letters are unique on a train.',
+                                 'rail_ticket_office.world:376')
         for _row94 in rt.changed_rows(self, self.t_clerks, ('station',)):
             rt.check_refs(self.t_stations, _row94.station, 'Clerk.station')
         for _row95 in rt.changed_rows(self, self.t_coaches, ('train',)):
@@ -662,39 +648,30 @@ class RailTicketOffice(Episode):
                 return False  # rail_ticket_office.world:335
         return True  # rail_ticket_office.world:338
 
-    @tool(  # rail_ticket_office.world:381
-        'Sign in as a clerk. Every tool that changes state acts as the signed-in clerk.',
-        param(
-            'clerk_id', _ROW_clerks,
-            'Your clerk id, e.g. K01 (find_clerks finds it by name or email).',
-        ),
-        where='rail_ticket_office.world:381', returns=Clerk,
-    )
+    @tool('Sign in as a clerk. Every tool that changes state acts as the signed-in clerk.',
+          param('clerk_id', _ROW_clerks,
+                'Your clerk id, e.g. K01 (find_clerks finds it by name or email).'),
+          where='rail_ticket_office.world:381', returns=Clerk)
     def tool_sign_in(self, clerk_id: Clerk) -> Clerk:
         if not clerk_id.active:  # rail_ticket_office.world:386
             self.fail(f'Clerk {clerk_id.id_} is inactive.')
         self.set_state('current_clerk', clerk_id.id_)  # rail_ticket_office.world:387
         return clerk_id  # rail_ticket_office.world:388
 
-    @tool(  # rail_ticket_office.world:391
-        'Show a clerk: name, email, office station, role and whether active.',
-        param('clerk_id', _ROW_clerks, 'The clerk id, e.g. K01.'), read_only=True,
-        where='rail_ticket_office.world:391', returns=Clerk,
-    )
+    @tool('Show a clerk: name, email, office station, role and whether active.',
+          param('clerk_id', _ROW_clerks, 'The clerk id, e.g. K01.'), read_only=True,
+          where='rail_ticket_office.world:391', returns=Clerk)
     def tool_get_clerk(self, clerk_id: Clerk) -> Clerk:
         return clerk_id  # rail_ticket_office.world:396
 
-    @tool(  # rail_ticket_office.world:399
-        'Find clerks by part of the name or email and/or by station, with their ids and roles.',
-        param('query', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
-        param(
-            'station',
-            arg.optional(arg.row('stations', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
-            'Only clerks of this station code, e.g. LDS.',
-        ),
-        read_only=True, where='rail_ticket_office.world:399', returns=js.array(Clerk),
-        shows=('list', ('row', 'clerks')),
-    )
+    @tool('Find clerks by part of the name or email and/or by station, with their ids and roles.',
+          param('query', arg.optional(arg.TEXT),
+                'Part of the name or email; case does not matter.'),
+          param('station',
+                arg.optional(arg.row('stations', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
+                'Only clerks of this station code, e.g. LDS.'),
+          read_only=True, where='rail_ticket_office.world:399', returns=js.array(Clerk),
+          shows=('list', ('row', 'clerks')))
     def tool_find_clerks(self, query: str | None, station: Station | None) -> tuple[str, ...]:
         # rail_ticket_office.world:405
         q: str = self.built((query if query is not None else '').lower())
@@ -705,20 +682,16 @@ class RailTicketOffice(Episode):
             and (station is None or _c8.station == station.code)
         ])
 
-    @tool(  # rail_ticket_office.world:409
-        'Show a station: name, city, platforms and whether it is staffed.',
-        param('code', _ROW_stations, 'The station code, e.g. YRK.'), read_only=True,
-        where='rail_ticket_office.world:409', returns=Station,
-    )
+    @tool('Show a station: name, city, platforms and whether it is staffed.',
+          param('code', _ROW_stations, 'The station code, e.g. YRK.'), read_only=True,
+          where='rail_ticket_office.world:409', returns=Station)
     def tool_get_station(self, code: Station) -> Station:
         return code  # rail_ticket_office.world:414
 
-    @tool(  # rail_ticket_office.world:417
-        'Find stations by part of the name or city, with their codes.',
-        param('query', arg.TEXT, "Part of the station's name or city; case does not matter."),
-        read_only=True, where='rail_ticket_office.world:417', returns=js.array(Station),
-        shows=('list', ('row', 'stations')),
-    )
+    @tool('Find stations by part of the name or city, with their codes.',
+          param('query', arg.TEXT, "Part of the station's name or city; case does not matter."),
+          read_only=True, where='rail_ticket_office.world:417', returns=js.array(Station),
+          shows=('list', ('row', 'stations')))
     def tool_find_stations(self, query: str) -> tuple[str, ...]:
         q: str = self.built(query.lower())  # rail_ticket_office.world:422
         return tuple([  # rail_ticket_office.world:423
@@ -727,19 +700,17 @@ class RailTicketOffice(Episode):
             or rt.read(self, q) in rt.read(self, self.built(_s9.city.lower()))
         ])
 
-    @tool(  # rail_ticket_office.world:428
-        'Show a train (service number, operator, day, stops with times, status, delay) with its '
-        'coaches.',
-        param('train_id', _ROW_trains, 'The train id, e.g. T1001.'), read_only=True,
-        where='rail_ticket_office.world:428',
-        returns=js.closed({'train': _RESULT_Train, 'coaches': js.array(Coach)}),
-        shows=(
-            'record', (
-                ('train', 'train', ('row', 'trains')),
-                ('coaches', 'coaches', ('list', ('row', 'coaches'))),
-            ),
-        ),
-    )
+    @tool('Show a train (service number, operator, day, stops with times, status, delay) with '
+          'its coaches.',
+          param('train_id', _ROW_trains, 'The train id, e.g. T1001.'), read_only=True,
+          where='rail_ticket_office.world:428',
+          returns=js.closed({'train': _RESULT_Train, 'coaches': js.array(Coach)}),
+          shows=(
+              'record', (
+                  ('train', 'train', ('row', 'trains')),
+                  ('coaches', 'coaches', ('list', ('row', 'coaches'))),
+              ),
+          ))
     def tool_get_train(self, train_id: Train) -> TrainInfo:
         return TrainInfo(  # rail_ticket_office.world:433
             train_id.id_, tuple([
@@ -747,24 +718,20 @@ class RailTicketOffice(Episode):
             ]),
         )
 
-    @tool(  # rail_ticket_office.world:436
-        'Search trains on a day that call at the origin and later at the destination, with '
-        'departure and arrival times, status and free seats per class for the journey.',
-        param('origin', _ROW_stations, 'The station code to leave from, e.g. KGX.'),
-        param('destination', _ROW_stations, 'The station code to travel to, e.g. LDS.'),
-        param('run_date', arg.DATE, 'The day of travel, e.g. 2025-07-01.'),
-        param(
-            'travel_class', arg.optional(arg.enum_of(TravelClass)),
-            'Only trains with coaches of this class.',
-        ),
-        read_only=True, where='rail_ticket_office.world:436',
-        returns=js.array(js.closed({
-            'train': _RESULT_Train, 'departs': js.nullable(js.STRING),
-            'arrives': js.nullable(js.STRING), 'free_first': js.INTEGER,
-            'free_standard': js.INTEGER,
-        })),
-        shows=('list', ('record', (('train', 'train', ('row', 'trains')),))),
-    )
+    @tool('Search trains on a day that call at the origin and later at the destination, with '
+          'departure and arrival times, status and free seats per class for the journey.',
+          param('origin', _ROW_stations, 'The station code to leave from, e.g. KGX.'),
+          param('destination', _ROW_stations, 'The station code to travel to, e.g. LDS.'),
+          param('run_date', arg.DATE, 'The day of travel, e.g. 2025-07-01.'),
+          param('travel_class', arg.optional(arg.enum_of(TravelClass)),
+                'Only trains with coaches of this class.'),
+          read_only=True, where='rail_ticket_office.world:436',
+          returns=js.array(js.closed({
+              'train': _RESULT_Train, 'departs': js.nullable(js.STRING),
+              'arrives': js.nullable(js.STRING), 'free_first': js.INTEGER,
+              'free_standard': js.INTEGER,
+          })),
+          shows=('list', ('record', (('train', 'train', ('row', 'trains')),))))
     def tool_search_trains(
         self, origin: Station, destination: Station, run_date: dt.date,
         travel_class: TravelClass | None,
@@ -799,24 +766,18 @@ class RailTicketOffice(Episode):
             )
         return found  # rail_ticket_office.world:463
 
-    @tool(  # rail_ticket_office.world:466
-        'Show a coach (train, letter, class, seats, accessibility) with the seat numbers free '
-        'between two stops.',
-        param('coach_id', _ROW_coaches, 'The coach id, e.g. T1001-B.'),
-        param(
-            'origin',
-            arg.optional(arg.row('stations', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
-            "The stop the journey starts at; leave out for the train's first stop.",
-        ),
-        param(
-            'destination',
-            arg.optional(arg.row('stations', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
-            "The stop the journey ends at; leave out for the train's last stop.",
-        ),
-        read_only=True, where='rail_ticket_office.world:466',
-        returns=js.closed({'coach': Coach, 'free_seats': js.array(js.INTEGER)}),
-        shows=('record', (('coach', 'coach', ('row', 'coaches')),)),
-    )
+    @tool('Show a coach (train, letter, class, seats, accessibility) with the seat numbers free '
+          'between two stops.',
+          param('coach_id', _ROW_coaches, 'The coach id, e.g. T1001-B.'),
+          param('origin',
+                arg.optional(arg.row('stations', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
+                "The stop the journey starts at; leave out for the train's first stop."),
+          param('destination',
+                arg.optional(arg.row('stations', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
+                "The stop the journey ends at; leave out for the train's last stop."),
+          read_only=True, where='rail_ticket_office.world:466',
+          returns=js.closed({'coach': Coach, 'free_seats': js.array(js.INTEGER)}),
+          shows=('record', (('coach', 'coach', ('row', 'coaches')),)))
     def tool_get_coach(
         self, coach_id: Coach, origin: Station | None, destination: Station | None
     ) -> CoachInfo:
@@ -836,15 +797,12 @@ class RailTicketOffice(Episode):
         # rail_ticket_office.world:485
         return CoachInfo(coach_id.id_, self.fn_free_seats(coach_id, oi, di))
 
-    @tool(  # rail_ticket_office.world:488
-        'List the coaches of a train with their letters, classes and seat counts.',
-        _PARAM_train_id,
-        param(
-            'travel_class', arg.optional(arg.enum_of(TravelClass)), 'Only coaches of this class.'
-        ),
-        read_only=True, where='rail_ticket_office.world:488', returns=js.array(Coach),
-        shows=('list', ('row', 'coaches')),
-    )
+    @tool('List the coaches of a train with their letters, classes and seat counts.',
+          _PARAM_train_id,
+          param('travel_class', arg.optional(arg.enum_of(TravelClass)),
+                'Only coaches of this class.'),
+          read_only=True, where='rail_ticket_office.world:488', returns=js.array(Coach),
+          shows=('list', ('row', 'coaches')))
     def tool_list_coaches(
         self, train_id: Train, travel_class: TravelClass | None
     ) -> tuple[str, ...]:
@@ -854,23 +812,20 @@ class RailTicketOffice(Episode):
             and (travel_class is None or _c14.travel_class == travel_class)
         ])
 
-    @tool(  # rail_ticket_office.world:499
-        'Show a fare: stations, class, price and whether it is refundable.',
-        param('fare_id', _ROW_fares, 'The fare id, e.g. F001.'), read_only=True,
-        where='rail_ticket_office.world:499', returns=Fare,
-    )
+    @tool('Show a fare: stations, class, price and whether it is refundable.',
+          param('fare_id', _ROW_fares, 'The fare id, e.g. F001.'), read_only=True,
+          where='rail_ticket_office.world:499', returns=Fare)
     def tool_get_fare(self, fare_id: Fare) -> Fare:
         return fare_id  # rail_ticket_office.world:502
 
-    @tool(  # rail_ticket_office.world:505
-        'Find the fares between two stations (either direction) with their prices and '
-        'refundability.',
-        param('origin', _ROW_stations, 'One station code, e.g. KGX.'),
-        param('destination', _ROW_stations, 'The other station code, e.g. YRK.'),
-        param('travel_class', arg.optional(arg.enum_of(TravelClass)), 'Only fares of this class.'),
-        read_only=True, where='rail_ticket_office.world:505', returns=js.array(Fare),
-        shows=('list', ('row', 'fares')),
-    )
+    @tool('Find the fares between two stations (either direction) with their prices and '
+          'refundability.',
+          param('origin', _ROW_stations, 'One station code, e.g. KGX.'),
+          param('destination', _ROW_stations, 'The other station code, e.g. YRK.'),
+          param('travel_class', arg.optional(arg.enum_of(TravelClass)),
+                'Only fares of this class.'),
+          read_only=True, where='rail_ticket_office.world:505', returns=js.array(Fare),
+          shows=('list', ('row', 'fares')))
     def tool_find_fares(
         self, origin: Station, destination: Station, travel_class: TravelClass | None
     ) -> tuple[str, ...]:
@@ -880,22 +835,17 @@ class RailTicketOffice(Episode):
             and (travel_class is None or _f15.travel_class == travel_class)
         ])
 
-    @tool(  # rail_ticket_office.world:517
-        'Show a passenger: name, email, phone, date of birth and registration day.',
-        _PARAM_passenger_id, read_only=True, where='rail_ticket_office.world:517',
-        returns=Passenger,
-    )
+    @tool('Show a passenger: name, email, phone, date of birth and registration day.',
+          _PARAM_passenger_id, read_only=True, where='rail_ticket_office.world:517',
+          returns=Passenger)
     def tool_get_passenger(self, passenger_id: Passenger) -> Passenger:
         return passenger_id  # rail_ticket_office.world:522
 
-    @tool(  # rail_ticket_office.world:525
-        'Find passengers by exact email and/or part of the name, with their ids.', _PARAM_email,
-        param(
-            'name', arg.optional(arg.TEXT), "Part of the passenger's name; case does not matter."
-        ),
-        read_only=True, where='rail_ticket_office.world:525', returns=js.array(Passenger),
-        shows=('list', ('row', 'passengers')),
-    )
+    @tool('Find passengers by exact email and/or part of the name, with their ids.', _PARAM_email,
+          param('name', arg.optional(arg.TEXT),
+                "Part of the passenger's name; case does not matter."),
+          read_only=True, where='rail_ticket_office.world:525', returns=js.array(Passenger),
+          shows=('list', ('row', 'passengers')))
     def tool_find_passengers(self, email: str | None, name: str | None) -> tuple[str, ...]:
         if not (email is not None or name is not None):  # rail_ticket_office.world:531
             raise ToolError('Give an email or a name.')
@@ -909,20 +859,14 @@ class RailTicketOffice(Episode):
             and rt.read(self, q) in rt.read(self, self.built(_p16.name.lower()))
         ])
 
-    @tool(  # rail_ticket_office.world:537
-        'Register a new passenger.',
-        param('name', arg.refined(arg.TEXT, 1, 80), "The passenger's full name."),
-        param(
-            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-            "The passenger's email.",
-        ),
-        param(
-            'phone', arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$'),
-            "The passenger's phone, e.g. +44 7700 900123.",
-        ),
-        param('date_of_birth', arg.DATE, "The passenger's date of birth."),
-        where='rail_ticket_office.world:537', returns=Passenger,
-    )
+    @tool('Register a new passenger.',
+          param('name', arg.refined(arg.TEXT, 1, 80), "The passenger's full name."),
+          param('email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
+                "The passenger's email."),
+          param('phone', arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$'),
+                "The passenger's phone, e.g. +44 7700 900123."),
+          param('date_of_birth', arg.DATE, "The passenger's date of birth."),
+          where='rail_ticket_office.world:537', returns=Passenger)
     def tool_register_passenger(
         self, name: str, email: str, phone: str, date_of_birth: dt.date
     ) -> Passenger:
@@ -944,20 +888,17 @@ class RailTicketOffice(Episode):
         self.insert(self.t_passengers, passenger)  # rail_ticket_office.world:555
         return passenger  # rail_ticket_office.world:556
 
-    @tool(  # rail_ticket_office.world:559
-        'Show a railcard: passenger, kind, validity and status.',
-        param('railcard_number', _ROW_railcards, 'The railcard number, e.g. RC00001.'),
-        read_only=True, where='rail_ticket_office.world:559', returns=Railcard,
-    )
+    @tool('Show a railcard: passenger, kind, validity and status.',
+          param('railcard_number', _ROW_railcards, 'The railcard number, e.g. RC00001.'),
+          read_only=True, where='rail_ticket_office.world:559', returns=Railcard)
     def tool_get_railcard(self, railcard_number: Railcard) -> Railcard:
         return railcard_number  # rail_ticket_office.world:564
 
-    @tool(  # rail_ticket_office.world:567
-        "List a passenger's railcards (by id or email) with their kinds, validity and status.",
-        param('passenger_id', arg.optional(arg.row('passengers')), 'The passenger id, e.g. P002.'),
-        _PARAM_email, read_only=True, where='rail_ticket_office.world:567',
-        returns=js.array(Railcard), shows=('list', ('row', 'railcards')),
-    )
+    @tool("List a passenger's railcards (by id or email) with their kinds, validity and status.",
+          param('passenger_id', arg.optional(arg.row('passengers')),
+                'The passenger id, e.g. P002.'),
+          _PARAM_email, read_only=True, where='rail_ticket_office.world:567',
+          returns=js.array(Railcard), shows=('list', ('row', 'railcards')))
     def tool_list_railcards(
         self, passenger_id: Passenger | None, email: str | None
     ) -> tuple[str, ...]:
@@ -972,15 +913,12 @@ class RailTicketOffice(Episode):
             or self.built(self.t_passengers[_r18.passenger].email.lower()) == wanted)
         ])
 
-    @tool(  # rail_ticket_office.world:578
-        'Issue a railcard to a passenger, valid for a year from today. A card of the same kind '
-        'that has run out is closed.',
-        param('passenger_id', _ROW_passengers, 'The passenger id, e.g. P005.'),
-        param(
-            'kind', arg.enum_of(RailcardKind), 'The kind: 16-25, senior, two_together or disabled.'
-        ),
-        where='rail_ticket_office.world:578', returns=Railcard,
-    )
+    @tool('Issue a railcard to a passenger, valid for a year from today. A card of the same kind '
+          'that has run out is closed.',
+          param('passenger_id', _ROW_passengers, 'The passenger id, e.g. P005.'),
+          param('kind', arg.enum_of(RailcardKind),
+                'The kind: 16-25, senior, two_together or disabled.'),
+          where='rail_ticket_office.world:578', returns=Railcard)
     def tool_issue_railcard(self, passenger_id: Passenger, kind: RailcardKind) -> Railcard:
         me: Clerk = self.fn_actor()  # rail_ticket_office.world:584
         today: dt.date = self.clock.date()  # rail_ticket_office.world:585
@@ -994,14 +932,12 @@ class RailTicketOffice(Episode):
         age: int = self.fn_age_on(passenger.date_of_birth, today)  # rail_ticket_office.world:588
         if kind == _E12_RailcardKind_young_person:  # rail_ticket_office.world:589
             if not (age >= 16 and age <= 25):  # rail_ticket_office.world:590
-                raise ToolError(
-                    f'A 16-25 railcard needs an age of 16 to 25; the passenger is {age}.'
-                )
+                raise ToolError('A 16-25 railcard needs an age of 16 to 25; the passenger is '
+                                f'{age}.')
         if kind == _E12_RailcardKind_senior:  # rail_ticket_office.world:592
             if age < 60:  # rail_ticket_office.world:593
-                raise ToolError(
-                    f'A senior railcard needs an age of 60 or more; the passenger is {age}.'
-                )
+                raise ToolError('A senior railcard needs an age of 60 or more; the passenger is '
+                                f'{age}.')
         if kind == _E12_RailcardKind_disabled:  # rail_ticket_office.world:595
             if me.role != _E9_ClerkRole_supervisor:  # rail_ticket_office.world:596
                 raise ToolError('Only supervisors issue disabled railcards.')
@@ -1021,35 +957,27 @@ class RailTicketOffice(Episode):
         self.insert(self.t_railcards, card)  # rail_ticket_office.world:608
         return card  # rail_ticket_office.world:609
 
-    @tool(  # rail_ticket_office.world:614
-        'Show a ticket: passenger, train, stations, coach and seat, fare, railcard, price, '
-        'status and refund.',
-        param('ticket_id', _ROW_tickets, 'The ticket id, e.g. TK0001.'), read_only=True,
-        where='rail_ticket_office.world:614', returns=Ticket,
-    )
+    @tool('Show a ticket: passenger, train, stations, coach and seat, fare, railcard, price, '
+          'status and refund.',
+          param('ticket_id', _ROW_tickets, 'The ticket id, e.g. TK0001.'), read_only=True,
+          where='rail_ticket_office.world:614', returns=Ticket)
     def tool_get_ticket(self, ticket_id: Ticket) -> Ticket:
         return ticket_id  # rail_ticket_office.world:619
 
-    @tool(  # rail_ticket_office.world:622
-        'Find tickets of a passenger (by id or email), on a train or for a day, optionally by '
-        'status, with trains, stations, seats, prices and statuses.',
-        param(
-            'passenger_id', arg.optional(arg.row('passengers')),
-            'Only tickets of this passenger id.',
-        ),
-        param(
-            'email', arg.optional(arg.TEXT), 'Only tickets of the passenger with this exact email.'
-        ),
-        param(
-            'train_id',
-            arg.optional(arg.row('trains', arg.refined(arg.TEXT, pattern='^T[0-9]{4}$'))),
-            'Only tickets on this train id.',
-        ),
-        param('run_date', arg.optional(arg.DATE), 'Only tickets for trains on this day.'),
-        param('status', arg.optional(arg.enum_of(TicketStatus)), 'Only tickets with this status.'),
-        read_only=True, where='rail_ticket_office.world:622', returns=js.array(Ticket),
-        shows=('list', ('row', 'tickets')),
-    )
+    @tool('Find tickets of a passenger (by id or email), on a train or for a day, optionally by '
+          'status, with trains, stations, seats, prices and statuses.',
+          param('passenger_id', arg.optional(arg.row('passengers')),
+                'Only tickets of this passenger id.'),
+          param('email', arg.optional(arg.TEXT),
+                'Only tickets of the passenger with this exact email.'),
+          param('train_id',
+                arg.optional(arg.row('trains', arg.refined(arg.TEXT, pattern='^T[0-9]{4}$'))),
+                'Only tickets on this train id.'),
+          param('run_date', arg.optional(arg.DATE), 'Only tickets for trains on this day.'),
+          param('status', arg.optional(arg.enum_of(TicketStatus)),
+                'Only tickets with this status.'),
+          read_only=True, where='rail_ticket_office.world:622', returns=js.array(Ticket),
+          shows=('list', ('row', 'tickets')))
     def tool_find_tickets(
         self, passenger_id: Passenger | None, email: str | None, train_id: Train | None,
         run_date: dt.date | None, status: TicketStatus | None,
@@ -1066,31 +994,21 @@ class RailTicketOffice(Episode):
             and (status is None or _t21.status == status)
         ])
 
-    @tool(  # rail_ticket_office.world:635
-        "Buy a ticket with a seat reservation on a train from one stop to a later one, "
-        "optionally discounted with the passenger's railcard.",
-        _PARAM_passenger_id, _PARAM_train_id,
-        param('origin', _ROW_stations, 'The station code to board at, e.g. KGX.'),
-        param('destination', _ROW_stations, 'The station code to leave the train at, e.g. LDS.'),
-        param(
-            'coach_id', arg.optional(arg.row('coaches')),
-            'The coach id, e.g. T1002-B; leave out to take the first coach of the class with a '
-            'free seat.',
-        ),
-        param(
-            'seat', arg.optional(arg.refined(arg.INT, 1, 80)),
-            'The seat number; leave out for the first free seat of the coach.',
-        ),
-        param(
-            'travel_class', arg.optional(arg.enum_of(TravelClass)),
-            'The class wanted when no coach is given; standard if left out.',
-        ),
-        param(
-            'railcard', arg.optional(arg.row('railcards')),
-            'A railcard number of the passenger to discount the ticket, e.g. RC00001.',
-        ),
-        where='rail_ticket_office.world:635', returns=Ticket,
-    )
+    @tool("Buy a ticket with a seat reservation on a train from one stop to a later one, "
+          "optionally discounted with the passenger's railcard.",
+          _PARAM_passenger_id, _PARAM_train_id,
+          param('origin', _ROW_stations, 'The station code to board at, e.g. KGX.'),
+          param('destination', _ROW_stations, 'The station code to leave the train at, e.g. LDS.'),
+          param('coach_id', arg.optional(arg.row('coaches')),
+                'The coach id, e.g. T1002-B; leave out to take the first coach of the class with '
+                'a free seat.'),
+          param('seat', arg.optional(arg.refined(arg.INT, 1, 80)),
+                'The seat number; leave out for the first free seat of the coach.'),
+          param('travel_class', arg.optional(arg.enum_of(TravelClass)),
+                'The class wanted when no coach is given; standard if left out.'),
+          param('railcard', arg.optional(arg.row('railcards')),
+                'A railcard number of the passenger to discount the ticket, e.g. RC00001.'),
+          where='rail_ticket_office.world:635', returns=Ticket)
     def tool_buy_ticket(
         self, passenger_id: Passenger, train_id: Train, origin: Station, destination: Station,
         coach_id: Coach | None, seat: int | None, travel_class: TravelClass | None,
@@ -1103,9 +1021,8 @@ class RailTicketOffice(Episode):
         oi: int = self.fn_stop_index(train, origin)  # rail_ticket_office.world:650
         di: int = self.fn_stop_index(train, destination)  # rail_ticket_office.world:651
         if not (oi >= 0 and di >= 0):  # rail_ticket_office.world:652
-            self.fail(
-                f'Train {train.id_} does not call at both {origin.code} and {destination.code}.'
-            )
+            self.fail(f'Train {train.id_} does not call at both {origin.code} and '
+                      f'{destination.code}.')
         if di <= oi:  # rail_ticket_office.world:653
             self.fail(f'Train {train.id_} calls at {destination.code} before {origin.code}.')
         if self.fn_left_origin(train, origin):  # rail_ticket_office.world:654
@@ -1120,17 +1037,14 @@ class RailTicketOffice(Episode):
             coach_id if coach_id is not None else self.fn_first_coach_with_room(train, cls, oi, di)
         )
         if chosen is None:  # rail_ticket_office.world:661
-            self.fail(
-                f'No {cls} coach of train {train.id_} has a free seat from {origin.code} to '
-                f'{destination.code}.',
-            )
+            self.fail(f'No {cls} coach of train {train.id_} has a free seat from {origin.code} '
+                      f'to {destination.code}.')
         free: tuple[int, ...] = self.fn_free_seats(chosen, oi, di)  # rail_ticket_office.world:662
         # rail_ticket_office.world:663
         seat_no: int = seat if seat is not None else free[0] if len(free) > 0 else 0
         if seat_no < 1:  # rail_ticket_office.world:664
-            self.fail(
-                f'Coach {chosen.id_} has no free seat from {origin.code} to {destination.code}.'
-            )
+            self.fail(f'Coach {chosen.id_} has no free seat from {origin.code} to '
+                      f'{destination.code}.')
         if seat_no > chosen.seats:  # rail_ticket_office.world:665
             self.fail(f'Coach {chosen.id_} has only {chosen.seats} seats.')
         # rail_ticket_office.world:666
@@ -1138,10 +1052,8 @@ class RailTicketOffice(Episode):
         if fare is None:  # rail_ticket_office.world:667
             self.fail(f'There is no {cls} fare between {origin.code} and {destination.code}.')
         if seat_no not in rt.each(self, free):  # rail_ticket_office.world:668
-            self.fail(
-                f'Seat {seat_no} of coach {chosen.id_} is already reserved for part of the '
-                'journey.',
-            )
+            self.fail(f'Seat {seat_no} of coach {chosen.id_} is already reserved for part of the '
+                      'journey.')
         if railcard is not None:  # rail_ticket_office.world:669
             if railcard.passenger != passenger_id.id_:  # rail_ticket_office.world:670
                 self.fail(f'Railcard {railcard.number} is not passenger {passenger_id.id_}\'s.')
@@ -1163,17 +1075,13 @@ class RailTicketOffice(Episode):
         self.insert(self.t_tickets, ticket)  # rail_ticket_office.world:685
         return ticket  # rail_ticket_office.world:686
 
-    @tool(  # rail_ticket_office.world:689
-        'Apply a railcard discount to a booked ticket bought without one, before the train '
-        'leaves.',
-        param('ticket_id', _ROW_tickets, 'The ticket id, e.g. TK0002.'),
-        param(
-            'railcard', arg.optional(arg.row('railcards')),
-            "The railcard number, e.g. RC00002; leave out to use the passenger's railcard valid "
-            "on the travel day.",
-        ),
-        where='rail_ticket_office.world:689', returns=Ticket,
-    )
+    @tool('Apply a railcard discount to a booked ticket bought without one, before the train '
+          'leaves.',
+          param('ticket_id', _ROW_tickets, 'The ticket id, e.g. TK0002.'),
+          param('railcard', arg.optional(arg.row('railcards')),
+                "The railcard number, e.g. RC00002; leave out to use the passenger's railcard "
+                "valid on the travel day."),
+          where='rail_ticket_office.world:689', returns=Ticket)
     def tool_apply_railcard(self, ticket_id: Ticket, railcard: Railcard | None) -> Ticket:
         x__: Clerk = self.fn_actor()  # rail_ticket_office.world:695
         ticket: Ticket = ticket_id  # rail_ticket_office.world:696
@@ -1184,10 +1092,8 @@ class RailTicketOffice(Episode):
             self.fail(f'Ticket {ticket.id_} already has a railcard.')
         # rail_ticket_office.world:700
         if self.fn_left_origin(self.t_trains[ticket.train], self.t_stations[ticket.origin]):
-            self.fail(
-                f'Train {self.t_trains[ticket.train].id_} has already left '
-                f'{self.t_stations[ticket.origin].code}.',
-            )
+            self.fail(f'Train {self.t_trains[ticket.train].id_} has already left '
+                      f'{self.t_stations[ticket.origin].code}.')
         own: tuple[str, ...] = tuple([  # rail_ticket_office.world:701
             _r22.number for _r22 in rt.each(self, self.t_railcards)
             if _r22.status == _E14_RailcardStatus_active and self.fn_railcard_valid(
@@ -1199,15 +1105,11 @@ class RailTicketOffice(Episode):
             else self.t_railcards[own[0]] if len(own) > 0 else None
         )
         if card is None:  # rail_ticket_office.world:703
-            self.fail(
-                f'Passenger {self.t_passengers[ticket.passenger].id_} has no railcard valid on '
-                f'{day}.',
-            )
+            self.fail(f'Passenger {self.t_passengers[ticket.passenger].id_} has no railcard '
+                      f'valid on {day}.')
         if card.passenger != ticket.passenger:  # rail_ticket_office.world:704
-            self.fail(
-                f'Railcard {card.number} is not passenger '
-                f'{self.t_passengers[ticket.passenger].id_}\'s.',
-            )
+            self.fail(f'Railcard {card.number} is not passenger '
+                      f'{self.t_passengers[ticket.passenger].id_}\'s.')
         if not (  # rail_ticket_office.world:705
             card.status == _E14_RailcardStatus_active
             and self.fn_railcard_valid(card, self.t_passengers[ticket.passenger], day)
@@ -1222,22 +1124,18 @@ class RailTicketOffice(Episode):
         )
         return ticket  # rail_ticket_office.world:708
 
-    @tool(  # rail_ticket_office.world:711
+    @tool(
         'Exchange a booked ticket for a seat on another train between the same stations in the '
         'same class. The old ticket is marked exchanged; the passenger pays the price difference '
         'plus the exchange fee (never less than the fee), nothing when the old train was '
         'cancelled.',
         param('ticket_id', _ROW_tickets, 'The id of the booked ticket to exchange, e.g. TK0001.'),
         param('new_train_id', _ROW_trains, 'The train id to travel on instead, e.g. T1002.'),
-        param(
-            'coach_id', arg.optional(arg.row('coaches')),
-            "A coach of the new train in the ticket's class; leave out for the first one with a "
-            "free seat.",
-        ),
-        param(
-            'seat', arg.optional(arg.INT),
-            'The seat number; leave out for the first free seat of the coach.',
-        ),
+        param('coach_id', arg.optional(arg.row('coaches')),
+              "A coach of the new train in the ticket's class; leave out for the first one with "
+              "a free seat."),
+        param('seat', arg.optional(arg.INT),
+              'The seat number; leave out for the first free seat of the coach.'),
         where='rail_ticket_office.world:711',
         returns=js.closed({'new_ticket': Ticket, 'old_ticket': Ticket, 'amount_due': js.NUMBER}),
         shows=(
@@ -1261,10 +1159,8 @@ class RailTicketOffice(Episode):
             old_cancelled
             or not self.fn_left_origin(self.t_trains[old.train], self.t_stations[old.origin])
         ):
-            self.fail(
-                f'Train {self.t_trains[old.train].id_} has already left '
-                f'{self.t_stations[old.origin].code}.',
-            )
+            self.fail(f'Train {self.t_trains[old.train].id_} has already left '
+                      f'{self.t_stations[old.origin].code}.')
         if train.id_ == old.train:  # rail_ticket_office.world:725
             self.fail(f'Ticket {old.id_} is already on train {train.id_}.')
         if train.status == _E11_TrainStatus_cancelled:  # rail_ticket_office.world:726
@@ -1276,10 +1172,8 @@ class RailTicketOffice(Episode):
         # rail_ticket_office.world:729
         di: int = self.fn_stop_index(train, self.t_stations[old.destination])
         if not (oi >= 0 and di > oi):  # rail_ticket_office.world:730
-            self.fail(
-                f'Train {train.id_} does not call at {self.t_stations[old.origin].code} and then '
-                f'{self.t_stations[old.destination].code}.',
-            )
+            self.fail(f'Train {train.id_} does not call at {self.t_stations[old.origin].code} '
+                      f'and then {self.t_stations[old.destination].code}.')
         cls: TravelClass = self.t_coaches[old.coach].travel_class  # rail_ticket_office.world:731
         if coach_id is not None:  # rail_ticket_office.world:732
             # rail_ticket_office.world:733
@@ -1298,10 +1192,8 @@ class RailTicketOffice(Episode):
         if seat_no > chosen.seats:  # rail_ticket_office.world:740
             self.fail(f'Coach {chosen.id_} has only {chosen.seats} seats.')
         if seat_no not in rt.each(self, free):  # rail_ticket_office.world:741
-            self.fail(
-                f'Seat {seat_no} of coach {chosen.id_} is already reserved for part of the '
-                'journey.',
-            )
+            self.fail(f'Seat {seat_no} of coach {chosen.id_} is already reserved for part of the '
+                      'journey.')
         keep_card: Railcard | None = None  # rail_ticket_office.world:742
         card: Railcard | None = self.t_railcards.ref(old.railcard)  # rail_ticket_office.world:743
         if card is not None:  # rail_ticket_office.world:744
@@ -1327,13 +1219,11 @@ class RailTicketOffice(Episode):
         self.insert(self.t_tickets, ticket)  # rail_ticket_office.world:763
         return ExchangeResult(ticket.id_, old.id_, due)  # rail_ticket_office.world:764
 
-    @tool(  # rail_ticket_office.world:767
-        'Refund an unused booked ticket before its train leaves, minus the refund fee; in full '
-        'when the train is cancelled. Advance fares are not refundable unless the train is '
-        'cancelled.',
-        param('ticket_id', _ROW_tickets, 'The id of the booked ticket to refund, e.g. TK0001.'),
-        where='rail_ticket_office.world:767', returns=Ticket,
-    )
+    @tool('Refund an unused booked ticket before its train leaves, minus the refund fee; in full '
+          'when the train is cancelled. Advance fares are not refundable unless the train is '
+          'cancelled.',
+          param('ticket_id', _ROW_tickets, 'The id of the booked ticket to refund, e.g. TK0001.'),
+          where='rail_ticket_office.world:767', returns=Ticket)
     def tool_refund_ticket(self, ticket_id: Ticket) -> Ticket:
         x__: Clerk = self.fn_actor()  # rail_ticket_office.world:772
         ticket: Ticket = ticket_id  # rail_ticket_office.world:773
@@ -1343,16 +1233,12 @@ class RailTicketOffice(Episode):
         cancelled: bool = self.t_trains[ticket.train].status == _E11_TrainStatus_cancelled
         if not cancelled:  # rail_ticket_office.world:776
             if not self.t_fares[ticket.fare].refundable:  # rail_ticket_office.world:777
-                self.fail(
-                    f'Fare {self.t_fares[ticket.fare].id_} of ticket {ticket.id_} is not '
-                    'refundable.',
-                )
+                self.fail(f'Fare {self.t_fares[ticket.fare].id_} of ticket {ticket.id_} is not '
+                          'refundable.')
             # rail_ticket_office.world:778
             if self.fn_left_origin(self.t_trains[ticket.train], self.t_stations[ticket.origin]):
-                self.fail(
-                    f'Train {self.t_trains[ticket.train].id_} has already left '
-                    f'{self.t_stations[ticket.origin].code}.',
-                )
+                self.fail(f'Train {self.t_trains[ticket.train].id_} has already left '
+                          f'{self.t_stations[ticket.origin].code}.')
         amount: float = ticket.price if cancelled else max(  # rail_ticket_office.world:780
             0.0, round(ticket.price - self.state.refund_fee, 2)
         )

@@ -198,12 +198,10 @@ _ROW_orders = arg.row('orders', not_found=lambda ep, key: ep.built(f'Order {key}
 _ROW_order_lines = arg.row(
     'order_lines', not_found=lambda ep, key: ep.built(f'Order line {key} not found.')
 )
-_PARAM_item = param(
-    'item', _ROW_menu, 'The menu item code (two letters and two digits, as list_menu shows it).'
-)
-_PARAM_table = param(
-    'table', _ROW_dining_tables, 'The table number, as list_tables shows it (T and a number).'
-)
+_PARAM_item = param('item', _ROW_menu,
+                    'The menu item code (two letters and two digits, as list_menu shows it).')
+_PARAM_table = param('table', _ROW_dining_tables,
+                     'The table number, as list_tables shows it (T and a number).')
 _PARAM_order = param('order', _ROW_orders, 'The order id (O and three digits).')
 
 
@@ -268,27 +266,22 @@ class RestaurantOrders(Episode):
             == 1
             for _o69 in rt.each(self, self.t_orders)
         ):
-            raise InvariantError(
-                'A dining table has at most one order that is not paid.',
-                'restaurant_orders.world:161',
-            )
+            raise InvariantError('A dining table has at most one order that is not paid.',
+                                 'restaurant_orders.world:161')
         if not all(  # restaurant_orders.world:164
             _o71.guests <= self.t_dining_tables[_o71.table].seats
             for _o71 in rt.each(self, self.t_orders)
         ):
-            raise InvariantError(
-                "An order's guests never exceed its table's seats.", 'restaurant_orders.world:164'
-            )
+            raise InvariantError("An order's guests never exceed its table's seats.",
+                                 'restaurant_orders.world:164')
         if not all(  # restaurant_orders.world:167
             _o72.status == _E11_OrderStatus_open_ or any(
                 _l73.order == _o72.id_ for _l73 in rt.each(self, self.t_order_lines)
             )
             for _o72 in rt.each(self, self.t_orders)
         ):
-            raise InvariantError(
-                'An order that has left the open status has at least one line.',
-                'restaurant_orders.world:167',
-            )
+            raise InvariantError('An order that has left the open status has at least one line.',
+                                 'restaurant_orders.world:167')
         if not all(  # restaurant_orders.world:170
             _p74.share <= self.t_orders[_p74.order].split_ways
             and len([
@@ -298,10 +291,9 @@ class RestaurantOrders(Episode):
             == 1
             for _p74 in rt.each(self, self.t_payments)
         ):
-            raise InvariantError(
-                'Payments of an order have distinct share numbers within its split.',
-                'restaurant_orders.world:170',
-            )
+            raise InvariantError('Payments of an order have distinct share numbers within its '
+                                 'split.',
+                                 'restaurant_orders.world:170')
         if not all(  # restaurant_orders.world:173
             (_o76.status == _E11_OrderStatus_paid)
             == (len(self.fn_payments_of(_o76)) == _o76.split_ways)
@@ -309,40 +301,33 @@ class RestaurantOrders(Episode):
             or self.fn_paid_so_far(_o76) == self.fn_order_total(_o76))
             for _o76 in rt.each(self, self.t_orders)
         ):
-            raise InvariantError(
-                'An order is paid exactly when all its shares are paid, and they add up to its '
-                'total.',
-                'restaurant_orders.world:173',
-            )
+            raise InvariantError('An order is paid exactly when all its shares are paid, and '
+                                 'they add up to its total.',
+                                 'restaurant_orders.world:173')
         for _row77 in rt.changed_rows(self, self.t_orders):  # restaurant_orders.world:176
             if not ((_row77.status == _E11_OrderStatus_open_) == (_row77.sent_at is None)):
-                raise InvariantError(
-                    'An order has a sent time exactly when it has left the open status.',
-                    'restaurant_orders.world:176',
-                )
+                raise InvariantError('An order has a sent time exactly when it has left the open '
+                                     'status.',
+                                     'restaurant_orders.world:176')
         for _row78 in rt.changed_rows(self, self.t_orders):  # restaurant_orders.world:179
             if not (
                 (_row78.status == _E11_OrderStatus_served or _row78.status == _E11_OrderStatus_paid)
                 == (_row78.served_at is not None)
             ):
-                raise InvariantError(
-                    'An order has a served time exactly when it is served or paid.',
-                    'restaurant_orders.world:179',
-                )
+                raise InvariantError('An order has a served time exactly when it is served or '
+                                     'paid.',
+                                     'restaurant_orders.world:179')
         for _row79 in rt.changed_rows(self, self.t_orders):  # restaurant_orders.world:182
             if not ((_row79.status == _E11_OrderStatus_paid) == (_row79.paid_at is not None)):
-                raise InvariantError(
-                    'An order has a paid time exactly when it is paid.',
-                    'restaurant_orders.world:182',
-                )
+                raise InvariantError('An order has a paid time exactly when it is paid.',
+                                     'restaurant_orders.world:182')
         if not all(  # restaurant_orders.world:185
             self.t_orders[_p80.order].status == _E11_OrderStatus_served
             or self.t_orders[_p80.order].status == _E11_OrderStatus_paid
             for _p80 in rt.each(self, self.t_payments)
         ):
-            raise InvariantError(
-                'Payments exist only for served or paid orders.', 'restaurant_orders.world:185'
-            )
+            raise InvariantError('Payments exist only for served or paid orders.',
+                                 'restaurant_orders.world:185')
         for _row81 in rt.changed_rows(self, self.t_orders, ('table', 'server')):
             rt.check_refs(self.t_dining_tables, _row81.table, 'Order.table')
             rt.check_refs(self.t_servers, _row81.server, 'Order.server')
@@ -401,26 +386,20 @@ class RestaurantOrders(Episode):
         # restaurant_orders.world:156
         return TableStatus(table.number, rt.key_of(self.fn_unpaid_order(table)))
 
-    @tool(  # restaurant_orders.world:190
-        'Sign in as a server; orders opened afterwards are theirs.',
-        param('server', _ROW_servers, "The server's id (S and two digits)."),
-        where='restaurant_orders.world:190', returns=Server,
-    )
+    @tool('Sign in as a server; orders opened afterwards are theirs.',
+          param('server', _ROW_servers, "The server's id (S and two digits)."),
+          where='restaurant_orders.world:190', returns=Server)
     def tool_sign_in(self, server: Server) -> Server:
         self.set_state('current_server', server.id_)  # restaurant_orders.world:195
         return server  # restaurant_orders.world:196
 
-    @tool(  # restaurant_orders.world:199
-        'List the menu items with their codes, names, categories, prices in cents and whether '
-        'they are available.',
-        param(
-            'category', arg.optional(arg.enum_of(Category)),
-            'Only items of this category: starter, main, dessert or drink.',
-        ),
-        param('available_only', arg.BOOL, 'Leave out sold-out items.', default=True),
-        read_only=True, where='restaurant_orders.world:199', returns=js.array(MenuItem),
-        shows=('list', ('row', 'menu')),
-    )
+    @tool('List the menu items with their codes, names, categories, prices in cents and whether '
+          'they are available.',
+          param('category', arg.optional(arg.enum_of(Category)),
+                'Only items of this category: starter, main, dessert or drink.'),
+          param('available_only', arg.BOOL, 'Leave out sold-out items.', default=True),
+          read_only=True, where='restaurant_orders.world:199', returns=js.array(MenuItem),
+          shows=('list', ('row', 'menu')))
     def tool_list_menu(self, category: Category | None, available_only: bool) -> tuple[str, ...]:
         return tuple([  # restaurant_orders.world:205
             _m4.code for _m4 in rt.each(self, self.t_menu)
@@ -428,16 +407,12 @@ class RestaurantOrders(Episode):
             and (not available_only or _m4.available)
         ])
 
-    @tool(  # restaurant_orders.world:208
-        'Find menu items whose name contains the text, sold-out ones included, with their codes, '
-        'prices in cents and whether they are available.',
-        param(
-            'text', arg.refined(arg.TEXT, 1, 80),
-            "Part of the dish's or drink's name, e.g. pizza; case does not matter.",
-        ),
-        read_only=True, where='restaurant_orders.world:208', returns=js.array(MenuItem),
-        shows=('list', ('row', 'menu')),
-    )
+    @tool('Find menu items whose name contains the text, sold-out ones included, with their '
+          'codes, prices in cents and whether they are available.',
+          param('text', arg.refined(arg.TEXT, 1, 80),
+                "Part of the dish's or drink's name, e.g. pizza; case does not matter."),
+          read_only=True, where='restaurant_orders.world:208', returns=js.array(MenuItem),
+          shows=('list', ('row', 'menu')))
     def tool_search_menu(self, text: str) -> tuple[str, ...]:
         wanted: str = self.built(self.built(text.strip()).lower())  # restaurant_orders.world:213
         return tuple([  # restaurant_orders.world:214
@@ -445,31 +420,25 @@ class RestaurantOrders(Episode):
             if rt.read(self, wanted) in rt.read(self, self.built(_m5.name.lower()))
         ])
 
-    @tool(  # restaurant_orders.world:217
-        'Show one menu item: name, category, price in cents and whether it is available.',
-        _PARAM_item, read_only=True, where='restaurant_orders.world:217', returns=MenuItem,
-    )
+    @tool('Show one menu item: name, category, price in cents and whether it is available.',
+          _PARAM_item, read_only=True, where='restaurant_orders.world:217', returns=MenuItem)
     def tool_get_menu_item(self, item: MenuItem) -> MenuItem:
         return item  # restaurant_orders.world:222
 
-    @tool(  # restaurant_orders.world:225
-        'List the dining tables with their seats and zone, each with its current order that is '
-        'not paid yet (none when the table is free).',
-        param(
-            'zone', arg.optional(arg.enum_of(Zone)),
-            'Only tables in this zone: indoor, terrace or bar.',
-        ),
-        param('free_only', arg.BOOL, 'Only tables with no unpaid order.', default=False),
-        read_only=True, where='restaurant_orders.world:225', returns=js.array(_RESULT_TableStatus),
-        shows=(
-            'list', (
-                'record', (
-                    ('table', 'table', ('row', 'dining_tables')),
-                    ('current_order', 'current_order', ('row', 'orders')),
-                ),
-            ),
-        ),
-    )
+    @tool('List the dining tables with their seats and zone, each with its current order that is '
+          'not paid yet (none when the table is free).',
+          param('zone', arg.optional(arg.enum_of(Zone)),
+                'Only tables in this zone: indoor, terrace or bar.'),
+          param('free_only', arg.BOOL, 'Only tables with no unpaid order.', default=False),
+          read_only=True, where='restaurant_orders.world:225',
+          returns=js.array(_RESULT_TableStatus), shows=(
+              'list', (
+                  'record', (
+                      ('table', 'table', ('row', 'dining_tables')),
+                      ('current_order', 'current_order', ('row', 'orders')),
+                  ),
+              ),
+          ))
     def tool_list_tables(self, zone: Zone | None, free_only: bool) -> tuple[TableStatus, ...]:
         return tuple([  # restaurant_orders.world:231
             self.fn_table_status(_t6) for _t6 in rt.each(self, self.t_dining_tables)
@@ -477,35 +446,27 @@ class RestaurantOrders(Episode):
             and (not free_only or rt.key_of(self.fn_unpaid_order(_t6)) is None)
         ])
 
-    @tool(  # restaurant_orders.world:234
-        'Show one dining table with its seats, zone and current order that is not paid yet (none '
-        'when the table is free).',
-        _PARAM_table, read_only=True, where='restaurant_orders.world:234',
-        returns=_RESULT_TableStatus, shows=(
-            'record', (
-                ('table', 'table', ('row', 'dining_tables')),
-                ('current_order', 'current_order', ('row', 'orders')),
-            ),
-        ),
-    )
+    @tool('Show one dining table with its seats, zone and current order that is not paid yet '
+          '(none when the table is free).',
+          _PARAM_table, read_only=True, where='restaurant_orders.world:234',
+          returns=_RESULT_TableStatus, shows=(
+              'record', (
+                  ('table', 'table', ('row', 'dining_tables')),
+                  ('current_order', 'current_order', ('row', 'orders')),
+              ),
+          ))
     def tool_get_table(self, table: DiningTable) -> TableStatus:
         return self.fn_table_status(table)  # restaurant_orders.world:239
 
-    @tool(  # restaurant_orders.world:242
-        'List orders with their table, server, guests, status, split and times, the most '
-        'recently opened first.',
-        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
-        param(
-            'table', arg.optional(_ROW_dining_tables),
-            'Only orders at this table (T and a number).',
-        ),
-        param(
-            'server', arg.optional(_ROW_servers),
-            'Only orders opened by this server (S and two digits).',
-        ),
-        read_only=True, where='restaurant_orders.world:242', returns=js.array(Order),
-        shows=('list', ('row', 'orders')),
-    )
+    @tool('List orders with their table, server, guests, status, split and times, the most '
+          'recently opened first.',
+          param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
+          param('table', arg.optional(_ROW_dining_tables),
+                'Only orders at this table (T and a number).'),
+          param('server', arg.optional(_ROW_servers),
+                'Only orders opened by this server (S and two digits).'),
+          read_only=True, where='restaurant_orders.world:242', returns=js.array(Order),
+          shows=('list', ('row', 'orders')))
     def tool_list_orders(
         self, status: OrderStatus | None, table: DiningTable | None, server: Server | None
     ) -> tuple[str, ...]:
@@ -519,26 +480,22 @@ class RestaurantOrders(Episode):
             key=lambda _o7: _o7.opened_at, reverse=True,
         )
 
-    @tool(  # restaurant_orders.world:252
-        'List the floor staff with their server ids and names.', read_only=True,
-        where='restaurant_orders.world:252', returns=js.array(Server),
-        shows=('list', ('row', 'servers')),
-    )
+    @tool('List the floor staff with their server ids and names.', read_only=True,
+          where='restaurant_orders.world:252', returns=js.array(Server),
+          shows=('list', ('row', 'servers')))
     def tool_list_servers(self) -> tuple[str, ...]:
         return tuple(map(_GET_id_, rt.each(self, self.t_servers)))  # restaurant_orders.world:253
 
-    @tool(  # restaurant_orders.world:256
-        'Show an order with its lines, total, split, payments made and the amount still due (all '
-        'in cents).',
-        _PARAM_order, read_only=True, where='restaurant_orders.world:256',
-        returns=_RESULT_OrderView, shows=(
-            'record', (
-                ('order', 'order', ('row', 'orders')),
-                ('lines', 'lines', ('list', ('row', 'order_lines'))),
-                ('payments', 'payments', ('list', ('row', 'payments'))),
-            ),
-        ),
-    )
+    @tool('Show an order with its lines, total, split, payments made and the amount still due '
+          '(all in cents).',
+          _PARAM_order, read_only=True, where='restaurant_orders.world:256',
+          returns=_RESULT_OrderView, shows=(
+              'record', (
+                  ('order', 'order', ('row', 'orders')),
+                  ('lines', 'lines', ('list', ('row', 'order_lines'))),
+                  ('payments', 'payments', ('list', ('row', 'payments'))),
+              ),
+          ))
     def tool_get_order(self, order: Order) -> OrderView:
         total: int = self.fn_order_total(order)  # restaurant_orders.world:261
         paid_amount: int = self.fn_paid_so_far(order)  # restaurant_orders.world:262
@@ -555,11 +512,9 @@ class RestaurantOrders(Episode):
             self.fn_payments_of(order), paid_amount, rt.bounded(total - paid_amount),
         )
 
-    @tool(  # restaurant_orders.world:277
-        'Open an order for a free table; the signed-in server takes it.', _PARAM_table,
-        param('guests', arg.refined(arg.INT, 1, 12), 'How many guests sit at the table.'),
-        where='restaurant_orders.world:277', returns=Order,
-    )
+    @tool('Open an order for a free table; the signed-in server takes it.', _PARAM_table,
+          param('guests', arg.refined(arg.INT, 1, 12), 'How many guests sit at the table.'),
+          where='restaurant_orders.world:277', returns=Order)
     def tool_open_order(self, table: DiningTable, guests: int) -> Order:
         if self.state.current_server is None:  # restaurant_orders.world:283
             raise ToolError('Not signed in.')
@@ -579,22 +534,17 @@ class RestaurantOrders(Episode):
         self.insert(self.t_orders, order)  # restaurant_orders.world:287
         return order  # restaurant_orders.world:288
 
-    @tool(  # restaurant_orders.world:291
-        'Add a menu item to an open order at its current price.', _PARAM_order, _PARAM_item,
-        param('quantity', arg.refined(arg.INT, 1, 20), 'How many.', default=1),
-        param(
-            'note', arg.refined(arg.TEXT, None, 120), "A note for the kitchen, e.g. 'no onions'.",
-            default='',
-        ),
-        where='restaurant_orders.world:291', returns=OrderLine,
-    )
+    @tool('Add a menu item to an open order at its current price.', _PARAM_order, _PARAM_item,
+          param('quantity', arg.refined(arg.INT, 1, 20), 'How many.', default=1),
+          param('note', arg.refined(arg.TEXT, None, 120),
+                "A note for the kitchen, e.g. 'no onions'.", default=''),
+          where='restaurant_orders.world:291', returns=OrderLine)
     def tool_add_line(self, order: Order, item: MenuItem, quantity: int, note: str) -> OrderLine:
         if self.state.current_server is None:  # restaurant_orders.world:299
             raise ToolError('Not signed in.')
         if order.status != _E11_OrderStatus_open_:  # restaurant_orders.world:300
-            self.fail(
-                f'Order {order.id_} is {order.status}; lines can only be added while it is open.'
-            )
+            self.fail(f'Order {order.id_} is {order.status}; lines can only be added while it is '
+                      'open.')
         if not item.available:  # restaurant_orders.world:301
             self.fail(f'{item.name} is not available.')
         line: OrderLine = OrderLine(  # restaurant_orders.world:302
@@ -608,27 +558,24 @@ class RestaurantOrders(Episode):
         self.insert(self.t_order_lines, line)  # restaurant_orders.world:309
         return line  # restaurant_orders.world:310
 
-    @tool(  # restaurant_orders.world:313
-        'Remove a line from an open order; returns the order as it is now.',
-        param('line', _ROW_order_lines, 'The line id (L and four digits, as get_order shows it).'),
-        where='restaurant_orders.world:313', returns=_RESULT_OrderView,
-        shows=(
-            'record', (
-                ('order', 'order', ('row', 'orders')),
-                ('lines', 'lines', ('list', ('row', 'order_lines'))),
-                ('payments', 'payments', ('list', ('row', 'payments'))),
-            ),
-        ),
-    )
+    @tool('Remove a line from an open order; returns the order as it is now.',
+          param('line', _ROW_order_lines,
+                'The line id (L and four digits, as get_order shows it).'),
+          where='restaurant_orders.world:313', returns=_RESULT_OrderView,
+          shows=(
+              'record', (
+                  ('order', 'order', ('row', 'orders')),
+                  ('lines', 'lines', ('list', ('row', 'order_lines'))),
+                  ('payments', 'payments', ('list', ('row', 'payments'))),
+              ),
+          ))
     def tool_remove_line(self, line: OrderLine) -> OrderView:
         if self.state.current_server is None:  # restaurant_orders.world:318
             raise ToolError('Not signed in.')
         order: Order = self.t_orders[line.order]  # restaurant_orders.world:319
         if order.status != _E11_OrderStatus_open_:  # restaurant_orders.world:320
-            self.fail(
-                f'Order {order.id_} is {order.status}; lines can only be removed before it is '
-                'sent to the kitchen.',
-            )
+            self.fail(f'Order {order.id_} is {order.status}; lines can only be removed before it '
+                      'is sent to the kitchen.')
         self.delete(self.t_order_lines, line.id_)  # restaurant_orders.world:321
         total: int = self.fn_order_total(order)  # restaurant_orders.world:322
         return OrderView(  # restaurant_orders.world:323
@@ -644,10 +591,8 @@ class RestaurantOrders(Episode):
             self.fn_payments_of(order), 0, total,
         )
 
-    @tool(  # restaurant_orders.world:335
-        'Send an open order to the kitchen; its lines can no longer change.', _PARAM_order,
-        where='restaurant_orders.world:335', returns=Order,
-    )
+    @tool('Send an open order to the kitchen; its lines can no longer change.', _PARAM_order,
+          where='restaurant_orders.world:335', returns=Order)
     def tool_send_to_kitchen(self, order: Order) -> Order:
         if self.state.current_server is None:  # restaurant_orders.world:340
             raise ToolError('Not signed in.')
@@ -660,10 +605,8 @@ class RestaurantOrders(Episode):
         self.set_fields(order, ('status', 'sent_at'), _E11_OrderStatus_sent_to_kitchen, self.clock)
         return order  # restaurant_orders.world:345
 
-    @tool(  # restaurant_orders.world:348
-        'Mark an order that is in the kitchen as served.', _PARAM_order,
-        where='restaurant_orders.world:348', returns=Order,
-    )
+    @tool('Mark an order that is in the kitchen as served.', _PARAM_order,
+          where='restaurant_orders.world:348', returns=Order)
     def tool_mark_served(self, order: Order) -> Order:
         if self.state.current_server is None:  # restaurant_orders.world:353
             raise ToolError('Not signed in.')
@@ -673,16 +616,12 @@ class RestaurantOrders(Episode):
         self.set_fields(order, ('status', 'served_at'), _E11_OrderStatus_served, self.clock)
         return order  # restaurant_orders.world:357
 
-    @tool(  # restaurant_orders.world:362
-        "Split a served order's bill into equal shares before anything is paid; returns the "
-        "share amounts in cents (the last share absorbs the rounding remainder).",
-        _PARAM_order,
-        param(
-            'ways', arg.refined(arg.INT, 1, 12),
-            'Into how many equal shares; at most the number of guests.',
-        ),
-        where='restaurant_orders.world:362', returns=js.array(js.INTEGER),
-    )
+    @tool("Split a served order's bill into equal shares before anything is paid; returns the "
+          "share amounts in cents (the last share absorbs the rounding remainder).",
+          _PARAM_order,
+          param('ways', arg.refined(arg.INT, 1, 12),
+                'Into how many equal shares; at most the number of guests.'),
+          where='restaurant_orders.world:362', returns=js.array(js.INTEGER))
     def tool_split_bill(self, order: Order, ways: int) -> tuple[int, ...]:
         if self.state.current_server is None:  # restaurant_orders.world:368
             raise ToolError('Not signed in.')
@@ -691,9 +630,8 @@ class RestaurantOrders(Episode):
         if len(self.fn_payments_of(order)) != 0:  # restaurant_orders.world:370
             self.fail(f'Payments have already been made on order {order.id_}.')
         if ways > order.guests:  # restaurant_orders.world:371
-            self.fail(
-                f'Order {order.id_} has {order.guests} guests; it cannot be split {ways} ways.'
-            )
+            self.fail(f'Order {order.id_} has {order.guests} guests; it cannot be split {ways} '
+                      'ways.')
         # restaurant_orders.world:372
         self.set_field(order, 'split_ways', v.check_range(ways, 'Order.split_ways', 1, 12))
         total: int = self.fn_order_total(order)  # restaurant_orders.world:373
@@ -702,16 +640,12 @@ class RestaurantOrders(Episode):
             for _s16 in rt.each(self, rt.int_range(0, ways))
         ])
 
-    @tool(  # restaurant_orders.world:377
-        "Pay the next unpaid share of a served order's bill, with a tip. When the last share is "
-        "paid the order is paid and the table is free.",
-        _PARAM_order, param('method', arg.enum_of(PayMethod), 'cash or card.'),
-        param(
-            'tip_cents', arg.refined(arg.INT, 0, 100000), 'The tip in cents, on top of the share.',
-            default=0,
-        ),
-        where='restaurant_orders.world:377', returns=SettleReceipt,
-    )
+    @tool("Pay the next unpaid share of a served order's bill, with a tip. When the last share "
+          "is paid the order is paid and the table is free.",
+          _PARAM_order, param('method', arg.enum_of(PayMethod), 'cash or card.'),
+          param('tip_cents', arg.refined(arg.INT, 0, 100000),
+                'The tip in cents, on top of the share.', default=0),
+          where='restaurant_orders.world:377', returns=SettleReceipt)
     def tool_settle_share(self, order: Order, method: PayMethod, tip_cents: int) -> SettleReceipt:
         if self.state.current_server is None:  # restaurant_orders.world:384
             raise ToolError('Not signed in.')
@@ -740,11 +674,9 @@ class RestaurantOrders(Episode):
             order.status,
         )
 
-    @tool(  # restaurant_orders.world:410
-        'Mark a menu item available or sold out.', _PARAM_item,
-        param('available', arg.BOOL, 'true when it can be ordered, false when sold out.'),
-        where='restaurant_orders.world:410', returns=MenuItem,
-    )
+    @tool('Mark a menu item available or sold out.', _PARAM_item,
+          param('available', arg.BOOL, 'true when it can be ordered, false when sold out.'),
+          where='restaurant_orders.world:410', returns=MenuItem)
     def tool_set_item_availability(self, item: MenuItem, available: bool) -> MenuItem:
         if self.state.current_server is None:  # restaurant_orders.world:416
             raise ToolError('Not signed in.')

@@ -143,13 +143,10 @@ _ROW_transactions = arg.row(
     'transactions', not_found=lambda ep, key: ep.built(f'Unknown transaction {key}.')
 )
 _PARAM_account = param('account', _ROW_accounts, 'The account number, e.g. AC00001.')
-_PARAM_amount_cents = param(
-    'amount_cents', arg.refined(arg.INT, 1, 100000000),
-    'The amount in cents, e.g. 15000 for 150.00.',
-)
-_PARAM_memo = param(
-    'memo', arg.refined(arg.TEXT, None, 120), 'An optional note, in your own words.', default=''
-)
+_PARAM_amount_cents = param('amount_cents', arg.refined(arg.INT, 1, 100000000),
+                            'The amount in cents, e.g. 15000 for 150.00.')
+_PARAM_memo = param('memo', arg.refined(arg.TEXT, None, 120),
+                    'An optional note, in your own words.', default='')
 
 
 class _State(StateBase):
@@ -211,21 +208,16 @@ class RetailBank(Episode):
                 _row67.status != _E13_AccountStatus_closed
                 or _row67.balance_cents == 0 and _row67.closed_on is not None
             ):
-                raise InvariantError(
-                    'A closed account has a zero balance and a closing date.',
-                    'retail_bank.world:114',
-                )
+                raise InvariantError('A closed account has a zero balance and a closing date.',
+                                     'retail_bank.world:114')
         for _row68 in rt.changed_rows(self, self.t_accounts):  # retail_bank.world:117
             if not (_row68.status == _E13_AccountStatus_closed or _row68.closed_on is None):
-                raise InvariantError(
-                    'An account that is not closed has no closing date.', 'retail_bank.world:117'
-                )
+                raise InvariantError('An account that is not closed has no closing date.',
+                                     'retail_bank.world:117')
         for _row69 in rt.changed_rows(self, self.t_accounts):  # retail_bank.world:120
             if not ((_row69.status == _E13_AccountStatus_frozen) == (_row69.freeze_reason != '')):
-                raise InvariantError(
-                    'An account has a freeze reason exactly when it is frozen.',
-                    'retail_bank.world:120',
-                )
+                raise InvariantError('An account has a freeze reason exactly when it is frozen.',
+                                     'retail_bank.world:120')
         if not all(  # retail_bank.world:123
             _a70.status == _E13_AccountStatus_closed or len([
                 _b71 for _b71 in rt.each(self, self.t_accounts)
@@ -235,34 +227,29 @@ class RetailBank(Episode):
             == 1
             for _a70 in rt.each(self, self.t_accounts)
         ):
-            raise InvariantError(
-                'A customer has at most one open account of each kind.', 'retail_bank.world:123'
-            )
+            raise InvariantError('A customer has at most one open account of each kind.',
+                                 'retail_bank.world:123')
         for _row72 in rt.changed_rows(self, self.t_transactions):  # retail_bank.world:126
             if not (
                 _row72.kind != _E6_TxKind_deposit
                 or _row72.from_account is None and _row72.to_account is not None
             ):
-                raise InvariantError(
-                    'A deposit goes into an account and comes from none.', 'retail_bank.world:126'
-                )
+                raise InvariantError('A deposit goes into an account and comes from none.',
+                                     'retail_bank.world:126')
         for _row73 in rt.changed_rows(self, self.t_transactions):  # retail_bank.world:129
             if not (
                 _row73.kind != _E6_TxKind_withdrawal
                 or _row73.from_account is not None and _row73.to_account is None
             ):
-                raise InvariantError(
-                    'A withdrawal comes out of an account and goes into none.',
-                    'retail_bank.world:129',
-                )
+                raise InvariantError('A withdrawal comes out of an account and goes into none.',
+                                     'retail_bank.world:129')
         for _row74 in rt.changed_rows(self, self.t_transactions):  # retail_bank.world:132
             if not (
                 _row74.kind != _E6_TxKind_transfer or _row74.from_account is not None
                 and _row74.to_account is not None and _row74.from_account != _row74.to_account
             ):
-                raise InvariantError(
-                    'A transfer goes between two different accounts.', 'retail_bank.world:132'
-                )
+                raise InvariantError('A transfer goes between two different accounts.',
+                                     'retail_bank.world:132')
         for _row75 in rt.changed_rows(self, self.t_accounts, ('owner',)):
             rt.check_refs(self.t_customers, _row75.owner, 'Account.owner')
         for _row76 in rt.changed_rows(
@@ -296,25 +283,21 @@ class RetailBank(Episode):
         'Cents as a decimal amount, e.g. 1234 -> 12.34.'
         return format(cents / 100, '.2f')  # retail_bank.world:106
 
-    @tool(  # retail_bank.world:137
-        'Sign in as a teller. Every tool that changes an account acts for the signed-in teller.',
-        param('teller', _ROW_tellers, 'The teller id, e.g. T01.'), where='retail_bank.world:137',
-        returns=Teller,
-    )
+    @tool('Sign in as a teller. Every tool that changes an account acts for the signed-in teller.',
+          param('teller', _ROW_tellers, 'The teller id, e.g. T01.'), where='retail_bank.world:137',
+          returns=Teller)
     def tool_sign_in(self, teller: Teller) -> Teller:
         self.set_state('current_teller', teller.id_)  # retail_bank.world:140
         return teller  # retail_bank.world:141
 
-    @tool(  # retail_bank.world:144
-        'Show a customer and all their accounts with balances (in cents) and statuses.',
-        param('customer', _ROW_customers, 'The customer id, e.g. CU0001.'), read_only=True,
-        where='retail_bank.world:144',
-        returns=js.closed({
-            'customer': js.scalar('str', pattern='^CU[0-9]{4}$'), 'name': js.STRING,
-            'email': js.STRING, 'accounts': js.array(Account), 'total_balance_cents': js.INTEGER,
-        }),
-        shows=('record', (('accounts', 'accounts', ('list', ('row', 'accounts'))),)),
-    )
+    @tool('Show a customer and all their accounts with balances (in cents) and statuses.',
+          param('customer', _ROW_customers, 'The customer id, e.g. CU0001.'), read_only=True,
+          where='retail_bank.world:144',
+          returns=js.closed({
+              'customer': js.scalar('str', pattern='^CU[0-9]{4}$'), 'name': js.STRING,
+              'email': js.STRING, 'accounts': js.array(Account), 'total_balance_cents': js.INTEGER,
+          }),
+          shows=('record', (('accounts', 'accounts', ('list', ('row', 'accounts'))),)))
     def tool_get_customer(self, customer: Customer) -> CustomerView:
         owned: tuple[str, ...] = tuple([  # retail_bank.world:149
             _a3.number for _a3 in rt.each(self, self.t_accounts) if _a3.owner == customer.id_
@@ -326,7 +309,7 @@ class RetailBank(Episode):
             ))))),
         )
 
-    @tool(  # retail_bank.world:159
+    @tool(
         'Show one account (owner, kind, status, balance in cents) and its five most recent '
         'transactions.',
         _PARAM_account, read_only=True, where='retail_bank.world:159',
@@ -347,25 +330,19 @@ class RetailBank(Episode):
             recent = rt.each(self, recent) + (t.id_,)  # retail_bank.world:169
         return AccountView(account.number, recent)  # retail_bank.world:171
 
-    @tool(  # retail_bank.world:174
-        'List all transactions into or out of an account, newest first, with kind, accounts, '
-        'amount, memo, teller and time.',
-        _PARAM_account, read_only=True, where='retail_bank.world:174',
-        returns=js.array(Transaction), shows=('list', ('row', 'transactions')),
-    )
+    @tool('List all transactions into or out of an account, newest first, with kind, accounts, '
+          'amount, memo, teller and time.',
+          _PARAM_account, read_only=True, where='retail_bank.world:174',
+          returns=js.array(Transaction), shows=('list', ('row', 'transactions')))
     def tool_list_transactions(self, account: Account) -> tuple[str, ...]:
         return self.fn_touching(account)  # retail_bank.world:179
 
-    @tool(  # retail_bank.world:182
-        'Find customers whose name or email contains the text, with their customer id, name, '
-        'email and since date.',
-        param(
-            'text', arg.refined(arg.TEXT, 1, 80),
-            "Part of the customer's name or email address, e.g. Smith; case does not matter.",
-        ),
-        read_only=True, where='retail_bank.world:182', returns=js.array(Customer),
-        shows=('list', ('row', 'customers')),
-    )
+    @tool('Find customers whose name or email contains the text, with their customer id, name, '
+          'email and since date.',
+          param('text', arg.refined(arg.TEXT, 1, 80),
+                "Part of the customer's name or email address, e.g. Smith; case does not matter."),
+          read_only=True, where='retail_bank.world:182', returns=js.array(Customer),
+          shows=('list', ('row', 'customers')))
     def tool_find_customers(self, text: str) -> tuple[str, ...]:
         wanted: str = self.built(self.built(text.strip()).lower())  # retail_bank.world:187
         return tuple([  # retail_bank.world:188
@@ -374,24 +351,16 @@ class RetailBank(Episode):
             or rt.read(self, wanted) in rt.read(self, self.built(_c5.email.lower()))
         ])
 
-    @tool(  # retail_bank.world:191
-        'List accounts with their owner, kind, status, balance (in cents) and opening date, '
-        'optionally of one customer, kind or status.',
-        param(
-            'customer', arg.optional(_ROW_customers),
-            "Only this customer's accounts (customer id, e.g. CU0001); all when omitted.",
-        ),
-        param(
-            'kind', arg.optional(arg.enum_of(AccountKind)),
-            'Only checking or only savings accounts; both when omitted.',
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(AccountStatus)),
-            'Only accounts with this status; any when omitted.',
-        ),
-        read_only=True, where='retail_bank.world:191', returns=js.array(Account),
-        shows=('list', ('row', 'accounts')),
-    )
+    @tool('List accounts with their owner, kind, status, balance (in cents) and opening date, '
+          'optionally of one customer, kind or status.',
+          param('customer', arg.optional(_ROW_customers),
+                "Only this customer's accounts (customer id, e.g. CU0001); all when omitted."),
+          param('kind', arg.optional(arg.enum_of(AccountKind)),
+                'Only checking or only savings accounts; both when omitted.'),
+          param('status', arg.optional(arg.enum_of(AccountStatus)),
+                'Only accounts with this status; any when omitted.'),
+          read_only=True, where='retail_bank.world:191', returns=js.array(Account),
+          shows=('list', ('row', 'accounts')))
     def tool_list_accounts(
         self, customer: Customer | None, kind: AccountKind | None, status: AccountStatus | None
     ) -> tuple[str, ...]:
@@ -401,40 +370,30 @@ class RetailBank(Episode):
             and (kind is None or _a6.kind == kind) and (status is None or _a6.status == status)
         ])
 
-    @tool(  # retail_bank.world:201
-        'Show one transaction: its kind, accounts, amount, memo, teller and time.',
-        param('transaction', _ROW_transactions, 'The transaction id, e.g. TX000001.'),
-        read_only=True, where='retail_bank.world:201', returns=Transaction,
-    )
+    @tool('Show one transaction: its kind, accounts, amount, memo, teller and time.',
+          param('transaction', _ROW_transactions, 'The transaction id, e.g. TX000001.'),
+          read_only=True, where='retail_bank.world:201', returns=Transaction)
     def tool_get_transaction(self, transaction: Transaction) -> Transaction:
         return transaction  # retail_bank.world:206
 
-    @tool(  # retail_bank.world:209
-        'List the tellers with their ids, names and whether they may freeze accounts.',
-        read_only=True, where='retail_bank.world:209', returns=js.array(Teller),
-        shows=('list', ('row', 'tellers')),
-    )
+    @tool('List the tellers with their ids, names and whether they may freeze accounts.',
+          read_only=True, where='retail_bank.world:209', returns=js.array(Teller),
+          shows=('list', ('row', 'tellers')))
     def tool_list_tellers(self) -> tuple[str, ...]:
         return tuple(map(_GET_id_, rt.each(self, self.t_tellers)))  # retail_bank.world:212
 
-    @tool(  # retail_bank.world:215
-        'The most the desk can pay out in one withdrawal, in cents.', read_only=True,
-        where='retail_bank.world:215', returns=js.INTEGER,
-    )
+    @tool('The most the desk can pay out in one withdrawal, in cents.', read_only=True,
+          where='retail_bank.world:215', returns=js.INTEGER)
     def tool_get_withdrawal_limit(self) -> int:
         return self.state.max_withdrawal_cents  # retail_bank.world:216
 
-    @tool(  # retail_bank.world:219
-        'Open a new active account for a customer, with an optional opening deposit. A customer '
-        'may hold one open account of each kind.',
-        param('customer', _ROW_customers, 'The customer id, e.g. CU0003.'),
-        param('kind', arg.enum_of(AccountKind), 'checking or savings.'),
-        param(
-            'initial_deposit_cents', arg.refined(arg.INT, 0, 100000000),
-            'An optional opening deposit in cents; 0 for none.', default=0,
-        ),
-        where='retail_bank.world:219', returns=Account,
-    )
+    @tool('Open a new active account for a customer, with an optional opening deposit. A '
+          'customer may hold one open account of each kind.',
+          param('customer', _ROW_customers, 'The customer id, e.g. CU0003.'),
+          param('kind', arg.enum_of(AccountKind), 'checking or savings.'),
+          param('initial_deposit_cents', arg.refined(arg.INT, 0, 100000000),
+                'An optional opening deposit in cents; 0 for none.', default=0),
+          where='retail_bank.world:219', returns=Account)
     def tool_open_account(
         self, customer: Customer, kind: AccountKind, initial_deposit_cents: int
     ) -> Account:
@@ -467,12 +426,10 @@ class RetailBank(Episode):
             )
         return account  # retail_bank.world:244
 
-    @tool(  # retail_bank.world:247
-        'Close an account. Its balance must be zero (withdraw or transfer the money first) and '
-        'it must not be frozen.',
-        param('account', _ROW_accounts, 'The account number, e.g. AC00006.'),
-        where='retail_bank.world:247', returns=Account,
-    )
+    @tool('Close an account. Its balance must be zero (withdraw or transfer the money first) and '
+          'it must not be frozen.',
+          param('account', _ROW_accounts, 'The account number, e.g. AC00006.'),
+          where='retail_bank.world:247', returns=Account)
     def tool_close_account(self, account: Account) -> Account:
         if self.state.current_teller is None:  # retail_bank.world:252
             raise ToolError('Not signed in. Call sign_in first.')
@@ -481,19 +438,16 @@ class RetailBank(Episode):
         if account.status == _E13_AccountStatus_frozen:  # retail_bank.world:254
             self.fail(f'Account {account.number} is frozen and cannot be closed.')
         if account.balance_cents != 0:  # retail_bank.world:255
-            self.fail(
-                f'Account {account.number} still holds {self.fn_money(account.balance_cents)}; '
-                'the balance must be zero before closing.',
-            )
+            self.fail(f'Account {account.number} still holds '
+                      f'{self.fn_money(account.balance_cents)}; the balance must be zero before '
+                      'closing.')
         self.set_fields(  # retail_bank.world:256
             account, ('status', 'closed_on'), _E13_AccountStatus_closed, self.clock.date()
         )
         return account  # retail_bank.world:258
 
-    @tool(  # retail_bank.world:261
-        'Deposit money into an active account.', _PARAM_account, _PARAM_amount_cents, _PARAM_memo,
-        where='retail_bank.world:261', returns=Account,
-    )
+    @tool('Deposit money into an active account.', _PARAM_account, _PARAM_amount_cents,
+          _PARAM_memo, where='retail_bank.world:261', returns=Account)
     def tool_deposit(self, account: Account, amount_cents: int, memo: str) -> Account:
         if self.state.current_teller is None:  # retail_bank.world:268
             raise ToolError('Not signed in. Call sign_in first.')
@@ -517,11 +471,10 @@ class RetailBank(Episode):
         )
         return account  # retail_bank.world:279
 
-    @tool(  # retail_bank.world:282
-        "Withdraw money from an active account, up to its balance and the desk's per-call limit.",
-        _PARAM_account, _PARAM_amount_cents, _PARAM_memo, where='retail_bank.world:282',
-        returns=Account,
-    )
+    @tool("Withdraw money from an active account, up to its balance and the desk's per-call "
+          "limit.",
+          _PARAM_account, _PARAM_amount_cents, _PARAM_memo, where='retail_bank.world:282',
+          returns=Account)
     def tool_withdraw(self, account: Account, amount_cents: int, memo: str) -> Account:
         if self.state.current_teller is None:  # retail_bank.world:289
             raise ToolError('Not signed in. Call sign_in first.')
@@ -530,15 +483,11 @@ class RetailBank(Episode):
         if account.status == _E13_AccountStatus_frozen:  # retail_bank.world:291
             self.fail(f'Account {account.number} is frozen: no money can move in or out.')
         if amount_cents > self.state.max_withdrawal_cents:  # retail_bank.world:292
-            self.fail(
-                f'The desk can pay out at most {self.fn_money(self.state.max_withdrawal_cents)} '
-                'per withdrawal.',
-            )
+            self.fail('The desk can pay out at most '
+                      f'{self.fn_money(self.state.max_withdrawal_cents)} per withdrawal.')
         if account.balance_cents < amount_cents:  # retail_bank.world:293
-            self.fail(
-                f'Insufficient funds: account {account.number} holds '
-                f'{self.fn_money(account.balance_cents)}.',
-            )
+            self.fail(f'Insufficient funds: account {account.number} holds '
+                      f'{self.fn_money(account.balance_cents)}.')
         self.set_field(  # retail_bank.world:294
             account, 'balance_cents', v.check_range(
                 rt.bounded(account.balance_cents - amount_cents), 'Account.balance_cents', 0, None
@@ -555,16 +504,12 @@ class RetailBank(Episode):
         )
         return account  # retail_bank.world:302
 
-    @tool(  # retail_bank.world:305
-        'Move money from one active account to another.',
-        param('from_account', _ROW_accounts, 'The account to debit, e.g. AC00002.'),
-        param('to_account', _ROW_accounts, 'The account to credit, e.g. AC00001.'),
-        param(
-            'amount_cents', arg.refined(arg.INT, 1, 100000000),
-            'The amount in cents, e.g. 20000 for 200.00.',
-        ),
-        _PARAM_memo, where='retail_bank.world:305', returns=Transaction,
-    )
+    @tool('Move money from one active account to another.',
+          param('from_account', _ROW_accounts, 'The account to debit, e.g. AC00002.'),
+          param('to_account', _ROW_accounts, 'The account to credit, e.g. AC00001.'),
+          param('amount_cents', arg.refined(arg.INT, 1, 100000000),
+                'The amount in cents, e.g. 20000 for 200.00.'),
+          _PARAM_memo, where='retail_bank.world:305', returns=Transaction)
     def tool_transfer(
         self, from_account: Account, to_account: Account, amount_cents: int, memo: str
     ) -> Transaction:
@@ -581,10 +526,8 @@ class RetailBank(Episode):
         if to_account.status == _E13_AccountStatus_frozen:  # retail_bank.world:318
             self.fail(f'Destination account {to_account.number} is frozen.')
         if from_account.balance_cents < amount_cents:  # retail_bank.world:319
-            self.fail(
-                f'Insufficient funds: account {from_account.number} holds '
-                f'{self.fn_money(from_account.balance_cents)}.',
-            )
+            self.fail(f'Insufficient funds: account {from_account.number} holds '
+                      f'{self.fn_money(from_account.balance_cents)}.')
         self.set_field(  # retail_bank.world:320
             from_account, 'balance_cents', v.check_range(
                 rt.bounded(from_account.balance_cents - amount_cents), 'Account.balance_cents', 0,
@@ -607,25 +550,19 @@ class RetailBank(Episode):
         self.insert(self.t_transactions, tx)  # retail_bank.world:330
         return tx  # retail_bank.world:331
 
-    @tool(  # retail_bank.world:334
-        'Freeze an active account, with a reason. Only tellers with freeze permission may do '
-        'this.',
-        param('account', _ROW_accounts, 'The account number, e.g. AC00003.'),
-        param(
-            'reason', arg.refined(arg.TEXT, 1, 120),
-            'Why the account is frozen, as the customer or teller gives it.',
-        ),
-        where='retail_bank.world:334', returns=Account,
-    )
+    @tool('Freeze an active account, with a reason. Only tellers with freeze permission may do '
+          'this.',
+          param('account', _ROW_accounts, 'The account number, e.g. AC00003.'),
+          param('reason', arg.refined(arg.TEXT, 1, 120),
+                'Why the account is frozen, as the customer or teller gives it.'),
+          where='retail_bank.world:334', returns=Account)
     def tool_freeze_account(self, account: Account, reason: str) -> Account:
         if self.state.current_teller is None:  # retail_bank.world:340
             raise ToolError('Not signed in. Call sign_in first.')
         # retail_bank.world:341
         if not self.t_tellers[rt.present(self.state.current_teller)].can_freeze:
-            self.fail(
-                f'Teller {self.t_tellers[rt.present(self.state.current_teller)].id_} is not '
-                'allowed to freeze accounts.',
-            )
+            self.fail(f'Teller {self.t_tellers[rt.present(self.state.current_teller)].id_} is '
+                      'not allowed to freeze accounts.')
         if account.status == _E13_AccountStatus_closed:  # retail_bank.world:342
             self.fail(f'Account {account.number} is closed.')
         if account.status == _E13_AccountStatus_frozen:  # retail_bank.world:343
@@ -638,21 +575,17 @@ class RetailBank(Episode):
         )
         return account  # retail_bank.world:347
 
-    @tool(  # retail_bank.world:350
-        'Return a frozen account to active and clear its freeze reason. Only tellers with freeze '
-        'permission may do this.',
-        param('account', _ROW_accounts, 'The account number, e.g. AC00004.'),
-        where='retail_bank.world:350', returns=Account,
-    )
+    @tool('Return a frozen account to active and clear its freeze reason. Only tellers with '
+          'freeze permission may do this.',
+          param('account', _ROW_accounts, 'The account number, e.g. AC00004.'),
+          where='retail_bank.world:350', returns=Account)
     def tool_unfreeze_account(self, account: Account) -> Account:
         if self.state.current_teller is None:  # retail_bank.world:355
             raise ToolError('Not signed in. Call sign_in first.')
         # retail_bank.world:356
         if not self.t_tellers[rt.present(self.state.current_teller)].can_freeze:
-            self.fail(
-                f'Teller {self.t_tellers[rt.present(self.state.current_teller)].id_} is not '
-                'allowed to unfreeze accounts.',
-            )
+            self.fail(f'Teller {self.t_tellers[rt.present(self.state.current_teller)].id_} is '
+                      'not allowed to unfreeze accounts.')
         if account.status != _E13_AccountStatus_frozen:  # retail_bank.world:357
             self.fail(f'Account {account.number} is not frozen.')
         self.set_fields(  # retail_bank.world:358
@@ -777,9 +710,8 @@ class RetailBank(Episode):
     def _check_stolen_card_secure_and_freeze__checking_frozen(self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_accounts['AC00001'].status, '==', _E13_AccountStatus_frozen)
-            and rt.expect(
-                self.t_accounts['AC00001'].freeze_reason, '==', 'card reported stolen', part=1
-            )
+            and rt.expect(self.t_accounts['AC00001'].freeze_reason, '==', 'card reported stolen',
+                          part=1)
         )
 
     # tasks.world:310
@@ -842,9 +774,8 @@ class RetailBank(Episode):
     def _check_alice_lost_card__frozen(self) -> rt.Verdict | bool:  # tasks.world:525
         return (
             rt.expect(self.t_accounts['AC00001'].status, '==', _E13_AccountStatus_frozen)
-            and rt.expect(
-                self.t_accounts['AC00001'].freeze_reason, '==', 'debit card lost', part=1
-            )
+            and rt.expect(self.t_accounts['AC00001'].freeze_reason, '==', 'debit card lost',
+                          part=1)
         )
 
     def _check_alice_car_cash__checking_emptied(self) -> rt.Verdict | bool:  # tasks.world:630

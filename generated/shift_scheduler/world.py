@@ -287,11 +287,9 @@ class ShiftScheduler(Episode):
             )
             for _a52 in rt.each(self, self.t_assignments)
         ):
-            raise InvariantError(
-                'Nobody works overlapping shifts, and everyone gets min_rest_hours between '
-                'shifts.',
-                'shift_scheduler.world:233',
-            )
+            raise InvariantError('Nobody works overlapping shifts, and everyone gets '
+                                 'min_rest_hours between shifts.',
+                                 'shift_scheduler.world:233')
         if not all(  # shift_scheduler.world:236
             _a54.status != _E16_AssignmentStatus_active
             or self.fn_week_hours(
@@ -300,20 +298,16 @@ class ShiftScheduler(Episode):
             <= self.t_staff[_a54.staff].weekly_hour_limit
             for _a54 in rt.each(self, self.t_assignments)
         ):
-            raise InvariantError(
-                "A person's active assignments in one week add up to at most their weekly hour "
-                "limit.",
-                'shift_scheduler.world:236',
-            )
+            raise InvariantError("A person's active assignments in one week add up to at most "
+                                 "their weekly hour limit.",
+                                 'shift_scheduler.world:236')
         if not all(  # shift_scheduler.world:239
             _a55.status != _E16_AssignmentStatus_active
             or self.t_shifts[_a55.shift].role in rt.each(self, self.t_staff[_a55.staff].roles)
             for _a55 in rt.each(self, self.t_assignments)
         ):
-            raise InvariantError(
-                "An active assignment's staff member holds the shift's role.",
-                'shift_scheduler.world:239',
-            )
+            raise InvariantError("An active assignment's staff member holds the shift's role.",
+                                 'shift_scheduler.world:239')
         if not all(  # shift_scheduler.world:242
             len([
                 _a57 for _a57 in rt.each(self, self.t_assignments)
@@ -322,11 +316,9 @@ class ShiftScheduler(Episode):
             == (1 if _s56.status == _E11_ShiftStatus_filled else 0)
             for _s56 in rt.each(self, self.t_shifts)
         ):
-            raise InvariantError(
-                'A shift has at most one active assignment, is filled exactly when it has one, '
-                'and a cancelled shift has none.',
-                'shift_scheduler.world:242',
-            )
+            raise InvariantError('A shift has at most one active assignment, is filled exactly '
+                                 'when it has one, and a cancelled shift has none.',
+                                 'shift_scheduler.world:242')
         if not all(  # shift_scheduler.world:245
             _a58.status != _E16_AssignmentStatus_active
             or not self.fn_unavailable_during(
@@ -335,17 +327,14 @@ class ShiftScheduler(Episode):
             )
             for _a58 in rt.each(self, self.t_assignments)
         ):
-            raise InvariantError(
-                'Nobody has an active assignment during time they marked unavailable.',
-                'shift_scheduler.world:245',
-            )
+            raise InvariantError('Nobody has an active assignment during time they marked '
+                                 'unavailable.',
+                                 'shift_scheduler.world:245')
         # shift_scheduler.world:248
         if not all(self.fn_swap_ok(_s59) for _s59 in rt.each(self, self.t_swaps)):
-            raise InvariantError(
-                "Swaps name the assignment's own person and a colleague with the role; decisions "
-                "are a manager's.",
-                'shift_scheduler.world:248',
-            )
+            raise InvariantError("Swaps name the assignment's own person and a colleague with "
+                                 "the role; decisions are a manager's.",
+                                 'shift_scheduler.world:248')
         if not all(  # shift_scheduler.world:251
             _s60.status != _E10_SwapStatus_pending or len([
                 _o61 for _o61 in rt.each(self, self.t_swaps)
@@ -354,18 +343,15 @@ class ShiftScheduler(Episode):
             == 1
             for _s60 in rt.each(self, self.t_swaps)
         ):
-            raise InvariantError(
-                'An assignment has at most one pending swap.', 'shift_scheduler.world:251'
-            )
+            raise InvariantError('An assignment has at most one pending swap.',
+                                 'shift_scheduler.world:251')
         if not all(  # shift_scheduler.world:254
             _s62.ends_at > _s62.starts_at
             and self.fn_shift_hours(_s62) <= self.state.max_shift_hours
             for _s62 in rt.each(self, self.t_shifts)
         ):
-            raise InvariantError(
-                'A shift ends after it starts and lasts at most max_shift_hours.',
-                'shift_scheduler.world:254',
-            )
+            raise InvariantError('A shift ends after it starts and lasts at most max_shift_hours.',
+                                 'shift_scheduler.world:254')
         if not all(  # shift_scheduler.world:257
             _v63.end_hour > _v63.start_hour and not any(
                 _o64.id_ != _v63.id_ and _o64.staff == _v63.staff and _o64.day == _v63.day
@@ -374,20 +360,17 @@ class ShiftScheduler(Episode):
             )
             for _v63 in rt.each(self, self.t_availability)
         ):
-            raise InvariantError(
-                "Availability entries end after they start, and a person's entries of one day do "
-                "not overlap.",
-                'shift_scheduler.world:257',
-            )
+            raise InvariantError("Availability entries end after they start, and a person's "
+                                 "entries of one day do not overlap.",
+                                 'shift_scheduler.world:257')
         if not all(  # shift_scheduler.world:260
             len([_o66 for _o66 in rt.each(self, self.t_staff) if _o66.email == _p65.email]) == 1
             for _p65 in rt.each(self, self.t_staff)
         ):
             raise InvariantError('Staff emails are unique.', 'shift_scheduler.world:260')
         if not self.fn_staff_ok():  # shift_scheduler.world:263
-            raise InvariantError(
-                'The signed-in staff member is active.', 'shift_scheduler.world:263'
-            )
+            raise InvariantError('The signed-in staff member is active.',
+                                 'shift_scheduler.world:263')
         for _row67 in rt.changed_rows(self, self.t_areas, ('lead',)):
             rt.check_refs(self.t_staff, _row67.lead, 'Area.lead')
         for _row68 in rt.changed_rows(self, self.t_shifts, ('area', 'posted_by')):
@@ -487,28 +470,26 @@ class ShiftScheduler(Episode):
         if not p.active:  # shift_scheduler.world:185
             return self.built(f'Staff member {p.id_} is inactive.')  # shift_scheduler.world:186
         if not (sh_.role in rt.each(self, p.roles)):  # shift_scheduler.world:188
-            # shift_scheduler.world:189
-            return self.built(f'Staff member {p.id_} does not have the role {sh_.role}.')
+            return self.built(f'Staff member {p.id_} does not have '  # shift_scheduler.world:189
+                              f'the role {sh_.role}.')
         if self.fn_unavailable_during(p, sh_.starts_at, sh_.ends_at):  # shift_scheduler.world:191
-            # shift_scheduler.world:192
-            return self.built(f'Staff member {p.id_} is marked unavailable then.')
+            return self.built(f'Staff member {p.id_} is marked '  # shift_scheduler.world:192
+                              'unavailable then.')
         if any(  # shift_scheduler.world:194
             _a3.staff == p.id_ and _a3.status == _E16_AssignmentStatus_active
             and _a3.shift != sh_.id_ and self.fn_too_close(self.t_shifts[_a3.shift], sh_)
             for _a3 in rt.each(self, self.t_assignments)
         ):
-            return self.built(  # shift_scheduler.world:195
-                f'Staff member {p.id_} already works an overlapping shift or would get less than '
-                f'{self.state.min_rest_hours} hours of rest.',
-            )
+            return self.built(f'Staff member {p.id_} already works '  # shift_scheduler.world:195
+                              'an overlapping shift or would get less than '
+                              f'{self.state.min_rest_hours} hours of rest.')
         total: float = (  # shift_scheduler.world:197
             self.fn_week_hours(p, self.fn_week_start(sh_.starts_at)) + self.fn_shift_hours(sh_)
         )
         if total > p.weekly_hour_limit:  # shift_scheduler.world:198
-            return self.built(  # shift_scheduler.world:199
-                f'Staff member {p.id_} would work {total} hours that week, over their limit of '
-                f'{p.weekly_hour_limit}.',
-            )
+            return self.built(f'Staff member {p.id_} would work '  # shift_scheduler.world:199
+                              f'{total} hours that week, over their limit of '
+                              f'{p.weekly_hour_limit}.')
         return ''  # shift_scheduler.world:201
 
     def fn_active_assignment(self, sh_: Shift) -> Assignment | None:  # shift_scheduler.world:204
@@ -545,37 +526,31 @@ class ShiftScheduler(Episode):
             return (d if d is not None else rt.absent()).is_manager  # shift_scheduler.world:226
         return d is None  # shift_scheduler.world:228
 
-    @tool(  # shift_scheduler.world:268
-        'Sign in as a staff member. Every tool that changes state acts as the signed-in staff '
-        'member.',
-        param(
-            'staff_id', _ROW_staff,
-            'Your staff id, e.g. S001 (find_staff finds it by email or name).',
-        ),
-        where='shift_scheduler.world:268', returns=Staff,
-    )
+    @tool('Sign in as a staff member. Every tool that changes state acts as the signed-in staff '
+          'member.',
+          param('staff_id', _ROW_staff,
+                'Your staff id, e.g. S001 (find_staff finds it by email or name).'),
+          where='shift_scheduler.world:268', returns=Staff)
     def tool_sign_in(self, staff_id: Staff) -> Staff:
         if not staff_id.active:  # shift_scheduler.world:273
             self.fail(f'Staff member {staff_id.id_} is inactive.')
         self.set_state('current_staff', staff_id.id_)  # shift_scheduler.world:274
         return staff_id  # shift_scheduler.world:275
 
-    @tool(  # shift_scheduler.world:278
-        'Show a staff member (roles, weekly hour limit, manager or not, rate, active) with their '
-        'active assignments and hours this week.',
-        param('staff_id', _ROW_staff, 'The staff id, e.g. S002.'), read_only=True,
-        where='shift_scheduler.world:278',
-        returns=js.closed({
-            'staff': Staff, 'hours_this_week': js.NUMBER,
-            'active_assignments': js.array(Assignment),
-        }),
-        shows=(
-            'record', (
-                ('staff', 'staff', ('row', 'staff')),
-                ('active_assignments', 'active_assignments', ('list', ('row', 'assignments'))),
-            ),
-        ),
-    )
+    @tool('Show a staff member (roles, weekly hour limit, manager or not, rate, active) with '
+          'their active assignments and hours this week.',
+          param('staff_id', _ROW_staff, 'The staff id, e.g. S002.'), read_only=True,
+          where='shift_scheduler.world:278',
+          returns=js.closed({
+              'staff': Staff, 'hours_this_week': js.NUMBER,
+              'active_assignments': js.array(Assignment),
+          }),
+          shows=(
+              'record', (
+                  ('staff', 'staff', ('row', 'staff')),
+                  ('active_assignments', 'active_assignments', ('list', ('row', 'assignments'))),
+              ),
+          ))
     def tool_get_staff(self, staff_id: Staff) -> StaffInfo:
         return StaffInfo(  # shift_scheduler.world:283
             staff_id.id_, self.fn_week_hours(staff_id, self.fn_week_start(self.clock)),
@@ -585,20 +560,16 @@ class ShiftScheduler(Episode):
             ]),
         )
 
-    @tool(  # shift_scheduler.world:290
-        'Find staff by email, part of the name and/or role, optionally only those free for a '
-        'shift, with their roles and hour limits.',
-        param('email', arg.optional(arg.TEXT), 'The exact email.'),
-        param('name', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
-        param('role', arg.optional(arg.enum_of(Role)), 'Only staff trained for this role.'),
-        param(
-            'free_for_shift', arg.optional(arg.row('shifts')),
-            'Only staff who could be assigned to this shift id now (role, availability, rest and '
-            'weekly limit).',
-        ),
-        read_only=True, where='shift_scheduler.world:290', returns=js.array(Staff),
-        shows=('list', ('row', 'staff')),
-    )
+    @tool('Find staff by email, part of the name and/or role, optionally only those free for a '
+          'shift, with their roles and hour limits.',
+          param('email', arg.optional(arg.TEXT), 'The exact email.'),
+          param('name', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
+          param('role', arg.optional(arg.enum_of(Role)), 'Only staff trained for this role.'),
+          param('free_for_shift', arg.optional(arg.row('shifts')),
+                'Only staff who could be assigned to this shift id now (role, availability, rest '
+                'and weekly limit).'),
+          read_only=True, where='shift_scheduler.world:290', returns=js.array(Staff),
+          shows=('list', ('row', 'staff')))
     def tool_find_staff(
         self, email: str | None, name: str | None, role: Role | None, free_for_shift: Shift | None
     ) -> tuple[str, ...]:
@@ -627,20 +598,16 @@ class ShiftScheduler(Episode):
             found = rt.each(self, found) + (p.id_,)  # shift_scheduler.world:316
         return found  # shift_scheduler.world:318
 
-    @tool(  # shift_scheduler.world:323
-        'Show an area: name, floor, lead and minimum staff.',
-        param('code', _ROW_areas, 'The area code, e.g. TIL.'), read_only=True,
-        where='shift_scheduler.world:323', returns=Area,
-    )
+    @tool('Show an area: name, floor, lead and minimum staff.',
+          param('code', _ROW_areas, 'The area code, e.g. TIL.'), read_only=True,
+          where='shift_scheduler.world:323', returns=Area)
     def tool_get_area(self, code: Area) -> Area:
         return code  # shift_scheduler.world:326
 
-    @tool(  # shift_scheduler.world:329
-        "List the store's areas with their codes, floors and leads.",
-        param('query', arg.optional(arg.TEXT), "Part of the area's name; case does not matter."),
-        read_only=True, where='shift_scheduler.world:329', returns=js.array(Area),
-        shows=('list', ('row', 'areas')),
-    )
+    @tool("List the store's areas with their codes, floors and leads.",
+          param('query', arg.optional(arg.TEXT), "Part of the area's name; case does not matter."),
+          read_only=True, where='shift_scheduler.world:329', returns=js.array(Area),
+          shows=('list', ('row', 'areas')))
     def tool_list_areas(self, query: str | None) -> tuple[str, ...]:
         # shift_scheduler.world:334
         q: str = self.built((query if query is not None else '').lower())
@@ -649,41 +616,36 @@ class ShiftScheduler(Episode):
             if rt.read(self, q) in rt.read(self, self.built(_a7.name.lower()))
         ])
 
-    @tool(  # shift_scheduler.world:340
-        'Show a shift (area, role, times, status, who posted it, note) with its active '
-        'assignment and length.',
-        param('shift_id', _ROW_shifts, 'The shift id, e.g. SH0004.'), read_only=True,
-        where='shift_scheduler.world:340',
-        returns=js.closed({
-            'shift': Shift, 'assignment': js.nullable(Assignment), 'hours': js.NUMBER
-        }),
-        shows=(
-            'record', (
-                ('shift', 'shift', ('row', 'shifts')),
-                ('assignment', 'assignment', ('row', 'assignments')),
-            ),
-        ),
-    )
+    @tool('Show a shift (area, role, times, status, who posted it, note) with its active '
+          'assignment and length.',
+          param('shift_id', _ROW_shifts, 'The shift id, e.g. SH0004.'), read_only=True,
+          where='shift_scheduler.world:340',
+          returns=js.closed({
+              'shift': Shift, 'assignment': js.nullable(Assignment), 'hours': js.NUMBER
+          }),
+          shows=(
+              'record', (
+                  ('shift', 'shift', ('row', 'shifts')),
+                  ('assignment', 'assignment', ('row', 'assignments')),
+              ),
+          ))
     def tool_get_shift(self, shift_id: Shift) -> ShiftInfo:
         return ShiftInfo(  # shift_scheduler.world:345
             shift_id.id_, rt.key_of(self.fn_active_assignment(shift_id)),
             self.fn_shift_hours(shift_id),
         )
 
-    @tool(  # shift_scheduler.world:352
-        'List shifts starting on a day or between two days, optionally by area, role and status, '
-        'earliest first.',
-        param('from_day', arg.DATE, 'The first day, e.g. 2025-11-04.'),
-        param('to_day', arg.optional(arg.DATE), 'The last day; leave out for from_day only.'),
-        param(
-            'area', arg.optional(arg.row('areas', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
-            'Only shifts in this area code.',
-        ),
-        param('role', arg.optional(arg.enum_of(Role)), 'Only shifts for this role.'),
-        param('status', arg.optional(arg.enum_of(ShiftStatus)), 'Only shifts with this status.'),
-        read_only=True, where='shift_scheduler.world:352', returns=js.array(Shift),
-        shows=('list', ('row', 'shifts')),
-    )
+    @tool('List shifts starting on a day or between two days, optionally by area, role and '
+          'status, earliest first.',
+          param('from_day', arg.DATE, 'The first day, e.g. 2025-11-04.'),
+          param('to_day', arg.optional(arg.DATE), 'The last day; leave out for from_day only.'),
+          param('area',
+                arg.optional(arg.row('areas', arg.refined(arg.TEXT, pattern='^[A-Z]{3}$'))),
+                'Only shifts in this area code.'),
+          param('role', arg.optional(arg.enum_of(Role)), 'Only shifts for this role.'),
+          param('status', arg.optional(arg.enum_of(ShiftStatus)), 'Only shifts with this status.'),
+          read_only=True, where='shift_scheduler.world:352', returns=js.array(Shift),
+          shows=('list', ('row', 'shifts')))
     def tool_list_shifts(
         self, from_day: dt.date, to_day: dt.date | None, area: Area | None, role: Role | None,
         status: ShiftStatus | None,
@@ -699,21 +661,15 @@ class ShiftScheduler(Episode):
             rt.rows(self.t_shifts, rt.each(self, found)), key=lambda _x9: _x9.starts_at
         )
 
-    @tool(  # shift_scheduler.world:366
-        'Post an open shift for a role in an area; only managers can.',
-        param('area', _ROW_areas, 'The area code, e.g. TIL.'),
-        param('role', arg.enum_of(Role), 'The role the shift needs.'),
-        param(
-            'starts_at', arg.optional(arg.DATETIME),
-            'When it starts, in the future; leave out for tomorrow at 09:00.',
-        ),
-        param(
-            'ends_at', arg.optional(arg.DATETIME),
-            'When it ends; leave out for 8 hours after the start.',
-        ),
-        param('note', arg.refined(arg.TEXT, None, 200), 'A note for staff.', default=''),
-        where='shift_scheduler.world:366', returns=Shift,
-    )
+    @tool('Post an open shift for a role in an area; only managers can.',
+          param('area', _ROW_areas, 'The area code, e.g. TIL.'),
+          param('role', arg.enum_of(Role), 'The role the shift needs.'),
+          param('starts_at', arg.optional(arg.DATETIME),
+                'When it starts, in the future; leave out for tomorrow at 09:00.'),
+          param('ends_at', arg.optional(arg.DATETIME),
+                'When it ends; leave out for 8 hours after the start.'),
+          param('note', arg.refined(arg.TEXT, None, 200), 'A note for staff.', default=''),
+          where='shift_scheduler.world:366', returns=Shift)
     def tool_post_open_shift(
         self, area: Area, role: Role, starts_at: dt.datetime | None, ends_at: dt.datetime | None,
         note: str,
@@ -742,13 +698,11 @@ class ShiftScheduler(Episode):
         self.insert(self.t_shifts, shift)  # shift_scheduler.world:390
         return shift  # shift_scheduler.world:391
 
-    @tool(  # shift_scheduler.world:394
-        'Cancel a shift that has not started; only managers can. Its assignment is removed and '
-        'pending swaps on it are withdrawn.',
-        param('shift_id', _ROW_shifts, 'The shift id, e.g. SH0005.'),
-        param('reason', arg.refined(arg.TEXT, None, 200), 'Why it is cancelled.', default=''),
-        where='shift_scheduler.world:394', returns=Shift,
-    )
+    @tool('Cancel a shift that has not started; only managers can. Its assignment is removed and '
+          'pending swaps on it are withdrawn.',
+          param('shift_id', _ROW_shifts, 'The shift id, e.g. SH0005.'),
+          param('reason', arg.refined(arg.TEXT, None, 200), 'Why it is cancelled.', default=''),
+          where='shift_scheduler.world:394', returns=Shift)
     def tool_cancel_shift(self, shift_id: Shift, reason: str) -> Shift:
         me: Staff = self.fn_actor()  # shift_scheduler.world:400
         shift: Shift = shift_id  # shift_scheduler.world:401
@@ -774,30 +728,22 @@ class ShiftScheduler(Episode):
         )
         return shift  # shift_scheduler.world:416
 
-    @tool(  # shift_scheduler.world:421
-        'Show an assignment: shift, staff member, status, who assigned it and when.',
-        param('assignment_id', _ROW_assignments, 'The assignment id, e.g. AS0004.'),
-        read_only=True, where='shift_scheduler.world:421', returns=Assignment,
-    )
+    @tool('Show an assignment: shift, staff member, status, who assigned it and when.',
+          param('assignment_id', _ROW_assignments, 'The assignment id, e.g. AS0004.'),
+          read_only=True, where='shift_scheduler.world:421', returns=Assignment)
     def tool_get_assignment(self, assignment_id: Assignment) -> Assignment:
         return assignment_id  # shift_scheduler.world:426
 
-    @tool(  # shift_scheduler.world:429
-        "List a staff member's assignments or those of a shift (active ones unless asked), with "
-        "their shifts and statuses.",
-        param(
-            'staff_id',
-            arg.optional(arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$'))),
-            'Only assignments of this staff id.',
-        ),
-        param('shift_id', arg.optional(arg.row('shifts')), 'Only assignments of this shift id.'),
-        param(
-            'include_inactive', arg.BOOL, 'Also list removed and swapped assignments.',
-            default=False,
-        ),
-        read_only=True, where='shift_scheduler.world:429', returns=js.array(Assignment),
-        shows=('list', ('row', 'assignments')),
-    )
+    @tool("List a staff member's assignments or those of a shift (active ones unless asked), "
+          "with their shifts and statuses.",
+          param('staff_id',
+                arg.optional(arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$'))),
+                'Only assignments of this staff id.'),
+          param('shift_id', arg.optional(arg.row('shifts')), 'Only assignments of this shift id.'),
+          param('include_inactive', arg.BOOL, 'Also list removed and swapped assignments.',
+                default=False),
+          read_only=True, where='shift_scheduler.world:429', returns=js.array(Assignment),
+          shows=('list', ('row', 'assignments')))
     def tool_list_assignments(
         self, staff_id: Staff | None, shift_id: Shift | None, include_inactive: bool
     ) -> tuple[str, ...]:
@@ -810,13 +756,11 @@ class ShiftScheduler(Episode):
             and (include_inactive or _a10.status == _E16_AssignmentStatus_active)
         ])
 
-    @tool(  # shift_scheduler.world:440
-        "Assign an active staff member with the shift's role to an open shift that has not "
-        "started; only managers can. They must be available, rested and within their weekly "
-        "hours.",
-        param('shift_id', _ROW_shifts, 'The id of an open shift, e.g. SH0004.'), _PARAM_staff_id,
-        where='shift_scheduler.world:440', returns=Assignment,
-    )
+    @tool("Assign an active staff member with the shift's role to an open shift that has not "
+          "started; only managers can. They must be available, rested and within their weekly "
+          "hours.",
+          param('shift_id', _ROW_shifts, 'The id of an open shift, e.g. SH0004.'), _PARAM_staff_id,
+          where='shift_scheduler.world:440', returns=Assignment)
     def tool_assign_staff(self, shift_id: Shift, staff_id: Staff) -> Assignment:
         me: Staff = self.fn_actor()  # shift_scheduler.world:446
         shift: Shift = shift_id  # shift_scheduler.world:447
@@ -837,12 +781,10 @@ class ShiftScheduler(Episode):
         self.set_field(shift, 'status', _E11_ShiftStatus_filled)  # shift_scheduler.world:455
         return assignment  # shift_scheduler.world:456
 
-    @tool(  # shift_scheduler.world:459
-        'Remove the person from a filled shift that has not started; only managers can. Pending '
-        'swaps on it are withdrawn and the shift is open again.',
-        param('shift_id', _ROW_shifts, 'The id of a filled shift, e.g. SH0004.'),
-        where='shift_scheduler.world:459', returns=Shift,
-    )
+    @tool('Remove the person from a filled shift that has not started; only managers can. '
+          'Pending swaps on it are withdrawn and the shift is open again.',
+          param('shift_id', _ROW_shifts, 'The id of a filled shift, e.g. SH0004.'),
+          where='shift_scheduler.world:459', returns=Shift)
     def tool_unassign_staff(self, shift_id: Shift) -> Shift:
         me: Staff = self.fn_actor()  # shift_scheduler.world:464
         shift: Shift = shift_id  # shift_scheduler.world:465
@@ -865,26 +807,21 @@ class ShiftScheduler(Episode):
         self.set_field(shift, 'status', _E11_ShiftStatus_open_)  # shift_scheduler.world:477
         return shift  # shift_scheduler.world:478
 
-    @tool(  # shift_scheduler.world:483
-        'Show a swap request: assignment, requester, colleague, status, time, decider and reason.',
-        param('swap_id', _ROW_swaps, 'The swap request id, e.g. SW0001.'), read_only=True,
-        where='shift_scheduler.world:483', returns=SwapRequest,
-    )
+    @tool('Show a swap request: assignment, requester, colleague, status, time, decider and '
+          'reason.',
+          param('swap_id', _ROW_swaps, 'The swap request id, e.g. SW0001.'), read_only=True,
+          where='shift_scheduler.world:483', returns=SwapRequest)
     def tool_get_swap(self, swap_id: SwapRequest) -> SwapRequest:
         return swap_id  # shift_scheduler.world:488
 
-    @tool(  # shift_scheduler.world:491
-        'List swap requests by status and/or the staff member who made them or is asked to take '
-        'the shift.',
-        param('status', arg.optional(arg.enum_of(SwapStatus)), 'Only swaps with this status.'),
-        param(
-            'staff_id',
-            arg.optional(arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$'))),
-            'Only swaps this staff id made or is asked to take.',
-        ),
-        read_only=True, where='shift_scheduler.world:491', returns=js.array(SwapRequest),
-        shows=('list', ('row', 'swaps')),
-    )
+    @tool('List swap requests by status and/or the staff member who made them or is asked to '
+          'take the shift.',
+          param('status', arg.optional(arg.enum_of(SwapStatus)), 'Only swaps with this status.'),
+          param('staff_id',
+                arg.optional(arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$'))),
+                'Only swaps this staff id made or is asked to take.'),
+          read_only=True, where='shift_scheduler.world:491', returns=js.array(SwapRequest),
+          shows=('list', ('row', 'swaps')))
     def tool_list_swaps(
         self, status: SwapStatus | None, staff_id: Staff | None
     ) -> tuple[str, ...]:
@@ -895,7 +832,7 @@ class ShiftScheduler(Episode):
             or _s11.swap_with == (staff_id if staff_id is not None else rt.absent()).id_)
         ])
 
-    @tool(  # shift_scheduler.world:500
+    @tool(
         'Ask to hand one of your own assigned shifts to a colleague who has its role (a manager '
         'may file it for a colleague). It must be at least swap_cutoff before the shift.',
         param('assignment_id', _ROW_assignments, 'The id of your active assignment, e.g. AS0005.'),
@@ -917,15 +854,12 @@ class ShiftScheduler(Episode):
             swap_with.id_ != owner.id_ and swap_with.active
             and self.t_shifts[assignment.shift].role in rt.each(self, swap_with.roles)
         ):
-            self.fail(
-                f'Staff member {swap_with.id_} is the same person, inactive or lacks the role '
-                f'{self.t_shifts[assignment.shift].role}.',
-            )
+            self.fail(f'Staff member {swap_with.id_} is the same person, inactive or lacks the '
+                      f'role {self.t_shifts[assignment.shift].role}.')
         # shift_scheduler.world:513
         if self.clock > self.t_shifts[assignment.shift].starts_at - self.state.swap_cutoff:
-            self.fail(
-                f'Too close to the start of shift {self.t_shifts[assignment.shift].id_} to swap.'
-            )
+            self.fail(f'Too close to the start of shift {self.t_shifts[assignment.shift].id_} to '
+                      'swap.')
         if any(  # shift_scheduler.world:514
             _s12.assignment == assignment.id_ and _s12.status == _E10_SwapStatus_pending
             for _s12 in rt.each(self, self.t_swaps)
@@ -940,11 +874,9 @@ class ShiftScheduler(Episode):
         self.insert(self.t_swaps, swap)  # shift_scheduler.world:521
         return swap  # shift_scheduler.world:522
 
-    @tool(  # shift_scheduler.world:525
-        'Approve a pending swap; only managers can. The colleague takes the shift if they are '
-        'free for it. Shows the new assignment.',
-        _PARAM_swap_id, where='shift_scheduler.world:525', returns=Assignment,
-    )
+    @tool('Approve a pending swap; only managers can. The colleague takes the shift if they are '
+          'free for it. Shows the new assignment.',
+          _PARAM_swap_id, where='shift_scheduler.world:525', returns=Assignment)
     def tool_approve_swap(self, swap_id: SwapRequest) -> Assignment:
         me: Staff = self.fn_actor()  # shift_scheduler.world:530
         swap: SwapRequest = swap_id  # shift_scheduler.world:531
@@ -971,14 +903,10 @@ class ShiftScheduler(Episode):
         self.set_field(swap, 'decided_by', me.id_)  # shift_scheduler.world:543
         return taken  # shift_scheduler.world:544
 
-    @tool(  # shift_scheduler.world:547
-        'Reject a pending swap (managers), or withdraw your own request.', _PARAM_swap_id,
-        param(
-            'reason', arg.refined(arg.TEXT, None, 200), 'Why it is rejected or withdrawn.',
-            default='',
-        ),
-        where='shift_scheduler.world:547', returns=SwapRequest,
-    )
+    @tool('Reject a pending swap (managers), or withdraw your own request.', _PARAM_swap_id,
+          param('reason', arg.refined(arg.TEXT, None, 200), 'Why it is rejected or withdrawn.',
+                default=''),
+          where='shift_scheduler.world:547', returns=SwapRequest)
     def tool_reject_swap(self, swap_id: SwapRequest, reason: str) -> SwapRequest:
         me: Staff = self.fn_actor()  # shift_scheduler.world:553
         swap: SwapRequest = swap_id  # shift_scheduler.world:554
@@ -996,23 +924,19 @@ class ShiftScheduler(Episode):
             self.set_field(swap, 'reason', v.check_length(reason, 'SwapRequest.reason', None, 200))
         return swap  # shift_scheduler.world:566
 
-    @tool(  # shift_scheduler.world:571
-        'Show an availability entry: staff member, day, hours, kind and note.',
-        param('availability_id', _ROW_availability, 'The availability entry id, e.g. AV0001.'),
-        read_only=True, where='shift_scheduler.world:571', returns=Availability,
-    )
+    @tool('Show an availability entry: staff member, day, hours, kind and note.',
+          param('availability_id', _ROW_availability, 'The availability entry id, e.g. AV0001.'),
+          read_only=True, where='shift_scheduler.world:571', returns=Availability)
     def tool_get_availability(self, availability_id: Availability) -> Availability:
         return availability_id  # shift_scheduler.world:576
 
-    @tool(  # shift_scheduler.world:579
-        "List a staff member's availability entries, optionally between two days, with hours and "
-        "kinds.",
-        _PARAM_staff_id,
-        param('from_day', arg.optional(arg.DATE), 'Only entries on or after this day.'),
-        param('to_day', arg.optional(arg.DATE), 'Only entries on or before this day.'),
-        read_only=True, where='shift_scheduler.world:579', returns=js.array(Availability),
-        shows=('list', ('row', 'availability')),
-    )
+    @tool("List a staff member's availability entries, optionally between two days, with hours "
+          "and kinds.",
+          _PARAM_staff_id,
+          param('from_day', arg.optional(arg.DATE), 'Only entries on or after this day.'),
+          param('to_day', arg.optional(arg.DATE), 'Only entries on or before this day.'),
+          read_only=True, where='shift_scheduler.world:579', returns=js.array(Availability),
+          shows=('list', ('row', 'availability')))
     def tool_list_availability(
         self, staff_id: Staff, from_day: dt.date | None, to_day: dt.date | None
     ) -> tuple[str, ...]:
@@ -1022,22 +946,17 @@ class ShiftScheduler(Episode):
             and (to_day is None or _v13.day <= to_day)
         ])
 
-    @tool(  # shift_scheduler.world:589
-        'Mark yourself (or, for managers, anyone) available or unavailable for hours of a day.',
-        param('day', arg.DATE, 'The day, today or later.'),
-        param('start_hour', arg.refined(arg.INT, 0, 23), 'The first hour, e.g. 8.'),
-        param(
-            'end_hour', arg.refined(arg.INT, 1, 24), 'The hour it ends, after the start, e.g. 20.'
-        ),
-        param('kind', arg.enum_of(AvailabilityKind), 'available or unavailable.'),
-        param('note', arg.refined(arg.TEXT, None, 200), 'A note, e.g. the reason.', default=''),
-        param(
-            'staff_id',
-            arg.optional(arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$'))),
-            'Whose availability; leave out for yourself (only managers mark someone else).',
-        ),
-        where='shift_scheduler.world:589', returns=Availability,
-    )
+    @tool('Mark yourself (or, for managers, anyone) available or unavailable for hours of a day.',
+          param('day', arg.DATE, 'The day, today or later.'),
+          param('start_hour', arg.refined(arg.INT, 0, 23), 'The first hour, e.g. 8.'),
+          param('end_hour', arg.refined(arg.INT, 1, 24),
+                'The hour it ends, after the start, e.g. 20.'),
+          param('kind', arg.enum_of(AvailabilityKind), 'available or unavailable.'),
+          param('note', arg.refined(arg.TEXT, None, 200), 'A note, e.g. the reason.', default=''),
+          param('staff_id',
+                arg.optional(arg.row('staff', arg.refined(arg.TEXT, pattern='^S[0-9]{3}$'))),
+                'Whose availability; leave out for yourself (only managers mark someone else).'),
+          where='shift_scheduler.world:589', returns=Availability)
     def tool_mark_availability(
         self, day: dt.date, start_hour: int, end_hour: int, kind: AvailabilityKind, note: str,
         staff_id: Staff | None,
@@ -1055,9 +974,8 @@ class ShiftScheduler(Episode):
             and start_hour < _v14.end_hour
             for _v14 in rt.each(self, self.t_availability)
         ):
-            self.fail(
-                f'Staff member {person.id_} already has an entry overlapping those hours on {day}.'
-            )
+            self.fail(f'Staff member {person.id_} already has an entry overlapping those hours '
+                      f'on {day}.')
         if kind == _E16_AvailabilityKind_unavailable:  # shift_scheduler.world:605
             from_at: dt.datetime = self.fn_at_hour(day, start_hour)  # shift_scheduler.world:606
             until_at: dt.datetime = self.fn_at_hour(day, end_hour)  # shift_scheduler.world:607
@@ -1067,10 +985,8 @@ class ShiftScheduler(Episode):
                 and from_at < self.t_shifts[_a15.shift].ends_at
                 for _a15 in rt.each(self, self.t_assignments)
             ):
-                self.fail(
-                    f'Staff member {person.id_} is assigned to a shift then: ask for a swap or '
-                    'an unassignment first.',
-                )
+                self.fail(f'Staff member {person.id_} is assigned to a shift then: ask for a '
+                          'swap or an unassignment first.')
         entry: Availability = Availability(  # shift_scheduler.world:610
             id_=self.next_id('availability_ids', 'AV{:04d}'), staff=person.id_, day=day,
             start_hour=v.check_range(start_hour, 'Availability.start_hour', 0, 23),

@@ -239,28 +239,22 @@ class SmallPayroll(Episode):
             == 1
             for _p85 in rt.each(self, self.t_payslips)
         ):
-            raise InvariantError(
-                'An employee has at most one payslip per period.', 'small_payroll.world:157'
-            )
+            raise InvariantError('An employee has at most one payslip per period.',
+                                 'small_payroll.world:157')
         if not all(  # small_payroll.world:160
             self.t_periods[_p87.period].status == _E12_PeriodStatus_paid
             for _p87 in rt.each(self, self.t_payslips)
         ):
-            raise InvariantError(
-                'Payslips exist only for paid periods.', 'small_payroll.world:160'
-            )
+            raise InvariantError('Payslips exist only for paid periods.',
+                                 'small_payroll.world:160')
         for _row88 in rt.changed_rows(self, self.t_periods):  # small_payroll.world:163
             if not ((_row88.status == _E12_PeriodStatus_paid) == (_row88.paid_on is not None)):
-                raise InvariantError(
-                    'A period has a payment date exactly when it is paid.',
-                    'small_payroll.world:163',
-                )
+                raise InvariantError('A period has a payment date exactly when it is paid.',
+                                     'small_payroll.world:163')
         # small_payroll.world:166
         if not all(self.fn_slip_timesheet_ok(_p89) for _p89 in rt.each(self, self.t_payslips)):
-            raise InvariantError(
-                "A payslip pays its own employee's timesheet for its period.",
-                'small_payroll.world:166',
-            )
+            raise InvariantError("A payslip pays its own employee's timesheet for its period.",
+                                 'small_payroll.world:166')
         if not all(  # small_payroll.world:169
             self.t_employees[_p90.employee].pay_type == _E7_PayType_hourly
             or _p90.timesheet is None
@@ -273,28 +267,24 @@ class SmallPayroll(Episode):
             )
             for _t91 in rt.each(self, self.t_timesheets)
         ):
-            raise InvariantError(
-                'A timesheet is paid exactly when a payslip pays it.', 'small_payroll.world:172'
-            )
+            raise InvariantError('A timesheet is paid exactly when a payslip pays it.',
+                                 'small_payroll.world:172')
         for _row93 in rt.changed_rows(self, self.t_timesheets):  # small_payroll.world:175
             if not (
                 _row93.status == _E15_TimesheetStatus_draft
                 or _row93.approved_by is not None and _row93.approved_by != _row93.employee
             ):
-                raise InvariantError(
-                    'An approved or paid timesheet was approved by someone other than its '
-                    'employee.',
-                    'small_payroll.world:175',
-                )
+                raise InvariantError('An approved or paid timesheet was approved by someone '
+                                     'other than its employee.',
+                                     'small_payroll.world:175')
         if not all(  # small_payroll.world:178
             _t94.status != _E15_TimesheetStatus_approved
             or self.t_periods[_t94.period].status == _E12_PeriodStatus_open_
             for _t94 in rt.each(self, self.t_timesheets)
         ):
-            raise InvariantError(
-                'An approved timesheet waits in an open period (paying the period pays it).',
-                'small_payroll.world:178',
-            )
+            raise InvariantError('An approved timesheet waits in an open period (paying the '
+                                 'period pays it).',
+                                 'small_payroll.world:178')
         if not all(  # small_payroll.world:181
             len([
                 _u96 for _u96 in rt.each(self, self.t_timesheets)
@@ -303,9 +293,8 @@ class SmallPayroll(Episode):
             == 1
             for _t95 in rt.each(self, self.t_timesheets)
         ):
-            raise InvariantError(
-                'An employee has at most one timesheet per period.', 'small_payroll.world:181'
-            )
+            raise InvariantError('An employee has at most one timesheet per period.',
+                                 'small_payroll.world:181')
         if not all(  # small_payroll.world:184
             _p97.tax_cents == self.fn_tax_for(
                 self.t_employees[_p97.employee], rt.bounded(_p97.gross_cents + _p97.bonus_cents)
@@ -315,10 +304,9 @@ class SmallPayroll(Episode):
             )
             for _p97 in rt.each(self, self.t_payslips)
         ):
-            raise InvariantError(
-                "Tax is the employee's rate on gross plus bonus, and net is what remains.",
-                'small_payroll.world:184',
-            )
+            raise InvariantError("Tax is the employee's rate on gross plus bonus, and net is "
+                                 "what remains.",
+                                 'small_payroll.world:184')
         if not all(  # small_payroll.world:187
             self.t_periods[_b98.period].status == _E12_PeriodStatus_open_ or any(
                 _p99.employee == _b98.employee and _p99.period == _b98.period
@@ -327,10 +315,9 @@ class SmallPayroll(Episode):
             )
             for _b98 in rt.each(self, self.t_bonuses)
         ):
-            raise InvariantError(
-                "A bonus in a paid period was paid on the employee's payslip for it.",
-                'small_payroll.world:187',
-            )
+            raise InvariantError("A bonus in a paid period was paid on the employee's payslip "
+                                 "for it.",
+                                 'small_payroll.world:187')
         for _row100 in rt.changed_rows(self, self.t_employees, ('tax_code',)):
             rt.check_refs(self.t_tax_codes, _row100.tax_code, 'Employee.tax_code')
         for _row101 in rt.changed_rows(
@@ -391,29 +378,26 @@ class SmallPayroll(Episode):
             and (ts if ts is not None else rt.absent()).hours == p.hours
         )
 
-    @tool(  # small_payroll.world:192
-        'Sign in to payroll. Only managers may sign in.',
-        param('employee', _ROW_employees, 'Your employee id (E and three digits).'),
-        where='small_payroll.world:192', returns=Employee,
-    )
+    @tool('Sign in to payroll. Only managers may sign in.',
+          param('employee', _ROW_employees, 'Your employee id (E and three digits).'),
+          where='small_payroll.world:192', returns=Employee)
     def tool_sign_in(self, employee: Employee) -> Employee:
         if employee.role != _E4_Role_manager:  # small_payroll.world:197
             self.fail(f'{employee.name} is not a manager and cannot sign in to payroll.')
         self.set_state('current_user', employee.id_)  # small_payroll.world:198
         return employee  # small_payroll.world:199
 
-    @tool(  # small_payroll.world:202
-        "Show an employee's pay details, tax code and withholding rate, and their payslips "
-        "(period, hours, gross, bonus, tax, net and any correction).",
-        _PARAM_employee, read_only=True, where='small_payroll.world:202',
-        returns=js.closed({
-            'employee': js.scalar('str', pattern='^E[0-9]{3}$'), 'name': js.STRING,
-            'pay_type': js.members(PayType), 'annual_salary_cents': js.INTEGER,
-            'hourly_rate_cents': js.INTEGER, 'tax_code': js.scalar('str', pattern='^[A-Z][0-9]$'),
-            'rate_percent': js.INTEGER, 'active': js.BOOLEAN, 'payslips': js.array(Payslip),
-        }),
-        shows=('record', (('payslips', 'payslips', ('list', ('row', 'payslips'))),)),
-    )
+    @tool("Show an employee's pay details, tax code and withholding rate, and their payslips "
+          "(period, hours, gross, bonus, tax, net and any correction).",
+          _PARAM_employee, read_only=True, where='small_payroll.world:202',
+          returns=js.closed({
+              'employee': js.scalar('str', pattern='^E[0-9]{3}$'), 'name': js.STRING,
+              'pay_type': js.members(PayType), 'annual_salary_cents': js.INTEGER,
+              'hourly_rate_cents': js.INTEGER,
+              'tax_code': js.scalar('str', pattern='^[A-Z][0-9]$'), 'rate_percent': js.INTEGER,
+              'active': js.BOOLEAN, 'payslips': js.array(Payslip),
+          }),
+          shows=('record', (('payslips', 'payslips', ('list', ('row', 'payslips'))),)))
     def tool_get_employee(self, employee: Employee) -> EmployeeView:
         return EmployeeView(  # small_payroll.world:207
             employee.id_, employee.name, employee.pay_type, employee.annual_salary_cents,
@@ -424,17 +408,13 @@ class SmallPayroll(Episode):
             ]),
         )
 
-    @tool(  # small_payroll.world:220
-        'List the timesheets of a period with their employee, hours, status and approver, '
-        'optionally of one status.',
-        _PARAM_period,
-        param(
-            'status', arg.optional(arg.enum_of(TimesheetStatus)),
-            'Only timesheets with this status: draft, approved or paid.',
-        ),
-        read_only=True, where='small_payroll.world:220', returns=js.array(Timesheet),
-        shows=('list', ('row', 'timesheets')),
-    )
+    @tool('List the timesheets of a period with their employee, hours, status and approver, '
+          'optionally of one status.',
+          _PARAM_period,
+          param('status', arg.optional(arg.enum_of(TimesheetStatus)),
+                'Only timesheets with this status: draft, approved or paid.'),
+          read_only=True, where='small_payroll.world:220', returns=js.array(Timesheet),
+          shows=('list', ('row', 'timesheets')))
     def tool_list_timesheets(
         self, period: PayPeriod, status: TimesheetStatus | None
     ) -> tuple[str, ...]:
@@ -443,23 +423,17 @@ class SmallPayroll(Episode):
             if _t2.period == period.id_ and (status is None or _t2.status == status)
         ])
 
-    @tool(  # small_payroll.world:229
-        'Show one payslip: gross, bonus, tax, net, hours and any correction.', _PARAM_payslip,
-        read_only=True, where='small_payroll.world:229', returns=Payslip,
-    )
+    @tool('Show one payslip: gross, bonus, tax, net, hours and any correction.', _PARAM_payslip,
+          read_only=True, where='small_payroll.world:229', returns=Payslip)
     def tool_get_payslip(self, payslip: Payslip) -> Payslip:
         return payslip  # small_payroll.world:234
 
-    @tool(  # small_payroll.world:237
-        'Find employees whose name contains the text, with their employee id, role, pay type, '
-        'salary or hourly rate, tax code and whether active.',
-        param(
-            'text', arg.refined(arg.TEXT, 1, 80),
-            "Part of the employee's name; case does not matter.",
-        ),
-        read_only=True, where='small_payroll.world:237', returns=js.array(Employee),
-        shows=('list', ('row', 'employees')),
-    )
+    @tool('Find employees whose name contains the text, with their employee id, role, pay type, '
+          'salary or hourly rate, tax code and whether active.',
+          param('text', arg.refined(arg.TEXT, 1, 80),
+                "Part of the employee's name; case does not matter."),
+          read_only=True, where='small_payroll.world:237', returns=js.array(Employee),
+          shows=('list', ('row', 'employees')))
     def tool_find_employees(self, text: str) -> tuple[str, ...]:
         wanted: str = self.built(self.built(text.strip()).lower())  # small_payroll.world:242
         return tuple([  # small_payroll.world:243
@@ -467,41 +441,31 @@ class SmallPayroll(Episode):
             if rt.read(self, wanted) in rt.read(self, self.built(_e3.name.lower()))
         ])
 
-    @tool(  # small_payroll.world:246
-        'List employees with their employee id, name, role, pay type, salary or hourly rate, tax '
-        'code and whether active.',
-        param(
-            'pay_type', arg.optional(arg.enum_of(PayType)),
-            'Only salaried or only hourly employees; all when omitted.',
-        ),
-        param('active_only', arg.BOOL, 'Only active employees.', default=False), read_only=True,
-        where='small_payroll.world:246', returns=js.array(Employee),
-        shows=('list', ('row', 'employees')),
-    )
+    @tool('List employees with their employee id, name, role, pay type, salary or hourly rate, '
+          'tax code and whether active.',
+          param('pay_type', arg.optional(arg.enum_of(PayType)),
+                'Only salaried or only hourly employees; all when omitted.'),
+          param('active_only', arg.BOOL, 'Only active employees.', default=False), read_only=True,
+          where='small_payroll.world:246', returns=js.array(Employee),
+          shows=('list', ('row', 'employees')))
     def tool_list_employees(self, pay_type: PayType | None, active_only: bool) -> tuple[str, ...]:
         return tuple([  # small_payroll.world:252
             _e4.id_ for _e4 in rt.each(self, self.t_employees)
             if (pay_type is None or _e4.pay_type == pay_type) and (not active_only or _e4.active)
         ])
 
-    @tool(  # small_payroll.world:255
-        'List the tax codes with their description and flat withholding rate in percent.',
-        read_only=True, where='small_payroll.world:255', returns=js.array(TaxCode),
-        shows=('list', ('row', 'tax_codes')),
-    )
+    @tool('List the tax codes with their description and flat withholding rate in percent.',
+          read_only=True, where='small_payroll.world:255', returns=js.array(TaxCode),
+          shows=('list', ('row', 'tax_codes')))
     def tool_list_tax_codes(self) -> tuple[str, ...]:
         return tuple(map(_GET_code, rt.each(self, self.t_tax_codes)))  # small_payroll.world:258
 
-    @tool(  # small_payroll.world:261
-        'List the monthly pay periods, earliest first, with their id (YYYY-MM), start and end '
-        'dates, status and the date they were paid.',
-        param(
-            'status', arg.optional(arg.enum_of(PeriodStatus)),
-            'Only open or only paid periods; all when omitted.',
-        ),
-        read_only=True, where='small_payroll.world:261', returns=js.array(PayPeriod),
-        shows=('list', ('row', 'periods')),
-    )
+    @tool('List the monthly pay periods, earliest first, with their id (YYYY-MM), start and end '
+          'dates, status and the date they were paid.',
+          param('status', arg.optional(arg.enum_of(PeriodStatus)),
+                'Only open or only paid periods; all when omitted.'),
+          read_only=True, where='small_payroll.world:261', returns=js.array(PayPeriod),
+          shows=('list', ('row', 'periods')))
     def tool_list_periods(self, status: PeriodStatus | None) -> tuple[str, ...]:
         return rt.sorted_keys(  # small_payroll.world:266
             rt.each(self, [
@@ -511,26 +475,18 @@ class SmallPayroll(Episode):
             key=lambda _p6: _p6.start,
         )
 
-    @tool(  # small_payroll.world:269
-        'Show one timesheet: its employee, period, hours, status and who approved it.',
-        _PARAM_timesheet, read_only=True, where='small_payroll.world:269', returns=Timesheet,
-    )
+    @tool('Show one timesheet: its employee, period, hours, status and who approved it.',
+          _PARAM_timesheet, read_only=True, where='small_payroll.world:269', returns=Timesheet)
     def tool_get_timesheet(self, timesheet: Timesheet) -> Timesheet:
         return timesheet  # small_payroll.world:274
 
-    @tool(  # small_payroll.world:277
-        'List bonuses with their employee, period, amount in cents, reason and who issued them.',
-        param(
-            'period', arg.optional(_ROW_periods),
-            'Only bonuses paid in this period (YYYY-MM); all when omitted.',
-        ),
-        param(
-            'employee', arg.optional(_ROW_employees),
-            "Only this employee's bonuses (E and three digits); all when omitted.",
-        ),
-        read_only=True, where='small_payroll.world:277', returns=js.array(Bonus),
-        shows=('list', ('row', 'bonuses')),
-    )
+    @tool('List bonuses with their employee, period, amount in cents, reason and who issued them.',
+          param('period', arg.optional(_ROW_periods),
+                'Only bonuses paid in this period (YYYY-MM); all when omitted.'),
+          param('employee', arg.optional(_ROW_employees),
+                "Only this employee's bonuses (E and three digits); all when omitted."),
+          read_only=True, where='small_payroll.world:277', returns=js.array(Bonus),
+          shows=('list', ('row', 'bonuses')))
     def tool_list_bonuses(
         self, period: PayPeriod | None, employee: Employee | None
     ) -> tuple[str, ...]:
@@ -540,20 +496,14 @@ class SmallPayroll(Episode):
             and (employee is None or _b8.employee == employee.id_)
         ])
 
-    @tool(  # small_payroll.world:286
-        'List payslips with their employee, period, hours, gross, bonus, tax and net in cents, '
-        'and any correction.',
-        param(
-            'period', arg.optional(_ROW_periods),
-            'Only payslips of this period (YYYY-MM); all when omitted.',
-        ),
-        param(
-            'employee', arg.optional(_ROW_employees),
-            "Only this employee's payslips (E and three digits); all when omitted.",
-        ),
-        read_only=True, where='small_payroll.world:286', returns=js.array(Payslip),
-        shows=('list', ('row', 'payslips')),
-    )
+    @tool('List payslips with their employee, period, hours, gross, bonus, tax and net in cents, '
+          'and any correction.',
+          param('period', arg.optional(_ROW_periods),
+                'Only payslips of this period (YYYY-MM); all when omitted.'),
+          param('employee', arg.optional(_ROW_employees),
+                "Only this employee's payslips (E and three digits); all when omitted."),
+          read_only=True, where='small_payroll.world:286', returns=js.array(Payslip),
+          shows=('list', ('row', 'payslips')))
     def tool_list_payslips(
         self, period: PayPeriod | None, employee: Employee | None
     ) -> tuple[str, ...]:
@@ -563,14 +513,12 @@ class SmallPayroll(Episode):
             and (employee is None or _p9.employee == employee.id_)
         ])
 
-    @tool(  # small_payroll.world:295
-        "Add hours to an hourly employee's draft timesheet for an open period, creating the "
-        "timesheet if there is none.",
-        param('employee', _ROW_employees, "The hourly employee's id (E and three digits)."),
-        _PARAM_period,
-        param('hours', arg.refined(arg.FLOAT, 0.5, 300.0), 'Hours to add, e.g. 7.5.'),
-        where='small_payroll.world:295', returns=Timesheet,
-    )
+    @tool("Add hours to an hourly employee's draft timesheet for an open period, creating the "
+          "timesheet if there is none.",
+          param('employee', _ROW_employees, "The hourly employee's id (E and three digits)."),
+          _PARAM_period,
+          param('hours', arg.refined(arg.FLOAT, 0.5, 300.0), 'Hours to add, e.g. 7.5.'),
+          where='small_payroll.world:295', returns=Timesheet)
     def tool_record_hours(self, employee: Employee, period: PayPeriod, hours: float) -> Timesheet:
         if self.state.current_user is None:  # small_payroll.world:302
             raise ToolError('Not signed in. Call sign_in first.')
@@ -583,14 +531,11 @@ class SmallPayroll(Episode):
         ts: Timesheet | None = self.fn_find_timesheet(employee, period)  # small_payroll.world:306
         if ts is not None:  # small_payroll.world:307
             if ts.status != _E15_TimesheetStatus_draft:  # small_payroll.world:308
-                self.fail(
-                    f'Timesheet {ts.id_} is already {ts.status}; hours can no longer be added.'
-                )
+                self.fail(f'Timesheet {ts.id_} is already {ts.status}; hours can no longer be '
+                          'added.')
             if not (ts.hours + hours <= 300.0):  # small_payroll.world:309
-                self.fail(
-                    f'Timesheet {ts.id_} would have {ts.hours + hours} hours; at most 300 are '
-                    'allowed.',
-                )
+                self.fail(f'Timesheet {ts.id_} would have {ts.hours + hours} hours; at most 300 '
+                          'are allowed.')
             self.set_field(  # small_payroll.world:310
                 self.t_timesheets[ts.id_], 'hours',
                 v.check_range(ts.hours + hours, 'Timesheet.hours', 0.0, 300.0),
@@ -604,11 +549,9 @@ class SmallPayroll(Episode):
         self.insert(self.t_timesheets, created)  # small_payroll.world:314
         return created  # small_payroll.world:315
 
-    @tool(  # small_payroll.world:318
-        'Approve a draft timesheet of an open period as the signed-in manager, so that payroll '
-        'pays it.',
-        _PARAM_timesheet, where='small_payroll.world:318', returns=Timesheet,
-    )
+    @tool('Approve a draft timesheet of an open period as the signed-in manager, so that payroll '
+          'pays it.',
+          _PARAM_timesheet, where='small_payroll.world:318', returns=Timesheet)
     def tool_approve_timesheet(self, timesheet: Timesheet) -> Timesheet:
         if self.state.current_user is None:  # small_payroll.world:323
             raise ToolError('Not signed in. Call sign_in first.')
@@ -627,15 +570,13 @@ class SmallPayroll(Episode):
         self.set_field(timesheet, 'approved_by', self.state.current_user)
         return timesheet  # small_payroll.world:330
 
-    @tool(  # small_payroll.world:333
+    @tool(
         "Issue a bonus to an active employee in an open period; it is paid with that period's "
         "payroll.",
         _PARAM_employee,
         param('period', _ROW_periods, 'The open period it is paid in, as YYYY-MM.'),
-        param(
-            'amount_cents', arg.refined(arg.INT, 1, 10000000),
-            'The bonus in cents, e.g. 25000 for 250.00.',
-        ),
+        param('amount_cents', arg.refined(arg.INT, 1, 10000000),
+              'The bonus in cents, e.g. 25000 for 250.00.'),
         param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the bonus is given, in a few words.'),
         where='small_payroll.world:333', returns=Bonus,
     )
@@ -657,13 +598,11 @@ class SmallPayroll(Episode):
         self.insert(self.t_bonuses, bonus)  # small_payroll.world:351
         return bonus  # small_payroll.world:352
 
-    @tool(  # small_payroll.world:355
-        'Pay a period, once. Every active salaried employee gets a twelfth of their annual '
-        'salary;\nevery hourly employee with an approved timesheet gets its hours at their rate '
-        '(draft\ntimesheets are not paid); bonuses of the period are added and tax is withheld. '
-        'Earlier\nperiods must be paid first. Returns the new payslips.',
-        _PARAM_period, where='small_payroll.world:355', returns=js.array(js.STRING),
-    )
+    @tool('Pay a period, once. Every active salaried employee gets a twelfth of their annual '
+          'salary;\nevery hourly employee with an approved timesheet gets its hours at their '
+          'rate (draft\ntimesheets are not paid); bonuses of the period are added and tax is '
+          'withheld. Earlier\nperiods must be paid first. Returns the new payslips.',
+          _PARAM_period, where='small_payroll.world:355', returns=js.array(js.STRING))
     def tool_run_payroll(self, period: PayPeriod) -> tuple[str, ...]:
         if self.state.current_user is None:  # small_payroll.world:365
             raise ToolError('Not signed in. Call sign_in first.')
@@ -744,18 +683,13 @@ class SmallPayroll(Episode):
         self.set_fields(period, ('status', 'paid_on'), _E12_PeriodStatus_paid, self.clock.date())
         return created  # small_payroll.world:422
 
-    @tool(  # small_payroll.world:425
-        "Correct a payslip's gross pay; tax and net are recomputed and the note is kept.",
-        _PARAM_payslip,
-        param(
-            'gross_cents', arg.refined(arg.INT, 0, 100000000),
-            'The correct gross pay in cents, without bonus.',
-        ),
-        param(
-            'note', arg.refined(arg.TEXT, 1, 200), 'Why the payslip is corrected, in a few words.'
-        ),
-        where='small_payroll.world:425', returns=Payslip,
-    )
+    @tool("Correct a payslip's gross pay; tax and net are recomputed and the note is kept.",
+          _PARAM_payslip,
+          param('gross_cents', arg.refined(arg.INT, 0, 100000000),
+                'The correct gross pay in cents, without bonus.'),
+          param('note', arg.refined(arg.TEXT, 1, 200),
+                'Why the payslip is corrected, in a few words.'),
+          where='small_payroll.world:425', returns=Payslip)
     def tool_correct_payslip(self, payslip: Payslip, gross_cents: int, note: str) -> Payslip:
         if self.state.current_user is None:  # small_payroll.world:432
             raise ToolError('Not signed in. Call sign_in first.')

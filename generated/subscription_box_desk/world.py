@@ -231,9 +231,8 @@ _ROW_subscriptions = arg.row(
 )
 _ROW_boxes = arg.row('boxes', not_found=lambda ep, key: ep.built(f'No box with id {key}.'))
 _ROW_charges = arg.row('charges', not_found=lambda ep, key: ep.built(f'No charge with id {key}.'))
-_PARAM_subscription_id = param(
-    'subscription_id', _ROW_subscriptions, 'The subscription id, e.g. S0001.'
-)
+_PARAM_subscription_id = param('subscription_id', _ROW_subscriptions,
+                               'The subscription id, e.g. S0001.')
 
 
 class _State(StateBase):
@@ -305,11 +304,10 @@ class SubscriptionBoxDesk(Episode):
     def _check_invariants(self) -> None:
         # subscription_box_desk.world:205
         if not all(self.fn_schedule_ok(_s65) for _s65 in rt.each(self, self.t_subscriptions)):
-            raise InvariantError(
-                'An active subscription has exactly one scheduled box, on its next ship date; a '
-                'paused or cancelled one has none and no next ship date.',
-                'subscription_box_desk.world:205',
-            )
+            raise InvariantError('An active subscription has exactly one scheduled box, on its '
+                                 'next ship date; a paused or cancelled one has none and no next '
+                                 'ship date.',
+                                 'subscription_box_desk.world:205')
         # subscription_box_desk.world:208
         for _row66 in rt.changed_rows(self, self.t_subscriptions):
             if not (
@@ -318,11 +316,9 @@ class SubscriptionBoxDesk(Episode):
                 and (_row66.status == _E18_SubscriptionStatus_cancelled)
                 == (_row66.cancelled_on is not None)
             ):
-                raise InvariantError(
-                    'paused_until is set exactly when paused, cancelled_on exactly when '
-                    'cancelled.',
-                    'subscription_box_desk.world:208',
-                )
+                raise InvariantError('paused_until is set exactly when paused, cancelled_on '
+                                     'exactly when cancelled.',
+                                     'subscription_box_desk.world:208')
         if not all(  # subscription_box_desk.world:211
             _s67.status == _E18_SubscriptionStatus_cancelled
             or len([
@@ -333,40 +329,34 @@ class SubscriptionBoxDesk(Episode):
             == 1
             for _s67 in rt.each(self, self.t_subscriptions)
         ):
-            raise InvariantError(
-                'A subscriber has at most one subscription per plan that is not cancelled.',
-                'subscription_box_desk.world:211',
-            )
+            raise InvariantError('A subscriber has at most one subscription per plan that is not '
+                                 'cancelled.',
+                                 'subscription_box_desk.world:211')
         if not all(  # subscription_box_desk.world:214
             len([_c70 for _c70 in rt.each(self, self.t_charges) if _c70.box == _b69.id_])
             == (1 if _b69.status == _E9_BoxStatus_shipped else 0)
             for _b69 in rt.each(self, self.t_boxes)
         ):
-            raise InvariantError(
-                'A shipped box has exactly one charge; any other box has none, so a skipped box '
-                'is never charged.',
-                'subscription_box_desk.world:214',
-            )
+            raise InvariantError('A shipped box has exactly one charge; any other box has none, '
+                                 'so a skipped box is never charged.',
+                                 'subscription_box_desk.world:214')
         if not all(  # subscription_box_desk.world:217
             _c71.amount == self.fn_box_amount(self.t_boxes[_c71.box])
             and _c71.subscriber
             == self.t_subscriptions[self.t_boxes[_c71.box].subscription].subscriber
             for _c71 in rt.each(self, self.t_charges)
         ):
-            raise InvariantError(
-                "A charge is the box's price plus add-ons, charged to the box's subscriber.",
-                'subscription_box_desk.world:217',
-            )
+            raise InvariantError("A charge is the box's price plus add-ons, charged to the box's "
+                                 "subscriber.",
+                                 'subscription_box_desk.world:217')
         for _row72 in rt.changed_rows(self, self.t_boxes):  # subscription_box_desk.world:220
             if not (
                 (_row72.status == _E9_BoxStatus_shipped) == (_row72.tracking is not None)
                 and (_row72.status == _E9_BoxStatus_shipped) == (_row72.shipped_at is not None)
             ):
-                raise InvariantError(
-                    'A shipped box has a tracking number and a ship time; other boxes have '
-                    'neither.',
-                    'subscription_box_desk.world:220',
-                )
+                raise InvariantError('A shipped box has a tracking number and a ship time; other '
+                                     'boxes have neither.',
+                                     'subscription_box_desk.world:220')
         if not all(  # subscription_box_desk.world:223
             len(_b73.add_ons) <= self.state.max_add_ons_per_box and all(
                 len([_m75 for _m75 in rt.each(self, _b73.add_ons) if _m75.add_on == _l74.add_on])
@@ -375,11 +365,9 @@ class SubscriptionBoxDesk(Episode):
             )
             for _b73 in rt.each(self, self.t_boxes)
         ):
-            raise InvariantError(
-                'A box has at most max_add_ons_per_box add-on lines, never two of the same '
-                'add-on.',
-                'subscription_box_desk.world:223',
-            )
+            raise InvariantError('A box has at most max_add_ons_per_box add-on lines, never two '
+                                 'of the same add-on.',
+                                 'subscription_box_desk.world:223')
         if not all(  # subscription_box_desk.world:226
             _s76.boxes_shipped == len([
                 _b77 for _b77 in rt.each(self, self.t_boxes)
@@ -387,32 +375,28 @@ class SubscriptionBoxDesk(Episode):
             ])
             for _s76 in rt.each(self, self.t_subscriptions)
         ):
-            raise InvariantError(
-                "boxes_shipped is the number of the subscription's shipped boxes.",
-                'subscription_box_desk.world:226',
-            )
+            raise InvariantError("boxes_shipped is the number of the subscription's shipped "
+                                 "boxes.",
+                                 'subscription_box_desk.world:226')
         for _row78 in rt.changed_rows(self, self.t_add_ons):  # subscription_box_desk.world:229
             if not (_row78.stock >= 0):
-                raise InvariantError(
-                    'Add-on stock is never negative.', 'subscription_box_desk.world:229'
-                )
+                raise InvariantError('Add-on stock is never negative.',
+                                     'subscription_box_desk.world:229')
         if not all(  # subscription_box_desk.world:232
             len([_o80 for _o80 in rt.each(self, self.t_subscribers) if _o80.email == _s79.email])
             == 1
             for _s79 in rt.each(self, self.t_subscribers)
         ):
-            raise InvariantError(
-                'Subscriber emails are unique.', 'subscription_box_desk.world:232'
-            )
+            raise InvariantError('Subscriber emails are unique.',
+                                 'subscription_box_desk.world:232')
         if not all(  # subscription_box_desk.world:235
             len([_o82 for _o82 in rt.each(self, self.t_agents) if _o82.email == _a81.email]) == 1
             for _a81 in rt.each(self, self.t_agents)
         ):
             raise InvariantError('Agent emails are unique.', 'subscription_box_desk.world:235')
         if not self.fn_agent_ok():  # subscription_box_desk.world:238
-            raise InvariantError(
-                'The signed-in agent is active.', 'subscription_box_desk.world:238'
-            )
+            raise InvariantError('The signed-in agent is active.',
+                                 'subscription_box_desk.world:238')
         for _row83 in rt.changed_rows(self, self.t_subscriptions, ('subscriber', 'plan')):
             rt.check_refs(self.t_subscribers, _row83.subscriber, 'Subscription.subscriber')
             rt.check_refs(self.t_plans, _row83.plan, 'Subscription.plan')
@@ -503,35 +487,28 @@ class SubscriptionBoxDesk(Episode):
             return True  # subscription_box_desk.world:198
         return (a if a is not None else rt.absent()).active  # subscription_box_desk.world:200
 
-    @tool(  # subscription_box_desk.world:243
-        'Sign in as a support agent. Every tool that changes state acts as the signed-in agent.',
-        param(
-            'agent_id', _ROW_agents,
-            'Your agent id, e.g. AG01 (find_agents finds it by name or email).',
-        ),
-        where='subscription_box_desk.world:243', returns=Agent,
-    )
+    @tool('Sign in as a support agent. Every tool that changes state acts as the signed-in agent.',
+          param('agent_id', _ROW_agents,
+                'Your agent id, e.g. AG01 (find_agents finds it by name or email).'),
+          where='subscription_box_desk.world:243', returns=Agent)
     def tool_sign_in(self, agent_id: Agent) -> Agent:
         if not agent_id.active:  # subscription_box_desk.world:248
             self.fail(f'Agent {agent_id.id_} is inactive.')
         self.set_state('current_agent', agent_id.id_)  # subscription_box_desk.world:249
         return agent_id  # subscription_box_desk.world:250
 
-    @tool(  # subscription_box_desk.world:253
-        'Show an agent: name, email, role and whether active.',
-        param('agent_id', _ROW_agents, 'The agent id, e.g. AG01.'), read_only=True,
-        where='subscription_box_desk.world:253', returns=Agent,
-    )
+    @tool('Show an agent: name, email, role and whether active.',
+          param('agent_id', _ROW_agents, 'The agent id, e.g. AG01.'), read_only=True,
+          where='subscription_box_desk.world:253', returns=Agent)
     def tool_get_agent(self, agent_id: Agent) -> Agent:
         return agent_id  # subscription_box_desk.world:258
 
-    @tool(  # subscription_box_desk.world:261
-        'Find agents by part of the name or email and/or by role, with their ids and roles.',
-        param('query', arg.optional(arg.TEXT), 'Part of the name or email; case does not matter.'),
-        param('role', arg.optional(arg.enum_of(AgentRole)), 'Only this role: support or lead.'),
-        read_only=True, where='subscription_box_desk.world:261', returns=js.array(Agent),
-        shows=('list', ('row', 'agents')),
-    )
+    @tool('Find agents by part of the name or email and/or by role, with their ids and roles.',
+          param('query', arg.optional(arg.TEXT),
+                'Part of the name or email; case does not matter.'),
+          param('role', arg.optional(arg.enum_of(AgentRole)), 'Only this role: support or lead.'),
+          read_only=True, where='subscription_box_desk.world:261', returns=js.array(Agent),
+          shows=('list', ('row', 'agents')))
     def tool_find_agents(self, query: str | None, role: AgentRole | None) -> tuple[str, ...]:
         # subscription_box_desk.world:267
         q: str = self.built((query if query is not None else '').lower())
@@ -542,24 +519,19 @@ class SubscriptionBoxDesk(Episode):
             and (role is None or _a5.role == role)
         ])
 
-    @tool(  # subscription_box_desk.world:273
-        'Show a subscriber: name, email, phone, address, card on file and join day.',
-        param('subscriber_id', _ROW_subscribers, 'The subscriber id, e.g. C001.'), read_only=True,
-        where='subscription_box_desk.world:273', returns=Subscriber,
-    )
+    @tool('Show a subscriber: name, email, phone, address, card on file and join day.',
+          param('subscriber_id', _ROW_subscribers, 'The subscriber id, e.g. C001.'),
+          read_only=True, where='subscription_box_desk.world:273', returns=Subscriber)
     def tool_get_subscriber(self, subscriber_id: Subscriber) -> Subscriber:
         return subscriber_id  # subscription_box_desk.world:278
 
-    @tool(  # subscription_box_desk.world:281
-        'Find subscribers by exact email and/or part of the name, with their ids and contact '
-        'details.',
-        param('email', arg.optional(arg.TEXT), "The subscriber's exact email."),
-        param(
-            'name', arg.optional(arg.TEXT), "Part of the subscriber's name; case does not matter."
-        ),
-        read_only=True, where='subscription_box_desk.world:281', returns=js.array(Subscriber),
-        shows=('list', ('row', 'subscribers')),
-    )
+    @tool('Find subscribers by exact email and/or part of the name, with their ids and contact '
+          'details.',
+          param('email', arg.optional(arg.TEXT), "The subscriber's exact email."),
+          param('name', arg.optional(arg.TEXT),
+                "Part of the subscriber's name; case does not matter."),
+          read_only=True, where='subscription_box_desk.world:281', returns=js.array(Subscriber),
+          shows=('list', ('row', 'subscribers')))
     def tool_find_subscribers(self, email: str | None, name: str | None) -> tuple[str, ...]:
         if not (email is not None or name is not None):  # subscription_box_desk.world:287
             raise ToolError('Give an email or a name.')
@@ -573,49 +545,38 @@ class SubscriptionBoxDesk(Episode):
             and rt.read(self, q) in rt.read(self, self.built(_s6.name.lower()))
         ])
 
-    @tool(  # subscription_box_desk.world:295
-        'Show a plan: name, billing cycle, price per box, items per box and whether it is '
-        'available.',
-        param('code', _ROW_plans, 'The plan code, e.g. SNACK-M.'), read_only=True,
-        where='subscription_box_desk.world:295', returns=Plan,
-    )
+    @tool('Show a plan: name, billing cycle, price per box, items per box and whether it is '
+          'available.',
+          param('code', _ROW_plans, 'The plan code, e.g. SNACK-M.'), read_only=True,
+          where='subscription_box_desk.world:295', returns=Plan)
     def tool_get_plan(self, code: Plan) -> Plan:
         return code  # subscription_box_desk.world:298
 
-    @tool(  # subscription_box_desk.world:301
-        'List plans with their codes, cycles and prices.',
-        param(
-            'cycle', arg.optional(arg.enum_of(BillingCycle)),
-            'Only monthly or only quarterly plans.',
-        ),
-        param(
-            'available_only', arg.BOOL, 'Only plans open to new subscriptions and switches.',
-            default=True,
-        ),
-        read_only=True, where='subscription_box_desk.world:301', returns=js.array(Plan),
-        shows=('list', ('row', 'plans')),
-    )
+    @tool('List plans with their codes, cycles and prices.',
+          param('cycle', arg.optional(arg.enum_of(BillingCycle)),
+                'Only monthly or only quarterly plans.'),
+          param('available_only', arg.BOOL, 'Only plans open to new subscriptions and switches.',
+                default=True),
+          read_only=True, where='subscription_box_desk.world:301', returns=js.array(Plan),
+          shows=('list', ('row', 'plans')))
     def tool_list_plans(self, cycle: BillingCycle | None, available_only: bool) -> tuple[str, ...]:
         return tuple([  # subscription_box_desk.world:307
             _p7.code for _p7 in rt.each(self, self.t_plans)
             if (cycle is None or _p7.cycle == cycle) and (not available_only or _p7.available)
         ])
 
-    @tool(  # subscription_box_desk.world:310
-        'Show an add-on: name, price, stock and whether it is active.',
-        param('sku', _ROW_add_ons, 'The add-on SKU, e.g. AD-001.'), read_only=True,
-        where='subscription_box_desk.world:310', returns=AddOn,
-    )
+    @tool('Show an add-on: name, price, stock and whether it is active.',
+          param('sku', _ROW_add_ons, 'The add-on SKU, e.g. AD-001.'), read_only=True,
+          where='subscription_box_desk.world:310', returns=AddOn)
     def tool_get_add_on(self, sku: AddOn) -> AddOn:
         return sku  # subscription_box_desk.world:315
 
-    @tool(  # subscription_box_desk.world:318
-        'List add-ons by part of the name, with their SKUs, prices and stock.',
-        param('query', arg.optional(arg.TEXT), "Part of the add-on's name; case does not matter."),
-        param('in_stock_only', arg.BOOL, 'Only active add-ons with stock.', default=False),
-        read_only=True, where='subscription_box_desk.world:318', returns=js.array(AddOn),
-        shows=('list', ('row', 'add_ons')),
-    )
+    @tool('List add-ons by part of the name, with their SKUs, prices and stock.',
+          param('query', arg.optional(arg.TEXT),
+                "Part of the add-on's name; case does not matter."),
+          param('in_stock_only', arg.BOOL, 'Only active add-ons with stock.', default=False),
+          read_only=True, where='subscription_box_desk.world:318', returns=js.array(AddOn),
+          shows=('list', ('row', 'add_ons')))
     def tool_list_add_ons(self, query: str | None, in_stock_only: bool) -> tuple[str, ...]:
         # subscription_box_desk.world:324
         q: str = self.built((query if query is not None else '').lower())
@@ -625,42 +586,32 @@ class SubscriptionBoxDesk(Episode):
             and (not in_stock_only or _a8.active and _a8.stock > 0)
         ])
 
-    @tool(  # subscription_box_desk.world:330
-        'Show a subscription (subscriber, plan, status, next ship date, pause and cancel days, '
-        'boxes shipped) with its scheduled box.',
-        _PARAM_subscription_id, read_only=True, where='subscription_box_desk.world:330',
-        returns=_RESULT_SubscriptionInfo, shows=(
-            'record', (
-                ('subscription', 'subscription', ('row', 'subscriptions')),
-                ('scheduled_box', 'scheduled_box', ('row', 'boxes')),
-            ),
-        ),
-    )
+    @tool('Show a subscription (subscriber, plan, status, next ship date, pause and cancel days, '
+          'boxes shipped) with its scheduled box.',
+          _PARAM_subscription_id, read_only=True, where='subscription_box_desk.world:330',
+          returns=_RESULT_SubscriptionInfo, shows=(
+              'record', (
+                  ('subscription', 'subscription', ('row', 'subscriptions')),
+                  ('scheduled_box', 'scheduled_box', ('row', 'boxes')),
+              ),
+          ))
     def tool_get_subscription(self, subscription_id: Subscription) -> SubscriptionInfo:
         return SubscriptionInfo(  # subscription_box_desk.world:335
             subscription_id.id_, rt.key_of(self.fn_scheduled_box(subscription_id))
         )
 
-    @tool(  # subscription_box_desk.world:341
+    @tool(
         'List subscriptions of a subscriber (by id or email), optionally by status or plan, with '
         'their plans, statuses and next ship dates.',
-        param(
-            'subscriber_id', arg.optional(arg.row('subscribers')),
-            'Only subscriptions of this subscriber id, e.g. C001.',
-        ),
-        param(
-            'email', arg.optional(arg.TEXT),
-            'Only subscriptions of the subscriber with this exact email.',
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(SubscriptionStatus)),
-            'Only subscriptions with this status.',
-        ),
-        param(
-            'plan',
-            arg.optional(arg.row('plans', arg.refined(arg.TEXT, pattern='^[A-Z]{2,6}-(M|Q)$'))),
-            'Only subscriptions to this plan code.',
-        ),
+        param('subscriber_id', arg.optional(arg.row('subscribers')),
+              'Only subscriptions of this subscriber id, e.g. C001.'),
+        param('email', arg.optional(arg.TEXT),
+              'Only subscriptions of the subscriber with this exact email.'),
+        param('status', arg.optional(arg.enum_of(SubscriptionStatus)),
+              'Only subscriptions with this status.'),
+        param('plan',
+              arg.optional(arg.row('plans', arg.refined(arg.TEXT, pattern='^[A-Z]{2,6}-(M|Q)$'))),
+              'Only subscriptions to this plan code.'),
         read_only=True, where='subscription_box_desk.world:341', returns=js.array(Subscription),
         shows=('list', ('row', 'subscriptions')),
     )
@@ -679,23 +630,19 @@ class SubscriptionBoxDesk(Episode):
             and (plan is None or _s9.plan == plan.code)
         ])
 
-    @tool(  # subscription_box_desk.world:353
-        'Subscribe a subscriber to an available plan; the first box is scheduled for the given '
-        'day.',
-        param('subscriber_id', _ROW_subscribers, 'The subscriber id, e.g. C005.'),
-        param('plan', _ROW_plans, 'The plan code, e.g. SNACK-M.'),
-        param(
-            'first_ship_date', arg.optional(arg.DATE),
-            'The day the first box ships, today or later; leave out for today.',
-        ),
-        where='subscription_box_desk.world:353', returns=_RESULT_SubscriptionInfo,
-        shows=(
-            'record', (
-                ('subscription', 'subscription', ('row', 'subscriptions')),
-                ('scheduled_box', 'scheduled_box', ('row', 'boxes')),
-            ),
-        ),
-    )
+    @tool('Subscribe a subscriber to an available plan; the first box is scheduled for the given '
+          'day.',
+          param('subscriber_id', _ROW_subscribers, 'The subscriber id, e.g. C005.'),
+          param('plan', _ROW_plans, 'The plan code, e.g. SNACK-M.'),
+          param('first_ship_date', arg.optional(arg.DATE),
+                'The day the first box ships, today or later; leave out for today.'),
+          where='subscription_box_desk.world:353', returns=_RESULT_SubscriptionInfo,
+          shows=(
+              'record', (
+                  ('subscription', 'subscription', ('row', 'subscriptions')),
+                  ('scheduled_box', 'scheduled_box', ('row', 'boxes')),
+              ),
+          ))
     def tool_subscribe(
         self, subscriber_id: Subscriber, plan: Plan, first_ship_date: dt.date | None
     ) -> SubscriptionInfo:
@@ -706,9 +653,8 @@ class SubscriptionBoxDesk(Episode):
         if not plan.available:  # subscription_box_desk.world:363
             self.fail(f'Plan {plan.code} is not available.')
         if self.fn_live_on_plan(subscriber_id, plan):  # subscription_box_desk.world:364
-            self.fail(
-                f'Subscriber {subscriber_id.id_} already has a live subscription to {plan.code}.'
-            )
+            self.fail(f'Subscriber {subscriber_id.id_} already has a live subscription to '
+                      f'{plan.code}.')
         if first < today:  # subscription_box_desk.world:365
             raise ToolError(f'The first ship date {first} is in the past.')
         sub: Subscription = Subscription(  # subscription_box_desk.world:366
@@ -725,17 +671,13 @@ class SubscriptionBoxDesk(Episode):
         self.insert(self.t_boxes, box)  # subscription_box_desk.world:374
         return SubscriptionInfo(sub.id_, box.id_)  # subscription_box_desk.world:375
 
-    @tool(  # subscription_box_desk.world:378
-        'Pause an active subscription until a day; its scheduled box is voided and its add-ons '
-        'go back to stock. A paused subscription ships nothing.',
-        _PARAM_subscription_id,
-        param(
-            'until', arg.optional(arg.DATE),
-            'The day the pause ends, after today and within max_pause_days; leave out for 30 '
-            'days from today.',
-        ),
-        where='subscription_box_desk.world:378', returns=Subscription,
-    )
+    @tool('Pause an active subscription until a day; its scheduled box is voided and its add-ons '
+          'go back to stock. A paused subscription ships nothing.',
+          _PARAM_subscription_id,
+          param('until', arg.optional(arg.DATE),
+                'The day the pause ends, after today and within max_pause_days; leave out for 30 '
+                'days from today.'),
+          where='subscription_box_desk.world:378', returns=Subscription)
     def tool_pause_subscription(
         self, subscription_id: Subscription, until: dt.date | None
     ) -> Subscription:
@@ -768,22 +710,18 @@ class SubscriptionBoxDesk(Episode):
         )
         return sub  # subscription_box_desk.world:401
 
-    @tool(  # subscription_box_desk.world:404
-        'Resume a paused subscription; its next box is scheduled.',
-        param('subscription_id', _ROW_subscriptions, 'The subscription id, e.g. S0003.'),
-        param(
-            'next_ship_date', arg.optional(arg.DATE),
-            'The day the next box ships, today or later; leave out for the end of the pause (or '
-            'today if that has passed).',
-        ),
-        where='subscription_box_desk.world:404', returns=_RESULT_SubscriptionInfo,
-        shows=(
-            'record', (
-                ('subscription', 'subscription', ('row', 'subscriptions')),
-                ('scheduled_box', 'scheduled_box', ('row', 'boxes')),
-            ),
-        ),
-    )
+    @tool('Resume a paused subscription; its next box is scheduled.',
+          param('subscription_id', _ROW_subscriptions, 'The subscription id, e.g. S0003.'),
+          param('next_ship_date', arg.optional(arg.DATE),
+                'The day the next box ships, today or later; leave out for the end of the pause '
+                '(or today if that has passed).'),
+          where='subscription_box_desk.world:404', returns=_RESULT_SubscriptionInfo,
+          shows=(
+              'record', (
+                  ('subscription', 'subscription', ('row', 'subscriptions')),
+                  ('scheduled_box', 'scheduled_box', ('row', 'boxes')),
+              ),
+          ))
     def tool_resume_subscription(
         self, subscription_id: Subscription, next_ship_date: dt.date | None
     ) -> SubscriptionInfo:
@@ -812,17 +750,15 @@ class SubscriptionBoxDesk(Episode):
         self.insert(self.t_boxes, box)  # subscription_box_desk.world:424
         return SubscriptionInfo(sub.id_, box.id_)  # subscription_box_desk.world:425
 
-    @tool(  # subscription_box_desk.world:428
-        'Skip the next box of an active subscription: it is marked skipped and never charged, '
-        'its add-ons go back to stock, and the following box is scheduled one cycle later.',
-        _PARAM_subscription_id, where='subscription_box_desk.world:428',
-        returns=_RESULT_SubscriptionInfo, shows=(
-            'record', (
-                ('subscription', 'subscription', ('row', 'subscriptions')),
-                ('scheduled_box', 'scheduled_box', ('row', 'boxes')),
-            ),
-        ),
-    )
+    @tool('Skip the next box of an active subscription: it is marked skipped and never charged, '
+          'its add-ons go back to stock, and the following box is scheduled one cycle later.',
+          _PARAM_subscription_id, where='subscription_box_desk.world:428',
+          returns=_RESULT_SubscriptionInfo, shows=(
+              'record', (
+                  ('subscription', 'subscription', ('row', 'subscriptions')),
+                  ('scheduled_box', 'scheduled_box', ('row', 'boxes')),
+              ),
+          ))
     def tool_skip_next_box(self, subscription_id: Subscription) -> SubscriptionInfo:
         x__: Agent = self.fn_actor()  # subscription_box_desk.world:433
         sub: Subscription = subscription_id  # subscription_box_desk.world:434
@@ -834,10 +770,8 @@ class SubscriptionBoxDesk(Episode):
             self.fail(f'Subscription {sub.id_} has no scheduled box.')
         # subscription_box_desk.world:439
         if box.ship_date - today <= dt.timedelta(days=self.state.skip_cutoff_days):
-            self.fail(
-                f'Too late to skip: box {box.id_} ships on {box.ship_date}, within '
-                f'{self.state.skip_cutoff_days} days.',
-            )
+            self.fail(f'Too late to skip: box {box.id_} ships on {box.ship_date}, within '
+                      f'{self.state.skip_cutoff_days} days.')
         for l in rt.each(self, box.add_ons):  # subscription_box_desk.world:440
             self.set_field(  # subscription_box_desk.world:441
                 self.t_add_ons[l.add_on], 'stock', v.check_range(
@@ -857,19 +791,17 @@ class SubscriptionBoxDesk(Episode):
         self.set_field(sub, 'next_ship_date', following)  # subscription_box_desk.world:447
         return SubscriptionInfo(sub.id_, next_box.id_)  # subscription_box_desk.world:448
 
-    @tool(  # subscription_box_desk.world:451
-        'Switch an active subscription to another available plan; the scheduled box is remade '
-        'for the new plan on the same day, add-ons kept.',
-        _PARAM_subscription_id,
-        param('new_plan', _ROW_plans, 'The code of the plan to switch to, e.g. SNACK-Q.'),
-        where='subscription_box_desk.world:451', returns=_RESULT_SubscriptionInfo,
-        shows=(
-            'record', (
-                ('subscription', 'subscription', ('row', 'subscriptions')),
-                ('scheduled_box', 'scheduled_box', ('row', 'boxes')),
-            ),
-        ),
-    )
+    @tool('Switch an active subscription to another available plan; the scheduled box is remade '
+          'for the new plan on the same day, add-ons kept.',
+          _PARAM_subscription_id,
+          param('new_plan', _ROW_plans, 'The code of the plan to switch to, e.g. SNACK-Q.'),
+          where='subscription_box_desk.world:451', returns=_RESULT_SubscriptionInfo,
+          shows=(
+              'record', (
+                  ('subscription', 'subscription', ('row', 'subscriptions')),
+                  ('scheduled_box', 'scheduled_box', ('row', 'boxes')),
+              ),
+          ))
     def tool_switch_plan(self, subscription_id: Subscription, new_plan: Plan) -> SubscriptionInfo:
         x__: Agent = self.fn_actor()  # subscription_box_desk.world:457
         sub: Subscription = subscription_id  # subscription_box_desk.world:458
@@ -882,10 +814,8 @@ class SubscriptionBoxDesk(Episode):
             self.fail(f'Subscription {sub.id_} is already on {new_plan.code}.')
         # subscription_box_desk.world:463
         if self.fn_live_on_plan(self.t_subscribers[sub.subscriber], new_plan):
-            self.fail(
-                f'Subscriber {self.t_subscribers[sub.subscriber].id_} already has a live '
-                f'subscription to {new_plan.code}.',
-            )
+            self.fail(f'Subscriber {self.t_subscribers[sub.subscriber].id_} already has a live '
+                      f'subscription to {new_plan.code}.')
         box: Box | None = self.fn_scheduled_box(sub)  # subscription_box_desk.world:464
         if box is None:  # subscription_box_desk.world:465
             self.fail(f'Subscription {sub.id_} has no scheduled box.')
@@ -897,30 +827,22 @@ class SubscriptionBoxDesk(Episode):
         self.set_field(self.t_boxes[box.id_], 'plan', new_plan.code)
         return SubscriptionInfo(sub.id_, box.id_)  # subscription_box_desk.world:469
 
-    @tool(  # subscription_box_desk.world:474
-        'Show a box: subscription, ship day, status, plan, add-on lines, tracking number and '
-        'ship time.',
-        param('box_id', _ROW_boxes, 'The box id, e.g. BX0003.'), read_only=True,
-        where='subscription_box_desk.world:474', returns=_RESULT_Box,
-    )
+    @tool('Show a box: subscription, ship day, status, plan, add-on lines, tracking number and '
+          'ship time.',
+          param('box_id', _ROW_boxes, 'The box id, e.g. BX0003.'), read_only=True,
+          where='subscription_box_desk.world:474', returns=_RESULT_Box)
     def tool_get_box(self, box_id: Box) -> Box:
         return box_id  # subscription_box_desk.world:477
 
-    @tool(  # subscription_box_desk.world:480
-        'List the boxes of a subscription, or the boxes shipping on a day, optionally by status, '
-        'with their ship days, plans, add-ons and statuses.',
-        param(
-            'subscription_id', arg.optional(arg.row('subscriptions')),
-            'Only boxes of this subscription id, e.g. S0001.',
-        ),
-        param(
-            'ship_date', arg.optional(arg.DATE),
-            'Only boxes shipping on this day, e.g. 2025-04-15.',
-        ),
-        param('status', arg.optional(arg.enum_of(BoxStatus)), 'Only boxes with this status.'),
-        read_only=True, where='subscription_box_desk.world:480', returns=js.array(_RESULT_Box),
-        shows=('list', ('row', 'boxes')),
-    )
+    @tool('List the boxes of a subscription, or the boxes shipping on a day, optionally by '
+          'status, with their ship days, plans, add-ons and statuses.',
+          param('subscription_id', arg.optional(arg.row('subscriptions')),
+                'Only boxes of this subscription id, e.g. S0001.'),
+          param('ship_date', arg.optional(arg.DATE),
+                'Only boxes shipping on this day, e.g. 2025-04-15.'),
+          param('status', arg.optional(arg.enum_of(BoxStatus)), 'Only boxes with this status.'),
+          read_only=True, where='subscription_box_desk.world:480', returns=js.array(_RESULT_Box),
+          shows=('list', ('row', 'boxes')))
     def tool_list_boxes(
         self, subscription_id: Subscription | None, ship_date: dt.date | None,
         status: BoxStatus | None,
@@ -938,13 +860,11 @@ class SubscriptionBoxDesk(Episode):
             key=lambda _x10: _x10.ship_date,
         )
 
-    @tool(  # subscription_box_desk.world:491
-        'Add an add-on to the next (scheduled) box of an active subscription at its current '
-        'price; the stock is reserved at once.',
-        _PARAM_subscription_id, param('sku', _ROW_add_ons, 'The add-on SKU, e.g. AD-002.'),
-        param('quantity', arg.refined(arg.INT, 1, 5), 'How many to add.', default=1),
-        where='subscription_box_desk.world:491', returns=_RESULT_Box,
-    )
+    @tool('Add an add-on to the next (scheduled) box of an active subscription at its current '
+          'price; the stock is reserved at once.',
+          _PARAM_subscription_id, param('sku', _ROW_add_ons, 'The add-on SKU, e.g. AD-002.'),
+          param('quantity', arg.refined(arg.INT, 1, 5), 'How many to add.', default=1),
+          where='subscription_box_desk.world:491', returns=_RESULT_Box)
     def tool_add_add_on(self, subscription_id: Subscription, sku: AddOn, quantity: int) -> Box:
         x__: Agent = self.fn_actor()  # subscription_box_desk.world:498
         sub: Subscription = subscription_id  # subscription_box_desk.world:499
@@ -984,13 +904,11 @@ class SubscriptionBoxDesk(Episode):
         )
         return self.t_boxes[box.id_]  # subscription_box_desk.world:516
 
-    @tool(  # subscription_box_desk.world:519
-        "Ship a scheduled box that is due (ship day today or earlier) and charge its price plus "
-        "add-ons to the subscriber's card; the next box is scheduled one cycle later. Only leads "
-        "ship boxes.",
-        param('box_id', _ROW_boxes, 'The id of a scheduled box that is due, e.g. BX0006.'),
-        where='subscription_box_desk.world:519', returns=Charge,
-    )
+    @tool("Ship a scheduled box that is due (ship day today or earlier) and charge its price "
+          "plus add-ons to the subscriber's card; the next box is scheduled one cycle later. "
+          "Only leads ship boxes.",
+          param('box_id', _ROW_boxes, 'The id of a scheduled box that is due, e.g. BX0006.'),
+          where='subscription_box_desk.world:519', returns=Charge)
     def tool_ship_box(self, box_id: Box) -> Charge:
         me: Agent = self.fn_actor()  # subscription_box_desk.world:524
         box: Box = box_id  # subscription_box_desk.world:525
@@ -1041,12 +959,10 @@ class SubscriptionBoxDesk(Episode):
         self.set_field(self.t_subscriptions[sub.id_], 'next_ship_date', following)
         return charge  # subscription_box_desk.world:545
 
-    @tool(  # subscription_box_desk.world:548
-        'Cancel an active or paused subscription; a scheduled box is voided and its add-ons go '
-        'back to stock.',
-        param('subscription_id', _ROW_subscriptions, 'The subscription id, e.g. S0002.'),
-        where='subscription_box_desk.world:548', returns=Subscription,
-    )
+    @tool('Cancel an active or paused subscription; a scheduled box is voided and its add-ons go '
+          'back to stock.',
+          param('subscription_id', _ROW_subscriptions, 'The subscription id, e.g. S0002.'),
+          where='subscription_box_desk.world:548', returns=Subscription)
     def tool_cancel_subscription(self, subscription_id: Subscription) -> Subscription:
         x__: Agent = self.fn_actor()  # subscription_box_desk.world:553
         sub: Subscription = subscription_id  # subscription_box_desk.world:554
@@ -1069,29 +985,21 @@ class SubscriptionBoxDesk(Episode):
         )
         return sub  # subscription_box_desk.world:567
 
-    @tool(  # subscription_box_desk.world:570
-        'Show a charge: box, subscriber, amount, card, status and time.',
-        param('charge_id', _ROW_charges, 'The charge id, e.g. CH0001.'), read_only=True,
-        where='subscription_box_desk.world:570', returns=Charge,
-    )
+    @tool('Show a charge: box, subscriber, amount, card, status and time.',
+          param('charge_id', _ROW_charges, 'The charge id, e.g. CH0001.'), read_only=True,
+          where='subscription_box_desk.world:570', returns=Charge)
     def tool_get_charge(self, charge_id: Charge) -> Charge:
         return charge_id  # subscription_box_desk.world:575
 
-    @tool(  # subscription_box_desk.world:578
-        'List the charges of a subscriber (by id or email), optionally since a day, with their '
-        'boxes, amounts and statuses.',
-        param(
-            'subscriber_id', arg.optional(arg.row('subscribers')),
-            'Only charges of this subscriber id, e.g. C001.',
-        ),
-        param(
-            'email', arg.optional(arg.TEXT),
-            'Only charges of the subscriber with this exact email.',
-        ),
-        param('since', arg.optional(arg.DATE), 'Only charges on or after this day.'),
-        read_only=True, where='subscription_box_desk.world:578', returns=js.array(Charge),
-        shows=('list', ('row', 'charges')),
-    )
+    @tool('List the charges of a subscriber (by id or email), optionally since a day, with their '
+          'boxes, amounts and statuses.',
+          param('subscriber_id', arg.optional(arg.row('subscribers')),
+                'Only charges of this subscriber id, e.g. C001.'),
+          param('email', arg.optional(arg.TEXT),
+                'Only charges of the subscriber with this exact email.'),
+          param('since', arg.optional(arg.DATE), 'Only charges on or after this day.'),
+          read_only=True, where='subscription_box_desk.world:578', returns=js.array(Charge),
+          shows=('list', ('row', 'charges')))
     def tool_list_charges(
         self, subscriber_id: Subscriber | None, email: str | None, since: dt.date | None
     ) -> tuple[str, ...]:

@@ -223,24 +223,19 @@ _RESULT_User = js.closed({
 _ROW_orders = arg.row('orders', not_found='Order not found')
 _ROW_products = arg.row('products', not_found='Product not found')
 _ROW_users = arg.row('users', not_found='User not found')
-_PARAM_order_id = param(
-    'order_id', _ROW_orders,
-    "The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the "
-    "order id.",
-)
+_PARAM_order_id = param('order_id', _ROW_orders,
+                        "The order id, such as '#W0000000'. Be careful there is a '#' symbol at "
+                        "the beginning of the order id.")
 _PARAM_user_id = param('user_id', _ROW_users, "The user id, such as 'sara_doe_496'.")
-_PARAM_payment_method_id = param(
-    'payment_method_id', arg.TEXT,
-    "The payment method id to pay or receive refund for the item price difference, such as "
-    "'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order "
-    "details.",
-)
-_PARAM_address1 = param(
-    'address1', arg.TEXT, "The first line of the address, such as '123 Main St'."
-)
-_PARAM_address2 = param(
-    'address2', arg.TEXT, "The second line of the address, such as 'Apt 1' or ''."
-)
+_PARAM_payment_method_id = param('payment_method_id', arg.TEXT,
+                                 "The payment method id to pay or receive refund for the item "
+                                 "price difference, such as 'gift_card_0000000' or "
+                                 "'credit_card_0000000'. These can be looked up from the user or "
+                                 "order details.")
+_PARAM_address1 = param('address1', arg.TEXT,
+                        "The first line of the address, such as '123 Main St'.")
+_PARAM_address2 = param('address2', arg.TEXT,
+                        "The second line of the address, such as 'Apt 1' or ''.")
 _PARAM_city = param('city', arg.TEXT, "The city, such as 'San Francisco'.")
 _PARAM_state_ = param('state', arg.TEXT, "The state, such as 'CA'.")
 _PARAM_country = param('country', arg.TEXT, "The country, such as 'USA'.")
@@ -313,11 +308,10 @@ class Tau2Retail(Episode):
                 self, self.built(shown[:25:]) + '...' + self.built(shown[-24::])
             )
         return (  # retail.world:202
-            self.built(
-                f'{rt.text(field_)}\n  Input should be a valid string [type=string_type, '
-                f'input_value={rt.text(shown)}, input_type={rt.text(rt.python_type(value))}]\n   '
-                ' For further information visit https://errors.pydantic.dev/2.12/v/string_type',
-            ),
+            self.built(f'{rt.text(field_)}\n  Input should be a valid string [type=string_type, '
+                       f'input_value={rt.text(shown)}, input_type='
+                       f'{rt.text(rt.python_type(value))}]\n    For further information visit '
+                       'https://errors.pydantic.dev/2.12/v/string_type'),
         )
 
     def fn_address_error(  # retail.world:207
@@ -349,21 +343,16 @@ class Tau2Retail(Episode):
             return None  # retail.world:221
         plural: str = '' if len(errors) == 1 else 's'  # retail.world:223
         return rt.python_grown(  # retail.world:224
-            self, self.built(
-                f'{rt.text(len(errors))} validation error{rt.text(plural)} for UserAddress\n'
-            )
+            self, self.built(f'{rt.text(len(errors))} validation error{rt.text(plural)} for '
+                             'UserAddress\n')
             + self.built(rt.join('\n', rt.each(self, errors))),
         )
 
-    @tool(  # retail.world:229
-        'Calculate the result of a mathematical expression.',
-        param(
-            'expression', arg.TEXT,
-            "The mathematical expression to calculate, such as '2 + 2'. The expression can "
-            "contain numbers, operators (+, -, *, /), parentheses, and spaces.",
-        ),
-        read_only=True, where='retail.world:229', returns=js.STRING,
-    )
+    @tool('Calculate the result of a mathematical expression.',
+          param('expression', arg.TEXT,
+                "The mathematical expression to calculate, such as '2 + 2'. The expression can "
+                "contain numbers, operators (+, -, *, /), parentheses, and spaces."),
+          read_only=True, where='retail.world:229', returns=js.STRING)
     def tool_calculate(self, expression: str) -> str:
         # retail.world:236
         if not all(_c2 in '0123456789+-*/(). ' for _c2 in rt.each(self, expression)):
@@ -372,37 +361,31 @@ class Tau2Retail(Episode):
             raise ToolError('eval() arg 1 must be a string, bytes or code object')
         return rt.text(round(rt.arithmetic_float(self, expression), 2))  # retail.world:241
 
-    @tool(  # retail.world:244
-        "Transfer the user to a human agent, with a summary of the user's issue. Only transfer "
-        "if the user explicitly asks for a human agent, or the issue cannot be solved with the "
-        "available tools.",
-        param('summary', arg.TEXT, "A summary of the user's issue."), read_only=True,
-        where='retail.world:244', returns=js.STRING,
-    )
+    @tool("Transfer the user to a human agent, with a summary of the user's issue. Only transfer "
+          "if the user explicitly asks for a human agent, or the issue cannot be solved with the "
+          "available tools.",
+          param('summary', arg.TEXT, "A summary of the user's issue."), read_only=True,
+          where='retail.world:244', returns=js.STRING)
     def tool_transfer_to_human_agents(self, summary: str) -> str:
         return 'Transfer successful'  # retail.world:247
 
-    @tool(  # retail.world:252
-        'Find user id by email. If the user is not found, the function will return an error '
-        'message.',
-        param('email', arg.TEXT, "The email of the user, such as 'something@example.com'."),
-        read_only=True, where='retail.world:252', returns=js.STRING,
-    )
+    @tool('Find user id by email. If the user is not found, the function will return an error '
+          'message.',
+          param('email', arg.TEXT, "The email of the user, such as 'something@example.com'."),
+          read_only=True, where='retail.world:252', returns=js.STRING)
     def tool_find_user_id_by_email(self, email: str) -> str:
         for u in rt.each(self, self.t_users):  # retail.world:257
             if self.built(u.email.lower()) == self.built(email.lower()):  # retail.world:258
                 return u.user_id  # retail.world:259
         raise ToolError('User not found')  # retail.world:262
 
-    @tool(  # retail.world:265
-        'Find user id by first name, last name, and zip code. If the user is not found, the '
-        'function will return an error message. By default, find user id by email, and only call '
-        'this function if the user is not found by email or cannot remember email.',
-        param('first_name', arg.TEXT, "The first name of the customer, such as 'John'."),
-        param('last_name', arg.TEXT, "The last name of the customer, such as 'Doe'."),
-        param('zip', arg.TEXT, "The zip code of the customer, such as '12345'."), read_only=True,
-        where='retail.world:265', returns=js.STRING,
-    )
+    @tool('Find user id by first name, last name, and zip code. If the user is not found, the '
+          'function will return an error message. By default, find user id by email, and only '
+          'call this function if the user is not found by email or cannot remember email.',
+          param('first_name', arg.TEXT, "The first name of the customer, such as 'John'."),
+          param('last_name', arg.TEXT, "The last name of the customer, such as 'Doe'."),
+          param('zip', arg.TEXT, "The zip code of the customer, such as '12345'."), read_only=True,
+          where='retail.world:265', returns=js.STRING)
     def tool_find_user_id_by_name_zip(self, first_name: str, last_name: str, zip_: str) -> str:
         for u in rt.each(self, self.t_users):  # retail.world:272
             if (  # retail.world:273
@@ -413,30 +396,22 @@ class Tau2Retail(Episode):
                 return u.user_id  # retail.world:274
         raise ToolError('User not found')  # retail.world:277
 
-    @tool(  # retail.world:280
-        'Get the status and details of an order.', _PARAM_order_id, read_only=True,
-        where='retail.world:280', returns=Order,
-    )
+    @tool('Get the status and details of an order.', _PARAM_order_id, read_only=True,
+          where='retail.world:280', returns=Order)
     def tool_get_order_details(self, order_id: Order) -> Order:
         return order_id  # retail.world:285
 
-    @tool(  # retail.world:288
-        'Get the inventory details of a product.',
-        param(
-            'product_id', _ROW_products,
-            "The product id, such as '6086499569'. Be careful the product id is different from "
-            "the item id.",
-        ),
-        read_only=True, where='retail.world:288', returns=Product,
-    )
+    @tool('Get the inventory details of a product.',
+          param('product_id', _ROW_products,
+                "The product id, such as '6086499569'. Be careful the product id is different "
+                "from the item id."),
+          read_only=True, where='retail.world:288', returns=Product)
     def tool_get_product_details(self, product_id: Product) -> Product:
         return product_id  # retail.world:293
 
-    @tool(  # retail.world:296
-        'Get the inventory details of an item.',
-        param('item_id', arg.TEXT, "The item id, such as '6086499569'."), read_only=True,
-        where='retail.world:296', returns=Variant,
-    )
+    @tool('Get the inventory details of an item.',
+          param('item_id', arg.TEXT, "The item id, such as '6086499569'."), read_only=True,
+          where='retail.world:296', returns=Variant)
     def tool_get_item_details(self, item_id: str) -> Variant:
         for p in rt.each(self, self.t_products):  # retail.world:299
             v_: Variant | None = p.variants.get(item_id)  # retail.world:300
@@ -444,19 +419,15 @@ class Tau2Retail(Episode):
                 return v_  # retail.world:302
         raise ToolError('Item not found')  # retail.world:305
 
-    @tool(  # retail.world:308
-        'Get the details of a user, including their orders.', _PARAM_user_id, read_only=True,
-        where='retail.world:308', returns=_RESULT_User,
-    )
+    @tool('Get the details of a user, including their orders.', _PARAM_user_id, read_only=True,
+          where='retail.world:308', returns=_RESULT_User)
     def tool_get_user_details(self, user_id: User) -> User:
         return user_id  # retail.world:313
 
-    @tool(  # retail.world:316
-        'List the name and product id of all product types. Each product type has a variety of '
-        'different items with unique item ids and options. There are only 50 product types in '
-        'the store.',
-        read_only=True, where='retail.world:316', returns=js.mapping(js.STRING),
-    )
+    @tool('List the name and product id of all product types. Each product type has a variety of '
+          'different items with unique item ids and options. There are only 50 product types in '
+          'the store.',
+          read_only=True, where='retail.world:316', returns=js.mapping(js.STRING))
     def tool_list_all_product_types(self) -> dict[str, str]:
         names: dict[str, str] = {}  # retail.world:321
         for p in rt.each(self, self.t_products):  # retail.world:322
@@ -468,22 +439,18 @@ class Tau2Retail(Episode):
             out = {**rt.each(self, out), name: names[name]}  # retail.world:327
         return out  # retail.world:329
 
-    @tool(  # retail.world:334
-        "Cancel a pending order. If the order is already processed or delivered, it cannot be "
-        "cancelled. The agent needs to explain the cancellation detail and ask for explicit user "
-        "confirmation (yes) to proceed. If the user confirms, the order status will be changed "
-        "to 'cancelled' and the payment will be refunded. The refund will be added to the user's "
-        "gift card balance immediately if the payment was made using a gift card, otherwise the "
-        "refund would take 5-7 business days to process. The function returns the order details "
-        "after the cancellation.",
-        _PARAM_order_id,
-        param(
-            'reason', arg.TEXT,
-            "The reason for cancellation, which should be either 'no longer needed' or 'ordered "
-            "by mistake'.",
-        ),
-        checks=False, where='retail.world:334', returns=Order,
-    )
+    @tool("Cancel a pending order. If the order is already processed or delivered, it cannot be "
+          "cancelled. The agent needs to explain the cancellation detail and ask for explicit "
+          "user confirmation (yes) to proceed. If the user confirms, the order status will be "
+          "changed to 'cancelled' and the payment will be refunded. The refund will be added to "
+          "the user's gift card balance immediately if the payment was made using a gift card, "
+          "otherwise the refund would take 5-7 business days to process. The function returns "
+          "the order details after the cancellation.",
+          _PARAM_order_id,
+          param('reason', arg.TEXT,
+                "The reason for cancellation, which should be either 'no longer needed' or "
+                "'ordered by mistake'."),
+          checks=False, where='retail.world:334', returns=Order)
     def tool_cancel_pending_order(self, order_id: Order, reason: str) -> Order:
         if order_id.status != _E11_OrderStatus_pending:  # retail.world:340
             raise ToolError('Non-pending order cannot be cancelled')
@@ -521,24 +488,19 @@ class Tau2Retail(Episode):
         )
         return order_id  # retail.world:366
 
-    @tool(  # retail.world:369
-        'Exchange items in a delivered order to new items of the same product type. For a '
-        'delivered order, return or exchange can be only done once by the agent. The agent needs '
-        'to explain the exchange detail and ask for explicit user confirmation (yes) to proceed.',
-        _PARAM_order_id,
-        param(
-            'item_ids', arg.TEXT_LIST,
-            "The item ids to be exchanged, each such as '1008292230'. There could be duplicate "
-            "items in the list.",
-        ),
-        param(
-            'new_item_ids', arg.TEXT_LIST,
-            "The item ids to be exchanged for, each such as '1008292230'. There could be "
-            "duplicate items in the list. Each new item id should match the item id in the same "
-            "position and be of the same product.",
-        ),
-        _PARAM_payment_method_id, checks=False, where='retail.world:369', returns=Order,
-    )
+    @tool('Exchange items in a delivered order to new items of the same product type. For a '
+          'delivered order, return or exchange can be only done once by the agent. The agent '
+          'needs to explain the exchange detail and ask for explicit user confirmation (yes) to '
+          'proceed.',
+          _PARAM_order_id,
+          param('item_ids', arg.TEXT_LIST,
+                "The item ids to be exchanged, each such as '1008292230'. There could be "
+                "duplicate items in the list."),
+          param('new_item_ids', arg.TEXT_LIST,
+                "The item ids to be exchanged for, each such as '1008292230'. There could be "
+                "duplicate items in the list. Each new item id should match the item id in the "
+                "same position and be of the same product."),
+          _PARAM_payment_method_id, checks=False, where='retail.world:369', returns=Order)
     def tool_exchange_delivered_order_items(
         self, order_id: Order, item_ids: tuple[str, ...], new_item_ids: tuple[str, ...],
         payment_method_id: str,
@@ -588,12 +550,10 @@ class Tau2Retail(Episode):
         )
         return order  # retail.world:416
 
-    @tool(  # retail.world:419
-        'Modify the shipping address of a pending order. The agent needs to explain the '
-        'modification detail and ask for explicit user confirmation (yes) to proceed.',
-        _PARAM_order_id, _PARAM_address1, _PARAM_address2, _PARAM_city, _PARAM_state_,
-        _PARAM_country, _PARAM_zip_, checks=False, where='retail.world:419', returns=Order,
-    )
+    @tool('Modify the shipping address of a pending order. The agent needs to explain the '
+          'modification detail and ask for explicit user confirmation (yes) to proceed.',
+          _PARAM_order_id, _PARAM_address1, _PARAM_address2, _PARAM_city, _PARAM_state_,
+          _PARAM_country, _PARAM_zip_, checks=False, where='retail.world:419', returns=Order)
     def tool_modify_pending_order_address(
         self, order_id: Order, address1: str, address2: str, city: str, state_: str, country: str,
         zip_: str,
@@ -613,24 +573,18 @@ class Tau2Retail(Episode):
         )
         return order_id  # retail.world:443
 
-    @tool(  # retail.world:446
-        'Modify items in a pending order to new items of the same product type. For a pending '
-        'order, this function can only be called once. The agent needs to explain the exchange '
-        'detail and ask for explicit user confirmation (yes) to proceed.',
-        _PARAM_order_id,
-        param(
-            'item_ids', arg.TEXT_LIST,
-            "The item ids to be modified, each such as '1008292230'. There could be duplicate "
-            "items in the list.",
-        ),
-        param(
-            'new_item_ids', arg.TEXT_LIST,
-            "The item ids to be modified for, each such as '1008292230'. There could be "
-            "duplicate items in the list. Each new item id should match the item id in the same "
-            "position and be of the same product.",
-        ),
-        _PARAM_payment_method_id, checks=False, where='retail.world:446', returns=Order,
-    )
+    @tool('Modify items in a pending order to new items of the same product type. For a pending '
+          'order, this function can only be called once. The agent needs to explain the exchange '
+          'detail and ask for explicit user confirmation (yes) to proceed.',
+          _PARAM_order_id,
+          param('item_ids', arg.TEXT_LIST,
+                "The item ids to be modified, each such as '1008292230'. There could be "
+                "duplicate items in the list."),
+          param('new_item_ids', arg.TEXT_LIST,
+                "The item ids to be modified for, each such as '1008292230'. There could be "
+                "duplicate items in the list. Each new item id should match the item id in the "
+                "same position and be of the same product."),
+          _PARAM_payment_method_id, checks=False, where='retail.world:446', returns=Order)
     def tool_modify_pending_order_items(
         self, order_id: Order, item_ids: tuple[str, ...], new_item_ids: tuple[str, ...],
         payment_method_id: str,
@@ -706,12 +660,10 @@ class Tau2Retail(Episode):
         self.set_field(order, 'status', _E11_OrderStatus_pending_item_modified)  # retail.world:518
         return order  # retail.world:519
 
-    @tool(  # retail.world:522
-        'Modify the payment method of a pending order. The agent needs to explain the '
-        'modification detail and ask for explicit user confirmation (yes) to proceed.',
-        _PARAM_order_id, _PARAM_payment_method_id, checks=False, where='retail.world:522',
-        returns=Order,
-    )
+    @tool('Modify the payment method of a pending order. The agent needs to explain the '
+          'modification detail and ask for explicit user confirmation (yes) to proceed.',
+          _PARAM_order_id, _PARAM_payment_method_id, checks=False, where='retail.world:522',
+          returns=Order)
     def tool_modify_pending_order_payment(self, order_id: Order, payment_method_id: str) -> Order:
         order: Order = order_id  # retail.world:528
         if not (  # retail.world:529
@@ -763,12 +715,11 @@ class Tau2Retail(Episode):
             )
         return order  # retail.world:562
 
-    @tool(  # retail.world:565
-        'Modify the default address of a user. The agent needs to explain the modification '
-        'detail and ask for explicit user confirmation (yes) to proceed.',
-        _PARAM_user_id, _PARAM_address1, _PARAM_address2, _PARAM_city, _PARAM_state_,
-        _PARAM_country, _PARAM_zip_, checks=False, where='retail.world:565', returns=_RESULT_User,
-    )
+    @tool('Modify the default address of a user. The agent needs to explain the modification '
+          'detail and ask for explicit user confirmation (yes) to proceed.',
+          _PARAM_user_id, _PARAM_address1, _PARAM_address2, _PARAM_city, _PARAM_state_,
+          _PARAM_country, _PARAM_zip_, checks=False, where='retail.world:565',
+          returns=_RESULT_User)
     def tool_modify_user_address(
         self, user_id: User, address1: str, address2: str, city: str, state_: str, country: str,
         zip_: str,
@@ -783,24 +734,18 @@ class Tau2Retail(Episode):
         )
         return user_id  # retail.world:588
 
-    @tool(  # retail.world:591
-        "Return some items of a delivered order. The order status will be changed to 'return "
-        "requested'. The agent needs to explain the return detail and ask for explicit user "
-        "confirmation (yes) to proceed. The user will receive follow-up email for how and where "
-        "to return the item.",
-        _PARAM_order_id,
-        param(
-            'item_ids', arg.TEXT_LIST,
-            "The item ids to be returned, each such as '1008292230'. There could be duplicate "
-            "items in the list.",
-        ),
-        param(
-            'payment_method_id', arg.TEXT,
-            "The payment method id to receive the refund, such as 'gift_card_0000000' or "
-            "'credit_card_0000000'. These can be looked up from the user or order details.",
-        ),
-        checks=False, where='retail.world:591', returns=Order,
-    )
+    @tool("Return some items of a delivered order. The order status will be changed to 'return "
+          "requested'. The agent needs to explain the return detail and ask for explicit user "
+          "confirmation (yes) to proceed. The user will receive follow-up email for how and "
+          "where to return the item.",
+          _PARAM_order_id,
+          param('item_ids', arg.TEXT_LIST,
+                "The item ids to be returned, each such as '1008292230'. There could be "
+                "duplicate items in the list."),
+          param('payment_method_id', arg.TEXT,
+                "The payment method id to receive the refund, such as 'gift_card_0000000' or "
+                "'credit_card_0000000'. These can be looked up from the user or order details."),
+          checks=False, where='retail.world:591', returns=Order)
     def tool_return_delivered_order_items(
         self, order_id: Order, item_ids: tuple[str, ...], payment_method_id: str
     ) -> Order:

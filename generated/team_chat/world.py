@@ -121,16 +121,13 @@ _ROW_channels = arg.row(
 _ROW_messages = arg.row(
     'messages', not_found=lambda ep, key: ep.built(f'Message {key} not found.')
 )
-_PARAM_user = param(
-    'user', _ROW_users, "The user's id (U and three digits), as search_users shows it."
-)
-_PARAM_channel = param(
-    'channel', _ROW_channels, 'The channel id (CH and three digits), as list_channels shows it.'
-)
-_PARAM_message = param(
-    'message', _ROW_messages,
-    'The message id (MSG and three digits), as get_channel_messages or search_messages shows it.',
-)
+_PARAM_user = param('user', _ROW_users,
+                    "The user's id (U and three digits), as search_users shows it.")
+_PARAM_channel = param('channel', _ROW_channels,
+                       'The channel id (CH and three digits), as list_channels shows it.')
+_PARAM_message = param('message', _ROW_messages,
+                       'The message id (MSG and three digits), as get_channel_messages or '
+                       'search_messages shows it.')
 
 
 class _State(StateBase):
@@ -184,9 +181,8 @@ class TeamChat(Episode):
             self.fn_is_member(_c87, self.t_users[_c87.owner])
             for _c87 in rt.each(self, self.t_channels)
         ):
-            raise InvariantError(
-                "A channel's owner is always one of its members.", 'team_chat.world:110'
-            )
+            raise InvariantError("A channel's owner is always one of its members.",
+                                 'team_chat.world:110')
         if not all(  # team_chat.world:113
             len([
                 _o89 for _o89 in rt.each(self, self.t_memberships)
@@ -195,9 +191,8 @@ class TeamChat(Episode):
             == 1
             for _m88 in rt.each(self, self.t_memberships)
         ):
-            raise InvariantError(
-                'A user belongs to a channel at most once.', 'team_chat.world:113'
-            )
+            raise InvariantError('A user belongs to a channel at most once.',
+                                 'team_chat.world:113')
         if not all(  # team_chat.world:116
             len([_d91 for _d91 in rt.each(self, self.t_channels) if _d91.name == _c90.name]) == 1
             for _c90 in rt.each(self, self.t_channels)
@@ -208,15 +203,13 @@ class TeamChat(Episode):
                 _row92.deleted and _row92.body == '' and not _row92.pinned
                 or not _row92.deleted and len(_row92.body) > 0
             ):
-                raise InvariantError(
-                    'A deleted message has no text and no pin; any other message has text.',
-                    'team_chat.world:119',
-                )
+                raise InvariantError('A deleted message has no text and no pin; any other '
+                                     'message has text.',
+                                     'team_chat.world:119')
         for _row93 in rt.changed_rows(self, self.t_messages):  # team_chat.world:122
             if not (_row93.pinned == (_row93.pinned_by is not None)):
-                raise InvariantError(
-                    'A message is pinned exactly when someone pinned it.', 'team_chat.world:122'
-                )
+                raise InvariantError('A message is pinned exactly when someone pinned it.',
+                                     'team_chat.world:122')
         if not all(  # team_chat.world:125
             self.fn_pin_count(_c94) <= _C_MAX_PINS for _c94 in rt.each(self, self.t_channels)
         ):
@@ -269,26 +262,20 @@ class TeamChat(Episode):
             if _m2.channel == channel.id_ and _m2.pinned
         ])
 
-    @tool(  # team_chat.world:133
-        'Sign in as a user; every other tool acts as this user.', _PARAM_user,
-        where='team_chat.world:133', returns=User,
-    )
+    @tool('Sign in as a user; every other tool acts as this user.', _PARAM_user,
+          where='team_chat.world:133', returns=User)
     def tool_sign_in(self, user: User) -> User:
         if user.deactivated:  # team_chat.world:138
             self.fail(f'User {user.id_} ({user.name}) is deactivated.')
         self.set_state('current_user', user.id_)  # team_chat.world:139
         return user  # team_chat.world:140
 
-    @tool(  # team_chat.world:143
-        'Create a channel owned by the signed-in user, who becomes its first member.',
-        param(
-            'name', arg.refined(arg.TEXT, pattern='^[a-z0-9][a-z0-9-]{0,29}$'),
-            'The channel name: lowercase letters, digits and dashes, e.g. q3-roadmap.',
-        ),
-        param('visibility', arg.enum_of(Visibility), 'public or private.'),
-        param('topic', arg.refined(arg.TEXT, 0, 200), 'What the channel is about.', default=''),
-        where='team_chat.world:143', returns=Channel,
-    )
+    @tool('Create a channel owned by the signed-in user, who becomes its first member.',
+          param('name', arg.refined(arg.TEXT, pattern='^[a-z0-9][a-z0-9-]{0,29}$'),
+                'The channel name: lowercase letters, digits and dashes, e.g. q3-roadmap.'),
+          param('visibility', arg.enum_of(Visibility), 'public or private.'),
+          param('topic', arg.refined(arg.TEXT, 0, 200), 'What the channel is about.', default=''),
+          where='team_chat.world:143', returns=Channel)
     def tool_create_channel(self, name: str, visibility: Visibility, topic: str) -> Channel:
         if self.state.current_user is None:  # team_chat.world:150
             raise ToolError('Not signed in.')
@@ -309,16 +296,12 @@ class TeamChat(Episode):
         )
         return channel  # team_chat.world:155
 
-    @tool(  # team_chat.world:158
-        'Add a user to a channel. Any member may invite to a public channel; only the owner may '
-        'invite to a private one.',
-        _PARAM_channel,
-        param(
-            'user', _ROW_users,
-            'The id of the user to add (U and three digits), as search_users shows it.',
-        ),
-        where='team_chat.world:158', returns=Membership,
-    )
+    @tool('Add a user to a channel. Any member may invite to a public channel; only the owner '
+          'may invite to a private one.',
+          _PARAM_channel,
+          param('user', _ROW_users,
+                'The id of the user to add (U and three digits), as search_users shows it.'),
+          where='team_chat.world:158', returns=Membership)
     def tool_invite_member(self, channel: Channel, user: User) -> Membership:
         if self.state.current_user is None:  # team_chat.world:164
             raise ToolError('Not signed in.')
@@ -341,16 +324,12 @@ class TeamChat(Episode):
         self.insert(self.t_memberships, membership)  # team_chat.world:170
         return membership  # team_chat.world:171
 
-    @tool(  # team_chat.world:174
-        'Remove a member from a channel; only the channel owner can. Their earlier messages '
-        'stay. Returns the remaining members.',
-        _PARAM_channel,
-        param(
-            'user', _ROW_users,
-            'The id of the member to remove (U and three digits), as list_members shows it.',
-        ),
-        where='team_chat.world:174', returns=js.array(js.scalar('str', pattern='^U[0-9]{3}$')),
-    )
+    @tool('Remove a member from a channel; only the channel owner can. Their earlier messages '
+          'stay. Returns the remaining members.',
+          _PARAM_channel,
+          param('user', _ROW_users,
+                'The id of the member to remove (U and three digits), as list_members shows it.'),
+          where='team_chat.world:174', returns=js.array(js.scalar('str', pattern='^U[0-9]{3}$')))
     def tool_remove_member(self, channel: Channel, user: User) -> tuple[str, ...]:
         if self.state.current_user is None:  # team_chat.world:180
             raise ToolError('Not signed in.')
@@ -369,11 +348,9 @@ class TeamChat(Episode):
             _m5.user for _m5 in rt.each(self, self.t_memberships) if _m5.channel == channel.id_
         ])
 
-    @tool(  # team_chat.world:189
-        'Post a message in a channel the signed-in user belongs to.', _PARAM_channel,
-        param('body', arg.refined(arg.TEXT, 1, 2000), 'The text of the message.'),
-        where='team_chat.world:189', returns=Message,
-    )
+    @tool('Post a message in a channel the signed-in user belongs to.', _PARAM_channel,
+          param('body', arg.refined(arg.TEXT, 1, 2000), 'The text of the message.'),
+          where='team_chat.world:189', returns=Message)
     def tool_post_message(self, channel: Channel, body: str) -> Message:
         if self.state.current_user is None:  # team_chat.world:195
             raise ToolError('Not signed in.')
@@ -388,11 +365,9 @@ class TeamChat(Episode):
         self.insert(self.t_messages, message)  # team_chat.world:198
         return message  # team_chat.world:199
 
-    @tool(  # team_chat.world:202
-        "Replace the text of one of the signed-in user's own messages.", _PARAM_message,
-        param('body', arg.refined(arg.TEXT, 1, 2000), 'The new text.'),
-        where='team_chat.world:202', returns=Message,
-    )
+    @tool("Replace the text of one of the signed-in user's own messages.", _PARAM_message,
+          param('body', arg.refined(arg.TEXT, 1, 2000), 'The new text.'),
+          where='team_chat.world:202', returns=Message)
     def tool_edit_message(self, message: Message, body: str) -> Message:
         if self.state.current_user is None:  # team_chat.world:208
             raise ToolError('Not signed in.')
@@ -410,10 +385,9 @@ class TeamChat(Episode):
         )
         return message  # team_chat.world:214
 
-    @tool(  # team_chat.world:217
-        "Delete one of the signed-in user's own messages: its text is removed and it is unpinned.",
-        _PARAM_message, where='team_chat.world:217', returns=Message,
-    )
+    @tool("Delete one of the signed-in user's own messages: its text is removed and it is "
+          "unpinned.",
+          _PARAM_message, where='team_chat.world:217', returns=Message)
     def tool_delete_message(self, message: Message) -> Message:
         if self.state.current_user is None:  # team_chat.world:222
             raise ToolError('Not signed in.')
@@ -427,10 +401,8 @@ class TeamChat(Episode):
         )
         return message  # team_chat.world:229
 
-    @tool(  # team_chat.world:232
-        'Pin a message in its channel; a channel holds at most 3 pinned messages.', _PARAM_message,
-        where='team_chat.world:232', returns=Message,
-    )
+    @tool('Pin a message in its channel; a channel holds at most 3 pinned messages.',
+          _PARAM_message, where='team_chat.world:232', returns=Message)
     def tool_pin_message(self, message: Message) -> Message:
         if self.state.current_user is None:  # team_chat.world:237
             raise ToolError('Not signed in.')
@@ -444,15 +416,12 @@ class TeamChat(Episode):
             self.fail(f'Message {message.id_} is already pinned.')
         # team_chat.world:241
         if self.fn_pin_count(self.t_channels[message.channel]) >= _C_MAX_PINS:
-            self.fail(
-                f'#{self.t_channels[message.channel].name} already has {_C_MAX_PINS} pinned '
-                'messages; unpin one first.',
-            )
+            self.fail(f'#{self.t_channels[message.channel].name} already has {_C_MAX_PINS} '
+                      'pinned messages; unpin one first.')
         self.set_field(message, 'pinned', True)  # team_chat.world:242
         self.set_field(message, 'pinned_by', self.state.current_user)  # team_chat.world:243
         return message  # team_chat.world:244
 
-    # team_chat.world:247
     @tool('Unpin a pinned message.', _PARAM_message, where='team_chat.world:247', returns=Message)
     def tool_unpin_message(self, message: Message) -> Message:
         if self.state.current_user is None:  # team_chat.world:252
@@ -466,11 +435,9 @@ class TeamChat(Episode):
         self.set_fields(message, ('pinned', 'pinned_by'), False, None)  # team_chat.world:255
         return message  # team_chat.world:257
 
-    @tool(  # team_chat.world:260
-        'List the public channels and the private channels the signed-in user belongs to, with '
-        'member counts.',
-        read_only=True, where='team_chat.world:260', returns=js.array(ChannelSummary),
-    )
+    @tool('List the public channels and the private channels the signed-in user belongs to, with '
+          'member counts.',
+          read_only=True, where='team_chat.world:260', returns=js.array(ChannelSummary))
     def tool_list_channels(self) -> tuple[ChannelSummary, ...]:
         if self.state.current_user is None:  # team_chat.world:263
             raise ToolError('Not signed in.')
@@ -485,23 +452,21 @@ class TeamChat(Episode):
             if _c6.visibility == _E10_Visibility_public or self.fn_is_member(_c6, me)
         ])
 
-    @tool(  # team_chat.world:268
-        'Read a channel: its members, pinned messages and all messages, oldest first. Private '
-        'channels are visible to members only.',
-        _PARAM_channel, read_only=True, where='team_chat.world:268',
-        returns=js.closed({
-            'channel': Channel, 'members': js.array(User), 'pinned': js.array(Message),
-            'messages': js.array(Message),
-        }),
-        shows=(
-            'record', (
-                ('channel', 'channel', ('row', 'channels')),
-                ('members', 'members', ('list', ('row', 'users'))),
-                ('pinned', 'pinned', ('list', ('row', 'messages'))),
-                ('messages', 'messages', ('list', ('row', 'messages'))),
-            ),
-        ),
-    )
+    @tool('Read a channel: its members, pinned messages and all messages, oldest first. Private '
+          'channels are visible to members only.',
+          _PARAM_channel, read_only=True, where='team_chat.world:268',
+          returns=js.closed({
+              'channel': Channel, 'members': js.array(User), 'pinned': js.array(Message),
+              'messages': js.array(Message),
+          }),
+          shows=(
+              'record', (
+                  ('channel', 'channel', ('row', 'channels')),
+                  ('members', 'members', ('list', ('row', 'users'))),
+                  ('pinned', 'pinned', ('list', ('row', 'messages'))),
+                  ('messages', 'messages', ('list', ('row', 'messages'))),
+              ),
+          ))
     def tool_get_channel_messages(self, channel: Channel) -> ChannelView:
         if self.state.current_user is None:  # team_chat.world:273
             raise ToolError('Not signed in.')
@@ -528,24 +493,19 @@ class TeamChat(Episode):
             posted,
         )
 
-    @tool(  # team_chat.world:284
-        'Show the signed-in user (id, name and handle), or null when nobody is signed in.',
-        read_only=True, where='team_chat.world:284', returns=js.nullable(User),
-    )
+    @tool('Show the signed-in user (id, name and handle), or null when nobody is signed in.',
+          read_only=True, where='team_chat.world:284', returns=js.nullable(User))
     def tool_get_current_user(self) -> User | None:
         return self.t_users.ref(self.state.current_user)  # team_chat.world:287
 
-    @tool(  # team_chat.world:290
-        'Find workspace users by name or handle, with their ids and whether they are deactivated.',
-        param(
-            'query', arg.TEXT,
-            'Part of the user\'s name or handle, any case, e.g. "smith"; leave it out to list '
-            'everyone.',
-            default='',
-        ),
-        read_only=True, where='team_chat.world:290', returns=js.array(User),
-        shows=('list', ('row', 'users')),
-    )
+    @tool('Find workspace users by name or handle, with their ids and whether they are '
+          'deactivated.',
+          param('query', arg.TEXT,
+                'Part of the user\'s name or handle, any case, e.g. "smith"; leave it out to '
+                'list everyone.',
+                default=''),
+          read_only=True, where='team_chat.world:290', returns=js.array(User),
+          shows=('list', ('row', 'users')))
     def tool_search_users(self, query: str) -> tuple[str, ...]:
         wanted: str = self.built(query.lower())  # team_chat.world:295
         return tuple([  # team_chat.world:296
@@ -554,18 +514,14 @@ class TeamChat(Episode):
             or rt.read(self, wanted) in rt.read(self, _u12.handle)
         ])
 
-    @tool(  # team_chat.world:299
-        "Read a user's name, handle and whether they are deactivated.", _PARAM_user,
-        read_only=True, where='team_chat.world:299', returns=User,
-    )
+    @tool("Read a user's name, handle and whether they are deactivated.", _PARAM_user,
+          read_only=True, where='team_chat.world:299', returns=User)
     def tool_get_user(self, user: User) -> User:
         return user  # team_chat.world:304
 
-    @tool(  # team_chat.world:307
-        "Read a channel's name, visibility, owner, topic and member count, and whether the "
-        "signed-in user is a member. Private channels are visible to members only.",
-        _PARAM_channel, read_only=True, where='team_chat.world:307', returns=ChannelSummary,
-    )
+    @tool("Read a channel's name, visibility, owner, topic and member count, and whether the "
+          "signed-in user is a member. Private channels are visible to members only.",
+          _PARAM_channel, read_only=True, where='team_chat.world:307', returns=ChannelSummary)
     def tool_get_channel(self, channel: Channel) -> ChannelSummary:
         if self.state.current_user is None:  # team_chat.world:312
             raise ToolError('Not signed in.')
@@ -580,14 +536,11 @@ class TeamChat(Episode):
             self.fn_is_member(channel, me),
         )
 
-    @tool(  # team_chat.world:326
-        'Find the channels the signed-in user can see (public ones and private ones they belong '
-        'to) by name or topic, with owner, topic and member count.',
-        param(
-            'query', arg.TEXT, 'Part of the channel\'s name or topic, any case, e.g. "marketing".'
-        ),
-        read_only=True, where='team_chat.world:326', returns=js.array(ChannelSummary),
-    )
+    @tool('Find the channels the signed-in user can see (public ones and private ones they '
+          'belong to) by name or topic, with owner, topic and member count.',
+          param('query', arg.TEXT,
+                'Part of the channel\'s name or topic, any case, e.g. "marketing".'),
+          read_only=True, where='team_chat.world:326', returns=js.array(ChannelSummary))
     def tool_search_channels(self, query: str) -> tuple[ChannelSummary, ...]:
         if self.state.current_user is None:  # team_chat.world:331
             raise ToolError('Not signed in.')
@@ -606,12 +559,10 @@ class TeamChat(Episode):
             or rt.read(self, wanted) in rt.read(self, self.built(_c14.topic.lower())))
         ])
 
-    @tool(  # team_chat.world:337
-        "List a channel's memberships, oldest first: each member's user id, who invited them and "
-        "when they joined. Private channels are visible to members only.",
-        _PARAM_channel, read_only=True, where='team_chat.world:337', returns=js.array(Membership),
-        shows=('list', ('row', 'memberships')),
-    )
+    @tool("List a channel's memberships, oldest first: each member's user id, who invited them "
+          "and when they joined. Private channels are visible to members only.",
+          _PARAM_channel, read_only=True, where='team_chat.world:337',
+          returns=js.array(Membership), shows=('list', ('row', 'memberships')))
     def tool_list_members(self, channel: Channel) -> tuple[str, ...]:
         if self.state.current_user is None:  # team_chat.world:342
             raise ToolError('Not signed in.')
@@ -625,43 +576,32 @@ class TeamChat(Episode):
             key=lambda _m16: _m16.joined_at,
         )
 
-    @tool(  # team_chat.world:347
-        'Read one message: its channel, author, text, when it was posted or edited, and whether '
-        'it is deleted or pinned (and by whom).',
-        _PARAM_message, read_only=True, where='team_chat.world:347', returns=Message,
-    )
+    @tool('Read one message: its channel, author, text, when it was posted or edited, and '
+          'whether it is deleted or pinned (and by whom).',
+          _PARAM_message, read_only=True, where='team_chat.world:347', returns=Message)
     def tool_get_message(self, message: Message) -> Message:
         if self.state.current_user is None:  # team_chat.world:352
             raise ToolError('Not signed in.')
         if not self.fn_can_read(  # team_chat.world:353
             self.t_channels[message.channel], self.t_users[rt.present(self.state.current_user)]
         ):
-            self.fail(
-                f'#{self.t_channels[message.channel].name} is private and only visible to its '
-                'members.',
-            )
+            self.fail(f'#{self.t_channels[message.channel].name} is private and only visible to '
+                      'its members.')
         return message  # team_chat.world:354
 
-    @tool(  # team_chat.world:357
-        'Search the messages the signed-in user can read (deleted ones excluded), oldest first, '
-        'with channel, author, text, posting time and pin.',
-        param(
-            'query', arg.TEXT,
-            'Words the message contains, any case, e.g. "deadline"; leave it out to match every '
-            'message.',
-            default='',
-        ),
-        param(
-            'channel', arg.optional(arg.row('channels')),
-            'Only messages of this channel (its id, CH and three digits).',
-        ),
-        param(
-            'author', arg.optional(arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$'))),
-            'Only messages by this user (their id, U and three digits).',
-        ),
-        read_only=True, where='team_chat.world:357', returns=js.array(Message),
-        shows=('list', ('row', 'messages')),
-    )
+    @tool('Search the messages the signed-in user can read (deleted ones excluded), oldest '
+          'first, with channel, author, text, posting time and pin.',
+          param('query', arg.TEXT,
+                'Words the message contains, any case, e.g. "deadline"; leave it out to match '
+                'every message.',
+                default=''),
+          param('channel', arg.optional(arg.row('channels')),
+                'Only messages of this channel (its id, CH and three digits).'),
+          param('author',
+                arg.optional(arg.row('users', arg.refined(arg.TEXT, pattern='^U[0-9]{3}$'))),
+                'Only messages by this user (their id, U and three digits).'),
+          read_only=True, where='team_chat.world:357', returns=js.array(Message),
+          shows=('list', ('row', 'messages')))
     def tool_search_messages(
         self, query: str, channel: Channel | None, author: User | None
     ) -> tuple[str, ...]:
@@ -714,9 +654,8 @@ class TeamChat(Episode):
 
     def _check_chen_tidies_up__fixed(self) -> rt.Verdict | bool:  # team_chat.world:646
         return (
-            rt.expect(
-                self.t_messages['MSG006'].body, '==', 'Please read the new handbook before Friday'
-            )
+            rt.expect(self.t_messages['MSG006'].body, '==',
+                      'Please read the new handbook before Friday')
             and rt.expect(self.t_messages['MSG006'].edited_at, 'is not', None, part=1)
         )
 

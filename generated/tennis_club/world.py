@@ -221,15 +221,11 @@ class LadderEntry(Record):
     last_match: str | None = field(sh.optional(sh.TEXT), optional=True)
 
 
-_PARAM_member = param(
-    'member', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
-    'The member id, e.g. M003.',
-)
+_PARAM_member = param('member', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
+                      'The member id, e.g. M003.')
 _PARAM_day = param('day', arg.DATE, 'The day, e.g. 2025-06-17.')
-_PARAM_coach = param(
-    'coach', arg.row('coaches', arg.refined(arg.TEXT, pattern='^CO[0-9]{2}$')),
-    'The coach id, e.g. CO01.',
-)
+_PARAM_coach = param('coach', arg.row('coaches', arg.refined(arg.TEXT, pattern='^CO[0-9]{2}$')),
+                     'The coach id, e.g. CO01.')
 
 
 class _State(StateBase):
@@ -313,20 +309,17 @@ class TennisClub(Episode):
             <= self.state.max_hours_per_day
             for _b67 in rt.each(self, self.t_bookings)
         ):
-            raise InvariantError(
-                'Members book at most max_hours_per_day hours a day.', 'tennis_club.world:219'
-            )
+            raise InvariantError('Members book at most max_hours_per_day hours a day.',
+                                 'tennis_club.world:219')
         if not all(  # tennis_club.world:222
             _b68.status != _E13_BookingStatus_booked or (_b68.hour < 18
             or self.t_courts[_b68.court].has_lights)
             and self.fn_off_peak_ok(self.t_members[_b68.member], _b68.day, _b68.hour)
             for _b68 in rt.each(self, self.t_bookings)
         ):
-            raise InvariantError(
-                "Evening bookings are on courts with lights; off-peak members' bookings are on "
-                "weekdays before 17:00.",
-                'tennis_club.world:222',
-            )
+            raise InvariantError("Evening bookings are on courts with lights; off-peak members' "
+                                 "bookings are on weekdays before 17:00.",
+                                 'tennis_club.world:222')
         if not all(  # tennis_club.world:225
             self.t_bookings[_l69.booking].kind == _E11_BookingKind_lesson
             and self.t_bookings[_l69.booking].member == _l69.member
@@ -337,11 +330,10 @@ class TennisClub(Episode):
             == (self.t_bookings[_l69.booking].status == _E13_BookingStatus_cancelled)
             for _l69 in rt.each(self, self.t_lessons)
         ):
-            raise InvariantError(
-                "A lesson is on a lesson booking of the same member, on a coach's working day; "
-                "it is cancelled exactly when its booking is.",
-                'tennis_club.world:225',
-            )
+            raise InvariantError("A lesson is on a lesson booking of the same member, on a "
+                                 "coach's working day; it is cancelled exactly when its booking "
+                                 "is.",
+                                 'tennis_club.world:225')
         if not all(  # tennis_club.world:228
             _b70.kind != _E11_BookingKind_lesson or len([
                 _l71 for _l71 in rt.each(self, self.t_lessons) if _l71.booking == _b70.booking_id
@@ -349,9 +341,8 @@ class TennisClub(Episode):
             == 1
             for _b70 in rt.each(self, self.t_bookings)
         ):
-            raise InvariantError(
-                'A lesson booking has exactly one lesson.', 'tennis_club.world:228'
-            )
+            raise InvariantError('A lesson booking has exactly one lesson.',
+                                 'tennis_club.world:228')
         if not all(  # tennis_club.world:231
             _l72.status != _E12_LessonStatus_scheduled
             or len([
@@ -363,9 +354,8 @@ class TennisClub(Episode):
             == 1
             for _l72 in rt.each(self, self.t_lessons)
         ):
-            raise InvariantError(
-                'A coach has at most one scheduled lesson an hour.', 'tennis_club.world:231'
-            )
+            raise InvariantError('A coach has at most one scheduled lesson an hour.',
+                                 'tennis_club.world:231')
         if not all(  # tennis_club.world:234
             _m74.ladder_rank is None or self.fn_rank_of(_m74) <= self.fn_ranked_count()
             and len([
@@ -375,9 +365,8 @@ class TennisClub(Episode):
             == 1
             for _m74 in rt.each(self, self.t_members)
         ):
-            raise InvariantError(
-                'Ladder ranks are distinct and run from 1 without gaps.', 'tennis_club.world:234'
-            )
+            raise InvariantError('Ladder ranks are distinct and run from 1 without gaps.',
+                                 'tennis_club.world:234')
         if not all(  # tennis_club.world:237
             _x76.challenger != _x76.opponent
             and self.t_members[_x76.challenger].ladder_rank is not None
@@ -385,10 +374,9 @@ class TennisClub(Episode):
             and (_x76.winner == _x76.challenger or _x76.winner == _x76.opponent)
             for _x76 in rt.each(self, self.t_matches)
         ):
-            raise InvariantError(
-                "A match's players are ranked, different, and the winner is one of them.",
-                'tennis_club.world:237',
-            )
+            raise InvariantError("A match's players are ranked, different, and the winner is one "
+                                 "of them.",
+                                 'tennis_club.world:237')
         if not all(  # tennis_club.world:240
             _c77.booking is None or any(
                 _c77.booking == _b78.booking_id and _b78.member == _c77.member
@@ -403,11 +391,10 @@ class TennisClub(Episode):
             )
             for _c77 in rt.each(self, self.t_charges)
         ):
-            raise InvariantError(
-                "A charge's booking belongs to its member; a guest fee is guests x guest_fee; a "
-                "booking has at most one charge of each kind.",
-                'tennis_club.world:240',
-            )
+            raise InvariantError("A charge's booking belongs to its member; a guest fee is "
+                                 "guests x guest_fee; a booking has at most one charge of each "
+                                 "kind.",
+                                 'tennis_club.world:240')
         if not all(  # tennis_club.world:243
             len([_o81 for _o81 in rt.each(self, self.t_members) if _o81.email == _m80.email]) == 1
             for _m80 in rt.each(self, self.t_members)
@@ -474,22 +461,20 @@ class TennisClub(Episode):
         if not member.active:  # tennis_club.world:168
             return self.built(f'Member {member.member_id} is inactive.')  # tennis_club.world:169
         if not court.in_service:  # tennis_club.world:171
-            # tennis_club.world:172
-            return self.built(f'Court {court.court_id} is out of service.')
+            return self.built(f'Court {court.court_id} is out of '  # tennis_club.world:172
+                              'service.')
         if self.fn_start_of(day, hour) <= self.clock:  # tennis_club.world:174
             return 'The hour is in the past.'  # tennis_club.world:175
         if self.fn_court_taken(court, day, hour):  # tennis_club.world:177
-            # tennis_club.world:178
-            return self.built(f'Court {court.court_id} is taken at {hour}:00 on {day}.')
+            return self.built(f'Court {court.court_id} is taken at '  # tennis_club.world:178
+                              f'{hour}:00 on {day}.')
         # tennis_club.world:180
         if self.fn_hours_booked(member, day) >= self.state.max_hours_per_day:
-            return self.built(  # tennis_club.world:181
-                f'Member {member.member_id} already has {self.state.max_hours_per_day} bookings '
-                f'on {day}.',
-            )
+            return self.built(f'Member {member.member_id} already has '  # tennis_club.world:181
+                              f'{self.state.max_hours_per_day} bookings on {day}.')
         if hour >= 18 and not court.has_lights:  # tennis_club.world:183
-            # tennis_club.world:184
-            return self.built(f'Court {court.court_id} has no lights for {hour}:00.')
+            return self.built(f'Court {court.court_id} has no lights '  # tennis_club.world:184
+                              f'for {hour}:00.')
         if not self.fn_off_peak_ok(member, day, hour):  # tennis_club.world:186
             return 'Off-peak members book weekdays before 17:00.'  # tennis_club.world:187
         return None  # tennis_club.world:189
@@ -526,15 +511,13 @@ class TennisClub(Episode):
         "A member's ladder rank, 0 when unranked."
         return m.ladder_rank if m.ladder_rank is not None else 0  # tennis_club.world:211
 
-    @tool(  # tennis_club.world:248
-        'Show a member: name, email, phone, membership, ladder rank, whether active and join '
-        'date.',
-        _PARAM_member, read_only=True, where='tennis_club.world:248', returns=Member,
-    )
+    @tool('Show a member: name, email, phone, membership, ladder rank, whether active and join '
+          'date.',
+          _PARAM_member, read_only=True, where='tennis_club.world:248', returns=Member)
     def tool_get_member(self, member: Member) -> Member:
         return member  # tennis_club.world:251
 
-    @tool(  # tennis_club.world:254
+    @tool(
         'Find members by part of the name, email or phone, with their details.',
         param('name_contains', arg.optional(arg.TEXT), 'Part of the name; case does not matter.'),
         param('email', arg.optional(arg.TEXT), 'The exact email address.'),
@@ -553,27 +536,21 @@ class TennisClub(Episode):
             and (email is None or _m7.email == email) and (phone is None or _m7.phone == phone)
         ])
 
-    @tool(  # tennis_club.world:265
-        'Show a court: name, surface, lights, indoor and whether in service.',
-        param(
-            'court', arg.row('courts', arg.refined(arg.TEXT, pattern='^CT[0-9]$')),
-            'The court id, e.g. CT1.',
-        ),
-        read_only=True, where='tennis_club.world:265', returns=Court,
-    )
+    @tool('Show a court: name, surface, lights, indoor and whether in service.',
+          param('court', arg.row('courts', arg.refined(arg.TEXT, pattern='^CT[0-9]$')),
+                'The court id, e.g. CT1.'),
+          read_only=True, where='tennis_club.world:265', returns=Court)
     def tool_get_court(self, court: Court) -> Court:
         return court  # tennis_club.world:268
 
-    @tool(  # tennis_club.world:271
-        'The free start hours (7 to 21) of each in-service court on a day, optionally of one '
-        'surface or with lights.',
-        _PARAM_day,
-        param('surface', arg.optional(arg.enum_of(Surface)), 'Only courts with this surface.'),
-        param('lights_only', arg.BOOL, 'Only courts with lights.', default=False), read_only=True,
-        where='tennis_club.world:271',
-        returns=js.array(js.closed({'court': Court, 'free_hours': js.array(js.INTEGER)})),
-        shows=('list', ('record', (('court', 'court', ('row', 'courts')),))),
-    )
+    @tool('The free start hours (7 to 21) of each in-service court on a day, optionally of one '
+          'surface or with lights.',
+          _PARAM_day,
+          param('surface', arg.optional(arg.enum_of(Surface)), 'Only courts with this surface.'),
+          param('lights_only', arg.BOOL, 'Only courts with lights.', default=False),
+          read_only=True, where='tennis_club.world:271',
+          returns=js.array(js.closed({'court': Court, 'free_hours': js.array(js.INTEGER)})),
+          shows=('list', ('record', (('court', 'court', ('row', 'courts')),))))
     def tool_court_availability(
         self, day: dt.date, surface: Surface | None, lights_only: bool
     ) -> tuple[CourtHours, ...]:
@@ -588,49 +565,38 @@ class TennisClub(Episode):
             and (surface is None or _c8.surface == surface) and (not lights_only or _c8.has_lights)
         ])
 
-    @tool(  # tennis_club.world:283
-        'Show a coach: name, email, hourly rate, working days and whether active.', _PARAM_coach,
-        read_only=True, where='tennis_club.world:283', returns=Coach,
-    )
+    @tool('Show a coach: name, email, hourly rate, working days and whether active.', _PARAM_coach,
+          read_only=True, where='tennis_club.world:283', returns=Coach)
     def tool_get_coach(self, coach: Coach) -> Coach:
         return coach  # tennis_club.world:286
 
-    @tool(  # tennis_club.world:289
-        'List active coaches with their rates and working days, optionally those working on a '
-        'day.',
-        param('day', arg.optional(arg.DATE), 'Only coaches working on this day.'), read_only=True,
-        where='tennis_club.world:289', returns=js.array(Coach), shows=('list', ('row', 'coaches')),
-    )
+    @tool('List active coaches with their rates and working days, optionally those working on a '
+          'day.',
+          param('day', arg.optional(arg.DATE), 'Only coaches working on this day.'),
+          read_only=True, where='tennis_club.world:289', returns=js.array(Coach),
+          shows=('list', ('row', 'coaches')))
     def tool_list_coaches(self, day: dt.date | None) -> tuple[str, ...]:
         return tuple([  # tennis_club.world:292
             _c10.coach_id for _c10 in rt.each(self, self.t_coaches)
             if _c10.active and (day is None or day.weekday() in rt.each(self, _c10.working_days))
         ])
 
-    @tool(  # tennis_club.world:295
-        'Show a lesson: booking, coach, member, focus, status and price.',
-        param('lesson', arg.row('lessons'), 'The lesson id, e.g. LS001.'), read_only=True,
-        where='tennis_club.world:295', returns=Lesson,
-    )
+    @tool('Show a lesson: booking, coach, member, focus, status and price.',
+          param('lesson', arg.row('lessons'), 'The lesson id, e.g. LS001.'), read_only=True,
+          where='tennis_club.world:295', returns=Lesson)
     def tool_get_lesson(self, lesson: Lesson) -> Lesson:
         return lesson  # tennis_club.world:298
 
-    @tool(  # tennis_club.world:301
-        'List lessons of a member or a coach, optionally on a day, with their details.',
-        param(
-            'member',
-            arg.optional(arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$'))),
-            'Only lessons of this member (id, e.g. M004).',
-        ),
-        param(
-            'coach',
-            arg.optional(arg.row('coaches', arg.refined(arg.TEXT, pattern='^CO[0-9]{2}$'))),
-            'Only lessons of this coach (id, e.g. CO01).',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only lessons on this day.'), read_only=True,
-        where='tennis_club.world:301', returns=js.array(Lesson),
-        shows=('list', ('row', 'lessons')),
-    )
+    @tool('List lessons of a member or a coach, optionally on a day, with their details.',
+          param('member',
+                arg.optional(arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$'))),
+                'Only lessons of this member (id, e.g. M004).'),
+          param('coach',
+                arg.optional(arg.row('coaches', arg.refined(arg.TEXT, pattern='^CO[0-9]{2}$'))),
+                'Only lessons of this coach (id, e.g. CO01).'),
+          param('day', arg.optional(arg.DATE), 'Only lessons on this day.'), read_only=True,
+          where='tennis_club.world:301', returns=js.array(Lesson),
+          shows=('list', ('row', 'lessons')))
     def tool_list_lessons(
         self, member: Member | None, coach: Coach | None, day: dt.date | None
     ) -> tuple[str, ...]:
@@ -641,18 +607,14 @@ class TennisClub(Episode):
             and (day is None or self.t_bookings[_l11.booking].day == day)
         ])
 
-    @tool(  # tennis_club.world:311
+    @tool(
         'Book a lesson with a working, free coach on a free court hour; the lesson fee (and '
         'light fee from 18:00) is charged.',
-        param(
-            'member', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
-            'The member id, e.g. M005.',
-        ),
+        param('member', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
+              'The member id, e.g. M005.'),
         _PARAM_coach,
-        param(
-            'court', arg.row('courts', arg.refined(arg.TEXT, pattern='^CT[0-9]$')),
-            'A free court, e.g. CT2.',
-        ),
+        param('court', arg.row('courts', arg.refined(arg.TEXT, pattern='^CT[0-9]$')),
+              'A free court, e.g. CT2.'),
         param('day', arg.DATE, 'The day, e.g. 2025-06-18.'),
         param('hour', arg.refined(arg.INT, 7, 21), 'The start hour.'),
         param('focus', arg.refined(arg.TEXT, 1, 100), 'What the lesson works on, e.g. backhand.'),
@@ -706,32 +668,24 @@ class TennisClub(Episode):
             )
         return lesson  # tennis_club.world:363
 
-    @tool(  # tennis_club.world:368
-        'Show a booking: court, member, day, hour, kind, guests, status and when it was made.',
-        param('booking', arg.row('bookings'), 'The booking id, e.g. BK0001.'), read_only=True,
-        where='tennis_club.world:368', returns=Booking,
-    )
+    @tool('Show a booking: court, member, day, hour, kind, guests, status and when it was made.',
+          param('booking', arg.row('bookings'), 'The booking id, e.g. BK0001.'), read_only=True,
+          where='tennis_club.world:368', returns=Booking)
     def tool_get_booking(self, booking: Booking) -> Booking:
         return booking  # tennis_club.world:371
 
-    @tool(  # tennis_club.world:374
-        'Find bookings by member, court, day or status, with their details.',
-        param(
-            'member',
-            arg.optional(arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$'))),
-            'Only bookings of this member (id, e.g. M001).',
-        ),
-        param(
-            'court', arg.optional(arg.row('courts', arg.refined(arg.TEXT, pattern='^CT[0-9]$'))),
-            'Only bookings of this court.',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only bookings on this day.'),
-        param(
-            'status', arg.optional(arg.enum_of(BookingStatus)), 'Only bookings with this status.'
-        ),
-        read_only=True, where='tennis_club.world:374', returns=js.array(Booking),
-        shows=('list', ('row', 'bookings')),
-    )
+    @tool('Find bookings by member, court, day or status, with their details.',
+          param('member',
+                arg.optional(arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$'))),
+                'Only bookings of this member (id, e.g. M001).'),
+          param('court',
+                arg.optional(arg.row('courts', arg.refined(arg.TEXT, pattern='^CT[0-9]$'))),
+                'Only bookings of this court.'),
+          param('day', arg.optional(arg.DATE), 'Only bookings on this day.'),
+          param('status', arg.optional(arg.enum_of(BookingStatus)),
+                'Only bookings with this status.'),
+          read_only=True, where='tennis_club.world:374', returns=js.array(Booking),
+          shows=('list', ('row', 'bookings')))
     def tool_find_bookings(
         self, member: Member | None, court: Court | None, day: dt.date | None,
         status: BookingStatus | None,
@@ -743,27 +697,18 @@ class TennisClub(Episode):
             and (day is None or _b12.day == day) and (status is None or _b12.status == status)
         ])
 
-    @tool(  # tennis_club.world:385
-        'Book a court for an hour; guest fees and the light fee (from 18:00) are charged to the '
-        'member.',
-        param(
-            'member', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
-            'The member id, e.g. M002.',
-        ),
-        param(
-            'court', arg.row('courts', arg.refined(arg.TEXT, pattern='^CT[0-9]$')),
-            'The court id, e.g. CT3.',
-        ),
-        _PARAM_day,
-        param(
-            'hour', arg.refined(arg.INT, 7, 21), 'The start hour; from 18 the court needs lights.'
-        ),
-        param(
-            'guests', arg.refined(arg.INT, 0, 3),
-            'Non-members playing; each is charged the guest fee.', default=0,
-        ),
-        where='tennis_club.world:385', returns=Booking,
-    )
+    @tool('Book a court for an hour; guest fees and the light fee (from 18:00) are charged to '
+          'the member.',
+          param('member', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
+                'The member id, e.g. M002.'),
+          param('court', arg.row('courts', arg.refined(arg.TEXT, pattern='^CT[0-9]$')),
+                'The court id, e.g. CT3.'),
+          _PARAM_day,
+          param('hour', arg.refined(arg.INT, 7, 21),
+                'The start hour; from 18 the court needs lights.'),
+          param('guests', arg.refined(arg.INT, 0, 3),
+                'Non-members playing; each is charged the guest fee.', default=0),
+          where='tennis_club.world:385', returns=Booking)
     def tool_book_court(
         self, member: Member, court: Court, day: dt.date, hour: int, guests: int
     ) -> Booking:
@@ -800,12 +745,10 @@ class TennisClub(Episode):
             )
         return booking  # tennis_club.world:425
 
-    @tool(  # tennis_club.world:428
-        "Cancel a booking (and its lesson) before its hour; with at least 12 hours' notice its "
-        "unpaid charges are waived.",
-        param('booking', arg.row('bookings'), 'The id of a booked booking, e.g. BK0007.'),
-        where='tennis_club.world:428', returns=Booking,
-    )
+    @tool("Cancel a booking (and its lesson) before its hour; with at least 12 hours' notice its "
+          "unpaid charges are waived.",
+          param('booking', arg.row('bookings'), 'The id of a booked booking, e.g. BK0007.'),
+          where='tennis_club.world:428', returns=Booking)
     def tool_cancel_booking(self, booking: Booking) -> Booking:
         if booking.status != _E13_BookingStatus_booked:  # tennis_club.world:431
             self.fail(f'Booking {booking.booking_id} is already cancelled.')
@@ -826,12 +769,10 @@ class TennisClub(Episode):
                     self.set_field(self.t_charges[c.charge_id], 'status', _E12_ChargeStatus_waived)
         return booking  # tennis_club.world:447
 
-    @tool(  # tennis_club.world:450
-        'Add guests to a booked play booking; the guest fee charge grows.',
-        param('booking', arg.row('bookings'), 'The id of a booked play booking, e.g. BK0002.'),
-        param('guests', arg.refined(arg.INT, 1, 3), 'How many more guests.'),
-        where='tennis_club.world:450', returns=Booking,
-    )
+    @tool('Add guests to a booked play booking; the guest fee charge grows.',
+          param('booking', arg.row('bookings'), 'The id of a booked play booking, e.g. BK0002.'),
+          param('guests', arg.refined(arg.INT, 1, 3), 'How many more guests.'),
+          where='tennis_club.world:450', returns=Booking)
     def tool_add_guests(self, booking: Booking, guests: int) -> Booking:
         if booking.status != _E13_BookingStatus_booked:  # tennis_club.world:456
             self.fail(f'Booking {booking.booking_id} is cancelled.')
@@ -868,15 +809,13 @@ class TennisClub(Episode):
             )
         return booking  # tennis_club.world:474
 
-    @tool(  # tennis_club.world:479
-        'The singles ladder in order: rank, member and the id of their last match.',
-        param('top', arg.refined(arg.INT, 1, 200), 'How many places to show.', default=20),
-        read_only=True, where='tennis_club.world:479',
-        returns=js.array(js.closed({
-            'rank': js.INTEGER, 'member': Member, 'last_match': js.nullable(js.STRING)
-        })),
-        shows=('list', ('record', (('member', 'member', ('row', 'members')),))),
-    )
+    @tool('The singles ladder in order: rank, member and the id of their last match.',
+          param('top', arg.refined(arg.INT, 1, 200), 'How many places to show.', default=20),
+          read_only=True, where='tennis_club.world:479',
+          returns=js.array(js.closed({
+              'rank': js.INTEGER, 'member': Member, 'last_match': js.nullable(js.STRING)
+          })),
+          shows=('list', ('record', (('member', 'member', ('row', 'members')),))))
     def tool_ladder(self, top: int) -> tuple[LadderEntry, ...]:
         ranked: tuple[str, ...] = rt.sorted_keys(  # tennis_club.world:482
             rt.each(self, [
@@ -889,14 +828,10 @@ class TennisClub(Episode):
             for _m16 in rt.rows(self.t_members, rt.each(self, ranked[:top:]))
         ])
 
-    @tool(  # tennis_club.world:486
-        'Put an active member at the bottom of the ladder.',
-        param(
-            'member', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
-            'The id of an active member not on the ladder, e.g. M006.',
-        ),
-        where='tennis_club.world:486', returns=Member,
-    )
+    @tool('Put an active member at the bottom of the ladder.',
+          param('member', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
+                'The id of an active member not on the ladder, e.g. M006.'),
+          where='tennis_club.world:486', returns=Member)
     def tool_join_ladder(self, member: Member) -> Member:
         if not member.active:  # tennis_club.world:491
             self.fail(f'Member {member.member_id} is inactive.')
@@ -910,25 +845,19 @@ class TennisClub(Episode):
         )
         return member  # tennis_club.world:494
 
-    @tool(  # tennis_club.world:497
-        'Show a ladder match: players, date, score, winner and ranks before.',
-        param('match_id', arg.row('matches'), 'The match id, e.g. LM001.'), read_only=True,
-        where='tennis_club.world:497', returns=LadderMatch,
-    )
+    @tool('Show a ladder match: players, date, score, winner and ranks before.',
+          param('match_id', arg.row('matches'), 'The match id, e.g. LM001.'), read_only=True,
+          where='tennis_club.world:497', returns=LadderMatch)
     def tool_get_match(self, match_id: LadderMatch) -> LadderMatch:
         return match_id  # tennis_club.world:500
 
-    @tool(  # tennis_club.world:503
-        'List ladder matches of a member or played on a day, with scores and winners.',
-        param(
-            'member',
-            arg.optional(arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$'))),
-            'Only matches this member played (id, e.g. M003).',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only matches played on this day.'), read_only=True,
-        where='tennis_club.world:503', returns=js.array(LadderMatch),
-        shows=('list', ('row', 'matches')),
-    )
+    @tool('List ladder matches of a member or played on a day, with scores and winners.',
+          param('member',
+                arg.optional(arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$'))),
+                'Only matches this member played (id, e.g. M003).'),
+          param('day', arg.optional(arg.DATE), 'Only matches played on this day.'), read_only=True,
+          where='tennis_club.world:503', returns=js.array(LadderMatch),
+          shows=('list', ('row', 'matches')))
     def tool_list_matches(self, member: Member | None, day: dt.date | None) -> tuple[str, ...]:
         return tuple([  # tennis_club.world:509
             _x17.match_id for _x17 in rt.each(self, self.t_matches)
@@ -937,28 +866,18 @@ class TennisClub(Episode):
             and (day is None or _x17.played_on == day)
         ])
 
-    @tool(  # tennis_club.world:512
-        "Record a ladder match; if the challenger wins they take the opponent's rank and "
-        "everyone from there down to the challenger's old place moves down one.",
-        param(
-            'challenger', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
-            'The lower-ranked player (id, e.g. M003).',
-        ),
-        param(
-            'opponent', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
-            'The player ranked above, at most 3 places (id, e.g. M002).',
-        ),
-        param(
-            'winner', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
-            'The id of the player who won.',
-        ),
-        param(
-            'score', arg.refined(arg.TEXT, pattern='^[0-9]-[0-9]( [0-9]-[0-9]){1,4}$'),
-            'The score, e.g. 6-4 7-5.',
-        ),
-        param('played_on', arg.optional(arg.DATE), 'The day played; leave out for today.'),
-        where='tennis_club.world:512', returns=LadderMatch,
-    )
+    @tool("Record a ladder match; if the challenger wins they take the opponent's rank and "
+          "everyone from there down to the challenger's old place moves down one.",
+          param('challenger', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
+                'The lower-ranked player (id, e.g. M003).'),
+          param('opponent', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
+                'The player ranked above, at most 3 places (id, e.g. M002).'),
+          param('winner', arg.row('members', arg.refined(arg.TEXT, pattern='^M[0-9]{3}$')),
+                'The id of the player who won.'),
+          param('score', arg.refined(arg.TEXT, pattern='^[0-9]-[0-9]( [0-9]-[0-9]){1,4}$'),
+                'The score, e.g. 6-4 7-5.'),
+          param('played_on', arg.optional(arg.DATE), 'The day played; leave out for today.'),
+          where='tennis_club.world:512', returns=LadderMatch)
     def tool_report_match_result(
         self, challenger: Member, opponent: Member, winner: Member, score_: str,
         played_on: dt.date | None,
@@ -970,14 +889,11 @@ class TennisClub(Episode):
         if orank is None:  # tennis_club.world:524
             self.fail(f'{opponent.member_id} is not on the ladder.')
         if orank >= cr:  # tennis_club.world:525
-            self.fail(
-                f'{opponent.member_id} (rank {orank}) is not ranked above {challenger.member_id} '
-                f'(rank {cr}).',
-            )
+            self.fail(f'{opponent.member_id} (rank {orank}) is not ranked above '
+                      f'{challenger.member_id} (rank {cr}).')
         if rt.bounded(cr - orank) > self.state.max_challenge_gap:  # tennis_club.world:526
-            raise ToolError(
-                f'A challenge reaches at most {self.state.max_challenge_gap} places up.'
-            )
+            raise ToolError(f'A challenge reaches at most {self.state.max_challenge_gap} places '
+                            'up.')
         if not (  # tennis_club.world:527
             winner.member_id == challenger.member_id or winner.member_id == opponent.member_id
         ):
@@ -1013,49 +929,40 @@ class TennisClub(Episode):
             )
         return result  # tennis_club.world:548
 
-    @tool(  # tennis_club.world:553
-        'Show a charge: member, booking, kind, amount, status and date.',
-        param('charge', arg.row('charges'), 'The charge id, e.g. CH0001.'), read_only=True,
-        where='tennis_club.world:553', returns=Charge,
-    )
+    @tool('Show a charge: member, booking, kind, amount, status and date.',
+          param('charge', arg.row('charges'), 'The charge id, e.g. CH0001.'), read_only=True,
+          where='tennis_club.world:553', returns=Charge)
     def tool_get_charge(self, charge: Charge) -> Charge:
         return charge  # tennis_club.world:556
 
-    @tool(  # tennis_club.world:559
-        "List a member's charges with kinds, amounts and status.", _PARAM_member,
-        param('status', arg.optional(arg.enum_of(ChargeStatus)), 'Only charges with this status.'),
-        read_only=True, where='tennis_club.world:559', returns=js.array(Charge),
-        shows=('list', ('row', 'charges')),
-    )
+    @tool("List a member's charges with kinds, amounts and status.", _PARAM_member,
+          param('status', arg.optional(arg.enum_of(ChargeStatus)),
+                'Only charges with this status.'),
+          read_only=True, where='tennis_club.world:559', returns=js.array(Charge),
+          shows=('list', ('row', 'charges')))
     def tool_list_charges(self, member: Member, status: ChargeStatus | None) -> tuple[str, ...]:
         return tuple([  # tennis_club.world:565
             _c18.charge_id for _c18 in rt.each(self, self.t_charges)
             if _c18.member == member.member_id and (status is None or _c18.status == status)
         ])
 
-    @tool(  # tennis_club.world:568
-        'Mark an unpaid charge paid.',
-        param('charge', arg.row('charges'), 'The id of an unpaid charge, e.g. CH0002.'),
-        where='tennis_club.world:568', returns=Charge,
-    )
+    @tool('Mark an unpaid charge paid.',
+          param('charge', arg.row('charges'), 'The id of an unpaid charge, e.g. CH0002.'),
+          where='tennis_club.world:568', returns=Charge)
     def tool_pay_charge(self, charge: Charge) -> Charge:
         if charge.status != _E12_ChargeStatus_unpaid:  # tennis_club.world:571
             self.fail(f'Charge {charge.charge_id} is {charge.status}, not unpaid.')
         self.set_field(charge, 'status', _E12_ChargeStatus_paid)  # tennis_club.world:572
         return charge  # tennis_club.world:573
 
-    @tool(  # tennis_club.world:576
-        'Waive an unpaid charge with a reason.',
-        param('charge', arg.row('charges'), 'The id of an unpaid charge, e.g. CH0006.'),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is waived.'),
-        where='tennis_club.world:576', returns=Charge,
-    )
+    @tool('Waive an unpaid charge with a reason.',
+          param('charge', arg.row('charges'), 'The id of an unpaid charge, e.g. CH0006.'),
+          param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is waived.'),
+          where='tennis_club.world:576', returns=Charge)
     def tool_waive_charge(self, charge: Charge, reason: str) -> Charge:
         if charge.status != _E12_ChargeStatus_unpaid:  # tennis_club.world:582
-            self.fail(
-                f'Charge {charge.charge_id} is {charge.status}, not unpaid; cannot waive it ('
-                f'{reason}).',
-            )
+            self.fail(f'Charge {charge.charge_id} is {charge.status}, not unpaid; cannot waive '
+                      f'it ({reason}).')
         self.set_field(charge, 'status', _E12_ChargeStatus_waived)  # tennis_club.world:583
         return charge  # tennis_club.world:584
 

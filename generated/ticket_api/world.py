@@ -116,20 +116,14 @@ class TicketAPI(Episode):
                 return position  # ticket_api.world:72
         return None  # ticket_api.world:75
 
-    @tool(  # ticket_api.world:80
-        'Create a ticket in the system and queue it.',
-        param('title', arg.TEXT, 'Title of the ticket.'),
-        param(
-            'description', arg.TEXT, 'Description of the ticket. Defaults to an empty string.',
-            default='',
-        ),
-        param(
-            'priority', arg.INT,
-            'Priority of the ticket, from 1 to 5. Defaults to 1. 5 is the highest priority.',
-            default=1,
-        ),
-        where='ticket_api.world:80', returns=js.mapping({}),
-    )
+    @tool('Create a ticket in the system and queue it.',
+          param('title', arg.TEXT, 'Title of the ticket.'),
+          param('description', arg.TEXT, 'Description of the ticket. Defaults to an empty string.',
+                default=''),
+          param('priority', arg.INT,
+                'Priority of the ticket, from 1 to 5. Defaults to 1. 5 is the highest priority.',
+                default=1),
+          where='ticket_api.world:80', returns=js.mapping({}))
     def tool_create_ticket(self, title: str, description: str, priority: int) -> dict[str, Any]:
         if not self.fn_logged_in():  # ticket_api.world:87
             raise ToolError('User not authenticated. Please log in to create a ticket.')
@@ -145,21 +139,17 @@ class TicketAPI(Episode):
         )
         return ticket  # ticket_api.world:99
 
-    @tool(  # ticket_api.world:105
-        'Get a specific ticket by its ID.',
-        param('ticket_id', arg.JSON, 'ID of the ticket to retrieve.'), read_only=True,
-        where='ticket_api.world:105', returns=js.mapping({}),
-    )
+    @tool('Get a specific ticket by its ID.',
+          param('ticket_id', arg.JSON, 'ID of the ticket to retrieve.'), read_only=True,
+          where='ticket_api.world:105', returns=js.mapping({}))
     def tool_get_ticket(self, ticket_id: Any) -> dict[str, Any]:
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:108
         if position is None:  # ticket_api.world:109
             self.fail(f'Ticket with ID {rt.text(ticket_id)} not found.')
         return self.state.ticket_queue[position]  # ticket_api.world:110
 
-    @tool(  # ticket_api.world:113
-        'Close a ticket.', param('ticket_id', arg.JSON, 'ID of the ticket to be closed.'),
-        where='ticket_api.world:113', returns=Status,
-    )
+    @tool('Close a ticket.', param('ticket_id', arg.JSON, 'ID of the ticket to be closed.'),
+          where='ticket_api.world:113', returns=Status)
     def tool_close_ticket(self, ticket_id: Any) -> Status:
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:114
         if position is None:  # ticket_api.world:115
@@ -172,15 +162,13 @@ class TicketAPI(Episode):
         ticket = {**ticket, 'status': 'Closed'}  # ticket_api.world:120
         # ticket_api.world:121
         self.set_state('ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))
-        # ticket_api.world:122
-        return Status(self.built(f'Ticket {rt.text(ticket_id)} has been closed successfully.'))
+        return Status(self.built(f'Ticket {rt.text(ticket_id)} has been '  # ticket_api.world:122
+                                 'closed successfully.'))
 
-    @tool(  # ticket_api.world:125
-        'Resolve a ticket with a resolution.',
-        param('ticket_id', arg.JSON, 'ID of the ticket to be resolved.'),
-        param('resolution', arg.TEXT, 'Resolution details for the ticket.'),
-        where='ticket_api.world:125', returns=Status,
-    )
+    @tool('Resolve a ticket with a resolution.',
+          param('ticket_id', arg.JSON, 'ID of the ticket to be resolved.'),
+          param('resolution', arg.TEXT, 'Resolution details for the ticket.'),
+          where='ticket_api.world:125', returns=Status)
     def tool_resolve_ticket(self, ticket_id: Any, resolution: str) -> Status:
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:131
         if position is None:  # ticket_api.world:132
@@ -194,19 +182,15 @@ class TicketAPI(Episode):
         ticket = {**ticket, 'resolution': resolution}  # ticket_api.world:137
         # ticket_api.world:138
         self.set_state('ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))
-        # ticket_api.world:139
-        return Status(self.built(f'Ticket {rt.text(ticket_id)} has been resolved successfully.'))
+        return Status(self.built(f'Ticket {rt.text(ticket_id)} has been '  # ticket_api.world:139
+                                 'resolved successfully.'))
 
-    @tool(  # ticket_api.world:142
-        'Modify the details of an existing ticket.',
-        param('ticket_id', arg.JSON, 'ID of the ticket to be changed.'),
-        param(
-            'updates', arg.map_of(arg.TEXT, arg.JSON),
-            'Dictionary containing the fields to be updated: title (str), description (str),\n'
-            'status (str) and priority (int), each optional.',
-        ),
-        where='ticket_api.world:142', returns=Status,
-    )
+    @tool('Modify the details of an existing ticket.',
+          param('ticket_id', arg.JSON, 'ID of the ticket to be changed.'),
+          param('updates', arg.map_of(arg.TEXT, arg.JSON),
+                'Dictionary containing the fields to be updated: title (str), description '
+                '(str),\nstatus (str) and priority (int), each optional.'),
+          where='ticket_api.world:142', returns=Status)
     def tool_edit_ticket(self, ticket_id: Any, updates: dict[str, Any]) -> Status:
         position: int | None = self.fn_find_ticket(ticket_id)  # ticket_api.world:151
         if position is None:  # ticket_api.world:152
@@ -226,29 +210,24 @@ class TicketAPI(Episode):
                 ticket = {**rt.each(self, ticket), name: updates[name]}  # ticket_api.world:165
         # ticket_api.world:168
         self.set_state('ticket_queue', rt.set_at(self.state.ticket_queue, position, ticket))
-        # ticket_api.world:169
-        return Status(self.built(f'Ticket {rt.text(ticket_id)} has been updated successfully.'))
+        return Status(self.built(f'Ticket {rt.text(ticket_id)} has been '  # ticket_api.world:169
+                                 'updated successfully.'))
 
-    @tool(  # ticket_api.world:172
-        'Authenticate a user for ticket system.',
-        param('username', arg.TEXT, 'Username of the user.'),
-        param('password', arg.TEXT, 'Password of the user.'), where='ticket_api.world:172',
-        returns=Success,
-    )
+    @tool('Authenticate a user for ticket system.',
+          param('username', arg.TEXT, 'Username of the user.'),
+          param('password', arg.TEXT, 'Password of the user.'), where='ticket_api.world:172',
+          returns=Success)
     def tool_ticket_login(self, username: str, password: str) -> Success:
         if not self.fn_truthy(username) or not self.fn_truthy(password):  # ticket_api.world:179
             return Success(False)  # ticket_api.world:180
         self.set_state('current_user', username)  # ticket_api.world:182
         return Success(True)  # ticket_api.world:183
 
-    @tool(  # ticket_api.world:186
-        'Get the login status of the currently authenticated user.', read_only=True,
-        where='ticket_api.world:186', returns=LoginStatus,
-    )
+    @tool('Get the login status of the currently authenticated user.', read_only=True,
+          where='ticket_api.world:186', returns=LoginStatus)
     def tool_ticket_get_login_status(self) -> LoginStatus:
         return LoginStatus(self.fn_logged_in())  # ticket_api.world:189
 
-    # ticket_api.world:192
     @tool('Log out the current user.', where='ticket_api.world:192', returns=Success)
     def tool_logout(self) -> Success:
         if not self.fn_logged_in():  # ticket_api.world:193
@@ -256,14 +235,10 @@ class TicketAPI(Episode):
         self.set_state('current_user', None)  # ticket_api.world:196
         return Success(True)  # ticket_api.world:197
 
-    @tool(  # ticket_api.world:200
-        'Get all tickets created by the current user, optionally filtered by status.',
-        param(
-            'status', arg.optional(arg.TEXT),
-            'Status to filter tickets by. If None, return all tickets.',
-        ),
-        read_only=True, where='ticket_api.world:200', returns=js.array(js.mapping({})),
-    )
+    @tool('Get all tickets created by the current user, optionally filtered by status.',
+          param('status', arg.optional(arg.TEXT),
+                'Status to filter tickets by. If None, return all tickets.'),
+          read_only=True, where='ticket_api.world:200', returns=js.array(js.mapping({})))
     def tool_get_user_tickets(self, status: str | None) -> tuple[dict[str, Any], ...]:
         if not self.fn_logged_in():  # ticket_api.world:207
             # ticket_api.world:208

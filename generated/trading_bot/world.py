@@ -178,36 +178,29 @@ class TradingBot(Episode):
         # trading_bot.world:247
         return abs(rt.to_number(rt.read(self, stock['percent_change']))) >= threshold
 
-    @tool(  # trading_bot.world:252
-        'Get the current time.', read_only=True, where='trading_bot.world:252', returns=CurrentTime
-    )
+    @tool('Get the current time.', read_only=True, where='trading_bot.world:252',
+          returns=CurrentTime)
     def tool_get_current_time(self) -> CurrentTime:
         # trading_bot.world:253
         return CurrentTime(format(rt.parse_datetime('2024-09-01T10:30:00'), '%I:%M %p'))
 
-    @tool(  # trading_bot.world:256
-        'Get the symbol of a stock by company name.',
-        param('name', arg.TEXT, 'Name of the company.'), read_only=True,
-        where='trading_bot.world:256', returns=Symbol,
-    )
+    @tool('Get the symbol of a stock by company name.',
+          param('name', arg.TEXT, 'Name of the company.'), read_only=True,
+          where='trading_bot.world:256', returns=Symbol)
     def tool_get_symbol_by_name(self, name: str) -> Symbol:
         # trading_bot.world:259
         return Symbol(rt.coalesce(_C_SYMBOLS.get(name), lambda: 'Stock not found'))
 
-    @tool(  # trading_bot.world:262
-        'Get the details of a stock.',
-        param('symbol', arg.TEXT, 'Symbol that uniquely identifies the stock.'), read_only=True,
-        where='trading_bot.world:262', returns=js.mapping({}),
-    )
+    @tool('Get the details of a stock.',
+          param('symbol', arg.TEXT, 'Symbol that uniquely identifies the stock.'), read_only=True,
+          where='trading_bot.world:262', returns=js.mapping({}))
     def tool_get_stock_info(self, symbol: str) -> dict[str, Any]:
         if symbol not in self.state.stocks:  # trading_bot.world:265
             self.fail(f'Stock with symbol \'{rt.text(symbol)}\' not found.')
         return self.state.stocks[symbol]  # trading_bot.world:266
 
-    @tool(  # trading_bot.world:269
-        'Get the details of an order.', param('order_id', arg.INT, 'ID of the order.'),
-        read_only=True, where='trading_bot.world:269', returns={},
-    )
+    @tool('Get the details of an order.', param('order_id', arg.INT, 'ID of the order.'),
+          read_only=True, where='trading_bot.world:269', returns={})
     def tool_get_order_details(self, order_id: int) -> Any:
         if order_id not in self.state.orders:  # trading_bot.world:271
             raise ToolError(rt.python_grown(
@@ -219,10 +212,8 @@ class TradingBot(Episode):
             ))
         return self.state.orders[order_id]  # trading_bot.world:272
 
-    @tool(  # trading_bot.world:275
-        'Cancel an order.', param('order_id', arg.INT, 'ID of the order to cancel.'),
-        where='trading_bot.world:275', returns=Cancelled,
-    )
+    @tool('Cancel an order.', param('order_id', arg.INT, 'ID of the order to cancel.'),
+          where='trading_bot.world:275', returns=Cancelled)
     def tool_cancel_order(self, order_id: int) -> Cancelled:
         if order_id not in self.state.orders:  # trading_bot.world:276
             raise ToolError(f'Order with ID {rt.text(order_id)} not found.')
@@ -230,20 +221,17 @@ class TradingBot(Episode):
         if 'status' not in order:  # trading_bot.world:278
             raise ToolError("'status'")
         if order['status'] == 'Completed':  # trading_bot.world:279
-            raise ToolError(
-                f'Can\'t cancel order {rt.text(order_id)}. Order is already completed.'
-            )
+            raise ToolError(f'Can\'t cancel order {rt.text(order_id)}. Order is already '
+                            'completed.')
         order = rt.json_set(order, 'status', 'Cancelled')  # trading_bot.world:280
         self.set_state('orders', {**self.state.orders, order_id: order})  # trading_bot.world:281
         return Cancelled(order_id, 'Cancelled')  # trading_bot.world:282
 
-    @tool(  # trading_bot.world:285
-        'Place an order.', param('order_type', arg.TEXT, 'Type of the order (Buy/Sell).'),
-        param('symbol', arg.TEXT, 'Symbol of the stock to trade.'),
-        param('price', arg.FLOAT, 'Price at which to place the order.'),
-        param('amount', arg.INT, 'Number of shares to trade.'), where='trading_bot.world:285',
-        returns=Placed,
-    )
+    @tool('Place an order.', param('order_type', arg.TEXT, 'Type of the order (Buy/Sell).'),
+          param('symbol', arg.TEXT, 'Symbol of the stock to trade.'),
+          param('price', arg.FLOAT, 'Price at which to place the order.'),
+          param('amount', arg.INT, 'Number of shares to trade.'), where='trading_bot.world:285',
+          returns=Placed)
     def tool_place_order(self, order_type: str, symbol: str, price: float, amount: int) -> Placed:
         if not self.state.authenticated:  # trading_bot.world:293
             raise ToolError('User not authenticated. Please log in to place an order.')
@@ -256,10 +244,8 @@ class TradingBot(Episode):
             # trading_bot.world:298
             balance: Any = rt.coalesce(self.state.account_info.get('balance'), lambda: 0)
             if total_cost > rt.to_number(rt.read(self, balance)):  # trading_bot.world:299
-                raise ToolError(
-                    f'Insufficient funds: required ${total_cost:.2f} but only $'
-                    f'{rt.to_number(rt.read(self, balance)):.2f} available.',
-                )
+                raise ToolError(f'Insufficient funds: required ${total_cost:.2f} but only $'
+                                f'{rt.to_number(rt.read(self, balance)):.2f} available.')
         order_id: int = self.state.order_counter  # trading_bot.world:301
         order: dict[str, Any] = {  # trading_bot.world:302
             'id': order_id, 'order_type': order_type, 'symbol': symbol, 'price': price,
@@ -272,11 +258,9 @@ class TradingBot(Episode):
         )
         return Placed(order_id, order_type, 'Pending', price, amount)  # trading_bot.world:315
 
-    @tool(  # trading_bot.world:324
-        'Withdraw funds from the account balance.',
-        param('amount', arg.NUMBER, 'Amount to withdraw from the account.'),
-        where='trading_bot.world:324', returns=Balance,
-    )
+    @tool('Withdraw funds from the account balance.',
+          param('amount', arg.NUMBER, 'Amount to withdraw from the account.'),
+          where='trading_bot.world:324', returns=Balance)
     def tool_withdraw_funds(self, amount: int | float) -> Balance:
         if not self.state.authenticated:  # trading_bot.world:327
             raise ToolError('User not authenticated. Please log in to make a transaction.')
@@ -302,36 +286,30 @@ class TradingBot(Episode):
         }
         # trading_bot.world:338
         self.set_state('transaction_history', self.state.transaction_history + (entry,))
-        # trading_bot.world:339
-        return Balance('Withdrawal successful', self.state.account_info['balance'])
+        return Balance('Withdrawal successful',  # trading_bot.world:339
+                       self.state.account_info['balance'])
 
-    @tool(  # trading_bot.world:342
-        'Get account information.', read_only=True, where='trading_bot.world:342',
-        returns=js.mapping({}),
-    )
+    @tool('Get account information.', read_only=True, where='trading_bot.world:342',
+          returns=js.mapping({}))
     def tool_get_account_info(self) -> dict[str, Any]:
         if not self.state.authenticated:  # trading_bot.world:343
             raise ToolError('User not authenticated. Please log in to view account information.')
         return self.state.account_info  # trading_bot.world:344
 
-    @tool(  # trading_bot.world:347
-        'Handle user login.', param('username', arg.TEXT, 'Username for authentication.'),
-        param('password', arg.TEXT, 'Password for authentication.'), where='trading_bot.world:347',
-        returns=Status,
-    )
+    @tool('Handle user login.', param('username', arg.TEXT, 'Username for authentication.'),
+          param('password', arg.TEXT, 'Password for authentication.'),
+          where='trading_bot.world:347', returns=Status)
     def tool_trading_login(self, username: str, password: str) -> Status:
         if self.state.authenticated:  # trading_bot.world:354
             return Status('Already logged in')  # trading_bot.world:355
         self.set_state('authenticated', True)  # trading_bot.world:357
         return Status('Logged in successfully')  # trading_bot.world:358
 
-    @tool(  # trading_bot.world:361
-        'Get the login status.', read_only=True, where='trading_bot.world:361', returns=LoginStatus
-    )
+    @tool('Get the login status.', read_only=True, where='trading_bot.world:361',
+          returns=LoginStatus)
     def tool_trading_get_login_status(self) -> LoginStatus:
         return LoginStatus(self.state.authenticated)  # trading_bot.world:362
 
-    # trading_bot.world:365
     @tool('Handle user logout for trading system.', where='trading_bot.world:365', returns=Status)
     def tool_trading_logout(self) -> Status:
         if not self.state.authenticated:  # trading_bot.world:366
@@ -339,11 +317,9 @@ class TradingBot(Episode):
         self.set_state('authenticated', False)  # trading_bot.world:369
         return Status('Logged out successfully')  # trading_bot.world:370
 
-    @tool(  # trading_bot.world:373
-        'Fund the account with the specified amount.',
-        param('amount', arg.NUMBER, 'Amount to fund the account with.'),
-        where='trading_bot.world:373', returns=Balance,
-    )
+    @tool('Fund the account with the specified amount.',
+          param('amount', arg.NUMBER, 'Amount to fund the account with.'),
+          where='trading_bot.world:373', returns=Balance)
     def tool_fund_account(self, amount: int | float) -> Balance:
         if not self.state.authenticated:  # trading_bot.world:376
             raise ToolError('User not authenticated. Please log in to fund the account.')
@@ -364,14 +340,12 @@ class TradingBot(Episode):
         }
         # trading_bot.world:385
         self.set_state('transaction_history', self.state.transaction_history + (entry,))
-        # trading_bot.world:386
-        return Balance('Account funded successfully', self.state.account_info['balance'])
+        return Balance('Account funded successfully',  # trading_bot.world:386
+                       self.state.account_info['balance'])
 
-    @tool(  # trading_bot.world:389
-        'Remove a stock from the watchlist.',
-        param('symbol', arg.TEXT, 'Symbol of the stock to remove.'), where='trading_bot.world:389',
-        returns=Status,
-    )
+    @tool('Remove a stock from the watchlist.',
+          param('symbol', arg.TEXT, 'Symbol of the stock to remove.'),
+          where='trading_bot.world:389', returns=Status)
     def tool_remove_stock_from_watchlist(self, symbol: str) -> Status:
         if not self.state.authenticated:  # trading_bot.world:392
             raise ToolError('User not authenticated. Please log in to modify the watchlist.')
@@ -379,10 +353,9 @@ class TradingBot(Episode):
             self.fail(f'Stock {rt.text(symbol)} not found in watchlist.')
         # trading_bot.world:394
         self.set_state('watch_list', rt.without(self.state.watch_list, symbol))
-        # trading_bot.world:395
-        return Status(self.built(f'Stock {rt.text(symbol)} removed from watchlist successfully.'))
+        return Status(self.built(f'Stock {rt.text(symbol)} removed from '  # trading_bot.world:395
+                                 'watchlist successfully.'))
 
-    # trading_bot.world:398
     @tool('Get the watchlist.', read_only=True, where='trading_bot.world:398', returns={})
     def tool_get_watchlist(self) -> Any:
         if not self.state.authenticated:  # trading_bot.world:401
@@ -390,10 +363,8 @@ class TradingBot(Episode):
             return ['Error: User not authenticated. Please log in to view the watchlist.']
         return {'watchlist': v.export_value(self.state.watch_list)}  # trading_bot.world:404
 
-    @tool(  # trading_bot.world:407
-        'Get the stock order ID history.', read_only=True, where='trading_bot.world:407',
-        returns={},
-    )
+    @tool('Get the stock order ID history.', read_only=True, where='trading_bot.world:407',
+          returns={})
     def tool_get_order_history(self) -> Any:
         if not self.state.authenticated:  # trading_bot.world:409
             # trading_bot.world:410
@@ -401,17 +372,12 @@ class TradingBot(Episode):
         # trading_bot.world:412
         return {'history': v.export_value(tuple(rt.each(self, self.state.orders).keys()))}
 
-    @tool(  # trading_bot.world:415
-        'Get the transaction history within a specified date range.',
-        param(
-            'start_date', arg.optional(arg.TEXT),
-            "Start date for the history (format: 'YYYY-MM-DD').",
-        ),
-        param(
-            'end_date', arg.optional(arg.TEXT), "End date for the history (format: 'YYYY-MM-DD')."
-        ),
-        read_only=True, where='trading_bot.world:415', returns={},
-    )
+    @tool('Get the transaction history within a specified date range.',
+          param('start_date', arg.optional(arg.TEXT),
+                "Start date for the history (format: 'YYYY-MM-DD')."),
+          param('end_date', arg.optional(arg.TEXT),
+                "End date for the history (format: 'YYYY-MM-DD')."),
+          read_only=True, where='trading_bot.world:415', returns={})
     def tool_get_transaction_history(self, start_date: str | None, end_date: str | None) -> Any:
         if not self.state.authenticated:  # trading_bot.world:421
             return [  # trading_bot.world:422
@@ -434,21 +400,17 @@ class TradingBot(Episode):
                 found = rt.each(self, found) + (transaction,)  # trading_bot.world:438
         return {'transaction_history': v.export_value(found)}  # trading_bot.world:441
 
-    @tool(  # trading_bot.world:444
-        'Get a list of stock symbols in the given sector.',
-        param('sector', arg.TEXT, "The sector to retrieve stocks from (e.g., 'Technology')."),
-        read_only=True, where='trading_bot.world:444', returns=StockList,
-    )
+    @tool('Get a list of stock symbols in the given sector.',
+          param('sector', arg.TEXT, "The sector to retrieve stocks from (e.g., 'Technology')."),
+          read_only=True, where='trading_bot.world:444', returns=StockList)
     def tool_get_available_stocks(self, sector: str) -> StockList:
         return StockList(rt.coalesce(_C_SECTORS.get(sector), lambda: ()))  # trading_bot.world:449
 
-    @tool(  # trading_bot.world:452
-        'Filter stocks based on a price range.',
-        param('stocks', arg.TEXT_LIST, 'List of stock symbols to filter.'),
-        param('min_price', arg.FLOAT, 'Minimum stock price.'),
-        param('max_price', arg.FLOAT, 'Maximum stock price.'), read_only=True,
-        where='trading_bot.world:452', returns=FilteredStocks,
-    )
+    @tool('Filter stocks based on a price range.',
+          param('stocks', arg.TEXT_LIST, 'List of stock symbols to filter.'),
+          param('min_price', arg.FLOAT, 'Minimum stock price.'),
+          param('max_price', arg.FLOAT, 'Maximum stock price.'), read_only=True,
+          where='trading_bot.world:452', returns=FilteredStocks)
     def tool_filter_stocks_by_price(
         self, stocks: tuple[str, ...], min_price: float, max_price: float
     ) -> FilteredStocks:
@@ -460,23 +422,19 @@ class TradingBot(Episode):
             <= max_price
         ]))
 
-    @tool(  # trading_bot.world:465
-        'Add a stock to the watchlist.',
-        param('stock', arg.TEXT, 'the stock symbol to add to the watchlist.'),
-        where='trading_bot.world:465', returns=Watchlist,
-    )
+    @tool('Add a stock to the watchlist.',
+          param('stock', arg.TEXT, 'the stock symbol to add to the watchlist.'),
+          where='trading_bot.world:465', returns=Watchlist)
     def tool_add_to_watchlist(self, stock: str) -> Watchlist:
         # trading_bot.world:469
         if stock not in rt.each(self, self.state.watch_list) and stock in self.state.stocks:
             self.set_state('watch_list', self.state.watch_list + (stock,))  # trading_bot.world:470
         return Watchlist(self.state.watch_list)  # trading_bot.world:472
 
-    @tool(  # trading_bot.world:475
-        'Notify if there is a significant price change in the stocks.',
-        param('stocks', arg.TEXT_LIST, 'List of stock symbols to check.'),
-        param('threshold', arg.FLOAT, 'Percentage change threshold to trigger a notification.'),
-        read_only=True, where='trading_bot.world:475', returns=Notification,
-    )
+    @tool('Notify if there is a significant price change in the stocks.',
+          param('stocks', arg.TEXT_LIST, 'List of stock symbols to check.'),
+          param('threshold', arg.FLOAT, 'Percentage change threshold to trigger a notification.'),
+          read_only=True, where='trading_bot.world:475', returns=Notification)
     def tool_notify_price_change(self, stocks: tuple[str, ...], threshold: float) -> Notification:
         changed: tuple[str, ...] = tuple([  # trading_bot.world:481
             _symbol2 for _symbol2 in rt.each(self, stocks)
@@ -489,8 +447,8 @@ class TradingBot(Episode):
                 self, 'Stocks ' + self.built(rt.join(', ', rt.each(self, changed)))
                 + ' have significant price changes.',
             ))
-        # trading_bot.world:487
-        return Notification('No significant price changes in the selected stocks.')
+        return Notification('No significant price changes in the '  # trading_bot.world:487
+                            'selected stocks.')
 
 
 TradingBot.TOOLS = tools(TradingBot, arguments='dynamic', python_class='TradingBot')

@@ -168,9 +168,8 @@ _C_CREDIT_CARD_EXTENSION: dict[str, dict[str, Any]] = {'1234567812345678': {'car
 _C_BOOKING_RECORD_EXTENSION: dict[str, dict[str, Any]] = {'booking_901': {'card_id': '1234567812345678', 'travel_date': '2024-05-21', 'travel_from': 'SFO', 'travel_to': 'JFK', 'travel_class': 'economy', 'travel_cost': 400.0, 'transaction_id': 'trans_001'}, 'booking_902': {'card_id': '2345678923456789', 'travel_date': '2024-06-15', 'travel_from': 'LAX', 'travel_to': 'ORD', 'travel_class': 'business', 'travel_cost': 900.0, 'transaction_id': 'trans_002'}, 'booking_903': {'card_id': '3456789034567890', 'travel_date': '2024-07-01', 'travel_from': 'BOS', 'travel_to': 'RMS', 'travel_class': 'first', 'travel_cost': 1500.0, 'transaction_id': 'trans_003'}, 'booking_904': {'card_id': '4567890145678901', 'travel_date': '2024-08-21', 'travel_from': 'SFO', 'travel_to': 'ORD', 'travel_class': 'economy', 'travel_cost': 380.0, 'transaction_id': 'trans_004'}, 'booking_997': {'card_id': '9978997699789976', 'travel_date': '2024-03-15', 'travel_from': 'MPC', 'travel_to': 'WLB', 'travel_class': 'business', 'travel_cost': 900.0, 'transaction_id': 'trans_097'}, 'booking_998': {'card_id': '9989997799899989', 'travel_date': '2024-02-11', 'travel_from': 'SHD', 'travel_to': 'SVP', 'travel_class': 'economy', 'travel_cost': 450.0, 'transaction_id': 'trans_098'}, 'booking_999': {'card_id': '9999997899999999', 'travel_date': '2024-01-23', 'travel_from': 'RMS', 'travel_to': 'SBK', 'travel_class': 'first', 'travel_cost': 2200.0, 'transaction_id': 'trans_099'}, 'booking_900': {'card_id': '1000000790000000', 'travel_date': '2024-12-05', 'travel_from': 'SFO', 'travel_to': 'JFK', 'travel_class': 'business', 'travel_cost': 1300.0, 'transaction_id': 'trans_100'}, 'booking_401': {'card_id': '1234567812345678', 'travel_date': '2024-05-21', 'travel_from': 'SFO', 'travel_to': 'JFK', 'travel_class': 'economy', 'travel_cost': 400.0, 'transaction_id': 'trans_401'}, 'booking_402': {'card_id': '2345678923456789', 'travel_date': '2024-06-15', 'travel_from': 'LAX', 'travel_to': 'ORD', 'travel_class': 'business', 'travel_cost': 900.0, 'transaction_id': 'trans_002'}, 'booking_403': {'card_id': '3456789034567890', 'travel_date': '2024-07-01', 'travel_from': 'BOS', 'travel_to': 'RMS', 'travel_class': 'first', 'travel_cost': 1500.0, 'transaction_id': 'trans_403'}, 'booking_404': {'card_id': '4567890145678901', 'travel_date': '2024-08-21', 'travel_from': 'SFO', 'travel_to': 'ORD', 'travel_class': 'economy', 'travel_cost': 380.0, 'transaction_id': 'trans_404'}, 'booking_497': {'card_id': '9978997699789976', 'travel_date': '2024-03-15', 'travel_from': 'MPC', 'travel_to': 'WLB', 'travel_class': 'business', 'travel_cost': 900.0, 'transaction_id': 'trans_497'}, 'booking_498': {'card_id': '9989997799899989', 'travel_date': '2024-02-11', 'travel_from': 'SHD', 'travel_to': 'SVP', 'travel_class': 'economy', 'travel_cost': 450.0, 'transaction_id': 'trans_498'}, 'booking_499': {'card_id': '9999997899999999', 'travel_date': '2024-01-23', 'travel_from': 'RMS', 'travel_to': 'SBK', 'travel_class': 'first', 'travel_cost': 2200.0, 'transaction_id': 'trans_499'}, 'booking_400': {'card_id': '1000000790000000', 'travel_date': '2024-12-05', 'travel_from': 'SFO', 'travel_to': 'JFK', 'travel_class': 'business', 'travel_cost': 1300.0, 'transaction_id': 'trans_400'}}  # travel_api.world:514
 
 
-_PARAM_access_token = param(
-    'access_token', arg.TEXT, 'The access token obtained from the authenticate'
-)
+_PARAM_access_token = param('access_token', arg.TEXT,
+                            'The access token obtained from the authenticate')
 _PARAM_booking_id = param('booking_id', arg.TEXT, 'The ID of the booking')
 
 
@@ -282,17 +281,15 @@ class TravelAPI(Episode):
         elif travel_class == 'first':  # travel_api.world:727
             factor = 5  # travel_api.world:728
         else:
-            # travel_api.world:730
-            raise ToolError('Invalid travel class. Options are: economy, business, first.')
+            raise ToolError('Invalid travel class. Options are: economy, '  # travel_api.world:730
+                            'business, first.')
         digit_sum: int = 0  # travel_api.world:734
         for i in rt.each(self, rt.int_range(0, len(travel_date))):  # travel_api.world:735
             char: str = self.built(travel_date[i:i + 1:])  # travel_api.world:736
             if rt.read(self, char).isdigit():  # travel_api.world:737
                 if not rt.read(self, char).isdecimal():  # travel_api.world:738
-                    self.fail(
-                        'invalid literal for int() with base 10: '
-                        f'{rt.text(self.built(rt.python_repr(char)))}',
-                    )
+                    self.fail('invalid literal for int() with base 10: '
+                              f'{rt.text(self.built(rt.python_repr(char)))}')
                 digit_sum = rt.python_augmented(  # travel_api.world:739
                     self, '+', digit_sum, rt.to_int(rt.read(self, char))
                 )
@@ -326,27 +323,19 @@ class TravelAPI(Episode):
     def fn_insurance_refused(self, error: str) -> Insurance:  # travel_api.world:763
         return Insurance(None, False, error)  # travel_api.world:764
 
-    @tool(  # travel_api.world:769
-        'Authenticate the user with the travel API',
-        param(
-            'client_id', arg.TEXT, 'The client applications client_id supplied by App Management'
-        ),
-        param(
-            'client_secret', arg.TEXT,
-            'The client applications client_secret supplied by App Management',
-        ),
-        param(
-            'refresh_token', arg.TEXT, 'The refresh token obtained from the initial authentication'
-        ),
-        param(
-            'grant_type', arg.TEXT,
-            'The grant type of the authentication request. Here are the options: read_write, '
-            'read, write',
-        ),
-        param('user_first_name', arg.TEXT, 'The first name of the user'),
-        param('user_last_name', arg.TEXT, 'The last name of the user'),
-        where='travel_api.world:769', returns=Token,
-    )
+    @tool('Authenticate the user with the travel API',
+          param('client_id', arg.TEXT,
+                'The client applications client_id supplied by App Management'),
+          param('client_secret', arg.TEXT,
+                'The client applications client_secret supplied by App Management'),
+          param('refresh_token', arg.TEXT,
+                'The refresh token obtained from the initial authentication'),
+          param('grant_type', arg.TEXT,
+                'The grant type of the authentication request. Here are the options: read_write, '
+                'read, write'),
+          param('user_first_name', arg.TEXT, 'The first name of the user'),
+          param('user_last_name', arg.TEXT, 'The last name of the user'),
+          where='travel_api.world:769', returns=Token)
     def tool_authenticate_travel(
         self, client_id: str, client_secret: str, refresh_token: str, grant_type: str,
         user_first_name: str, user_last_name: str,
@@ -360,10 +349,8 @@ class TravelAPI(Episode):
         self.set_state('user_last_name', user_last_name)  # travel_api.world:786
         return Token(2, token, 'Bearer', grant_type)  # travel_api.world:787
 
-    @tool(  # travel_api.world:790
-        'Get the status of the login', read_only=True, where='travel_api.world:790',
-        returns=LoginStatus,
-    )
+    @tool('Get the status of the login', read_only=True, where='travel_api.world:790',
+          returns=LoginStatus)
     def tool_travel_get_login_status(self) -> LoginStatus:
         return LoginStatus(  # travel_api.world:791
             not (
@@ -371,36 +358,28 @@ class TravelAPI(Episode):
             ),
         )
 
-    @tool(  # travel_api.world:794
-        'Get the budget fiscal year',
-        param(
-            'lastModifiedAfter', arg.optional(arg.TEXT),
-            '[Optional] Use this field if you only want Fiscal Years that were changed after the '
-            'supplied date. The supplied date will be interpreted in the UTC time zone. If '
-            'lastModifiedAfter is not supplied, the service will return all Fiscal Years, '
-            'regardless of modified date. Example: 2016-03-29T16:12:20. Return in the format of '
-            'YYYY-MM-DDTHH:MM:SS.',
-        ),
-        param(
-            'includeRemoved', arg.optional(arg.TEXT),
-            '[Optional] If true, the service will return all Fiscal Years, including those that '
-            'were previously removed. If not supplied, this field defaults to false.',
-        ),
-        read_only=True, where='travel_api.world:794', returns=FiscalYear,
-    )
+    @tool('Get the budget fiscal year',
+          param('lastModifiedAfter', arg.optional(arg.TEXT),
+                '[Optional] Use this field if you only want Fiscal Years that were changed after '
+                'the supplied date. The supplied date will be interpreted in the UTC time zone. '
+                'If lastModifiedAfter is not supplied, the service will return all Fiscal Years, '
+                'regardless of modified date. Example: 2016-03-29T16:12:20. Return in the format '
+                'of YYYY-MM-DDTHH:MM:SS.'),
+          param('includeRemoved', arg.optional(arg.TEXT),
+                '[Optional] If true, the service will return all Fiscal Years, including those '
+                'that were previously removed. If not supplied, this field defaults to false.'),
+          read_only=True, where='travel_api.world:794', returns=FiscalYear)
     def tool_get_budget_fiscal_year(
         self, lastModifiedAfter: str | None, includeRemoved: str | None
     ) -> FiscalYear:
         return FiscalYear('2018')  # travel_api.world:801
 
-    @tool(  # travel_api.world:804
+    @tool(
         'Register a credit card',
         param('access_token', arg.TEXT, 'The access token obtained from the authenticate method'),
         param('card_number', arg.TEXT, 'The credit card number'),
-        param(
-            'expiration_date', arg.TEXT,
-            'The expiration date of the credit card in the format MM/YYYY',
-        ),
+        param('expiration_date', arg.TEXT,
+              'The expiration date of the credit card in the format MM/YYYY'),
         param('cardholder_name', arg.TEXT, 'The name of the cardholder'),
         param('card_verification_number', arg.INT, 'The card verification number'),
         where='travel_api.world:804', returns=CardId,
@@ -431,17 +410,13 @@ class TravelAPI(Episode):
         )
         return CardId(card_id)  # travel_api.world:829
 
-    @tool(  # travel_api.world:832
-        'Get the list of cost of a flight in USD based on location, date, and class',
-        param('travel_from', arg.TEXT, 'The 3 letter code of the departing airport'),
-        param('travel_to', arg.TEXT, 'The 3 letter code of the arriving airport'),
-        param('travel_date', arg.TEXT, "The date of the travel in the format 'YYYY-MM-DD'"),
-        param(
-            'travel_class', arg.TEXT,
-            'The class of the travel. Options are: economy, business, first.',
-        ),
-        where='travel_api.world:832', returns=CostList,
-    )
+    @tool('Get the list of cost of a flight in USD based on location, date, and class',
+          param('travel_from', arg.TEXT, 'The 3 letter code of the departing airport'),
+          param('travel_to', arg.TEXT, 'The 3 letter code of the arriving airport'),
+          param('travel_date', arg.TEXT, "The date of the travel in the format 'YYYY-MM-DD'"),
+          param('travel_class', arg.TEXT,
+                'The class of the travel. Options are: economy, business, first.'),
+          where='travel_api.world:832', returns=CostList)
     def tool_get_flight_cost(
         self, travel_from: str, travel_to: str, travel_date: str, travel_class: str
     ) -> CostList:
@@ -455,11 +430,9 @@ class TravelAPI(Episode):
             )
         ]))
 
-    @tool(  # travel_api.world:845
-        'Get the balance of a credit card', _PARAM_access_token,
-        param('card_id', arg.TEXT, 'The ID of the credit card'), read_only=True,
-        where='travel_api.world:845', returns=CardBalance,
-    )
+    @tool('Get the balance of a credit card', _PARAM_access_token,
+          param('card_id', arg.TEXT, 'The ID of the credit card'), read_only=True,
+          where='travel_api.world:845', returns=CardBalance)
     def tool_get_credit_card_balance(self, access_token: str, card_id: str) -> CardBalance:
         if self.state.token_expires_in == 0:  # travel_api.world:851
             raise ToolError('Token expired')
@@ -475,17 +448,15 @@ class TravelAPI(Episode):
         # travel_api.world:855
         return CardBalance(self.fn_key_of(self.state.credit_card_list[card_id], 'balance'))
 
-    @tool(  # travel_api.world:858
-        'Book a flight given the travel information. From and To should be the airport codes in '
-        'the IATA format.',
-        _PARAM_access_token,
-        param('card_id', arg.TEXT, 'The ID of the credit card to use for the booking'),
-        param('travel_date', arg.TEXT, 'The date of the travel in the format YYYY-MM-DD'),
-        param('travel_from', arg.TEXT, 'The location the travel is from'),
-        param('travel_to', arg.TEXT, 'The location the travel is to'),
-        param('travel_class', arg.TEXT, 'The class of the travel'), where='travel_api.world:858',
-        returns=Booking,
-    )
+    @tool('Book a flight given the travel information. From and To should be the airport codes '
+          'in the IATA format.',
+          _PARAM_access_token,
+          param('card_id', arg.TEXT, 'The ID of the credit card to use for the booking'),
+          param('travel_date', arg.TEXT, 'The date of the travel in the format YYYY-MM-DD'),
+          param('travel_from', arg.TEXT, 'The location the travel is from'),
+          param('travel_to', arg.TEXT, 'The location the travel is to'),
+          param('travel_class', arg.TEXT, 'The class of the travel'), where='travel_api.world:858',
+          returns=Booking)
     def tool_book_flight(
         self, access_token: str, card_id: str, travel_date: str, travel_from: str, travel_to: str,
         travel_class: str,
@@ -510,17 +481,16 @@ class TravelAPI(Episode):
             ))
         # travel_api.world:887
         if rt.attempt(lambda: rt.strptime(rt.read(self, travel_date), '%Y-%m-%d')) is None:
-            # travel_api.world:888
-            return self.fn_booking_refused('Invalid date format. Use YYYY-MM-DD.')
+            return self.fn_booking_refused('Invalid date format. Use '  # travel_api.world:888
+                                           'YYYY-MM-DD.')
         # travel_api.world:890
         if travel_class != 'economy' and travel_class != 'business' and travel_class != 'first':
-            return self.fn_booking_refused(  # travel_api.world:893
-                "Invalid travel class. Must be one of {'first', 'business', 'economy'}"
-            )
+            return self.fn_booking_refused("Invalid travel class. Must "  # travel_api.world:893
+                                           "be one of {'first', 'business', 'economy'}")
         # travel_api.world:898
         if self.built(f'{rt.text(travel_from)}|{rt.text(travel_to)}') not in _C_BASE_COSTS:
-            # travel_api.world:899
-            return self.fn_booking_refused('No available route for the given airports.')
+            return self.fn_booking_refused('No available route for the '  # travel_api.world:899
+                                           'given airports.')
         self.set_state(  # travel_api.world:901
             'flight_cost_lookup',
             self.fn_cost_lookup(travel_from, travel_to, travel_date, travel_class),
@@ -531,8 +501,8 @@ class TravelAPI(Episode):
             f'{rt.text(travel_date)}',
         ))
         if entry is None:  # travel_api.world:904
-            # travel_api.world:905
-            return self.fn_booking_refused('No available route for the given parameters')
+            return self.fn_booking_refused('No available route for the '  # travel_api.world:905
+                                           'given parameters')
         # travel_api.world:907
         travel_cost: float = (entry if entry is not None else rt.absent())['cost']
         balance: int | float = rt.to_number(rt.read(  # travel_api.world:908
@@ -542,8 +512,8 @@ class TravelAPI(Episode):
             return self.fn_booking_refused('Insufficient funds')  # travel_api.world:910
         # travel_api.world:913
         if self.state.budget_limit is not None and balance < rt.present(self.state.budget_limit):
-            # travel_api.world:914
-            return self.fn_booking_refused('Balance is less than budget limit')
+            return self.fn_booking_refused('Balance is less than budget '  # travel_api.world:914
+                                           'limit')
         self.set_state(  # travel_api.world:916
             'credit_card_list', {
                 **self.state.credit_card_list, card_id: {
@@ -569,12 +539,10 @@ class TravelAPI(Episode):
             self.state.booking_record if self.state.long_context else {}, None,
         )
 
-    @tool(  # travel_api.world:937
-        'Retrieve the invoice for a booking.', _PARAM_access_token,
-        param('booking_id', arg.optional(arg.TEXT), '[Optional] The ID of the booking'),
-        param('insurance_id', arg.optional(arg.TEXT), '[Optional] The ID of the insurance'),
-        read_only=True, where='travel_api.world:937', returns=InvoiceResult,
-    )
+    @tool('Retrieve the invoice for a booking.', _PARAM_access_token,
+          param('booking_id', arg.optional(arg.TEXT), '[Optional] The ID of the booking'),
+          param('insurance_id', arg.optional(arg.TEXT), '[Optional] The ID of the insurance'),
+          read_only=True, where='travel_api.world:937', returns=InvoiceResult)
     def tool_retrieve_invoice(
         self, access_token: str, booking_id: str | None, insurance_id: str | None
     ) -> InvoiceResult:
@@ -595,11 +563,10 @@ class TravelAPI(Episode):
             self.fn_key_of(booking, 'travel_cost'), self.fn_key_of(booking, 'transaction_id'),
         ))
 
-    @tool(  # travel_api.world:966
-        'Retrieve all booking history for the user.',
-        param('access_token', arg.TEXT, 'The access token obtained from the authenticate method.'),
-        read_only=True, where='travel_api.world:966', returns=BookingHistory,
-    )
+    @tool('Retrieve all booking history for the user.',
+          param('access_token', arg.TEXT,
+                'The access token obtained from the authenticate method.'),
+          read_only=True, where='travel_api.world:966', returns=BookingHistory)
     def tool_get_booking_history(self, access_token: str) -> BookingHistory:
         if self.state.token_expires_in == 0:  # travel_api.world:971
             raise ToolError('Token expired')
@@ -607,17 +574,13 @@ class TravelAPI(Episode):
             raise ToolError('Invalid access token')
         return BookingHistory(self.state.booking_record)  # travel_api.world:973
 
-    @tool(  # travel_api.world:976
-        'List all available airports', read_only=True, where='travel_api.world:976',
-        returns=js.array(js.STRING),
-    )
+    @tool('List all available airports', read_only=True, where='travel_api.world:976',
+          returns=js.array(js.STRING))
     def tool_list_all_airports(self) -> tuple[str, ...]:
         return _C_AIRPORTS  # travel_api.world:977
 
-    @tool(  # travel_api.world:980
-        'Cancel a booking', _PARAM_access_token, _PARAM_booking_id, where='travel_api.world:980',
-        returns=Cancellation,
-    )
+    @tool('Cancel a booking', _PARAM_access_token, _PARAM_booking_id, where='travel_api.world:980',
+          returns=Cancellation)
     def tool_cancel_booking(self, access_token: str, booking_id: str) -> Cancellation:
         if self.state.token_expires_in == 0:  # travel_api.world:986
             return Cancellation(False, 'Token expired')  # travel_api.world:987
@@ -653,19 +616,16 @@ class TravelAPI(Episode):
         self.set_state('booking_record', rt.without_key(self.state.booking_record, booking_id))
         return Cancellation(True, None)  # travel_api.world:1007
 
-    @tool(  # travel_api.world:1010
-        'Compute the exchange rate between two currencies',
-        param(
-            'base_currency', arg.TEXT,
-            'The base currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN',
-        ),
-        param(
-            'target_currency', arg.TEXT,
-            'The target currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN',
-        ),
-        param('value', arg.NUMBER, 'The value to convert'), read_only=True,
-        where='travel_api.world:1010', returns=ExchangedValue,
-    )
+    @tool('Compute the exchange rate between two currencies',
+          param(
+              'base_currency', arg.TEXT,
+              'The base currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, MXN',
+          ),
+          param('target_currency', arg.TEXT,
+                'The target currency. [Enum]: USD, RMB, EUR, JPY, GBP, CAD, AUD, INR, RUB, BRL, '
+                'MXN'),
+          param('value', arg.NUMBER, 'The value to convert'), read_only=True,
+          where='travel_api.world:1010', returns=ExchangedValue)
     def tool_compute_exchange_rate(
         self, base_currency: str, target_currency: str, value: int | float
     ) -> ExchangedValue:
@@ -676,19 +636,16 @@ class TravelAPI(Episode):
         if target_currency == 'USD' and base_currency in _C_USD_RATES:  # travel_api.world:1022
             # travel_api.world:1024
             return ExchangedValue(round(value / _C_USD_RATES[base_currency], 2))
-        # travel_api.world:1026
-        raise ToolError('No available exchange rate for the given currencies.')
+        raise ToolError('No available exchange rate for the given '  # travel_api.world:1026
+                        'currencies.')
 
-    @tool(  # travel_api.world:1029
-        'Verify the traveler information',
-        param('first_name', arg.TEXT, 'The first name of the traveler'),
-        param('last_name', arg.TEXT, 'The last name of the traveler'),
-        param(
-            'date_of_birth', arg.TEXT, 'The date of birth of the traveler in the format YYYY-MM-DD'
-        ),
-        param('passport_number', arg.TEXT, 'The passport number of the traveler'), read_only=True,
-        where='travel_api.world:1029', returns=Verification,
-    )
+    @tool('Verify the traveler information',
+          param('first_name', arg.TEXT, 'The first name of the traveler'),
+          param('last_name', arg.TEXT, 'The last name of the traveler'),
+          param('date_of_birth', arg.TEXT,
+                'The date of birth of the traveler in the format YYYY-MM-DD'),
+          param('passport_number', arg.TEXT, 'The passport number of the traveler'),
+          read_only=True, where='travel_api.world:1029', returns=Verification)
     def tool_verify_traveler_information(
         self, first_name: str, last_name: str, date_of_birth: str, passport_number: str
     ) -> Verification:
@@ -705,8 +662,8 @@ class TravelAPI(Episode):
             )
         # travel_api.world:1044
         if rt.attempt(lambda: rt.strptime(rt.read(self, date_of_birth), '%Y-%m-%d')) is None:
-            # travel_api.world:1045
-            return Verification(False, 'Invalid date of birth format. Please use YYYY-MM-DD.')
+            return Verification(False,  # travel_api.world:1045
+                                'Invalid date of birth format. Please use YYYY-MM-DD.')
         # travel_api.world:1051
         born: dt.datetime = rt.strptime(rt.read(self, date_of_birth), '%Y-%m-%d')
         age: int = rt.bounded(self.clock.year - born.year)  # travel_api.world:1052
@@ -716,22 +673,19 @@ class TravelAPI(Episode):
         ):
             age = rt.python_augmented(self, '-', age, 1)  # travel_api.world:1054
         if age < 18:  # travel_api.world:1056
-            # travel_api.world:1057
-            return Verification(False, 'Traveler must be at least 18 years old.')
+            return Verification(False,  # travel_api.world:1057
+                                'Traveler must be at least 18 years old.')
         if not passport_number.startswith('US'):  # travel_api.world:1062
-            # travel_api.world:1063
-            return Verification(False, 'Passport must be issued by the United States.')
+            return Verification(False,  # travel_api.world:1063
+                                'Passport must be issued by the United States.')
         return Verification(True, None)  # travel_api.world:1068
 
-    @tool(  # travel_api.world:1071
-        'Set the budget limit for the user',
-        param(
-            'access_token', arg.TEXT,
-            'The access token obtained from the authentication process or initial configuration.',
-        ),
-        param('budget_limit', arg.FLOAT, 'The budget limit to set in USD'),
-        where='travel_api.world:1071', returns=BudgetLimit,
-    )
+    @tool('Set the budget limit for the user',
+          param('access_token', arg.TEXT,
+                'The access token obtained from the authentication process or initial '
+                'configuration.'),
+          param('budget_limit', arg.FLOAT, 'The budget limit to set in USD'),
+          where='travel_api.world:1071', returns=BudgetLimit)
     def tool_set_budget_limit(self, access_token: str, budget_limit: float) -> BudgetLimit:
         if self.state.token_expires_in == 0:  # travel_api.world:1077
             raise ToolError('Token expired')
@@ -740,28 +694,22 @@ class TravelAPI(Episode):
         self.set_state('budget_limit', budget_limit)  # travel_api.world:1080
         return BudgetLimit(budget_limit)  # travel_api.world:1081
 
-    @tool(  # travel_api.world:1084
-        'Get the nearest airport to the given location',
-        param(
-            'location', arg.TEXT,
-            'The name of the location. [Enum]: Rivermist, Stonebrook, Maplecrest, Silverpine, '
-            'Shadowridge, London, Paris, Sunset Valley, Oakendale, Willowbend, Crescent Hollow, '
-            'Autumnville, Pinehaven, Greenfield, San Francisco, Los Angeles, New York, Chicago, '
-            'Boston, Beijing, Hong Kong, Rome, Tokyo',
-        ),
-        read_only=True, where='travel_api.world:1084', returns=NearestAirport,
-    )
+    @tool('Get the nearest airport to the given location',
+          param('location', arg.TEXT,
+                'The name of the location. [Enum]: Rivermist, Stonebrook, Maplecrest, '
+                'Silverpine, Shadowridge, London, Paris, Sunset Valley, Oakendale, Willowbend, '
+                'Crescent Hollow, Autumnville, Pinehaven, Greenfield, San Francisco, Los '
+                'Angeles, New York, Chicago, Boston, Beijing, Hong Kong, Rome, Tokyo'),
+          read_only=True, where='travel_api.world:1084', returns=NearestAirport)
     def tool_get_nearest_airport_by_city(self, location: str) -> NearestAirport:
         # travel_api.world:1089
         return NearestAirport(rt.coalesce(_C_CITY_AIRPORTS.get(location), lambda: 'Unknown'))
 
-    @tool(  # travel_api.world:1092
-        'Purchase insurance', _PARAM_access_token,
-        param('insurance_type', arg.TEXT, 'The type of insurance to purchase'), _PARAM_booking_id,
-        param('insurance_cost', arg.NUMBER, 'The cost of the insurance'),
-        param('card_id', arg.TEXT, 'The ID of the credit card to use for the'),
-        where='travel_api.world:1092', returns=Insurance,
-    )
+    @tool('Purchase insurance', _PARAM_access_token,
+          param('insurance_type', arg.TEXT, 'The type of insurance to purchase'),
+          _PARAM_booking_id, param('insurance_cost', arg.NUMBER, 'The cost of the insurance'),
+          param('card_id', arg.TEXT, 'The ID of the credit card to use for the'),
+          where='travel_api.world:1092', returns=Insurance)
     def tool_purchase_insurance(
         self, access_token: str, insurance_type: str, booking_id: str, insurance_cost: int | float,
         card_id: str,
@@ -793,24 +741,19 @@ class TravelAPI(Episode):
         # travel_api.world:1121
         return Insurance(rt.text(self.random_source().randint(100000000, 999999999)), True, None)
 
-    @tool(  # travel_api.world:1124
-        'Contact travel booking customer support, get immediate support on an issue with an '
-        'online call.',
-        _PARAM_booking_id, param('message', arg.TEXT, 'The message to send to customer support'),
-        read_only=True, where='travel_api.world:1124', returns=SupportMessage,
-    )
+    @tool('Contact travel booking customer support, get immediate support on an issue with an '
+          'online call.',
+          _PARAM_booking_id, param('message', arg.TEXT, 'The message to send to customer support'),
+          read_only=True, where='travel_api.world:1124', returns=SupportMessage)
     def tool_contact_customer_support(self, booking_id: str, message: str) -> SupportMessage:
         if booking_id not in self.state.booking_record:  # travel_api.world:1130
             raise ToolError('Booking not found')
-        return SupportMessage(  # travel_api.world:1131
-            'Thank you for contacting customer support. Your message has been received and we '
-            'will get back to you shortly.',
-        )
+        return SupportMessage('Thank you for contacting customer '  # travel_api.world:1131
+                              'support. Your message has been received and we will get back to '
+                              'you shortly.')
 
-    @tool(  # travel_api.world:1136
-        'Get all registered credit cards', read_only=True, where='travel_api.world:1136',
-        returns=CreditCards,
-    )
+    @tool('Get all registered credit cards', read_only=True, where='travel_api.world:1136',
+          returns=CreditCards)
     def tool_get_all_credit_cards(self) -> CreditCards:
         return CreditCards(self.state.credit_card_list)  # travel_api.world:1137
 

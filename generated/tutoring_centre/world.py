@@ -198,18 +198,14 @@ _RESULT_PackageInfo = js.closed({
     'package': Package, 'reserved_hours': js.NUMBER, 'free_hours': js.NUMBER
 })
 _PARAM_student = param('student', arg.row('students'), 'The student id, e.g. ST001.')
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'
-)
-_PARAM_tutor = param(
-    'tutor', arg.row('tutors', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$')),
-    'The tutor id, e.g. T01.',
-)
+_PARAM_name_contains = param('name_contains', arg.optional(arg.TEXT),
+                             'Part of the name, any case.')
+_PARAM_tutor = param('tutor', arg.row('tutors', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$')),
+                     'The tutor id, e.g. T01.')
 _PARAM_subject = param('subject', arg.enum_of(Subject), 'The subject.')
 _PARAM_starts_at = param('starts_at', arg.DATETIME, 'The start, e.g. 2025-10-08T10:00:00.')
-_PARAM_minutes = param(
-    'minutes', arg.refined(arg.INT, 30, 180), 'The length in minutes.', default=60
-)
+_PARAM_minutes = param('minutes', arg.refined(arg.INT, 30, 180), 'The length in minutes.',
+                       default=60)
 _PARAM_session = param('session', arg.row('sessions'), 'The session id, e.g. S0006.')
 _PARAM_session_ = param('session', arg.row('sessions'), 'The session id, e.g. S0005.')
 
@@ -279,27 +275,22 @@ class TutoringCentre(Episode):
                 and (_row90.hours_remaining == 0.0)
                 == (_row90.status == _E13_PackageStatus_exhausted)
             ):
-                raise InvariantError(
-                    'Hours never go below zero, never exceed what was bought, and a package is '
-                    'exhausted exactly at zero.',
-                    'tutoring_centre.world:188',
-                )
+                raise InvariantError('Hours never go below zero, never exceed what was bought, '
+                                     'and a package is exhausted exactly at zero.',
+                                     'tutoring_centre.world:188')
         if not all(  # tutoring_centre.world:191
             abs(_p91.hours_purchased - _p91.hours_remaining - self.fn_charged(_p91)) < 0.01
             for _p91 in rt.each(self, self.t_packages)
         ):
-            raise InvariantError(
-                "A package's used hours are the hours charged to its sessions.",
-                'tutoring_centre.world:191',
-            )
+            raise InvariantError("A package's used hours are the hours charged to its sessions.",
+                                 'tutoring_centre.world:191')
         if not all(  # tutoring_centre.world:194
             self.fn_reserved(_p92) <= _p92.hours_remaining + 0.0001
             for _p92 in rt.each(self, self.t_packages)
         ):
-            raise InvariantError(
-                'Booked sessions never need more hours than the package has left.',
-                'tutoring_centre.world:194',
-            )
+            raise InvariantError('Booked sessions never need more hours than the package has '
+                                 'left.',
+                                 'tutoring_centre.world:194')
         if not all(  # tutoring_centre.world:197
             self.t_packages[_s93.package].student == _s93.student
             and _s93.subject in rt.each(self, self.t_tutors[_s93.tutor].subjects)
@@ -308,11 +299,9 @@ class TutoringCentre(Episode):
             ))
             for _s93 in rt.each(self, self.t_sessions)
         ):
-            raise InvariantError(
-                "A session's package is its student's, its tutor teaches its subject, and a "
-                "booked session lies in the tutor's availability.",
-                'tutoring_centre.world:197',
-            )
+            raise InvariantError("A session's package is its student's, its tutor teaches its "
+                                 "subject, and a booked session lies in the tutor's availability.",
+                                 'tutoring_centre.world:197')
         if not all(  # tutoring_centre.world:200
             _s94.status != _E13_SessionStatus_booked and _s94.status != _E13_SessionStatus_attended
             or not self.fn_tutor_busy(
@@ -320,10 +309,8 @@ class TutoringCentre(Episode):
             )
             for _s94 in rt.each(self, self.t_sessions)
         ):
-            raise InvariantError(
-                'A tutor has no two overlapping booked or attended sessions.',
-                'tutoring_centre.world:200',
-            )
+            raise InvariantError('A tutor has no two overlapping booked or attended sessions.',
+                                 'tutoring_centre.world:200')
         if not all(  # tutoring_centre.world:203
             _s95.status != _E13_SessionStatus_booked and _s95.status != _E13_SessionStatus_attended
             or not self.fn_student_busy(
@@ -331,17 +318,13 @@ class TutoringCentre(Episode):
             )
             for _s95 in rt.each(self, self.t_sessions)
         ):
-            raise InvariantError(
-                'A student has no two overlapping booked or attended sessions.',
-                'tutoring_centre.world:203',
-            )
+            raise InvariantError('A student has no two overlapping booked or attended sessions.',
+                                 'tutoring_centre.world:203')
         for _row96 in rt.changed_rows(self, self.t_sessions):  # tutoring_centre.world:206
             if not self.fn_charged_ok(_row96):
-                raise InvariantError(
-                    'Attended and no-show sessions are charged their hours, booked ones nothing, '
-                    'cancelled ones nothing or their hours.',
-                    'tutoring_centre.world:206',
-                )
+                raise InvariantError('Attended and no-show sessions are charged their hours, '
+                                     'booked ones nothing, cancelled ones nothing or their hours.',
+                                     'tutoring_centre.world:206')
         if not all(  # tutoring_centre.world:209
             self.t_sessions[_n97.session].status == _E13_SessionStatus_attended
             and _n97.student == self.t_sessions[_n97.session].student
@@ -350,11 +333,9 @@ class TutoringCentre(Episode):
             == 1
             for _n97 in rt.each(self, self.t_notes)
         ):
-            raise InvariantError(
-                'A note belongs to an attended session, with its student and tutor, one note per '
-                'session.',
-                'tutoring_centre.world:209',
-            )
+            raise InvariantError('A note belongs to an attended session, with its student and '
+                                 'tutor, one note per session.',
+                                 'tutoring_centre.world:209')
         if not all(  # tutoring_centre.world:212
             len([_t100 for _t100 in rt.each(self, self.t_students) if _t100.email == _s99.email])
             == 1
@@ -476,20 +457,17 @@ class TutoringCentre(Episode):
             return 0.0  # tutoring_centre.world:446
         return left  # tutoring_centre.world:448
 
-    @tool(  # tutoring_centre.world:217
-        'Show a student by id: name, email, guardian phone, grade, birth date and joining day.',
-        _PARAM_student, read_only=True, where='tutoring_centre.world:217', returns=Student,
-    )
+    @tool('Show a student by id: name, email, guardian phone, grade, birth date and joining day.',
+          _PARAM_student, read_only=True, where='tutoring_centre.world:217', returns=Student)
     def tool_get_student(self, student: Student) -> Student:
         return student  # tutoring_centre.world:220
 
-    @tool(  # tutoring_centre.world:223
-        'Find students by part of the name, email or grade; with nothing given, list all.',
-        _PARAM_name_contains, param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
-        param('grade', arg.optional(arg.INT), 'Only students of this school year.'),
-        read_only=True, where='tutoring_centre.world:223', returns=js.array(Student),
-        shows=('list', ('row', 'students')),
-    )
+    @tool('Find students by part of the name, email or grade; with nothing given, list all.',
+          _PARAM_name_contains,
+          param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
+          param('grade', arg.optional(arg.INT), 'Only students of this school year.'),
+          read_only=True, where='tutoring_centre.world:223', returns=js.array(Student),
+          shows=('list', ('row', 'students')))
     def tool_find_students(
         self, name_contains: str | None, email: str | None, grade: int | None
     ) -> tuple[str, ...]:
@@ -509,21 +487,15 @@ class TutoringCentre(Episode):
             result = rt.each(self, result) + (s.student_id,)  # tutoring_centre.world:243
         return result  # tutoring_centre.world:245
 
-    @tool(  # tutoring_centre.world:248
-        'Register a new student.',
-        param('name', arg.refined(arg.TEXT, 1, 80), "The student's full name."),
-        param(
-            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-            "The student's email.",
-        ),
-        param(
-            'guardian_phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
-            "A guardian's phone, e.g. +447700900206.",
-        ),
-        param('grade', arg.refined(arg.INT, 1, 13), 'The school year.'),
-        param('date_of_birth', arg.DATE, 'The birth date.'), where='tutoring_centre.world:248',
-        returns=Student,
-    )
+    @tool('Register a new student.',
+          param('name', arg.refined(arg.TEXT, 1, 80), "The student's full name."),
+          param('email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
+                "The student's email."),
+          param('guardian_phone', arg.refined(arg.TEXT, pattern='^\\+[0-9]{7,15}$'),
+                "A guardian's phone, e.g. +447700900206."),
+          param('grade', arg.refined(arg.INT, 1, 13), 'The school year.'),
+          param('date_of_birth', arg.DATE, 'The birth date.'), where='tutoring_centre.world:248',
+          returns=Student)
     def tool_register_student(
         self, name: str, email: str, guardian_phone: str, grade: int, date_of_birth: dt.date
     ) -> Student:
@@ -547,21 +519,16 @@ class TutoringCentre(Episode):
         self.insert(self.t_students, student)  # tutoring_centre.world:267
         return student  # tutoring_centre.world:268
 
-    @tool(  # tutoring_centre.world:273
-        'Show a tutor by id: subjects, weekly availability, hourly rate and whether active.',
-        _PARAM_tutor, read_only=True, where='tutoring_centre.world:273', returns=_RESULT_Tutor,
-    )
+    @tool('Show a tutor by id: subjects, weekly availability, hourly rate and whether active.',
+          _PARAM_tutor, read_only=True, where='tutoring_centre.world:273', returns=_RESULT_Tutor)
     def tool_get_tutor(self, tutor: Tutor) -> Tutor:
         return tutor  # tutoring_centre.world:276
 
-    @tool(  # tutoring_centre.world:279
-        'Find active tutors by part of the name or a subject they teach.', _PARAM_name_contains,
-        param(
-            'subject', arg.optional(arg.enum_of(Subject)), 'Only tutors who teach this subject.'
-        ),
-        read_only=True, where='tutoring_centre.world:279', returns=js.array(_RESULT_Tutor),
-        shows=('list', ('row', 'tutors')),
-    )
+    @tool('Find active tutors by part of the name or a subject they teach.', _PARAM_name_contains,
+          param('subject', arg.optional(arg.enum_of(Subject)),
+                'Only tutors who teach this subject.'),
+          read_only=True, where='tutoring_centre.world:279', returns=js.array(_RESULT_Tutor),
+          shows=('list', ('row', 'tutors')))
     def tool_find_tutors(
         self, name_contains: str | None, subject: Subject | None
     ) -> tuple[str, ...]:
@@ -580,13 +547,11 @@ class TutoringCentre(Episode):
             result = rt.each(self, result) + (t.tutor_id,)  # tutoring_centre.world:297
         return result  # tutoring_centre.world:299
 
-    @tool(  # tutoring_centre.world:302
-        'Active tutors who teach a subject and are free for a time: inside their weekly '
-        'availability and with no other session.',
-        _PARAM_subject, _PARAM_starts_at, _PARAM_minutes, read_only=True,
-        where='tutoring_centre.world:302', returns=js.array(_RESULT_Tutor),
-        shows=('list', ('row', 'tutors')),
-    )
+    @tool('Active tutors who teach a subject and are free for a time: inside their weekly '
+          'availability and with no other session.',
+          _PARAM_subject, _PARAM_starts_at, _PARAM_minutes, read_only=True,
+          where='tutoring_centre.world:302', returns=js.array(_RESULT_Tutor),
+          shows=('list', ('row', 'tutors')))
     def tool_find_available_tutors(
         self, subject: Subject, starts_at: dt.datetime, minutes: int
     ) -> tuple[str, ...]:
@@ -597,22 +562,19 @@ class TutoringCentre(Episode):
             and not self.fn_tutor_busy(_t7, starts_at, minutes, '')
         ])
 
-    @tool(  # tutoring_centre.world:314
-        'Show a package by id with its hours left, hours reserved by booked sessions and free '
-        'hours.',
-        param('package', arg.row('packages'), 'The package id, e.g. PK001.'), read_only=True,
-        where='tutoring_centre.world:314', returns=_RESULT_PackageInfo,
-        shows=('record', (('package', 'package', ('row', 'packages')),)),
-    )
+    @tool('Show a package by id with its hours left, hours reserved by booked sessions and free '
+          'hours.',
+          param('package', arg.row('packages'), 'The package id, e.g. PK001.'), read_only=True,
+          where='tutoring_centre.world:314', returns=_RESULT_PackageInfo,
+          shows=('record', (('package', 'package', ('row', 'packages')),)))
     def tool_get_package(self, package: Package) -> PackageInfo:
         return self.fn_package_info(package)  # tutoring_centre.world:317
 
-    @tool(  # tutoring_centre.world:320
-        "List a student's packages with their free hours, optionally by status.", _PARAM_student,
-        param('status', arg.optional(arg.enum_of(PackageStatus)), 'Only packages in this status.'),
-        read_only=True, where='tutoring_centre.world:320', returns=js.array(_RESULT_PackageInfo),
-        shows=('list', ('record', (('package', 'package', ('row', 'packages')),))),
-    )
+    @tool("List a student's packages with their free hours, optionally by status.", _PARAM_student,
+          param('status', arg.optional(arg.enum_of(PackageStatus)),
+                'Only packages in this status.'),
+          read_only=True, where='tutoring_centre.world:320', returns=js.array(_RESULT_PackageInfo),
+          shows=('list', ('record', (('package', 'package', ('row', 'packages')),))))
     def tool_list_packages(
         self, student: Student, status: PackageStatus | None
     ) -> tuple[PackageInfo, ...]:
@@ -621,16 +583,12 @@ class TutoringCentre(Episode):
             if _p8.student == student.student_id and (status is None or _p8.status == status)
         ])
 
-    @tool(  # tutoring_centre.world:329
-        'Buy a package of prepaid hours for a student; it costs the hours times the price per '
-        'hour and is valid for 180 days.',
-        param('student', arg.row('students'), 'The student id, e.g. ST005.'),
-        param(
-            'size', arg.enum_of(PackageSize),
-            'starter (5 hours), standard (10 hours) or intensive (20 hours).',
-        ),
-        where='tutoring_centre.world:329', returns=Package,
-    )
+    @tool('Buy a package of prepaid hours for a student; it costs the hours times the price per '
+          'hour and is valid for 180 days.',
+          param('student', arg.row('students'), 'The student id, e.g. ST005.'),
+          param('size', arg.enum_of(PackageSize),
+                'starter (5 hours), standard (10 hours) or intensive (20 hours).'),
+          where='tutoring_centre.world:329', returns=Package)
     def tool_buy_package(self, student: Student, size: PackageSize) -> Package:
         size_name: str = f'{size}'  # tutoring_centre.world:335
         # tutoring_centre.world:336
@@ -651,27 +609,23 @@ class TutoringCentre(Episode):
         self.insert(self.t_packages, package)  # tutoring_centre.world:346
         return package  # tutoring_centre.world:347
 
-    @tool(  # tutoring_centre.world:352
-        'Show a session by id: student, tutor, subject, start, length, mode, status, package and '
-        'hours charged.',
-        param('session', arg.row('sessions'), 'The session id, e.g. S0001.'), read_only=True,
-        where='tutoring_centre.world:352', returns=Session,
-    )
+    @tool('Show a session by id: student, tutor, subject, start, length, mode, status, package '
+          'and hours charged.',
+          param('session', arg.row('sessions'), 'The session id, e.g. S0001.'), read_only=True,
+          where='tutoring_centre.world:352', returns=Session)
     def tool_get_session(self, session: Session) -> Session:
         return session  # tutoring_centre.world:355
 
-    @tool(  # tutoring_centre.world:358
-        'Find sessions by student, tutor, day or status.',
-        param('student', arg.optional(arg.row('students')), 'Only sessions of this student id.'),
-        param(
-            'tutor', arg.optional(arg.row('tutors', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$'))),
-            'Only sessions with this tutor id.',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only sessions starting on this day.'),
-        param('status', arg.optional(arg.enum_of(SessionStatus)), 'Only sessions in this status.'),
-        read_only=True, where='tutoring_centre.world:358', returns=js.array(Session),
-        shows=('list', ('row', 'sessions')),
-    )
+    @tool('Find sessions by student, tutor, day or status.',
+          param('student', arg.optional(arg.row('students')), 'Only sessions of this student id.'),
+          param('tutor',
+                arg.optional(arg.row('tutors', arg.refined(arg.TEXT, pattern='^T[0-9]{2}$'))),
+                'Only sessions with this tutor id.'),
+          param('day', arg.optional(arg.DATE), 'Only sessions starting on this day.'),
+          param('status', arg.optional(arg.enum_of(SessionStatus)),
+                'Only sessions in this status.'),
+          read_only=True, where='tutoring_centre.world:358', returns=js.array(Session),
+          shows=('list', ('row', 'sessions')))
     def tool_find_sessions(
         self, student: Student | None, tutor: Tutor | None, day: dt.date | None,
         status: SessionStatus | None,
@@ -690,18 +644,14 @@ class TutoringCentre(Episode):
             result = rt.each(self, result) + (s.session_id,)  # tutoring_centre.world:380
         return result  # tutoring_centre.world:382
 
-    @tool(  # tutoring_centre.world:385
-        "Book a session with a tutor who teaches the subject and is available; its hours are "
-        "reserved in one of the student's packages.",
-        _PARAM_student, _PARAM_tutor, _PARAM_subject, _PARAM_starts_at, _PARAM_minutes,
-        param('mode', arg.enum_of(Mode), 'in_person or online.', default=_E4_Mode_in_person),
-        param(
-            'package', arg.optional(arg.row('packages')),
-            "The student's package to pay from; leave out for the active package expiring first "
-            "with enough free hours.",
-        ),
-        where='tutoring_centre.world:385', returns=Session,
-    )
+    @tool("Book a session with a tutor who teaches the subject and is available; its hours are "
+          "reserved in one of the student's packages.",
+          _PARAM_student, _PARAM_tutor, _PARAM_subject, _PARAM_starts_at, _PARAM_minutes,
+          param('mode', arg.enum_of(Mode), 'in_person or online.', default=_E4_Mode_in_person),
+          param('package', arg.optional(arg.row('packages')),
+                "The student's package to pay from; leave out for the active package expiring "
+                "first with enough free hours."),
+          where='tutoring_centre.world:385', returns=Session)
     def tool_book_session(
         self, student: Student, tutor: Tutor, subject: Subject, starts_at: dt.datetime,
         minutes: int, mode: Mode, package: Package | None,
@@ -732,10 +682,8 @@ class TutoringCentre(Episode):
                 key=lambda _p9: _p9.expires_on,
             )
             if len(options) <= 0:  # tutoring_centre.world:406
-                self.fail(
-                    f'Student {student.student_id} has no active package with {needed} free '
-                    'hours for that day.',
-                )
+                self.fail(f'Student {student.student_id} has no active package with {needed} '
+                          'free hours for that day.')
             chosen = self.t_packages[options[0]]  # tutoring_centre.world:407
         if chosen is None:  # tutoring_centre.world:409
             raise ToolError('No package.')
@@ -744,15 +692,11 @@ class TutoringCentre(Episode):
         if not (  # tutoring_centre.world:411
             chosen.status == _E13_PackageStatus_active and chosen.expires_on >= starts_at.date()
         ):
-            self.fail(
-                f'Package {chosen.package_id} is {chosen.status} or expires on '
-                f'{chosen.expires_on}, before the session.',
-            )
+            self.fail(f'Package {chosen.package_id} is {chosen.status} or expires on '
+                      f'{chosen.expires_on}, before the session.')
         if not (self.fn_free_hours(chosen) >= needed - 0.0001):  # tutoring_centre.world:412
-            self.fail(
-                f'Package {chosen.package_id} has only {self.fn_free_hours(chosen)} free hours; '
-                f'the session needs {needed}.',
-            )
+            self.fail(f'Package {chosen.package_id} has only {self.fn_free_hours(chosen)} free '
+                      f'hours; the session needs {needed}.')
         session: Session = Session(  # tutoring_centre.world:413
             session_id=self.next_id('session_ids', 'S{:04d}'), student=student.student_id,
             tutor=tutor.tutor_id, subject=subject, starts_at=starts_at,
@@ -762,17 +706,13 @@ class TutoringCentre(Episode):
         self.insert(self.t_sessions, session)  # tutoring_centre.world:422
         return session  # tutoring_centre.world:423
 
-    @tool(  # tutoring_centre.world:426
-        'Move a booked session to another time with the same tutor.', _PARAM_session,
-        param('starts_at', arg.DATETIME, 'The new start, e.g. 2025-10-09T15:00:00.'),
-        where='tutoring_centre.world:426', returns=Session,
-    )
+    @tool('Move a booked session to another time with the same tutor.', _PARAM_session,
+          param('starts_at', arg.DATETIME, 'The new start, e.g. 2025-10-09T15:00:00.'),
+          where='tutoring_centre.world:426', returns=Session)
     def tool_reschedule_session(self, session: Session, starts_at: dt.datetime) -> Session:
         if session.status != _E13_SessionStatus_booked:  # tutoring_centre.world:432
-            self.fail(
-                f'Session {session.session_id} is {session.status}: only booked sessions can be '
-                'rescheduled.',
-            )
+            self.fail(f'Session {session.session_id} is {session.status}: only booked sessions '
+                      'can be rescheduled.')
         if starts_at <= self.clock:  # tutoring_centre.world:433
             raise ToolError('The start is in the past.')
         # tutoring_centre.world:434
@@ -785,23 +725,18 @@ class TutoringCentre(Episode):
         if self.fn_student_busy(  # tutoring_centre.world:436
             self.t_students[session.student], starts_at, session.minutes, session.session_id
         ):
-            self.fail(
-                f'Student {self.t_students[session.student].student_id} has another session then.'
-            )
+            self.fail(f'Student {self.t_students[session.student].student_id} has another '
+                      'session then.')
         self.set_field(session, 'starts_at', starts_at)  # tutoring_centre.world:437
         return session  # tutoring_centre.world:438
 
-    @tool(  # tutoring_centre.world:451
-        'Cancel a booked session that has not started; cancelling less than 24 hours before the '
-        'start charges its hours.',
-        _PARAM_session, where='tutoring_centre.world:451', returns=Session,
-    )
+    @tool('Cancel a booked session that has not started; cancelling less than 24 hours before '
+          'the start charges its hours.',
+          _PARAM_session, where='tutoring_centre.world:451', returns=Session)
     def tool_cancel_session(self, session: Session) -> Session:
         if session.status != _E13_SessionStatus_booked:  # tutoring_centre.world:454
-            self.fail(
-                f'Session {session.session_id} is {session.status}: only booked sessions can be '
-                'cancelled.',
-            )
+            self.fail(f'Session {session.session_id} is {session.status}: only booked sessions '
+                      'can be cancelled.')
         if session.starts_at <= self.clock:  # tutoring_centre.world:455
             self.fail(f'Session {session.session_id} has already started.')
         # tutoring_centre.world:456
@@ -824,17 +759,13 @@ class TutoringCentre(Episode):
             )
         return session  # tutoring_centre.world:467
 
-    @tool(  # tutoring_centre.world:470
-        'Mark a booked session that has started as attended and deduct its hours from the '
-        'package.',
-        _PARAM_session_, where='tutoring_centre.world:470', returns=Session,
-    )
+    @tool('Mark a booked session that has started as attended and deduct its hours from the '
+          'package.',
+          _PARAM_session_, where='tutoring_centre.world:470', returns=Session)
     def tool_mark_attended(self, session: Session) -> Session:
         if session.status != _E13_SessionStatus_booked:  # tutoring_centre.world:473
-            self.fail(
-                f'Session {session.session_id} is {session.status}: only booked sessions can be '
-                'marked attended.',
-            )
+            self.fail(f'Session {session.session_id} is {session.status}: only booked sessions '
+                      'can be marked attended.')
         if session.starts_at > self.clock:  # tutoring_centre.world:474
             self.fail(f'Session {session.session_id} has not started yet.')
         h: float = self.fn_session_hours(session)  # tutoring_centre.world:475
@@ -853,16 +784,12 @@ class TutoringCentre(Episode):
         )
         return session  # tutoring_centre.world:484
 
-    @tool(  # tutoring_centre.world:487
-        'Mark a booked session whose student did not come as a no-show; its hours are charged.',
-        _PARAM_session_, where='tutoring_centre.world:487', returns=Session,
-    )
+    @tool('Mark a booked session whose student did not come as a no-show; its hours are charged.',
+          _PARAM_session_, where='tutoring_centre.world:487', returns=Session)
     def tool_mark_no_show(self, session: Session) -> Session:
         if session.status != _E13_SessionStatus_booked:  # tutoring_centre.world:490
-            self.fail(
-                f'Session {session.session_id} is {session.status}: only booked sessions can be '
-                'marked no-show.',
-            )
+            self.fail(f'Session {session.session_id} is {session.status}: only booked sessions '
+                      'can be marked no-show.')
         if session.starts_at > self.clock:  # tutoring_centre.world:491
             self.fail(f'Session {session.session_id} has not started yet.')
         h: float = self.fn_session_hours(session)  # tutoring_centre.world:492
@@ -881,25 +808,19 @@ class TutoringCentre(Episode):
         )
         return session  # tutoring_centre.world:501
 
-    @tool(  # tutoring_centre.world:506
-        'Show a progress note by id: session, student and tutor ids, time, understanding, '
-        'summary and homework.',
-        param('note', arg.row('notes'), 'The note id, e.g. N0001.'), read_only=True,
-        where='tutoring_centre.world:506', returns=ProgressNote,
-    )
+    @tool('Show a progress note by id: session, student and tutor ids, time, understanding, '
+          'summary and homework.',
+          param('note', arg.row('notes'), 'The note id, e.g. N0001.'), read_only=True,
+          where='tutoring_centre.world:506', returns=ProgressNote)
     def tool_get_note(self, note: ProgressNote) -> ProgressNote:
         return note  # tutoring_centre.world:509
 
-    @tool(  # tutoring_centre.world:512
-        "List a student's progress notes, newest first, optionally of one subject.",
-        _PARAM_student,
-        param(
-            'subject', arg.optional(arg.enum_of(Subject)),
-            'Only notes of sessions in this subject.',
-        ),
-        read_only=True, where='tutoring_centre.world:512', returns=js.array(ProgressNote),
-        shows=('list', ('row', 'notes')),
-    )
+    @tool("List a student's progress notes, newest first, optionally of one subject.",
+          _PARAM_student,
+          param('subject', arg.optional(arg.enum_of(Subject)),
+                'Only notes of sessions in this subject.'),
+          read_only=True, where='tutoring_centre.world:512', returns=js.array(ProgressNote),
+          shows=('list', ('row', 'notes')))
     def tool_list_notes(self, student: Student, subject: Subject | None) -> tuple[str, ...]:
         return rt.sorted_keys(  # tutoring_centre.world:518
             rt.each(self, [
@@ -910,17 +831,13 @@ class TutoringCentre(Episode):
             key=lambda _n11: _n11.written_at, reverse=True,
         )
 
-    @tool(  # tutoring_centre.world:521
-        "Write the tutor's progress note for an attended session.",
-        param('session', arg.row('sessions'), 'The id of the attended session, e.g. S0005.'),
-        param(
-            'understanding', arg.refined(arg.INT, 1, 5),
-            'How well the student follows the topic, 1 to 5.',
-        ),
-        param('summary', arg.refined(arg.TEXT, 1, 500), 'What was covered and how it went.'),
-        param('homework', arg.refined(arg.TEXT, None, 300), 'Homework set, if any.', default=''),
-        where='tutoring_centre.world:521', returns=ProgressNote,
-    )
+    @tool("Write the tutor's progress note for an attended session.",
+          param('session', arg.row('sessions'), 'The id of the attended session, e.g. S0005.'),
+          param('understanding', arg.refined(arg.INT, 1, 5),
+                'How well the student follows the topic, 1 to 5.'),
+          param('summary', arg.refined(arg.TEXT, 1, 500), 'What was covered and how it went.'),
+          param('homework', arg.refined(arg.TEXT, None, 300), 'Homework set, if any.', default=''),
+          where='tutoring_centre.world:521', returns=ProgressNote)
     def tool_write_progress_note(
         self, session: Session, understanding: int, summary: str, homework: str
     ) -> ProgressNote:

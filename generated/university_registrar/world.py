@@ -213,25 +213,19 @@ _ROW_enrolments = arg.row(
 _ROW_waitlist = arg.row(
     'waitlist', not_found=lambda ep, key: ep.built(f'Waitlist entry {key} not found.')
 )
-_PARAM_course = param(
-    'course', _ROW_courses,
-    'The course code (two to four capital letters and three digits), as search_courses shows it.',
-)
-_PARAM_term = param(
-    'term', arg.optional(arg.refined(arg.TEXT, pattern='^20[0-9]{2}-(spring|fall)$')),
-    'Only sections of this term: the year and spring or fall, e.g. 2026-fall.',
-)
-_PARAM_student = param(
-    'student', _ROW_students, 'The student id (S and five digits), as search_students shows it.'
-)
-_PARAM_section = param(
-    'section', _ROW_sections,
-    "The section id (the course code, a dash and the section's code), as find_sections shows it.",
-)
-_PARAM_enrolment = param(
-    'enrolment', _ROW_enrolments,
-    'The enrolment id (EN and four digits), as get_student_record shows it.',
-)
+_PARAM_course = param('course', _ROW_courses,
+                      'The course code (two to four capital letters and three digits), as '
+                      'search_courses shows it.')
+_PARAM_term = param('term',
+                    arg.optional(arg.refined(arg.TEXT, pattern='^20[0-9]{2}-(spring|fall)$')),
+                    'Only sections of this term: the year and spring or fall, e.g. 2026-fall.')
+_PARAM_student = param('student', _ROW_students,
+                       'The student id (S and five digits), as search_students shows it.')
+_PARAM_section = param('section', _ROW_sections,
+                       "The section id (the course code, a dash and the section's code), as "
+                       "find_sections shows it.")
+_PARAM_enrolment = param('enrolment', _ROW_enrolments,
+                         'The enrolment id (EN and four digits), as get_student_record shows it.')
 
 
 class _State(StateBase):
@@ -281,10 +275,8 @@ class UniversityRegistrar(Episode):
             self.fn_seats_taken(_s116) <= _s116.capacity
             for _s116 in rt.each(self, self.t_sections)
         ):
-            raise InvariantError(
-                'No section holds more students than its capacity.',
-                'university_registrar.world:191',
-            )
+            raise InvariantError('No section holds more students than its capacity.',
+                                 'university_registrar.world:191')
         if not all(  # university_registrar.world:194
             not self.fn_holds_seat(_e117) or len(self.fn_missing_prereqs(
                 self.t_students[_e117.student],
@@ -293,10 +285,9 @@ class UniversityRegistrar(Episode):
             == 0
             for _e117 in rt.each(self, self.t_enrolments)
         ):
-            raise InvariantError(
-                "Every student in a section has passed the course's prerequisites.",
-                'university_registrar.world:194',
-            )
+            raise InvariantError("Every student in a section has passed the course's "
+                                 "prerequisites.",
+                                 'university_registrar.world:194')
         if not all(  # university_registrar.world:197
             not self.fn_holds_seat(_e118) or len([
                 _o119 for _o119 in rt.each(self, self.t_enrolments)
@@ -308,26 +299,21 @@ class UniversityRegistrar(Episode):
             == 1
             for _e118 in rt.each(self, self.t_enrolments)
         ):
-            raise InvariantError(
-                'A student takes a course at most once per term.', 'university_registrar.world:197'
-            )
+            raise InvariantError('A student takes a course at most once per term.',
+                                 'university_registrar.world:197')
         for _row120 in rt.changed_rows(self, self.t_enrolments):  # university_registrar.world:200
             if not (
                 (_row120.status == _E15_EnrolmentStatus_completed) == (_row120.grade is not None)
             ):
-                raise InvariantError(
-                    'An enrolment has a grade exactly when it is completed.',
-                    'university_registrar.world:200',
-                )
+                raise InvariantError('An enrolment has a grade exactly when it is completed.',
+                                     'university_registrar.world:200')
         for _row121 in rt.changed_rows(self, self.t_enrolments):  # university_registrar.world:203
             if not (
                 (_row121.status == _E15_EnrolmentStatus_dropped)
                 == (_row121.dropped_at is not None)
             ):
-                raise InvariantError(
-                    'An enrolment has a drop time exactly when it is dropped.',
-                    'university_registrar.world:203',
-                )
+                raise InvariantError('An enrolment has a drop time exactly when it is dropped.',
+                                     'university_registrar.world:203')
         if not all(  # university_registrar.world:206
             not any(
                 _e123.student == _w122.student and _e123.section == _w122.section
@@ -336,9 +322,8 @@ class UniversityRegistrar(Episode):
             )
             for _w122 in rt.each(self, self.t_waitlist)
         ):
-            raise InvariantError(
-                'Nobody waits for a section they already sit in.', 'university_registrar.world:206'
-            )
+            raise InvariantError('Nobody waits for a section they already sit in.',
+                                 'university_registrar.world:206')
         if not all(  # university_registrar.world:209
             len([
                 _v125 for _v125 in rt.each(self, self.t_waitlist)
@@ -347,10 +332,8 @@ class UniversityRegistrar(Episode):
             == 1
             for _w124 in rt.each(self, self.t_waitlist)
         ):
-            raise InvariantError(
-                "A student is on a section's waitlist at most once.",
-                'university_registrar.world:209',
-            )
+            raise InvariantError("A student is on a section's waitlist at most once.",
+                                 'university_registrar.world:209')
         if not all(  # university_registrar.world:212
             self.fn_term_credits(
                 self.t_students[_e126.student], self.t_sections[_e126.section].term
@@ -358,9 +341,8 @@ class UniversityRegistrar(Episode):
             <= _C_MAX_CREDITS
             for _e126 in rt.each(self, self.t_enrolments)
         ):
-            raise InvariantError(
-                'Nobody holds more than 18 credits in a term.', 'university_registrar.world:212'
-            )
+            raise InvariantError('Nobody holds more than 18 credits in a term.',
+                                 'university_registrar.world:212')
         if not all(  # university_registrar.world:215
             _e127.status != _E15_EnrolmentStatus_enrolled
             or not any(
@@ -374,18 +356,16 @@ class UniversityRegistrar(Episode):
             )
             for _e127 in rt.each(self, self.t_enrolments)
         ):
-            raise InvariantError(
-                "A student's current sections of a term never meet at the same time.",
-                'university_registrar.world:215',
-            )
+            raise InvariantError("A student's current sections of a term never meet at the same "
+                                 "time.",
+                                 'university_registrar.world:215')
         for _row129 in rt.changed_rows(self, self.t_sections):  # university_registrar.world:218
             if not all(
                 self.fn_minutes_of(_m130.start) < self.fn_minutes_of(_m130.end)
                 for _m130 in rt.each(self, _row129.meetings)
             ):
-                raise InvariantError(
-                    'Every meeting ends after it starts.', 'university_registrar.world:218'
-                )
+                raise InvariantError('Every meeting ends after it starts.',
+                                     'university_registrar.world:218')
         for _row131 in rt.changed_rows(self, self.t_courses, ('prerequisites',)):
             rt.check_refs(self.t_courses, _row131.prerequisites, 'Course.prerequisites')
         for _row132 in rt.changed_rows(self, self.t_sections, ('course',)):
@@ -481,34 +461,31 @@ class UniversityRegistrar(Episode):
     def fn_enrol_problem(self, student: Student, section: Section) -> str:
         'Why the student cannot take a seat in the section, or an empty text when they can.'
         if student.status == _E13_StudentStatus_suspended:  # university_registrar.world:160
-            # university_registrar.world:161
-            return self.built(f'Student {student.id_} ({student.name}) is suspended.')
+            return self.built(f'Student {student.id_} ('  # university_registrar.world:161
+                              f'{student.name}) is suspended.')
         if self.clock.date() > section.ends_on:  # university_registrar.world:163
-            # university_registrar.world:164
-            return self.built(f'Section {section.id_} has already ended.')
+            return self.built(f'Section {section.id_} has '  # university_registrar.world:164
+                              'already ended.')
         if any(  # university_registrar.world:166
             _e8.student == student.id_ and self.t_sections[_e8.section].course == section.course
             and self.t_sections[_e8.section].term == section.term and self.fn_holds_seat(_e8)
             for _e8 in rt.each(self, self.t_enrolments)
         ):
-            return self.built(  # university_registrar.world:167
-                f'{student.name} is already enrolled in or has completed '
-                f'{self.t_courses[section.course].code} in {section.term}.',
-            )
+            return self.built(f'{student.name} is already '  # university_registrar.world:167
+                              'enrolled in or has completed '
+                              f'{self.t_courses[section.course].code} in {section.term}.')
         # university_registrar.world:169
         missing: tuple[str, ...] = self.fn_missing_prereqs(student, self.t_courses[section.course])
         if len(missing) > 0:  # university_registrar.world:170
-            codes: str = self.built(rt.join(  # university_registrar.world:171
-                ', ', rt.each(self, tuple(map(_GET_code, rt.rows(
-                    self.t_courses, rt.each(self, missing)
-                )))),
-            ))
-            # university_registrar.world:172
-            return self.built(f'Prerequisite not passed: {codes}.')
+            # university_registrar.world:171
+            codes: str = self.built(rt.join(', ', rt.each(self, tuple(map(_GET_code, rt.rows(
+                                                self.t_courses, rt.each(self, missing)
+                                            ))))))
+            return self.built('Prerequisite not passed: '  # university_registrar.world:172
+                              f'{codes}.')
         if self.fn_seats_taken(section) >= section.capacity:  # university_registrar.world:174
-            return self.built(  # university_registrar.world:175
-                f'Section {section.id_} is full ({section.capacity} seats); join the waitlist.'
-            )
+            return self.built(f'Section {section.id_} is full ('  # university_registrar.world:175
+                              f'{section.capacity} seats); join the waitlist.')
         clashes: tuple[str, ...] = tuple([  # university_registrar.world:177
             self.t_sections[_e10.section].id_ for _e10 in rt.each(self, self.t_enrolments)
             if _e10.student == student.id_ and _e10.status == _E15_EnrolmentStatus_enrolled
@@ -516,26 +493,23 @@ class UniversityRegistrar(Episode):
             and self.fn_meetings_clash(self.t_sections[_e10.section], section)
         ])
         if len(clashes) > 0:  # university_registrar.world:178
-            # university_registrar.world:179
-            ids: str = self.built(rt.join(', ', rt.each(self, clashes)))
+            ids: str = self.built(rt.join(', ',  # university_registrar.world:179
+                                          rt.each(self, clashes)))
             return self.built(f'Time clash with {ids}.')  # university_registrar.world:180
         credits_: int = rt.bounded(  # university_registrar.world:182
             self.fn_term_credits(student, section.term) + self.t_courses[section.course].credits_
         )
         if credits_ > _C_MAX_CREDITS:  # university_registrar.world:183
-            return self.built(  # university_registrar.world:184
-                f'This would bring {student.name} to {credits_} credits in {section.term}; the '
-                f'maximum is {_C_MAX_CREDITS}.',
-            )
+            return self.built(f'This would bring {student.name}'  # university_registrar.world:184
+                              f' to {credits_} credits in {section.term}; the maximum is '
+                              f'{_C_MAX_CREDITS}.')
         return ''  # university_registrar.world:186
 
-    @tool(  # university_registrar.world:223
-        'List the sections of a course with instructor, meetings, seats taken, capacity and '
-        'waitlist length.',
-        _PARAM_course, _PARAM_term, read_only=True, where='university_registrar.world:223',
-        returns=js.array(_RESULT_SectionInfo),
-        shows=('list', ('record', (('section', 'section', ('row', 'sections')),))),
-    )
+    @tool('List the sections of a course with instructor, meetings, seats taken, capacity and '
+          'waitlist length.',
+          _PARAM_course, _PARAM_term, read_only=True, where='university_registrar.world:223',
+          returns=js.array(_RESULT_SectionInfo),
+          shows=('list', ('record', (('section', 'section', ('row', 'sections')),))))
     def tool_find_sections(self, course: Course, term: str | None) -> tuple[SectionInfo, ...]:
         return tuple([  # university_registrar.world:229
             SectionInfo(
@@ -545,24 +519,22 @@ class UniversityRegistrar(Episode):
             if _s11.course == course.code and (term is None or _s11.term == term)
         ])
 
-    @tool(  # university_registrar.world:232
-        "Show a student's enrolments with grades, their waitlist entries, the sections of both "
-        "(course, term, instructor, meetings) and their credit load per term.",
-        _PARAM_student, read_only=True, where='university_registrar.world:232',
-        returns=js.closed({
-            'student': Student, 'enrolments': js.array(Enrolment),
-            'waitlist': js.array(WaitlistEntry), 'sections': js.array(_RESULT_Section),
-            'credits_by_term': js.mapping(js.INTEGER),
-        }),
-        shows=(
-            'record', (
-                ('student', 'student', ('row', 'students')),
-                ('enrolments', 'enrolments', ('list', ('row', 'enrolments'))),
-                ('waitlist', 'waitlist', ('list', ('row', 'waitlist'))),
-                ('sections', 'sections', ('list', ('row', 'sections'))),
-            ),
-        ),
-    )
+    @tool("Show a student's enrolments with grades, their waitlist entries, the sections of both "
+          "(course, term, instructor, meetings) and their credit load per term.",
+          _PARAM_student, read_only=True, where='university_registrar.world:232',
+          returns=js.closed({
+              'student': Student, 'enrolments': js.array(Enrolment),
+              'waitlist': js.array(WaitlistEntry), 'sections': js.array(_RESULT_Section),
+              'credits_by_term': js.mapping(js.INTEGER),
+          }),
+          shows=(
+              'record', (
+                  ('student', 'student', ('row', 'students')),
+                  ('enrolments', 'enrolments', ('list', ('row', 'enrolments'))),
+                  ('waitlist', 'waitlist', ('list', ('row', 'waitlist'))),
+                  ('sections', 'sections', ('list', ('row', 'sections'))),
+              ),
+          ))
     def tool_get_student_record(self, student: Student) -> StudentRecord:
         mine: tuple[str, ...] = tuple([  # university_registrar.world:237
             _e12.id_ for _e12 in rt.each(self, self.t_enrolments) if _e12.student == student.id_
@@ -595,22 +567,16 @@ class UniversityRegistrar(Episode):
             credits_,
         )
 
-    @tool(  # university_registrar.world:254
-        'Find students by name or program, with their ids, names, programs and status (active or '
-        'suspended).',
-        param(
-            'name', arg.TEXT,
-            'Part of the student\'s name, any case, e.g. "smith"; leave it out to list every '
-            'student.',
-            default='',
-        ),
-        param(
-            'program', arg.TEXT, 'Part of the program\'s name, any case, e.g. "biology".',
-            default='',
-        ),
-        read_only=True, where='university_registrar.world:254', returns=js.array(Student),
-        shows=('list', ('row', 'students')),
-    )
+    @tool('Find students by name or program, with their ids, names, programs and status (active '
+          'or suspended).',
+          param('name', arg.TEXT,
+                'Part of the student\'s name, any case, e.g. "smith"; leave it out to list every '
+                'student.',
+                default=''),
+          param('program', arg.TEXT, 'Part of the program\'s name, any case, e.g. "biology".',
+                default=''),
+          read_only=True, where='university_registrar.world:254', returns=js.array(Student),
+          shows=('list', ('row', 'students')))
     def tool_search_students(self, name: str, program: str) -> tuple[str, ...]:
         wanted: str = self.built(name.lower())  # university_registrar.world:260
         wanted_program: str = self.built(program.lower())  # university_registrar.world:261
@@ -620,18 +586,14 @@ class UniversityRegistrar(Episode):
             and rt.read(self, wanted_program) in rt.read(self, self.built(_s17.program.lower()))
         ])
 
-    @tool(  # university_registrar.world:265
-        'Find courses in the catalogue by title or code, with their codes, titles, credits and '
-        'prerequisites (course codes).',
-        param(
-            'title', arg.TEXT,
-            'Part of the course title or code, any case, e.g. "chemistry"; leave it out to list '
-            'the whole catalogue.',
-            default='',
-        ),
-        read_only=True, where='university_registrar.world:265', returns=js.array(Course),
-        shows=('list', ('row', 'courses')),
-    )
+    @tool('Find courses in the catalogue by title or code, with their codes, titles, credits and '
+          'prerequisites (course codes).',
+          param('title', arg.TEXT,
+                'Part of the course title or code, any case, e.g. "chemistry"; leave it out to '
+                'list the whole catalogue.',
+                default=''),
+          read_only=True, where='university_registrar.world:265', returns=js.array(Course),
+          shows=('list', ('row', 'courses')))
     def tool_search_courses(self, title: str) -> tuple[str, ...]:
         wanted: str = self.built(title.lower())  # university_registrar.world:270
         return tuple([  # university_registrar.world:271
@@ -640,39 +602,32 @@ class UniversityRegistrar(Episode):
             or rt.read(self, wanted) in rt.read(self, self.built(_c18.code.lower()))
         ])
 
-    @tool(  # university_registrar.world:274
-        'Read a course: its title, credits and prerequisites (course codes).', _PARAM_course,
-        read_only=True, where='university_registrar.world:274', returns=Course,
-    )
+    @tool('Read a course: its title, credits and prerequisites (course codes).', _PARAM_course,
+          read_only=True, where='university_registrar.world:274', returns=Course)
     def tool_get_course(self, course: Course) -> Course:
         return course  # university_registrar.world:279
 
-    @tool(  # university_registrar.world:282
-        'Read one section with its course, term, instructor, meetings, dates and drop deadline, '
-        'seats taken, capacity and waitlist length.',
-        _PARAM_section, read_only=True, where='university_registrar.world:282',
-        returns=_RESULT_SectionInfo,
-        shows=('record', (('section', 'section', ('row', 'sections')),)),
-    )
+    @tool('Read one section with its course, term, instructor, meetings, dates and drop '
+          'deadline, seats taken, capacity and waitlist length.',
+          _PARAM_section, read_only=True, where='university_registrar.world:282',
+          returns=_RESULT_SectionInfo,
+          shows=('record', (('section', 'section', ('row', 'sections')),)))
     def tool_get_section(self, section: Section) -> SectionInfo:
         return SectionInfo(  # university_registrar.world:287
             section.id_, self.fn_seats_taken(section), section.capacity,
             self.fn_waiting_count(section),
         )
 
-    @tool(  # university_registrar.world:295
-        'Find sections of any course by term, instructor or meeting day, with course, '
-        'instructor, meetings, seats taken, capacity and waitlist length.',
-        _PARAM_term,
-        param(
-            'instructor', arg.TEXT, 'Part of the instructor\'s name, any case, e.g. "smith".',
-            default='',
-        ),
-        param('day', arg.optional(arg.enum_of(Weekday)), 'Only sections meeting on this weekday.'),
-        read_only=True, where='university_registrar.world:295',
-        returns=js.array(_RESULT_SectionInfo),
-        shows=('list', ('record', (('section', 'section', ('row', 'sections')),))),
-    )
+    @tool('Find sections of any course by term, instructor or meeting day, with course, '
+          'instructor, meetings, seats taken, capacity and waitlist length.',
+          _PARAM_term,
+          param('instructor', arg.TEXT, 'Part of the instructor\'s name, any case, e.g. "smith".',
+                default=''),
+          param('day', arg.optional(arg.enum_of(Weekday)),
+                'Only sections meeting on this weekday.'),
+          read_only=True, where='university_registrar.world:295',
+          returns=js.array(_RESULT_SectionInfo),
+          shows=('list', ('record', (('section', 'section', ('row', 'sections')),))))
     def tool_search_sections(
         self, term: str | None, instructor: str, day: Weekday | None
     ) -> tuple[SectionInfo, ...]:
@@ -690,21 +645,18 @@ class UniversityRegistrar(Episode):
             ))
         ])
 
-    @tool(  # university_registrar.world:306
-        'Read an enrolment: its student, section, status, grade and when it was made or dropped.',
-        _PARAM_enrolment, read_only=True, where='university_registrar.world:306',
-        returns=Enrolment,
-    )
+    @tool('Read an enrolment: its student, section, status, grade and when it was made or '
+          'dropped.',
+          _PARAM_enrolment, read_only=True, where='university_registrar.world:306',
+          returns=Enrolment)
     def tool_get_enrolment(self, enrolment: Enrolment) -> Enrolment:
         return enrolment  # university_registrar.world:311
 
-    @tool(  # university_registrar.world:314
-        "List a section's enrolments (its class roster) with each student, status and grade.",
-        _PARAM_section,
-        param('include_dropped', arg.BOOL, 'Also list dropped enrolments.', default=False),
-        read_only=True, where='university_registrar.world:314', returns=js.array(Enrolment),
-        shows=('list', ('row', 'enrolments')),
-    )
+    @tool("List a section's enrolments (its class roster) with each student, status and grade.",
+          _PARAM_section,
+          param('include_dropped', arg.BOOL, 'Also list dropped enrolments.', default=False),
+          read_only=True, where='university_registrar.world:314', returns=js.array(Enrolment),
+          shows=('list', ('row', 'enrolments')))
     def tool_list_roster(self, section: Section, include_dropped: bool) -> tuple[str, ...]:
         return tuple([  # university_registrar.world:320
             _e21.id_ for _e21 in rt.each(self, self.t_enrolments)
@@ -712,12 +664,10 @@ class UniversityRegistrar(Episode):
             and (include_dropped or _e21.status != _E15_EnrolmentStatus_dropped)
         ])
 
-    @tool(  # university_registrar.world:323
-        "List a section's waitlist in queue order, first in line first, with each entry's "
-        "student and when they joined.",
-        _PARAM_section, read_only=True, where='university_registrar.world:323',
-        returns=js.array(WaitlistEntry), shows=('list', ('row', 'waitlist')),
-    )
+    @tool("List a section's waitlist in queue order, first in line first, with each entry's "
+          "student and when they joined.",
+          _PARAM_section, read_only=True, where='university_registrar.world:323',
+          returns=js.array(WaitlistEntry), shows=('list', ('row', 'waitlist')))
     def tool_list_waitlist(self, section: Section) -> tuple[str, ...]:
         return rt.sorted_keys(  # university_registrar.world:328
             rt.each(self, [
@@ -726,13 +676,12 @@ class UniversityRegistrar(Episode):
             key=lambda _w22: _w22.joined_at,
         )
 
-    @tool(  # university_registrar.world:333
-        "Enrol a student in a section. The section must have a free seat, the student must have "
-        "passed\nthe course's prerequisites, must not already take the course this term, must "
-        "have no time\nclash and stays within 18 credits a term. A waitlist entry for the "
-        "section is removed.",
-        _PARAM_student, _PARAM_section, where='university_registrar.world:333', returns=Enrolment,
-    )
+    @tool("Enrol a student in a section. The section must have a free seat, the student must "
+          "have passed\nthe course's prerequisites, must not already take the course this term, "
+          "must have no time\nclash and stays within 18 credits a term. A waitlist entry for the "
+          "section is removed.",
+          _PARAM_student, _PARAM_section, where='university_registrar.world:333',
+          returns=Enrolment)
     def tool_enrol(self, student: Student, section: Section) -> Enrolment:
         problem: str = self.fn_enrol_problem(student, section)  # university_registrar.world:343
         if problem != '':  # university_registrar.world:344
@@ -749,37 +698,27 @@ class UniversityRegistrar(Episode):
         self.insert(self.t_enrolments, enrolment)  # university_registrar.world:351
         return enrolment  # university_registrar.world:352
 
-    @tool(  # university_registrar.world:355
-        "Drop an enrolment, on or before the section's drop deadline; the seat is given back.",
-        _PARAM_enrolment, where='university_registrar.world:355', returns=Enrolment,
-    )
+    @tool("Drop an enrolment, on or before the section's drop deadline; the seat is given back.",
+          _PARAM_enrolment, where='university_registrar.world:355', returns=Enrolment)
     def tool_drop_enrolment(self, enrolment: Enrolment) -> Enrolment:
         if enrolment.status != _E15_EnrolmentStatus_enrolled:  # university_registrar.world:360
-            self.fail(
-                f'Enrolment {enrolment.id_} is {enrolment.status}; only enrolled enrolments can '
-                'be dropped.',
-            )
+            self.fail(f'Enrolment {enrolment.id_} is {enrolment.status}; only enrolled '
+                      'enrolments can be dropped.')
         # university_registrar.world:361
         if self.clock.date() > self.t_sections[enrolment.section].drop_deadline:
-            self.fail(
-                f'The drop deadline of {self.t_sections[enrolment.section].id_} was '
-                f'{self.t_sections[enrolment.section].drop_deadline}.',
-            )
+            self.fail(f'The drop deadline of {self.t_sections[enrolment.section].id_} was '
+                      f'{self.t_sections[enrolment.section].drop_deadline}.')
         self.set_fields(  # university_registrar.world:362
             enrolment, ('status', 'dropped_at'), _E15_EnrolmentStatus_dropped, self.clock
         )
         return enrolment  # university_registrar.world:364
 
-    @tool(  # university_registrar.world:369
-        'Put a student on the waitlist of a full section; returns their place in the queue.',
-        _PARAM_student,
-        param(
-            'section', _ROW_sections,
-            "The id of a full section (the course code, a dash and the section's code), as "
-            "find_sections shows it.",
-        ),
-        where='university_registrar.world:369', returns=WaitlistPosition,
-    )
+    @tool('Put a student on the waitlist of a full section; returns their place in the queue.',
+          _PARAM_student,
+          param('section', _ROW_sections,
+                "The id of a full section (the course code, a dash and the section's code), as "
+                "find_sections shows it."),
+          where='university_registrar.world:369', returns=WaitlistPosition)
     def tool_join_waitlist(self, student: Student, section: Section) -> WaitlistPosition:
         if student.status != _E13_StudentStatus_active:  # university_registrar.world:375
             self.fail(f'Student {student.id_} ({student.name}) is suspended.')
@@ -815,24 +754,18 @@ class UniversityRegistrar(Episode):
         # university_registrar.world:385
         return WaitlistPosition(entry.id_, self.fn_waiting_count(section))
 
-    @tool(  # university_registrar.world:388
-        'Take a student off a waitlist.',
-        param(
-            'entry', _ROW_waitlist,
-            'The waitlist entry id (W and three digits), as get_student_record or list_waitlist '
-            'shows it.',
-        ),
-        where='university_registrar.world:388', returns=WaitlistEntry,
-    )
+    @tool('Take a student off a waitlist.',
+          param('entry', _ROW_waitlist,
+                'The waitlist entry id (W and three digits), as get_student_record or '
+                'list_waitlist shows it.'),
+          where='university_registrar.world:388', returns=WaitlistEntry)
     def tool_leave_waitlist(self, entry: WaitlistEntry) -> WaitlistEntry:
         self.delete(self.t_waitlist, entry.id_)  # university_registrar.world:393
         return entry  # university_registrar.world:394
 
-    @tool(  # university_registrar.world:397
-        "Enrol the first student on a section's waitlist now that a seat is free (the same "
-        "checks as enrol); their entry is removed.",
-        _PARAM_section, where='university_registrar.world:397', returns=Enrolment,
-    )
+    @tool("Enrol the first student on a section's waitlist now that a seat is free (the same "
+          "checks as enrol); their entry is removed.",
+          _PARAM_section, where='university_registrar.world:397', returns=Enrolment)
     def tool_enrol_from_waitlist(self, section: Section) -> Enrolment:
         queue: tuple[str, ...] = rt.sorted_keys(  # university_registrar.world:402
             rt.each(self, [
@@ -848,10 +781,8 @@ class UniversityRegistrar(Episode):
         # university_registrar.world:406
         problem: str = self.fn_enrol_problem(self.t_students[first.student], section)
         if problem != '':  # university_registrar.world:407
-            self.fail(
-                f'The first student on the waitlist, {self.t_students[first.student].name}, '
-                f'cannot enrol: {problem}',
-            )
+            self.fail(f'The first student on the waitlist, {self.t_students[first.student].name}'
+                      f', cannot enrol: {problem}')
         self.delete(self.t_waitlist, first.id_)  # university_registrar.world:408
         enrolment: Enrolment = Enrolment(  # university_registrar.world:409
             id_=self.next_id('enrolment_ids', 'EN{:04d}'), student=first.student,
@@ -861,24 +792,20 @@ class UniversityRegistrar(Episode):
         self.insert(self.t_enrolments, enrolment)  # university_registrar.world:410
         return enrolment  # university_registrar.world:411
 
-    @tool(  # university_registrar.world:416
-        'Record the final grade of an enrolment once its section has ended; the enrolment is '
-        'then completed.',
-        _PARAM_enrolment, param('grade', arg.enum_of(Grade), 'The final grade: A, B, C, D or F.'),
-        where='university_registrar.world:416', returns=Enrolment,
-    )
+    @tool('Record the final grade of an enrolment once its section has ended; the enrolment is '
+          'then completed.',
+          _PARAM_enrolment,
+          param('grade', arg.enum_of(Grade), 'The final grade: A, B, C, D or F.'),
+          where='university_registrar.world:416', returns=Enrolment)
     def tool_record_grade(self, enrolment: Enrolment, grade: Grade) -> Enrolment:
         if enrolment.status != _E15_EnrolmentStatus_enrolled:  # university_registrar.world:422
-            self.fail(
-                f'Enrolment {enrolment.id_} is {enrolment.status}; only enrolled enrolments can '
-                'be graded.',
-            )
+            self.fail(f'Enrolment {enrolment.id_} is {enrolment.status}; only enrolled '
+                      'enrolments can be graded.')
         # university_registrar.world:423
         if self.clock.date() < self.t_sections[enrolment.section].ends_on:
-            self.fail(
-                f'Section {self.t_sections[enrolment.section].id_} ends on '
-                f'{self.t_sections[enrolment.section].ends_on}; grades can be recorded from then.',
-            )
+            self.fail(f'Section {self.t_sections[enrolment.section].id_} ends on '
+                      f'{self.t_sections[enrolment.section].ends_on}; grades can be recorded '
+                      'from then.')
         # university_registrar.world:424
         self.set_fields(enrolment, ('grade', 'status'), grade, _E15_EnrolmentStatus_completed)
         return enrolment  # university_registrar.world:426

@@ -245,13 +245,10 @@ class VehicleControlAPI(Episode):
     def _check_invariants(self) -> None:
         pass
 
-    @tool(  # vehicle_control.world:223
-        'Starts the engine of the vehicle.',
-        param(
-            'ignitionMode', arg.TEXT, 'The ignition mode of the vehicle. [Enum]: ["START", "STOP"]'
-        ),
-        where='vehicle_control.world:223', returns=EngineStatus,
-    )
+    @tool('Starts the engine of the vehicle.',
+          param('ignitionMode', arg.TEXT,
+                'The ignition mode of the vehicle. [Enum]: ["START", "STOP"]'),
+          where='vehicle_control.world:223', returns=EngineStatus)
     def tool_startEngine(self, ignitionMode: str) -> EngineStatus:
         if ignitionMode == 'STOP':  # vehicle_control.world:231
             self.set_state('engine_state', 'stopped')  # vehicle_control.world:232
@@ -259,19 +256,17 @@ class VehicleControlAPI(Episode):
             raise rt.KeptError(rt.python_grown(  # vehicle_control.world:235
                 self, 'All doors must be locked before starting the engine. Here are the unlocked '
                 'doors: '
-                + self.built(rt.join(
-                    ', ', rt.each(self, tuple([
-                        _d1 for _d1 in rt.each(self, self.state.doorStatus)
-                        if self.state.doorStatus[_d1] == 'unlocked'
-                    ])),
-                )),
+                + self.built(rt.join(', ', rt.each(self, tuple([
+                                         _d1 for _d1 in rt.each(self, self.state.doorStatus)
+                                         if self.state.doorStatus[_d1] == 'unlocked'
+                                     ])))),
             ))
         if self.state.brakePedalStatus != 'pressed':  # vehicle_control.world:237
-            # vehicle_control.world:238
-            raise rt.KeptError('Brake pedal needs to be pressed when starting the engine.')
+            raise rt.KeptError('Brake pedal needs to be pressed '  # vehicle_control.world:238
+                               'when starting the engine.')
         if self.state.brakePedalForce != 1000.0:  # vehicle_control.world:241
-            # vehicle_control.world:242
-            raise rt.KeptError('Must press the brake fully before starting the engine.')
+            raise rt.KeptError('Must press the brake fully before '  # vehicle_control.world:242
+                               'starting the engine.')
         if self.state.fuelLevel < _C_MIN_FUEL_LEVEL:  # vehicle_control.world:244
             raise rt.KeptError('Fuel tank is empty.')  # vehicle_control.world:245
         if ignitionMode != 'START':  # vehicle_control.world:247
@@ -281,15 +276,11 @@ class VehicleControlAPI(Episode):
             self.state.engine_state, self.state.fuelLevel, self.state.batteryVoltage
         )
 
-    @tool(  # vehicle_control.world:258
-        'Fills the fuel tank of the vehicle. The fuel tank can hold up to 50 gallons.',
-        param(
-            'fuelAmount', arg.NUMBER,
-            'The amount of fuel to fill in gallons; this is the additional fuel to add to the '
-            'tank.',
-        ),
-        where='vehicle_control.world:258', returns=FuelLevel,
-    )
+    @tool('Fills the fuel tank of the vehicle. The fuel tank can hold up to 50 gallons.',
+          param('fuelAmount', arg.NUMBER,
+                'The amount of fuel to fill in gallons; this is the additional fuel to add to '
+                'the tank.'),
+          where='vehicle_control.world:258', returns=FuelLevel)
     def tool_fillFuelTank(self, fuelAmount: int | float) -> FuelLevel:
         if fuelAmount < 0:  # vehicle_control.world:264
             raise ToolError('Fuel amount cannot be negative.')
@@ -304,16 +295,12 @@ class VehicleControlAPI(Episode):
         )
         return FuelLevel(self.state.fuelLevel)  # vehicle_control.world:269
 
-    @tool(  # vehicle_control.world:272
-        'Locks the doors of the vehicle.',
-        param('unlock', arg.BOOL, 'True if the doors are to be unlocked, False otherwise.'),
-        param(
-            'door', arg.TEXT_LIST,
-            'The list of doors to lock or unlock. [Enum]: ["driver", "passenger", "rear_left", '
-            '"rear_right"]',
-        ),
-        where='vehicle_control.world:272', returns=LockStatus,
-    )
+    @tool('Locks the doors of the vehicle.',
+          param('unlock', arg.BOOL, 'True if the doors are to be unlocked, False otherwise.'),
+          param('door', arg.TEXT_LIST,
+                'The list of doors to lock or unlock. [Enum]: ["driver", "passenger", '
+                '"rear_left", "rear_right"]'),
+          where='vehicle_control.world:272', returns=LockStatus)
     def tool_lockDoors(self, unlock: bool, door: tuple[str, ...]) -> LockStatus:
         wanted: str = 'unlocked' if unlock else 'locked'  # vehicle_control.world:278
         for d in rt.each(self, door):  # vehicle_control.world:279
@@ -330,27 +317,18 @@ class VehicleControlAPI(Episode):
             )
         return LockStatus(wanted, self.state.remainingUnlockedDoors)  # vehicle_control.world:292
 
-    @tool(  # vehicle_control.world:295
-        'Adjusts the climate control of the vehicle.',
-        param(
-            'temperature', arg.NUMBER, 'The temperature to set in degree. Default to be celsius.'
-        ),
-        param(
-            'unit', arg.optional(arg.TEXT),
-            '[Optional] The unit of temperature. [Enum]: ["celsius", "fahrenheit"]',
-            default='celsius',
-        ),
-        param(
-            'fanSpeed', arg.INT, '[Optional] The fan speed to set from 0 to 100. Default is 50.',
-            default=50,
-        ),
-        param(
-            'mode', arg.optional(arg.TEXT),
-            '[Optional] The climate mode to set. [Enum]: ["auto", "cool", "heat", "defrost"]',
-            default='auto',
-        ),
-        where='vehicle_control.world:295', returns=Climate,
-    )
+    @tool('Adjusts the climate control of the vehicle.',
+          param('temperature', arg.NUMBER,
+                'The temperature to set in degree. Default to be celsius.'),
+          param('unit', arg.optional(arg.TEXT),
+                '[Optional] The unit of temperature. [Enum]: ["celsius", "fahrenheit"]',
+                default='celsius'),
+          param('fanSpeed', arg.INT,
+                '[Optional] The fan speed to set from 0 to 100. Default is 50.', default=50),
+          param('mode', arg.optional(arg.TEXT),
+                '[Optional] The climate mode to set. [Enum]: ["auto", "cool", "heat", "defrost"]',
+                default='auto'),
+          where='vehicle_control.world:295', returns=Climate)
     def tool_adjustClimateControl(
         self, temperature: int | float, unit: str | None, fanSpeed: int, mode: str | None
     ) -> Climate:
@@ -369,26 +347,20 @@ class VehicleControlAPI(Episode):
         self.set_state('acMode', mode)  # vehicle_control.world:316
         return Climate(temperature, mode, self.state.humidityLevel)  # vehicle_control.world:318
 
-    @tool(  # vehicle_control.world:321
-        'Gets the outside temperature.', checks=False, where='vehicle_control.world:321',
-        returns=OutsideTemperature,
-    )
+    @tool('Gets the outside temperature.', checks=False, where='vehicle_control.world:321',
+          returns=OutsideTemperature)
     def tool_get_outside_temperature_from_google(self) -> OutsideTemperature:
         # vehicle_control.world:322
         return OutsideTemperature(self.random_source().uniform(-10.0, 40.0))
 
-    @tool(  # vehicle_control.world:325
-        'Gets the outside temperature.', read_only=True, where='vehicle_control.world:325',
-        returns={},
-    )
+    @tool('Gets the outside temperature.', read_only=True, where='vehicle_control.world:325',
+          returns={})
     def tool_get_outside_temperature_from_weather_com(self) -> Any:
         return {'error': 404}  # vehicle_control.world:328
 
-    @tool(  # vehicle_control.world:331
-        'Sets the headlights of the vehicle.',
-        param('mode', arg.TEXT, 'The mode of the headlights. [Enum]: ["on", "off", "auto"]'),
-        where='vehicle_control.world:331', returns=Headlights,
-    )
+    @tool('Sets the headlights of the vehicle.',
+          param('mode', arg.TEXT, 'The mode of the headlights. [Enum]: ["on", "off", "auto"]'),
+          where='vehicle_control.world:331', returns=Headlights)
     def tool_setHeadlights(self, mode: str) -> Headlights:
         if not (mode == 'on' or mode == 'off' or mode == 'auto'):  # vehicle_control.world:337
             raise ToolError('Invalid headlight mode.')
@@ -396,15 +368,11 @@ class VehicleControlAPI(Episode):
         self.set_state('headLightStatus', 'on' if mode == 'on' else 'off')
         return Headlights(self.state.headLightStatus)  # vehicle_control.world:340
 
-    @tool(  # vehicle_control.world:343
-        'Displays the status of the vehicle based on the provided display option.',
-        param(
-            'option', arg.TEXT,
-            'The option to display. [Enum]: ["fuel", "battery", "doors", "climate", '
-            '"headlights", "parkingBrake", "brakePedal", "engine"]',
-        ),
-        read_only=True, where='vehicle_control.world:343', returns=js.mapping({}),
-    )
+    @tool('Displays the status of the vehicle based on the provided display option.',
+          param('option', arg.TEXT,
+                'The option to display. [Enum]: ["fuel", "battery", "doors", "climate", '
+                '"headlights", "parkingBrake", "brakePedal", "engine"]'),
+          read_only=True, where='vehicle_control.world:343', returns=js.mapping({}))
     def tool_displayCarStatus(self, option: str) -> dict[str, Any]:
         status: dict[str, Any] = {}  # vehicle_control.world:348
         if option == 'fuel':  # vehicle_control.world:349
@@ -441,11 +409,9 @@ class VehicleControlAPI(Episode):
             raise ToolError('Invalid option')  # vehicle_control.world:377
         return status  # vehicle_control.world:379
 
-    @tool(  # vehicle_control.world:382
-        'Activates the parking brake of the vehicle.',
-        param('mode', arg.TEXT, 'The mode to set. [Enum]: ["engage", "release"]'),
-        where='vehicle_control.world:382', returns=ParkingBrake,
-    )
+    @tool('Activates the parking brake of the vehicle.',
+          param('mode', arg.TEXT, 'The mode to set. [Enum]: ["engage", "release"]'),
+          where='vehicle_control.world:382', returns=ParkingBrake)
     def tool_activateParkingBrake(self, mode: str) -> ParkingBrake:
         if not (mode == 'engage' or mode == 'release'):  # vehicle_control.world:387
             raise ToolError('Invalid mode')
@@ -461,15 +427,11 @@ class VehicleControlAPI(Episode):
             rt.as_float(self.state.slopeAngle),
         )
 
-    @tool(  # vehicle_control.world:404
-        'Presses the brake pedal based on pedal position. The brake pedal will be kept pressed '
-        'until released.',
-        param(
-            'pedalPosition', arg.NUMBER,
-            'Position of the brake pedal, between 0 (not pressed) and 1 (fully pressed).',
-        ),
-        where='vehicle_control.world:404', returns=BrakePedal,
-    )
+    @tool('Presses the brake pedal based on pedal position. The brake pedal will be kept pressed '
+          'until released.',
+          param('pedalPosition', arg.NUMBER,
+                'Position of the brake pedal, between 0 (not pressed) and 1 (fully pressed).'),
+          where='vehicle_control.world:404', returns=BrakePedal)
     def tool_pressBrakePedal(self, pedalPosition: int | float) -> BrakePedal:
         if not (0 <= pedalPosition and pedalPosition <= 1):  # vehicle_control.world:409
             raise ToolError('Pedal position must be between 0 and 1.')
@@ -482,25 +444,20 @@ class VehicleControlAPI(Episode):
         self.set_state('brakePedalForce', force)  # vehicle_control.world:419
         return BrakePedal('pressed', rt.to_float(force))  # vehicle_control.world:420
 
-    @tool(  # vehicle_control.world:423
-        'Releases the brake pedal of the vehicle.', where='vehicle_control.world:423',
-        returns=BrakePedal,
-    )
+    @tool('Releases the brake pedal of the vehicle.', where='vehicle_control.world:423',
+          returns=BrakePedal)
     def tool_releaseBrakePedal(self) -> BrakePedal:
         self.set_state('brakePedalStatus', 'released')  # vehicle_control.world:424
         self.set_state('brakePedalForce', 0.0)  # vehicle_control.world:425
         return BrakePedal('released', 0.0)  # vehicle_control.world:426
 
-    @tool(  # vehicle_control.world:429
-        'Sets the cruise control of the vehicle.',
-        param(
-            'speed', arg.FLOAT,
-            'The speed to set in m/h. The speed should be between 0 and 120 and a multiple of 5.',
-        ),
-        param('activate', arg.BOOL, 'True to activate the cruise control, False to deactivate.'),
-        param('distanceToNextVehicle', arg.FLOAT, 'The distance to the next vehicle in meters.'),
-        where='vehicle_control.world:429', returns=Cruise,
-    )
+    @tool('Sets the cruise control of the vehicle.',
+          param('speed', arg.FLOAT,
+                'The speed to set in m/h. The speed should be between 0 and 120 and a multiple '
+                'of 5.'),
+          param('activate', arg.BOOL, 'True to activate the cruise control, False to deactivate.'),
+          param('distanceToNextVehicle', arg.FLOAT, 'The distance to the next vehicle in meters.'),
+          where='vehicle_control.world:429', returns=Cruise)
     def tool_setCruiseControl(
         self, speed: float, activate: bool, distanceToNextVehicle: float
     ) -> Cruise:
@@ -518,59 +475,43 @@ class VehicleControlAPI(Episode):
             self.set_state('cruiseStatus', 'inactive')  # vehicle_control.world:453
         return Cruise(self.state.cruiseStatus, current, distance)  # vehicle_control.world:455
 
-    @tool(  # vehicle_control.world:458
-        'Gets the current speed of the vehicle.', checks=False, where='vehicle_control.world:458',
-        returns=Speed,
-    )
+    @tool('Gets the current speed of the vehicle.', checks=False,
+          where='vehicle_control.world:458', returns=Speed)
     def tool_get_current_speed(self) -> Speed:
         return Speed(self.random_source().uniform(0.0, 120.0))  # vehicle_control.world:459
 
-    @tool(  # vehicle_control.world:462
-        'Displays the log messages.',
-        param('messages', arg.TEXT_LIST, 'The list of messages to display.'), read_only=True,
-        where='vehicle_control.world:462', returns=Log,
-    )
+    @tool('Displays the log messages.',
+          param('messages', arg.TEXT_LIST, 'The list of messages to display.'), read_only=True,
+          where='vehicle_control.world:462', returns=Log)
     def tool_display_log(self, messages: tuple[str, ...]) -> Log:
         return Log(messages)  # vehicle_control.world:465
 
-    @tool(  # vehicle_control.world:468
-        'Estimates the milage of the vehicle given the distance needed to drive.',
-        param('distance', arg.NUMBER, 'The distance to travel in miles.'), read_only=True,
-        where='vehicle_control.world:468', returns=Feasibility,
-    )
+    @tool('Estimates the milage of the vehicle given the distance needed to drive.',
+          param('distance', arg.NUMBER, 'The distance to travel in miles.'), read_only=True,
+          where='vehicle_control.world:468', returns=Feasibility)
     def tool_estimate_drive_feasibility_by_mileage(self, distance: int | float) -> Feasibility:
         return Feasibility(  # vehicle_control.world:473
             not (rt.python_times(self.state.fuelLevel, _C_MILE_PER_GALLON) < distance)
         )
 
-    @tool(  # vehicle_control.world:476
-        'Converts the liter to gallon.',
-        param('liter', arg.FLOAT, 'The amount of liter to convert.'), read_only=True,
-        where='vehicle_control.world:476', returns=Gallons,
-    )
+    @tool('Converts the liter to gallon.',
+          param('liter', arg.FLOAT, 'The amount of liter to convert.'), read_only=True,
+          where='vehicle_control.world:476', returns=Gallons)
     def tool_liter_to_gallon(self, liter: float) -> Gallons:
         return Gallons(rt.python_times(liter, 0.264172))  # vehicle_control.world:479
 
-    @tool(  # vehicle_control.world:482
-        'Converts the gallon to liter.',
-        param('gallon', arg.FLOAT, 'The amount of gallon to convert.'), read_only=True,
-        where='vehicle_control.world:482', returns=Liters,
-    )
+    @tool('Converts the gallon to liter.',
+          param('gallon', arg.FLOAT, 'The amount of gallon to convert.'), read_only=True,
+          where='vehicle_control.world:482', returns=Liters)
     def tool_gallon_to_liter(self, gallon: float) -> Liters:
         return Liters(rt.python_times(gallon, 3.78541))  # vehicle_control.world:485
 
-    @tool(  # vehicle_control.world:488
-        'Estimates the distance between two cities.',
-        param(
-            'cityA', arg.TEXT, 'The zipcode of the first city.',
-            not_found='distance not found in database.',
-        ),
-        param(
-            'cityB', arg.TEXT, 'The zipcode of the second city.',
-            not_found='distance not found in database.',
-        ),
-        read_only=True, where='vehicle_control.world:488', returns=Distance,
-    )
+    @tool('Estimates the distance between two cities.',
+          param('cityA', arg.TEXT, 'The zipcode of the first city.',
+                not_found='distance not found in database.'),
+          param('cityB', arg.TEXT, 'The zipcode of the second city.',
+                not_found='distance not found in database.'),
+          read_only=True, where='vehicle_control.world:488', returns=Distance)
     def tool_estimate_distance(self, cityA: str, cityB: str) -> Distance:
         found: float | None = rt.coalesce_optional(  # vehicle_control.world:494
             _C_DISTANCES.get(self.built(f'{rt.text(cityA)}-{rt.text(cityB)}')),
@@ -580,24 +521,18 @@ class VehicleControlAPI(Episode):
             raise ToolError('distance not found in database.')
         return Distance(found)  # vehicle_control.world:496
 
-    @tool(  # vehicle_control.world:499
-        'Gets the zipcode based on the city.', param('city', arg.TEXT, 'The name of the city.'),
-        read_only=True, where='vehicle_control.world:499', returns=Zipcode,
-    )
+    @tool('Gets the zipcode based on the city.', param('city', arg.TEXT, 'The name of the city.'),
+          read_only=True, where='vehicle_control.world:499', returns=Zipcode)
     def tool_get_zipcode_based_on_city(self, city: str) -> Zipcode:
         for name in rt.each(self, _C_ZIPCODES):  # vehicle_control.world:503
             if name == city:  # vehicle_control.world:504
                 return Zipcode(_C_ZIPCODES[name])  # vehicle_control.world:505
         return Zipcode('00000')  # vehicle_control.world:508
 
-    @tool(  # vehicle_control.world:511
-        'Navigates to the destination.',
-        param(
-            'destination', arg.TEXT,
-            'The destination to navigate in the format of street, city, state.',
-        ),
-        where='vehicle_control.world:511', returns=Navigation,
-    )
+    @tool('Navigates to the destination.',
+          param('destination', arg.TEXT,
+                'The destination to navigate in the format of street, city, state.'),
+          where='vehicle_control.world:511', returns=Navigation)
     def tool_set_navigation(self, destination: str) -> Navigation:
         self.set_state('destination', destination)  # vehicle_control.world:516
         failure: str | None = rt.python_error_of(  # vehicle_control.world:519
@@ -608,10 +543,8 @@ class VehicleControlAPI(Episode):
         # vehicle_control.world:523
         return Navigation(rt.python_grown(self, 'Navigating to ' + destination))
 
-    @tool(  # vehicle_control.world:526
-        'Checks the tire pressure of the vehicle.', read_only=True,
-        where='vehicle_control.world:526', returns=TirePressure,
-    )
+    @tool('Checks the tire pressure of the vehicle.', read_only=True,
+          where='vehicle_control.world:526', returns=TirePressure)
     def tool_check_tire_pressure(self) -> TirePressure:
         mean: float = (  # vehicle_control.world:528
             rt.bounded_number(
@@ -631,10 +564,8 @@ class VehicleControlAPI(Episode):
             30 <= mean and mean <= 35, {},
         )
 
-    @tool(  # vehicle_control.world:539
-        'Finds the nearest tire shop.', read_only=True, where='vehicle_control.world:539',
-        returns=TireShop,
-    )
+    @tool('Finds the nearest tire shop.', read_only=True, where='vehicle_control.world:539',
+          returns=TireShop)
     def tool_find_nearest_tire_shop(self) -> TireShop:
         return TireShop('456 Oakwood Avenue, Rivermist, 83214')  # vehicle_control.world:540
 

@@ -266,10 +266,9 @@ _RESULT_VehicleInfo = js.closed({
 })
 _RESULT_PlateInfo = js.closed({'plate': Plate, 'vehicle': Vehicle})
 _PARAM_method = param('method', arg.enum_of(PaymentMethod), 'cash, card or check.')
-_PARAM_vehicle = param(
-    'vehicle', arg.row('vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')),
-    'The VIN.',
-)
+_PARAM_vehicle = param('vehicle',
+                       arg.row('vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')),
+                       'The VIN.')
 _PARAM_fine = param('fine', arg.row('fines'), 'The fine id, e.g. F0001.')
 
 
@@ -350,24 +349,20 @@ class VehicleRegistrationOffice(Episode):
             == 1
             for _v198 in rt.each(self, self.t_vehicles)
         ):
-            raise InvariantError(
-                'A vehicle has exactly one active plate.', 'vehicle_registration_office.world:261'
-            )
+            raise InvariantError('A vehicle has exactly one active plate.',
+                                 'vehicle_registration_office.world:261')
         # vehicle_registration_office.world:264
         for _row200 in rt.changed_rows(self, self.t_plates):
             if not (
                 (_row200.status == _E11_PlateStatus_lost) == (_row200.reported_lost_on is not None)
             ):
-                raise InvariantError(
-                    'A plate has a lost date exactly when it is lost.',
-                    'vehicle_registration_office.world:264',
-                )
+                raise InvariantError('A plate has a lost date exactly when it is lost.',
+                                     'vehicle_registration_office.world:264')
         # vehicle_registration_office.world:267
         if not all(self.fn_owner_ok(_v201) for _v201 in rt.each(self, self.t_vehicles)):
-            raise InvariantError(
-                "A vehicle's owner is the new owner of its latest title transfer.",
-                'vehicle_registration_office.world:267',
-            )
+            raise InvariantError("A vehicle's owner is the new owner of its latest title "
+                                 "transfer.",
+                                 'vehicle_registration_office.world:267')
         if not all(  # vehicle_registration_office.world:270
             len([
                 _r203 for _r203 in rt.each(self, self.t_registrations)
@@ -376,24 +371,18 @@ class VehicleRegistrationOffice(Episode):
             == 1
             for _v202 in rt.each(self, self.t_vehicles)
         ):
-            raise InvariantError(
-                'A vehicle has exactly one active registration.',
-                'vehicle_registration_office.world:270',
-            )
+            raise InvariantError('A vehicle has exactly one active registration.',
+                                 'vehicle_registration_office.world:270')
         # vehicle_registration_office.world:273
         for _row204 in rt.changed_rows(self, self.t_registrations):
             if not (_row204.expires_on > _row204.issued_on):
-                raise InvariantError(
-                    'A registration expires after it is issued.',
-                    'vehicle_registration_office.world:273',
-                )
+                raise InvariantError('A registration expires after it is issued.',
+                                     'vehicle_registration_office.world:273')
         # vehicle_registration_office.world:276
         for _row205 in rt.changed_rows(self, self.t_transfers):
             if not (_row205.to_owner != _row205.from_owner):
-                raise InvariantError(
-                    'A title transfer goes to another owner.',
-                    'vehicle_registration_office.world:276',
-                )
+                raise InvariantError('A title transfer goes to another owner.',
+                                     'vehicle_registration_office.world:276')
         if not all(  # vehicle_registration_office.world:279
             (_f206.status == _E10_FineStatus_paid) == (_f206.paid_on is not None)
             and len([
@@ -402,16 +391,14 @@ class VehicleRegistrationOffice(Episode):
             == (1 if _f206.status == _E10_FineStatus_paid else 0)
             for _f206 in rt.each(self, self.t_fines)
         ):
-            raise InvariantError(
-                'A fine has a payment day exactly when paid, and a paid fine exactly one payment.',
-                'vehicle_registration_office.world:279',
-            )
+            raise InvariantError('A fine has a payment day exactly when paid, and a paid fine '
+                                 'exactly one payment.',
+                                 'vehicle_registration_office.world:279')
         # vehicle_registration_office.world:282
         if not all(self.fn_payment_ok(_p208) for _p208 in rt.each(self, self.t_payments)):
-            raise InvariantError(
-                'A payment names exactly one of a fee or a fine and charges its amount.',
-                'vehicle_registration_office.world:282',
-            )
+            raise InvariantError('A payment names exactly one of a fee or a fine and charges its '
+                                 'amount.',
+                                 'vehicle_registration_office.world:282')
         if not all(  # vehicle_registration_office.world:285
             not _f209.active or len([
                 _g210 for _g210 in rt.each(self, self.t_fees)
@@ -422,10 +409,8 @@ class VehicleRegistrationOffice(Episode):
             == 1
             for _f209 in rt.each(self, self.t_fees)
         ):
-            raise InvariantError(
-                'There is at most one active fee per service and vehicle class.',
-                'vehicle_registration_office.world:285',
-            )
+            raise InvariantError('There is at most one active fee per service and vehicle class.',
+                                 'vehicle_registration_office.world:285')
         if not all(  # vehicle_registration_office.world:288
             len([
                 _p212 for _p212 in rt.each(self, self.t_owners)
@@ -434,9 +419,8 @@ class VehicleRegistrationOffice(Episode):
             == 1
             for _o211 in rt.each(self, self.t_owners)
         ):
-            raise InvariantError(
-                'Owner emails are unique.', 'vehicle_registration_office.world:288'
-            )
+            raise InvariantError('Owner emails are unique.',
+                                 'vehicle_registration_office.world:288')
         if not all(  # vehicle_registration_office.world:291
             len([
                 _p214 for _p214 in rt.each(self, self.t_owners)
@@ -445,16 +429,14 @@ class VehicleRegistrationOffice(Episode):
             == 1
             for _o213 in rt.each(self, self.t_owners)
         ):
-            raise InvariantError(
-                "Driver's license numbers are unique.", 'vehicle_registration_office.world:291'
-            )
+            raise InvariantError("Driver's license numbers are unique.",
+                                 'vehicle_registration_office.world:291')
         # vehicle_registration_office.world:294
         for _row215 in rt.changed_rows(self, self.t_vehicles):
             if not (_row215.year <= _row215.registered_on.year + 1):
-                raise InvariantError(
-                    "A vehicle's model year is at most the year after it was registered here.",
-                    'vehicle_registration_office.world:294',
-                )
+                raise InvariantError("A vehicle's model year is at most the year after it was "
+                                     "registered here.",
+                                     'vehicle_registration_office.world:294')
         for _row216 in rt.changed_rows(self, self.t_vehicles, ('owner',)):
             rt.check_refs(self.t_owners, _row216.owner, 'Vehicle.owner')
         for _row217 in rt.changed_rows(self, self.t_plates, ('vehicle',)):
@@ -602,26 +584,21 @@ class VehicleRegistrationOffice(Episode):
             ', ', rt.each(self, tuple(map(_GET_fine_id, rt.rows(self.t_fines, rt.each(self, fs)))))
         ))
 
-    @tool(  # vehicle_registration_office.world:299
-        'Show an owner by id: name, birth date, email, phone, address and license number.',
-        param('owner', arg.row('owners'), 'The owner id, e.g. O0001.'), read_only=True,
-        where='vehicle_registration_office.world:299', returns=Owner,
-    )
+    @tool('Show an owner by id: name, birth date, email, phone, address and license number.',
+          param('owner', arg.row('owners'), 'The owner id, e.g. O0001.'), read_only=True,
+          where='vehicle_registration_office.world:299', returns=Owner)
     def tool_get_owner(self, owner: Owner) -> Owner:
         return owner  # vehicle_registration_office.world:302
 
-    @tool(  # vehicle_registration_office.world:305
-        'Find owners by part of the name, email, license number or birth date; with nothing '
-        'given, list all.',
-        param('name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'),
-        param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
-        param(
-            'license_number', arg.optional(arg.TEXT), "The driver's license number, e.g. D1234567."
-        ),
-        param('date_of_birth', arg.optional(arg.DATE), 'The birth date.'), read_only=True,
-        where='vehicle_registration_office.world:305', returns=js.array(Owner),
-        shows=('list', ('row', 'owners')),
-    )
+    @tool('Find owners by part of the name, email, license number or birth date; with nothing '
+          'given, list all.',
+          param('name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'),
+          param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
+          param('license_number', arg.optional(arg.TEXT),
+                "The driver's license number, e.g. D1234567."),
+          param('date_of_birth', arg.optional(arg.DATE), 'The birth date.'), read_only=True,
+          where='vehicle_registration_office.world:305', returns=js.array(Owner),
+          shows=('list', ('row', 'owners')))
     def tool_find_owners(
         self, name_contains: str | None, email: str | None, license_number: str | None,
         date_of_birth: dt.date | None,
@@ -648,24 +625,17 @@ class VehicleRegistrationOffice(Episode):
             result = rt.each(self, result) + (o.owner_id,)  # vehicle_registration_office.world:330
         return result  # vehicle_registration_office.world:332
 
-    @tool(  # vehicle_registration_office.world:335
-        'Add a new owner.', param('name', arg.refined(arg.TEXT, 1, 80), "The owner's full name."),
-        param('date_of_birth', arg.DATE, 'The birth date.'),
-        param(
-            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-            "The owner's email.",
-        ),
-        param(
-            'phone', arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$'),
-            'The phone number, e.g. +1 217 555 0106.',
-        ),
-        param('address', arg.record(Address.load, _RESULT_Address), 'The postal address.'),
-        param(
-            'license_number', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{7}$'),
-            "The driver's license number, e.g. D6789012.",
-        ),
-        where='vehicle_registration_office.world:335', returns=Owner,
-    )
+    @tool('Add a new owner.',
+          param('name', arg.refined(arg.TEXT, 1, 80), "The owner's full name."),
+          param('date_of_birth', arg.DATE, 'The birth date.'),
+          param('email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
+                "The owner's email."),
+          param('phone', arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$'),
+                'The phone number, e.g. +1 217 555 0106.'),
+          param('address', arg.record(Address.load, _RESULT_Address), 'The postal address.'),
+          param('license_number', arg.refined(arg.TEXT, pattern='^[A-Z][0-9]{7}$'),
+                "The driver's license number, e.g. D6789012."),
+          where='vehicle_registration_office.world:335', returns=Owner)
     def tool_create_owner(
         self, name: str, date_of_birth: dt.date, email: str, phone: str, address: Address,
         license_number: str,
@@ -694,34 +664,28 @@ class VehicleRegistrationOffice(Episode):
         self.insert(self.t_owners, created)  # vehicle_registration_office.world:357
         return created  # vehicle_registration_office.world:358
 
-    @tool(  # vehicle_registration_office.world:363
-        'Show a vehicle by VIN with its active plate, active registration and unpaid fines.',
-        param(
-            'vin', arg.row('vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')),
-            'The VIN, 17 characters.',
-        ),
-        read_only=True, where='vehicle_registration_office.world:363', returns=_RESULT_VehicleInfo,
-        shows=(
-            'record', (
-                ('vehicle', 'vehicle', ('row', 'vehicles')),
-                ('active_plate', 'active_plate', ('row', 'plates')),
-                ('registration', 'registration', ('row', 'registrations')),
-                ('unpaid_fines', 'unpaid_fines', ('list', ('row', 'fines'))),
-            ),
-        ),
-    )
+    @tool('Show a vehicle by VIN with its active plate, active registration and unpaid fines.',
+          param('vin', arg.row('vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')),
+                'The VIN, 17 characters.'),
+          read_only=True, where='vehicle_registration_office.world:363',
+          returns=_RESULT_VehicleInfo, shows=(
+              'record', (
+                  ('vehicle', 'vehicle', ('row', 'vehicles')),
+                  ('active_plate', 'active_plate', ('row', 'plates')),
+                  ('registration', 'registration', ('row', 'registrations')),
+                  ('unpaid_fines', 'unpaid_fines', ('list', ('row', 'fines'))),
+              ),
+          ))
     def tool_get_vehicle(self, vin: Vehicle) -> VehicleInfo:
         return self.fn_vehicle_info(vin)  # vehicle_registration_office.world:366
 
-    @tool(  # vehicle_registration_office.world:369
-        'Find vehicles by owner, make, model or class.',
-        param('owner', arg.optional(arg.row('owners')), 'Only vehicles of this owner id.'),
-        param('make', arg.optional(arg.TEXT), 'The make, any case, e.g. Honda.'),
-        param('model', arg.optional(arg.TEXT), 'Part of the model, any case.'),
-        param('vehicle_class', arg.optional(arg.enum_of(VehicleClass)), 'Only this class.'),
-        read_only=True, where='vehicle_registration_office.world:369', returns=js.array(Vehicle),
-        shows=('list', ('row', 'vehicles')),
-    )
+    @tool('Find vehicles by owner, make, model or class.',
+          param('owner', arg.optional(arg.row('owners')), 'Only vehicles of this owner id.'),
+          param('make', arg.optional(arg.TEXT), 'The make, any case, e.g. Honda.'),
+          param('model', arg.optional(arg.TEXT), 'Part of the model, any case.'),
+          param('vehicle_class', arg.optional(arg.enum_of(VehicleClass)), 'Only this class.'),
+          read_only=True, where='vehicle_registration_office.world:369', returns=js.array(Vehicle),
+          shows=('list', ('row', 'vehicles')))
     def tool_find_vehicles(
         self, owner: Owner | None, make: str | None, model: str | None,
         vehicle_class: VehicleClass | None,
@@ -747,35 +711,28 @@ class VehicleRegistrationOffice(Episode):
             result = rt.each(self, result) + (v_.vin,)  # vehicle_registration_office.world:393
         return result  # vehicle_registration_office.world:395
 
-    @tool(  # vehicle_registration_office.world:398
-        'Show a plate by number with its vehicle.',
-        param(
-            'plate_number', arg.row('plates', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{2,8}$')),
-            'The plate number, e.g. 7ABC123.',
-        ),
-        read_only=True, where='vehicle_registration_office.world:398', returns=_RESULT_PlateInfo,
-        shows=(
-            'record',
-            (('plate', 'plate', ('row', 'plates')), ('vehicle', 'vehicle', ('row', 'vehicles'))),
-        ),
-    )
+    @tool('Show a plate by number with its vehicle.',
+          param('plate_number',
+                arg.row('plates', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{2,8}$')),
+                'The plate number, e.g. 7ABC123.'),
+          read_only=True, where='vehicle_registration_office.world:398', returns=_RESULT_PlateInfo,
+          shows=(
+              'record',
+              (('plate', 'plate', ('row', 'plates')), ('vehicle', 'vehicle', ('row', 'vehicles'))),
+          ))
     def tool_get_plate(self, plate_number: Plate) -> PlateInfo:
         # vehicle_registration_office.world:401
         return PlateInfo(plate_number.plate_number, plate_number.vehicle)
 
-    @tool(  # vehicle_registration_office.world:404
-        'List the plates of a vehicle, or all plates with a status.',
-        param(
-            'vehicle',
-            arg.optional(arg.row(
-                'vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')
-            )),
-            'Only plates of this VIN.',
-        ),
-        param('status', arg.optional(arg.enum_of(PlateStatus)), 'Only plates with this status.'),
-        read_only=True, where='vehicle_registration_office.world:404', returns=js.array(Plate),
-        shows=('list', ('row', 'plates')),
-    )
+    @tool('List the plates of a vehicle, or all plates with a status.',
+          param('vehicle',
+                arg.optional(arg.row(
+                    'vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')
+                )),
+                'Only plates of this VIN.'),
+          param('status', arg.optional(arg.enum_of(PlateStatus)), 'Only plates with this status.'),
+          read_only=True, where='vehicle_registration_office.world:404', returns=js.array(Plate),
+          shows=('list', ('row', 'plates')))
     def tool_list_plates(
         self, vehicle: Vehicle | None, status: PlateStatus | None
     ) -> tuple[str, ...]:
@@ -785,29 +742,25 @@ class VehicleRegistrationOffice(Episode):
             and (status is None or _p10.status == status)
         ])
 
-    @tool(  # vehicle_registration_office.world:413
-        'Register a vehicle new to the office: it gets a standard plate and a first registration '
-        'for a year, and the owner pays the registration fee of its class.',
-        param(
-            'vin', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$'),
-            'The VIN, 17 characters without I, O or Q.',
-        ),
-        param('make', arg.refined(arg.TEXT, 1, 40), 'The make, e.g. Toyota.'),
-        param('model', arg.refined(arg.TEXT, 1, 40), 'The model, e.g. Corolla.'),
-        param('year', arg.refined(arg.INT, 1900, 2100), 'The model year.'),
-        param('color', arg.refined(arg.TEXT, 1, 30), 'The color.'),
-        param('vehicle_class', arg.enum_of(VehicleClass), 'car, motorcycle or truck.'),
-        param('owner', arg.row('owners'), 'The owner id, e.g. O0005.'), _PARAM_method,
-        where='vehicle_registration_office.world:413', returns=_RESULT_VehicleInfo,
-        shows=(
-            'record', (
-                ('vehicle', 'vehicle', ('row', 'vehicles')),
-                ('active_plate', 'active_plate', ('row', 'plates')),
-                ('registration', 'registration', ('row', 'registrations')),
-                ('unpaid_fines', 'unpaid_fines', ('list', ('row', 'fines'))),
-            ),
-        ),
-    )
+    @tool('Register a vehicle new to the office: it gets a standard plate and a first '
+          'registration for a year, and the owner pays the registration fee of its class.',
+          param('vin', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$'),
+                'The VIN, 17 characters without I, O or Q.'),
+          param('make', arg.refined(arg.TEXT, 1, 40), 'The make, e.g. Toyota.'),
+          param('model', arg.refined(arg.TEXT, 1, 40), 'The model, e.g. Corolla.'),
+          param('year', arg.refined(arg.INT, 1900, 2100), 'The model year.'),
+          param('color', arg.refined(arg.TEXT, 1, 30), 'The color.'),
+          param('vehicle_class', arg.enum_of(VehicleClass), 'car, motorcycle or truck.'),
+          param('owner', arg.row('owners'), 'The owner id, e.g. O0005.'), _PARAM_method,
+          where='vehicle_registration_office.world:413', returns=_RESULT_VehicleInfo,
+          shows=(
+              'record', (
+                  ('vehicle', 'vehicle', ('row', 'vehicles')),
+                  ('active_plate', 'active_plate', ('row', 'plates')),
+                  ('registration', 'registration', ('row', 'registrations')),
+                  ('unpaid_fines', 'unpaid_fines', ('list', ('row', 'fines'))),
+              ),
+          ))
     def tool_register_vehicle(
         self, vin: str, make: str, model: str, year: int, color: str, vehicle_class: VehicleClass,
         owner: Owner, method: PaymentMethod,
@@ -861,19 +814,16 @@ class VehicleRegistrationOffice(Episode):
             self.set_state('inspected_vins', rt.without(self.state.inspected_vins, vin))
         return self.fn_vehicle_info(vehicle)  # vehicle_registration_office.world:461
 
-    @tool(  # vehicle_registration_office.world:464
-        "Replace a vehicle's lost plate with a new standard plate; the owner pays the "
-        "replacement fee.",
-        param(
-            'plate_number', arg.row('plates', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{2,8}$')),
-            "The lost plate's number, e.g. 7ABC123.",
-        ),
-        _PARAM_method, where='vehicle_registration_office.world:464', returns=_RESULT_PlateInfo,
-        shows=(
-            'record',
-            (('plate', 'plate', ('row', 'plates')), ('vehicle', 'vehicle', ('row', 'vehicles'))),
-        ),
-    )
+    @tool("Replace a vehicle's lost plate with a new standard plate; the owner pays the "
+          "replacement fee.",
+          param('plate_number',
+                arg.row('plates', arg.refined(arg.TEXT, pattern='^[A-Z0-9]{2,8}$')),
+                "The lost plate's number, e.g. 7ABC123."),
+          _PARAM_method, where='vehicle_registration_office.world:464', returns=_RESULT_PlateInfo,
+          shows=(
+              'record',
+              (('plate', 'plate', ('row', 'plates')), ('vehicle', 'vehicle', ('row', 'vehicles'))),
+          ))
     def tool_replace_lost_plate(self, plate_number: Plate, method: PaymentMethod) -> PlateInfo:
         if plate_number.status != _E11_PlateStatus_active:  # vehicle_registration_office.world:470
             self.fail(f'Plate {plate_number.plate_number} is {plate_number.status}, not active.')
@@ -906,33 +856,24 @@ class VehicleRegistrationOffice(Episode):
         )
         return PlateInfo(fresh.plate_number, vehicle.vin)  # vehicle_registration_office.world:487
 
-    @tool(  # vehicle_registration_office.world:492
-        'Show a registration by id: VIN, owner id, first day, expiry, status and payment id.',
-        param('registration', arg.row('registrations'), 'The registration id, e.g. RG00001.'),
-        read_only=True, where='vehicle_registration_office.world:492', returns=Registration,
-    )
+    @tool('Show a registration by id: VIN, owner id, first day, expiry, status and payment id.',
+          param('registration', arg.row('registrations'), 'The registration id, e.g. RG00001.'),
+          read_only=True, where='vehicle_registration_office.world:492', returns=Registration)
     def tool_get_registration(self, registration: Registration) -> Registration:
         return registration  # vehicle_registration_office.world:497
 
-    @tool(  # vehicle_registration_office.world:500
-        'List registrations of a vehicle or an owner, or the active ones expiring by a day.',
-        param(
-            'vehicle',
-            arg.optional(arg.row(
-                'vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')
-            )),
-            'Only registrations of this VIN.',
-        ),
-        param(
-            'owner', arg.optional(arg.row('owners')), 'Only registrations issued to this owner id.'
-        ),
-        param(
-            'expiring_by', arg.optional(arg.DATE),
-            'Only active registrations expiring on or before this day.',
-        ),
-        read_only=True, where='vehicle_registration_office.world:500',
-        returns=js.array(Registration), shows=('list', ('row', 'registrations')),
-    )
+    @tool('List registrations of a vehicle or an owner, or the active ones expiring by a day.',
+          param('vehicle',
+                arg.optional(arg.row(
+                    'vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')
+                )),
+                'Only registrations of this VIN.'),
+          param('owner', arg.optional(arg.row('owners')),
+                'Only registrations issued to this owner id.'),
+          param('expiring_by', arg.optional(arg.DATE),
+                'Only active registrations expiring on or before this day.'),
+          read_only=True, where='vehicle_registration_office.world:500',
+          returns=js.array(Registration), shows=('list', ('row', 'registrations')))
     def tool_list_registrations(
         self, vehicle: Vehicle | None, owner: Owner | None, expiring_by: dt.date | None
     ) -> tuple[str, ...]:
@@ -953,29 +894,25 @@ class VehicleRegistrationOffice(Episode):
             result = rt.each(self, result) + (r.registration_id,)
         return result  # vehicle_registration_office.world:520
 
-    @tool(  # vehicle_registration_office.world:523
-        "Renew a vehicle's registration for another year from the later of today and the old "
-        "expiry; the owner pays the renewal fee of its class. Renewal opens 90 days before "
-        "expiry and is blocked by unpaid fines.",
-        _PARAM_vehicle, _PARAM_method, where='vehicle_registration_office.world:523',
-        returns=Registration,
-    )
+    @tool("Renew a vehicle's registration for another year from the later of today and the old "
+          "expiry; the owner pays the renewal fee of its class. Renewal opens 90 days before "
+          "expiry and is blocked by unpaid fines.",
+          _PARAM_vehicle, _PARAM_method, where='vehicle_registration_office.world:523',
+          returns=Registration)
     def tool_renew_registration(self, vehicle: Vehicle, method: PaymentMethod) -> Registration:
         # vehicle_registration_office.world:529
         blocking: tuple[str, ...] = self.fn_unpaid_fines(vehicle)
         if len(blocking) != 0:  # vehicle_registration_office.world:530
-            self.fail(
-                f'Vehicle {vehicle.vin} has unpaid fines: {self.fn_fine_ids_text(blocking)}.'
-            )
+            self.fail(f'Vehicle {vehicle.vin} has unpaid fines: {self.fn_fine_ids_text(blocking)}'
+                      '.')
         # vehicle_registration_office.world:531
         current: Registration | None = self.fn_active_registration(vehicle)
         if current is None:  # vehicle_registration_office.world:532
             self.fail(f'Vehicle {vehicle.vin} has no active registration.')
         # vehicle_registration_office.world:533
         if self.clock.date() < current.expires_on - self.state.renewal_window:
-            raise ToolError(
-                f'Too early: renewal opens on {current.expires_on - self.state.renewal_window}.'
-            )
+            raise ToolError('Too early: renewal opens on '
+                            f'{current.expires_on - self.state.renewal_window}.')
         # vehicle_registration_office.world:534
         charge: Fee | None = self.fn_fee_for(_E7_Service_renewal, vehicle.vehicle_class)
         if charge is None:  # vehicle_registration_office.world:535
@@ -1002,27 +939,19 @@ class VehicleRegistrationOffice(Episode):
         self.insert(self.t_registrations, renewed)  # vehicle_registration_office.world:553
         return renewed  # vehicle_registration_office.world:554
 
-    @tool(  # vehicle_registration_office.world:559
-        'Show a fee of the schedule by code: service, vehicle class, amount and whether active.',
-        param(
-            'fee', arg.row('fees', arg.refined(arg.TEXT, pattern='^[A-Z0-9_]{3,20}$')),
-            'The fee code, e.g. RENEW_CAR.',
-        ),
-        read_only=True, where='vehicle_registration_office.world:559', returns=Fee,
-    )
+    @tool('Show a fee of the schedule by code: service, vehicle class, amount and whether active.',
+          param('fee', arg.row('fees', arg.refined(arg.TEXT, pattern='^[A-Z0-9_]{3,20}$')),
+                'The fee code, e.g. RENEW_CAR.'),
+          read_only=True, where='vehicle_registration_office.world:559', returns=Fee)
     def tool_get_fee(self, fee: Fee) -> Fee:
         return fee  # vehicle_registration_office.world:562
 
-    @tool(  # vehicle_registration_office.world:565
-        'List the fee schedule, optionally for a service or a vehicle class.',
-        param('service', arg.optional(arg.enum_of(Service)), 'Only fees of this service.'),
-        param(
-            'vehicle_class', arg.optional(arg.enum_of(VehicleClass)),
-            'Only fees that apply to this class.',
-        ),
-        read_only=True, where='vehicle_registration_office.world:565', returns=js.array(Fee),
-        shows=('list', ('row', 'fees')),
-    )
+    @tool('List the fee schedule, optionally for a service or a vehicle class.',
+          param('service', arg.optional(arg.enum_of(Service)), 'Only fees of this service.'),
+          param('vehicle_class', arg.optional(arg.enum_of(VehicleClass)),
+                'Only fees that apply to this class.'),
+          read_only=True, where='vehicle_registration_office.world:565', returns=js.array(Fee),
+          shows=('list', ('row', 'fees')))
     def tool_list_fees(
         self, service: Service | None, vehicle_class: VehicleClass | None
     ) -> tuple[str, ...]:
@@ -1034,28 +963,22 @@ class VehicleRegistrationOffice(Episode):
             == (vehicle_class if vehicle_class is not None else rt.absent()))
         ])
 
-    @tool(  # vehicle_registration_office.world:574
-        'Show a payment by id: owner id, VIN, fee code or fine id, amount, method and time.',
-        param('payment', arg.row('payments'), 'The payment id, e.g. P00001.'), read_only=True,
-        where='vehicle_registration_office.world:574', returns=Payment,
-    )
+    @tool('Show a payment by id: owner id, VIN, fee code or fine id, amount, method and time.',
+          param('payment', arg.row('payments'), 'The payment id, e.g. P00001.'), read_only=True,
+          where='vehicle_registration_office.world:574', returns=Payment)
     def tool_get_payment(self, payment: Payment) -> Payment:
         return payment  # vehicle_registration_office.world:577
 
-    @tool(  # vehicle_registration_office.world:580
-        'List the payments of an owner or a vehicle, optionally on a day.',
-        param('owner', arg.optional(arg.row('owners')), 'Only payments by this owner id.'),
-        param(
-            'vehicle',
-            arg.optional(arg.row(
-                'vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')
-            )),
-            'Only payments for this VIN.',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only payments on this day.'), read_only=True,
-        where='vehicle_registration_office.world:580', returns=js.array(Payment),
-        shows=('list', ('row', 'payments')),
-    )
+    @tool('List the payments of an owner or a vehicle, optionally on a day.',
+          param('owner', arg.optional(arg.row('owners')), 'Only payments by this owner id.'),
+          param('vehicle',
+                arg.optional(arg.row(
+                    'vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')
+                )),
+                'Only payments for this VIN.'),
+          param('day', arg.optional(arg.DATE), 'Only payments on this day.'), read_only=True,
+          where='vehicle_registration_office.world:580', returns=js.array(Payment),
+          shows=('list', ('row', 'payments')))
     def tool_list_payments(
         self, owner: Owner | None, vehicle: Vehicle | None, day: dt.date | None
     ) -> tuple[str, ...]:
@@ -1068,30 +991,23 @@ class VehicleRegistrationOffice(Episode):
             and (day is None or _p12.paid_at.date() == day)
         ])
 
-    @tool(  # vehicle_registration_office.world:593
-        'Show a title transfer by id: VIN, previous and new owner ids, day, sale price, odometer '
-        'and payment id.',
-        param('transfer', arg.row('transfers'), 'The transfer id, e.g. TT0001.'), read_only=True,
-        where='vehicle_registration_office.world:593', returns=TitleTransfer,
-    )
+    @tool('Show a title transfer by id: VIN, previous and new owner ids, day, sale price, '
+          'odometer and payment id.',
+          param('transfer', arg.row('transfers'), 'The transfer id, e.g. TT0001.'), read_only=True,
+          where='vehicle_registration_office.world:593', returns=TitleTransfer)
     def tool_get_transfer(self, transfer: TitleTransfer) -> TitleTransfer:
         return transfer  # vehicle_registration_office.world:596
 
-    @tool(  # vehicle_registration_office.world:599
-        'List the title transfers of a vehicle or involving an owner.',
-        param(
-            'vehicle',
-            arg.optional(arg.row(
-                'vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')
-            )),
-            'Only transfers of this VIN.',
-        ),
-        param(
-            'owner', arg.optional(arg.row('owners')), 'Only transfers from or to this owner id.'
-        ),
-        read_only=True, where='vehicle_registration_office.world:599',
-        returns=js.array(TitleTransfer), shows=('list', ('row', 'transfers')),
-    )
+    @tool('List the title transfers of a vehicle or involving an owner.',
+          param('vehicle',
+                arg.optional(arg.row(
+                    'vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')
+                )),
+                'Only transfers of this VIN.'),
+          param('owner', arg.optional(arg.row('owners')),
+                'Only transfers from or to this owner id.'),
+          read_only=True, where='vehicle_registration_office.world:599',
+          returns=js.array(TitleTransfer), shows=('list', ('row', 'transfers')))
     def tool_list_transfers(self, vehicle: Vehicle | None, owner: Owner | None) -> tuple[str, ...]:
         return tuple([  # vehicle_registration_office.world:605
             _t13.transfer_id for _t13 in rt.each(self, self.t_transfers)
@@ -1100,17 +1016,14 @@ class VehicleRegistrationOffice(Episode):
             or _t13.to_owner == (owner if owner is not None else rt.absent()).owner_id)
         ])
 
-    @tool(  # vehicle_registration_office.world:608
-        "Transfer a vehicle's title to another owner, who pays the transfer fee. Unpaid fines "
-        "block it.",
-        _PARAM_vehicle, param('new_owner', arg.row('owners'), "The new owner's id, e.g. O0005."),
-        param('sale_price', arg.refined(arg.FLOAT, 0.0), 'The sale price in USD.'),
-        param(
-            'odometer_miles', arg.refined(arg.INT, 0, 2000000), 'The odometer reading in miles.'
-        ),
-        param('method', arg.enum_of(PaymentMethod), 'How the new owner pays the transfer fee.'),
-        where='vehicle_registration_office.world:608', returns=TitleTransfer,
-    )
+    @tool("Transfer a vehicle's title to another owner, who pays the transfer fee. Unpaid fines "
+          "block it.",
+          _PARAM_vehicle, param('new_owner', arg.row('owners'), "The new owner's id, e.g. O0005."),
+          param('sale_price', arg.refined(arg.FLOAT, 0.0), 'The sale price in USD.'),
+          param('odometer_miles', arg.refined(arg.INT, 0, 2000000),
+                'The odometer reading in miles.'),
+          param('method', arg.enum_of(PaymentMethod), 'How the new owner pays the transfer fee.'),
+          where='vehicle_registration_office.world:608', returns=TitleTransfer)
     def tool_transfer_ownership(
         self, vehicle: Vehicle, new_owner: Owner, sale_price: float, odometer_miles: int,
         method: PaymentMethod,
@@ -1120,19 +1033,16 @@ class VehicleRegistrationOffice(Episode):
         # vehicle_registration_office.world:618
         blocking: tuple[str, ...] = self.fn_unpaid_fines(vehicle)
         if len(blocking) != 0:  # vehicle_registration_office.world:619
-            self.fail(
-                f'Vehicle {vehicle.vin} has unpaid fines: {self.fn_fine_ids_text(blocking)}.'
-            )
+            self.fail(f'Vehicle {vehicle.vin} has unpaid fines: {self.fn_fine_ids_text(blocking)}'
+                      '.')
         # vehicle_registration_office.world:620
         history: tuple[str, ...] = self.fn_transfers_of(vehicle)
         if len(history) > 0:  # vehicle_registration_office.world:621
             # vehicle_registration_office.world:622
             last_miles: int = self.t_transfers[history[len(history) - 1]].odometer_miles
             if odometer_miles < last_miles:  # vehicle_registration_office.world:623
-                raise ToolError(
-                    f'The odometer ({odometer_miles} mi) is lower than at the last transfer ('
-                    f'{last_miles} mi).',
-                )
+                raise ToolError(f'The odometer ({odometer_miles} mi) is lower than at the last '
+                                f'transfer ({last_miles} mi).')
         # vehicle_registration_office.world:625
         charge: Fee | None = self.fn_fee_for(_E7_Service_transfer, vehicle.vehicle_class)
         if charge is None:  # vehicle_registration_office.world:626
@@ -1159,29 +1069,22 @@ class VehicleRegistrationOffice(Episode):
         self.set_field(vehicle, 'owner', new_owner.owner_id)
         return transfer  # vehicle_registration_office.world:646
 
-    @tool(  # vehicle_registration_office.world:651
-        'Show a fine by id: VIN, owner id, amount, reason, day, status and payment day.',
-        _PARAM_fine, read_only=True, where='vehicle_registration_office.world:651', returns=Fine,
-    )
+    @tool('Show a fine by id: VIN, owner id, amount, reason, day, status and payment day.',
+          _PARAM_fine, read_only=True, where='vehicle_registration_office.world:651', returns=Fine)
     def tool_get_fine(self, fine: Fine) -> Fine:
         return fine  # vehicle_registration_office.world:654
 
-    @tool(  # vehicle_registration_office.world:657
-        'List the fines of a vehicle or an owner, optionally by status.',
-        param(
-            'vehicle',
-            arg.optional(arg.row(
-                'vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')
-            )),
-            'Only fines of this VIN.',
-        ),
-        param(
-            'owner', arg.optional(arg.row('owners')), 'Only fines recorded against this owner id.'
-        ),
-        param('status', arg.optional(arg.enum_of(FineStatus)), 'Only fines with this status.'),
-        read_only=True, where='vehicle_registration_office.world:657', returns=js.array(Fine),
-        shows=('list', ('row', 'fines')),
-    )
+    @tool('List the fines of a vehicle or an owner, optionally by status.',
+          param('vehicle',
+                arg.optional(arg.row(
+                    'vehicles', arg.refined(arg.TEXT, pattern='^[A-HJ-NPR-Z0-9]{17}$')
+                )),
+                'Only fines of this VIN.'),
+          param('owner', arg.optional(arg.row('owners')),
+                'Only fines recorded against this owner id.'),
+          param('status', arg.optional(arg.enum_of(FineStatus)), 'Only fines with this status.'),
+          read_only=True, where='vehicle_registration_office.world:657', returns=js.array(Fine),
+          shows=('list', ('row', 'fines')))
     def tool_list_fines(
         self, vehicle: Vehicle | None, owner: Owner | None, status: FineStatus | None
     ) -> tuple[str, ...]:
@@ -1192,14 +1095,12 @@ class VehicleRegistrationOffice(Episode):
             and (status is None or _f14.status == status)
         ])
 
-    @tool(  # vehicle_registration_office.world:667
-        'Record an unpaid fine against a vehicle and its current owner; it blocks renewal and '
-        'transfer until paid.',
-        _PARAM_vehicle,
-        param('amount', arg.refined(arg.FLOAT, 1.0, 10000.0), 'The amount in USD.'),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'What the fine is for.'),
-        where='vehicle_registration_office.world:667', returns=Fine,
-    )
+    @tool('Record an unpaid fine against a vehicle and its current owner; it blocks renewal and '
+          'transfer until paid.',
+          _PARAM_vehicle,
+          param('amount', arg.refined(arg.FLOAT, 1.0, 10000.0), 'The amount in USD.'),
+          param('reason', arg.refined(arg.TEXT, 1, 200), 'What the fine is for.'),
+          where='vehicle_registration_office.world:667', returns=Fine)
     def tool_record_fine(self, vehicle: Vehicle, amount: float, reason: str) -> Fine:
         fine: Fine = Fine(  # vehicle_registration_office.world:674
             fine_id=self.next_id('fine_ids', 'F{:04d}'), vehicle=vehicle.vin, owner=vehicle.owner,
@@ -1210,10 +1111,8 @@ class VehicleRegistrationOffice(Episode):
         self.insert(self.t_fines, fine)  # vehicle_registration_office.world:681
         return fine  # vehicle_registration_office.world:682
 
-    @tool(  # vehicle_registration_office.world:685
-        "Take payment of an unpaid fine from the vehicle's current owner.", _PARAM_fine,
-        _PARAM_method, where='vehicle_registration_office.world:685', returns=Fine,
-    )
+    @tool("Take payment of an unpaid fine from the vehicle's current owner.", _PARAM_fine,
+          _PARAM_method, where='vehicle_registration_office.world:685', returns=Fine)
     def tool_pay_fine(self, fine: Fine, method: PaymentMethod) -> Fine:
         if fine.status != _E10_FineStatus_unpaid:  # vehicle_registration_office.world:691
             self.fail(f'Fine {fine.fine_id} is {fine.status}, not unpaid.')
@@ -1279,9 +1178,8 @@ class VehicleRegistrationOffice(Episode):
         )
 
     def _check_noah_buys_the_accord__transferred(self) -> rt.Verdict | bool:  # tasks.world:456
-        return rt.expect(
-            self.t_owners[self.t_vehicles['1HGCM82633A004352'].owner].name, '==', 'Noah Fischer'
-        )
+        return rt.expect(self.t_owners[self.t_vehicles['1HGCM82633A004352'].owner].name, '==',
+                         'Noah Fischer')
 
     def _check_noah_buys_the_accord__transfer_recorded(self) -> bool:  # tasks.world:457
         return any(

@@ -274,13 +274,11 @@ _RESULT_Visit = js.closed({
     'treatments': js.array(Treatment, min_items=1, max_items=10),
 })
 _PARAM_owner = param('owner', arg.row('owners'), 'The owner id, e.g. O001.')
-_PARAM_name_contains = param(
-    'name_contains', arg.optional(arg.TEXT), 'Part of the name, any case.'
-)
+_PARAM_name_contains = param('name_contains', arg.optional(arg.TEXT),
+                             'Part of the name, any case.')
 _PARAM_pet = param('pet', arg.row('pets'), 'The pet id, e.g. PET001.')
-_PARAM_vet = param(
-    'vet', arg.row('vets', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$')), 'The vet id, e.g. V01.'
-)
+_PARAM_vet = param('vet', arg.row('vets', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$')),
+                   'The vet id, e.g. V01.')
 
 
 class _State(StateBase):
@@ -368,16 +366,14 @@ class VetClinicDesk(Episode):
                     self.fn_ends_at(_row71),
                 )
             ):
-                raise InvariantError(
-                    'A pet has no two overlapping appointments.', 'vet_clinic_desk.world:201'
-                )
+                raise InvariantError('A pet has no two overlapping appointments.',
+                                     'vet_clinic_desk.world:201')
         if not all(  # vet_clinic_desk.world:204
             self.t_pets[_a72.pet].species in rt.each(self, self.t_vets[_a72.vet].species_treated)
             for _a72 in rt.each(self, self.t_appointments)
         ):
-            raise InvariantError(
-                "An appointment's pet is of a species its vet treats.", 'vet_clinic_desk.world:204'
-            )
+            raise InvariantError("An appointment's pet is of a species its vet treats.",
+                                 'vet_clinic_desk.world:204')
         if not all(  # vet_clinic_desk.world:207
             _a73.status != _E17_AppointmentStatus_cancelled
             or _a73.cancel_reason is not None and not any(
@@ -385,9 +381,8 @@ class VetClinicDesk(Episode):
             )
             for _a73 in rt.each(self, self.t_appointments)
         ):
-            raise InvariantError(
-                'A cancelled appointment has a reason and no visit.', 'vet_clinic_desk.world:207'
-            )
+            raise InvariantError('A cancelled appointment has a reason and no visit.',
+                                 'vet_clinic_desk.world:207')
         if not all(  # vet_clinic_desk.world:210
             self.t_appointments[_v75.appointment].status == _E17_AppointmentStatus_completed
             and len([
@@ -397,49 +392,41 @@ class VetClinicDesk(Episode):
             == 1
             for _v75 in rt.each(self, self.t_visits)
         ):
-            raise InvariantError(
-                'Every visit belongs to a completed appointment, one visit per appointment.',
-                'vet_clinic_desk.world:210',
-            )
+            raise InvariantError('Every visit belongs to a completed appointment, one visit per '
+                                 'appointment.',
+                                 'vet_clinic_desk.world:210')
         if not all(  # vet_clinic_desk.world:213
             _v77.pet == self.t_appointments[_v77.appointment].pet
             and _v77.vet == self.t_appointments[_v77.appointment].vet
             for _v77 in rt.each(self, self.t_visits)
         ):
-            raise InvariantError(
-                "A visit's pet and vet are its appointment's.", 'vet_clinic_desk.world:213'
-            )
+            raise InvariantError("A visit's pet and vet are its appointment's.",
+                                 'vet_clinic_desk.world:213')
         for _row78 in rt.changed_rows(self, self.t_vaccinations):  # vet_clinic_desk.world:216
             if not (_row78.next_due > _row78.given_on):
-                raise InvariantError(
-                    "A vaccination's next due date is after the day it was given.",
-                    'vet_clinic_desk.world:216',
-                )
+                raise InvariantError("A vaccination's next due date is after the day it was "
+                                     "given.",
+                                     'vet_clinic_desk.world:216')
         for _row79 in rt.changed_rows(self, self.t_invoices):  # vet_clinic_desk.world:219
             if not (
                 abs(_row79.amount_paid - self.fn_paid_sum(_row79)) < 0.005
                 and _row79.amount_paid <= _row79.total + 0.005
                 and abs(_row79.total - (_row79.subtotal + _row79.tax)) < 0.005
             ):
-                raise InvariantError(
-                    "An invoice's amount paid is the sum of its payments and at most its total, "
-                    "and its total is subtotal plus tax.",
-                    'vet_clinic_desk.world:219',
-                )
+                raise InvariantError("An invoice's amount paid is the sum of its payments and at "
+                                     "most its total, and its total is subtotal plus tax.",
+                                     'vet_clinic_desk.world:219')
         for _row80 in rt.changed_rows(self, self.t_invoices):  # vet_clinic_desk.world:222
             if not (_row80.status == self.fn_status_for(_row80.amount_paid, _row80.total)):
-                raise InvariantError(
-                    "An invoice's status follows what was paid.", 'vet_clinic_desk.world:222'
-                )
+                raise InvariantError("An invoice's status follows what was paid.",
+                                     'vet_clinic_desk.world:222')
         if not all(  # vet_clinic_desk.world:225
             len([_j82 for _j82 in rt.each(self, self.t_invoices) if _j82.visit == _i81.visit]) == 1
             and _i81.owner == self.t_pets[self.t_visits[_i81.visit].pet].owner
             for _i81 in rt.each(self, self.t_invoices)
         ):
-            raise InvariantError(
-                "A visit has at most one invoice, billed to the pet's owner.",
-                'vet_clinic_desk.world:225',
-            )
+            raise InvariantError("A visit has at most one invoice, billed to the pet's owner.",
+                                 'vet_clinic_desk.world:225')
         if not all(  # vet_clinic_desk.world:228
             len([_p84 for _p84 in rt.each(self, self.t_owners) if _p84.email == _o83.email]) == 1
             for _o83 in rt.each(self, self.t_owners)
@@ -521,20 +508,17 @@ class VetClinicDesk(Episode):
         # vet_clinic_desk.world:193
         return 0.0 + sum(rt.each(self, tuple(map(_GET_amount, rt.each(self, invoice.payments)))))
 
-    @tool(  # vet_clinic_desk.world:236
-        'Show an owner by id: name, email, phone, address and registration day.', _PARAM_owner,
-        read_only=True, where='vet_clinic_desk.world:236', returns=Owner,
-    )
+    @tool('Show an owner by id: name, email, phone, address and registration day.', _PARAM_owner,
+          read_only=True, where='vet_clinic_desk.world:236', returns=Owner)
     def tool_get_owner(self, owner: Owner) -> Owner:
         return owner  # vet_clinic_desk.world:239
 
-    @tool(  # vet_clinic_desk.world:242
-        'Find owners by part of the name, email or phone; with nothing given, list all owners.',
-        _PARAM_name_contains, param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
-        param('phone', arg.optional(arg.TEXT), 'The phone number; spaces do not matter.'),
-        read_only=True, where='vet_clinic_desk.world:242', returns=js.array(Owner),
-        shows=('list', ('row', 'owners')),
-    )
+    @tool('Find owners by part of the name, email or phone; with nothing given, list all owners.',
+          _PARAM_name_contains,
+          param('email', arg.optional(arg.TEXT), 'The exact email, any case.'),
+          param('phone', arg.optional(arg.TEXT), 'The phone number; spaces do not matter.'),
+          read_only=True, where='vet_clinic_desk.world:242', returns=js.array(Owner),
+          shows=('list', ('row', 'owners')))
     def tool_find_owners(
         self, name_contains: str | None, email: str | None, phone: str | None
     ) -> tuple[str, ...]:
@@ -558,20 +542,14 @@ class VetClinicDesk(Episode):
             result = rt.each(self, result) + (o.owner_id,)  # vet_clinic_desk.world:263
         return result  # vet_clinic_desk.world:265
 
-    @tool(  # vet_clinic_desk.world:268
-        'Register a new pet owner.',
-        param('name', arg.refined(arg.TEXT, 1, 80), "The owner's full name."),
-        param(
-            'email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
-            "The owner's email.",
-        ),
-        param(
-            'phone', arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$'),
-            'The phone number, e.g. +44 7700 900105.',
-        ),
-        param('address', arg.record(Address.load, _RESULT_Address), 'The postal address.'),
-        where='vet_clinic_desk.world:268', returns=Owner,
-    )
+    @tool('Register a new pet owner.',
+          param('name', arg.refined(arg.TEXT, 1, 80), "The owner's full name."),
+          param('email', arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$'),
+                "The owner's email."),
+          param('phone', arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$'),
+                'The phone number, e.g. +44 7700 900105.'),
+          param('address', arg.record(Address.load, _RESULT_Address), 'The postal address.'),
+          where='vet_clinic_desk.world:268', returns=Owner)
     def tool_register_owner(self, name: str, email: str, phone: str, address: Address) -> Owner:
         if any(  # vet_clinic_desk.world:276
             self.built(_o2.email.lower()) == self.built(email.lower())
@@ -588,22 +566,15 @@ class VetClinicDesk(Episode):
         self.insert(self.t_owners, created)  # vet_clinic_desk.world:284
         return created  # vet_clinic_desk.world:285
 
-    @tool(  # vet_clinic_desk.world:288
-        "Change an owner's email, phone or address.", _PARAM_owner,
-        param(
-            'email', arg.optional(arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$')),
-            'The new email; leave out to keep it.',
-        ),
-        param(
-            'phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$')),
-            'The new phone; leave out to keep it.',
-        ),
-        param(
-            'address', arg.optional(arg.record(Address.load, _RESULT_Address)),
-            'The new address; leave out to keep it.',
-        ),
-        where='vet_clinic_desk.world:288', returns=Owner,
-    )
+    @tool("Change an owner's email, phone or address.", _PARAM_owner,
+          param('email',
+                arg.optional(arg.refined(arg.TEXT, pattern='^[^@ ]+@[^@ ]+\\.[a-z]{2,}$')),
+                'The new email; leave out to keep it.'),
+          param('phone', arg.optional(arg.refined(arg.TEXT, pattern='^\\+?[0-9 ]{7,20}$')),
+                'The new phone; leave out to keep it.'),
+          param('address', arg.optional(arg.record(Address.load, _RESULT_Address)),
+                'The new address; leave out to keep it.'),
+          where='vet_clinic_desk.world:288', returns=Owner)
     def tool_update_owner_contact(
         self, owner: Owner, email: str | None, phone: str | None, address: Address | None
     ) -> Owner:
@@ -629,21 +600,17 @@ class VetClinicDesk(Episode):
             self.set_field(owner, 'address', address)  # vet_clinic_desk.world:305
         return owner  # vet_clinic_desk.world:307
 
-    @tool(  # vet_clinic_desk.world:312
-        'Show a pet by id: name, species, breed, birth date, weight, owner id and status.',
-        _PARAM_pet, read_only=True, where='vet_clinic_desk.world:312', returns=Pet,
-    )
+    @tool('Show a pet by id: name, species, breed, birth date, weight, owner id and status.',
+          _PARAM_pet, read_only=True, where='vet_clinic_desk.world:312', returns=Pet)
     def tool_get_pet(self, pet: Pet) -> Pet:
         return pet  # vet_clinic_desk.world:315
 
-    @tool(  # vet_clinic_desk.world:318
-        'Find pets by part of the name, by owner or by species.',
-        param('name_contains', arg.optional(arg.TEXT), "Part of the pet's name, any case."),
-        param('owner', arg.optional(arg.row('owners')), 'Only pets of this owner id.'),
-        param('species', arg.optional(arg.enum_of(Species)), 'Only pets of this species.'),
-        read_only=True, where='vet_clinic_desk.world:318', returns=js.array(Pet),
-        shows=('list', ('row', 'pets')),
-    )
+    @tool('Find pets by part of the name, by owner or by species.',
+          param('name_contains', arg.optional(arg.TEXT), "Part of the pet's name, any case."),
+          param('owner', arg.optional(arg.row('owners')), 'Only pets of this owner id.'),
+          param('species', arg.optional(arg.enum_of(Species)), 'Only pets of this species.'),
+          read_only=True, where='vet_clinic_desk.world:318', returns=js.array(Pet),
+          shows=('list', ('row', 'pets')))
     def tool_find_pets(
         self, name_contains: str | None, owner: Owner | None, species: Species | None
     ) -> tuple[str, ...]:
@@ -661,15 +628,13 @@ class VetClinicDesk(Episode):
             result = rt.each(self, result) + (p.pet_id,)  # vet_clinic_desk.world:337
         return result  # vet_clinic_desk.world:339
 
-    @tool(  # vet_clinic_desk.world:342
-        'Register a pet for an owner.', _PARAM_owner,
-        param('name', arg.refined(arg.TEXT, 1, 40), "The pet's name."),
-        param('species', arg.enum_of(Species), 'The species.'),
-        param('date_of_birth', arg.DATE, 'The birth date, e.g. 2023-05-01.'),
-        param('weight_kg', arg.refined(arg.FLOAT, 0.01, 200.0), 'The weight in kg.'),
-        param('breed', arg.refined(arg.TEXT, None, 60), 'The breed, if known.', default=''),
-        where='vet_clinic_desk.world:342', returns=Pet,
-    )
+    @tool('Register a pet for an owner.', _PARAM_owner,
+          param('name', arg.refined(arg.TEXT, 1, 40), "The pet's name."),
+          param('species', arg.enum_of(Species), 'The species.'),
+          param('date_of_birth', arg.DATE, 'The birth date, e.g. 2023-05-01.'),
+          param('weight_kg', arg.refined(arg.FLOAT, 0.01, 200.0), 'The weight in kg.'),
+          param('breed', arg.refined(arg.TEXT, None, 60), 'The breed, if known.', default=''),
+          where='vet_clinic_desk.world:342', returns=Pet)
     def tool_register_pet(
         self, owner: Owner, name: str, species: Species, date_of_birth: dt.date, weight_kg: float,
         breed: str,
@@ -692,15 +657,13 @@ class VetClinicDesk(Episode):
         self.insert(self.t_pets, created)  # vet_clinic_desk.world:362
         return created  # vet_clinic_desk.world:363
 
-    @tool(  # vet_clinic_desk.world:368
-        'Show a vet by id: name, email, specialty, the species they treat and whether they are '
-        'active.',
-        _PARAM_vet, read_only=True, where='vet_clinic_desk.world:368', returns=Vet,
-    )
+    @tool('Show a vet by id: name, email, specialty, the species they treat and whether they are '
+          'active.',
+          _PARAM_vet, read_only=True, where='vet_clinic_desk.world:368', returns=Vet)
     def tool_get_vet(self, vet: Vet) -> Vet:
         return vet  # vet_clinic_desk.world:371
 
-    @tool(  # vet_clinic_desk.world:374
+    @tool(
         'Find vets by part of the name, by specialty or by a species they treat.',
         _PARAM_name_contains,
         param('specialty', arg.optional(arg.enum_of(Specialty)), 'Only vets of this specialty.'),
@@ -726,29 +689,21 @@ class VetClinicDesk(Episode):
             result = rt.each(self, result) + (v_.vet_id,)  # vet_clinic_desk.world:393
         return result  # vet_clinic_desk.world:395
 
-    @tool(  # vet_clinic_desk.world:400
-        'Show an appointment by id: pet id, vet id, start, length, reason and status.',
-        param('appointment', arg.row('appointments'), 'The appointment id, e.g. A0001.'),
-        read_only=True, where='vet_clinic_desk.world:400', returns=Appointment,
-    )
+    @tool('Show an appointment by id: pet id, vet id, start, length, reason and status.',
+          param('appointment', arg.row('appointments'), 'The appointment id, e.g. A0001.'),
+          read_only=True, where='vet_clinic_desk.world:400', returns=Appointment)
     def tool_get_appointment(self, appointment: Appointment) -> Appointment:
         return appointment  # vet_clinic_desk.world:403
 
-    @tool(  # vet_clinic_desk.world:406
-        'List appointments by pet, vet, day or status.',
-        param('pet', arg.optional(arg.row('pets')), 'Only appointments of this pet id.'),
-        param(
-            'vet', arg.optional(arg.row('vets', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$'))),
-            'Only appointments with this vet id.',
-        ),
-        param('day', arg.optional(arg.DATE), 'Only appointments starting on this day.'),
-        param(
-            'status', arg.optional(arg.enum_of(AppointmentStatus)),
-            'Only appointments in this status.',
-        ),
-        read_only=True, where='vet_clinic_desk.world:406', returns=js.array(Appointment),
-        shows=('list', ('row', 'appointments')),
-    )
+    @tool('List appointments by pet, vet, day or status.',
+          param('pet', arg.optional(arg.row('pets')), 'Only appointments of this pet id.'),
+          param('vet', arg.optional(arg.row('vets', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$'))),
+                'Only appointments with this vet id.'),
+          param('day', arg.optional(arg.DATE), 'Only appointments starting on this day.'),
+          param('status', arg.optional(arg.enum_of(AppointmentStatus)),
+                'Only appointments in this status.'),
+          read_only=True, where='vet_clinic_desk.world:406', returns=js.array(Appointment),
+          shows=('list', ('row', 'appointments')))
     def tool_list_appointments(
         self, pet: Pet | None, vet: Vet | None, day: dt.date | None,
         status: AppointmentStatus | None,
@@ -766,17 +721,13 @@ class VetClinicDesk(Episode):
             result = rt.each(self, result) + (a.appointment_id,)  # vet_clinic_desk.world:428
         return result  # vet_clinic_desk.world:430
 
-    @tool(  # vet_clinic_desk.world:433
-        'Book a pet with a vet, within opening hours (8:00 to 18:00), when both are free.',
-        _PARAM_pet, _PARAM_vet,
-        param('starts_at', arg.DATETIME, 'The start, e.g. 2025-03-12T10:00:00.'),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the pet comes.'),
-        param(
-            'minutes', arg.refined(arg.INT, 15, 120), 'The length of the slot in minutes.',
-            default=30,
-        ),
-        where='vet_clinic_desk.world:433', returns=Appointment,
-    )
+    @tool('Book a pet with a vet, within opening hours (8:00 to 18:00), when both are free.',
+          _PARAM_pet, _PARAM_vet,
+          param('starts_at', arg.DATETIME, 'The start, e.g. 2025-03-12T10:00:00.'),
+          param('reason', arg.refined(arg.TEXT, 1, 200), 'Why the pet comes.'),
+          param('minutes', arg.refined(arg.INT, 15, 120), 'The length of the slot in minutes.',
+                default=30),
+          where='vet_clinic_desk.world:433', returns=Appointment)
     def tool_book_appointment(
         self, pet: Pet, vet: Vet, starts_at: dt.datetime, reason: str, minutes: int
     ) -> Appointment:
@@ -796,10 +747,8 @@ class VetClinicDesk(Episode):
         )
         # vet_clinic_desk.world:448
         if not (starts_at.hour >= self.state.opening_hour and ends <= closing):
-            raise ToolError(
-                f'Appointment must be within opening hours ({self.state.opening_hour}:00 to '
-                f'{self.state.closing_hour}:00).',
-            )
+            raise ToolError(f'Appointment must be within opening hours ({self.state.opening_hour}'
+                            f':00 to {self.state.closing_hour}:00).')
         if any(  # vet_clinic_desk.world:449
             _a5.vet == vet.vet_id and _a5.status != _E17_AppointmentStatus_cancelled
             and self.fn_slots_clash(_a5.starts_at, self.fn_ends_at(_a5), starts_at, ends)
@@ -822,18 +771,14 @@ class VetClinicDesk(Episode):
         self.insert(self.t_appointments, created)  # vet_clinic_desk.world:458
         return created  # vet_clinic_desk.world:459
 
-    @tool(  # vet_clinic_desk.world:462
-        'Cancel a booked appointment that has not started yet.',
-        param('appointment', arg.row('appointments'), 'The appointment id, e.g. A0007.'),
-        param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
-        where='vet_clinic_desk.world:462', returns=Appointment,
-    )
+    @tool('Cancel a booked appointment that has not started yet.',
+          param('appointment', arg.row('appointments'), 'The appointment id, e.g. A0007.'),
+          param('reason', arg.refined(arg.TEXT, 1, 200), 'Why it is cancelled.'),
+          where='vet_clinic_desk.world:462', returns=Appointment)
     def tool_cancel_appointment(self, appointment: Appointment, reason: str) -> Appointment:
         if appointment.status != _E17_AppointmentStatus_booked:  # vet_clinic_desk.world:468
-            self.fail(
-                f'Appointment {appointment.appointment_id} is {appointment.status}: only booked '
-                'appointments can be cancelled.',
-            )
+            self.fail(f'Appointment {appointment.appointment_id} is {appointment.status}: only '
+                      'booked appointments can be cancelled.')
         if appointment.starts_at <= self.clock:  # vet_clinic_desk.world:469
             self.fail(f'Appointment {appointment.appointment_id} has already started.')
         self.set_fields(  # vet_clinic_desk.world:470
@@ -844,22 +789,18 @@ class VetClinicDesk(Episode):
         )
         return appointment  # vet_clinic_desk.world:472
 
-    @tool(  # vet_clinic_desk.world:477
-        'Show a visit by id: appointment, pet and vet ids, date, weight, diagnosis and '
-        'treatments with prices.',
-        param('visit', arg.row('visits'), 'The visit id, e.g. VIS0001.'), read_only=True,
-        where='vet_clinic_desk.world:477', returns=_RESULT_Visit,
-    )
+    @tool('Show a visit by id: appointment, pet and vet ids, date, weight, diagnosis and '
+          'treatments with prices.',
+          param('visit', arg.row('visits'), 'The visit id, e.g. VIS0001.'), read_only=True,
+          where='vet_clinic_desk.world:477', returns=_RESULT_Visit)
     def tool_get_visit(self, visit: Visit) -> Visit:
         return visit  # vet_clinic_desk.world:480
 
-    @tool(  # vet_clinic_desk.world:483
-        'List the visits of a pet, or the visits on a day.',
-        param('pet', arg.optional(arg.row('pets')), 'Only visits of this pet id.'),
-        param('visit_date', arg.optional(arg.DATE), 'Only visits on this day.'), read_only=True,
-        where='vet_clinic_desk.world:483', returns=js.array(_RESULT_Visit),
-        shows=('list', ('row', 'visits')),
-    )
+    @tool('List the visits of a pet, or the visits on a day.',
+          param('pet', arg.optional(arg.row('pets')), 'Only visits of this pet id.'),
+          param('visit_date', arg.optional(arg.DATE), 'Only visits on this day.'), read_only=True,
+          where='vet_clinic_desk.world:483', returns=js.array(_RESULT_Visit),
+          shows=('list', ('row', 'visits')))
     def tool_list_visits(self, pet: Pet | None, visit_date: dt.date | None) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # vet_clinic_desk.world:489
         for v_ in rt.each(self, self.t_visits):  # vet_clinic_desk.world:490
@@ -870,31 +811,23 @@ class VetClinicDesk(Episode):
             result = rt.each(self, result) + (v_.visit_id,)  # vet_clinic_desk.world:497
         return result  # vet_clinic_desk.world:499
 
-    @tool(  # vet_clinic_desk.world:502
-        "Record the visit of a booked appointment that has started; the appointment is completed "
-        "and the pet's weight updated.",
-        param('appointment', arg.row('appointments'), 'The appointment id, e.g. A0006.'),
-        param(
-            'weight_kg', arg.refined(arg.FLOAT, 0.01, 200.0),
-            'The weight measured at the visit, in kg.',
-        ),
-        param('diagnosis', arg.refined(arg.TEXT, 1, 200), 'The diagnosis.'),
-        param(
-            'treatments',
-            arg.refined(arg.list_of(arg.record(Treatment.load, _RESULT_Treatment)), 1, 10),
-            'The treatments given, each with a description and a price.',
-        ),
-        where='vet_clinic_desk.world:502', returns=_RESULT_Visit,
-    )
+    @tool("Record the visit of a booked appointment that has started; the appointment is "
+          "completed and the pet's weight updated.",
+          param('appointment', arg.row('appointments'), 'The appointment id, e.g. A0006.'),
+          param('weight_kg', arg.refined(arg.FLOAT, 0.01, 200.0),
+                'The weight measured at the visit, in kg.'),
+          param('diagnosis', arg.refined(arg.TEXT, 1, 200), 'The diagnosis.'),
+          param('treatments',
+                arg.refined(arg.list_of(arg.record(Treatment.load, _RESULT_Treatment)), 1, 10),
+                'The treatments given, each with a description and a price.'),
+          where='vet_clinic_desk.world:502', returns=_RESULT_Visit)
     def tool_record_visit(
         self, appointment: Appointment, weight_kg: float, diagnosis: str,
         treatments: tuple[Treatment, ...],
     ) -> Visit:
         if appointment.status == _E17_AppointmentStatus_cancelled:  # vet_clinic_desk.world:510
-            self.fail(
-                f'Appointment {appointment.appointment_id} is cancelled: a cancelled appointment '
-                'cannot be completed.',
-            )
+            self.fail(f'Appointment {appointment.appointment_id} is cancelled: a cancelled '
+                      'appointment cannot be completed.')
         if appointment.status == _E17_AppointmentStatus_completed:  # vet_clinic_desk.world:511
             self.fail(f'Appointment {appointment.appointment_id} is already completed.')
         if appointment.starts_at > self.clock:  # vet_clinic_desk.world:512
@@ -916,23 +849,18 @@ class VetClinicDesk(Episode):
         )
         return created  # vet_clinic_desk.world:525
 
-    @tool(  # vet_clinic_desk.world:530
-        'Show a vaccination by id: pet id, vaccine, day given, next due day, vet id and batch.',
-        param('vaccination', arg.row('vaccinations'), 'The vaccination id, e.g. VAC0001.'),
-        read_only=True, where='vet_clinic_desk.world:530', returns=Vaccination,
-    )
+    @tool('Show a vaccination by id: pet id, vaccine, day given, next due day, vet id and batch.',
+          param('vaccination', arg.row('vaccinations'), 'The vaccination id, e.g. VAC0001.'),
+          read_only=True, where='vet_clinic_desk.world:530', returns=Vaccination)
     def tool_get_vaccination(self, vaccination: Vaccination) -> Vaccination:
         return vaccination  # vet_clinic_desk.world:533
 
-    @tool(  # vet_clinic_desk.world:536
-        "List a pet's vaccinations, or all vaccinations due again by a day.",
-        param('pet', arg.optional(arg.row('pets')), 'Only vaccinations of this pet id.'),
-        param(
-            'due_by', arg.optional(arg.DATE), 'Only vaccinations due again on or before this day.'
-        ),
-        read_only=True, where='vet_clinic_desk.world:536', returns=js.array(Vaccination),
-        shows=('list', ('row', 'vaccinations')),
-    )
+    @tool("List a pet's vaccinations, or all vaccinations due again by a day.",
+          param('pet', arg.optional(arg.row('pets')), 'Only vaccinations of this pet id.'),
+          param('due_by', arg.optional(arg.DATE),
+                'Only vaccinations due again on or before this day.'),
+          read_only=True, where='vet_clinic_desk.world:536', returns=js.array(Vaccination),
+          shows=('list', ('row', 'vaccinations')))
     def tool_list_vaccinations(self, pet: Pet | None, due_by: dt.date | None) -> tuple[str, ...]:
         result: tuple[str, ...] = ()  # vet_clinic_desk.world:542
         for v_ in rt.each(self, self.t_vaccinations):  # vet_clinic_desk.world:543
@@ -943,20 +871,14 @@ class VetClinicDesk(Episode):
             result = rt.each(self, result) + (v_.vaccination_id,)  # vet_clinic_desk.world:550
         return result  # vet_clinic_desk.world:552
 
-    @tool(  # vet_clinic_desk.world:555
-        'Record a vaccine given to a pet today, with its next due date.', _PARAM_pet,
-        param('vaccine', arg.enum_of(Vaccine), 'The vaccine given.'),
-        param(
-            'vet', arg.row('vets', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$')),
-            'The id of the vet who gave it.',
-        ),
-        param(
-            'batch_number', arg.refined(arg.TEXT, pattern='^[A-Z0-9-]{4,20}$'),
-            'The batch number on the vial, e.g. RB-2290.',
-        ),
-        param('next_due', arg.DATE, 'When the next dose is due.'),
-        where='vet_clinic_desk.world:555', returns=Vaccination,
-    )
+    @tool('Record a vaccine given to a pet today, with its next due date.', _PARAM_pet,
+          param('vaccine', arg.enum_of(Vaccine), 'The vaccine given.'),
+          param('vet', arg.row('vets', arg.refined(arg.TEXT, pattern='^V[0-9]{2}$')),
+                'The id of the vet who gave it.'),
+          param('batch_number', arg.refined(arg.TEXT, pattern='^[A-Z0-9-]{4,20}$'),
+                'The batch number on the vial, e.g. RB-2290.'),
+          param('next_due', arg.DATE, 'When the next dose is due.'),
+          where='vet_clinic_desk.world:555', returns=Vaccination)
     def tool_record_vaccination(
         self, pet: Pet, vaccine: Vaccine, vet: Vet, batch_number: str, next_due: dt.date
     ) -> Vaccination:
@@ -978,22 +900,19 @@ class VetClinicDesk(Episode):
         self.insert(self.t_vaccinations, created)  # vet_clinic_desk.world:576
         return created  # vet_clinic_desk.world:577
 
-    @tool(  # vet_clinic_desk.world:582
-        'Show an invoice by id: visit and owner ids, subtotal, tax, total, amount paid, status '
-        'and payments.',
-        param('invoice', arg.row('invoices'), 'The invoice id, e.g. INV0001.'), read_only=True,
-        where='vet_clinic_desk.world:582', returns=Invoice,
-    )
+    @tool('Show an invoice by id: visit and owner ids, subtotal, tax, total, amount paid, status '
+          'and payments.',
+          param('invoice', arg.row('invoices'), 'The invoice id, e.g. INV0001.'), read_only=True,
+          where='vet_clinic_desk.world:582', returns=Invoice)
     def tool_get_invoice(self, invoice: Invoice) -> Invoice:
         return invoice  # vet_clinic_desk.world:585
 
-    @tool(  # vet_clinic_desk.world:588
-        'List invoices of an owner, optionally by status.',
-        param('owner', arg.optional(arg.row('owners')), 'Only invoices of this owner id.'),
-        param('status', arg.optional(arg.enum_of(InvoiceStatus)), 'Only invoices in this status.'),
-        read_only=True, where='vet_clinic_desk.world:588', returns=js.array(Invoice),
-        shows=('list', ('row', 'invoices')),
-    )
+    @tool('List invoices of an owner, optionally by status.',
+          param('owner', arg.optional(arg.row('owners')), 'Only invoices of this owner id.'),
+          param('status', arg.optional(arg.enum_of(InvoiceStatus)),
+                'Only invoices in this status.'),
+          read_only=True, where='vet_clinic_desk.world:588', returns=js.array(Invoice),
+          shows=('list', ('row', 'invoices')))
     def tool_list_invoices(
         self, owner: Owner | None, status: InvoiceStatus | None
     ) -> tuple[str, ...]:
@@ -1006,11 +925,9 @@ class VetClinicDesk(Episode):
             result = rt.each(self, result) + (i.invoice_id,)  # vet_clinic_desk.world:602
         return result  # vet_clinic_desk.world:604
 
-    @tool(  # vet_clinic_desk.world:607
-        "Issue the invoice for a visit to the pet's owner: the treatments' prices plus tax.",
-        param('visit', arg.row('visits'), 'The visit id, e.g. VIS0005.'),
-        where='vet_clinic_desk.world:607', returns=Invoice,
-    )
+    @tool("Issue the invoice for a visit to the pet's owner: the treatments' prices plus tax.",
+          param('visit', arg.row('visits'), 'The visit id, e.g. VIS0005.'),
+          where='vet_clinic_desk.world:607', returns=Invoice)
     def tool_invoice_visit(self, visit: Visit) -> Invoice:
         # vet_clinic_desk.world:610
         if any(_i7.visit == visit.visit_id for _i7 in rt.each(self, self.t_invoices)):
@@ -1032,13 +949,11 @@ class VetClinicDesk(Episode):
         self.insert(self.t_invoices, created)  # vet_clinic_desk.world:625
         return created  # vet_clinic_desk.world:626
 
-    @tool(  # vet_clinic_desk.world:629
-        'Take a payment toward an invoice; an invoice is never paid beyond its total.',
-        param('invoice', arg.row('invoices'), 'The invoice id, e.g. INV0002.'),
-        param('amount', arg.refined(arg.FLOAT, 0.01), 'The amount in GBP.'),
-        param('method', arg.enum_of(PaymentMethod), 'card, cash or bank_transfer.'),
-        where='vet_clinic_desk.world:629', returns=Invoice,
-    )
+    @tool('Take a payment toward an invoice; an invoice is never paid beyond its total.',
+          param('invoice', arg.row('invoices'), 'The invoice id, e.g. INV0002.'),
+          param('amount', arg.refined(arg.FLOAT, 0.01), 'The amount in GBP.'),
+          param('method', arg.enum_of(PaymentMethod), 'card, cash or bank_transfer.'),
+          where='vet_clinic_desk.world:629', returns=Invoice)
     def tool_take_payment(self, invoice: Invoice, amount: float, method: PaymentMethod) -> Invoice:
         if invoice.status == _E13_InvoiceStatus_paid:  # vet_clinic_desk.world:636
             self.fail(f'Invoice {invoice.invoice_id} is already paid.')
@@ -1820,9 +1735,8 @@ class VetClinicDesk(Episode):
     def _check_mined_cf8cdfdbff__appointment_a0007_changed(self) -> rt.Verdict | bool:
         return (
             rt.expect(self.t_appointments['A0007'].status, '==', _E17_AppointmentStatus_cancelled)
-            and rt.expect(
-                self.t_appointments['A0007'].cancel_reason, '==', 'Dr Hannah Price', part=1
-            )
+            and rt.expect(self.t_appointments['A0007'].cancel_reason, '==', 'Dr Hannah Price',
+                          part=1)
         )
 
     # tasks.world:11300

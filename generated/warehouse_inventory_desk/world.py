@@ -219,16 +219,13 @@ class WarehouseInventoryDesk(Episode):
     def _check_invariants(self) -> None:
         for _row132 in rt.changed_rows(self, self.t_stock):  # warehouse_inventory_desk.world:142
             if not (_row132.quantity >= 0):
-                raise InvariantError(
-                    'Stock never goes below zero.', 'warehouse_inventory_desk.world:142'
-                )
+                raise InvariantError('Stock never goes below zero.',
+                                     'warehouse_inventory_desk.world:142')
         if not all(  # warehouse_inventory_desk.world:145
             self.fn_bin_used(_b133) <= _b133.capacity for _b133 in rt.each(self, self.t_bins)
         ):
-            raise InvariantError(
-                'A bin never holds more units than its capacity.',
-                'warehouse_inventory_desk.world:145',
-            )
+            raise InvariantError('A bin never holds more units than its capacity.',
+                                 'warehouse_inventory_desk.world:145')
         if not all(  # warehouse_inventory_desk.world:148
             len([
                 _t135 for _t135 in rt.each(self, self.t_stock)
@@ -237,30 +234,24 @@ class WarehouseInventoryDesk(Episode):
             == 1
             for _s134 in rt.each(self, self.t_stock)
         ):
-            raise InvariantError(
-                'There is at most one stock row per item and bin.',
-                'warehouse_inventory_desk.world:148',
-            )
+            raise InvariantError('There is at most one stock row per item and bin.',
+                                 'warehouse_inventory_desk.world:148')
         # warehouse_inventory_desk.world:151
         for _row136 in rt.changed_rows(self, self.t_movements):
             if not (
                 _row136.kind != _E12_MovementKind_receipt
                 or _row136.from_bin is None and _row136.to_bin is not None
             ):
-                raise InvariantError(
-                    'A receipt goes into a bin and comes from none.',
-                    'warehouse_inventory_desk.world:151',
-                )
+                raise InvariantError('A receipt goes into a bin and comes from none.',
+                                     'warehouse_inventory_desk.world:151')
         # warehouse_inventory_desk.world:154
         for _row137 in rt.changed_rows(self, self.t_movements):
             if not (
                 _row137.kind != _E12_MovementKind_pick
                 or _row137.from_bin is not None and _row137.to_bin is None
             ):
-                raise InvariantError(
-                    'A pick comes out of a bin and goes into none.',
-                    'warehouse_inventory_desk.world:154',
-                )
+                raise InvariantError('A pick comes out of a bin and goes into none.',
+                                     'warehouse_inventory_desk.world:154')
         # warehouse_inventory_desk.world:157
         for _row138 in rt.changed_rows(self, self.t_movements):
             if not (
@@ -268,24 +259,19 @@ class WarehouseInventoryDesk(Episode):
                 or _row138.from_bin is not None and _row138.to_bin is not None
                 and _row138.from_bin != _row138.to_bin
             ):
-                raise InvariantError(
-                    'A transfer goes between two different bins.',
-                    'warehouse_inventory_desk.world:157',
-                )
+                raise InvariantError('A transfer goes between two different bins.',
+                                     'warehouse_inventory_desk.world:157')
         # warehouse_inventory_desk.world:160
         for _row139 in rt.changed_rows(self, self.t_movements):
             if not (_row139.kind == _E12_MovementKind_count_adjustment or _row139.quantity > 0):
-                raise InvariantError(
-                    'Receipts, picks and transfers move a positive number of units.',
-                    'warehouse_inventory_desk.world:160',
-                )
+                raise InvariantError('Receipts, picks and transfers move a positive number of '
+                                     'units.',
+                                     'warehouse_inventory_desk.world:160')
         # warehouse_inventory_desk.world:163
         for _row140 in rt.changed_rows(self, self.t_movements):
             if not (_row140.kind != _E12_MovementKind_count_adjustment or _row140.quantity != 0):
-                raise InvariantError(
-                    'A count adjustment records a real difference.',
-                    'warehouse_inventory_desk.world:163',
-                )
+                raise InvariantError('A count adjustment records a real difference.',
+                                     'warehouse_inventory_desk.world:163')
         for _row141 in rt.changed_rows(self, self.t_stock, ('item', 'bin_')):
             rt.check_refs(self.t_items, _row141.item, 'StockLevel.item')
             rt.check_refs(self.t_bins, _row141.bin_, 'StockLevel.bin')
@@ -331,26 +317,22 @@ class WarehouseInventoryDesk(Episode):
                 return s  # warehouse_inventory_desk.world:134
         return None  # warehouse_inventory_desk.world:137
 
-    @tool(  # warehouse_inventory_desk.world:168
-        'Sign in as a clerk. Every tool that changes stock acts for the signed-in clerk.',
-        param('clerk', _ROW_clerks, 'The clerk id, e.g. C001.'),
-        where='warehouse_inventory_desk.world:168', returns=Clerk,
-    )
+    @tool('Sign in as a clerk. Every tool that changes stock acts for the signed-in clerk.',
+          param('clerk', _ROW_clerks, 'The clerk id, e.g. C001.'),
+          where='warehouse_inventory_desk.world:168', returns=Clerk)
     def tool_sign_in(self, clerk: Clerk) -> Clerk:
         self.set_state('current_clerk', clerk.id_)  # warehouse_inventory_desk.world:171
         return clerk  # warehouse_inventory_desk.world:172
 
-    @tool(  # warehouse_inventory_desk.world:175
-        'Show an item with its quantity in each bin and its total on hand.',
-        param('item', _ROW_items, 'The item SKU, e.g. BOL-1001.'), read_only=True,
-        where='warehouse_inventory_desk.world:175',
-        returns=js.closed({
-            'item': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'), 'name': js.STRING,
-            'reorder_level': js.INTEGER, 'total': js.INTEGER, 'below_reorder': js.BOOLEAN,
-            'levels': js.array(StockLevel),
-        }),
-        shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),)),
-    )
+    @tool('Show an item with its quantity in each bin and its total on hand.',
+          param('item', _ROW_items, 'The item SKU, e.g. BOL-1001.'), read_only=True,
+          where='warehouse_inventory_desk.world:175',
+          returns=js.closed({
+              'item': js.scalar('str', pattern='^[A-Z]{3}-[0-9]{4}$'), 'name': js.STRING,
+              'reorder_level': js.INTEGER, 'total': js.INTEGER, 'below_reorder': js.BOOLEAN,
+              'levels': js.array(StockLevel),
+          }),
+          shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),)))
     def tool_get_item_stock(self, item: Item) -> ItemStock:
         total: int = self.fn_on_hand(item)  # warehouse_inventory_desk.world:180
         return ItemStock(  # warehouse_inventory_desk.world:181
@@ -358,18 +340,16 @@ class WarehouseInventoryDesk(Episode):
             tuple([_s3.id_ for _s3 in rt.each(self, self.t_stock) if _s3.item == item.sku]),
         )
 
-    @tool(  # warehouse_inventory_desk.world:191
-        "Show a bin's contents (each item's stock row with its quantity), used units and free "
-        "capacity.",
-        param('bin', _ROW_bins, 'The bin code, e.g. A01-01.'), read_only=True,
-        where='warehouse_inventory_desk.world:191',
-        returns=js.closed({
-            'bin': js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'), 'zone': js.members(Zone),
-            'capacity': js.INTEGER, 'used': js.INTEGER, 'free': js.INTEGER, 'blocked': js.BOOLEAN,
-            'levels': js.array(StockLevel),
-        }),
-        shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),)),
-    )
+    @tool("Show a bin's contents (each item's stock row with its quantity), used units and free "
+          "capacity.",
+          param('bin', _ROW_bins, 'The bin code, e.g. A01-01.'), read_only=True,
+          where='warehouse_inventory_desk.world:191',
+          returns=js.closed({
+              'bin': js.scalar('str', pattern='^[A-Z][0-9]{2}-[0-9]{2}$'),
+              'zone': js.members(Zone), 'capacity': js.INTEGER, 'used': js.INTEGER,
+              'free': js.INTEGER, 'blocked': js.BOOLEAN, 'levels': js.array(StockLevel),
+          }),
+          shows=('record', (('levels', 'levels', ('list', ('row', 'stock'))),)))
     def tool_get_bin(self, bin_: Bin) -> BinReport:
         used: int = self.fn_bin_used(bin_)  # warehouse_inventory_desk.world:194
         return BinReport(  # warehouse_inventory_desk.world:195
@@ -378,16 +358,12 @@ class WarehouseInventoryDesk(Episode):
             tuple([_s4.id_ for _s4 in rt.each(self, self.t_stock) if _s4.bin_ == bin_.code]),
         )
 
-    @tool(  # warehouse_inventory_desk.world:206
-        'Find items whose name or SKU contains the text, with their SKU, name, reorder level and '
-        'whether active.',
-        param(
-            'text', arg.refined(arg.TEXT, 1, 80),
-            "Part of the item's name or SKU, e.g. washer; case does not matter.",
-        ),
-        read_only=True, where='warehouse_inventory_desk.world:206', returns=js.array(Item),
-        shows=('list', ('row', 'items')),
-    )
+    @tool('Find items whose name or SKU contains the text, with their SKU, name, reorder level '
+          'and whether active.',
+          param('text', arg.refined(arg.TEXT, 1, 80),
+                "Part of the item's name or SKU, e.g. washer; case does not matter."),
+          read_only=True, where='warehouse_inventory_desk.world:206', returns=js.array(Item),
+          shows=('list', ('row', 'items')))
     def tool_find_items(self, text: str) -> tuple[str, ...]:
         # warehouse_inventory_desk.world:211
         wanted: str = self.built(self.built(text.strip()).lower())
@@ -397,20 +373,14 @@ class WarehouseInventoryDesk(Episode):
             or rt.read(self, wanted) in rt.read(self, self.built(_i5.sku.lower()))
         ])
 
-    @tool(  # warehouse_inventory_desk.world:215
-        'List bins with their zone, capacity and whether blocked, optionally of one zone or '
-        'holding one item.',
-        param(
-            'zone', arg.optional(arg.enum_of(Zone)),
-            'Only bins of this zone (receiving, bulk or pick_face); all when omitted.',
-        ),
-        param(
-            'item', arg.optional(_ROW_items),
-            'Only bins that hold stock of this SKU; all when omitted.',
-        ),
-        read_only=True, where='warehouse_inventory_desk.world:215', returns=js.array(Bin),
-        shows=('list', ('row', 'bins')),
-    )
+    @tool('List bins with their zone, capacity and whether blocked, optionally of one zone or '
+          'holding one item.',
+          param('zone', arg.optional(arg.enum_of(Zone)),
+                'Only bins of this zone (receiving, bulk or pick_face); all when omitted.'),
+          param('item', arg.optional(_ROW_items),
+                'Only bins that hold stock of this SKU; all when omitted.'),
+          read_only=True, where='warehouse_inventory_desk.world:215', returns=js.array(Bin),
+          shows=('list', ('row', 'bins')))
     def tool_list_bins(self, zone: Zone | None, item: Item | None) -> tuple[str, ...]:
         return tuple([  # warehouse_inventory_desk.world:221
             _b6.code for _b6 in rt.each(self, self.t_bins)
@@ -422,35 +392,27 @@ class WarehouseInventoryDesk(Episode):
             ))
         ])
 
-    @tool(  # warehouse_inventory_desk.world:224
-        'List the clerks with their ids, names and roles.', read_only=True,
-        where='warehouse_inventory_desk.world:224', returns=js.array(Clerk),
-        shows=('list', ('row', 'clerks')),
-    )
+    @tool('List the clerks with their ids, names and roles.', read_only=True,
+          where='warehouse_inventory_desk.world:224', returns=js.array(Clerk),
+          shows=('list', ('row', 'clerks')))
     def tool_list_clerks(self) -> tuple[str, ...]:
         # warehouse_inventory_desk.world:225
         return tuple(map(_GET_id_, rt.each(self, self.t_clerks)))
 
-    @tool(  # warehouse_inventory_desk.world:228
-        'Show one stock movement: its kind, item, bins, quantity, reference, clerk and time.',
-        param('movement', _ROW_movements, 'The movement id, e.g. M00001.'), read_only=True,
-        where='warehouse_inventory_desk.world:228', returns=Movement,
-    )
+    @tool('Show one stock movement: its kind, item, bins, quantity, reference, clerk and time.',
+          param('movement', _ROW_movements, 'The movement id, e.g. M00001.'), read_only=True,
+          where='warehouse_inventory_desk.world:228', returns=Movement)
     def tool_get_movement(self, movement: Movement) -> Movement:
         return movement  # warehouse_inventory_desk.world:233
 
-    @tool(  # warehouse_inventory_desk.world:236
-        'Book a delivery of an item into a bin. The bin must be unblocked and have room for the '
-        'whole delivery.',
-        param('item', _ROW_items, 'The SKU delivered, e.g. NUT-2001.'),
-        param('bin', _ROW_bins, 'The bin the delivery is put into, e.g. R00-01.'),
-        param('quantity', arg.refined(arg.INT, 1, 1000), 'Units delivered, from 1 to 1000.'),
-        param(
-            'delivery_note', arg.refined(arg.TEXT, 1, 40),
-            'The delivery note number, e.g. DN-8812.',
-        ),
-        where='warehouse_inventory_desk.world:236', returns=StockLevel,
-    )
+    @tool('Book a delivery of an item into a bin. The bin must be unblocked and have room for '
+          'the whole delivery.',
+          param('item', _ROW_items, 'The SKU delivered, e.g. NUT-2001.'),
+          param('bin', _ROW_bins, 'The bin the delivery is put into, e.g. R00-01.'),
+          param('quantity', arg.refined(arg.INT, 1, 1000), 'Units delivered, from 1 to 1000.'),
+          param('delivery_note', arg.refined(arg.TEXT, 1, 40),
+                'The delivery note number, e.g. DN-8812.'),
+          where='warehouse_inventory_desk.world:236', returns=StockLevel)
     def tool_receive_delivery(
         self, item: Item, bin_: Bin, quantity: int, delivery_note: str
     ) -> StockLevel:
@@ -463,9 +425,8 @@ class WarehouseInventoryDesk(Episode):
         # warehouse_inventory_desk.world:247
         free: int = rt.bounded(bin_.capacity - self.fn_bin_used(bin_))
         if quantity > free:  # warehouse_inventory_desk.world:248
-            self.fail(
-                f'Bin {bin_.code} has room for {free} more units; the delivery is {quantity}.'
-            )
+            self.fail(f'Bin {bin_.code} has room for {free} more units; the delivery is '
+                      f'{quantity}.')
         # warehouse_inventory_desk.world:249
         level: StockLevel | None = self.fn_find_stock(item, bin_)
         id_: str = ''  # warehouse_inventory_desk.world:250
@@ -495,17 +456,13 @@ class WarehouseInventoryDesk(Episode):
         )
         return self.t_stock[id_]  # warehouse_inventory_desk.world:267
 
-    @tool(  # warehouse_inventory_desk.world:270
-        'Pick units of an item from a bin for a customer order.',
-        param('item', _ROW_items, 'The SKU to pick, e.g. BOL-1001.'),
-        param('bin', _ROW_bins, 'The bin to pick from, e.g. A01-01.'),
-        param('quantity', arg.refined(arg.INT, 1, 1000), 'Units to pick, from 1 to 1000.'),
-        param(
-            'order_number', arg.refined(arg.TEXT, pattern='^SO-[0-9]{5}$'),
-            'The customer order, e.g. SO-10452.',
-        ),
-        where='warehouse_inventory_desk.world:270', returns=StockLevel,
-    )
+    @tool('Pick units of an item from a bin for a customer order.',
+          param('item', _ROW_items, 'The SKU to pick, e.g. BOL-1001.'),
+          param('bin', _ROW_bins, 'The bin to pick from, e.g. A01-01.'),
+          param('quantity', arg.refined(arg.INT, 1, 1000), 'Units to pick, from 1 to 1000.'),
+          param('order_number', arg.refined(arg.TEXT, pattern='^SO-[0-9]{5}$'),
+                'The customer order, e.g. SO-10452.'),
+          where='warehouse_inventory_desk.world:270', returns=StockLevel)
     def tool_pick_stock(
         self, item: Item, bin_: Bin, quantity: int, order_number: str
     ) -> StockLevel:
@@ -516,10 +473,8 @@ class WarehouseInventoryDesk(Episode):
         if level is None:  # warehouse_inventory_desk.world:280
             self.fail(f'Item {item.sku} is not stocked in bin {bin_.code}.')
         if level.quantity < quantity:  # warehouse_inventory_desk.world:281
-            self.fail(
-                f'Only {level.quantity} units of {item.sku} in bin {bin_.code}; {quantity} '
-                'requested.',
-            )
+            self.fail(f'Only {level.quantity} units of {item.sku} in bin {bin_.code}; {quantity} '
+                      'requested.')
         self.set_field(  # warehouse_inventory_desk.world:282
             self.t_stock[level.id_], 'quantity', v.check_range(
                 rt.bounded(self.t_stock[level.id_].quantity - quantity), 'StockLevel.quantity', 0,
@@ -536,15 +491,13 @@ class WarehouseInventoryDesk(Episode):
         )
         return self.t_stock[level.id_]  # warehouse_inventory_desk.world:291
 
-    @tool(  # warehouse_inventory_desk.world:294
-        'Transfer units of an item from one bin to another. Returns the source and destination '
-        'stock rows.',
-        param('item', _ROW_items, 'The SKU to move, e.g. BOL-1001.'),
-        param('from_bin', _ROW_bins, 'The source bin, e.g. B02-01.'),
-        param('to_bin', _ROW_bins, 'The destination bin, e.g. A01-01.'),
-        param('quantity', arg.refined(arg.INT, 1, 1000), 'Units to move, from 1 to 1000.'),
-        where='warehouse_inventory_desk.world:294', returns=js.array(js.STRING),
-    )
+    @tool('Transfer units of an item from one bin to another. Returns the source and destination '
+          'stock rows.',
+          param('item', _ROW_items, 'The SKU to move, e.g. BOL-1001.'),
+          param('from_bin', _ROW_bins, 'The source bin, e.g. B02-01.'),
+          param('to_bin', _ROW_bins, 'The destination bin, e.g. A01-01.'),
+          param('quantity', arg.refined(arg.INT, 1, 1000), 'Units to move, from 1 to 1000.'),
+          where='warehouse_inventory_desk.world:294', returns=js.array(js.STRING))
     def tool_move_stock(
         self, item: Item, from_bin: Bin, to_bin: Bin, quantity: int
     ) -> tuple[str, ...]:
@@ -559,10 +512,8 @@ class WarehouseInventoryDesk(Episode):
         if source is None:  # warehouse_inventory_desk.world:306
             self.fail(f'Item {item.sku} is not stocked in bin {from_bin.code}.')
         if source.quantity < quantity:  # warehouse_inventory_desk.world:307
-            self.fail(
-                f'Only {source.quantity} units of {item.sku} in bin {from_bin.code}; {quantity} '
-                'requested.',
-            )
+            self.fail(f'Only {source.quantity} units of {item.sku} in bin {from_bin.code}; '
+                      f'{quantity} requested.')
         # warehouse_inventory_desk.world:308
         free: int = rt.bounded(to_bin.capacity - self.fn_bin_used(to_bin))
         if quantity > free:  # warehouse_inventory_desk.world:309
@@ -601,15 +552,13 @@ class WarehouseInventoryDesk(Episode):
         )
         return (source.id_, target_id)  # warehouse_inventory_desk.world:329
 
-    @tool(  # warehouse_inventory_desk.world:332
-        'Record a physical count of an item in a bin (supervisors only). The stock row is set to '
-        'the\ncounted quantity and marked counted today; a non-zero difference is logged as a '
-        'count\nadjustment. Returns the difference, counted minus recorded.',
-        param('item', _ROW_items, 'The SKU counted, e.g. WSH-3001.'),
-        param('bin', _ROW_bins, 'The bin counted, e.g. A01-01.'),
-        param('counted', arg.refined(arg.INT, 0, 1000), 'The number of units physically found.'),
-        where='warehouse_inventory_desk.world:332', returns=js.INTEGER,
-    )
+    @tool('Record a physical count of an item in a bin (supervisors only). The stock row is set '
+          'to the\ncounted quantity and marked counted today; a non-zero difference is logged as '
+          'a count\nadjustment. Returns the difference, counted minus recorded.',
+          param('item', _ROW_items, 'The SKU counted, e.g. WSH-3001.'),
+          param('bin', _ROW_bins, 'The bin counted, e.g. A01-01.'),
+          param('counted', arg.refined(arg.INT, 0, 1000), 'The number of units physically found.'),
+          where='warehouse_inventory_desk.world:332', returns=js.INTEGER)
     def tool_count_bin(self, item: Item, bin_: Bin, counted: int) -> int:
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:343
             raise ToolError('Not signed in. Call sign_in first.')
@@ -624,10 +573,8 @@ class WarehouseInventoryDesk(Episode):
         # warehouse_inventory_desk.world:350
         others: int = rt.bounded(self.fn_bin_used(bin_) - recorded)
         if rt.bounded(counted + others) > bin_.capacity:  # warehouse_inventory_desk.world:351
-            self.fail(
-                f'A count of {counted} would put bin {bin_.code} over its capacity of '
-                f'{bin_.capacity} (other items hold {others}).',
-            )
+            self.fail(f'A count of {counted} would put bin {bin_.code} over its capacity of '
+                      f'{bin_.capacity} (other items hold {others}).')
         if level is not None:  # warehouse_inventory_desk.world:352
             self.set_field(  # warehouse_inventory_desk.world:353
                 self.t_stock[level.id_], 'quantity',
@@ -664,13 +611,11 @@ class WarehouseInventoryDesk(Episode):
             )
         return difference  # warehouse_inventory_desk.world:376
 
-    @tool(  # warehouse_inventory_desk.world:379
-        'Block or unblock a bin (supervisors only). A blocked bin accepts no deliveries or '
-        'transfers.',
-        param('bin', _ROW_bins, 'The bin code, e.g. B02-02.'),
-        param('blocked', arg.BOOL, 'true to block the bin, false to unblock it.'),
-        where='warehouse_inventory_desk.world:379', returns=Bin,
-    )
+    @tool('Block or unblock a bin (supervisors only). A blocked bin accepts no deliveries or '
+          'transfers.',
+          param('bin', _ROW_bins, 'The bin code, e.g. B02-02.'),
+          param('blocked', arg.BOOL, 'true to block the bin, false to unblock it.'),
+          where='warehouse_inventory_desk.world:379', returns=Bin)
     def tool_set_bin_blocked(self, bin_: Bin, blocked: bool) -> Bin:
         if self.state.current_clerk is None:  # warehouse_inventory_desk.world:385
             raise ToolError('Not signed in. Call sign_in first.')
@@ -680,11 +625,10 @@ class WarehouseInventoryDesk(Episode):
         self.set_field(bin_, 'blocked', blocked)  # warehouse_inventory_desk.world:387
         return bin_  # warehouse_inventory_desk.world:388
 
-    @tool(  # warehouse_inventory_desk.world:391
-        'List active items whose total on-hand quantity is below their reorder level, with the '
-        'shortfall.',
-        read_only=True, where='warehouse_inventory_desk.world:391', returns=js.array(ReorderFlag),
-    )
+    @tool('List active items whose total on-hand quantity is below their reorder level, with the '
+          'shortfall.',
+          read_only=True, where='warehouse_inventory_desk.world:391',
+          returns=js.array(ReorderFlag))
     def tool_list_reorder_flags(self) -> tuple[ReorderFlag, ...]:
         return tuple([  # warehouse_inventory_desk.world:394
             ReorderFlag(
@@ -695,13 +639,11 @@ class WarehouseInventoryDesk(Episode):
             if _i9.active and self.fn_on_hand(_i9) < _i9.reorder_level
         ])
 
-    @tool(  # warehouse_inventory_desk.world:397
-        'List the stock movements of an item, newest first, with kind, bins, quantity, '
-        'reference, clerk and time.',
-        param('item', _ROW_items, 'The SKU, e.g. BOL-1001.'), read_only=True,
-        where='warehouse_inventory_desk.world:397', returns=js.array(Movement),
-        shows=('list', ('row', 'movements')),
-    )
+    @tool('List the stock movements of an item, newest first, with kind, bins, quantity, '
+          'reference, clerk and time.',
+          param('item', _ROW_items, 'The SKU, e.g. BOL-1001.'), read_only=True,
+          where='warehouse_inventory_desk.world:397', returns=js.array(Movement),
+          shows=('list', ('row', 'movements')))
     def tool_list_movements(self, item: Item) -> tuple[str, ...]:
         return rt.sorted_keys(  # warehouse_inventory_desk.world:402
             rt.each(self, [

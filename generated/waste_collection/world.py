@@ -376,25 +376,20 @@ class WasteCollection(Episode):
             <= self.t_routes[self.t_households[_r50.household].route].bulky_capacity
             for _r50 in rt.each(self, self.t_requests)
         ):
-            raise InvariantError(
-                "A route day takes at most its route's number of bulky pick-ups.",
-                'waste_collection.world:245',
-            )
+            raise InvariantError("A route day takes at most its route's number of bulky pick-ups.",
+                                 'waste_collection.world:245')
         if not all(  # waste_collection.world:248
             _r51.scheduled_on.weekday()
             == self.t_routes[self.t_households[_r51.household].route].weekday
             for _r51 in rt.each(self, self.t_requests)
         ):
-            raise InvariantError(
-                "A request is scheduled on its household's route weekday.",
-                'waste_collection.world:248',
-            )
+            raise InvariantError("A request is scheduled on its household's route weekday.",
+                                 'waste_collection.world:248')
         # waste_collection.world:251
         if not all(self.fn_request_bin_ok(_r52) for _r52 in rt.each(self, self.t_requests)):
-            raise InvariantError(
-                'A missed-bin report names a bin of its household; a bulky pick-up names none.',
-                'waste_collection.world:251',
-            )
+            raise InvariantError('A missed-bin report names a bin of its household; a bulky '
+                                 'pick-up names none.',
+                                 'waste_collection.world:251')
         if not all(  # waste_collection.world:254
             _r53.kind != _E11_RequestKind_missed_bin or _r53.status == _E13_RequestStatus_cancelled
             or len([
@@ -406,10 +401,8 @@ class WasteCollection(Episode):
             == 1
             for _r53 in rt.each(self, self.t_requests)
         ):
-            raise InvariantError(
-                'A bin has at most one live missed-bin report per day.',
-                'waste_collection.world:254',
-            )
+            raise InvariantError('A bin has at most one live missed-bin report per day.',
+                                 'waste_collection.world:254')
         for _row55 in rt.changed_rows(self, self.t_requests):  # waste_collection.world:257
             if not (
                 (_row55.status != _E13_RequestStatus_assigned
@@ -419,11 +412,9 @@ class WasteCollection(Episode):
                 and (_row55.completed_at is not None)
                 == (_row55.status == _E13_RequestStatus_completed)
             ):
-                raise InvariantError(
-                    'An assigned or completed request has a crew, an open one none; completed_at '
-                    'is set exactly when completed.',
-                    'waste_collection.world:257',
-                )
+                raise InvariantError('An assigned or completed request has a crew, an open one '
+                                     'none; completed_at is set exactly when completed.',
+                                     'waste_collection.world:257')
         if not all(  # waste_collection.world:260
             _b56.status != _E9_BinStatus_in_use or len([
                 _c57.bin_id for _c57 in rt.each(self, self.t_bins)
@@ -433,10 +424,8 @@ class WasteCollection(Episode):
             == 1
             for _b56 in rt.each(self, self.t_bins)
         ):
-            raise InvariantError(
-                'A household has at most one bin in use of each kind.',
-                'waste_collection.world:260',
-            )
+            raise InvariantError('A household has at most one bin in use of each kind.',
+                                 'waste_collection.world:260')
         if not all(  # waste_collection.world:263
             len([_c59.bin_id for _c59 in rt.each(self, self.t_bins) if _c59.serial == _b58.serial])
             == 1
@@ -445,17 +434,14 @@ class WasteCollection(Episode):
             raise InvariantError('Bin serials are unique.', 'waste_collection.world:263')
         # waste_collection.world:266
         if not all(self.fn_order_ok(_o60) for _o60 in rt.each(self, self.t_bin_orders)):
-            raise InvariantError(
-                'Bin orders replace bins of their household; delivered ones have their new bin '
-                'and retired the old.',
-                'waste_collection.world:266',
-            )
+            raise InvariantError('Bin orders replace bins of their household; delivered ones '
+                                 'have their new bin and retired the old.',
+                                 'waste_collection.world:266')
         # waste_collection.world:269
         if not all(self.fn_complaint_ok(_c61) for _c61 in rt.each(self, self.t_complaints)):
-            raise InvariantError(
-                "A complaint's request is the household's; a resolution exactly when resolved.",
-                'waste_collection.world:269',
-            )
+            raise InvariantError("A complaint's request is the household's; a resolution exactly "
+                                 "when resolved.",
+                                 'waste_collection.world:269')
         for _row62 in rt.changed_rows(self, self.t_routes, ('default_crew',)):
             rt.check_refs(self.t_crews, _row62.default_crew, 'Route.default_crew')
         for _row63 in rt.changed_rows(self, self.t_households, ('route',)):
@@ -572,14 +558,12 @@ class WasteCollection(Episode):
         # waste_collection.world:240
         return resolved_ok and (r if r is not None else rt.absent()).household == c.household
 
-    @tool(  # waste_collection.world:274
-        'Show a route with its weekday, zone, bulky capacity and default crew, and the bulky '
-        'pick-ups booked on its next four route days.',
-        param('route', _ROW_routes, 'The route id, e.g. RT-MON.'), read_only=True,
-        where='waste_collection.world:274',
-        returns=js.closed({'route': Route, 'next_days': js.array(DaySlot)}),
-        shows=('record', (('route', 'route', ('row', 'routes')),)),
-    )
+    @tool('Show a route with its weekday, zone, bulky capacity and default crew, and the bulky '
+          'pick-ups booked on its next four route days.',
+          param('route', _ROW_routes, 'The route id, e.g. RT-MON.'), read_only=True,
+          where='waste_collection.world:274',
+          returns=js.closed({'route': Route, 'next_days': js.array(DaySlot)}),
+          shows=('record', (('route', 'route', ('row', 'routes')),)))
     def tool_get_route(self, route: Route) -> RouteInfo:
         return RouteInfo(  # waste_collection.world:279
             route.route_id, tuple([
@@ -588,16 +572,12 @@ class WasteCollection(Episode):
             ]),
         )
 
-    @tool(  # waste_collection.world:285
-        'List routes, optionally by weekday or zone.',
-        param(
-            'weekday', arg.optional(arg.refined(arg.INT, 0, 6)),
-            'Only routes collected on this weekday, 0 = Monday.',
-        ),
-        param('zone', arg.optional(arg.TEXT), 'Only routes of this zone; case does not matter.'),
-        read_only=True, where='waste_collection.world:285', returns=js.array(Route),
-        shows=('list', ('row', 'routes')),
-    )
+    @tool('List routes, optionally by weekday or zone.',
+          param('weekday', arg.optional(arg.refined(arg.INT, 0, 6)),
+                'Only routes collected on this weekday, 0 = Monday.'),
+          param('zone', arg.optional(arg.TEXT), 'Only routes of this zone; case does not matter.'),
+          read_only=True, where='waste_collection.world:285', returns=js.array(Route),
+          shows=('list', ('row', 'routes')))
     def tool_list_routes(self, weekday: int | None, zone: str | None) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # waste_collection.world:291
         for r in rt.each(self, self.t_routes):  # waste_collection.world:292
@@ -609,20 +589,16 @@ class WasteCollection(Episode):
             found = rt.each(self, found) + (r.route_id,)  # waste_collection.world:299
         return found  # waste_collection.world:301
 
-    @tool(  # waste_collection.world:304
-        'Show a crew: name, truck plate, members, shift and whether active.', _PARAM_crew,
-        read_only=True, where='waste_collection.world:304', returns=Crew,
-    )
+    @tool('Show a crew: name, truck plate, members, shift and whether active.', _PARAM_crew,
+          read_only=True, where='waste_collection.world:304', returns=Crew)
     def tool_get_crew(self, crew: Crew) -> Crew:
         return crew  # waste_collection.world:307
 
-    @tool(  # waste_collection.world:310
-        'List crews, optionally only active ones or of one shift.',
-        param('active_only', arg.BOOL, 'Only active crews.', default=False),
-        param('shift', arg.optional(arg.enum_of(Shift)), 'Only crews of this shift.'),
-        read_only=True, where='waste_collection.world:310', returns=js.array(Crew),
-        shows=('list', ('row', 'crews')),
-    )
+    @tool('List crews, optionally only active ones or of one shift.',
+          param('active_only', arg.BOOL, 'Only active crews.', default=False),
+          param('shift', arg.optional(arg.enum_of(Shift)), 'Only crews of this shift.'),
+          read_only=True, where='waste_collection.world:310', returns=js.array(Crew),
+          shows=('list', ('row', 'crews')))
     def tool_list_crews(self, active_only: bool, shift: Shift | None) -> tuple[str, ...]:
         found: tuple[str, ...] = ()  # waste_collection.world:316
         for c in rt.each(self, self.t_crews):  # waste_collection.world:317
@@ -633,18 +609,16 @@ class WasteCollection(Episode):
             found = rt.each(self, found) + (c.crew_id,)  # waste_collection.world:324
         return found  # waste_collection.world:326
 
-    @tool(  # waste_collection.world:331
-        'Show a household: account name, address, contact, route, and its bins with kinds, sizes '
-        'and statuses.',
-        _PARAM_household, read_only=True, where='waste_collection.world:331',
-        returns=js.closed({'household': Household, 'bins': js.array(Bin)}),
-        shows=(
-            'record', (
-                ('household', 'household', ('row', 'households')),
-                ('bins', 'bins', ('list', ('row', 'bins'))),
-            ),
-        ),
-    )
+    @tool('Show a household: account name, address, contact, route, and its bins with kinds, '
+          'sizes and statuses.',
+          _PARAM_household, read_only=True, where='waste_collection.world:331',
+          returns=js.closed({'household': Household, 'bins': js.array(Bin)}),
+          shows=(
+              'record', (
+                  ('household', 'household', ('row', 'households')),
+                  ('bins', 'bins', ('list', ('row', 'bins'))),
+              ),
+          ))
     def tool_get_household(self, household: Household) -> HouseholdInfo:
         return HouseholdInfo(  # waste_collection.world:336
             household.household_id, tuple([
@@ -653,18 +627,14 @@ class WasteCollection(Episode):
             ]),
         )
 
-    @tool(  # waste_collection.world:339
-        'Find households by part of the account name or street, postcode, email or phone.',
-        param(
-            'text', arg.optional(arg.TEXT),
-            'Part of the account name or street; case does not matter.',
-        ),
-        param('postcode', arg.optional(arg.TEXT), 'The postcode.'),
-        param('email', arg.optional(arg.TEXT), 'Part of the email; case does not matter.'),
-        param('phone', arg.optional(arg.TEXT), 'Part of the phone number.'), read_only=True,
-        where='waste_collection.world:339', returns=js.array(Household),
-        shows=('list', ('row', 'households')),
-    )
+    @tool('Find households by part of the account name or street, postcode, email or phone.',
+          param('text', arg.optional(arg.TEXT),
+                'Part of the account name or street; case does not matter.'),
+          param('postcode', arg.optional(arg.TEXT), 'The postcode.'),
+          param('email', arg.optional(arg.TEXT), 'Part of the email; case does not matter.'),
+          param('phone', arg.optional(arg.TEXT), 'Part of the phone number.'), read_only=True,
+          where='waste_collection.world:339', returns=js.array(Household),
+          shows=('list', ('row', 'households')))
     def tool_find_households(
         self, text: str | None, postcode: str | None, email: str | None, phone: str | None
     ) -> tuple[str, ...]:
@@ -701,22 +671,19 @@ class WasteCollection(Episode):
             found = rt.each(self, found) + (h.household_id,)  # waste_collection.world:361
         return found  # waste_collection.world:363
 
-    @tool(  # waste_collection.world:366
-        'Show a bin: household id, kind, size, serial, status and delivery day.', _PARAM_bin_,
-        read_only=True, where='waste_collection.world:366', returns=Bin,
-    )
+    @tool('Show a bin: household id, kind, size, serial, status and delivery day.', _PARAM_bin_,
+          read_only=True, where='waste_collection.world:366', returns=Bin)
     def tool_get_bin(self, bin_: Bin) -> Bin:
         return bin_  # waste_collection.world:369
 
-    @tool(  # waste_collection.world:372
-        "List a household's bins, optionally of one kind or status, or find a bin by its serial.",
-        param('household', arg.optional(_ROW_households), "Only this household's bins (id)."),
-        param('kind', arg.optional(arg.enum_of(BinKind)), 'Only bins of this kind.'),
-        param('status', arg.optional(arg.enum_of(BinStatus)), 'Only bins with this status.'),
-        param('serial', arg.optional(arg.TEXT), 'The chip serial, e.g. SN-100001.'),
-        read_only=True, where='waste_collection.world:372', returns=js.array(Bin),
-        shows=('list', ('row', 'bins')),
-    )
+    @tool("List a household's bins, optionally of one kind or status, or find a bin by its "
+          "serial.",
+          param('household', arg.optional(_ROW_households), "Only this household's bins (id)."),
+          param('kind', arg.optional(arg.enum_of(BinKind)), 'Only bins of this kind.'),
+          param('status', arg.optional(arg.enum_of(BinStatus)), 'Only bins with this status.'),
+          param('serial', arg.optional(arg.TEXT), 'The chip serial, e.g. SN-100001.'),
+          read_only=True, where='waste_collection.world:372', returns=js.array(Bin),
+          shows=('list', ('row', 'bins')))
     def tool_list_bins(
         self, household: Household | None, kind: BinKind | None, status: BinStatus | None,
         serial: str | None,
@@ -738,29 +705,23 @@ class WasteCollection(Episode):
             found = rt.each(self, found) + (b.bin_id,)  # waste_collection.world:395
         return found  # waste_collection.world:397
 
-    @tool(  # waste_collection.world:402
-        'Show a collection request: household id, kind, bin id, day, description, status, crew '
-        'id and completion time.',
-        _PARAM_request, read_only=True, where='waste_collection.world:402',
-        returns=CollectionRequest,
-    )
+    @tool('Show a collection request: household id, kind, bin id, day, description, status, crew '
+          'id and completion time.',
+          _PARAM_request, read_only=True, where='waste_collection.world:402',
+          returns=CollectionRequest)
     def tool_get_request(self, request: CollectionRequest) -> CollectionRequest:
         return request  # waste_collection.world:407
 
-    @tool(  # waste_collection.world:410
+    @tool(
         'Find collection requests by household, route, day, kind and/or status.',
         param('household', arg.optional(_ROW_households), "Only this household's requests (id)."),
-        param(
-            'route', arg.optional(_ROW_routes), 'Only requests of households on this route (id).'
-        ),
+        param('route', arg.optional(_ROW_routes),
+              'Only requests of households on this route (id).'),
         param('day', arg.optional(arg.DATE), 'Only requests scheduled on this day.'),
-        param(
-            'kind', arg.optional(arg.enum_of(RequestKind)),
-            'Only bulky_item or only missed_bin requests.',
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(RequestStatus)), 'Only requests with this status.'
-        ),
+        param('kind', arg.optional(arg.enum_of(RequestKind)),
+              'Only bulky_item or only missed_bin requests.'),
+        param('status', arg.optional(arg.enum_of(RequestStatus)),
+              'Only requests with this status.'),
         read_only=True, where='waste_collection.world:410', returns=js.array(CollectionRequest),
         shows=('list', ('row', 'requests')),
     )
@@ -785,13 +746,11 @@ class WasteCollection(Episode):
             found = rt.each(self, found) + (r.request_id,)  # waste_collection.world:436
         return found  # waste_collection.world:438
 
-    @tool(  # waste_collection.world:441
-        'The next route days of a household that still have bulky pick-up places, from the '
-        'minimum notice on.',
-        _PARAM_household,
-        param('weeks', arg.refined(arg.INT, 1, 8), 'How many weeks ahead to look.', default=4),
-        read_only=True, where='waste_collection.world:441', returns=js.array(DaySlot),
-    )
+    @tool('The next route days of a household that still have bulky pick-up places, from the '
+          'minimum notice on.',
+          _PARAM_household,
+          param('weeks', arg.refined(arg.INT, 1, 8), 'How many weeks ahead to look.', default=4),
+          read_only=True, where='waste_collection.world:441', returns=js.array(DaySlot))
     def tool_bulky_slots(self, household: Household, weeks: int) -> tuple[DaySlot, ...]:
         route: Route = self.t_routes[household.route]  # waste_collection.world:447
         # waste_collection.world:448
@@ -802,16 +761,12 @@ class WasteCollection(Episode):
             if self.fn_day_slot(route, _d5).places_left > 0
         ])
 
-    @tool(  # waste_collection.world:452
-        "Book a bulky item pick-up on a collection day of the household's route.",
-        _PARAM_household,
-        param('day', arg.DATE, "A collection day of the household's route, e.g. 2025-09-22."),
-        param(
-            'description', arg.refined(arg.TEXT, 1, 200),
-            'What is to be picked up, e.g. old sofa and two chairs.',
-        ),
-        where='waste_collection.world:452', returns=CollectionRequest,
-    )
+    @tool("Book a bulky item pick-up on a collection day of the household's route.",
+          _PARAM_household,
+          param('day', arg.DATE, "A collection day of the household's route, e.g. 2025-09-22."),
+          param('description', arg.refined(arg.TEXT, 1, 200),
+                'What is to be picked up, e.g. old sofa and two chairs.'),
+          where='waste_collection.world:452', returns=CollectionRequest)
     def tool_request_bulky_pickup(
         self, household: Household, day: dt.date, description: str
     ) -> CollectionRequest:
@@ -819,15 +774,11 @@ class WasteCollection(Episode):
         if not route.active:  # waste_collection.world:460
             self.fail(f'Route {route.route_id} is not active.')
         if day.weekday() != route.weekday:  # waste_collection.world:461
-            self.fail(
-                f'{day} is not a collection day of route {route.route_id} (weekday '
-                f'{route.weekday}, 0 = Monday).',
-            )
+            self.fail(f'{day} is not a collection day of route {route.route_id} (weekday '
+                      f'{route.weekday}, 0 = Monday).')
         if day < (self.clock + self.state.min_bulky_notice).date():  # waste_collection.world:462
-            raise ToolError(
-                f'Bulky pick-ups are booked at least {self.state.min_bulky_notice.days} days '
-                'ahead.',
-            )
+            raise ToolError('Bulky pick-ups are booked at least '
+                            f'{self.state.min_bulky_notice.days} days ahead.')
         if self.fn_bulky_booked(route, day) >= route.bulky_capacity:  # waste_collection.world:463
             self.fail(f'No bulky places left on route {route.route_id} on {day}.')
         request: CollectionRequest = CollectionRequest(  # waste_collection.world:464
@@ -839,15 +790,12 @@ class WasteCollection(Episode):
         self.insert(self.t_requests, request)  # waste_collection.world:470
         return request  # waste_collection.world:471
 
-    @tool(  # waste_collection.world:474
-        'Report that a bin was not emptied on its collection day; a crew will come back for it.',
-        _PARAM_bin_, param('day', arg.DATE, 'The collection day it was missed, e.g. 2025-09-15.'),
-        param(
-            'description', arg.refined(arg.TEXT, 1, 200), 'What happened.',
-            default='Bin not emptied',
-        ),
-        where='waste_collection.world:474', returns=CollectionRequest,
-    )
+    @tool('Report that a bin was not emptied on its collection day; a crew will come back for it.',
+          _PARAM_bin_,
+          param('day', arg.DATE, 'The collection day it was missed, e.g. 2025-09-15.'),
+          param('description', arg.refined(arg.TEXT, 1, 200), 'What happened.',
+                default='Bin not emptied'),
+          where='waste_collection.world:474', returns=CollectionRequest)
     def tool_report_missed_bin(
         self, bin_: Bin, day: dt.date, description: str
     ) -> CollectionRequest:
@@ -860,10 +808,8 @@ class WasteCollection(Episode):
         if day > self.clock.date():  # waste_collection.world:484
             raise ToolError(f'{day} is in the future.')
         if self.clock.date() - day > self.state.missed_report_window:  # waste_collection.world:485
-            raise ToolError(
-                f'Missed bins are reported within {self.state.missed_report_window.days} days of '
-                'the collection day.',
-            )
+            raise ToolError('Missed bins are reported within '
+                            f'{self.state.missed_report_window.days} days of the collection day.')
         if self.fn_missed_reported(bin_, day):  # waste_collection.world:486
             self.fail(f'Bin {bin_.bin_id} was already reported missed on {day}.')
         request: CollectionRequest = CollectionRequest(  # waste_collection.world:487
@@ -875,10 +821,8 @@ class WasteCollection(Episode):
         self.insert(self.t_requests, request)  # waste_collection.world:494
         return request  # waste_collection.world:495
 
-    @tool(  # waste_collection.world:498
-        'Assign an active crew to an open request.', _PARAM_request, _PARAM_crew,
-        where='waste_collection.world:498', returns=CollectionRequest,
-    )
+    @tool('Assign an active crew to an open request.', _PARAM_request, _PARAM_crew,
+          where='waste_collection.world:498', returns=CollectionRequest)
     def tool_assign_crew(self, request: CollectionRequest, crew: Crew) -> CollectionRequest:
         if request.status != _E13_RequestStatus_open_:  # waste_collection.world:504
             self.fail(f'Request {request.request_id} is {request.status}, not open.')
@@ -888,11 +832,9 @@ class WasteCollection(Episode):
         self.set_fields(request, ('crew', 'status'), crew.crew_id, _E13_RequestStatus_assigned)
         return request  # waste_collection.world:508
 
-    @tool(  # waste_collection.world:511
-        'Mark an assigned request completed, on or after its scheduled day.',
-        param('request', _ROW_requests, 'The request id, e.g. CR0006.'),
-        where='waste_collection.world:511', returns=CollectionRequest,
-    )
+    @tool('Mark an assigned request completed, on or after its scheduled day.',
+          param('request', _ROW_requests, 'The request id, e.g. CR0006.'),
+          where='waste_collection.world:511', returns=CollectionRequest)
     def tool_complete_request(self, request: CollectionRequest) -> CollectionRequest:
         if request.status != _E13_RequestStatus_assigned:  # waste_collection.world:516
             self.fail(f'Request {request.request_id} is {request.status}, not assigned.')
@@ -903,10 +845,8 @@ class WasteCollection(Episode):
         )
         return request  # waste_collection.world:520
 
-    @tool(  # waste_collection.world:523
-        'Cancel an open or assigned request whose day has not passed; a bulky place is freed.',
-        _PARAM_request, where='waste_collection.world:523', returns=CollectionRequest,
-    )
+    @tool('Cancel an open or assigned request whose day has not passed; a bulky place is freed.',
+          _PARAM_request, where='waste_collection.world:523', returns=CollectionRequest)
     def tool_cancel_request(self, request: CollectionRequest) -> CollectionRequest:
         if not (  # waste_collection.world:528
             request.status == _E13_RequestStatus_open_
@@ -914,38 +854,27 @@ class WasteCollection(Episode):
         ):
             self.fail(f'Request {request.request_id} is {request.status}.')
         if request.scheduled_on < self.clock.date():  # waste_collection.world:529
-            self.fail(
-                f'Request {request.request_id} was scheduled for {request.scheduled_on}, which '
-                'has passed.',
-            )
+            self.fail(f'Request {request.request_id} was scheduled for {request.scheduled_on}, '
+                      'which has passed.')
         # waste_collection.world:530
         self.set_field(request, 'status', _E13_RequestStatus_cancelled)
         return request  # waste_collection.world:531
 
-    @tool(  # waste_collection.world:536
-        'Show a complaint: household and request ids, category, text, status and resolution.',
-        param('complaint', _ROW_complaints, 'The complaint id, e.g. CP001.'), read_only=True,
-        where='waste_collection.world:536', returns=Complaint,
-    )
+    @tool('Show a complaint: household and request ids, category, text, status and resolution.',
+          param('complaint', _ROW_complaints, 'The complaint id, e.g. CP001.'), read_only=True,
+          where='waste_collection.world:536', returns=Complaint)
     def tool_get_complaint(self, complaint: Complaint) -> Complaint:
         return complaint  # waste_collection.world:541
 
-    @tool(  # waste_collection.world:544
-        'List complaints of a household and/or by status or category.',
-        param(
-            'household', arg.optional(_ROW_households), "Only this household's complaints (id)."
-        ),
-        param(
-            'status', arg.optional(arg.enum_of(ComplaintStatus)),
-            'Only open or only resolved complaints.',
-        ),
-        param(
-            'category', arg.optional(arg.enum_of(ComplaintCategory)),
-            'Only complaints of this category.',
-        ),
-        read_only=True, where='waste_collection.world:544', returns=js.array(Complaint),
-        shows=('list', ('row', 'complaints')),
-    )
+    @tool('List complaints of a household and/or by status or category.',
+          param('household', arg.optional(_ROW_households),
+                "Only this household's complaints (id)."),
+          param('status', arg.optional(arg.enum_of(ComplaintStatus)),
+                'Only open or only resolved complaints.'),
+          param('category', arg.optional(arg.enum_of(ComplaintCategory)),
+                'Only complaints of this category.'),
+          read_only=True, where='waste_collection.world:544', returns=js.array(Complaint),
+          shows=('list', ('row', 'complaints')))
     def tool_list_complaints(
         self, household: Household | None, status: ComplaintStatus | None,
         category: ComplaintCategory | None,
@@ -962,17 +891,13 @@ class WasteCollection(Episode):
             found = rt.each(self, found) + (c.complaint_id,)  # waste_collection.world:562
         return found  # waste_collection.world:564
 
-    @tool(  # waste_collection.world:567
-        'File a complaint for a household, optionally about one of its requests.',
-        _PARAM_household_,
-        param(
-            'category', arg.enum_of(ComplaintCategory),
-            'missed_collection, damage, staff_conduct, spillage or other.',
-        ),
-        param('text', arg.refined(arg.TEXT, 1, 500), "The complaint in the household's words."),
-        param('request', arg.optional(_ROW_requests), 'The request it is about (id), if any.'),
-        where='waste_collection.world:567', returns=Complaint,
-    )
+    @tool('File a complaint for a household, optionally about one of its requests.',
+          _PARAM_household_,
+          param('category', arg.enum_of(ComplaintCategory),
+                'missed_collection, damage, staff_conduct, spillage or other.'),
+          param('text', arg.refined(arg.TEXT, 1, 500), "The complaint in the household's words."),
+          param('request', arg.optional(_ROW_requests), 'The request it is about (id), if any.'),
+          where='waste_collection.world:567', returns=Complaint)
     def tool_file_complaint(
         self, household: Household, category: ComplaintCategory, text: str,
         request: CollectionRequest | None,
@@ -990,12 +915,10 @@ class WasteCollection(Episode):
         self.insert(self.t_complaints, complaint)  # waste_collection.world:580
         return complaint  # waste_collection.world:581
 
-    @tool(  # waste_collection.world:584
-        'Resolve an open complaint with a resolution.',
-        param('complaint', _ROW_complaints, 'The complaint id, e.g. CP002.'),
-        param('resolution', arg.refined(arg.TEXT, 1, 300), 'What was done about it.'),
-        where='waste_collection.world:584', returns=Complaint,
-    )
+    @tool('Resolve an open complaint with a resolution.',
+          param('complaint', _ROW_complaints, 'The complaint id, e.g. CP002.'),
+          param('resolution', arg.refined(arg.TEXT, 1, 300), 'What was done about it.'),
+          where='waste_collection.world:584', returns=Complaint)
     def tool_resolve_complaint(self, complaint: Complaint, resolution: str) -> Complaint:
         if complaint.status != _E15_ComplaintStatus_open_:  # waste_collection.world:590
             self.fail(f'Complaint {complaint.complaint_id} is already resolved.')
@@ -1005,22 +928,18 @@ class WasteCollection(Episode):
         )
         return complaint  # waste_collection.world:593
 
-    @tool(  # waste_collection.world:598
-        'Show a bin order: household id, replaced bin id, kind, size, reason, fee, status, day '
-        'ordered and new bin id.',
-        param('order', _ROW_bin_orders, 'The bin order id, e.g. BO001.'), read_only=True,
-        where='waste_collection.world:598', returns=BinOrder,
-    )
+    @tool('Show a bin order: household id, replaced bin id, kind, size, reason, fee, status, day '
+          'ordered and new bin id.',
+          param('order', _ROW_bin_orders, 'The bin order id, e.g. BO001.'), read_only=True,
+          where='waste_collection.world:598', returns=BinOrder)
     def tool_get_bin_order(self, order: BinOrder) -> BinOrder:
         return order  # waste_collection.world:603
 
-    @tool(  # waste_collection.world:606
-        'List bin orders of a household and/or by status.',
-        param('household', arg.optional(_ROW_households), "Only this household's orders (id)."),
-        param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
-        read_only=True, where='waste_collection.world:606', returns=js.array(BinOrder),
-        shows=('list', ('row', 'bin_orders')),
-    )
+    @tool('List bin orders of a household and/or by status.',
+          param('household', arg.optional(_ROW_households), "Only this household's orders (id)."),
+          param('status', arg.optional(arg.enum_of(OrderStatus)), 'Only orders with this status.'),
+          read_only=True, where='waste_collection.world:606', returns=js.array(BinOrder),
+          shows=('list', ('row', 'bin_orders')))
     def tool_list_bin_orders(
         self, household: Household | None, status: OrderStatus | None
     ) -> tuple[str, ...]:
@@ -1034,22 +953,16 @@ class WasteCollection(Episode):
             found = rt.each(self, found) + (o.order_id,)  # waste_collection.world:620
         return found  # waste_collection.world:622
 
-    @tool(  # waste_collection.world:625
-        'Order a new bin: a replacement for a damaged or lost one, an upgrade, or a first bin '
-        'for a new resident. The fee depends on the reason.',
-        _PARAM_household_,
-        param('kind', arg.enum_of(BinKind), 'general, recycling, organic or glass.'),
-        param('reason', arg.enum_of(OrderReason), 'damaged, lost, new_resident or upgrade.'),
-        param(
-            'litres', arg.refined(arg.INT, 60, 1100),
-            'The size of the new bin in litres, e.g. 120 or 240.', default=240,
-        ),
-        param(
-            'replaces', arg.optional(_ROW_bins),
-            'The bin it replaces (id); needed for damaged or lost.',
-        ),
-        where='waste_collection.world:625', returns=BinOrder,
-    )
+    @tool('Order a new bin: a replacement for a damaged or lost one, an upgrade, or a first bin '
+          'for a new resident. The fee depends on the reason.',
+          _PARAM_household_,
+          param('kind', arg.enum_of(BinKind), 'general, recycling, organic or glass.'),
+          param('reason', arg.enum_of(OrderReason), 'damaged, lost, new_resident or upgrade.'),
+          param('litres', arg.refined(arg.INT, 60, 1100),
+                'The size of the new bin in litres, e.g. 120 or 240.', default=240),
+          param('replaces', arg.optional(_ROW_bins),
+                'The bin it replaces (id); needed for damaged or lost.'),
+          where='waste_collection.world:625', returns=BinOrder)
     def tool_order_replacement_bin(
         self, household: Household, kind: BinKind, reason: OrderReason, litres: int,
         replaces: Bin | None,
@@ -1058,9 +971,8 @@ class WasteCollection(Episode):
         # waste_collection.world:635
         if reason == _E11_OrderReason_damaged or reason == _E11_OrderReason_lost:
             if old is None:  # waste_collection.world:636
-                raise ToolError(
-                    'A replacement for a damaged or lost bin names the bin it replaces.'
-                )
+                raise ToolError('A replacement for a damaged or lost bin names the bin it '
+                                'replaces.')
         if reason == _E11_OrderReason_new_resident:  # waste_collection.world:638
             if any(  # waste_collection.world:639
                 _b6.household == household.household_id and _b6.kind == kind
@@ -1102,16 +1014,12 @@ class WasteCollection(Episode):
         self.insert(self.t_bin_orders, order)  # waste_collection.world:662
         return order  # waste_collection.world:663
 
-    @tool(  # waste_collection.world:666
-        "Deliver an ordered bin: a new bin in use is added to the household, and the bin it "
-        "replaces (or the household's bin in use of that kind) is retired.",
-        param('order', _ROW_bin_orders, 'The bin order id, e.g. BO002.'),
-        param(
-            'serial', arg.refined(arg.TEXT, pattern='^SN-[0-9]{6}$'),
-            "The new bin's chip serial, e.g. SN-200417.",
-        ),
-        where='waste_collection.world:666', returns=BinOrder,
-    )
+    @tool("Deliver an ordered bin: a new bin in use is added to the household, and the bin it "
+          "replaces (or the household's bin in use of that kind) is retired.",
+          param('order', _ROW_bin_orders, 'The bin order id, e.g. BO002.'),
+          param('serial', arg.refined(arg.TEXT, pattern='^SN-[0-9]{6}$'),
+                "The new bin's chip serial, e.g. SN-200417."),
+          where='waste_collection.world:666', returns=BinOrder)
     def tool_deliver_bin_order(self, order: BinOrder, serial: str) -> BinOrder:
         if order.status != _E11_OrderStatus_ordered:  # waste_collection.world:672
             self.fail(f'Order {order.order_id} is {order.status}, not ordered.')
