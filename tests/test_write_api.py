@@ -1,5 +1,5 @@
-"""The episode's write API (``set_field``, ``set_state``, ``insert``, ``delete``, ``next_id``,
-``charge``): what generated code calls, one call per statement of the spec that changes
+"""The episode's write API (``set_field``, ``append``/``add``/``remove``, ``set_state``,
+``insert``, ``delete``, ``next_id``, ``charge``): what generated code calls, one call per statement of the spec that changes
 state, each change undone when the call fails."""
 
 from __future__ import annotations
@@ -24,8 +24,16 @@ entity Book "A book." {
   copies: int = 1
 }
 
+entity Card "A reader's card." {
+  key id: str
+  tags: set[str] = [] "Shelf tags."
+  loans: list[str] = [] "What was borrowed, in order."
+  notes: map[str, str] = {} "Notes by author."
+}
+
 state {
   books: table Book
+  cards: table Card
   last_title: str? = none
   book_ids: sequence "B{:03d}"
 }
@@ -49,6 +57,25 @@ tool grow(book: Book) -> Book "One more copy, and the title says so: each value 
   book.copies = book.copies + 1
   book.title = f"{book.title} ({book.copies})"
   return book
+}
+
+tool open_card(id: str) -> Card "Open a reader's card." {
+  let card = Card(id: id)
+  insert card into cards
+  return card
+}
+
+tool lend(card: Card, title: str, tag: str) -> Card "Lend a book: the card's loans and tags grow." {
+  append title to card.loans
+  append tag to card.tags
+  return card
+}
+
+tool unlend(card: Card, title: str, author: str) -> Card
+  "Take back a loan and a note; fails where either is not there." {
+  remove title from card.loans
+  remove author from card.notes
+  return card
 }
 
 tool remove(book: Book) -> str "Take a book off the shelf." {
@@ -76,6 +103,33 @@ def test_each_statement_is_one_call_of_the_write_api(shelf: type[Episode]) -> No
     grow = source[source.index("def tool_grow"):source.index("def tool_remove")]
     assert "set_fields" not in grow and grow.count("self.set_field(") == 2
     assert "self.delete(self.t_books, book.id_)" in source  # the row's key, by its key field
+
+
+def test_append_and_remove_are_calls_that_say_so(shelf: type[Episode]) -> None:
+    """``append``/``remove`` on a row's collection is one call of the write API that names
+    it (a list appends, a set adds once, ``remove`` takes the first occurrence or a map's
+    key); removing what is not there fails the call and undoes what it did before."""
+    source = generated_source(shelf)
+    assert "self.append(card, 'loans', title)" in source
+    assert "self.add(card, 'tags', tag)" in source
+    assert "self.remove(card, 'loans', title)" in source
+    assert "self.remove(card, 'notes', author)" in source
+    ep = shelf()
+    ep.call("open_card", {"id": "C1"})
+    for title in ("Dune", "Emma", "Dune"):
+        ep.call("lend", {"card": "C1", "title": title, "tag": "sf"})
+    card = ep.tables["cards"].row("C1")
+    assert card.loans == ("Dune", "Emma", "Dune") and card.tags == ("sf",)
+    before = ep.state_hash()
+    refused = ep.call("unlend", {"card": "C1", "title": "Emma", "author": "Herbert"})
+    assert refused["success"] is False and "Herbert" in str(refused)
+    assert card.loans == ("Dune", "Emma", "Dune") and ep.state_hash() == before  # undone
+    missing = ep.call("unlend", {"card": "C1", "title": "Ulysses", "author": "Herbert"})
+    assert missing["success"] is False and "Ulysses" in str(missing)
+    ep.set_field(card, "notes", {"Herbert": "classic"})
+    done = ep.call("unlend", {"card": "C1", "title": "Dune", "author": "Herbert"})
+    assert done["success"] is True
+    assert card.loans == ("Emma", "Dune") and card.notes == {}
 
 
 def test_a_failed_call_undoes_every_write(shelf: type[Episode]) -> None:

@@ -2,8 +2,8 @@
 line.
 
 Changes to state go through the episode's write API, one call per statement
-(``set_field``, ``set_state``, ``insert``, ``delete``; ``next_id`` in expressions), which
-logs each change for undo. Records, lists and maps are values: assigning into one rebuilds
+(``set_field``, ``append``/``add``/``remove`` on a row's collection, ``set_state``,
+``insert``, ``delete``; ``next_id`` in expressions), which logs each change for undo. Records, lists and maps are values: assigning into one rebuilds
 it (``rt.replace_fields``, ``rt.set_at``) and stores the new value where the old one was.
 """
 
@@ -542,8 +542,11 @@ class StatementCompiler:
 
     def s_Append(self, s: n.Append) -> None:
         typ = t.strip_optional(self.x.type_of(s.target))
-        current = self.copied(s.target, self.x.value(s.target, self.env))
         item = self.x.stored(s.value, self.env)
+        if self.row_collection(s.target, "add" if isinstance(typ, t.SetOf) else "append", item,
+                               s):
+            return
+        current = self.copied(s.target, self.x.value(s.target, self.env))
         value: Expr
         if isinstance(typ, t.SetOf):
             value = rt("add", current, item)
@@ -553,7 +556,27 @@ class StatementCompiler:
 
     def s_Remove(self, s: n.Remove) -> None:
         typ = t.strip_optional(self.x.type_of(s.target))
-        current = self.copied(s.target, self.x.value(s.target, self.env))
         item = self.x.stored(s.value, self.env)
+        if self.row_collection(s.target, "remove", item, s):
+            return
+        current = self.copied(s.target, self.x.value(s.target, self.env))
         helper = "without_key" if isinstance(typ, t.MapOf) else "without"
         self.assign(s.target, rt(helper, current, item), s)
+
+    def row_collection(self, target: n.Expr, method: str, item: Expr, node: n.Node) -> bool:
+        """``append``/``remove`` on a collection field of a row as the one call of the write
+        API that says so (``self.append(order, 'transactions', item)``), where it is the
+        field's whole change: a statement that runs once per call (in a loop, the copy pays
+        its elements' steps), of a field declared without a refinement or an optional.
+        False where the statement is to be written as the field's new value instead."""
+        if not isinstance(target, n.Attribute) or self.loops or not self.once:
+            return False
+        typ = self.x.type_of(target)
+        obj_type = t.strip_optional(self.x.type_of(target.obj))
+        if isinstance(typ, t.Optional) or self.x.tables.has_refinement(typ) or \
+                not (isinstance(obj_type, t.Named) and obj_type.kind == "entity"):
+            return False
+        self.row_writes.add((obj_type.name, target.name.name))
+        self.emit(ExprStmt(call(Attr(self.ep, method), self.x.value(target.obj, self.env),
+                                Const(py_name(target.name.name)), item)), node)
+        return True

@@ -312,8 +312,7 @@ class ClinicRecords(Episode):
             self.fail(f'{patient.name} is already recorded as allergic to {drug.name}.')
         if self.fn_has_active(patient, drug):  # clinic_records.world:154
             self.fail(f'{patient.name} has an active prescription of {drug.name}; stop it first.')
-        # clinic_records.world:155
-        self.set_field(patient, 'allergies', rt.add(patient.allergies, drug.code))
+        self.add(patient, 'allergies', drug.code)  # clinic_records.world:155
         return patient  # clinic_records.world:156
 
     @tool('Record a visit of a patient with the signed-in doctor, taking place now, with a '

@@ -641,8 +641,7 @@ class MobileMessaging(Episode):
             self.fail(f'You are not a participant of conversation {conversation.id_}.')
         if me.id_ in rt.each(self, conversation.archived_by):  # messaging.world:425
             self.fail(f'Conversation {conversation.id_} is already archived.')
-        # messaging.world:426
-        self.set_field(conversation, 'archived_by', conversation.archived_by + (me.id_,))
+        self.append(conversation, 'archived_by', me.id_)  # messaging.world:426
         return self.fn_summary(conversation, me)  # messaging.world:427
 
     @tool("Bring a conversation back from the signed-in user's archive to the main list.",
@@ -656,8 +655,7 @@ class MobileMessaging(Episode):
             self.fail(f'You are not a participant of conversation {conversation.id_}.')
         if me.id_ not in rt.each(self, conversation.archived_by):  # messaging.world:438
             self.fail(f'Conversation {conversation.id_} is not archived.')
-        # messaging.world:439
-        self.set_field(conversation, 'archived_by', rt.without(conversation.archived_by, me.id_))
+        self.remove(conversation, 'archived_by', me.id_)  # messaging.world:439
         return self.fn_summary(conversation, me)  # messaging.world:440
 
     @tool('Send a text message to one person. It goes into the direct conversation with them, '
@@ -696,9 +694,7 @@ class MobileMessaging(Episode):
         self.insert(self.t_messages, message)  # messaging.world:476
         self.set_field(conversation, 'last_activity', self.clock)  # messaging.world:477
         if me.id_ in rt.each(self, conversation.archived_by):  # messaging.world:478
-            self.set_field(  # messaging.world:479
-                conversation, 'archived_by', rt.without(conversation.archived_by, me.id_)
-            )
+            self.remove(conversation, 'archived_by', me.id_)  # messaging.world:479
         return message  # messaging.world:481
 
     @tool('Post a message in an existing conversation (direct or group). An archived '
@@ -721,9 +717,7 @@ class MobileMessaging(Episode):
         self.insert(self.t_messages, message)  # messaging.world:500
         self.set_field(conversation, 'last_activity', self.clock)  # messaging.world:501
         if me.id_ in rt.each(self, conversation.archived_by):  # messaging.world:502
-            self.set_field(  # messaging.world:503
-                conversation, 'archived_by', rt.without(conversation.archived_by, me.id_)
-            )
+            self.remove(conversation, 'archived_by', me.id_)  # messaging.world:503
         return message  # messaging.world:505
 
     @tool('Mark one received message as read by the signed-in user. Marking it twice is harmless.',
@@ -737,8 +731,7 @@ class MobileMessaging(Episode):
         if me.id_ not in rt.each(self, self.t_conversations[message.conversation].participants):
             self.fail(f'Message {message.id_} is not in one of your conversations.')
         if me.id_ not in rt.each(self, message.read_by):  # messaging.world:516
-            # messaging.world:517
-            self.set_field(message, 'read_by', rt.add(message.read_by, me.id_))
+            self.add(message, 'read_by', me.id_)  # messaging.world:517
         if message.delivery == _E8_Delivery_sent:  # messaging.world:520
             self.set_field(message, 'delivery', _E8_Delivery_delivered)  # messaging.world:521
         return message  # messaging.world:523

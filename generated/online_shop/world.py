@@ -654,13 +654,11 @@ class OnlineShop(Episode):
                 ),
             },
         )
-        self.set_field(  # shop.world:403
-            order, 'transactions', order.transactions + (
-                Transaction(
-                    _E15_TransactionKind_refund,
-                    v.check_range(amount, 'Transaction.amount', 0.0, None),
-                    order.payment_method_id, self.clock,
-                ),
+        self.append(  # shop.world:403
+            order, 'transactions', Transaction(
+                _E15_TransactionKind_refund,
+                v.check_range(amount, 'Transaction.amount', 0.0, None), order.payment_method_id,
+                self.clock,
             ),
         )
         for line in rt.each(self, order.items):  # shop.world:409
@@ -720,23 +718,19 @@ class OnlineShop(Episode):
             if not self.fn_covers(method, difference):  # shop.world:450
                 self.fail(f'The price difference of ${difference:.2f} is more than the balance '
                           f'of gift card {order.payment_method_id}.')
-            self.set_field(  # shop.world:451
-                order, 'transactions', order.transactions + (
-                    Transaction(
-                        _E15_TransactionKind_charge,
-                        v.check_range(difference, 'Transaction.amount', 0.0, None),
-                        order.payment_method_id, self.clock,
-                    ),
+            self.append(  # shop.world:451
+                order, 'transactions', Transaction(
+                    _E15_TransactionKind_charge,
+                    v.check_range(difference, 'Transaction.amount', 0.0, None),
+                    order.payment_method_id, self.clock,
                 ),
             )
         elif difference < 0.0:  # shop.world:457
-            self.set_field(  # shop.world:458
-                order, 'transactions', order.transactions + (
-                    Transaction(
-                        _E15_TransactionKind_refund,
-                        v.check_range(-difference, 'Transaction.amount', 0.0, None),
-                        order.payment_method_id, self.clock,
-                    ),
+            self.append(  # shop.world:458
+                order, 'transactions', Transaction(
+                    _E15_TransactionKind_refund,
+                    v.check_range(-difference, 'Transaction.amount', 0.0, None),
+                    order.payment_method_id, self.clock,
                 ),
             )
         self.set_field(  # shop.world:465
@@ -880,13 +874,11 @@ class OnlineShop(Episode):
                 ),
             },
         )
-        self.set_field(  # shop.world:556
-            order, 'transactions', order.transactions + (
-                Transaction(
-                    _E15_TransactionKind_refund,
-                    v.check_range(return_request.amount, 'Transaction.amount', 0.0, None),
-                    method_id, self.clock,
-                ),
+        self.append(  # shop.world:556
+            order, 'transactions', Transaction(
+                _E15_TransactionKind_refund,
+                v.check_range(return_request.amount, 'Transaction.amount', 0.0, None), method_id,
+                self.clock,
             ),
         )
         self.set_field(order, 'status', _E11_OrderStatus_returned)  # shop.world:562

@@ -961,10 +961,9 @@ class VetClinicDesk(Episode):
         due: float = round(invoice.total - invoice.amount_paid, 2)  # vet_clinic_desk.world:638
         if not (amt <= due):  # vet_clinic_desk.world:639
             raise ToolError(f'Amount exceeds the balance due of {due:.2f}.')
-        self.set_field(  # vet_clinic_desk.world:640
-            invoice, 'payments', invoice.payments + (
-                Payment(v.check_range(amt, 'Payment.amount', 0.01, None), method, self.clock),
-            ),
+        self.append(  # vet_clinic_desk.world:640
+            invoice, 'payments',
+            Payment(v.check_range(amt, 'Payment.amount', 0.01, None), method, self.clock),
         )
         self.set_field(  # vet_clinic_desk.world:641
             invoice, 'amount_paid',

@@ -47,7 +47,15 @@ from worldspec.runtime.errors import (
 # costs a world's import about 8 ms (see records.py)
 from worldspec.runtime.records import listed_names, value_class
 from worldspec.runtime.rewards import DEFAULT_REWARD, REWARD_MODES, combine_checks
-from worldspec.runtime.values import canonical_json, export_value, json_text, key_text
+from worldspec.runtime.values import (
+    add,
+    canonical_json,
+    export_value,
+    json_text,
+    key_text,
+    without,
+    without_key,
+)
 from worldspec.runtime.values import quote as _quote
 from worldspec.runtime.verdicts import Verdict, state_difference
 
@@ -1384,6 +1392,23 @@ class Episode:
             if "_GROUP_SETTERS" in type(row).__dict__:
                 row._GROUP_SETTERS[tuple(names)] = setter
         setter(self, row, *values)
+
+    def append(self, row: Row, name: str, item: Any) -> None:
+        """``append item to row.name`` on a list: the field set to the list with ``item`` at
+        its end (a list is stored as a tuple)."""
+        self.set_field(row, name, (*getattr(row, name), item))
+
+    def add(self, row: Row, name: str, item: Any) -> None:
+        """``append item to row.name`` on a set: the field set to the set with ``item`` in
+        it (unchanged where it is in it already)."""
+        self.set_field(row, name, add(getattr(row, name), item))
+
+    def remove(self, row: Row, name: str, item: Any) -> None:
+        """``remove item from row.name``: a list or set without ``item``'s first
+        occurrence, a map without the key ``item``; the call fails where there is none."""
+        items = getattr(row, name)
+        self.set_field(row, name, without_key(items, item) if isinstance(items, dict)
+                       else without(items, item))
 
     def set_state(self, name: str, value: Any) -> None:
         """Set the world's state item ``name`` (a value or a sequence) to ``value``."""

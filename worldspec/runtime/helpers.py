@@ -55,6 +55,7 @@ from worldspec.runtime.errors import (
 )
 from worldspec.runtime.records import Record, replace_fields
 from worldspec.runtime.values import (
+    add,
     escape_surrogates,
     quote,
     type_name,
@@ -63,6 +64,8 @@ from worldspec.runtime.values import (
     want_json,
     want_str,
     want_str_list,
+    without,
+    without_key,
 )
 from worldspec.runtime.verdicts import Verdict, compared, expect
 
@@ -432,25 +435,6 @@ def json_set(container: Any, index: Any, value: Any) -> Any:
     if isinstance(container, list) and isinstance(index, int) and not isinstance(index, bool):
         return list(set_at(tuple(container), index, value))
     raise ToolError(f"Cannot set {quote(index)} in a JSON {type_name(container)}.")
-
-
-def add(items: tuple[T, ...], value: T) -> tuple[T, ...]:
-    """Set insertion: unchanged if present."""
-    return items if value in items else (*items, value)
-
-
-def without(items: tuple[T, ...], value: T) -> tuple[T, ...]:
-    """A copy without the first occurrence of ``value``."""
-    if value not in items:
-        raise ToolError(f"{quote(value)} is not in the collection.")
-    position = items.index(value)
-    return items[:position] + items[position + 1:]
-
-
-def without_key(mapping: dict[T, U], key: T) -> dict[T, U]:
-    if key not in mapping:
-        raise ToolError(f"Key {quote(key)} not found.")
-    return {k: x for k, x in mapping.items() if k != key}
 
 
 def if_present(value: T | None, fn: Callable[[T], U]) -> U | None:

@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from worldspec.runtime.errors import ArgumentError, WrongTypeError
+from worldspec.runtime.errors import ArgumentError, ToolError, WrongTypeError
 from worldspec.runtime.shapes import (
     MAX_INT_DIGITS,
     Misfit,
@@ -60,10 +60,11 @@ __all__ = [
     "str_text",
     "int_text", "float_text", "number_text", "want_str_list", "JUST_STR", "map_text",
     "state_aliases", "quote", "record_text", "records_text", "record_map_text", "str_list_text",
-    "key_text",
+    "key_text", "add", "without", "without_key",
 ]
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 
 def type_name(value: object) -> str:
@@ -493,6 +494,26 @@ def quote(value: Any) -> str:
         return escape_surrogates(json.dumps(export_value(value), ensure_ascii=False))
     except (TypeError, ValueError):
         return repr(value)
+
+def add(items: tuple[T, ...], value: T) -> tuple[T, ...]:
+    """A set (a tuple) with ``value`` in it: unchanged where it is in it already."""
+    return items if value in items else (*items, value)
+
+
+def without(items: tuple[T, ...], value: T) -> tuple[T, ...]:
+    """A copy without the first occurrence of ``value``; a tool failure where there is none."""
+    if value not in items:
+        raise ToolError(f"{quote(value)} is not in the collection.")
+    position = items.index(value)
+    return items[:position] + items[position + 1:]
+
+
+def without_key(mapping: dict[T, U], key: T) -> dict[T, U]:
+    """A copy without ``key``; a tool failure where there is none."""
+    if key not in mapping:
+        raise ToolError(f"Key {quote(key)} not found.")
+    return {k: x for k, x in mapping.items() if k != key}
+
 
 def _encoder(*, ascii_only: bool, canonical: bool) -> Callable[[Any], str]:
     """``json.dumps`` with fixed options as a reusable function: the same text, without
