@@ -193,8 +193,17 @@ def check_anchors(text: str, sources: dict[str, list[str]]) -> int:
         if not (isinstance(fn, ast.FunctionDef) and fn.name.startswith(("tool_", "fn_"))):
             continue
         kind, _, name = fn.name.partition("_")
-        # a tool's definition starts at its `@tool(...)` declaration, which holds its anchor
-        head = target(fn.decorator_list[0].lineno if fn.decorator_list else fn.lineno)
+        # a tool's definition starts at its `@tool(...)` declaration, which names the spec's
+        # place (`where='clinic.world:274'`) and so needs no anchor comment beside it
+        declared = [k.value for d in fn.decorator_list if isinstance(d, ast.Call)
+                    for k in d.keywords if k.arg == "where"]
+        if declared:
+            assert isinstance(declared[0], ast.Constant), fn.name
+            file, _, line = str(declared[0].value).rpartition(":")
+            head = sources[file][int(line) - 1]
+            assert not ANCHOR.search(lines[fn.decorator_list[0].lineno - 1]), fn.name
+        else:
+            head = target(fn.lineno)
         assert re.search(rf"\b{kind} \w+\(", head), (fn.name, head)
         assert name.rstrip("_").lstrip("x") in head, (fn.name, head)
         body = fn.body[1:] if isinstance(fn.body[0], ast.Expr) and \

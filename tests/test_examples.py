@@ -10,7 +10,7 @@ import pytest
 from tests.example_specs import example_specs
 from worldspec.cli.main import main
 from worldspec.compiler.api import check_specs
-from worldspec.services.validation import check_paths
+from worldspec.services.validation import ValidatedResult, check_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted(p for p in (ROOT / "examples").iterdir() if p.is_dir())
@@ -33,10 +33,15 @@ def tasks() -> list[tuple[Path, str]]:
 MAIN_WORLDS = ("MobileMessaging", "OnlineShop", "ClinicScheduling")
 
 
-def test_examples_have_enough_tools_and_tasks() -> None:
-    result = check_specs([ROOT / "examples"])
+@pytest.fixture(scope="module")
+def validated() -> ValidatedResult:
+    """``worldspec check examples`` once, for the tests that read it whole."""
+    return check_paths([ROOT / "examples"])
+
+
+def test_examples_have_enough_tools_and_tasks(validated: ValidatedResult) -> None:
     for name in MAIN_WORLDS:
-        world = result.model.worlds[name]
+        world = validated.result.model.worlds[name]
         assert 10 <= len(world.tools) <= 25, world.name
         assert len(world.tasks) >= 3, world.name
 
@@ -53,11 +58,10 @@ def test_reference_solution_scores_full(folder: Path, task: str,
     assert all(check["passed"] for check in report["checks"])
 
 
-def test_the_examples_check_without_warnings() -> None:
+def test_the_examples_check_without_warnings(validated: ValidatedResult) -> None:
     """`make demo` starts with `worldspec check examples`: its first screen stays clean. A
     warning here is either a real problem of an example (fix the example) or a false
     positive of the rule (fix the rule), never noise to scroll past."""
-    validated = check_paths([ROOT / "examples"])
     assert validated.ok
     shown = [f"{d.code} {d.span}: {d.message}" for d in validated.diagnostics]
     assert shown == []

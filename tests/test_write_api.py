@@ -1,6 +1,6 @@
 """The episode's write API (``set_field``, ``append``/``add``/``remove``, ``set_state``,
-``insert``, ``delete``, ``next_id``, ``charge``): what generated code calls, one call per statement of the spec that changes
-state, each change undone when the call fails."""
+``insert``, ``delete``, ``next_id``, ``charge``): what generated code calls, one call per
+statement of the spec that changes state, each change undone when the call fails."""
 
 from __future__ import annotations
 

@@ -3,8 +3,9 @@ line.
 
 Changes to state go through the episode's write API, one call per statement
 (``set_field``, ``append``/``add``/``remove`` on a row's collection, ``set_state``,
-``insert``, ``delete``; ``next_id`` in expressions), which logs each change for undo. Records, lists and maps are values: assigning into one rebuilds
-it (``rt.replace_fields``, ``rt.set_at``) and stores the new value where the old one was.
+``insert``, ``delete``; ``next_id`` in expressions), which logs each change for undo.
+Records, lists and maps are values: assigning into one rebuilds it (``rt.replace_fields``,
+``rt.set_at``) and stores the new value where the old one was.
 """
 
 from __future__ import annotations
