@@ -244,7 +244,9 @@ def test_a_file_name_cannot_inject_code(tmp_path: Path) -> None:
     assert not any(isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call)
                    and isinstance(node.exc.func, ast.Name) and node.exc.func.id == "SystemExit"
                    for node in ast.walk(tree))
-    assert "# evil\\nraise SystemExit(3)\\n#.world:3" in text
+    # the name escaped where it is written: the tool's declaration and statements' anchors
+    assert r"where='evil\\nraise SystemExit(3)\\n#.world:3'" in text
+    assert "# evil\\nraise SystemExit(3)\\n#.world:5" in text
 
 
 # ---------------------------------------------------------------------- safety
