@@ -7,15 +7,18 @@ while problems in a file point at the ``given`` statement and carry the JSON
 path in the message (``$.users[2].phone: expected str, found 42``).
 
 What fits a type is decided by the runtime's value validator
-(``worldspec/runtime/shapes.py``), the very loaders that load tool arguments and initial
-data at run time: a scalar, an enum member, a map key, a ``json`` leaf and a refinement are
-each given to it, and a refusal comes back as data (a ``Misfit``) that the tables here word
-as diagnostics (WS601; WS617 for text holding a lone surrogate; WS207 for an enum). What is
-the compiler's own stays here: reading the files, spans, bare enum names of inline data,
-nesting limits, keys repeated in one object, the walk over records, collections and whole
-tables that reports *every* problem (the generated loaders stop at the first), and
-references between rows. ``tests/test_value_acceptance.py`` checks, value for value, that
-this walk and the generated loaders accept the same data and normalise it alike.
+(``worldspec/runtime/shapes.py``), the very loaders and rules that load tool arguments and
+initial data at run time: a scalar, an enum member, a map key, a ``json`` leaf and a
+refinement are each given to it, and so are the structures (what an array and an object
+are, a set's repeats, a record's unknown and missing fields, a field given under its name
+and its alias, a union's tag); a refusal comes back as data (a ``Misfit``, the names of
+the fields) that the tables here word as diagnostics (WS601-WS603; WS617 for text holding
+a lone surrogate; WS207 for an enum or a tag). What is the compiler's own stays here:
+reading the files, spans, bare enum names of inline data, nesting limits, keys repeated
+in one object, a walk that goes on past a misfit to report *every* problem (the
+generated loaders stop at the first), and references between rows.
+``tests/test_value_acceptance.py`` checks, value for value, that this walk and the
+generated loaders accept the same data and normalise it alike.
 
 The walk is driven by tables: :data:`_TYPE_CHECKERS` (semantic type class -> checker),
 :data:`_NAMED_CHECKERS` (kind of a named type -> checker) and the runtime's ``SCALARS``
@@ -47,7 +50,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -65,6 +68,9 @@ from worldspec.runtime.shapes import (
     check_length_within,
     check_matches,
     check_within,
+    frozen,
+    is_array,
+    is_object,
     load_date,
     load_datetime,
     load_int_key,
@@ -72,6 +78,10 @@ from worldspec.runtime.shapes import (
     load_json_leaf,
     load_member,
     load_str,
+    object_keys,
+    repeats,
+    unaliased,
+    union_tag,
 )
 
 __all__ = ["check_given", "check_data", "load_initial_data", "data_to_python", "argument_problems",
@@ -147,25 +157,6 @@ def _plain(value: object, depth: int = 0) -> object:
         return [_plain(v, depth + 1) for v in value]
     if isinstance(value, _BareName):
         return str(value)
-    return value
-
-
-def _freeze(value: object, depth: int = 0) -> object:
-    """A hashable stand-in for a normalised value (bools kept apart from ints)."""
-    if depth > MAX_DEPTH:
-        return ("deep",)
-    if isinstance(value, bool):
-        return ("bool", value)
-    if isinstance(value, dict):
-        return ("map", tuple((_freeze(k), _freeze(v, depth + 1)) for k, v in value.items()))
-    if isinstance(value, list):
-        return ("list", tuple(_freeze(v, depth + 1) for v in value))
-    if isinstance(value, str):
-        return str(value)
-    try:
-        hash(value)
-    except TypeError:
-        return ("id", id(value))
     return value
 
 
@@ -538,7 +529,7 @@ class _Validator:
         """Check a whole ``given``: an object whose keys are state names."""
         root = _Loc()
         out: dict[str, object] = {}
-        if not isinstance(value, dict):
+        if not is_object(value):
             self.mismatch(root, "an object whose keys are state names", value)
             return out
         self.check_repeated(value, root)
@@ -583,7 +574,7 @@ class _Validator:
             if table is None or table.name not in tables:
                 continue
             rows = tables[table.name]
-            if _freeze(ref.key) in rows:
+            if frozen(ref.key) in rows:
                 continue
             hints: list[str] = []
             if isinstance(ref.key, str) and len(rows) <= 10_000:
@@ -613,7 +604,7 @@ class _Validator:
         key = rec.key
         rows: list[object] = []
         keys = self.tables.setdefault(state.name, {})
-        if isinstance(value, list):
+        if is_array(value):
             need = frozenset({key.name}) if key is not None else frozenset()
             for i, row in enumerate(value):
                 if self.full:
@@ -622,7 +613,7 @@ class _Validator:
                 checked = self.table_row(row, rec, sub, need=need)
                 self.remember_row(checked, key, keys, sub)
                 rows.append(checked)
-        elif isinstance(value, dict):
+        elif is_object(value):
             self.check_repeated(value, loc)
             given = frozenset({key.name}) if key is not None else frozenset()
             for name, row in value.items():
@@ -635,7 +626,7 @@ class _Validator:
                     own = checked.get(key.name, _INVALID)
                     if key.name not in checked:
                         checked = {key.name: stored, **checked}
-                    elif own is not _INVALID and _freeze(own) != _freeze(stored):
+                    elif own is not _INVALID and frozen(own) != frozen(stored):
                         self.report("WS605", sub.field(key.name),
                                     f"the row is stored under {_show(stored)} but its "
                                     f"{key.name} is {_show(own)}", at_pair=True)
@@ -649,7 +640,7 @@ class _Validator:
     def table_row(self, row: object, rec: RecordInfo, loc: _Loc, *,
                   need: frozenset[str] = frozenset(),
                   given: frozenset[str] = frozenset()) -> object:
-        if not isinstance(row, dict):
+        if not is_object(row):
             if row is _TOO_DEEP:
                 return self.too_deep(loc)
             return self.mismatch(loc, f"a row of {rec.name} (an object)", row)
@@ -663,10 +654,10 @@ class _Validator:
         value = row.get(key.name, _INVALID)
         if value is _INVALID:
             return
-        frozen = _freeze(value)
-        first = keys.get(frozen)
+        seen = frozen(value)
+        first = keys.get(seen)
         if first is None:
-            keys[frozen] = loc
+            keys[seen] = loc
             return
         self.report("WS605", loc.field(key.name), f"duplicate key {_show(value)}: "
                     f"{first.text} has the same key", at_pair=True,
@@ -702,20 +693,23 @@ class _Validator:
         """
         self.check_repeated(value, loc)
         value = self.unalias(value, rec, loc)
+        unknown, missing = object_keys(value, {
+            f.name: (f.required_in_data or f.name in need) and f.name not in given
+            for f in rec.fields.values()}, extra)
         out: dict[str, object] = {}
         fast = self.fast_paths(rec)
         shallow = loc.depth < MAX_DEPTH  # else check() reports the fields as too deep
+        refused = frozenset(unknown)
         for name, item in value.items():
             if self.full:
                 break
+            if name in refused:
+                self.report("WS602", loc.field(name), f"{rec.name} has no field {_quote(name)}",
+                            hints=did_you_mean(name, rec.fields), at_pair=True)
+                continue
             info = rec.fields.get(name)
-            if info is None:
-                if name in extra:
-                    out[name] = _plain(item)
-                else:
-                    self.report("WS602", loc.field(name),
-                                f"{rec.name} has no field {_quote(name)}",
-                                hints=did_you_mean(name, rec.fields), at_pair=True)
+            if info is None:  # one of ``extra``
+                out[name] = _plain(item)
                 continue
             if item is None and info.default is not None and name not in need:
                 out[name] = None  # null means the default, which the runtime fills in
@@ -731,9 +725,6 @@ class _Validator:
             checked = self.check(item, typ, loc.field(name))
             if checked is not None or not info.may_be_absent:
                 out[name] = checked  # an absent field (null or left out) is not in the JSON
-        missing = [f.name for f in rec.fields.values()
-                   if f.name not in value and f.name not in given
-                   and (f.required_in_data or f.name in need)]
         if missing:
             noun = "field" if len(missing) == 1 else "fields"
             self.report("WS603", loc, f"{rec.name} is missing {noun} "
@@ -747,14 +738,10 @@ class _Validator:
         aliases = {f.node.alias: f.name for f in rec.fields.values() if f.node.alias}
         if not aliases or not any(alias in value for alias in aliases):
             return value
-        out: dict[str, object] = {}
-        for key, item in value.items():
-            name = aliases.get(key, key)
-            if name in out or (name != key and name in value):
-                self.report("WS602", loc.field(key), f"{rec.name}'s field {_quote(name)} is "
-                            f"given twice (as {_quote(name)} and as its alias)", at_pair=True)
-                continue
-            out[name] = item
+        out, twice = unaliased(value, aliases)
+        for key, name in twice:
+            self.report("WS602", loc.field(key), f"{rec.name}'s field {_quote(name)} is "
+                        f"given twice (as {_quote(name)} and as its alias)", at_pair=True)
         return out
 
     # types -------------------------------------------------------------------
@@ -782,7 +769,7 @@ class _Validator:
         return None if value is None else self.mismatch(loc, "none", value)
 
     def list_of(self, value: object, typ: t.ListOf, loc: _Loc) -> object:
-        if not isinstance(value, list):
+        if not is_array(value):
             return self.mismatch(loc, f"an array ({t.show(typ)})", value)
         element = typ.element
         shallow = loc.depth < MAX_DEPTH  # else check() reports the elements as too deep
@@ -801,29 +788,26 @@ class _Validator:
         return out
 
     def set_of(self, value: object, typ: t.SetOf, loc: _Loc) -> object:
-        if not isinstance(value, list):
+        if not is_array(value):
             return self.mismatch(loc, f"an array ({t.show(typ)})", value)
         out: list[object] = []
-        seen: dict[object, _Loc] = {}
-        for i, item in enumerate(value):
-            sub = loc.index(i)
-            checked = self.check(item, typ.element, sub)
-            out.append(checked)
-            if checked is _INVALID:
-                continue
-            frozen = _freeze(checked)
-            if frozen in seen:
-                self.report("WS601", sub, f"{_show(checked)} repeats {seen[frozen].text}; "
-                            "a set holds each element once",
-                            related=[(seen[frozen], "the first occurrence")])
-            else:
-                seen[frozen] = sub
+
+        def checked() -> Iterator[tuple[int, object]]:
+            for i, item in enumerate(value):
+                out.append(self.check(item, typ.element, loc.index(i)))
+                if out[i] is not _INVALID:
+                    yield i, frozen(out[i])
+
+        for i, first in repeats(checked()):  # each reported as soon as it is seen
+            self.report("WS601", loc.index(i), f"{_show(out[i])} repeats "
+                        f"{loc.index(first).text}; a set holds each element once",
+                        related=[(loc.index(first), "the first occurrence")])
         if typ.refinement is not None:
             self.refine(out, typ.refinement, loc)
         return out
 
     def map_of(self, value: object, typ: t.MapOf, loc: _Loc) -> object:
-        if not isinstance(value, dict):
+        if not is_object(value):
             return self.mismatch(loc, f"an object ({t.show(typ)})", value)
         self.check_repeated(value, loc)
         out: dict[object, object] = {}
@@ -878,7 +862,7 @@ class _Validator:
         rec = self.world.records.get(typ.name)
         if rec is None:
             return _plain(value)
-        if not isinstance(value, dict):
+        if not is_object(value):
             return self.mismatch(loc, f"{rec.name} (an object)", value)
         return self.fields(value, rec, loc)
 
@@ -903,22 +887,22 @@ class _Validator:
         if info is None:
             return _plain(value)
         tags = _show_list(info.variants)
-        if not isinstance(value, dict):
+        if not is_object(value):
             return self.mismatch(loc, f"{info.name} (an object with a {info.tag_field!r} "
                                  f"tag: {tags})", value)
-        tag = value.get(info.tag_field, _INVALID)
-        if tag is _INVALID:
-            return self.report("WS603", loc, f"{info.name} needs its tag field "
-                               f"{info.tag_field!r} (one of {tags})")
         tag_loc = loc.field(info.tag_field)
-        if not isinstance(tag, str):
-            return self.mismatch(tag_loc, f"a tag of {info.name} ({tags})", tag)
-        record = info.variants.get(tag)
-        rec = self.world.records.get(record or "")
-        if record is None:
-            return self.report("WS207", tag_loc, f"{_quote(tag)} is not a variant of "
-                               f"{info.name}; the tags are {tags}",
-                               hints=did_you_mean(tag, info.variants))
+        try:
+            tag = union_tag(value, info.tag_field, info.variants)
+        except Misfit as misfit:
+            if misfit.reason is Reason.NO_TAG:
+                return self.report("WS603", loc, f"{info.name} needs its tag field "
+                                   f"{info.tag_field!r} (one of {tags})")
+            if misfit.reason is Reason.WRONG_TYPE:
+                return self.mismatch(tag_loc, f"a tag of {info.name} ({tags})", misfit.value)
+            return self.report("WS207", tag_loc, f"{_quote(str(misfit.value))} is not a "
+                               f"variant of {info.name}; the tags are {tags}",
+                               hints=did_you_mean(str(misfit.value), info.variants))
+        rec = self.world.records.get(info.variants[tag])
         if rec is None:
             return _plain(value)
         out = self.fields(value, rec, loc, extra=frozenset({info.tag_field}))

@@ -250,3 +250,28 @@ def test_a_number_an_error_names_is_tried_again(tmp_path: Path, message: str,
     bills = [{"id": "B1", "amount": 41.37}, {"id": "B2", "amount": 977.05}]
     report = explore(world, max_examples=20, steps=20, seed=0, starts=[{"bills": bills}])
     assert (report.succeeded["pay_bill"] > 0) is reached, report.succeeded
+
+
+def test_the_schema_validator_decides_by_the_runtime_s_rules() -> None:
+    """What the property tests call valid (an argument drawn, a result returned) is decided
+    by the one value validator's rules: ranges and lengths, a set's repeats (JSON's ``true``
+    is not ``1``), required and unknown properties; each both ways."""
+    from worldspec.testing.sampling import validate
+
+    number = {"type": "integer", "minimum": 1, "maximum": 5}
+    assert validate(3, number) and not validate(0, number) and not validate(6, number)
+    assert not validate(3.0, number) and not validate(True, number)
+    text = {"type": "string", "minLength": 2, "maxLength": 3, "pattern": "^[a-z]+$"}
+    assert validate("ab", text) and not validate("a", text) and not validate("abcd", text)
+    assert not validate("AB", text)
+    tags = {"type": "array", "items": {}, "uniqueItems": True, "maxItems": 3}
+    assert validate([1, True, "1"], tags) and not validate([1, 2, 1], tags)
+    assert not validate([[1], [1]], tags) and not validate([1, 2, 3, 4], tags)
+    user = {"type": "object", "properties": {"id": {"type": "string"}, "age": {"type": "integer"}},
+            "required": ["id"], "additionalProperties": False}
+    assert validate({"id": "U1"}, user) and validate({"id": "U1", "age": 3}, user)
+    assert not validate({"age": 3}, user) and not validate({"id": "U1", "nmae": "x"}, user)
+    assert not validate({"id": "U1", "age": "3"}, user)
+    scores = {"type": "object", "additionalProperties": {"type": "number"}, "maxProperties": 2}
+    assert validate({"a": 1, "b": 2.5}, scores) and not validate({"a": "x"}, scores)
+    assert not validate({"a": 1, "b": 2, "c": 3}, scores)

@@ -274,7 +274,47 @@ def test_every_reason_is_worded_by_both_readers() -> None:
                         shapes.check_length_within(loaded, ref.low, ref.high)
         except Misfit as misfit:
             covered.add(misfit.reason)
+    with pytest.raises(Misfit) as untagged:  # a union's value is an object with its tag
+        shapes.union_tag({"amount": 3}, "source", ("card", "gift"))
+    covered.add(untagged.value.reason)
     assert covered == set(Reason)
+
+
+def test_the_structure_rules_are_decided_once_and_worded_by_both_readers() -> None:
+    """An array, an object, a set's repeats, a record's unknown and missing fields, a field
+    given under its name and its alias, and a union's tag: each rule is one function of the
+    runtime's validator that says yes and no, which the run-time loaders and the checker's
+    walk both call and word their own way."""
+    assert shapes.is_array([1]) and shapes.is_array((1,)) and not shapes.is_array({"a": 1})
+    assert shapes.is_object({}) and not shapes.is_object([]) and not shapes.is_object("{}")
+    assert list(shapes.repeats(enumerate(["a", "b", "c"]))) == []
+    assert list(shapes.repeats(enumerate(["a", "b", "a", "a"]))) == [(2, 0), (3, 0)]
+    fields = {"id": True, "name": True, "note": False}
+    assert shapes.object_keys({"id": 1, "name": "A"}, fields) == ([], [])
+    assert shapes.object_keys({"id": 1, "nmae": "A", "x": 2}, fields) == (["nmae", "x"],
+                                                                         ["name"])
+    assert shapes.object_keys({"id": 1, "name": None, "tag": "t"}, fields, ("tag",)) == ([], [])
+    assert shapes.unaliased({"ID": 1, "name": "A"}, {"ID": "id"}) == ({"id": 1, "name": "A"},
+                                                                      [])
+    # the alias given beside the name: the alias is the one left out
+    assert shapes.unaliased({"ID": 1, "id": 2}, {"ID": "id"}) == ({"id": 2}, [("ID", "id")])
+    assert shapes.union_tag({"source": "card"}, "source", ("card", "gift")) == "card"
+    for value, reason in [({"source": 3}, Reason.WRONG_TYPE), ({"source": "cash"},
+                                                                 Reason.NOT_MEMBER)]:
+        with pytest.raises(Misfit) as refused:
+            shapes.union_tag(value, "source", ("card", "gift"))
+        assert refused.value.reason is reason
+    # the runtime's words (the first misfit of a value)...
+    with pytest.raises(ArgumentError, match=r"^\$\.tags\[2\]: \"a\" repeats \$\.tags\[0\]"):
+        v.want_set(["a", "b", "a"], "$.tags", v.want_str)
+    with pytest.raises(ArgumentError, match=r'^\$\.user: unknown field "nmae"$'):
+        v.want_object({"id": 1, "nmae": "A"}, "$.user", fields)
+    with pytest.raises(ArgumentError, match=r'^\$\.user: missing field "name"$'):
+        v.want_object({"id": 1}, "$.user", fields)
+    with pytest.raises(ArgumentError, match=r'^\$\.user: field "id" is given twice'):
+        v.unalias({"ID": 1, "id": 2}, "$.user", {"ID": "id"})
+    assert v.want_object({"id": 1, "name": "A"}, "$.user", fields) == {"id": 1, "name": "A"}
+    assert v.want_set(["a", "b"], "$.tags", v.want_str) == ("a", "b")
 
 
 def test_the_checker_s_date_words_are_the_runtime_s_verdicts() -> None:

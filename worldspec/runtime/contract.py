@@ -62,6 +62,7 @@ from operator import attrgetter
 from typing import Any, Generic, TypeVar
 
 from worldspec.runtime.errors import ArgumentError, ToolError
+from worldspec.runtime.shapes import Misfit, is_object, union_tag
 from worldspec.runtime.values import export_value, json_text, str_text, unalias, want_object
 
 __all__ = [
@@ -908,13 +909,13 @@ def load_union(data: object, path: str, ep: Any, tag: str,
     """A value of a tagged union from plain JSON data: the object's ``tag`` field names the
     variant whose loader reads the rest (or the whole object, for a variant that holds the
     tag as a field of its own)."""
-    if not isinstance(data, dict):
+    if not is_object(data):
         raise ArgumentError(f"{path}: expected an object")
-    chosen = data.get(tag)
-    loader = variants.get(chosen) if isinstance(chosen, str) else None
-    if loader is None:
+    try:
+        loader = variants[union_tag(data, tag, variants)]
+    except Misfit:
         allowed = ", ".join(json.dumps(x) for x in variants)
-        raise ArgumentError(f"{path}.{tag}: expected one of {allowed}")
+        raise ArgumentError(f"{path}.{tag}: expected one of {allowed}") from None
     rest = {k: x for k, x in data.items() if k != tag}
     try:
         return loader(rest, path, ep)

@@ -54,6 +54,7 @@ from worldspec.runtime.errors import (
     WrongTypeError,
 )
 from worldspec.runtime.records import Record, replace_fields
+from worldspec.runtime.shapes import is_array, is_object
 from worldspec.runtime.values import (
     add,
     escape_surrogates,
@@ -448,9 +449,9 @@ def seconds(value: dt.timedelta) -> int | float:
 
 def rows_of(data: object) -> Iterable[object]:
     """Table data as a list of rows (a list, or an object keyed by row key)."""
-    if isinstance(data, dict):
+    if is_object(data):
         return list(data.values())
-    if isinstance(data, (list, tuple)):
+    if is_array(data):
         return data
     raise ArgumentError("a table must be given as a list of rows")
 

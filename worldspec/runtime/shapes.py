@@ -5,17 +5,23 @@ scalar's loader (:data:`SCALARS`, by builtin type name) takes a JSON value and r
 value the world keeps (``"2024-01-01"`` becomes a ``date``), or raises :class:`Misfit`
 saying *why* it does not fit, as data rather than words (:class:`Reason`, the value, a
 detail). The same goes for an enum member, a map key, a refinement (range, length,
-pattern) and the leaves of a ``json`` value.
+pattern) and the leaves of a ``json`` value, and for the rules of structures: what an
+array and an object are (:func:`is_array`, :func:`is_object`), a set's repeats
+(:func:`repeats`, of :func:`frozen` stand-ins where values are plain JSON), the unknown
+and missing fields of an object given for a record (:func:`object_keys`), a field given
+under its name and its alias (:func:`unaliased`) and a union's tag (:func:`union_tag`).
 
-Two readers word a misfit, each its own way, and neither decides anything:
+Three readers walk values with these rules, each its own way, and none decides anything:
 
 - the runtime (:mod:`worldspec.runtime.values`): the ``want_*`` functions generated loaders
   and tool invokers call are views of these loaders that turn a misfit into the
   :class:`~worldspec.runtime.errors.ArgumentError` an agent sees
   (``amount: expected an integer, got "3"``);
 - the checker (``compiler/data_check.py``): a task's ``given`` data is checked by the same
-  loaders, and a misfit becomes a diagnostic at the value's span (``WS601 $.amount:
-  expected int, found "3"``).
+  loaders and rules, and a misfit becomes a diagnostic at the value's span (``WS601
+  $.amount: expected int, found "3"``); its walk goes on past a misfit, to report each;
+- the explorer (``worldspec/testing/sampling.py``): whether an argument it drew or a
+  result a tool returned fits its JSON schema is decided by the same loaders and rules.
 
 Standard library only (a generated world imports it); RE2 is imported at the first
 pattern check (:func:`pattern_matcher`).
@@ -28,9 +34,9 @@ import enum
 import importlib
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping
 from functools import lru_cache
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeGuard, TypeVar
 
 from worldspec.runtime.errors import ToolError
 
@@ -38,7 +44,8 @@ __all__ = [
     "Reason", "Misfit", "Scalar", "SCALARS", "load_str", "load_int", "load_float",
     "load_number", "load_bool", "load_date", "load_datetime", "load_duration", "load_member",
     "load_int_key", "load_json_key", "load_json_leaf", "check_within", "check_length_within",
-    "check_matches", "lone_surrogate", "pattern_matcher", "MAX_INT_DIGITS",
+    "check_matches", "lone_surrogate", "pattern_matcher", "MAX_INT_DIGITS", "is_array",
+    "is_object", "frozen", "repeats", "object_keys", "unaliased", "union_tag",
 ]
 
 T = TypeVar("T")
@@ -75,6 +82,8 @@ class Reason(enum.Enum):
     BAD_LENGTH = "bad length"
     #: text that does not match its pattern (detail: the pattern)
     NO_MATCH = "no match"
+    #: an object without a union's tag field (detail: the tag field's name)
+    NO_TAG = "no tag"
 
 
 class Misfit(Exception):
@@ -304,6 +313,103 @@ def load_json_leaf(value: object) -> object:
             return value
         raise Misfit(Reason.NOT_FINITE, value)
     raise Misfit(Reason.WRONG_TYPE, value)
+
+
+# -------------------------------------------------------------- structures
+# What an array, a set, an object given for a record and a union's value must be, decided
+# here for both walkers: the run-time loaders stop at the first misfit, the checker's walk
+# goes on and reports each (with the value's span); neither decides these again.
+def is_array(value: object) -> TypeGuard[list[Any] | tuple[Any, ...]]:
+    """Whether ``value`` is a JSON array (a tuple from Python callers): what a list's or a
+    set's value must be."""
+    return isinstance(value, (list, tuple))
+
+
+def is_object(value: object) -> TypeGuard[dict[str, Any]]:
+    """Whether ``value`` is a JSON object: what a map's, a record's or a union's value must
+    be."""
+    return isinstance(value, dict)
+
+
+#: how deep :func:`frozen` goes (the checker's nesting limit: data deeper is refused)
+FROZEN_DEPTH: Final = 100
+
+
+def frozen(value: object, depth: int = 0) -> Hashable:
+    """A hashable stand-in for a JSON value, equal exactly where two values are the same
+    JSON (``true`` is not ``1``): how a set's elements given as data, or an array that
+    ``uniqueItems`` holds, are told apart (a loaded value is hashable as it is)."""
+    if depth > FROZEN_DEPTH:
+        return ("deep",)
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, dict):
+        return ("map", tuple((frozen(k), frozen(v, depth + 1)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return ("list", tuple(frozen(v, depth + 1) for v in value))
+    if isinstance(value, str):
+        return str(value)
+    try:
+        hash(value)
+    except TypeError:
+        return ("id", id(value))
+    return value  # hashable: hash() took it
+
+
+def repeats(items: Iterable[tuple[int, Hashable]]) -> Iterator[tuple[int, int]]:
+    """The elements of a set that repeat an earlier one, as (index, the first one's index),
+    from ``(index, element)`` pairs, each as soon as it is seen: a set holds each element
+    once, and a repeat is refused rather than dropped, so that nothing is lost silently."""
+    first: dict[Hashable, int] = {}
+    for index, element in items:
+        seen = first.setdefault(element, index)
+        if seen != index:
+            yield index, seen
+
+
+def object_keys(value: Mapping[str, object], fields: Mapping[str, bool],
+                extra: Collection[str] = ()) -> tuple[list[str], list[str]]:
+    """An object given for a record: its keys that name no field (nor one of ``extra``, a
+    union's tag), and the required fields it lacks (``fields``: name -> required), each in
+    order. A field given as null counts as given (null means its default, or none)."""
+    if value.keys() <= fields.keys():  # compared in C: the common case
+        unknown = []
+    else:
+        unknown = [name for name in value if name not in fields and name not in extra]
+    return unknown, [name for name, required in fields.items()
+                     if required and name not in value]
+
+
+def unaliased(value: Mapping[str, T], aliases: Mapping[str, str]
+              ) -> tuple[dict[str, T], list[tuple[str, str]]]:
+    """An object with each alias key (the original's name of a field, ``from "..."``)
+    renamed to its field, and the keys that give a field already given under its other
+    name, as (key, field): those are left out (which value was meant is not known)."""
+    out: dict[str, T] = {}
+    twice: list[tuple[str, str]] = []
+    for key, item in value.items():
+        name = aliases.get(key, key)
+        if name in out or (name != key and name in value):
+            twice.append((key, name))
+        else:
+            out[name] = item
+    return out, twice
+
+
+def union_tag(value: Mapping[str, object], field: str, tags: Collection[str]) -> str:
+    """The tag of a union's value given as an object: text in its ``field`` naming one of
+    the union's ``tags``."""
+    tag = value.get(field, _ABSENT)
+    if tag is _ABSENT:
+        raise Misfit(Reason.NO_TAG, value, field)
+    if not isinstance(tag, str):
+        raise Misfit(Reason.WRONG_TYPE, tag)
+    if tag not in tags:
+        raise Misfit(Reason.NOT_MEMBER, tag)
+    return tag
+
+
+_ABSENT: Final = object()
 
 
 # ------------------------------------------------------------- refinements

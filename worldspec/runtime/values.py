@@ -35,6 +35,8 @@ from worldspec.runtime.shapes import (
     check_length_within,
     check_matches,
     check_within,
+    is_array,
+    is_object,
     load_bool,
     load_date,
     load_datetime,
@@ -48,7 +50,10 @@ from worldspec.runtime.shapes import (
     load_number,
     load_str,
     lone_surrogate,
+    object_keys,
     pattern_matcher,
+    repeats,
+    unaliased,
 )
 
 __all__ = [
@@ -243,7 +248,7 @@ def want_duration(value: object, path: str) -> dt.timedelta:
 
 def want_list(value: object, path: str, item: Callable[[object, str], T]) -> tuple[T, ...]:
     """An array, each element loaded by ``item`` at its own path."""
-    if isinstance(value, (list, tuple)):
+    if is_array(value):
         # a list made whole, then frozen: faster than a generator feeding ``tuple()``
         return tuple([item(v, f"{path}[{i}]") for i, v in enumerate(value)])
     raise _bad(path, "an array", value)
@@ -271,12 +276,9 @@ def want_set(value: object, path: str, item: Callable[[object, str], T]) -> tupl
     items = want_list(value, path, item)
     distinct = unique(items)
     if len(distinct) != len(items):
-        first: dict[object, int] = {}
-        for i, element in enumerate(items):
-            if element in first:
-                raise ArgumentError(f"{path}[{i}]: {_shown(export_value(element))} repeats "
-                                    f"{path}[{first[element]}]; a set holds each element once")
-            first[element] = i
+        i, first = next(repeats(enumerate(items)))
+        raise ArgumentError(f"{path}[{i}]: {_shown(export_value(items[i]))} repeats "
+                            f"{path}[{first}]; a set holds each element once")
     return distinct
 
 
@@ -286,7 +288,7 @@ def want_map(value: object, path: str, key: Callable[[object, str], Any],
     """A JSON object as a map. ``int_keys``: each key is decimal text, read as an int.
     ``json_keys`` (``map[json, V]``, int and str keys mixed as a Python dict may have them):
     all-digit text is read as an int, any other key stays text."""
-    if not isinstance(value, dict):
+    if not is_object(value):
         raise _bad(path, "an object", value)
     out: dict[Any, T] = {}
     for k, v in value.items():
@@ -308,13 +310,11 @@ def unalias(value: object, path: str, aliases: Mapping[str, str]) -> object:
     renamed to its field; giving a field under both names is refused."""
     if not isinstance(value, dict) or not any(alias in value for alias in aliases):
         return value
-    out: dict[str, Any] = {}
-    for key, item in value.items():
-        name = aliases.get(key, key)
-        if name in out or (name != key and name in value):
-            raise ArgumentError(f"{path}: field {json.dumps(name)} is given twice (also as "
-                                f"{json.dumps(key if name != key else _alias_of(name, aliases))})")
-        out[name] = item
+    out, twice = unaliased(value, aliases)
+    if twice:
+        key, name = twice[0]
+        raise ArgumentError(f"{path}: field {json.dumps(name)} is given twice (also as "
+                            f"{json.dumps(key if name != key else _alias_of(name, aliases))})")
     return out
 
 
@@ -335,15 +335,13 @@ def state_aliases(data: Mapping[str, Any], aliases: Mapping[str, str]) -> None:
 
 def want_object(value: object, path: str, fields: Mapping[str, bool]) -> dict[str, Any]:
     """A JSON object whose keys are among ``fields`` (name -> required)."""
-    if not isinstance(value, dict):
+    if not is_object(value):
         raise _bad(path, "an object", value)
-    if not value.keys() <= fields.keys():  # compared in C; the first unknown key is named
-        for name in value:
-            if name not in fields:
-                raise ArgumentError(f"{path}: unknown field {json.dumps(name)}")
-    for name, required in fields.items():
-        if required and name not in value:
-            raise ArgumentError(f"{path}: missing field {json.dumps(name)}")
+    unknown, missing = object_keys(value, fields)
+    if unknown:
+        raise ArgumentError(f"{path}: unknown field {json.dumps(unknown[0])}")
+    if missing:
+        raise ArgumentError(f"{path}: missing field {json.dumps(missing[0])}")
     return value
 
 

@@ -27,13 +27,20 @@ from typing import Any
 
 from worldspec.runtime.shapes import (
     Misfit,
+    check_length_within,
+    check_within,
+    frozen,
+    is_array,
+    is_object,
     load_bool,
     load_date,
     load_datetime,
     load_int,
     load_number,
     load_str,
+    object_keys,
     pattern_matcher,
+    repeats,
 )
 
 __all__ = ["sample", "validate", "sample_regex", "Pools"]
@@ -427,50 +434,57 @@ def validate(value: Any, schema: dict[str, Any]) -> bool:
     kinds = kind if isinstance(kind, list) else [kind]
     if not any(_is(value, k) for k in kinds):
         return False
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if "minimum" in schema and value < schema["minimum"]:
-            return False
-        if "maximum" in schema and value > schema["maximum"]:
-            return False
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and \
+            not _within(check_within, value, schema.get("minimum"), schema.get("maximum")):
+        return False
     if isinstance(value, str):
-        if len(value) < schema.get("minLength", 0):
-            return False
-        if "maxLength" in schema and len(value) > schema["maxLength"]:
+        if not _within(check_length_within, value, schema.get("minLength"),
+                     schema.get("maxLength")):
             return False
         if "pattern" in schema and not _fullmatch(schema["pattern"], value):
             return False
         fmt = schema.get("format")
         if fmt in _FORMATS and not _FORMATS[fmt](value):
             return False
-    if isinstance(value, list):
-        if len(value) < schema.get("minItems", 0):
+    if is_array(value):
+        if not _within(check_length_within, value, schema.get("minItems"), schema.get("maxItems")):
             return False
-        if "maxItems" in schema and len(value) > schema["maxItems"]:
-            return False
-        if schema.get("uniqueItems") and any(
-                value[i] == value[j] for i in range(len(value)) for j in range(i)):
+        if schema.get("uniqueItems") and \
+                next(repeats((i, frozen(x)) for i, x in enumerate(value)), None) is not None:
             return False
         items = schema.get("items")
         if items is not None and not all(validate(v, items) for v in value):
             return False
-    if isinstance(value, dict):
-        if len(value) < schema.get("minProperties", 0):
-            return False
-        if "maxProperties" in schema and len(value) > schema["maxProperties"]:
+    if is_object(value):
+        if not _within(check_length_within, value, schema.get("minProperties"),
+                     schema.get("maxProperties")):
             return False
         props = schema.get("properties", {})
-        for name in schema.get("required", []):
-            if name not in value:
-                return False
+        required = set(schema.get("required", ()))
         extra = schema.get("additionalProperties", True)
+        unknown, missing = object_keys(value, {name: name in required
+                                               for name in (*props, *required)})
+        if missing or (unknown and extra is False):
+            return False
         for name, item in value.items():
             if name in props:
                 if not validate(item, props[name]):
                     return False
-            elif extra is False:
-                return False
             elif isinstance(extra, dict) and not validate(item, extra):
                 return False
+    return True
+
+
+def _within(check: Callable[[Any, Any, Any], object], value: Any, low: Any, high: Any
+            ) -> bool:
+    """Whether ``value`` is within ``low..high`` by ``check``, a refinement of the one value
+    validator (either end open when None)."""
+    if low is None and high is None:
+        return True
+    try:
+        check(value, low, high)
+    except Misfit:
+        return False
     return True
 
 
@@ -481,8 +495,8 @@ _JSON_TYPES: dict[str, Callable[[Any], bool]] = {
     "integer": _accepted_by(load_int),
     "number": _accepted_by(load_number),
     "string": _accepted_by(load_str),
-    "array": lambda value: isinstance(value, list),
-    "object": lambda value: isinstance(value, dict),
+    "array": is_array,
+    "object": is_object,
 }
 
 
