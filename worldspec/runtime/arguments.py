@@ -26,9 +26,10 @@ An argument type (a :class:`Loads`, made once per parameter) is a builtin scalar
 :data:`DATETIME`, :data:`DURATION`, :data:`JSON`), :data:`TEXT_LIST`, or made of others:
 :func:`refined`, :func:`optional`, :func:`list_of`, :func:`set_of`, :func:`map_of`,
 :func:`enum_of`, :func:`record` (a record or a union: its loader and schema) and :func:`row`
-(the row of a table by its key). Each loads as the type tables' loader of the same type does
-(the value checks of :mod:`worldspec.runtime.values`), and carries its JSON schema, made by the
-functions of :mod:`worldspec.runtime.schema` that the compiler's type tables use too.
+(the row of a table by its key). Each loads as the value shape of the same type does (the
+one composition of the value checks, :mod:`worldspec.runtime.value_shapes`, which records'
+fields declare too), and carries its JSON schema, made by the functions of
+:mod:`worldspec.runtime.schema` that the compiler's type tables use too.
 
 A :func:`param` may say ``default=`` (the value for a call that leaves the argument out or
 gives null: a constant; ``default_from=``: a function of the episode that computes it) and
@@ -51,6 +52,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeVar
 
 from worldspec.runtime import schema as js
+from worldspec.runtime import value_shapes as sh
 from worldspec.runtime.episode import ParamSpec, ToolSpec
 from worldspec.runtime.errors import ToolError
 from worldspec.runtime.helpers import (
@@ -75,23 +77,7 @@ from worldspec.runtime.invokers import (
 )
 from worldspec.runtime.records import value_class
 from worldspec.runtime.values import (
-    check_length,
-    check_pattern,
-    check_range,
     quote,
-    want_bool,
-    want_date,
-    want_datetime,
-    want_duration,
-    want_enum,
-    want_float,
-    want_int,
-    want_json,
-    want_list,
-    want_map,
-    want_number,
-    want_optional,
-    want_set,
     want_str,
     want_str_list,
 )
@@ -139,6 +125,8 @@ class Loads:
     table: str | None = None
     key: Loads | None = None
     not_found: Message | None = None
+    #: how its values load (every type but a row, whose key loads as ``key`` says)
+    shape: sh.Shape | None = None
 
     def value(self, ep: Any, given: Any, path: str) -> Any:
         """The value of JSON ``given`` (every check the type makes)."""
@@ -163,26 +151,41 @@ class Loads:
         return lookup(table, key, lambda key: f"{table.entity} {quote(key)} not found.")
 
 
-def _plain(kind: str, schema: dict[str, Any], load: Callable[[Any, str], Any], *,
-           is_list: bool = False, takes_null: bool = False) -> Loads:
-    """A type whose loader needs no episode."""
-    return Loads(kind, schema, lambda value, path, ep: load(value, path), load,
-                 is_list=is_list, takes_null=takes_null)
+def _of(shape: sh.Shape, schema: dict[str, Any], *, is_list: bool = False,
+        takes_null: bool = False, inner: Loads | None = None) -> Loads:
+    """An argument type whose value loads as ``shape`` says (the one composition of the
+    value checks, :mod:`worldspec.runtime.value_shapes`, which records' fields use too),
+    with the JSON schema the agent is shown."""
+    plain = shape.load
+    load: Callable[[Any, str, Any], Any]
+    if plain is not None:
+        def load(value: Any, path: str, ep: Any) -> Any:
+            return plain(value, path)
+    else:
+        assert shape.load_ep is not None
+        load = shape.load_ep
+    return Loads(shape.kind, schema, load, plain, is_list=is_list, takes_null=takes_null,
+                 inner=inner, shape=shape)
+
+
+def _shape(how: Loads) -> sh.Shape:
+    """The shape of ``how``'s values; a row's (a key looked up in its table) made for it."""
+    return how.shape if how.shape is not None else sh.Shape(how.kind, load_ep=how.load)
 
 
 #: text (``str``)
-TEXT: Final = _plain("str", js.STRING, want_str)
+TEXT: Final = _of(sh.TEXT, js.STRING)
 #: a list of text (``list[str]``)
-TEXT_LIST: Final = _plain("list", js.array(js.STRING), want_str_list, is_list=True)
-INT: Final = _plain("int", js.INTEGER, want_int)
-FLOAT: Final = _plain("float", js.NUMBER, want_float)
-NUMBER: Final = _plain("number", js.NUMBER, want_number)
-BOOL: Final = _plain("bool", js.BOOLEAN, want_bool)
-DATE: Final = _plain("date", js.SCALARS["date"], want_date)
-DATETIME: Final = _plain("datetime", js.SCALARS["datetime"], want_datetime)
-DURATION: Final = _plain("duration", js.SCALARS["duration"], want_duration)
+TEXT_LIST: Final = _of(sh.list(sh.TEXT), js.array(js.STRING), is_list=True)
+INT: Final = _of(sh.INT, js.INTEGER)
+FLOAT: Final = _of(sh.FLOAT, js.NUMBER)
+NUMBER: Final = _of(sh.NUMBER, js.NUMBER)
+BOOL: Final = _of(sh.BOOL, js.BOOLEAN)
+DATE: Final = _of(sh.DATE, js.SCALARS["date"])
+DATETIME: Final = _of(sh.DATETIME, js.SCALARS["datetime"])
+DURATION: Final = _of(sh.DURATION, js.SCALARS["duration"])
 #: any JSON value (``json``): null is one
-JSON: Final = _plain("json", js.JSON_ANY, want_json, takes_null=True)
+JSON: Final = _of(sh.JSON, js.JSON_ANY, takes_null=True)
 
 #: the schema's names of a refinement's limits, by what is refined
 _LIMITS = {"int": ("minimum", "maximum"), "float": ("minimum", "maximum"),
@@ -196,75 +199,40 @@ def refined(how: Loads, low: float | None = None, high: float | None = None,
     ``high``, text matching ``pattern``."""
     lowest, highest = _LIMITS.get(how.kind, ("minLength", "maxLength"))
     schema = js.refined(how.schema, **{lowest: low, highest: high, "pattern": pattern})
-    inner = how.load
-    check: Callable[[Any, str, Any, Any], Any] = \
-        check_range if how.kind in ("int", "float", "number") else check_length
-    load = inner
-    if low is not None or high is not None:
-        def load(value: Any, path: str, ep: Any) -> Any:
-            return check(inner(value, path, ep), path, low, high)
-    if pattern is not None:
-        within = load
-
-        def load(value: Any, path: str, ep: Any) -> Any:
-            return check_pattern(within(value, path, ep), path, pattern)
-    return _made_of(how, how.kind, schema, load)
-
-
-def _made_of(how: Loads, kind: str, schema: dict[str, Any],
-             load: Callable[[Any, str, Any], Any], *, is_list: bool | None = None,
-             inner: Loads | None = None) -> Loads:
-    """A type made of ``how``, loaded by ``load``: with a plain loader where ``how`` needs
-    no episode; a list where ``how`` is one, or where ``is_list`` says so."""
-    plain = None if how.plain is None else (lambda value, path: load(value, path, None))
-    return Loads(kind, schema, load, plain, is_list=how.is_list if is_list is None else is_list,
-                 inner=inner)
+    return _of(sh.refined(_shape(how), low, high, pattern), schema, is_list=how.is_list)
 
 
 def optional(how: Loads) -> Loads:
     """``T?``: none (null) or a ``how``."""
-    def load(value: Any, path: str, ep: Any) -> Any:
-        return want_optional(value, path, how.item(ep))
-    return _made_of(how, "optional", js.nullable(how.schema), load, inner=how)
+    return _of(sh.optional(_shape(how)), js.nullable(how.schema), is_list=how.is_list,
+               inner=how)
 
 
 def list_of(how: Loads) -> Loads:
     """``list[T]``."""
-    def load(value: Any, path: str, ep: Any) -> Any:
-        return want_list(value, path, how.item(ep))
-    return _made_of(how, "list", js.array(how.schema), load, is_list=True)
+    return _of(sh.list(_shape(how)), js.array(how.schema), is_list=True)
 
 
 def set_of(how: Loads) -> Loads:
     """``set[T]``: a JSON array without repeats."""
-    def load(value: Any, path: str, ep: Any) -> Any:
-        return want_set(value, path, how.item(ep))
-    return _made_of(how, "set", js.array(how.schema, unique=True), load, is_list=True)
+    return _of(sh.set(_shape(how)), js.array(how.schema, unique=True), is_list=True)
 
 
 def map_of(key: Loads, value: Loads) -> Loads:
     """``map[K, V]``: a JSON object (an ``int`` key is decimal text, a ``json`` one text or
     an integer)."""
-    int_keys, json_keys = key.kind == "int", key.kind == "json"
-
-    def load(given: Any, path: str, ep: Any) -> Any:
-        return want_map(given, path, key.item(ep), value.item(ep), int_keys=int_keys,
-                        json_keys=json_keys)
-    plain = None if key.plain is None or value.plain is None else \
-        (lambda given, path: load(given, path, None))
-    return Loads("map", js.mapping(value.schema), load, plain)
+    return _of(sh.map(_shape(key), _shape(value)), js.mapping(value.schema))
 
 
 def enum_of(enum_class: type[enum.Enum]) -> Loads:
     """A member of ``enum_class``, by its text."""
-    return _plain("enum", js.members(enum_class),
-                  lambda value, path: want_enum(value, path, enum_class))
+    return _of(sh.enum(enum_class), js.members(enum_class))
 
 
 def record(load: Callable[[Any, str, Any], Any], schema: dict[str, Any]) -> Loads:
     """A record (or a union of records): ``load(value, path, episode)``, its class's (the
     episode computes its fields' defaults), and its schema."""
-    return Loads("record", schema, load)
+    return _of(sh.Shape("record", load_ep=load), schema)
 
 
 def row(table: str, key: Loads = TEXT, not_found: Message | str | None = None) -> Loads:

@@ -188,6 +188,8 @@ def _sequence(kind: str, inner: Shape, want: Callable[[Any, str, Load], Any]) ->
         derived["text"] = v.records_text
     else:
         derived["text_takes_none"] = False
+    if inner is TEXT and want is v.want_list:  # checked in C where it is ASCII text
+        return Shape(kind, load=v.want_str_list, **derived)
     if inner.load is not None:
         load = inner.load
         return Shape(kind, load=lambda value, path: want(value, path, load), **derived)
