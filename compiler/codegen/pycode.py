@@ -8,7 +8,12 @@ comprehension, a literal by ``repr``...) and asks questions of them (:func:`is_c
 :data:`WIDTH` characters much as black does, but filling lines: the outermost bracketed part
 is split, its items (arguments, a comprehension's clauses) as many a line as fit, an item too
 long for a line of its own split the same way, recursively; an operator chain that does not
-fit is parenthesised and split before its operators, as many operands a line as fit.
+fit is parenthesised and split before its operators, as many operands a line as fit. A call
+that holds prose (a message, a description) aligns its arguments with its opening bracket
+instead, as PEP 8 and hand-written code do, where that takes fewer lines::
+
+    self.fail(f'{name}, born {birth_date}, is already registered as patient '
+              f'{self.t_patients[same[0]].id_}.')
 
 :class:`Raw` is the typed escape hatch for code still produced as text elsewhere (the type
 tables' loaders and checks, builtin templates): it is printed as it is and never split.
